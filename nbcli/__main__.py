@@ -1,0 +1,3 @@
+from nbcli.cli.app import main
+
+main()

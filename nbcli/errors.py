@@ -1,0 +1,26 @@
+"""Errors the user can act on.
+
+Anything raised as :class:`NbcliError` is printed by the CLI as one line,
+``error: <message>``, and ends the command with ``exit_code``.
+"""
+
+from __future__ import annotations
+
+USAGE_OR_INPUT = 2
+THRESHOLD_MISSED = 3
+PARTIAL_FAILURE = 4
+
+
+class NbcliError(Exception):
+    """A usage or input problem: bad option, unreadable or invalid data or model file.
+
+    The message names the file and, where it applies, the column and the
+    first offending row, and says what to do about it.
+    """
+
+    exit_code = USAGE_OR_INPUT
+
+    def __init__(self, message: str, exit_code: int | None = None):
+        super().__init__(message)
+        if exit_code is not None:
+            self.exit_code = exit_code

@@ -1,0 +1,365 @@
+"""The base class every nbcli estimator derives from.
+
+An estimator keeps per-class sufficient statistics (``stats_``, see
+:mod:`nbcli.models._stats`) and turns them into scoring parameters in
+``_finalize``. ``fit`` is statistics of all data then ``_finalize``;
+``partial_fit`` merges the statistics of one more chunk then ``_finalize``;
+``merge`` joins two fitted estimators. Smoothing and regularisation are
+applied only in ``_finalize``, so fitting in chunks and fitting at once give
+the same model.
+
+Scoring works in log space: the subclass computes the joint log-likelihood
+``log p(x, y=k)`` (up to a term common to all classes) and the posterior
+``log p(y=k | x)`` is obtained by log-sum-exp normalisation over classes, so
+nothing underflows however many features there are.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+
+from nbcli.models._validation import check_array, check_labels, check_sample_weight
+
+# Rows scored per block: enough for BLAS to run at full speed, small enough
+# for the block's temporaries to stay in cache.
+_BLOCK_ELEMENTS = 1 << 18
+
+
+def log_normalise(jll: np.ndarray) -> np.ndarray:
+    """Turn joint log-likelihoods into log posteriors, in place.
+
+    Parameters
+    ----------
+    jll : ndarray of shape (n_samples, n_classes)
+        ``log p(x, y=k)`` up to a term that is the same for every class.
+
+    Returns
+    -------
+    ndarray of shape (n_samples, n_classes)
+        ``jll`` itself, now holding ``log p(y=k | x)``: each row minus its
+        log-sum-exp, computed after subtracting the row maximum so that no
+        exponential overflows or underflows to an all-zero row.
+    """
+    top = jll.max(axis=1, keepdims=True)
+    top[~np.isfinite(top)] = 0.0
+    jll -= top
+    lse = np.log(np.exp(jll).sum(axis=1, keepdims=True))
+    jll -= lse
+    return jll
+
+
+class BayesClassifier:
+    """Common machinery: parameters, labels, statistics, log-space prediction.
+
+    Subclasses define ``model_type``, ``_new_stats(X, y_idx, w, n_classes)``,
+    ``_finalize()`` (statistics to scoring parameters) and
+    ``_joint_log_likelihood_block(X)`` for a block of validated rows.
+    """
+
+    model_type: str = ""
+
+    # -- parameters, in the style of scikit-learn ---------------------------------
+    @classmethod
+    def _get_param_names(cls):
+        sig = inspect.signature(cls.__init__)
+        return sorted(
+            p.name for p in sig.parameters.values()
+            if p.name != "self" and p.kind != p.VAR_KEYWORD
+        )
+
+    def get_params(self, deep: bool = True) -> dict:
+        """Hyperparameters as a dict ``{name: value}``."""
+        return {name: getattr(self, name) for name in self._get_param_names()}
+
+    def set_params(self, **params):
+        """Set hyperparameters by name; returns ``self``.
+
+        Raises
+        ------
+        ValueError
+            For a name that is not a hyperparameter of this estimator.
+        """
+        valid = self._get_param_names()
+        for name, value in params.items():
+            if name not in valid:
+                raise ValueError(
+                    f"invalid parameter {name!r} for {type(self).__name__}; "
+                    f"valid parameters are {valid}"
+                )
+            setattr(self, name, value)
+        return self
+
+    def __repr__(self):
+        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
+        return f"{type(self).__name__}({args})"
+
+    def __sklearn_tags__(self):
+        # Only scikit-learn calls this, so importing it here adds no dependency.
+        from sklearn.utils import ClassifierTags, Tags, TargetTags
+
+        tags = Tags(
+            estimator_type="classifier",
+            target_tags=TargetTags(required=True),
+            classifier_tags=ClassifierTags(),
+        )
+        tags.input_tags.allow_nan = False
+        return tags
+
+    def _hyperparameter_check(self) -> None:
+        """Validate hyperparameters; subclasses raise ``ValueError`` on bad values."""
+
+    # -- fitting ------------------------------------------------------------------
+    def _prepare_X(self, X) -> np.ndarray:
+        """Validated float64 rows; subclasses add model-specific checks."""
+        return check_array(X)
+
+    def _check_training(self, X, y, sample_weight):
+        if y is None:
+            raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None")
+        names = getattr(X, "columns", None)
+        X = self._prepare_X(X)
+        y = check_labels(y, X.shape[0])
+        w = check_sample_weight(sample_weight, X.shape[0])
+        return X, y, w, names
+
+    def _set_feature_names(self, names, reset: bool):
+        if names is not None and all(isinstance(c, str) for c in names):
+            names = np.asarray(list(names), dtype=object)
+        else:
+            names = None
+        if reset:
+            if names is not None:
+                self.feature_names_in_ = names
+            elif hasattr(self, "feature_names_in_"):
+                del self.feature_names_in_
+            return
+        fitted = getattr(self, "feature_names_in_", None)
+        if fitted is not None and names is not None and not np.array_equal(fitted, names):
+            raise ValueError(
+                "The feature names should match those that were passed during fit"
+            )
+
+    def fit(self, X, y, sample_weight=None):
+        """Fit the model from training data.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Class labels: integers, strings or booleans; kept as given.
+        sample_weight : array-like of shape (n_samples,), optional
+            Non-negative frequency weights; ``None`` means all ones.
+
+        Returns
+        -------
+        self
+
+        Raises
+        ------
+        ValueError
+            On invalid input or hyperparameters (see ``check_array`` and the
+            estimator's parameter notes).
+        """
+        self._hyperparameter_check()
+        X, y, w, names = self._check_training(X, y, sample_weight)
+        classes, y_idx = np.unique(y, return_inverse=True)
+        self.classes_ = classes
+        self.n_features_in_ = X.shape[1]
+        self._set_feature_names(names, reset=True)
+        self._fixed_classes = False
+        self.stats_ = self._new_stats(X, y_idx, w, len(classes))
+        self._finalize()
+        return self
+
+    def partial_fit(self, X, y, classes=None, sample_weight=None):
+        """Add one chunk of training data to the model.
+
+        Statistics are merged with those of earlier chunks, so any split of
+        the data into chunks, in any order, gives the same model as ``fit``
+        on all of it (up to rounding).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        classes : array-like of shape (n_classes,), optional
+            All labels that can occur. When given on the first call, later
+            labels outside it are an error; when omitted, new labels found
+            in later chunks are added.
+        sample_weight : array-like of shape (n_samples,), optional
+
+        Returns
+        -------
+        self
+
+        Raises
+        ------
+        ValueError
+            On invalid input, a change in the number of features, or a label
+            outside ``classes``.
+        """
+        self._hyperparameter_check()
+        X, y, w, names = self._check_training(X, y, sample_weight)
+        first = not hasattr(self, "stats_")
+        if first:
+            if classes is not None:
+                self.classes_ = np.unique(check_labels(classes, len(classes)))
+                self._fixed_classes = True
+            else:
+                self.classes_ = np.unique(y)
+                self._fixed_classes = False
+            self.n_features_in_ = X.shape[1]
+            self._set_feature_names(names, reset=True)
+        else:
+            self._check_n_features(X)
+            self._set_feature_names(names, reset=False)
+            if classes is not None and not np.array_equal(
+                np.unique(check_labels(classes, len(classes))), self.classes_
+            ):
+                raise ValueError(
+                    f"classes={list(classes)} differs from the classes of the first call, "
+                    f"{self.classes_.tolist()}"
+                )
+        self._absorb_labels(np.unique(y))
+        y_idx = np.searchsorted(self.classes_, y)
+        chunk = self._new_stats(X, y_idx, w, len(self.classes_))
+        self.stats_ = chunk if first else self.stats_.merge(chunk)
+        self._finalize()
+        return self
+
+    def _absorb_labels(self, labels):
+        """Add labels not seen before (keeping classes sorted), or refuse them."""
+        new = np.setdiff1d(labels, self.classes_)
+        if new.size == 0:
+            return
+        if getattr(self, "_fixed_classes", False):
+            raise ValueError(
+                f"labels {new.tolist()} are not in classes={self.classes_.tolist()} "
+                "given on the first call to partial_fit"
+            )
+        merged = np.union1d(self.classes_, new)
+        if hasattr(self, "stats_"):
+            self.stats_ = self.stats_.reindex(np.searchsorted(merged, self.classes_), len(merged))
+        self.classes_ = merged
+
+    def merge(self, other: "BayesClassifier") -> "BayesClassifier":
+        """Combine with a model fitted on other data, in place; returns ``self``.
+
+        Both must be the same estimator type with equal hyperparameters and
+        the same features. The result equals a fit on both data sets.
+        """
+        if type(other) is not type(self) or other.get_params() != self.get_params():
+            raise ValueError("can only merge estimators of the same type and hyperparameters")
+        self._check_fitted()
+        other._check_fitted()
+        if other.n_features_in_ != self.n_features_in_:
+            raise ValueError(
+                f"cannot merge models with {self.n_features_in_} and {other.n_features_in_} features"
+            )
+        self._absorb_labels(other.classes_)
+        theirs = other.stats_.reindex(np.searchsorted(self.classes_, other.classes_), len(self.classes_))
+        self.stats_ = self.stats_.merge(theirs)
+        self._finalize()
+        return self
+
+    @classmethod
+    def from_stats(cls, stats, classes, params: dict, n_features: int):
+        """Rebuild a fitted estimator from its statistics (used by model files)."""
+        est = cls(**params)
+        est._hyperparameter_check()
+        est.classes_ = np.asarray(classes)
+        est.n_features_in_ = int(n_features)
+        est._fixed_classes = False
+        est.stats_ = stats
+        est._finalize()
+        return est
+
+    # -- scoring ------------------------------------------------------------------
+    def _check_fitted(self):
+        if not hasattr(self, "stats_"):
+            # Text kept close to scikit-learn's NotFittedError message.
+            raise NotFittedError(
+                f"This {type(self).__name__} instance is not fitted yet. Call 'fit' "
+                "with appropriate arguments before using this estimator."
+            )
+
+    def _check_n_features(self, X):
+        if X.shape[1] != self.n_features_in_:
+            raise ValueError(
+                f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
+                f"{self.n_features_in_} features as input"
+            )
+
+    def _check_predict_input(self, X) -> np.ndarray:
+        self._check_fitted()
+        names = getattr(X, "columns", None)
+        X = self._prepare_X(X)
+        self._check_n_features(X)
+        self._set_feature_names(names, reset=False)
+        return X
+
+    def _blocks(self, n: int):
+        step = max(64, _BLOCK_ELEMENTS // max(1, self.n_features_in_))
+        for lo in range(0, n, step):
+            yield slice(lo, min(n, lo + step))
+
+    def joint_log_likelihood(self, X) -> np.ndarray:
+        """Joint log-likelihood ``log p(x) + log p(y=k)`` per sample and class.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+            For the naive Bayes models and QDA, ``log p(x | y=k) + log p(y=k)``
+            in nats (QDA and Gaussian NB as a log density). For LDA the
+            discriminant function, which differs from it by a term that
+            depends on ``x`` only and cancels in the posterior.
+
+        Raises
+        ------
+        NotFittedError, ValueError
+            Before ``fit``; on invalid ``X`` or a wrong number of features.
+        """
+        X = self._check_predict_input(X)
+        out = np.empty((X.shape[0], len(self.classes_)))
+        for sl in self._blocks(X.shape[0]):
+            out[sl] = self._joint_log_likelihood_block(X[sl])
+        return out
+
+    def predict_log_proba(self, X) -> np.ndarray:
+        """Log posterior ``log p(y=k | x)``, shape (n_samples, n_classes).
+
+        Columns follow ``classes_``. Computed by log-sum-exp normalisation of
+        the joint log-likelihood, finite even when every class's likelihood
+        underflows in linear space.
+        """
+        return log_normalise(self.joint_log_likelihood(X))
+
+    def predict_proba(self, X) -> np.ndarray:
+        """Posterior ``p(y=k | x)``, shape (n_samples, n_classes); rows sum to 1."""
+        out = self.predict_log_proba(X)
+        np.exp(out, out=out)
+        return out
+
+    def predict(self, X) -> np.ndarray:
+        """Most probable class (maximum a posteriori) per sample, shape (n_samples,).
+
+        Labels are taken from ``classes_``, so they keep the type given at fit.
+        """
+        return self.classes_[np.argmax(self.joint_log_likelihood(X), axis=1)]
+
+    def score(self, X, y, sample_weight=None) -> float:
+        """Mean accuracy of ``predict(X)`` against ``y``."""
+        pred = self.predict(X)
+        y = check_labels(y, pred.shape[0])
+        hit = (pred == y).astype(np.float64)
+        return float(np.average(hit, weights=sample_weight))
+
+
+class NotFittedError(ValueError, AttributeError):
+    """Raised when scoring with an estimator that has not been fitted."""

@@ -1,0 +1,292 @@
+"""Mergeable per-class sufficient statistics.
+
+Every estimator in :mod:`nbcli.models` is fitted from statistics that can be
+accumulated chunk by chunk and merged in any order:
+
+* :class:`ClassCounts` - weighted class counts and per-feature sums (multinomial
+  and Bernoulli naive Bayes).
+* :class:`ClassMoments` - weighted count, mean and centred sum of squares per
+  feature (Gaussian naive Bayes).
+* :class:`ClassScatter` - weighted count, mean and centred scatter matrix
+  (LDA, QDA); optionally the centred third and fourth co-moments that the
+  Ledoit-Wolf shrinkage intensity needs.
+
+Within a chunk the moments are computed by the corrected two-pass algorithm,
+and chunks are merged with the pairwise update of Chan, Golub and LeVeque,
+"Updating formulae and a pairwise algorithm for computing sample variances"
+(1982), in its matrix form (Schubert and Gertz, "Numerically stable parallel
+computation of (co-)variance", SSDBM 2018). Sums of squares are never formed
+as E[x^2] - E[x]^2, which loses all precision when the mean is large against
+the spread. Higher co-moments are moved to the merged mean by the binomial
+shift of central moments (Pebay, "Formulas for robust, one-pass parallel
+computation of covariances and arbitrary-order statistical moments", Sandia
+report SAND2008-6212).
+
+All arrays have the class on their first axis; statistics of different chunks
+are merged only after both use the same class order (see ``reindex``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields, replace
+
+import numpy as np
+
+
+def _class_blocks(y_idx: np.ndarray, n_classes: int):
+    """Yield ``(k, rows)``: for each class present, the indices of its rows."""
+    order = np.argsort(y_idx, kind="stable")
+    bounds = np.searchsorted(y_idx[order], np.arange(n_classes + 1))
+    for k in range(n_classes):
+        lo, hi = bounds[k], bounds[k + 1]
+        if hi > lo:
+            yield k, order[lo:hi]
+
+
+def _centred_block(X, rows, w):
+    """Rows of one class, centred at their weighted mean.
+
+    Returns ``(count, mean, B)`` where ``B`` is a fresh array of the class's
+    rows minus ``mean``. The mean comes from the corrected two-pass algorithm:
+    a first estimate, then the mean of the residuals added as a correction, so
+    that it is exact to rounding even when the mean is large against the
+    spread.
+    """
+    B = X[rows]
+    if w is None:
+        count = float(B.shape[0])
+        mean = B.mean(axis=0)
+        B -= mean
+        corr = B.mean(axis=0)
+    else:
+        wk = w[rows]
+        count = float(wk.sum())
+        if count <= 0:
+            return 0.0, np.zeros(X.shape[1]), None
+        mean = (wk @ B) / count
+        B -= mean
+        corr = (wk @ B) / count
+    mean = mean + corr
+    B -= corr
+    return count, mean, B
+
+
+class _Stats:
+    """Shared behaviour: zero construction, class re-indexing, copying."""
+
+    def reindex(self, new_index: np.ndarray, n_classes: int):
+        """Return a copy whose class ``k`` is this one's class ``i`` where ``new_index[i] == k``.
+
+        Classes with no source row are all-zero (no samples seen).
+        """
+        out = {}
+        for f in fields(self):
+            a = getattr(self, f.name)
+            if a is None:
+                out[f.name] = None
+                continue
+            b = np.zeros((n_classes,) + a.shape[1:], dtype=a.dtype)
+            b[new_index] = a
+            out[f.name] = b
+        return replace(self, **out)
+
+    def copy(self):
+        return replace(
+            self,
+            **{
+                f.name: (None if getattr(self, f.name) is None else getattr(self, f.name).copy())
+                for f in fields(self)
+            },
+        )
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The statistics as named float64 arrays (for model files)."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name) is not None}
+
+
+@dataclass
+class ClassCounts(_Stats):
+    """Weighted class counts and per-class feature sums.
+
+    Attributes
+    ----------
+    class_count : ndarray of shape (n_classes,)
+        Sum of sample weights per class.
+    feature_count : ndarray of shape (n_classes, n_features)
+        Sum over the class's samples of weight times feature value.
+    """
+
+    class_count: np.ndarray
+    feature_count: np.ndarray
+
+    @classmethod
+    def from_data(cls, X, y_idx, w, n_classes):
+        """Statistics of one chunk; ``X`` of shape (n_samples, n_features)."""
+        n, d = X.shape
+        weights = np.ones(n) if w is None else w
+        onehot = np.zeros((n_classes, n))
+        onehot[y_idx, np.arange(n)] = weights
+        return cls(class_count=onehot.sum(axis=1), feature_count=onehot @ X)
+
+    def merge(self, other: "ClassCounts") -> "ClassCounts":
+        """Statistics of the union of both chunks (sums simply add)."""
+        return ClassCounts(
+            class_count=self.class_count + other.class_count,
+            feature_count=self.feature_count + other.feature_count,
+        )
+
+
+def _chan_weights(na, nb):
+    n = na + nb
+    with np.errstate(invalid="ignore", divide="ignore"):
+        fb = np.where(n > 0, nb / n, 0.0)  # share of b in the merged mean
+        cross = np.where(n > 0, na * nb / n, 0.0)
+    return n, fb, cross
+
+
+@dataclass
+class ClassMoments(_Stats):
+    """Weighted count, mean and centred sum of squares, per class and feature.
+
+    Attributes
+    ----------
+    count : ndarray of shape (n_classes,)
+    mean : ndarray of shape (n_classes, n_features)
+    m2 : ndarray of shape (n_classes, n_features)
+        Sum over the class's samples of ``weight * (x - mean)**2``.
+    """
+
+    count: np.ndarray
+    mean: np.ndarray
+    m2: np.ndarray
+
+    @classmethod
+    def from_data(cls, X, y_idx, w, n_classes):
+        d = X.shape[1]
+        count = np.zeros(n_classes)
+        mean = np.zeros((n_classes, d))
+        m2 = np.zeros((n_classes, d))
+        for k, rows in _class_blocks(y_idx, n_classes):
+            ck, mk, B = _centred_block(X, rows, w)
+            if B is None:
+                continue
+            count[k], mean[k] = ck, mk
+            B *= B
+            m2[k] = B.sum(axis=0) if w is None else w[rows] @ B
+        return cls(count=count, mean=mean, m2=m2)
+
+    def merge(self, other: "ClassMoments") -> "ClassMoments":
+        """Chan-Golub-LeVeque pairwise update."""
+        n, fb, cross = _chan_weights(self.count, other.count)
+        delta = other.mean - self.mean
+        return ClassMoments(
+            count=n,
+            mean=self.mean + delta * fb[:, None],
+            m2=self.m2 + other.m2 + delta**2 * cross[:, None],
+        )
+
+    def pooled(self):
+        """Count, mean and centred sum of squares of all classes together."""
+        total = ClassMoments(self.count[:1] * 0, self.mean[:1] * 0, self.m2[:1] * 0)
+        for k in range(self.count.shape[0]):
+            total = total.merge(
+                ClassMoments(self.count[k : k + 1], self.mean[k : k + 1], self.m2[k : k + 1])
+            )
+        return float(total.count[0]), total.mean[0], total.m2[0]
+
+
+@dataclass
+class ClassScatter(_Stats):
+    """Weighted count, mean and centred scatter matrix per class.
+
+    Attributes
+    ----------
+    count : ndarray of shape (n_classes,)
+    mean : ndarray of shape (n_classes, n_features)
+    scatter : ndarray of shape (n_classes, n_features, n_features)
+        ``sum_i w_i (x_i - mean)(x_i - mean)^T`` over the class's samples.
+    third, fourth : ndarray of shape (n_classes, n_features, n_features) or None
+        Centred co-moments ``sum_i w_i c_ij^2 c_ik`` and
+        ``sum_i w_i c_ij^2 c_ik^2`` with ``c = x - mean``; kept only when asked
+        for (Ledoit-Wolf shrinkage needs them).
+    """
+
+    count: np.ndarray
+    mean: np.ndarray
+    scatter: np.ndarray
+    third: np.ndarray | None = field(default=None)
+    fourth: np.ndarray | None = field(default=None)
+
+    @classmethod
+    def from_data(cls, X, y_idx, w, n_classes, *, higher: bool = False):
+        d = X.shape[1]
+        count = np.zeros(n_classes)
+        mean = np.zeros((n_classes, d))
+        scatter = np.zeros((n_classes, d, d))
+        third = np.zeros((n_classes, d, d)) if higher else None
+        fourth = np.zeros((n_classes, d, d)) if higher else None
+        for k, rows in _class_blocks(y_idx, n_classes):
+            ck, mk, B = _centred_block(X, rows, w)
+            if B is None:
+                continue
+            count[k], mean[k] = ck, mk
+            wk = None if w is None else w[rows]
+            if wk is None:
+                scatter[k] = B.T @ B
+            else:
+                Bw = B * wk[:, None]
+                scatter[k] = Bw.T @ B
+            if higher:
+                B2 = B * B
+                if wk is not None:
+                    B2w = B2 * wk[:, None]
+                else:
+                    B2w = B2
+                third[k] = B2w.T @ B
+                fourth[k] = B2w.T @ B2
+        return cls(count=count, mean=mean, scatter=scatter, third=third, fourth=fourth)
+
+    def _shifted(self, new_mean):
+        """Co-moments of this chunk about ``new_mean`` instead of its own mean."""
+        n = self.count
+        delta = new_mean - self.mean  # (K, d): c' = c - delta
+        S = self.scatter
+        S_new = S + n[:, None, None] * delta[:, :, None] * delta[:, None, :]
+        if self.third is None:
+            return S_new, None, None
+        T, Q = self.third, self.fourth
+        diagS = np.diagonal(S, axis1=1, axis2=2)  # (K, d)
+        dj = delta[:, :, None]
+        dk = delta[:, None, :]
+        T_new = T - dk * diagS[:, :, None] - 2 * dj * S - n[:, None, None] * dj**2 * dk
+        Q_new = (
+            Q
+            - 2 * dk * T
+            - 2 * dj * np.swapaxes(T, 1, 2)
+            + dk**2 * diagS[:, :, None]
+            + dj**2 * diagS[:, None, :]
+            + 4 * dj * dk * S
+            + n[:, None, None] * dj**2 * dk**2
+        )
+        return S_new, T_new, Q_new
+
+    def merge(self, other: "ClassScatter") -> "ClassScatter":
+        """Pairwise update of Chan et al. in matrix form (Schubert and Gertz 2018)."""
+        if (self.third is None) != (other.third is None):
+            raise ValueError("cannot merge scatter statistics with and without higher moments")
+        n, fb, cross = _chan_weights(self.count, other.count)
+        delta = other.mean - self.mean
+        mean = self.mean + delta * fb[:, None]
+        if self.third is None:
+            scatter = (
+                self.scatter
+                + other.scatter
+                + cross[:, None, None] * delta[:, :, None] * delta[:, None, :]
+            )
+            return ClassScatter(count=n, mean=mean, scatter=scatter)
+        Sa, Ta, Qa = self._shifted(mean)
+        Sb, Tb, Qb = other._shifted(mean)
+        return ClassScatter(count=n, mean=mean, scatter=Sa + Sb, third=Ta + Tb, fourth=Qa + Qb)
+
+
+STATS_TYPES = {cls.__name__: cls for cls in (ClassCounts, ClassMoments, ClassScatter)}

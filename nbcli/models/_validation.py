@@ -1,0 +1,162 @@
+"""Input checks shared by the estimators.
+
+Errors are ``ValueError`` (or ``TypeError`` for unsupported containers) with a
+message that says what was wrong and where, following scikit-learn's
+conventions so that the estimators behave like its own.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+
+def check_array(X, *, name: str = "X") -> np.ndarray:
+    """Return ``X`` as a 2-D float64 array with finite entries.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+
+    Returns
+    -------
+    ndarray of shape (n_samples, n_features), dtype float64
+        ``X`` itself when it already is one (no copy), else a converted copy.
+        Memory order is kept: column-major input stays column-major.
+
+    Raises
+    ------
+    TypeError
+        For sparse matrices, which these estimators do not accept.
+    ValueError
+        For arrays that are not 2-D, are empty, hold complex or non-numeric
+        values, or contain NaN or infinity (the message names the first
+        offending row and column, 0-based).
+    """
+    if hasattr(X, "tocsr") or hasattr(X, "toarray"):
+        raise TypeError(
+            "sparse input is not supported; convert it with X.toarray() first"
+        )
+    if hasattr(X, "to_numpy") and not isinstance(X, np.ndarray):
+        X = X.to_numpy()
+    arr = np.asarray(X)
+    if arr.dtype.kind == "c":
+        raise ValueError(f"{name} holds complex values; complex data is not supported")
+    if arr.dtype.kind in "OUS":
+        try:
+            arr = arr.astype(np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(
+                f"{name} holds non-numeric values; every feature must be a number"
+            ) from None
+    if arr.dtype.kind not in "biuf":
+        raise ValueError(f"{name} has dtype {arr.dtype}; expected numbers")
+    if arr.ndim != 2:
+        raise ValueError(
+            f"expected a 2-D array of shape (n_samples, n_features) for {name}, "
+            f"got {arr.ndim}-D with shape {arr.shape}; reshape your data with "
+            "X.reshape(-1, 1) for one feature or X.reshape(1, -1) for one sample"
+        )
+    n, d = arr.shape
+    if n == 0:
+        raise ValueError(f"{name} has 0 sample(s) (shape={arr.shape}); at least 1 is required")
+    if d == 0:
+        raise ValueError(f"{name} has 0 feature(s) (shape={arr.shape}); at least 1 is required")
+    if arr.dtype != np.float64:
+        arr = arr.astype(np.float64, order="K")
+    check_finite(arr, name=name)
+    return arr
+
+
+def check_finite(arr: np.ndarray, *, name: str = "X", row_offset: int = 0) -> None:
+    """Raise ``ValueError`` naming the first NaN or infinite entry of ``arr``."""
+    # A sum is one cheap pass; only when it is not finite do we look closer
+    # (the sum of huge finite values can overflow, so the closer look decides).
+    with np.errstate(over="ignore", invalid="ignore"):
+        total = arr.sum()
+    if np.isfinite(total):
+        return
+    bad = ~np.isfinite(arr)
+    if not bad.any():
+        return
+    rows, cols = np.nonzero(bad)
+    first = np.argmin(rows * arr.shape[1] + cols)
+    i, j = int(rows[first]), int(cols[first])
+    what = "NaN" if np.isnan(arr[i, j]) else "infinity"
+    raise ValueError(
+        f"{name} contains {what} at row {i + row_offset}, column {j}; "
+        "input must not contain NaN or infinity"
+    )
+
+
+def check_labels(y, n_samples: int) -> np.ndarray:
+    """Return ``y`` as a 1-D label array of length ``n_samples``.
+
+    Labels may be integers, strings, booleans or floats with integral values;
+    non-integral floats mean a regression target and are refused, as are
+    missing labels.
+    """
+    if hasattr(y, "to_numpy") and not isinstance(y, np.ndarray):
+        y = y.to_numpy()
+    y = np.asarray(y)
+    if y.ndim == 2 and y.shape[1] == 1:
+        y = y.ravel()
+    if y.ndim != 1:
+        raise ValueError(f"y must be 1-D of shape (n_samples,), got shape {y.shape}")
+    if y.shape[0] != n_samples:
+        raise ValueError(
+            f"X and y have inconsistent numbers of samples: {n_samples} and {y.shape[0]}"
+        )
+    if y.dtype.kind == "f":
+        if not np.all(np.isfinite(y)):
+            raise ValueError("y contains NaN or infinity; every sample needs a label")
+        if not np.all(y == np.round(y)):
+            raise ValueError(
+                "Unknown label type: continuous target; class labels must be "
+                "integers or strings"
+            )
+    elif y.dtype.kind == "O":
+        if any(v is None or (isinstance(v, float) and v != v) for v in y):
+            raise ValueError("y contains missing labels; every sample needs a label")
+        kinds = {type(v) for v in y}
+        if len(kinds) > 1 and not all(issubclass(k, numbers.Integral) for k in kinds):
+            raise ValueError(
+                "y mixes label types "
+                f"({', '.join(sorted(k.__name__ for k in kinds))}); use one type"
+            )
+    elif y.dtype.kind not in "biuUS":
+        raise ValueError(f"Unknown label type: dtype {y.dtype}")
+    return y
+
+
+def check_sample_weight(sample_weight, n_samples: int) -> np.ndarray | None:
+    """Return sample weights as float64 of shape (n_samples,), or None for unit weights."""
+    if sample_weight is None:
+        return None
+    w = np.asarray(sample_weight, dtype=np.float64)
+    if w.ndim == 0:
+        w = np.full(n_samples, float(w))
+    if w.shape != (n_samples,):
+        raise ValueError(
+            f"sample_weight.shape == {w.shape}, expected {(n_samples,)}"
+        )
+    if not np.all(np.isfinite(w)):
+        raise ValueError("sample_weight contains NaN or infinity")
+    if np.any(w < 0):
+        raise ValueError("sample_weight must be non-negative")
+    return w
+
+
+def check_priors(priors, n_classes: int, name: str = "priors") -> np.ndarray:
+    """Validate user-given class priors: length ``n_classes``, non-negative, sum 1."""
+    p = np.asarray(priors, dtype=np.float64).ravel()
+    if p.shape[0] != n_classes:
+        raise ValueError(
+            f"{name} has {p.shape[0]} values but there are {n_classes} classes"
+        )
+    if not np.all(np.isfinite(p)) or np.any(p < 0):
+        raise ValueError(f"{name} must be non-negative numbers")
+    if not np.isclose(p.sum(), 1.0, rtol=0, atol=1e-8):
+        raise ValueError(f"{name} must sum to 1, they sum to {p.sum():.10g}")
+    return p
