@@ -201,6 +201,44 @@ class BayesClassifier:
             outside ``classes``.
         """
         self._hyperparameter_check()
+        self._accumulate(X, y, classes, sample_weight)
+        self._finalize()
+        return self
+
+    def fit_chunks(self, chunks):
+        """Fit from an iterable of chunks, turning statistics into a model once.
+
+        Parameters
+        ----------
+        chunks : iterable of tuples ``(X, y)`` or ``(X, y, sample_weight)``
+            Shapes as for :meth:`fit`; chunks may have any number of rows.
+            Only one chunk is held at a time.
+
+        Returns
+        -------
+        self
+
+        Raises
+        ------
+        ValueError
+            As :meth:`fit`, or when ``chunks`` is empty. Unlike a series of
+            :meth:`partial_fit` calls, a model that is not well defined until
+            all data are in (a QDA class with few rows in the first chunk)
+            is not an error part way.
+        """
+        self._hyperparameter_check()
+        for attr in ("stats_", "classes_"):
+            if hasattr(self, attr):
+                delattr(self, attr)
+        for chunk in chunks:
+            X, y, *rest = chunk
+            self._accumulate(X, y, None, rest[0] if rest else None)
+        if not hasattr(self, "stats_"):
+            raise ValueError("no training data: the chunks were empty")
+        self._finalize()
+        return self
+
+    def _accumulate(self, X, y, classes, sample_weight):
         X, y, w, names = self._check_training(X, y, sample_weight)
         first = not hasattr(self, "stats_")
         if first:
@@ -226,6 +264,26 @@ class BayesClassifier:
         y_idx = np.searchsorted(self.classes_, y)
         chunk = self._new_stats(X, y_idx, w, len(self.classes_))
         self.stats_ = chunk if first else self.stats_.merge(chunk)
+
+    def relabel(self, labels) -> "BayesClassifier":
+        """Replace the class labels, e.g. strings read from a file by their typed values.
+
+        Parameters
+        ----------
+        labels : array-like of shape (n_classes,)
+            New label of each class in the current ``classes_`` order; must be
+            distinct. Classes are re-sorted by the new labels and the model
+            rebuilt, so it equals a fit with the new labels.
+        """
+        self._check_fitted()
+        labels = np.asarray(labels)
+        if labels.shape != self.classes_.shape or len(np.unique(labels)) != len(labels):
+            raise ValueError("relabel needs one distinct new label per class")
+        order = np.argsort(labels, kind="stable")
+        position = np.empty_like(order)
+        position[order] = np.arange(len(order))
+        self.stats_ = self.stats_.reindex(position, len(order))
+        self.classes_ = labels[order]
         self._finalize()
         return self
 
@@ -351,7 +409,8 @@ class BayesClassifier:
 
         Labels are taken from ``classes_``, so they keep the type given at fit.
         """
-        return self.classes_[np.argmax(self.joint_log_likelihood(X), axis=1)]
+        jll = self.joint_log_likelihood(X)
+        return self.classes_[np.argmax(jll, axis=1)]
 
     def score(self, X, y, sample_weight=None) -> float:
         """Mean accuracy of ``predict(X)`` against ``y``."""

@@ -46,29 +46,47 @@ def _class_blocks(y_idx: np.ndarray, n_classes: int):
 def _centred_block(X, rows, w):
     """Rows of one class, centred at their weighted mean.
 
-    Returns ``(count, mean, B)`` where ``B`` is a fresh array of the class's
-    rows minus ``mean``. The mean comes from the corrected two-pass algorithm:
-    a first estimate, then the mean of the residuals added as a correction, so
-    that it is exact to rounding even when the mean is large against the
-    spread.
+    Returns ``(count, shift, offset, B)``: the class mean is ``shift + offset``,
+    where ``shift`` is the class's first row, and ``B`` is a fresh array of the
+    rows minus that mean. Working relative to a data row keeps the
+    subtraction exact-ish even when the mean is huge against the spread, and
+    the offset comes from the corrected two-pass algorithm (the mean of the
+    residuals is added back as a correction).
     """
+    shift = X[rows[0]].copy()
     B = X[rows]
+    B -= shift
     if w is None:
         count = float(B.shape[0])
-        mean = B.mean(axis=0)
-        B -= mean
+        offset = B.mean(axis=0)
+        B -= offset
         corr = B.mean(axis=0)
     else:
         wk = w[rows]
         count = float(wk.sum())
         if count <= 0:
-            return 0.0, np.zeros(X.shape[1]), None
-        mean = (wk @ B) / count
-        B -= mean
+            return 0.0, np.zeros(X.shape[1]), np.zeros(X.shape[1]), None
+        offset = (wk @ B) / count
+        B -= offset
         corr = (wk @ B) / count
-    mean = mean + corr
     B -= corr
-    return count, mean, B
+    return count, shift, offset + corr, B
+
+
+def _merge_location(a, b):
+    """Counts and means of two statistics merged: ``(n, shift, offset, delta, cross)``.
+
+    ``delta`` is mean_b - mean_a, formed from the difference of the shifts
+    (exact for nearby values) plus the difference of the small offsets, so
+    it keeps full precision when the means are large; ``cross`` is
+    ``n_a n_b / n``.
+    """
+    n, fb, cross = _chan_weights(a.count, b.count)
+    delta = (b.shift - a.shift) + (b.offset - a.offset)
+    take_b = (a.count == 0)[:, None]
+    shift = np.where(take_b, b.shift, a.shift)
+    offset = np.where(take_b, b.offset, a.offset + delta * fb[:, None])
+    return n, shift, offset, delta, cross
 
 
 class _Stats:
@@ -136,6 +154,16 @@ class ClassCounts(_Stats):
         )
 
 
+def means_about(stats, reference: np.ndarray) -> np.ndarray:
+    """Class means minus ``reference`` (n_features,), without rounding them first.
+
+    Differences between class means that are huge against their spread
+    (mean 1e9, spread 1) keep full precision this way, because the shift is
+    subtracted before the small offset is added.
+    """
+    return (stats.shift - reference) + stats.offset
+
+
 def _chan_weights(na, nb):
     n = na + nb
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -151,48 +179,56 @@ class ClassMoments(_Stats):
     Attributes
     ----------
     count : ndarray of shape (n_classes,)
-    mean : ndarray of shape (n_classes, n_features)
+    shift, offset : ndarray of shape (n_classes, n_features)
+        The class mean is ``shift + offset`` (see :attr:`mean`); ``shift`` is
+        one of the class's rows, ``offset`` small against it.
     m2 : ndarray of shape (n_classes, n_features)
         Sum over the class's samples of ``weight * (x - mean)**2``.
     """
 
     count: np.ndarray
-    mean: np.ndarray
+    shift: np.ndarray
+    offset: np.ndarray
     m2: np.ndarray
+
+    @property
+    def mean(self) -> np.ndarray:
+        """Class means, shape (n_classes, n_features)."""
+        return self.shift + self.offset
 
     @classmethod
     def from_data(cls, X, y_idx, w, n_classes):
         d = X.shape[1]
         count = np.zeros(n_classes)
-        mean = np.zeros((n_classes, d))
+        shift = np.zeros((n_classes, d))
+        offset = np.zeros((n_classes, d))
         m2 = np.zeros((n_classes, d))
         for k, rows in _class_blocks(y_idx, n_classes):
-            ck, mk, B = _centred_block(X, rows, w)
+            ck, sk, ok, B = _centred_block(X, rows, w)
             if B is None:
                 continue
-            count[k], mean[k] = ck, mk
+            count[k], shift[k], offset[k] = ck, sk, ok
             B *= B
             m2[k] = B.sum(axis=0) if w is None else w[rows] @ B
-        return cls(count=count, mean=mean, m2=m2)
+        return cls(count=count, shift=shift, offset=offset, m2=m2)
 
     def merge(self, other: "ClassMoments") -> "ClassMoments":
         """Chan-Golub-LeVeque pairwise update."""
-        n, fb, cross = _chan_weights(self.count, other.count)
-        delta = other.mean - self.mean
+        n, shift, offset, delta, cross = _merge_location(self, other)
         return ClassMoments(
-            count=n,
-            mean=self.mean + delta * fb[:, None],
+            count=n, shift=shift, offset=offset,
             m2=self.m2 + other.m2 + delta**2 * cross[:, None],
         )
 
     def pooled(self):
         """Count, mean and centred sum of squares of all classes together."""
-        total = ClassMoments(self.count[:1] * 0, self.mean[:1] * 0, self.m2[:1] * 0)
-        for k in range(self.count.shape[0]):
-            total = total.merge(
-                ClassMoments(self.count[k : k + 1], self.mean[k : k + 1], self.m2[k : k + 1])
-            )
+        total = self._row(0)
+        for k in range(1, self.count.shape[0]):
+            total = total.merge(self._row(k))
         return float(total.count[0]), total.mean[0], total.m2[0]
+
+    def _row(self, k):
+        return ClassMoments(*(getattr(self, f.name)[k : k + 1] for f in fields(self)))
 
 
 @dataclass
@@ -202,7 +238,8 @@ class ClassScatter(_Stats):
     Attributes
     ----------
     count : ndarray of shape (n_classes,)
-    mean : ndarray of shape (n_classes, n_features)
+    shift, offset : ndarray of shape (n_classes, n_features)
+        The class mean is ``shift + offset`` (see :class:`ClassMoments`).
     scatter : ndarray of shape (n_classes, n_features, n_features)
         ``sum_i w_i (x_i - mean)(x_i - mean)^T`` over the class's samples.
     third, fourth : ndarray of shape (n_classes, n_features, n_features) or None
@@ -212,24 +249,31 @@ class ClassScatter(_Stats):
     """
 
     count: np.ndarray
-    mean: np.ndarray
+    shift: np.ndarray
+    offset: np.ndarray
     scatter: np.ndarray
     third: np.ndarray | None = field(default=None)
     fourth: np.ndarray | None = field(default=None)
+
+    @property
+    def mean(self) -> np.ndarray:
+        """Class means, shape (n_classes, n_features)."""
+        return self.shift + self.offset
 
     @classmethod
     def from_data(cls, X, y_idx, w, n_classes, *, higher: bool = False):
         d = X.shape[1]
         count = np.zeros(n_classes)
-        mean = np.zeros((n_classes, d))
+        shift = np.zeros((n_classes, d))
+        offset = np.zeros((n_classes, d))
         scatter = np.zeros((n_classes, d, d))
         third = np.zeros((n_classes, d, d)) if higher else None
         fourth = np.zeros((n_classes, d, d)) if higher else None
         for k, rows in _class_blocks(y_idx, n_classes):
-            ck, mk, B = _centred_block(X, rows, w)
+            ck, sk, ok, B = _centred_block(X, rows, w)
             if B is None:
                 continue
-            count[k], mean[k] = ck, mk
+            count[k], shift[k], offset[k] = ck, sk, ok
             wk = None if w is None else w[rows]
             if wk is None:
                 scatter[k] = B.T @ B
@@ -244,12 +288,12 @@ class ClassScatter(_Stats):
                     B2w = B2
                 third[k] = B2w.T @ B
                 fourth[k] = B2w.T @ B2
-        return cls(count=count, mean=mean, scatter=scatter, third=third, fourth=fourth)
+        return cls(count=count, shift=shift, offset=offset, scatter=scatter, third=third, fourth=fourth)
 
-    def _shifted(self, new_mean):
-        """Co-moments of this chunk about ``new_mean`` instead of its own mean."""
+    def _shifted(self, shift, offset):
+        """Co-moments of this chunk about the mean ``shift + offset`` instead of its own."""
         n = self.count
-        delta = new_mean - self.mean  # (K, d): c' = c - delta
+        delta = (shift - self.shift) + (offset - self.offset)  # (K, d): c' = c - delta
         S = self.scatter
         S_new = S + n[:, None, None] * delta[:, :, None] * delta[:, None, :]
         if self.third is None:
@@ -274,19 +318,19 @@ class ClassScatter(_Stats):
         """Pairwise update of Chan et al. in matrix form (Schubert and Gertz 2018)."""
         if (self.third is None) != (other.third is None):
             raise ValueError("cannot merge scatter statistics with and without higher moments")
-        n, fb, cross = _chan_weights(self.count, other.count)
-        delta = other.mean - self.mean
-        mean = self.mean + delta * fb[:, None]
+        n, shift, offset, delta, cross = _merge_location(self, other)
         if self.third is None:
             scatter = (
                 self.scatter
                 + other.scatter
                 + cross[:, None, None] * delta[:, :, None] * delta[:, None, :]
             )
-            return ClassScatter(count=n, mean=mean, scatter=scatter)
-        Sa, Ta, Qa = self._shifted(mean)
-        Sb, Tb, Qb = other._shifted(mean)
-        return ClassScatter(count=n, mean=mean, scatter=Sa + Sb, third=Ta + Tb, fourth=Qa + Qb)
+            return ClassScatter(count=n, shift=shift, offset=offset, scatter=scatter)
+        Sa, Ta, Qa = self._shifted(shift, offset)
+        Sb, Tb, Qb = other._shifted(shift, offset)
+        return ClassScatter(
+            count=n, shift=shift, offset=offset, scatter=Sa + Sb, third=Ta + Tb, fourth=Qa + Qb
+        )
 
 
 STATS_TYPES = {cls.__name__: cls for cls in (ClassCounts, ClassMoments, ClassScatter)}

@@ -12,6 +12,20 @@ import numbers
 import numpy as np
 
 
+class DataValueError(ValueError):
+    """A bad value in the data, with where it is (0-based row and column).
+
+    The CLI uses ``row`` and ``column`` to name the file's row and column;
+    ``str()`` of the error is a complete message on its own.
+    """
+
+    def __init__(self, message: str, row: int, column: int, reason: str):
+        super().__init__(message)
+        self.row = row
+        self.column = column
+        self.reason = reason
+
+
 def check_array(X, *, name: str = "X") -> np.ndarray:
     """Return ``X`` as a 2-D float64 array with finite entries.
 
@@ -84,9 +98,10 @@ def check_finite(arr: np.ndarray, *, name: str = "X", row_offset: int = 0) -> No
     first = np.argmin(rows * arr.shape[1] + cols)
     i, j = int(rows[first]), int(cols[first])
     what = "NaN" if np.isnan(arr[i, j]) else "infinity"
-    raise ValueError(
+    raise DataValueError(
         f"{name} contains {what} at row {i + row_offset}, column {j}; "
-        "input must not contain NaN or infinity"
+        "input must not contain NaN or infinity",
+        i + row_offset, j, f"{what} is not allowed",
     )
 
 
@@ -146,6 +161,13 @@ def check_sample_weight(sample_weight, n_samples: int) -> np.ndarray | None:
     if np.any(w < 0):
         raise ValueError("sample_weight must be non-negative")
     return w
+
+
+def label_text(label) -> str:
+    """A class label for messages: ``'spam'`` or ``3`` (no NumPy scalar reprs)."""
+    if isinstance(label, np.generic):
+        label = label.item()
+    return repr(label)
 
 
 def check_priors(priors, n_classes: int, name: str = "priors") -> np.ndarray:

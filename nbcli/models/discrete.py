@@ -6,7 +6,7 @@ import numpy as np
 
 from nbcli.models._base import BayesClassifier
 from nbcli.models._stats import ClassCounts
-from nbcli.models._validation import check_array, check_priors
+from nbcli.models._validation import DataValueError, check_array, check_priors
 
 # Below this, a Lidstone alpha would let an unseen feature drive a log
 # probability to -inf; scikit-learn uses the same floor.
@@ -88,9 +88,11 @@ class MultinomialNB(_DiscreteNB):
         X = check_array(X)
         if X.min() < 0:
             i, j = np.argwhere(X < 0)[0]
-            raise ValueError(
+            raise DataValueError(
                 f"negative value {X[i, j]:g} at row {i}, column {j}: multinomial naive "
-                "Bayes needs non-negative counts (Negative values in data passed to MultinomialNB)"
+                "Bayes needs non-negative counts (Negative values in data passed to MultinomialNB)",
+                int(i), int(j),
+                f"negative value {X[i, j]:g}: the multinomial model needs non-negative counts",
             )
         return X
 
@@ -170,9 +172,12 @@ class BernoulliNB(_DiscreteNB):
             bad = (X != 0) & (X != 1)
             if bad.any():
                 i, j = np.argwhere(bad)[0]
-                raise ValueError(
+                raise DataValueError(
                     f"value {X[i, j]:g} at row {i}, column {j} is not 0 or 1: Bernoulli "
-                    "naive Bayes needs binary features; set binarize to a threshold"
+                    "naive Bayes needs binary features; set binarize to a threshold",
+                    int(i), int(j),
+                    f"value {X[i, j]:g} is not 0 or 1: the bernoulli model needs binary "
+                    "features; set --binarize THRESHOLD",
                 )
         return X
 

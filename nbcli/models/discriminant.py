@@ -8,8 +8,8 @@ import numpy as np
 from scipy import linalg
 
 from nbcli.models._base import BayesClassifier
-from nbcli.models._stats import ClassScatter
-from nbcli.models._validation import check_priors
+from nbcli.models._stats import ClassScatter, means_about
+from nbcli.models._validation import check_priors, label_text
 
 _LOG_2PI = np.log(2.0 * np.pi)
 
@@ -101,7 +101,9 @@ class LinearDiscriminantAnalysis(_DiscriminantBase):
     ----------
     classes_, priors_ (n_classes,), means_ (n_classes, n_features),
     covariance_ (n_features, n_features), coef_ (n_classes, n_features),
-    intercept_ (n_classes,), rank_ (int), xbar_ (n_features,),
+    intercept_ (n_classes,): the discriminant is ``x @ coef_.T + intercept_``,
+    though scoring evaluates it as ``(x - xbar_) @ coef_.T + ...`` for
+    precision; rank_ (int), xbar_ (n_features,) the prior-weighted mean,
     shrinkage_ (n_classes,) for ``"auto"``, stats_ : ClassScatter
 
     Notes
@@ -166,17 +168,25 @@ class LinearDiscriminantAnalysis(_DiscriminantBase):
         self.rank_ = int(keep.sum())
         scalings = (evecs[:, keep] / np.sqrt(evals[keep])) / std[:, None]  # (d, r)
 
-        self.xbar_ = self.priors_ @ self.means_
-        whitened = (self.means_ - self.xbar_) @ scalings  # (K, r)
+        # Class means are centred at their prior-weighted mean before anything
+        # is multiplied, and rows are centred the same way when scored: with
+        # features of mean 1e9 and spread 1, x @ coef would otherwise cancel
+        # catastrophically against the intercept.
+        reference = st.shift[np.flatnonzero(present)[0]]
+        about_ref = means_about(st, reference)
+        xbar_ref = self.priors_ @ about_ref
+        self.xbar_ = reference + xbar_ref
+        whitened = (about_ref - xbar_ref) @ scalings  # (K, r)
         self.coef_ = whitened @ scalings.T
         with np.errstate(divide="ignore"):
             log_prior = np.log(self.priors_)
-        self.intercept_ = -0.5 * np.sum(whitened**2, axis=1) + log_prior - self.coef_ @ self.xbar_
+        self._centred_intercept = -0.5 * np.sum(whitened**2, axis=1) + log_prior
+        self.intercept_ = self._centred_intercept - self.coef_ @ self.xbar_
         self._w = np.ascontiguousarray(self.coef_.T)
 
     def _joint_log_likelihood_block(self, X):
-        out = X @ self._w
-        out += self.intercept_
+        out = (X - self.xbar_) @ self._w
+        out += self._centred_intercept
         return out
 
 
@@ -250,7 +260,7 @@ class QuadraticDiscriminantAnalysis(_DiscriminantBase):
             n_k = st.count[k]
             if r == 0 and n_k <= d:
                 raise ValueError(
-                    f"class {label!r} has {n_k:g} samples for {d} features, so its covariance "
+                    f"class {label_text(label)} has {n_k:g} samples for {d} features, so its covariance "
                     "is singular; QDA needs reg_param > 0 here"
                 )
             cov = (1.0 - r) * st.scatter[k] / n_k
@@ -266,7 +276,7 @@ class QuadraticDiscriminantAnalysis(_DiscriminantBase):
                 singular = True
             if singular:
                 raise ValueError(
-                    f"the covariance of class {label!r} is singular (a feature constant "
+                    f"the covariance of class {label_text(label)} is singular (a feature constant "
                     "within the class, or collinear features); set reg_param > 0"
                 )
             self._chol[k] = L

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from nbcli.models._base import BayesClassifier
-from nbcli.models._stats import ClassMoments
-from nbcli.models._validation import check_priors
+from nbcli.models._stats import ClassMoments, means_about
+from nbcli.models._validation import check_priors, label_text
 
 _LOG_2PI = np.log(2.0 * np.pi)
 
@@ -99,7 +99,7 @@ class GaussianNB(BayesClassifier):
         if np.any(self.var_[count > 0] <= 0):
             k, j = np.argwhere(self.var_ <= 0)[0]
             raise ValueError(
-                f"feature {j} has zero variance in class {self.classes_[k]!r}; "
+                f"feature {j} has zero variance in class {label_text(self.classes_[k])}; "
                 "set var_smoothing > 0"
             )
         # Scoring constants in standardised coordinates z = (x - centre) / scale.
@@ -110,9 +110,11 @@ class GaussianNB(BayesClassifier):
         scale[~(scale > 0)] = 1.0
         present = count > 0
         precision = 1.0 / self.var_[present]
-        centre = (precision * self.theta_[present]).sum(axis=0) / precision.sum(axis=0)
+        reference = st.shift[np.flatnonzero(present)[0]]
+        centre_ref = (precision * means_about(st, reference)[present]).sum(axis=0) / precision.sum(axis=0)
+        centre = reference + centre_ref
         var_z = self.var_ / scale**2
-        theta_z = (self.theta_ - centre) / scale
+        theta_z = (means_about(st, reference) - centre_ref) / scale
         a = 1.0 / var_z
         # Features whose expanded terms would be large enough for rounding
         # to matter (more than ~1e-10 nats) are scored exactly, class by class.

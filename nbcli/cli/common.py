@@ -1,0 +1,63 @@
+"""Options and output helpers shared by the commands."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from nbcli.errors import NbcliError
+
+TARGET = typer.Option("--target", "-t", help="Target (label) column. Default: a column named label, target, class or y, else the last column.")
+FEATURES = typer.Option("--features", help="Feature columns to use (comma-separated or repeated). Default: all but the target.")
+DROP = typer.Option("--drop", help="Columns to leave out (comma-separated or repeated).")
+DELIMITER = typer.Option("--delimiter", help="CSV delimiter. Default: detected among , ; tab |.")
+CHUNK_SIZE = typer.Option("--chunk-size", min=1, help="Rows read at a time from CSV files. Default: about 64 MB of values per chunk.")
+X_KEY = typer.Option("--x-key", help="Name of the feature array in .npz input.")
+Y_KEY = typer.Option("--y-key", help="Name of the label array in .npz input.")
+JSON = typer.Option("--json", help="Also write the report as JSON to this file, or - for stdout (then nothing else goes to stdout).")
+QUIET = typer.Option("--quiet", "-q", help="No tables, progress bars or status lines; errors and warnings still show.")
+MODEL = typer.Option("--model", "-m", help="Model file written by nbcli fit.")
+
+
+def emit_report(report, json_out: str | None, *, quiet: bool = False, stdout_has_data: bool = False) -> None:
+    """Show ``report`` as tables and/or write its JSON form.
+
+    ``report`` has ``to_dict()`` and is rendered by :func:`nbcli.render.render`.
+    With ``--json -`` the JSON owns stdout and tables go to stderr.
+    """
+    from nbcli.cli.console import console, table_stream
+    from nbcli.render.dispatch import render
+
+    if json_out is not None:
+        write_json(report.to_dict(), json_out)
+    if quiet:
+        return
+    stream = table_stream(stdout_has_data or json_out == "-")
+    con = console(stream)
+    for renderable in render(report):
+        con.print(renderable)
+
+
+def write_json(document: dict, target: str) -> None:
+    """Write a JSON document to a file (atomically) or to stdout for ``-``."""
+    import json
+
+    text = json.dumps(document, indent=2, allow_nan=False, ensure_ascii=False) + "\n"
+    if target == "-":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    from nbcli.io.atomic import atomic_write
+
+    with atomic_write(target, "w") as f:
+        f.write(text)
+
+
+def default_chunk_rows(n_columns: int) -> int:
+    """Rows per chunk so that one chunk holds about 8 million values (64 MB as float64)."""
+    return max(1_000, min(1_000_000, (8 << 20) // max(1, n_columns)))
+
+
+def fail(message: str, exit_code: int = 2):
+    raise NbcliError(message, exit_code)

@@ -1,0 +1,66 @@
+"""``nbcli predict``: apply a model file to one file (to stdout or a file) or to many (in parallel)."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import typer
+from typing_extensions import Annotated
+
+from nbcli.cli import common
+from nbcli.errors import PARTIAL_FAILURE, NbcliError
+
+
+def predict(
+    model: Annotated[str, common.MODEL],
+    data: Annotated[list[str], typer.Option("--data", "-d", help="Input file(s): repeat the option or give a quoted glob such as 'in/*.csv'; - for stdin.")],
+    output: Annotated[Optional[str], typer.Option("--output", "-o", help="Write the predictions CSV here (one input). Default: stdout.")] = None,
+    output_dir: Annotated[Optional[str], typer.Option("--output-dir", help="Batch mode: write <name>.pred.csv for each input into this folder.")] = None,
+    proba: Annotated[bool, typer.Option("--proba", help="Add one probability column per class (proba_<label>).")] = False,
+    keep: Annotated[Optional[list[str]], typer.Option("--keep", help="Input column(s) to copy next to the predictions, e.g. an ID.")] = None,
+    target: Annotated[Optional[str], typer.Option("--target", "-t", help="Label column in the input to ignore (default: the model's training target, if present).")] = None,
+    jobs: Annotated[Optional[int], typer.Option("--jobs", "-j", help="Files scored in parallel in batch mode. Default: all cores.")] = None,
+    delimiter: Annotated[Optional[str], common.DELIMITER] = None,
+    chunk_size: Annotated[Optional[int], common.CHUNK_SIZE] = None,
+    x_key: Annotated[str, common.X_KEY] = "X",
+    y_key: Annotated[str, common.Y_KEY] = "y",
+    quiet: Annotated[bool, common.QUIET] = False,
+):
+    """Predict labels (and with --proba, posterior probabilities) for new data.
+
+    Columns are matched to the model's features by name, in any order; extra
+    columns are ignored. Example: nbcli predict -m iris.npz -d sample_data/iris_test.csv --proba
+    """
+    from nbcli.cli.scoring import expand_inputs, score_file
+
+    inputs = expand_inputs(data)
+    keep_cols = common_list(keep)
+    options = dict(
+        proba=proba, keep=keep_cols, target=target, delimiter=delimiter,
+        chunk_size=chunk_size, x_key=x_key, y_key=y_key,
+    )
+    if output_dir is None and len(inputs) == 1:
+        from nbcli.io.modelfile import load_model
+
+        mf = load_model(model)
+        score_file(mf, inputs[0], output, quiet=quiet, **options)
+        return 0
+    if output_dir is None:
+        raise NbcliError(f"{len(inputs)} input files need --output-dir to write one predictions file each")
+    if output is not None:
+        raise NbcliError("--output is for one input; with --output-dir each input gets <name>.pred.csv")
+    from nbcli.cli.scoring import score_batch
+
+    failed = score_batch(model, inputs, output_dir, jobs=jobs, quiet=quiet, **options)
+    if failed:
+        raise NbcliError(
+            f"{failed} of {len(inputs)} input files failed (see above); the others were scored",
+            PARTIAL_FAILURE,
+        )
+    return 0
+
+
+def common_list(values):
+    from nbcli.cli.options import split_list
+
+    return split_list(values)

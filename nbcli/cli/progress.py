@@ -1,0 +1,24 @@
+"""Progress bars on stderr, shown only on a terminal and never with --quiet."""
+
+from __future__ import annotations
+
+import sys
+
+from nbcli.cli.console import is_terminal
+
+
+def progress_iter(iterable, description: str, *, quiet: bool = False, total: int | None = None):
+    """Yield from ``iterable`` with a Rich progress bar on stderr when that is a terminal."""
+    if quiet or not is_terminal(sys.stderr):
+        yield from iterable
+        return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    from nbcli.cli.console import console
+
+    columns = [SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()]
+    with Progress(*columns, console=console(sys.stderr), transient=True) as progress:
+        task = progress.add_task(description, total=total)
+        for item in iterable:
+            yield item
+            progress.advance(task)

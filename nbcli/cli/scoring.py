@@ -1,0 +1,194 @@
+"""Scoring files with a model: the one path every command predicts through.
+
+``nbcli predict``, ``evaluate``, ``calibrate`` and ``compare`` all get their
+posteriors from :func:`iter_scores`, so a prediction written by ``predict`` and
+one scored by ``evaluate`` can never disagree.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from nbcli.errors import NbcliError
+
+_SUFFIXES = (".csv.gz", ".tsv.gz", ".txt.gz", ".csv", ".tsv", ".txt", ".gz", ".npz", ".parquet")
+
+
+def expand_inputs(patterns: list[str]) -> list[str]:
+    """Paths from ``--data`` values: existing files as given, globs expanded (sorted)."""
+    out = []
+    for p in patterns:
+        if p == "-" or os.path.exists(p) or not glob.has_magic(p):
+            out.append(p)
+            continue
+        matches = sorted(glob.glob(p))
+        if not matches:
+            raise NbcliError(f"{p}: no files match this pattern")
+        out.extend(matches)
+    seen = set()
+    unique = [p for p in out if not (p in seen or seen.add(p))]
+    return unique
+
+
+@dataclass
+class ScoredChunk:
+    """Posteriors of one chunk of rows, with what the CLI needs around them."""
+
+    log_proba: np.ndarray  # (n_rows, n_classes), calibrated if the model file has a calibrator
+    y: np.ndarray | None  # labels from the file, if it has the target column
+    kept: dict
+    X: np.ndarray
+
+    @property
+    def n_rows(self) -> int:
+        return self.log_proba.shape[0]
+
+
+def iter_scores(mf, path, *, need_target=False, target=None, keep=None, delimiter=None,
+                chunk_size=None, x_key="X", y_key="y", quiet=True):
+    """Stream a data file through a model; yields :class:`ScoredChunk`.
+
+    Raises
+    ------
+    NbcliError
+        For unreadable data, missing feature columns, or values the model
+        refuses (the message names file, column and row).
+    """
+    from nbcli.cli.progress import progress_iter
+    from nbcli.cli.training import data_error
+    from nbcli.io.data import iter_dataset
+
+    stream = iter_dataset(
+        path,
+        chunk_size=chunk_size,
+        target=target,
+        model_features=list(mf.feature_names),
+        need_target=need_target,
+        delimiter=delimiter,
+        x_key=x_key,
+        y_key=y_key,
+        keep=keep,
+        target_hint=mf.target,
+    )
+    rows = 0
+    for ds in progress_iter(stream, f"scoring {path}", quiet=quiet):
+        try:
+            logp = mf.predict_log_proba(ds.X)
+        except ValueError as exc:
+            raise data_error(path, exc, mf.feature_names, rows) from None
+        rows += ds.X.shape[0]
+        yield ScoredChunk(log_proba=logp, y=ds.y, kept=ds.kept, X=ds.X)
+
+
+def prediction_frame(mf, chunk: ScoredChunk, proba: bool):
+    """The predictions CSV rows for one chunk: kept columns, ``prediction``, ``proba_<label>``."""
+    import pandas as pd
+
+    classes = mf.classes
+    cols = {name: values for name, values in chunk.kept.items()}
+    cols["prediction"] = classes[np.argmax(chunk.log_proba, axis=1)]
+    frame = pd.DataFrame(cols)
+    if proba:
+        probs = np.exp(chunk.log_proba)
+        names = [f"proba_{c}" for c in classes.tolist()]
+        frame = pd.concat([frame, pd.DataFrame(probs, columns=names)], axis=1)
+    return frame
+
+
+def score_file(mf, in_path, out_path, *, proba=False, keep=None, target=None, delimiter=None,
+               chunk_size=None, x_key="X", y_key="y", quiet=False) -> int:
+    """Write predictions for ``in_path`` to ``out_path`` (atomically) or stdout (None); returns rows."""
+    from nbcli.io.atomic import atomic_write
+
+    scores = iter_scores(mf, in_path, target=target, keep=keep, delimiter=delimiter,
+                         chunk_size=chunk_size, x_key=x_key, y_key=y_key, quiet=quiet)
+
+    def write(f) -> int:
+        rows = 0
+        for chunk in scores:
+            prediction_frame(mf, chunk, proba).to_csv(f, header=rows == 0, index=False, lineterminator="\n")
+            rows += chunk.n_rows
+        return rows
+
+    if out_path is None or out_path == "-":
+        rows = write(sys.stdout)
+        sys.stdout.flush()
+        return rows
+    with atomic_write(out_path, "w") as f:
+        return write(f)
+
+
+def output_name(in_path: str) -> str:
+    """``in/data.csv.gz`` -> ``data.pred.csv``."""
+    name = Path(in_path).name
+    for suffix in _SUFFIXES:
+        if name.lower().endswith(suffix):
+            name = name[: -len(suffix)]
+            break
+    return f"{name}.pred.csv"
+
+
+def _score_one(model_path, in_path, out_path, options):
+    """One batch task: returns ``(in_path, rows, error message or None)``."""
+    from nbcli.io.modelfile import load_model
+
+    try:
+        mf = load_model(model_path)
+        rows = score_file(mf, in_path, out_path, quiet=True, **options)
+        return in_path, rows, None
+    except NbcliError as exc:
+        return in_path, 0, " ".join(str(exc).split())
+    except Exception as exc:  # a bug must not stop the other files
+        return in_path, 0, f"internal error ({type(exc).__name__}: {exc})"
+
+
+def score_batch(model_path, inputs, output_dir, *, jobs=None, quiet=False, **options) -> int:
+    """Score every input into ``output_dir/<name>.pred.csv`` in parallel; returns the number that failed.
+
+    The model file is checked once up front (a bad model fails the whole
+    command with exit code 2). A bad input file is reported and skipped;
+    each output is written atomically, so a failure leaves no partial file.
+    """
+    from joblib import Parallel, delayed
+
+    from nbcli.cli.console import error_line
+    from nbcli.cli.progress import progress_iter
+    from nbcli.reports.runs import BatchReport
+    from nbcli.io.modelfile import load_model
+
+    load_model(model_path)
+    if "-" in inputs:
+        raise NbcliError("stdin (-) cannot be used in batch mode; give file paths")
+    out_dir = Path(output_dir)
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise NbcliError(f"{output_dir}: cannot create the output folder ({exc.strerror or exc})") from None
+    targets = {}
+    for p in inputs:
+        out = str(out_dir / output_name(p))
+        if out in targets.values():
+            raise NbcliError(f"{p}: its output {out} would overwrite another input's; rename one of them")
+        targets[p] = out
+    n_jobs = jobs if jobs is not None else (os.cpu_count() or 1)
+    if n_jobs < 1:
+        raise NbcliError(f"--jobs must be at least 1, got {n_jobs}")
+    tasks = (delayed(_score_one)(model_path, p, targets[p], options) for p in inputs)
+    parallel = Parallel(n_jobs=min(n_jobs, len(inputs)), return_as="generator")
+
+    results = list(progress_iter(parallel(tasks), "scoring files", quiet=quiet, total=len(inputs)))
+    report = BatchReport()
+    for in_path, rows, error in results:
+        if error is not None:
+            error_line(f"{error} (file skipped)")
+        report.rows.append((in_path, targets[in_path], rows, error))
+    from nbcli.cli.common import emit_report
+
+    emit_report(report, None, quiet=quiet)
+    return report.n_failed
