@@ -54,10 +54,5 @@ def write_json(document: dict, target: str) -> None:
         f.write(text)
 
 
-def default_chunk_rows(n_columns: int) -> int:
-    """Rows per chunk so that one chunk holds about 8 million values (64 MB as float64)."""
-    return max(1_000, min(1_000_000, (8 << 20) // max(1, n_columns)))
-
-
 def fail(message: str, exit_code: int = 2):
     raise NbcliError(message, exit_code)

@@ -1,0 +1,1 @@
+"""Reading data files (CSV, gzip-compressed CSV, NPZ, Parquet, stdin) into arrays."""
