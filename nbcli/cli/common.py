@@ -27,7 +27,7 @@ def emit_report(report, json_out: str | None, *, quiet: bool = False, stdout_has
     With ``--json -`` the JSON owns stdout and tables go to stderr.
     """
     from nbcli.cli.console import console, table_stream
-    from nbcli.render.dispatch import render
+    from nbcli.render import render
 
     if json_out is not None:
         write_json(report.to_dict(), json_out)

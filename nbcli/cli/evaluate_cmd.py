@@ -46,9 +46,9 @@ def _enforce(metrics: dict, thresholds) -> None:
 
 
 def collect_scores(mf, path, *, target, delimiter, chunk_size, x_key, y_key, quiet):
-    """All posteriors and labels of a labelled file, and whether it is the model's training data.
+    """All log posteriors and labels of a labelled file, and whether it is the model's training data.
 
-    Returns ``(proba (n_samples, n_classes), y_true (n_samples,), training_match)``.
+    Returns ``(log_proba (n_samples, n_classes), y_true (n_samples,), training_match)``.
     """
     import numpy as np
 
@@ -67,7 +67,7 @@ def collect_scores(mf, path, *, target, delimiter, chunk_size, x_key, y_key, qui
     logp = np.concatenate(logps)
     y = np.concatenate([np.asarray(v, dtype=object) for v in ys]) if len(ys) > 1 else ys[0]
     match = fp.hexdigest() == mf.training.get("data_sha256")
-    return np.exp(logp), y, match
+    return logp, y, match
 
 
 def inputs_of(**paths) -> dict:
@@ -105,19 +105,22 @@ def evaluate(
     Exit codes: 0 ok, 2 bad command or input, 3 a --fail-under/--fail-over threshold missed.
     Example: nbcli evaluate -m iris.npz -d sample_data/iris_test.csv --fail-under accuracy.lower=0.8
     """
-    from nbcli.reports.evaluation import METRIC_KEYS, build_evaluation
+    import numpy as np
 
-    thresholds = _parse_thresholds(fail_under, fail_over, METRIC_KEYS)
+    from nbcli.reports.evaluation import build_evaluation
+    from nbcli.reports.thresholds import EVALUATION_METRICS
+
+    thresholds = _parse_thresholds(fail_under, fail_over, EVALUATION_METRICS)
     from nbcli.io.modelfile import load_model
 
     mf = load_model(model)
-    proba, y_true, match = collect_scores(
+    log_proba, y_true, match = collect_scores(
         mf, data, target=target, delimiter=delimiter, chunk_size=chunk_size,
         x_key=x_key, y_key=y_key, quiet=quiet,
     )
     settings = {"bootstrap_resamples": bootstrap, "confidence": confidence, "seed": seed, "bins": bins}
     report = build_evaluation(
-        mf.classes, y_true, proba, n_resamples=bootstrap, confidence=confidence, seed=seed,
+        mf.classes, y_true, np.exp(log_proba), n_resamples=bootstrap, confidence=confidence, seed=seed,
         bins=bins, training_match=match, inputs=inputs_of(model=model, data=data), settings=settings,
     )
     from nbcli.cli.console import warn
@@ -125,7 +128,7 @@ def evaluate(
     for w in report.warnings:
         warn(w)
     common.emit_report(report, json_out, quiet=quiet)
-    _enforce(report.to_dict()["metrics"], thresholds)
+    _enforce(report.threshold_values(), thresholds)
     return 0
 
 
@@ -151,24 +154,31 @@ def compare(
     Example (fail when B is significantly worse than A):
     nbcli compare -m a.npz -m b.npz -d test.csv --fail-under difference.upper=0
     """
+    import numpy as np
+
     if len(models) != 2:
         raise NbcliError(f"compare needs exactly two --model files (A and B), got {len(models)}")
-    from nbcli.reports.comparison import METRIC_KEYS, build_comparison
+    from nbcli.reports.comparison import build_comparison
+    from nbcli.reports.thresholds import COMPARISON_METRICS
 
-    thresholds = _parse_thresholds(fail_under, fail_over, METRIC_KEYS)
+    thresholds = _parse_thresholds(fail_under, fail_over, COMPARISON_METRICS)
     from nbcli.io.modelfile import load_model
 
     a, b = (load_model(m) for m in models)
     opts = dict(target=target, delimiter=delimiter, chunk_size=chunk_size, x_key=x_key, y_key=y_key, quiet=quiet)
-    proba_a, y_a, _ = collect_scores(a, data, **opts)
-    proba_b, y_b, _ = collect_scores(b, data, **opts)
+    logp_a, y_a, _ = collect_scores(a, data, **opts)
+    logp_b, y_b, _ = collect_scores(b, data, **opts)
     if len(y_a) != len(y_b) or any(str(p) != str(q) for p, q in zip(y_a, y_b)):
         raise NbcliError(f"{data}: the two models read different rows or labels (check --target)")
     settings = {"bootstrap_resamples": bootstrap, "confidence": confidence, "seed": seed}
     report = build_comparison(
-        a.classes, proba_a, b.classes, proba_b, y_a, n_resamples=bootstrap, confidence=confidence,
+        a.classes, np.exp(logp_a), b.classes, np.exp(logp_b), y_a, n_resamples=bootstrap, confidence=confidence,
         seed=seed, inputs=inputs_of(models=list(models), data=data), settings=settings,
     )
+    from nbcli.cli.console import warn
+
+    for w in report.warnings:
+        warn(w)
     common.emit_report(report, json_out, quiet=quiet)
-    _enforce(report.to_dict()["metrics"], thresholds)
+    _enforce(report.threshold_values(), thresholds)
     return 0

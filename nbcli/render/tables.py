@@ -1,0 +1,413 @@
+"""Rich tables for the scoring reports of :mod:`nbcli.reports`.
+
+Each ``render_*`` function returns a list of Rich renderables for a console
+to print in order. Labels are always shown in full: a table whose labels do
+not fit the console's width is drawn with short keys (``#1``, ``#2``...) and
+a legend below it that lists each key's label on its own line. Labels are
+printed as plain text, never as console markup.
+
+:func:`make_console` builds the console: without a terminal (a pipe, a CI
+log) it has no colour and is 200 columns wide, instead of the 80 Rich would
+assume, so that tables are not squeezed.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+
+from rich import box
+from rich.console import Console, Group
+from rich.measure import Measurement
+from rich.table import Table
+from rich.text import Text
+
+PIPE_WIDTH = 200
+"""Console width used when the output is not a terminal."""
+
+BAR_WIDTH = 20
+"""Characters in one bar of the reliability diagram (the full bar is accuracy 1)."""
+
+_EIGHTHS = " ▏▎▍▌▋▊▉█"
+_MARKER = "|"
+_DASH = "—"
+
+_METRIC_NAMES = {
+    "accuracy": "Accuracy",
+    "balanced_accuracy": "Balanced accuracy",
+    "macro_f1": "Macro F1",
+    "cohen_kappa": "Cohen's kappa",
+    "log_loss": "Log-loss",
+    "brier": "Brier score",
+    "ece": "ECE",
+    "mce": "MCE",
+    "mean_confidence": "Mean confidence",
+    "accuracy_a": "Accuracy A",
+    "accuracy_b": "Accuracy B",
+    "difference": "Difference B - A",
+}
+
+
+def _is_terminal(file) -> bool:
+    try:
+        return bool(file.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
+def make_console(file=None, width: int | None = None) -> Console:
+    """A Rich console writing to ``file`` (default ``sys.stdout``).
+
+    On a terminal, Rich's defaults apply (colour, the terminal's width)
+    unless ``width`` is given. Otherwise there is no colour, no markup
+    highlighting, and the width is ``width`` or :data:`PIPE_WIDTH`, so that
+    tables are never cut or squeezed in a log.
+    """
+    file = sys.stdout if file is None else file
+    if _is_terminal(file):
+        return Console(file=file, width=width, highlight=False)
+    return Console(
+        file=file,
+        width=width or PIPE_WIDTH,
+        no_color=True,
+        color_system=None,
+        force_terminal=False,
+        force_interactive=False,
+        highlight=False,
+        emoji=False,
+    )
+
+
+# --------------------------------------------------------------------------
+# Building blocks
+
+
+class FirstThatFits:
+    """Renders the first of several layouts whose natural width fits the console.
+
+    The last layout is the fallback and is rendered whatever its width.
+    """
+
+    def __init__(self, *layouts):
+        self.layouts = layouts
+
+    def _natural_width(self, console, options, layout) -> int:
+        return Measurement.get(console, options.update_width(1_000_000), layout).maximum
+
+    def __rich_console__(self, console, options):
+        for layout in self.layouts[:-1]:
+            if self._natural_width(console, options, layout) <= options.max_width:
+                yield layout
+                return
+        yield self.layouts[-1]
+
+    def __rich_measure__(self, console, options):
+        return Measurement.get(console, options, self.layouts[-1])
+
+
+def _num(x, digits: int = 4) -> str:
+    if x is None or not math.isfinite(x):
+        return _DASH
+    return f"{x:.{digits}f}"
+
+
+def _signed(x, digits: int = 4) -> str:
+    if x is None or not math.isfinite(x):
+        return _DASH
+    return f"{x:+.{digits}f}"
+
+
+def _label(label) -> Text:
+    return Text(str(label), overflow="fold")
+
+
+def _interval_text(iv) -> str:
+    if iv.method == "none" or not (math.isfinite(iv.lower) and math.isfinite(iv.upper)):
+        return _DASH
+    mark = "*" if iv.method == "percentile" else ""
+    return f"[{_num(iv.lower)}, {_num(iv.upper)}]{mark}"
+
+
+def _table(title=None, **kwargs) -> Table:
+    return Table(title=title, box=box.SIMPLE_HEAD, title_justify="left", pad_edge=False, **kwargs)
+
+
+def _legend(labels, keys) -> Text:
+    lines = Text(overflow="fold")
+    for i, (key, label) in enumerate(zip(keys, labels)):
+        if i:
+            lines.append("\n")
+        lines.append(f"  {key}  ")
+        lines.append(str(label))
+    return lines
+
+
+def _interval_note(settings: dict, intervals) -> Text:
+    n = settings.get("bootstrap_resamples", 0)
+    level = settings.get("confidence", 0.95)
+    if not n:
+        return Text("No intervals: bootstrap resampling was turned off (0 resamples).")
+    seed = settings.get("seed")
+    note = f"{level:.0%} BCa bootstrap intervals from {n} resamples (seed {seed})."
+    if any(iv.method == "percentile" for iv in intervals):
+        note += " * percentile interval: BCa is undefined for this sample (e.g. all resamples equal)."
+    return Text(note)
+
+
+def _metric_table(title: str, metrics: dict, level: float) -> Table:
+    t = _table(title)
+    t.add_column("Metric")
+    t.add_column("Value", justify="right")
+    t.add_column(f"{level:.0%} interval", justify="right", no_wrap=True)
+    for key, iv in metrics.items():
+        t.add_row(_METRIC_NAMES.get(key, key), _num(iv.value), _interval_text(iv))
+    return t
+
+
+# --------------------------------------------------------------------------
+# Evaluation
+
+
+def _per_class_table(rows, averages, keys=None) -> Table:
+    t = _table("Per class")
+    t.add_column("#" if keys else "Label", overflow="fold")
+    for name in ("Precision", "Recall", "F1"):
+        t.add_column(name, justify="right")
+    t.add_column("Support", justify="right")
+    for i, r in enumerate(rows):
+        head = Text(keys[i]) if keys else _label(r.label)
+        t.add_row(head, _num(r.precision), _num(r.recall), _num(r.f1), str(r.support))
+    t.add_section()
+    for avg in averages.values():
+        t.add_row(Text(str(avg.label)), _num(avg.precision), _num(avg.recall), _num(avg.f1), str(avg.support))
+    return t
+
+
+def _per_class(report):
+    rows, averages = report.per_class, report.averages
+    keys = [f"#{i + 1}" for i in range(len(rows))]
+    return FirstThatFits(
+        _per_class_table(rows, averages),
+        Group(_per_class_table(rows, averages, keys), _legend([r.label for r in rows], keys)),
+    )
+
+
+def _confusion_table(labels, counts, n_classes, row_heads, col_heads) -> Table:
+    t = _table("Confusion matrix")
+    t.add_column("true \\ predicted", overflow="fold")
+    for head in col_heads[:n_classes]:
+        t.add_column(head, justify="right", overflow="fold")
+    for i in range(len(labels)):
+        t.add_row(row_heads[i], *(str(int(c)) for c in counts[i][:n_classes]))
+    return t
+
+
+def _confusion(report):
+    labels = report.labels
+    counts = report.confusion
+    n_classes = len(labels) - len(report.unseen_labels)
+    keys = [f"#{i + 1}" for i in range(len(labels))]
+    full = [_label(x) for x in labels]
+    keyed_rows = [Text(f"{k} {x}", overflow="fold") for k, x in zip(keys, labels)]
+    not_shown = Text(
+        f"Confusion matrix not shown: {n_classes} predicted classes do not fit the width of this output; "
+        "it is in the JSON report (--json)."
+    )
+    return FirstThatFits(
+        _confusion_table(labels, counts, n_classes, full, [_label(x) for x in labels]),
+        _confusion_table(labels, counts, n_classes, keyed_rows, [Text(k) for k in keys]),
+        Group(
+            _confusion_table(labels, counts, n_classes, [Text(k) for k in keys], [Text(k) for k in keys]),
+            _legend(labels, keys),
+        ),
+        not_shown,
+    )
+
+
+def _most_confused(pairs, top: int = 10) -> Text:
+    text = Text("Most confused (true -> predicted, count):", overflow="fold")
+    if not pairs:
+        text.append("\n  none: every prediction is right")
+    for p in pairs[:top]:
+        text.append("\n  ")
+        text.append(str(p))
+    return text
+
+
+def _bar(accuracy, confidence, width: int = BAR_WIDTH) -> str:
+    if accuracy is None or not math.isfinite(accuracy):
+        return " " * width
+    cells = []
+    filled = accuracy * width
+    for i in range(width):
+        part = min(max(filled - i, 0.0), 1.0)
+        cells.append(_EIGHTHS[int(round(part * 8))])
+    marker = min(width - 1, max(0, int(confidence * width - 1e-9)))
+    cells[marker] = _MARKER
+    return "".join(cells)
+
+
+def reliability_table(diagram, title: str = "Reliability (top-class confidence)") -> Table:
+    """The reliability diagram as a table: one row per bin with a bar of its accuracy.
+
+    The bar is drawn with block characters (a full bar is accuracy 1) and
+    ``|`` marks the bin's mean confidence, so the distance between the bar's
+    end and the mark shows the gap.
+    """
+    t = _table(title)
+    t.add_column("Confidence bin", no_wrap=True)
+    t.add_column("Rows", justify="right")
+    t.add_column(f"█ accuracy {_MARKER} conf.", no_wrap=True, min_width=BAR_WIDTH)
+    t.add_column("Accuracy", justify="right")
+    t.add_column("Confidence", justify="right")
+    t.add_column("Gap", justify="right")
+    for i, b in enumerate(diagram.bins):
+        opening = "[" if i == 0 else "("
+        t.add_row(
+            f"{opening}{b.lower:.3g}, {b.upper:.3g}]",
+            str(b.count),
+            _bar(b.accuracy, b.mean_confidence) if b.count else "",
+            _num(b.accuracy) if b.count else _DASH,
+            _num(b.mean_confidence) if b.count else _DASH,
+            _signed(b.gap) if b.count else _DASH,
+        )
+    return t
+
+
+def render_evaluation(report) -> list:
+    """Renderables for an :class:`~nbcli.reports.evaluation.EvaluationReport`.
+
+    Headline metrics with intervals (and a line naming the interval method,
+    the number of resamples and the seed), the per-class table, the
+    confusion matrix, the most-confused pairs and the calibration summary
+    with its reliability diagram. Warnings are not included: the CLI prints
+    them as ``warning:`` lines.
+    """
+    s = report.settings
+    title = f"Evaluation on {report.n_samples} test rows"
+    cal = report.calibration
+    summary = Text(
+        f"Calibration on {cal.diagram.n_samples} rows: mean confidence {_num(cal.mean_confidence)}, "
+        f"accuracy {_num(cal.accuracy)}, ECE {_num(cal.ece)}, MCE {_num(cal.mce)}"
+    )
+    note = _interval_note(s, report.metrics.values())
+    if report.n_unseen:
+        note.append(
+            f"\n{report.n_unseen} rows have labels the model never saw: they count as errors "
+            "and are left out of log-loss, Brier score and calibration."
+        )
+    return [
+        _metric_table(title, report.metrics, s.get("confidence", 0.95)),
+        note,
+        _per_class(report),
+        _confusion(report),
+        _most_confused(report.most_confused),
+        Text(""),
+        summary,
+        reliability_table(cal.diagram),
+    ]
+
+
+# --------------------------------------------------------------------------
+# Comparison
+
+
+def _model_path(inputs: dict, which: str):
+    """Path of model A or B from ``inputs``: ``{"models": [a, b]}`` or ``{"model_a": a, "model_b": b}``."""
+    if not isinstance(inputs, dict):
+        return None
+    entry = inputs.get(f"model_{which.lower()}")
+    models = inputs.get("models")
+    if entry is None and isinstance(models, list) and len(models) == 2:
+        entry = models["AB".index(which)]
+    return entry.get("path") if isinstance(entry, dict) else None
+
+
+def render_comparison(report) -> list:
+    """Renderables for a :class:`~nbcli.reports.comparison.ComparisonReport`.
+
+    Both accuracies and the paired difference B - A with intervals, the 2 x 2
+    agreement table and McNemar's exact test.
+    """
+    s = report.settings
+    out = []
+    names = [(w, _model_path(report.inputs, w)) for w in ("A", "B")]
+    if any(path for _, path in names):
+        legend = Text(overflow="fold")
+        for i, (w, path) in enumerate(names):
+            legend.append(("\n" if i else "") + f"  {w}: ")
+            legend.append(str(path or "?"))
+        out.append(legend)
+    out.append(_metric_table(f"Comparison on {report.n_samples} test rows", report.metrics, s.get("confidence", 0.95)))
+    out.append(_interval_note(s, report.metrics.values()))
+    t = _table("Agreement (rows)")
+    t.add_column("")
+    t.add_column("B right", justify="right")
+    t.add_column("B wrong", justify="right")
+    tab = report.table
+    t.add_row("A right", str(tab.both_correct), str(tab.only_a_correct))
+    t.add_row("A wrong", str(tab.only_b_correct), str(tab.both_wrong))
+    out.append(t)
+    out.append(
+        Text(
+            f"McNemar exact test: p = {report.p_value:.4g} (two-sided; "
+            f"{tab.only_a_correct} rows only A got right, {tab.only_b_correct} only B)"
+        )
+    )
+    return out
+
+
+# --------------------------------------------------------------------------
+# Calibration
+
+
+def _calibration_values(report) -> dict:
+    m = report.metrics
+    return {
+        "ece": m.get("ece"),
+        "mce": report.mce,
+        "brier": m.get("brier"),
+        "log_loss": m.get("log_loss"),
+        "mean_confidence": report.mean_confidence,
+        "accuracy": report.accuracy,
+    }
+
+
+def _cell(v) -> str:
+    if v is None:
+        return _DASH
+    if hasattr(v, "method"):
+        interval = _interval_text(v)
+        return _num(v.value) if interval == _DASH else f"{_num(v.value)} {interval}"
+    return _num(v)
+
+
+def render_calibration(report, before=None) -> list:
+    """Renderables for a :class:`~nbcli.reports.reliability.CalibrationReport`.
+
+    With ``before`` (the report before calibration), the summary shows both
+    side by side and both reliability diagrams are drawn. A
+    :class:`~nbcli.reports.reliability.RecalibrationReport` is drawn that way.
+    """
+    if before is None and hasattr(report, "before") and hasattr(report, "after"):
+        report, before = report.after, report.before
+    s = report.settings
+    level = s.get("confidence", 0.95)
+    t = _table(f"Calibration on {report.n_samples - report.n_unseen} rows")
+    t.add_column("Metric")
+    if before is not None:
+        t.add_column(f"Before [{level:.0%} interval]", justify="right", no_wrap=True)
+    t.add_column(f"{'After' if before is not None else 'Value'} [{level:.0%} interval]", justify="right", no_wrap=True)
+    after_values = _calibration_values(report)
+    before_values = _calibration_values(before) if before is not None else None
+    for key, v in after_values.items():
+        cells = [_cell(before_values[key])] if before_values is not None else []
+        t.add_row(_METRIC_NAMES.get(key, key), *cells, _cell(v))
+    intervals = list(report.metrics.values()) + (list(before.metrics.values()) if before is not None else [])
+    out = [t, _interval_note(s, intervals)]
+    if before is not None:
+        out.append(reliability_table(before.diagram, "Reliability before calibration"))
+        out.append(reliability_table(report.diagram, "Reliability after calibration"))
+    else:
+        out.append(reliability_table(report.diagram))
+    return out

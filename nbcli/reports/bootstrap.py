@@ -1,0 +1,335 @@
+"""Vectorised bootstrap confidence intervals (BCa, with a percentile fallback).
+
+The interval is the bias-corrected and accelerated (BCa) bootstrap interval
+(Efron, "Better bootstrap confidence intervals", JASA 82, 1987; Efron and
+Tibshirani, *An Introduction to the Bootstrap*, 1993, sec. 14.3): the
+percentile interval taken at the levels
+
+    alpha_1 = Phi(z0 + (z0 + z[alpha]) / (1 - a (z0 + z[alpha])))
+    alpha_2 = Phi(z0 + (z0 + z[1 - alpha]) / (1 - a (z0 + z[1 - alpha])))
+
+with ``alpha = (1 - confidence) / 2`` and ``z[q]`` the standard normal
+quantile, where the bias correction ``z0`` is the normal quantile of the fraction of
+resampled statistics below the estimate (ties counted half, as
+``scipy.stats.bootstrap``) and the acceleration ``a`` comes from the jackknife
+(leave-one-out) values of the statistic. Where BCa is undefined - all
+resampled statistics equal (e.g. 100% accuracy), zero jackknife variance, or a
+non-finite ``z0`` - the plain percentile interval is used instead, and the
+interval says so in its ``method``.
+
+Resampling is done on the cheapest sufficient representation:
+
+* statistics of a confusion matrix are resampled as multinomial draws over
+  its cells (a row resample only changes how many rows fall in each cell),
+  and their jackknife takes one value per non-empty cell, weighted by the
+  cell's count;
+* means of per-row values (log-loss, Brier score) share one matrix of
+  resampled row indices, and their jackknife values have a closed form.
+
+One ``numpy.random.Generator`` drives all draws, so the same seed gives the
+same intervals.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable, Mapping
+
+import numpy as np
+from scipy.special import ndtr, ndtri
+
+from nbcli.reports.metrics import json_number
+
+# Resampled arrays are built this many values at a time, to bound memory.
+_CHUNK_VALUES = 2_000_000
+
+BCA = "BCa"
+PERCENTILE = "percentile"
+NONE = "none"
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A point estimate with a two-sided confidence interval.
+
+    ``method`` is "BCa", "percentile" (BCa undefined for this sample) or
+    "none" (no resampling; ``lower`` and ``upper`` are NaN). NaN values
+    serialise as null.
+    """
+
+    value: float
+    lower: float
+    upper: float
+    method: str
+
+    def to_dict(self) -> dict:
+        return {
+            "value": json_number(self.value),
+            "lower": json_number(self.lower),
+            "upper": json_number(self.upper),
+            "method": self.method,
+        }
+
+
+def no_interval(value: float) -> Interval:
+    """An estimate without an interval (zero resamples, or an undefined estimate)."""
+    return Interval(float(value), math.nan, math.nan, NONE)
+
+
+def _check_confidence(confidence: float) -> None:
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must lie strictly between 0 and 1, got {confidence}")
+
+
+def percentile_interval(estimate: float, replicates, *, confidence: float = 0.95) -> Interval:
+    """Percentile interval: the (1 -/+ confidence)/2 quantiles of the resampled statistics.
+
+    ``replicates`` has shape (n_resamples,); non-finite values are ignored.
+    Quantiles interpolate linearly, as ``scipy.stats.bootstrap``.
+    """
+    _check_confidence(confidence)
+    r = np.asarray(replicates, dtype=float)
+    r = r[np.isfinite(r)]
+    if not math.isfinite(estimate) or r.size == 0:
+        return no_interval(estimate)
+    alpha = (1.0 - confidence) / 2.0
+    lower, upper = np.quantile(r, [alpha, 1.0 - alpha])
+    return Interval(float(estimate), float(lower), float(upper), PERCENTILE)
+
+
+def bca_interval(
+    estimate: float,
+    replicates,
+    jackknife,
+    *,
+    confidence: float = 0.95,
+    jackknife_weights=None,
+) -> Interval:
+    """BCa interval from resampled statistics and jackknife values.
+
+    Parameters
+    ----------
+    estimate : float
+        The statistic on the original sample.
+    replicates : array of shape (n_resamples,)
+        The statistic on each bootstrap resample. Non-finite values (a
+        resample on which the statistic is undefined) are ignored.
+    jackknife : array of shape (m,)
+        Leave-one-out values of the statistic.
+    jackknife_weights : array of shape (m,), optional
+        How many rows share each jackknife value (rows in the same
+        confusion-matrix cell give the same value); default 1 each.
+    confidence : float
+        Two-sided confidence level in (0, 1).
+
+    Returns the percentile interval instead when BCa is undefined (see the
+    module docstring). Raises ValueError for a confidence outside (0, 1).
+    """
+    _check_confidence(confidence)
+    r = np.asarray(replicates, dtype=float)
+    r = r[np.isfinite(r)]
+    if not math.isfinite(estimate) or r.size == 0:
+        return no_interval(estimate)
+    # Resampled statistics that differ only by rounding are equal: BCa needs spread.
+    if np.ptp(r) <= 64 * np.finfo(float).eps * max(1.0, abs(estimate)):
+        return percentile_interval(estimate, r, confidence=confidence)
+
+    below = np.count_nonzero(r < estimate) + np.count_nonzero(r <= estimate)
+    z0 = float(ndtri(below / (2.0 * r.size)))
+
+    jk = np.asarray(jackknife, dtype=float)
+    w = np.ones_like(jk) if jackknife_weights is None else np.asarray(jackknife_weights, dtype=float)
+    ok = np.isfinite(jk) & (w > 0)
+    jk, w = jk[ok], w[ok]
+    if jk.size == 0:
+        return percentile_interval(estimate, r, confidence=confidence)
+    # Acceleration from the jackknife (Efron & Tibshirani 1993, sec. 14.3);
+    # the (n - 1) factors of the textbook form cancel in the ratio.
+    d = np.dot(w, jk) / w.sum() - jk
+    spread = np.dot(w, d * d)
+    if not (math.isfinite(z0) and spread > 0 and math.isfinite(spread)):
+        return percentile_interval(estimate, r, confidence=confidence)
+    accel = float(np.dot(w, d * d * d) / (6.0 * spread**1.5))
+
+    z_alpha = float(ndtri((1.0 - confidence) / 2.0))
+    levels = []
+    for z in (z_alpha, -z_alpha):
+        num = z0 + z
+        levels.append(float(ndtr(z0 + num / (1.0 - accel * num))))
+    if not all(math.isfinite(x) for x in levels):
+        return percentile_interval(estimate, r, confidence=confidence)
+    lower, upper = np.quantile(r, levels)
+    return Interval(float(estimate), float(lower), float(upper), BCA)
+
+
+def _chunks(n_resamples: int, row_size: int):
+    step = max(1, _CHUNK_VALUES // max(1, row_size))
+    for start in range(0, n_resamples, step):
+        yield min(step, n_resamples - start)
+
+
+# --------------------------------------------------------------------------
+# Statistics of a table of counts (confusion matrix, agreement table)
+
+Statistic = Callable[[np.ndarray], np.ndarray]
+
+
+def resampled_statistics(
+    counts, statistics: Mapping[str, Statistic], n_resamples: int, rng: np.random.Generator
+) -> dict[str, np.ndarray]:
+    """Statistics of bootstrap resamples of a table of counts.
+
+    Resampling the n rows behind a table of counts with replacement is the
+    same as drawing the table from a multinomial with the observed cell
+    frequencies, so only the cells are drawn.
+
+    Parameters
+    ----------
+    counts : int array of any shape (e.g. (L, L)), total n > 0
+    statistics : {name: f} with ``f`` mapping a stack of tables of shape
+        (B, *counts.shape) to values of shape (B,)
+    n_resamples : int
+    rng : numpy.random.Generator
+
+    Returns {name: array of shape (n_resamples,)}.
+    """
+    c = np.asarray(counts)
+    flat = c.ravel()
+    cells = np.flatnonzero(flat)
+    n = int(flat.sum())
+    out = {name: [] for name in statistics}
+    for size in _chunks(n_resamples, flat.size):
+        drawn = rng.multinomial(n, flat[cells] / n, size=size)
+        tables = np.zeros((size, flat.size))
+        tables[:, cells] = drawn
+        tables = tables.reshape((size,) + c.shape)
+        for name, f in statistics.items():
+            out[name].append(np.asarray(f(tables), dtype=float))
+    return {name: np.concatenate(v) if v else np.zeros(0) for name, v in out.items()}
+
+
+def jackknife_statistics(
+    counts, statistics: Mapping[str, Statistic]
+) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """Leave-one-out values of statistics of a table of counts.
+
+    Leaving out a row removes one count from its cell, so there is one
+    jackknife value per non-empty cell, shared by the rows in it.
+
+    Returns ``({name: values of shape (m,)}, weights of shape (m,))`` with m
+    the number of non-empty cells and the weights their counts.
+    """
+    c = np.asarray(counts)
+    flat = c.ravel()
+    cells = np.flatnonzero(flat)
+    tables = np.tile(flat.astype(float), (cells.size, 1))
+    tables[np.arange(cells.size), cells] -= 1.0
+    tables = tables.reshape((cells.size,) + c.shape)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        values = {name: np.asarray(f(tables), dtype=float) for name, f in statistics.items()}
+    return values, flat[cells].astype(float)
+
+
+def bootstrap_count_statistics(
+    counts,
+    statistics: Mapping[str, Statistic],
+    *,
+    n_resamples: int,
+    confidence: float,
+    rng: np.random.Generator,
+) -> dict[str, Interval]:
+    """BCa intervals for statistics of a table of counts (see :func:`resampled_statistics`).
+
+    ``n_resamples=0`` gives estimates without intervals (method "none").
+    """
+    _check_confidence(confidence)
+    c = np.asarray(counts)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        estimates = {name: float(f(c[np.newaxis].astype(float))[0]) for name, f in statistics.items()}
+    if n_resamples <= 0 or c.sum() == 0:
+        return {name: no_interval(v) for name, v in estimates.items()}
+    with np.errstate(divide="ignore", invalid="ignore"):
+        replicates = resampled_statistics(c, statistics, n_resamples, rng)
+    jackknife, weights = jackknife_statistics(c, statistics)
+    return {
+        name: bca_interval(
+            estimates[name],
+            replicates[name],
+            jackknife[name],
+            jackknife_weights=weights,
+            confidence=confidence,
+        )
+        for name in statistics
+    }
+
+
+# --------------------------------------------------------------------------
+# Means of per-row values
+
+
+def resampled_means(values, n_resamples: int, rng: np.random.Generator) -> np.ndarray:
+    """Column means of bootstrap resamples of rows.
+
+    ``values`` has shape (n_samples, k); every column is resampled with the
+    same row indices. Returns shape (n_resamples, k).
+    """
+    v = np.asarray(values, dtype=float)
+    n, k = v.shape
+    # One contiguous 1-D gather per column with intp indices is several times
+    # faster than gathering rows of the 2-D array.
+    columns = [np.ascontiguousarray(v[:, j]) for j in range(k)]
+    out = []
+    for size in _chunks(n_resamples, n):
+        idx = rng.integers(0, n, size=(size, n), dtype=np.intp)
+        out.append(np.column_stack([np.take(c, idx).mean(axis=1) for c in columns]))
+    return np.concatenate(out) if out else np.zeros((0, k))
+
+
+def jackknife_means(values) -> np.ndarray:
+    """Leave-one-out column means, (sum - x_i) / (n - 1); shape (n_samples, k) like ``values``."""
+    v = np.asarray(values, dtype=float)
+    n = v.shape[0]
+    return (v.sum(axis=0) - v) / (n - 1)
+
+
+def bootstrap_means(
+    columns: Mapping[str, np.ndarray],
+    *,
+    n_resamples: int,
+    confidence: float,
+    rng: np.random.Generator,
+) -> dict[str, Interval]:
+    """BCa intervals for the means of per-row values, e.g. {"log_loss": ..., "brier": ...}.
+
+    All columns have shape (n_samples,) and share one set of resampled rows.
+    With no rows the estimates are NaN; with one row or ``n_resamples=0``
+    there are no intervals (method "none").
+    """
+    _check_confidence(confidence)
+    names = list(columns)
+    v = np.column_stack([np.asarray(columns[k], dtype=float) for k in names]) if names else np.zeros((0, 0))
+    n = v.shape[0]
+    estimates = v.mean(axis=0) if n else np.full(len(names), math.nan)
+    if n_resamples <= 0 or n < 2:
+        return {k: no_interval(e) for k, e in zip(names, estimates)}
+    replicates = resampled_means(v, n_resamples, rng)
+    jackknife = jackknife_means(v)
+    return {
+        k: bca_interval(float(estimates[j]), replicates[:, j], jackknife[:, j], confidence=confidence)
+        for j, k in enumerate(names)
+    }
+
+
+def method_summary(intervals: Mapping[str, Interval]) -> str:
+    """One line naming the interval method used, e.g. "BCa" or "BCa (percentile for: accuracy)"."""
+    methods = {k: iv.method for k, iv in intervals.items()}
+    used = set(methods.values())
+    if used <= {NONE}:
+        return NONE
+    if used <= {BCA, NONE}:
+        return BCA
+    if used <= {PERCENTILE, NONE}:
+        return PERCENTILE
+    fallback = [k for k, m in methods.items() if m == PERCENTILE]
+    return f"BCa (percentile for: {', '.join(fallback)})"

@@ -1,0 +1,391 @@
+"""The report of ``nbcli evaluate``: metrics with bootstrap intervals, tables, calibration.
+
+:func:`build_evaluation` scores a model's posteriors against test labels and
+returns an :class:`EvaluationReport`; its ``to_dict()`` is the JSON form
+described by :data:`EVALUATION_SCHEMA` (JSON Schema, draft 2020-12).
+
+Test labels the model never saw count as errors in the accuracy-type metrics
+(accuracy, balanced accuracy, macro-F1, Cohen's kappa, the per-class table)
+and are left out of the probability metrics (log-loss, Brier score,
+calibration); the report says how many rows were left out and which labels.
+
+NumPy only: no file I/O, no printing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from nbcli import __version__
+from nbcli.reports.bootstrap import (
+    Interval,
+    bootstrap_count_statistics,
+    bootstrap_means,
+    method_summary,
+)
+from nbcli.reports.metrics import (
+    CONFUSION_METRICS,
+    ClassScores,
+    ConfusedPair,
+    brier_per_row,
+    confusion_matrix,
+    encode_labels,
+    json_label,
+    json_number,
+    log_loss_per_row,
+    most_confused,
+    per_class_scores,
+    predicted_codes,
+)
+from nbcli.reports.reliability import (
+    ReliabilityDiagram,
+    reliability_diagram,
+    top_class_confidence,
+    unseen_warning,
+)
+
+SCHEMA_NAME = "nbcli.evaluation"
+SCHEMA_VERSION = 1
+
+METRIC_KEYS = ("accuracy", "balanced_accuracy", "macro_f1", "cohen_kappa", "log_loss", "brier")
+"""Headline metrics, in report order."""
+
+TRAINING_DATA_WARNING = (
+    "scored on the data the model was trained on; these numbers overstate how well it does on new data"
+)
+
+
+@dataclass(frozen=True)
+class CalibrationSummary:
+    """Mean top-class confidence against accuracy on the rows with known labels, with reliability bins."""
+
+    mean_confidence: float
+    accuracy: float
+    diagram: ReliabilityDiagram
+
+    @property
+    def ece(self) -> float:
+        return self.diagram.ece
+
+    @property
+    def mce(self) -> float:
+        return self.diagram.mce
+
+    def to_dict(self) -> dict:
+        return {
+            "n_samples": int(self.diagram.n_samples),
+            "mean_confidence": json_number(self.mean_confidence),
+            "accuracy": json_number(self.accuracy),
+            "ece": json_number(self.ece),
+            "mce": json_number(self.mce),
+            "binning": self.diagram.strategy,
+            "bins": [b.to_dict() for b in self.diagram.bins],
+        }
+
+
+@dataclass
+class EvaluationReport:
+    """Everything ``nbcli evaluate`` reports; see :func:`build_evaluation`.
+
+    ``labels`` are the model's classes then the unseen test labels, and
+    index both axes of ``confusion`` (rows true, columns predicted).
+    """
+
+    schema: ClassVar[str] = SCHEMA_NAME
+
+    metrics: dict[str, Interval]
+    labels: list
+    confusion: np.ndarray
+    most_confused: list[ConfusedPair]
+    per_class: list[ClassScores]
+    averages: dict[str, ClassScores]
+    calibration: CalibrationSummary
+    warnings: list[str]
+    n_samples: int
+    n_unseen: int
+    unseen_labels: list
+    inputs: dict
+    settings: dict
+
+    def threshold_values(self) -> dict:
+        """Values ``--fail-under``/``--fail-over`` can check, by metric name."""
+        values = {k: v.to_dict() for k, v in self.metrics.items()}
+        values.update(
+            ece=json_number(self.calibration.ece),
+            mce=json_number(self.calibration.mce),
+            mean_confidence=json_number(self.calibration.mean_confidence),
+        )
+        return values
+
+    def to_dict(self) -> dict:
+        """The JSON form: plain JSON types only, described by :data:`EVALUATION_SCHEMA`."""
+        return {
+            "schema": self.schema,
+            "schema_version": SCHEMA_VERSION,
+            "nbcli_version": __version__,
+            "inputs": self.inputs,
+            "settings": self.settings,
+            "n_samples": int(self.n_samples),
+            "n_unseen": int(self.n_unseen),
+            "unseen_labels": [json_label(x) for x in self.unseen_labels],
+            "metrics": {k: v.to_dict() for k, v in self.metrics.items()},
+            "confusion_matrix": {
+                "labels": [json_label(x) for x in self.labels],
+                "counts": np.asarray(self.confusion).astype(int).tolist(),
+            },
+            "most_confused": [p.to_dict() for p in self.most_confused],
+            "per_class": [row.to_dict() for row in self.per_class],
+            "averages": {k: v.to_dict() for k, v in self.averages.items()},
+            "calibration": self.calibration.to_dict(),
+            "warnings": list(self.warnings),
+        }
+
+
+def build_evaluation(
+    classes,
+    y_true,
+    proba,
+    *,
+    n_resamples: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 0,
+    bins: int = 10,
+    training_match: bool = False,
+    top_confused: int | None = 10,
+    inputs: dict | None = None,
+    settings: dict | None = None,
+) -> EvaluationReport:
+    """Score posteriors against true labels.
+
+    Parameters
+    ----------
+    classes : array of shape (n_classes,)
+        The model's class labels in the column order of ``proba``.
+    y_true : array of shape (n_samples,)
+        Test labels as given; compared with classes by string form.
+    proba : array of shape (n_samples, n_classes)
+        Posterior probabilities; the prediction is the argmax class, as
+        ``nbcli predict`` makes it.
+    n_resamples, confidence, seed
+        Bootstrap settings: ``n_resamples`` BCa resamples (0 for no
+        intervals) at two-sided level ``confidence``, all driven by
+        ``numpy.random.default_rng(seed)``.
+    bins : int
+        Number of equal-width reliability bins of the top-class confidence.
+    training_match : bool
+        True when the test data is the training data; adds a warning.
+    top_confused : int or None
+        How many most-confused pairs to keep (None: all).
+    inputs, settings : dict
+        Passed through into the JSON form (e.g. file paths and SHA-256); the
+        computed settings are added to ``settings``.
+
+    Raises
+    ------
+    ValueError
+        For mismatched shapes, no rows, a confidence outside (0, 1) or fewer
+        than 1 bin.
+    """
+    coding = encode_labels(classes, y_true)
+    proba = np.asarray(proba, dtype=float)
+    n = coding.codes.size
+    if n == 0:
+        raise ValueError("no test rows to score")
+    if proba.shape != (n, coding.n_classes):
+        raise ValueError(f"proba has shape {proba.shape}, expected ({n}, {coding.n_classes})")
+    labels = coding.labels
+    pred = predicted_codes(proba)
+    confusion = confusion_matrix(coding.codes, pred, len(labels))
+
+    rng = np.random.default_rng(seed)
+    metrics = bootstrap_count_statistics(
+        confusion, CONFUSION_METRICS, n_resamples=n_resamples, confidence=confidence, rng=rng
+    )
+    known = coding.known
+    p, codes = proba[known], coding.codes[known]
+    metrics.update(
+        bootstrap_means(
+            {"log_loss": log_loss_per_row(p, codes), "brier": brier_per_row(p, codes)},
+            n_resamples=n_resamples,
+            confidence=confidence,
+            rng=rng,
+        )
+    )
+    metrics = {k: metrics[k] for k in METRIC_KEYS}
+
+    conf, correct = top_class_confidence(p, codes)
+    calibration = CalibrationSummary(
+        mean_confidence=float(conf.mean()) if conf.size else float("nan"),
+        accuracy=float(correct.mean()) if correct.size else float("nan"),
+        diagram=reliability_diagram(conf, correct, bins),
+    )
+    rows, averages = per_class_scores(confusion, labels)
+
+    warnings = []
+    if coding.n_unseen:
+        warnings.append(unseen_warning(coding.unseen_labels, coding.n_unseen))
+    if training_match:
+        warnings.append(TRAINING_DATA_WARNING)
+    computed = {
+        "bootstrap_resamples": int(n_resamples),
+        "confidence": float(confidence),
+        "seed": seed,
+        "bootstrap_method": method_summary(metrics),
+        "bins": int(bins),
+    }
+    return EvaluationReport(
+        metrics=metrics,
+        labels=labels,
+        confusion=confusion,
+        most_confused=most_confused(confusion, labels, top_confused),
+        per_class=rows,
+        averages=averages,
+        calibration=calibration,
+        warnings=warnings,
+        n_samples=n,
+        n_unseen=coding.n_unseen,
+        unseen_labels=coding.unseen_labels,
+        inputs=dict(inputs or {}),
+        settings={**(settings or {}), **computed},
+    )
+
+
+# --------------------------------------------------------------------------
+# JSON Schema of EvaluationReport.to_dict()
+
+_NUMBER_OR_NULL = {"type": ["number", "null"]}
+_LABEL = {"type": ["string", "integer", "number", "boolean"]}
+_COUNT = {"type": "integer", "minimum": 0}
+
+INTERVAL_SCHEMA = {
+    "type": "object",
+    "required": ["value", "lower", "upper", "method"],
+    "additionalProperties": False,
+    "properties": {
+        "value": _NUMBER_OR_NULL,
+        "lower": _NUMBER_OR_NULL,
+        "upper": _NUMBER_OR_NULL,
+        "method": {"enum": ["BCa", "percentile", "none"]},
+    },
+}
+
+_CLASS_SCORES = {
+    "type": "object",
+    "required": ["label", "precision", "recall", "f1", "support"],
+    "additionalProperties": False,
+    "properties": {
+        "label": _LABEL,
+        "precision": {"type": "number", "minimum": 0, "maximum": 1},
+        "recall": {"type": "number", "minimum": 0, "maximum": 1},
+        "f1": {"type": "number", "minimum": 0, "maximum": 1},
+        "support": _COUNT,
+    },
+}
+
+RELIABILITY_BIN_SCHEMA = {
+    "type": "object",
+    "required": ["lower", "upper", "count", "mean_confidence", "accuracy", "gap"],
+    "additionalProperties": False,
+    "properties": {
+        "lower": {"type": "number", "minimum": 0, "maximum": 1},
+        "upper": {"type": "number", "minimum": 0, "maximum": 1},
+        "count": _COUNT,
+        "mean_confidence": _NUMBER_OR_NULL,
+        "accuracy": _NUMBER_OR_NULL,
+        "gap": _NUMBER_OR_NULL,
+    },
+}
+
+EVALUATION_SCHEMA = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "title": "nbcli evaluation report",
+    "type": "object",
+    "required": [
+        "schema",
+        "schema_version",
+        "nbcli_version",
+        "inputs",
+        "settings",
+        "n_samples",
+        "n_unseen",
+        "unseen_labels",
+        "metrics",
+        "confusion_matrix",
+        "most_confused",
+        "per_class",
+        "averages",
+        "calibration",
+        "warnings",
+    ],
+    "additionalProperties": False,
+    "properties": {
+        "schema": {"const": SCHEMA_NAME},
+        "schema_version": {"const": SCHEMA_VERSION},
+        "nbcli_version": {"type": "string"},
+        "inputs": {"type": "object"},
+        "settings": {
+            "type": "object",
+            "required": ["bootstrap_resamples", "confidence", "seed", "bootstrap_method", "bins"],
+            "properties": {
+                "bootstrap_resamples": _COUNT,
+                "confidence": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1},
+                "seed": {"type": ["integer", "null"]},
+                "bootstrap_method": {"type": "string"},
+                "bins": {"type": "integer", "minimum": 1},
+            },
+        },
+        "n_samples": {"type": "integer", "minimum": 1},
+        "n_unseen": _COUNT,
+        "unseen_labels": {"type": "array", "items": _LABEL},
+        "metrics": {
+            "type": "object",
+            "required": list(METRIC_KEYS),
+            "additionalProperties": False,
+            "properties": {k: INTERVAL_SCHEMA for k in METRIC_KEYS},
+        },
+        "confusion_matrix": {
+            "type": "object",
+            "required": ["labels", "counts"],
+            "additionalProperties": False,
+            "properties": {
+                "labels": {"type": "array", "items": _LABEL},
+                "counts": {"type": "array", "items": {"type": "array", "items": _COUNT}},
+            },
+        },
+        "most_confused": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["true", "predicted", "count"],
+                "additionalProperties": False,
+                "properties": {"true": _LABEL, "predicted": _LABEL, "count": {"type": "integer", "minimum": 1}},
+            },
+        },
+        "per_class": {"type": "array", "items": _CLASS_SCORES},
+        "averages": {
+            "type": "object",
+            "required": ["macro", "weighted"],
+            "additionalProperties": False,
+            "properties": {"macro": _CLASS_SCORES, "weighted": _CLASS_SCORES},
+        },
+        "calibration": {
+            "type": "object",
+            "required": ["n_samples", "mean_confidence", "accuracy", "ece", "mce", "binning", "bins"],
+            "additionalProperties": False,
+            "properties": {
+                "n_samples": _COUNT,
+                "mean_confidence": _NUMBER_OR_NULL,
+                "accuracy": _NUMBER_OR_NULL,
+                "ece": _NUMBER_OR_NULL,
+                "mce": _NUMBER_OR_NULL,
+                "binning": {"enum": ["uniform", "quantile", "explicit"]},
+                "bins": {"type": "array", "items": RELIABILITY_BIN_SCHEMA},
+            },
+        },
+        "warnings": {"type": "array", "items": {"type": "string"}},
+    },
+}
+"""JSON Schema (draft 2020-12) of :meth:`EvaluationReport.to_dict`."""

@@ -1,0 +1,387 @@
+"""Classification metrics computed from class labels and posterior probabilities.
+
+Every metric here equals the value scikit-learn's ``sklearn.metrics`` gives on
+the same inputs (the tests check this to 1e-12), so that numbers reported by
+nbcli can be compared with numbers computed elsewhere.
+
+Labels are compared by their string form (``str(label)``): the integer ``3``
+and the string ``"3"`` are the same class. This lets test labels read from a
+text file match a model whose classes were integers.
+
+The metrics that depend only on the confusion matrix (accuracy, balanced
+accuracy, macro-F1, Cohen's kappa) are written for a stack of confusion
+matrices of shape ``(..., n_labels, n_labels)``, so that the bootstrap can
+evaluate them on all its resamples at once.
+
+NumPy only: no file I/O, no printing.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass
+
+import numpy as np
+
+# Log-loss clips probabilities here before taking the log, so that a zero
+# probability on the true class costs a large finite amount
+# (-log(2.2e-308) = 708.4 nats) instead of infinity.
+PROBA_FLOOR = float(np.finfo(np.float64).tiny)
+
+
+# --------------------------------------------------------------------------
+# JSON-friendly values
+
+
+def json_number(x) -> float | int | None:
+    """``x`` as a plain Python ``int`` or ``float``; ``None`` when not finite.
+
+    JSON has no NaN or infinity, so an undefined metric is written as null.
+    """
+    if x is None:
+        return None
+    if isinstance(x, (bool, np.bool_)):
+        return bool(x)
+    if isinstance(x, numbers.Integral):
+        return int(x)
+    x = float(x)
+    return x if math.isfinite(x) else None
+
+
+def json_label(label):
+    """A class label as a plain Python value, keeping its type (int stays int, str stays str)."""
+    if isinstance(label, np.generic):
+        return label.item()
+    return label
+
+
+def label_key(label) -> str:
+    """The string form by which labels are compared."""
+    return str(json_label(label))
+
+
+# --------------------------------------------------------------------------
+# Label coding
+
+
+@dataclass(frozen=True)
+class LabelCoding:
+    """Test labels coded as integers over the model's classes plus unseen labels.
+
+    Attributes
+    ----------
+    labels : list
+        Plain Python labels: the model's classes in model order, then the test
+        labels the model never saw (sorted, numbers numerically).
+    n_classes : int
+        Number of model classes; ``labels[:n_classes]`` are the model classes.
+    codes : ndarray of shape (n_samples,)
+        Index into ``labels`` of each test label.
+    """
+
+    labels: list
+    n_classes: int
+    codes: np.ndarray
+
+    @property
+    def known(self) -> np.ndarray:
+        """Boolean mask of shape (n_samples,): rows whose label the model knows."""
+        return self.codes < self.n_classes
+
+    @property
+    def unseen_labels(self) -> list:
+        return self.labels[self.n_classes :]
+
+    @property
+    def n_unseen(self) -> int:
+        """Number of test rows whose label the model never saw."""
+        return int(np.count_nonzero(self.codes >= self.n_classes))
+
+
+def _label_order(label):
+    # Numbers sort numerically and before strings; everything else by its text.
+    if isinstance(label, numbers.Real) and not isinstance(label, bool):
+        return (0, float(label), "")
+    return (1, 0.0, str(label))
+
+
+def encode_labels(classes, y_true) -> LabelCoding:
+    """Code test labels against the model's classes.
+
+    Parameters
+    ----------
+    classes : array-like of shape (n_classes,)
+        The model's class labels in model (column) order.
+    y_true : array-like of shape (n_samples,)
+        Test labels as given; may hold labels the model never saw.
+
+    Raises
+    ------
+    ValueError
+        If two model classes have the same string form, or ``y_true`` is not
+        one-dimensional.
+    """
+    class_labels = [json_label(c) for c in np.asarray(classes, dtype=object).ravel()]
+    keys = [str(c) for c in class_labels]
+    index = {k: i for i, k in enumerate(keys)}
+    if len(index) != len(keys):
+        raise ValueError(f"model classes are not distinct as text: {keys}")
+
+    y = np.asarray(y_true)
+    if y.ndim != 1:
+        raise ValueError(f"y_true must be one-dimensional, got shape {y.shape}")
+    if y.dtype == object:
+        # Mixed types cannot be sorted by np.unique; their text forms can.
+        originals = y
+        uniq_keys, first, inverse = np.unique(
+            np.array([label_key(v) for v in y], dtype=str), return_index=True, return_inverse=True
+        )
+        uniq_values = [json_label(originals[i]) for i in first]
+        uniq_keys = uniq_keys.tolist()
+    else:
+        uniq, inverse = np.unique(y, return_inverse=True)
+        uniq_values = [json_label(v) for v in uniq]
+        uniq_keys = [str(v) for v in uniq_values]
+
+    unseen: dict[str, object] = {}
+    for k, v in zip(uniq_keys, uniq_values):
+        if k not in index and k not in unseen:
+            unseen[k] = v
+    unseen_values = sorted(unseen.values(), key=_label_order)
+    for v in unseen_values:
+        index[str(v)] = len(index)
+    lookup = np.array([index[k] for k in uniq_keys], dtype=np.intp)
+    codes = lookup[inverse.ravel()] if len(uniq_keys) else np.zeros(0, dtype=np.intp)
+    return LabelCoding(class_labels + unseen_values, len(class_labels), codes)
+
+
+def predicted_codes(proba) -> np.ndarray:
+    """Index of the predicted class, ``argmax`` over columns of ``proba`` (n_samples, n_classes).
+
+    Ties go to the first class, as ``numpy.argmax`` (and so ``nbcli predict``) does.
+    """
+    return np.argmax(np.asarray(proba), axis=1)
+
+
+def confusion_matrix(true_codes, pred_codes, n_labels: int) -> np.ndarray:
+    """Counts of shape (n_labels, n_labels): rows are true labels, columns predicted labels."""
+    flat = np.asarray(true_codes, dtype=np.intp) * n_labels + np.asarray(pred_codes, dtype=np.intp)
+    return np.bincount(flat, minlength=n_labels * n_labels).reshape(n_labels, n_labels)
+
+
+# --------------------------------------------------------------------------
+# Metrics of (stacks of) confusion matrices, shape (..., L, L)
+
+
+def _ratio(num, den):
+    num, den = np.broadcast_arrays(np.asarray(num, dtype=float), np.asarray(den, dtype=float))
+    return np.divide(num, den, out=np.zeros(num.shape), where=den > 0)
+
+
+def _parts(confusion):
+    c = np.asarray(confusion, dtype=float)
+    tp = np.diagonal(c, axis1=-2, axis2=-1)
+    support = c.sum(axis=-1)
+    predicted = c.sum(axis=-2)
+    return c, tp, support, predicted
+
+
+def accuracy(confusion):
+    """Fraction of rows on the diagonal; shape ``confusion.shape[:-2]``."""
+    c, tp, support, _ = _parts(confusion)
+    return tp.sum(axis=-1) / support.sum(axis=-1)
+
+
+def balanced_accuracy(confusion):
+    """Mean recall over the labels that occur among the true labels.
+
+    As ``sklearn.metrics.balanced_accuracy_score`` (Brodersen et al., ICPR
+    2010): labels that are only predicted do not enter the mean.
+    """
+    _, tp, support, _ = _parts(confusion)
+    present = support > 0
+    return _ratio(tp, support).sum(axis=-1) / present.sum(axis=-1)
+
+
+def macro_f1(confusion):
+    """Unweighted mean F1 over labels that are true or predicted at least once.
+
+    F1 = 2 TP / (2 TP + FP + FN) = 2 TP / (support + predicted), 0 where
+    undefined (``zero_division=0``), averaged over the labels scikit-learn
+    uses by default (``unique_labels(y_true, y_pred)``).
+    """
+    _, tp, support, predicted = _parts(confusion)
+    denom = support + predicted
+    return _ratio(2.0 * tp, denom).sum(axis=-1) / (denom > 0).sum(axis=-1)
+
+
+def cohen_kappa(confusion):
+    """Cohen's kappa, (p_o - p_e) / (1 - p_e) (Cohen 1960).
+
+    ``p_o`` is the observed agreement (accuracy) and ``p_e`` the agreement
+    expected from the row and column margins. NaN when ``p_e == 1`` (true and
+    predicted labels all one and the same class), as scikit-learn.
+    """
+    _, tp, support, predicted = _parts(confusion)
+    n = support.sum(axis=-1)
+    observed = tp.sum(axis=-1) / n
+    expected = (support * predicted).sum(axis=-1) / (n * n)
+    den = 1.0 - expected
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(den > 0, (observed - expected) / np.where(den > 0, den, 1.0), np.nan)
+
+
+CONFUSION_METRICS = {
+    "accuracy": accuracy,
+    "balanced_accuracy": balanced_accuracy,
+    "macro_f1": macro_f1,
+    "cohen_kappa": cohen_kappa,
+}
+"""Metrics that depend only on the confusion matrix, keyed by report name."""
+
+
+# --------------------------------------------------------------------------
+# Per-row losses
+
+
+def log_loss_per_row(proba, true_codes) -> np.ndarray:
+    """Negative natural log of the probability given to the true class, shape (n_samples,).
+
+    ``proba`` is (n_samples, n_classes); ``true_codes`` (n_samples,) indexes its
+    columns. Probabilities are clipped below at the smallest positive normal
+    float64 (about 2.2e-308) before the log, so a zero probability on the true
+    class costs about 708.4 instead of infinity. scikit-learn's ``log_loss``
+    clips at machine epsilon instead; the two agree whenever no probability of
+    a true class is below 2.2e-16.
+    """
+    p = np.asarray(proba, dtype=float)[np.arange(len(true_codes)), true_codes]
+    return -np.log(np.maximum(p, PROBA_FLOOR))
+
+
+def brier_per_row(proba, true_codes) -> np.ndarray:
+    """Sum over classes of (p_k - 1[y = k])^2, shape (n_samples,).
+
+    Brier's original multiclass score (Brier 1950, Monthly Weather Review
+    78(1)); its mean equals ``sklearn.metrics.brier_score_loss(...,
+    scale_by_half=False)``. It ranges from 0 to 2.
+    """
+    p = np.asarray(proba, dtype=float)
+    rows = np.arange(len(true_codes))
+    sq = np.square(p).sum(axis=1)
+    return sq - 2.0 * p[rows, true_codes] + 1.0
+
+
+def _mean_or_nan(values) -> float:
+    return float(np.mean(values)) if len(values) else math.nan
+
+
+def log_loss(proba, true_codes) -> float:
+    """Mean log-loss in nats (see :func:`log_loss_per_row`); NaN for no rows."""
+    return _mean_or_nan(log_loss_per_row(proba, true_codes))
+
+
+def brier_score(proba, true_codes) -> float:
+    """Mean multiclass Brier score (see :func:`brier_per_row`); NaN for no rows."""
+    return _mean_or_nan(brier_per_row(proba, true_codes))
+
+
+# --------------------------------------------------------------------------
+# Tables
+
+
+@dataclass(frozen=True)
+class ClassScores:
+    """Precision, recall, F1 and support of one label (or an average over labels)."""
+
+    label: object
+    precision: float
+    recall: float
+    f1: float
+    support: int
+
+    def to_dict(self) -> dict:
+        return {
+            "label": json_label(self.label),
+            "precision": json_number(self.precision),
+            "recall": json_number(self.recall),
+            "f1": json_number(self.f1),
+            "support": int(self.support),
+        }
+
+
+def per_class_scores(confusion, labels) -> tuple[list[ClassScores], dict[str, ClassScores]]:
+    """Per-label precision, recall, F1 and support, with macro and weighted averages.
+
+    As ``sklearn.metrics.classification_report`` with ``zero_division=0``:
+    only labels that are true or predicted at least once are listed and
+    averaged; an undefined ratio counts as 0. The weighted average weights each
+    label by its support.
+
+    Parameters
+    ----------
+    confusion : ndarray of shape (n_labels, n_labels)
+    labels : sequence of length n_labels
+
+    Returns
+    -------
+    rows : list of ClassScores, in label order
+    averages : {"macro": ClassScores, "weighted": ClassScores}; their
+        ``label`` is the average's name and ``support`` the total.
+    """
+    _, tp, support, predicted = _parts(confusion)
+    precision = _ratio(tp, predicted)
+    recall = _ratio(tp, support)
+    f1 = _ratio(2.0 * tp, support + predicted)
+    active = np.flatnonzero(support + predicted > 0)
+    rows = [
+        ClassScores(labels[i], float(precision[i]), float(recall[i]), float(f1[i]), int(support[i]))
+        for i in active
+    ]
+    total = int(support.sum())
+    w = support[active] / total if total else np.zeros(len(active))
+
+    def average(name, weights):
+        return ClassScores(
+            name,
+            float(np.dot(weights, precision[active])),
+            float(np.dot(weights, recall[active])),
+            float(np.dot(weights, f1[active])),
+            total,
+        )
+
+    uniform = np.full(len(active), 1.0 / len(active)) if len(active) else np.zeros(0)
+    return rows, {"macro": average("macro avg", uniform), "weighted": average("weighted avg", w)}
+
+
+@dataclass(frozen=True)
+class ConfusedPair:
+    """A true label that was predicted as another label ``count`` times."""
+
+    true: object
+    predicted: object
+    count: int
+
+    def __str__(self) -> str:
+        return f"{self.true} -> {self.predicted} ({self.count})"
+
+    def to_dict(self) -> dict:
+        return {"true": json_label(self.true), "predicted": json_label(self.predicted), "count": int(self.count)}
+
+
+def most_confused(confusion, labels, top: int | None = 10) -> list[ConfusedPair]:
+    """Off-diagonal cells of the confusion matrix, largest count first.
+
+    Ties keep label order (row first, then column). Empty cells are left
+    out; ``top=None`` keeps all the others.
+    """
+    c = np.asarray(confusion).copy()
+    np.fill_diagonal(c, 0)
+    flat = c.ravel()
+    # A stable sort on the negated counts keeps row-major (label) order within ties.
+    order = np.argsort(-flat, kind="stable")
+    order = order[flat[order] > 0]
+    if top is not None:
+        order = order[:top]
+    n = c.shape[1]
+    return [ConfusedPair(labels[i // n], labels[i % n], int(flat[i])) for i in order]

@@ -1,0 +1,495 @@
+"""Reliability (calibration) bins, expected and maximum calibration error.
+
+A reliability diagram groups predictions by their predicted probability and
+compares, in each bin, the mean predicted probability ("confidence") with how
+often the predicted event happened ("accuracy"). For a classifier the
+probability is the top-class confidence ``max_k p_k`` and the event is "the
+predicted class is right" (Guo, Pleiss, Sun and Weinberger, "On calibration
+of modern neural networks", ICML 2017, sec. 2).
+
+Bin membership: bin ``b`` holds the values in ``(edges[b], edges[b + 1]]``;
+the first bin also holds its lower edge. This is the convention of
+``sklearn.calibration.calibration_curve`` (``numpy.searchsorted`` with
+``side="left"`` on the inner edges).
+
+Expected calibration error (Naeini, Cooper and Hauskrecht, "Obtaining well
+calibrated probabilities using Bayesian binning", AAAI 2015; Guo et al.
+2017, sec. 2)::
+
+    ECE = sum_b (n_b / n) |accuracy_b - confidence_b|
+
+and the maximum calibration error MCE = max over non-empty bins of
+``|accuracy_b - confidence_b|``.
+
+This module also builds the report of ``nbcli calibrate``
+(:class:`CalibrationReport`), and :class:`RecalibrationReport`, which holds the
+report before and after fitting a calibrator in one document.
+
+NumPy only: no file I/O, no printing.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import ClassVar, Sequence
+
+import numpy as np
+
+from nbcli import __version__
+from nbcli.reports.bootstrap import (
+    Interval,
+    bca_interval,
+    bootstrap_means,
+    method_summary,
+    no_interval,
+)
+from nbcli.reports.metrics import (
+    brier_per_row,
+    encode_labels,
+    json_label,
+    json_number,
+    log_loss_per_row,
+    predicted_codes,
+)
+
+UNIFORM = "uniform"
+QUANTILE = "quantile"
+EXPLICIT = "explicit"
+
+CALIBRATION_SCHEMA_NAME = "nbcli.calibration"
+RECALIBRATION_SCHEMA_NAME = "nbcli.recalibration"
+SCHEMA_VERSION = 1
+
+
+# --------------------------------------------------------------------------
+# Bin edges
+
+
+def validate_edges(edges: Sequence[float]) -> np.ndarray:
+    """Check explicit bin edges such as ``[0, 0.9, 0.99, 0.999, 1]``.
+
+    Raises ValueError unless there are at least 2 edges, all finite, within
+    [0, 1] and strictly increasing. Returns them as a float array.
+    """
+    try:
+        e = np.asarray(edges, dtype=float).ravel()
+    except (TypeError, ValueError):
+        raise ValueError(f"bin edges must be numbers, got {edges!r}") from None
+    if e.size < 2:
+        raise ValueError(f"bin edges need at least 2 values, got {e.size}")
+    if not np.all(np.isfinite(e)) or np.any((e < 0.0) | (e > 1.0)):
+        raise ValueError(f"bin edges must lie within [0, 1], got {e.tolist()}")
+    if np.any(np.diff(e) <= 0):
+        raise ValueError(f"bin edges must be strictly increasing, got {e.tolist()}")
+    return e
+
+
+def bin_edges(probability, bins: int | Sequence[float] = 10, strategy: str = UNIFORM) -> np.ndarray:
+    """Edges of reliability bins.
+
+    Parameters
+    ----------
+    probability : array of shape (n_samples,)
+        The predicted probabilities to be binned (used by "quantile" only).
+    bins : int or sequence of float
+        Number of bins, or explicit edges (validated by :func:`validate_edges`;
+        ``strategy`` is then ignored).
+    strategy : "uniform" or "quantile"
+        "uniform": equal-width bins on [0, 1]. "quantile": inner edges at
+        quantiles of ``probability`` so that bins hold about equal counts; the
+        outer edges are 0 and 1 and repeated edges (ties) are merged, so there
+        may be fewer bins than asked for.
+
+    Raises ValueError for a non-positive number of bins or an unknown strategy.
+    """
+    if not isinstance(bins, (int, np.integer)):
+        return validate_edges(bins)
+    k = int(bins)
+    if k < 1:
+        raise ValueError(f"the number of bins must be at least 1, got {k}")
+    if strategy == UNIFORM:
+        return np.linspace(0.0, 1.0, k + 1)
+    if strategy == QUANTILE:
+        p = np.asarray(probability, dtype=float)
+        inner = np.quantile(p, np.linspace(0.0, 1.0, k + 1)[1:-1]) if p.size else np.zeros(0)
+        return np.unique(np.concatenate([[0.0], np.clip(inner, 0.0, 1.0), [1.0]]))
+    raise ValueError(f"unknown binning strategy {strategy!r}; use 'uniform' or 'quantile'")
+
+
+def assign_bins(probability, edges) -> np.ndarray:
+    """Bin index of each probability, shape (n_samples,), for bins ``(edges[b], edges[b+1]]``.
+
+    The first bin also takes values equal to its lower edge. Raises
+    ValueError when a value lies outside ``[edges[0], edges[-1]]``.
+    """
+    p = np.asarray(probability, dtype=float)
+    e = np.asarray(edges, dtype=float)
+    outside = (p < e[0]) | (p > e[-1]) | ~np.isfinite(p)
+    if np.any(outside):
+        raise ValueError(
+            f"{int(outside.sum())} probabilities lie outside the bin edges "
+            f"[{e[0]:g}, {e[-1]:g}]; the edges must cover every predicted probability"
+        )
+    return np.maximum(np.searchsorted(e, p, side="left") - 1, 0)
+
+
+def check_sample_size(n_samples: int, n_bins: int) -> None:
+    """Raise ValueError when there are fewer than 2 samples per bin on average."""
+    if n_samples < 2 * n_bins:
+        raise ValueError(f"too few samples ({n_samples}) for {n_bins} bins; use fewer bins")
+
+
+# --------------------------------------------------------------------------
+# Reliability diagram
+
+
+@dataclass(frozen=True)
+class ReliabilityBin:
+    """One bin: its edges, count, mean confidence, accuracy and gap (accuracy - confidence).
+
+    The statistics are NaN (null in JSON) for an empty bin.
+    """
+
+    lower: float
+    upper: float
+    count: int
+    mean_confidence: float
+    accuracy: float
+
+    @property
+    def gap(self) -> float:
+        return self.accuracy - self.mean_confidence
+
+    def to_dict(self) -> dict:
+        return {
+            "lower": json_number(self.lower),
+            "upper": json_number(self.upper),
+            "count": int(self.count),
+            "mean_confidence": json_number(self.mean_confidence),
+            "accuracy": json_number(self.accuracy),
+            "gap": json_number(self.gap),
+        }
+
+
+@dataclass(frozen=True)
+class ReliabilityDiagram:
+    """Reliability bins of predicted probabilities against binary outcomes.
+
+    ``ece`` and ``mce`` are NaN when there are no samples.
+    """
+
+    bins: list[ReliabilityBin]
+    edges: np.ndarray
+    strategy: str
+    n_samples: int
+    ece: float
+    mce: float
+
+    def to_dict(self) -> dict:
+        return {
+            "strategy": self.strategy,
+            "edges": [float(x) for x in self.edges],
+            "ece": json_number(self.ece),
+            "mce": json_number(self.mce),
+            "bins": [b.to_dict() for b in self.bins],
+        }
+
+
+def bin_sums(bin_index, probability, outcome, n_bins: int):
+    """Per-bin count, sum of probabilities and sum of outcomes, each shape (n_bins,)."""
+    count = np.bincount(bin_index, minlength=n_bins)
+    conf = np.bincount(bin_index, weights=probability, minlength=n_bins)
+    hits = np.bincount(bin_index, weights=outcome, minlength=n_bins)
+    return count, conf, hits
+
+
+def reliability_diagram(
+    probability,
+    outcome,
+    bins: int | Sequence[float] = 10,
+    strategy: str = UNIFORM,
+) -> ReliabilityDiagram:
+    """Reliability bins, ECE and MCE of predicted probabilities of a binary event.
+
+    Parameters
+    ----------
+    probability : array of shape (n_samples,)
+        Predicted probability of the event, e.g. the top-class confidence
+        (see :func:`top_class_confidence`) or the positive-class probability.
+    outcome : array of shape (n_samples,)
+        1 (or True) where the event happened, e.g. the prediction was right.
+    bins, strategy
+        See :func:`bin_edges`.
+
+    Raises ValueError for bad edges or probabilities outside them.
+    """
+    p = np.asarray(probability, dtype=float).ravel()
+    y = np.asarray(outcome, dtype=float).ravel()
+    if p.shape != y.shape:
+        raise ValueError(f"probability and outcome differ in length: {p.size} and {y.size}")
+    edges = bin_edges(p, bins, strategy)
+    label = strategy if isinstance(bins, (int, np.integer)) else EXPLICIT
+    k = len(edges) - 1
+    count, conf, hits = bin_sums(assign_bins(p, edges), p, y, k)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mean_conf = np.where(count > 0, conf / count, np.nan)
+        acc = np.where(count > 0, hits / count, np.nan)
+    gaps = np.abs(acc - mean_conf)
+    n = p.size
+    filled = count > 0
+    ece = float(np.sum(count[filled] / n * gaps[filled])) if n else math.nan
+    mce = float(np.max(gaps[filled])) if n else math.nan
+    rows = [
+        ReliabilityBin(float(edges[b]), float(edges[b + 1]), int(count[b]), float(mean_conf[b]), float(acc[b]))
+        for b in range(k)
+    ]
+    return ReliabilityDiagram(rows, edges, label, n, ece, mce)
+
+
+def top_class_confidence(proba, true_codes) -> tuple[np.ndarray, np.ndarray]:
+    """Top-class confidence ``max_k p_k`` and whether the argmax class is right.
+
+    ``proba`` is (n_samples, n_classes), ``true_codes`` (n_samples,) the index
+    of each row's true class. Returns two arrays of shape (n_samples,):
+    confidence (float) and correct (bool).
+    """
+    p = np.asarray(proba, dtype=float)
+    pred = predicted_codes(p)
+    return p[np.arange(len(pred)), pred], pred == np.asarray(true_codes)
+
+
+def ece_interval(
+    probability,
+    outcome,
+    edges,
+    *,
+    n_resamples: int,
+    confidence: float,
+    rng: np.random.Generator,
+) -> Interval:
+    """ECE with a BCa bootstrap interval; rows are resampled and re-binned with fixed edges.
+
+    With ``d_i = outcome_i - probability_i`` and ``D_b`` the sum of ``d`` over
+    bin ``b``, ECE = sum_b |D_b| / n, so each resample needs only per-bin sums
+    of ``d``; leaving row i out changes only its own bin, which gives the
+    jackknife values in closed form.
+    """
+    p = np.asarray(probability, dtype=float)
+    d = np.asarray(outcome, dtype=float) - p
+    n = p.size
+    k = len(edges) - 1
+    b = assign_bins(p, edges)
+    per_bin = np.bincount(b, weights=d, minlength=k)
+    total = np.abs(per_bin).sum()
+    estimate = total / n if n else math.nan
+    if n_resamples <= 0 or n < 2:
+        return no_interval(estimate)
+    replicates = []
+    step = max(1, 2_000_000 // n)
+    for start in range(0, n_resamples, step):
+        size = min(step, n_resamples - start)
+        idx = rng.integers(0, n, size=(size, n), dtype=np.intp)
+        flat = (np.take(b, idx) + k * np.arange(size)[:, None]).ravel()
+        sums = np.bincount(flat, weights=np.take(d, idx).ravel(), minlength=size * k).reshape(size, k)
+        replicates.append(np.abs(sums).sum(axis=1) / n)
+    jackknife = (total - np.abs(per_bin[b]) + np.abs(per_bin[b] - d)) / (n - 1)
+    return bca_interval(estimate, np.concatenate(replicates), jackknife, confidence=confidence)
+
+
+# --------------------------------------------------------------------------
+# The report of `nbcli calibrate`
+
+
+@dataclass
+class CalibrationReport:
+    """Calibration of a model's posteriors on labelled data.
+
+    Attributes
+    ----------
+    diagram : ReliabilityDiagram of the top-class confidence
+    metrics : {"ece", "brier", "log_loss"}: Interval each
+    mce, mean_confidence, accuracy : float
+        Accuracy here is over the rows with known labels, to compare with the
+        mean confidence.
+    n_samples : int
+        Rows given; ``n_unseen`` of them have labels the model never saw and
+        are left out of every number here.
+    """
+
+    schema: ClassVar[str] = CALIBRATION_SCHEMA_NAME
+
+    diagram: ReliabilityDiagram
+    metrics: dict[str, Interval]
+    mce: float
+    mean_confidence: float
+    accuracy: float
+    n_samples: int
+    n_unseen: int
+    unseen_labels: list
+    warnings: list[str]
+    inputs: dict
+    settings: dict
+
+    def threshold_values(self) -> dict:
+        """Values ``--fail-under``/``--fail-over`` can check, by metric name."""
+        values = {k: v.to_dict() for k, v in self.metrics.items()}
+        values.update(
+            mce=json_number(self.mce),
+            mean_confidence=json_number(self.mean_confidence),
+            accuracy=json_number(self.accuracy),
+        )
+        return values
+
+    def to_dict(self) -> dict:
+        return {
+            "schema": self.schema,
+            "schema_version": SCHEMA_VERSION,
+            "nbcli_version": __version__,
+            "inputs": self.inputs,
+            "settings": self.settings,
+            "n_samples": int(self.n_samples),
+            "n_unseen": int(self.n_unseen),
+            "unseen_labels": [json_label(x) for x in self.unseen_labels],
+            "metrics": {k: v.to_dict() for k, v in self.metrics.items()},
+            "mce": json_number(self.mce),
+            "mean_confidence": json_number(self.mean_confidence),
+            "accuracy": json_number(self.accuracy),
+            "reliability": self.diagram.to_dict(),
+            "warnings": list(self.warnings),
+        }
+
+
+def unseen_warning(unseen_labels, n_unseen: int, who: str = "the model") -> str:
+    shown = ", ".join(repr(json_label(x)) for x in unseen_labels[:10])
+    more = f" and {len(unseen_labels) - 10} more" if len(unseen_labels) > 10 else ""
+    return (
+        f"{n_unseen} test rows have labels {who} never saw ({shown}{more}); "
+        "they count as errors and are left out of the probability metrics"
+    )
+
+
+def build_calibration(
+    classes,
+    y_true,
+    proba,
+    *,
+    bins: int | Sequence[float] = 10,
+    strategy: str = UNIFORM,
+    n_resamples: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 0,
+    inputs: dict | None = None,
+    settings: dict | None = None,
+) -> CalibrationReport:
+    """Reliability bins, ECE (with interval), MCE, Brier score and log-loss of a model's posteriors.
+
+    Parameters
+    ----------
+    classes : array of shape (n_classes,)
+        The model's class labels, in the column order of ``proba``.
+    y_true : array of shape (n_samples,)
+        True labels; rows with labels the model never saw are left out.
+    proba : array of shape (n_samples, n_classes)
+        Posterior probabilities.
+    bins, strategy
+        Number of bins and "uniform" or "quantile", or explicit edges.
+    n_resamples, confidence, seed
+        Bootstrap settings; one ``numpy.random.default_rng(seed)`` drives
+        the ECE, Brier and log-loss intervals.
+    inputs, settings
+        Passed through into the JSON form (e.g. file paths and SHA-256);
+        the computed settings are added to ``settings``.
+
+    Raises
+    ------
+    ValueError
+        Bad bins, or fewer than 2 x (number of bins) rows with known labels
+        ("too few samples (n) for k bins; use fewer bins").
+    """
+    coding = encode_labels(classes, y_true)
+    proba = np.asarray(proba, dtype=float)
+    if proba.shape != (coding.codes.size, coding.n_classes):
+        raise ValueError(
+            f"proba has shape {proba.shape}, expected ({coding.codes.size}, {coding.n_classes})"
+        )
+    known = coding.known
+    p, codes = proba[known], coding.codes[known]
+    conf, correct = top_class_confidence(p, codes)
+    n_bins = int(bins) if isinstance(bins, (int, np.integer)) else len(validate_edges(bins)) - 1
+    check_sample_size(conf.size, n_bins)
+    diagram = reliability_diagram(conf, correct, bins, strategy)
+
+    rng = np.random.default_rng(seed)
+    metrics = {
+        "ece": ece_interval(conf, correct, diagram.edges, n_resamples=n_resamples, confidence=confidence, rng=rng)
+    }
+    metrics.update(
+        bootstrap_means(
+            {"brier": brier_per_row(p, codes), "log_loss": log_loss_per_row(p, codes)},
+            n_resamples=n_resamples,
+            confidence=confidence,
+            rng=rng,
+        )
+    )
+    warnings = []
+    if coding.n_unseen:
+        warnings.append(unseen_warning(coding.unseen_labels, coding.n_unseen))
+    computed = {
+        "bootstrap_resamples": int(n_resamples),
+        "confidence": float(confidence),
+        "seed": seed,
+        "bootstrap_method": method_summary(metrics),
+        "bins": len(diagram.bins),
+        "binning": diagram.strategy,
+    }
+    return CalibrationReport(
+        diagram=diagram,
+        metrics=metrics,
+        mce=diagram.mce,
+        mean_confidence=float(conf.mean()),
+        accuracy=float(correct.mean()),
+        n_samples=coding.codes.size,
+        n_unseen=coding.n_unseen,
+        unseen_labels=coding.unseen_labels,
+        warnings=warnings,
+        inputs=dict(inputs or {}),
+        settings={**(settings or {}), **computed},
+    )
+
+
+@dataclass
+class RecalibrationReport:
+    """Calibration before and after fitting a calibrator, as one document.
+
+    ``calibrator`` describes the fitted calibrator (e.g. method and
+    temperature) and is passed in by the caller.
+    """
+
+    schema: ClassVar[str] = RECALIBRATION_SCHEMA_NAME
+
+    before: CalibrationReport
+    after: CalibrationReport
+    calibrator: dict = field(default_factory=dict)
+    inputs: dict = field(default_factory=dict)
+    settings: dict = field(default_factory=dict)
+
+    def threshold_values(self) -> dict:
+        """Thresholds apply to the calibrated ("after") report."""
+        return self.after.threshold_values()
+
+    @property
+    def warnings(self) -> list[str]:
+        return list(dict.fromkeys(self.before.warnings + self.after.warnings))
+
+    def to_dict(self) -> dict:
+        return {
+            "schema": self.schema,
+            "schema_version": SCHEMA_VERSION,
+            "nbcli_version": __version__,
+            "inputs": self.inputs or self.before.inputs,
+            "settings": self.settings or self.before.settings,
+            "calibrator": self.calibrator,
+            "before": self.before.to_dict(),
+            "after": self.after.to_dict(),
+        }

@@ -1,0 +1,188 @@
+"""Quality gates: ``--fail-under METRIC=VALUE`` and ``--fail-over METRIC=VALUE``.
+
+``METRIC`` is a report metric key, optionally followed by ``.lower`` or
+``.upper`` to check an end of its confidence interval instead of the
+estimate: ``accuracy=0.90``, ``accuracy.lower=0.85``, ``log_loss.upper=0.4``.
+
+* ``--fail-under``: the value must be at least the threshold (for metrics
+  where higher is better, and for neutral ones such as ``difference``);
+* ``--fail-over``: the value must be at most the threshold (for losses such
+  as ``log_loss``, ``brier``, ``ece``, and neutral ones such as ``p_value``).
+
+:func:`check_thresholds` returns one line per missed threshold; the CLI exits
+with code 3 when there is any.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Collection, Mapping
+
+UNDER = "under"
+OVER = "over"
+
+HIGHER_IS_BETTER = frozenset({UNDER})
+LOWER_IS_BETTER = frozenset({OVER})
+EITHER = frozenset({UNDER, OVER})
+
+
+@dataclass(frozen=True)
+class MetricInfo:
+    """Which threshold directions make sense for a metric, and whether it has an interval."""
+
+    directions: frozenset
+    has_interval: bool = True
+
+
+EVALUATION_METRICS: dict[str, MetricInfo] = {
+    "accuracy": MetricInfo(HIGHER_IS_BETTER),
+    "balanced_accuracy": MetricInfo(HIGHER_IS_BETTER),
+    "macro_f1": MetricInfo(HIGHER_IS_BETTER),
+    "cohen_kappa": MetricInfo(HIGHER_IS_BETTER),
+    "log_loss": MetricInfo(LOWER_IS_BETTER),
+    "brier": MetricInfo(LOWER_IS_BETTER),
+    "ece": MetricInfo(LOWER_IS_BETTER, has_interval=False),
+    "mce": MetricInfo(LOWER_IS_BETTER, has_interval=False),
+    "mean_confidence": MetricInfo(EITHER, has_interval=False),
+}
+"""Metrics of ``nbcli evaluate`` (:meth:`EvaluationReport.threshold_values`)."""
+
+COMPARISON_METRICS: dict[str, MetricInfo] = {
+    "difference": MetricInfo(EITHER),
+    "accuracy_a": MetricInfo(HIGHER_IS_BETTER),
+    "accuracy_b": MetricInfo(HIGHER_IS_BETTER),
+    "p_value": MetricInfo(EITHER, has_interval=False),
+}
+"""Metrics of ``nbcli compare`` (:meth:`ComparisonReport.threshold_values`)."""
+
+CALIBRATION_METRICS: dict[str, MetricInfo] = {
+    "ece": MetricInfo(LOWER_IS_BETTER),
+    "brier": MetricInfo(LOWER_IS_BETTER),
+    "log_loss": MetricInfo(LOWER_IS_BETTER),
+    "mce": MetricInfo(LOWER_IS_BETTER, has_interval=False),
+    "mean_confidence": MetricInfo(EITHER, has_interval=False),
+    "accuracy": MetricInfo(HIGHER_IS_BETTER, has_interval=False),
+}
+"""Metrics of ``nbcli calibrate`` (:meth:`CalibrationReport.threshold_values`)."""
+
+ALL_METRICS: dict[str, MetricInfo] = {**CALIBRATION_METRICS, **COMPARISON_METRICS, **EVALUATION_METRICS}
+"""Every metric name, for looking up the kind of a metric given by name only."""
+
+_PARTS = ("value", "lower", "upper")
+_OPTION = {UNDER: "--fail-under", OVER: "--fail-over"}
+
+
+@dataclass(frozen=True)
+class Threshold:
+    """One gate: ``metric`` (and ``part`` of its interval) compared with ``value``."""
+
+    metric: str
+    part: str
+    value: float
+    direction: str
+
+    @property
+    def name(self) -> str:
+        """``accuracy`` or ``accuracy.lower``."""
+        return self.metric if self.part == "value" else f"{self.metric}.{self.part}"
+
+
+def parse_threshold(
+    text: str, direction: str, known: Mapping[str, MetricInfo] | Collection[str] = EVALUATION_METRICS
+) -> Threshold:
+    """Parse ``METRIC[.lower|.upper]=VALUE``.
+
+    Parameters
+    ----------
+    text : str
+        The option's argument, e.g. ``"accuracy.lower=0.85"``.
+    direction : "under" or "over"
+        ``--fail-under`` (value must be >= threshold) or ``--fail-over``
+        (value must be <= threshold).
+    known : mapping or collection of str
+        The report's metrics (:data:`EVALUATION_METRICS`,
+        :data:`COMPARISON_METRICS` or :data:`CALIBRATION_METRICS`), or just
+        their names (their kinds are then looked up in :data:`ALL_METRICS`).
+
+    Raises
+    ------
+    ValueError
+        With a one-line message: no ``=``, an unknown metric (the known ones
+        are listed), an unknown part, a part on a metric without an
+        interval, a direction that makes no sense for the metric (e.g.
+        ``--fail-under log_loss=...``), or a value that is not a finite number.
+    """
+    if direction not in _OPTION:
+        raise ValueError(f"unknown threshold direction {direction!r}; use 'under' or 'over'")
+    option = _OPTION[direction]
+    if not isinstance(known, Mapping):
+        known = {k: ALL_METRICS.get(k, MetricInfo(EITHER)) for k in known}
+    name, sep, number = text.partition("=")
+    name, number = name.strip(), number.strip()
+    if not sep or not name or not number:
+        raise ValueError(f"{option} {text!r}: expected METRIC=VALUE, e.g. accuracy=0.9 or accuracy.lower=0.85")
+    metric, _, part = name.partition(".")
+    part = part or "value"
+    if metric not in known:
+        raise ValueError(f"{option} {text!r}: unknown metric {metric!r}; known metrics: {', '.join(known)}")
+    info = known[metric]
+    if part not in _PARTS:
+        raise ValueError(f"{option} {text!r}: unknown part {part!r}; use {metric}, {metric}.lower or {metric}.upper")
+    if part != "value" and not info.has_interval:
+        raise ValueError(f"{option} {text!r}: {metric} has no interval; use {metric}={number}")
+    if direction not in info.directions:
+        other = _OPTION[OVER if direction == UNDER else UNDER]
+        better = "lower" if direction == UNDER else "higher"
+        raise ValueError(f"{option} {text!r}: {better} is better for {metric}; use {other} {text}")
+    try:
+        value = float(number)
+    except ValueError:
+        raise ValueError(f"{option} {text!r}: {number!r} is not a number") from None
+    if not math.isfinite(value):
+        raise ValueError(f"{option} {text!r}: the threshold must be a finite number")
+    return Threshold(metric, part, value, direction)
+
+
+def _format_pair(value: float, threshold: float) -> str:
+    # Enough digits that a value just below the threshold does not print as equal to it.
+    shown = format(threshold, "g")
+    for digits in range(4, 17):
+        text = f"{value:.{digits}f}"
+        if text != shown and float(text) != threshold:
+            return text
+    return repr(value)
+
+
+def check_thresholds(values: Mapping[str, object], thresholds) -> list[str]:
+    """One-line messages for the thresholds that ``values`` miss; empty when all pass.
+
+    Parameters
+    ----------
+    values : mapping
+        Metric name to an interval dict ``{"value", "lower", "upper",
+        "method"}`` or a plain number (``None`` for undefined), as returned
+        by a report's ``threshold_values()``.
+    thresholds : iterable of Threshold
+
+    An undefined value (null, or an interval end when no resampling was done)
+    fails its threshold: a gate that cannot be checked does not pass.
+
+    Raises KeyError naming the metric when ``values`` lacks it.
+    """
+    failures = []
+    for t in thresholds:
+        if t.metric not in values:
+            raise KeyError(f"the report has no metric {t.metric!r}")
+        entry = values[t.metric]
+        value = entry.get(t.part) if isinstance(entry, Mapping) else (entry if t.part == "value" else None)
+        shown_threshold = format(t.value, "g")
+        if value is None or not math.isfinite(float(value)):
+            failures.append(f"{t.name} is undefined, so the threshold {shown_threshold} cannot be met")
+            continue
+        value = float(value)
+        if t.direction == UNDER and value < t.value:
+            failures.append(f"{t.name} {_format_pair(value, t.value)} is below the threshold {shown_threshold}")
+        elif t.direction == OVER and value > t.value:
+            failures.append(f"{t.name} {_format_pair(value, t.value)} is above the threshold {shown_threshold}")
+    return failures

@@ -1,0 +1,176 @@
+"""Rich tables of the reports, rendered as text the way a log or a pipe receives them."""
+
+from __future__ import annotations
+
+import io
+import re
+
+import numpy as np
+import pytest
+from rich.console import Console
+
+from nbcli.render import make_console, render, render_calibration, render_comparison
+from nbcli.render.tables import PIPE_WIDTH, _bar
+from nbcli.reports import RecalibrationReport, build_calibration, build_comparison, build_evaluation
+
+LONG = "a-very-long-class-label-that-goes-on-and-on-" + "x" * 16
+assert len(LONG) == 60
+
+
+def _text(renderables, width=80) -> str:
+    out = io.StringIO()
+    console = Console(file=out, width=width, no_color=True, color_system=None, force_terminal=False)
+    for r in renderables:
+        console.print(r)
+    return out.getvalue()
+
+
+@pytest.fixture(scope="module")
+def model_output():
+    rng = np.random.default_rng(3)
+    classes = np.array(["setosa", "versicolor", LONG])
+    n = 300
+    idx = rng.integers(0, 3, n)
+    logits = rng.normal(size=(n, 3))
+    logits[np.arange(n), idx] += 1.5
+    p = np.exp(logits)
+    p /= p.sum(axis=1, keepdims=True)
+    y = classes[idx].astype(object)
+    y[:2] = "[bold]not-markup"
+    return classes, y, p
+
+
+@pytest.fixture(scope="module")
+def evaluation(model_output):
+    classes, y, p = model_output
+    return build_evaluation(classes, y, p, n_resamples=200, seed=7)
+
+
+@pytest.mark.parametrize("width", [80, PIPE_WIDTH])
+def test_long_labels_appear_whole(evaluation, width):
+    text = _text(render(evaluation), width)
+    assert LONG in text
+    assert "[bold]not-markup" in text  # printed literally, not as markup
+    assert "\x1b[" not in text
+
+
+def test_headline_shows_values_intervals_and_how_they_were_made(evaluation):
+    text = _text(render(evaluation))
+    acc = evaluation.metrics["accuracy"]
+    row = next(line for line in text.splitlines() if line.strip().startswith("Accuracy "))
+    assert f"{acc.value:.4f}" in row and f"[{acc.lower:.4f}, {acc.upper:.4f}]" in row
+    assert re.search(r"\d\.\d{4}\s+\[\d\.\d{4}, \d\.\d{4}\]", text)
+    assert "95% BCa bootstrap intervals from 200 resamples (seed 7)" in text
+    assert "2 rows have labels the model never saw" in text
+    kappa = evaluation.metrics["cohen_kappa"]
+    assert f"Cohen's kappa       {kappa.value:.4f}" in text
+
+
+def test_wide_console_shows_labels_in_the_tables_themselves(evaluation):
+    text = _text(render(evaluation), PIPE_WIDTH)
+    per_class_row = next(line for line in text.splitlines() if line.strip().startswith(LONG) and "0." in line)
+    scores = {r.label: r for r in evaluation.per_class}[LONG]
+    assert f"{scores.precision:.4f}" in per_class_row and per_class_row.rstrip().endswith(str(scores.support))
+    assert "#1" not in text
+
+
+def test_narrow_console_uses_keys_with_a_legend(evaluation):
+    text = _text(render(evaluation), 80)
+    assert f"#3  {LONG}" in text
+    assert all(len(line.rstrip()) <= 80 for line in text.splitlines() if LONG not in line)
+
+
+def test_make_console_for_a_pipe_is_wide_and_colourless():
+    out = io.StringIO()
+    console = make_console(out)
+    assert console.width == PIPE_WIDTH
+    assert console.no_color and console.color_system is None
+    assert make_console(out, width=120).width == 120
+
+
+def test_percentile_intervals_are_marked():
+    y = np.array([0, 1] * 30)
+    p = np.eye(2)[y] * 0.8 + 0.1
+    r = build_evaluation([0, 1], y, p, n_resamples=100)
+    text = _text(render(r), 120)
+    assert "[1.0000, 1.0000]*" in text
+    assert "* percentile interval" in text
+
+
+def test_no_resamples_say_so(model_output):
+    classes, y, p = model_output
+    r = build_evaluation(classes, y, p, n_resamples=0)
+    text = _text(render(r))
+    assert "No intervals: bootstrap resampling was turned off (0 resamples)." in text
+    row = next(line for line in text.splitlines() if line.strip().startswith("Accuracy "))
+    assert row.split() == ["Accuracy", f"{r.metrics['accuracy'].value:.4f}", "—"]
+
+
+def test_reliability_bar_marks_accuracy_and_confidence():
+    # Cell i covers ((i / 20), (i + 1) / 20]: confidence 0.75 marks cell 14, where a
+    # bar of accuracy 0.75 would end.
+    assert _bar(0.5, 0.75, width=20) == "█" * 10 + " " * 4 + "|" + " " * 5
+    assert _bar(0.75, 0.75, width=20) == "█" * 14 + "|" + " " * 5
+    assert _bar(1.0, 0.05, width=20) == "|" + "█" * 19
+    assert _bar(0.3125, 1.0, width=8) == "██▌    |"
+
+
+def test_reliability_rows_in_evaluation(evaluation):
+    text = _text(render(evaluation), 120)
+    assert "[0, 0.1]" in text and "(0.9, 1]" in text
+    busiest = max(evaluation.calibration.diagram.bins, key=lambda b: b.count)
+    head = f"({busiest.lower:.3g}, {busiest.upper:.3g}]"
+    row = next(line for line in text.splitlines() if line.strip().startswith(head))
+    assert f"{busiest.accuracy:.4f}" in row and f"{busiest.gap:+.4f}" in row and "█" in row
+
+
+def test_comparison_rendering(model_output):
+    classes, y, p = model_output
+    r = build_comparison(
+        classes, p, classes, np.roll(p, 1, axis=0), y,
+        n_resamples=100, inputs={"model_a": {"path": "a.npz"}, "model_b": {"path": "b.npz"}},
+    )
+    text = _text(render(r))
+    assert "A: a.npz" in text and "B: b.npz" in text
+    diff = r.metrics["difference"]
+    assert f"Difference B - A   {diff.value:.4f}" in text
+    assert f"McNemar exact test: p = {r.p_value:.4g} (two-sided;" in text
+    assert f"{r.table.only_a_correct} rows only A got right, {r.table.only_b_correct} only B" in " ".join(text.split())
+
+
+def test_calibration_rendering_before_and_after(model_output):
+    classes, y, p = model_output
+    before = build_calibration(classes, y, p, n_resamples=100)
+    sharper = p**2 / (p**2).sum(axis=1, keepdims=True)
+    after = build_calibration(classes, y, sharper, n_resamples=100)
+    text = _text(render(RecalibrationReport(before, after)), 120)
+    ece_row = next(line for line in text.splitlines() if line.strip().startswith("ECE"))
+    b, a = before.metrics["ece"], after.metrics["ece"]
+    assert f"{b.value:.4f} [{b.lower:.4f}, {b.upper:.4f}]" in ece_row
+    assert f"{a.value:.4f} [{a.lower:.4f}, {a.upper:.4f}]" in ece_row
+    assert "Reliability before calibration" in text and "Reliability after calibration" in text
+    single = _text(render(before), 120)
+    assert "Reliability (top-class confidence)" in single and "Before" not in single
+
+
+def test_comparison_names_models_given_as_a_list(model_output):
+    classes, y, p = model_output
+    inputs = {"models": [{"path": "first.npz", "sha256": "0"}, {"path": "second.npz", "sha256": "1"}]}
+    r = build_comparison(classes, p, classes, p, y, n_resamples=0, inputs=inputs)
+    text = _text(render_comparison(r))
+    assert "A: first.npz" in text and "B: second.npz" in text
+
+
+def test_render_calibration_accepts_a_before_and_after_document(model_output):
+    classes, y, p = model_output
+    before = build_calibration(classes, y, p, n_resamples=0)
+    after = build_calibration(classes, y, p**3 / (p**3).sum(axis=1, keepdims=True), n_resamples=0)
+    text = _text(render_calibration(RecalibrationReport(before, after)), 120)
+    assert "Reliability before calibration" in text
+    header = next(line for line in text.splitlines() if "Metric" in line)
+    assert "Before" in header and "After" in header
+
+
+def test_render_rejects_other_objects():
+    with pytest.raises(TypeError, match="no renderer"):
+        render(object())
