@@ -5,8 +5,6 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
-from scipy import linalg
-
 from nbcli.models._base import BayesClassifier
 from nbcli.models._stats import ClassScatter, means_about
 from nbcli.models._validation import check_priors, label_text
@@ -163,7 +161,7 @@ class LinearDiscriminantAnalysis(_DiscriminantBase):
         std = np.sqrt(np.diag(cov))
         std[std == 0] = 1.0
         corr = cov / np.outer(std, std)
-        evals, evecs = linalg.eigh(corr, check_finite=False)
+        evals, evecs = np.linalg.eigh(corr)
         keep = evals > self.tol**2
         self.rank_ = int(keep.sum())
         scalings = (evecs[:, keep] / np.sqrt(evals[keep])) / std[:, None]  # (d, r)
@@ -268,11 +266,11 @@ class QuadraticDiscriminantAnalysis(_DiscriminantBase):
             self.covariance_[k] = cov
             diag = np.diag(cov).copy()
             try:
-                L = linalg.cholesky(cov, lower=True, check_finite=False)
+                L = np.linalg.cholesky(cov)
                 # Pivot_j^2 / Sigma_jj is 1 - R^2 of feature j on the ones before it.
                 ratio = np.diag(L) ** 2 / np.where(diag > 0, diag, np.nan)
                 singular = not np.all(ratio > 1e-12)
-            except linalg.LinAlgError:
+            except np.linalg.LinAlgError:
                 singular = True
             if singular:
                 raise ValueError(
@@ -285,10 +283,14 @@ class QuadraticDiscriminantAnalysis(_DiscriminantBase):
             self._const = np.log(self.priors_) - 0.5 * (self.log_det_ + d * _LOG_2PI)
 
     def _joint_log_likelihood_block(self, X):
+        # SciPy is imported here, not at module level, so that loading any
+        # model (and `nbcli --help`) does not pay for it.
+        from scipy.linalg import solve_triangular
+
         out = np.empty((X.shape[0], len(self.classes_)))
         for k in range(len(self.classes_)):
             D = X - self.means_[k]
-            Z = linalg.solve_triangular(
+            Z = solve_triangular(
                 self._chol[k], D.T, lower=True, overwrite_b=True, check_finite=False
             )
             out[:, k] = self._const[k] - 0.5 * np.einsum("ij,ij->j", Z, Z)
