@@ -31,9 +31,10 @@ from scipy import optimize
 from nbcli.models import log_normalise
 
 # Temperatures are searched within this factor either side of the spread of
-# the log posteriors: far enough that the optimum, when it exists, lies
-# inside, and near enough that exp() neither saturates nor underflows
-# everywhere at the ends.
+# the log posteriors. Above it every row is uniform to within 1e-8; below it
+# every gap wider than 1e-5 of the spread makes exp() underflow to a
+# certainty. Outside, the NLL is flat to rounding and a root search would
+# wander.
 _TEMPERATURE_RANGE = 1e8
 
 # Probabilities computed as exp(log posterior) may exceed 1 by a rounding.
@@ -152,12 +153,14 @@ class TemperatureScaling:
     The mean NLL is convex in ``1/T`` (a log-sum-exp of functions linear in
     it), so its minimum is found as the root of the analytic derivative with
     Brent's method on ``log T`` (``scipy.optimize.brentq``) to a relative
-    precision of about 1e-12 in ``T``. When the derivative has no root in the
-    searched range - every calibration row already predicted correctly (the
-    NLL keeps falling as ``T`` goes to 0) or the model no better than
-    uniform (it falls as ``T`` grows) - ``temperature_`` is the end of the
-    range, ``1e8`` times the spread of the log posteriors beyond it either
-    way, and ``at_bound_`` is True.
+    precision of about 1e-12 in ``T``. The search covers
+    ``[spread / 1e8, spread * 1e8]``, where ``spread`` is the largest gap
+    between a row's top log posterior and another finite one. When the
+    derivative has no root there - every calibration row already predicted
+    correctly (the NLL keeps falling as ``T`` goes to 0) or the model no
+    better than uniform (it falls as ``T`` grows) - ``temperature_`` is the
+    lower or the upper end of that range respectively, and ``at_bound_`` is
+    True.
 
     Attributes
     ----------
