@@ -107,7 +107,10 @@ def fit(
     drop = split_list(drop) or data_cfg.get("drop")
 
     from nbcli.cli.training import train
+    from nbcli.io.atomic import check_writable
 
+    # Fail before reading what may be a large file, not after training on it.
+    check_writable(output, inputs=[data])
     result = train(
         estimator,
         data,
@@ -128,6 +131,6 @@ def fit(
     from nbcli.io.modelfile import save_model
 
     save_model(result.model_file, output)
-    report = result.summary(output)
-    common.emit_report(report, json_out, quiet=quiet)
+    if json_out is not None or not quiet:
+        common.emit_report(result.summary(output), json_out, quiet=quiet)
     info(f"wrote {output}", quiet or json_out == "-")

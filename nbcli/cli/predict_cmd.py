@@ -40,8 +40,11 @@ def predict(
         chunk_size=chunk_size, x_key=x_key, y_key=y_key,
     )
     if output_dir is None and len(inputs) == 1:
+        from nbcli.io.atomic import check_writable
         from nbcli.io.modelfile import load_model
 
+        if output not in (None, "-"):
+            check_writable(output, inputs=[inputs[0], model])
         mf = load_model(model)
         score_file(mf, inputs[0], output, quiet=quiet, **options)
         return 0

@@ -79,11 +79,34 @@ def iter_scores(mf, path, *, need_target=False, target=None, keep=None, delimite
     rows = 0
     for ds in progress_iter(stream, f"scoring {path}", quiet=quiet):
         try:
-            logp = mf.predict_log_proba(ds.X)
+            # Rows the model cannot score are refused just below, not warned about.
+            with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+                logp = mf.predict_log_proba(ds.X)
         except ValueError as exc:
             raise data_error(path, exc, mf.feature_names, rows) from None
+        _check_scored(path, logp, ds.X, mf.feature_names, rows)
         rows += ds.X.shape[0]
         yield ScoredChunk(log_proba=logp, y=ds.y, kept=ds.kept, X=ds.X)
+
+
+def _check_scored(path, logp: np.ndarray, X: np.ndarray, feature_names, row_offset: int) -> None:
+    """Refuse the first row whose posterior is undefined (NaN).
+
+    That happens when a row lies so far from the training data (by more
+    than about 1e154 spreads) that its likelihood underflows to zero under
+    every class, or its squared distance overflows: the posterior is then
+    0/0. Such a value is almost always a unit or data-entry error.
+    """
+    undefined = np.isnan(logp).any(axis=1)
+    if not undefined.any():
+        return
+    i = int(np.argmax(undefined))
+    j = int(np.argmax(np.abs(X[i])))
+    raise NbcliError(
+        f"{path}: row {row_offset + i + 1} cannot be scored: its values are so far from the "
+        "training data that its likelihood underflows to zero for every class (largest "
+        f"value: column {feature_names[j]!r} = {X[i, j]:g}); check that row's values and units"
+    )
 
 
 def prediction_frame(mf, chunk: ScoredChunk, proba: bool):

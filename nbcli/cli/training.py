@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from nbcli.errors import NbcliError
-from nbcli.reports.runs import TrainingReport
 from nbcli.models._validation import DataValueError
+
+if TYPE_CHECKING:
+    # The reports package loads SciPy's statistics (over half a second);
+    # scoring, failing early and ``fit --quiet`` do without it.
+    from nbcli.reports.runs import TrainingReport
 
 # Models that estimate a spread per class: one sample cannot give one.
 _NEEDS_TWO_PER_CLASS = ("gaussian", "lda", "qda")
@@ -33,13 +38,18 @@ def class_priors(model) -> np.ndarray:
 
 @dataclass
 class TrainResult:
+    """A trained model file, the warnings worth showing, and the facts for
+    the training report (the report itself is built only when asked for)."""
+
     model_file: object
-    report: TrainingReport
+    facts: dict
     warnings: list
 
     def summary(self, output: str) -> TrainingReport:
-        self.report.output = output
-        return self.report
+        """The :class:`~nbcli.reports.runs.TrainingReport` of this fit, written to ``output``."""
+        from nbcli.reports.runs import TrainingReport
+
+        return TrainingReport(**self.facts, output=output)
 
 
 def _plain(v):
@@ -111,13 +121,17 @@ def train(
         state["first"] = ds if state["chunks"] == 1 else None
         fp.update(ds.X, ds.y)
         try:
-            estimator._accumulate(ds.X, ds.y, None, None)
+            # Overflow (squares of values beyond ~1e154) is caught below, by
+            # column, rather than printed as NumPy warnings.
+            with np.errstate(over="ignore", invalid="ignore"):
+                estimator._accumulate(ds.X, ds.y, None, None)
         except ValueError as exc:
             raise data_error(path, exc, stream.feature_names, state["rows"]) from None
         state["rows"] += ds.X.shape[0]
     if state["rows"] == 0:
         raise NbcliError(f"{path}: no data rows")
 
+    _check_finite_statistics(path, estimator, stream.feature_names)
     classes = estimator.classes_
     typed = resolve_labels(classes) if classes.dtype.kind in "US" else classes
     counts = estimator.stats_.arrays().get("count", estimator.stats_.arrays().get("class_count"))
@@ -136,14 +150,18 @@ def train(
                 "a spread (remove the class or add samples)"
             )
         warnings.append(f"{path}: {msg}; its probabilities rest on smoothing alone")
+    if model_type == "gaussian":
+        _check_gaussian_spread(path, estimator, stream.feature_names, typed)
     try:
         if typed is not classes:
             estimator.relabel(typed)
         if priors_by_label is not None:
             estimator.set_params(**{prior_key: order_priors(priors_by_label, estimator.classes_)})
-        estimator._finalize()
+        with np.errstate(over="ignore", invalid="ignore"):
+            estimator._finalize()
     except ValueError as exc:
         raise NbcliError(f"{path}: {exc}") from None
+    _check_finite_parameters(path, estimator)
     seconds = time.perf_counter() - started
 
     accuracy = None
@@ -171,7 +189,7 @@ def train(
         from nbcli.cli.console import info
 
         info(stream.note)
-    report = TrainingReport(
+    facts = dict(
         model_type=model_type,
         hyperparameters={k: _jsonable(v) for k, v in estimator.get_params().items()},
         data=path,
@@ -185,7 +203,71 @@ def train(
         training_accuracy=accuracy,
         n_chunks=state["chunks"],
     )
-    return TrainResult(model_file=mf, report=report, warnings=warnings)
+    return TrainResult(model_file=mf, facts=facts, warnings=warnings)
+
+
+_RESCALE = "rescale the column (divide it by a power of ten) and train again"
+
+
+def _check_finite_statistics(path: str, estimator, feature_names) -> None:
+    """Refuse data whose sums or squared spreads overflow float64, naming the column.
+
+    Spreads up to about 1e154 are fine (their squares fit in float64), and so
+    are sums up to about 1e308; beyond that the statistics are infinite and
+    no model can be built from them.
+    """
+    for array in estimator.stats_.arrays().values():
+        bad = ~np.isfinite(array)
+        if bad.any():
+            where = np.argwhere(bad)[0]
+            column = f"column {feature_names[where[1]]!r}" if array.ndim > 1 else "a column"
+            raise NbcliError(
+                f"{path}: {column} holds values too large or too far apart for float64 "
+                "arithmetic (a sum or a squared spread overflows: spreads beyond about 1e154 "
+                f"do); {_RESCALE}"
+            )
+
+
+def _check_finite_parameters(path: str, estimator) -> None:
+    """Refuse a model with NaN or +inf parameters (-inf is the log of a zero prior)."""
+    for name, value in vars(estimator).items():
+        if isinstance(value, np.ndarray) and value.dtype.kind == "f" and (
+            np.isnan(value).any() or (value == np.inf).any()
+        ):
+            raise NbcliError(
+                f"{path}: the {estimator.model_type} model's parameter {name.strip('_')!r} "
+                "came out undefined: the feature values are too extreme for float64; "
+                "rescale the features (divide them by a power of ten) and train again"
+            )
+
+
+def _check_gaussian_spread(path: str, estimator, feature_names, labels) -> None:
+    """Name the column when Gaussian variances would be zero.
+
+    ``var_smoothing`` adds a fraction of the largest feature variance, so it
+    rescues a feature that is constant within a class, but not data in which
+    every feature is constant, nor ``var_smoothing=0``. ``labels`` are the
+    typed class labels in the order of ``estimator.classes_``.
+    """
+    from nbcli.io._csv import quote_names
+
+    st = estimator.stats_
+    _, _, m2_all = st.pooled()
+    if not np.any(m2_all > 0):
+        raise NbcliError(
+            f"{path}: every feature column holds a single value in all rows "
+            f"({quote_names(feature_names, limit=5)}), so nothing tells the classes apart; "
+            "check that the right file and columns were read"
+        )
+    if estimator.var_smoothing == 0:
+        flat = (st.m2 <= 0) & (st.count[:, None] > 0)
+        if flat.any():
+            k, j = np.argwhere(flat)[0]
+            raise NbcliError(
+                f"{path}: column {feature_names[j]!r} is constant within class "
+                f"{_plain(labels[k])!r}, which gives a zero variance with "
+                "--var-smoothing 0; use a positive --var-smoothing (default 1e-9)"
+            )
 
 
 def _jsonable(v):

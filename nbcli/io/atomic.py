@@ -23,10 +23,36 @@ def _check_target(path: Path) -> None:
     parent = path.parent
     if not parent.exists():
         raise NbcliError(f"{path}: folder {str(parent)!r} does not exist")
+    if not parent.is_dir():
+        raise NbcliError(f"{path}: {str(parent)!r} is a file, not a folder; give a path "
+                         "inside an existing folder")
     if not os.access(parent, os.W_OK):
         raise NbcliError(f"{path}: cannot write to folder {str(parent)!r} (permission denied)")
     if path.exists() and not os.access(path, os.W_OK):
         raise NbcliError(f"{path}: file is not writable (permission denied)")
+
+
+def check_writable(path, inputs=()) -> None:
+    """Check, before any work is done, that ``path`` can be written and is
+    none of the ``inputs`` (paths being read; ``-`` is skipped).
+
+    Raises
+    ------
+    NbcliError
+        When the target is a folder, its folder is missing or not writable,
+        or it is the same file as one of the inputs, which it would replace.
+    """
+    target = Path(path)
+    _check_target(target)
+    if not target.exists():
+        return
+    for source in inputs:
+        if source == "-":
+            continue
+        with contextlib.suppress(OSError):
+            if os.path.samefile(source, target):
+                raise NbcliError(f"{path}: is also an input ({source}); writing there would "
+                                 "replace it: choose another output path")
 
 
 @contextlib.contextmanager
@@ -54,7 +80,13 @@ def atomic_write(path, mode: str = "wb"):
     """
     path = Path(path)
     _check_target(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as exc:
+        # The checks above cannot see everything (read-only file systems,
+        # access rules that os.access does not model, a folder that just went).
+        raise NbcliError(f"{path}: cannot create a file in folder {str(path.parent)!r} "
+                         f"({exc.strerror or exc})") from None
     try:
         if "b" in mode:
             f = os.fdopen(fd, mode)

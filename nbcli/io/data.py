@@ -151,7 +151,7 @@ def _typed_labels(values: np.ndarray, display: str, name: str, row_offset: int) 
     if kind in "biuU":
         return values
     if kind == "S":
-        return values.astype(str)
+        return _utf8(values, display, f"labels in {name}")
     if kind == "O":
         missing = pd.isna(values)
         if missing.any():
@@ -170,6 +170,15 @@ def _typed_labels(values: np.ndarray, display: str, name: str, row_offset: int) 
         return values.astype(np.int64)
     raise fail(display, f"labels in {name} have the unsupported type {values.dtype}; "
                         "store them as integers or strings")
+
+
+def _utf8(values: np.ndarray, display: str, what: str) -> np.ndarray:
+    """Bytes (NumPy ``S`` arrays) as text; NumPy's own conversion assumes ASCII."""
+    try:
+        return np.char.decode(values, "utf-8")
+    except UnicodeDecodeError:
+        raise fail(display, f"{what} are bytes that are not UTF-8 text; store them as "
+                            "strings") from None
 
 
 def _missing_label(display: str, name: str, row: int) -> NbcliError:
@@ -466,7 +475,13 @@ class _CsvReader:
         self.header = _csv.read_header(source.open_binary, display, delimiter)
         if not self.header.has_data:
             raise fail(display, "has a header but no data rows; add rows below the header")
-        self.plan = _plan_columns(self.header.columns, opts, display)
+        try:
+            self.plan = _plan_columns(self.header.columns, opts, display)
+        except NbcliError:
+            hint = _delimiter_hint(self.header, display)
+            if hint is not None:
+                raise hint from None
+            raise
         # Labels are always read as text, so a column of numbers in one chunk
         # and words in the next cannot split a class in two. Only an empty
         # cell is a missing label (a class may be called "NA"); kept columns
@@ -498,6 +513,21 @@ class _CsvReader:
         return Dataset(X=X, y=y, feature_names=list(self.plan.features),
                        target=self.plan.target, path=self.source.path, kept=kept,
                        note=self.plan.note)
+
+
+def _delimiter_hint(header: _csv.CsvHeader, display: str) -> NbcliError | None:
+    """A better error than "no such column" when the header did not split:
+    one column whose name holds another delimiter means the wrong one was used."""
+    if len(header.columns) != 1:
+        return None
+    name = header.columns[0]
+    others = [d for d in _csv.DELIMITERS if d != header.delimiter and d in name]
+    if not others:
+        return None
+    return fail(display, f"the header is one column, {name[:60]!r}, when split on "
+                         f"{_csv.delimiter_name(header.delimiter)}; the file seems to use "
+                         f"{_csv.delimiter_name(others[0])}: give that delimiter, or none to "
+                         "have it detected")
 
 
 # ---------------------------------------------------------------------------
@@ -660,7 +690,9 @@ def _npz_feature_names(member, keys, d: int, display: str) -> list[str] | None:
     if names.ndim != 1 or names.dtype.kind not in "US" or len(names) != d:
         raise fail(display, f"array 'feature_names' has shape {names.shape} and dtype "
                             f"{names.dtype}; it must be {d} strings, one per feature")
-    names = [str(n) for n in names.astype(str)]
+    if names.dtype.kind == "S":
+        names = _utf8(names, display, "feature_names")
+    names = [str(n) for n in names]
     repeated = sorted({n for n in names if names.count(n) > 1})
     if repeated:
         raise fail(display, f"feature_names repeats {quote_names(repeated)}; give every "

@@ -16,14 +16,18 @@ Layout (format version 1):
 
 A model file is untrusted input: before any array is read, the member list,
 every array header (dtype, shape) and the sizes are checked against the
-metadata, so a file that declares absurd shapes is refused before memory is
-allocated for it, and nothing is ever unpickled (``allow_pickle=False``).
+metadata and against the bytes the file really holds, so a file that
+declares absurd shapes is refused before memory is allocated for it, and
+nothing is ever unpickled (``allow_pickle=False``). After reading, the
+statistics must be ones some data set could give, and the rebuilt model
+must have defined parameters and score its own class means.
 """
 
 from __future__ import annotations
 
-import io
 import json
+import os
+import struct
 import zipfile
 from dataclasses import dataclass, field
 
@@ -155,15 +159,27 @@ def _refuse(path, why: str):
     raise NbcliError(f"{path}: {why}")
 
 
-def _read_headers(path, zf: zipfile.ZipFile) -> dict[str, tuple]:
-    """Dtype, shape and data size of every member, read from the .npy headers only."""
+def _read_headers(path, zf: zipfile.ZipFile, archive_size: int) -> dict[str, tuple]:
+    """Dtype and shape of every member, read from the .npy headers only.
+
+    Every size is checked against the bytes the archive really holds, so a
+    member whose header (or zip directory entry) declares more data than
+    the file contains is refused before anything is allocated for it.
+    """
     headers = {}
     for info in zf.infolist():
         if not info.filename.endswith(".npy"):
             _refuse(path, f"member {info.filename!r} is not a NumPy array; not an nbcli model file")
         name = info.filename[:-4]
+        if name in headers:
+            _refuse(path, f"holds member {name!r} twice; the file is corrupt")
+        if info.flag_bits & 0x1:
+            _refuse(path, f"member {name!r} is encrypted; nbcli model files are not")
         if info.compress_type != zipfile.ZIP_STORED:
             _refuse(path, f"member {name!r} is compressed; nbcli model files store arrays uncompressed")
+        if info.file_size != info.compress_size or info.header_offset + info.compress_size > archive_size:
+            _refuse(path, f"member {name!r} declares {info.file_size} bytes, more than the file "
+                          "holds; the file is truncated or corrupt")
         with zf.open(info) as fp:
             try:
                 version = np.lib.format.read_magic(fp)
@@ -173,13 +189,14 @@ def _read_headers(path, zf: zipfile.ZipFile) -> dict[str, tuple]:
                     shape, fortran, dtype = np.lib.format.read_array_header_2_0(fp)
                 else:
                     raise ValueError(f"unsupported .npy version {version}")
-            except ValueError as exc:
-                _refuse(path, f"member {name!r} has an invalid array header ({exc})")
+            except (ValueError, TypeError, SyntaxError, RecursionError) as exc:
+                reason = " ".join(str(exc).split())[:200]
+                _refuse(path, f"member {name!r} has an invalid array header ({reason})")
             header_len = fp.tell()
         if dtype.hasobject:
             _refuse(path, f"member {name!r} holds object arrays (pickled data), which nbcli refuses to load")
         nbytes = int(np.prod(shape, dtype=object)) * dtype.itemsize
-        if nbytes != info.file_size - header_len:
+        if any(n < 0 for n in shape) or nbytes != info.file_size - header_len:
             _refuse(
                 path,
                 f"member {name!r} declares shape {shape} ({nbytes} bytes) but holds "
@@ -204,17 +221,51 @@ def _expected_shapes(meta: dict) -> dict[str, tuple]:
     }
 
 
+# The statistics each model type is fitted from.
+_STATS_OF_MODEL = {
+    "gaussian": "ClassMoments",
+    "multinomial": "ClassCounts",
+    "bernoulli": "ClassCounts",
+    "lda": "ClassScatter",
+    "qda": "ClassScatter",
+}
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _names(value) -> bool:
+    """A list of distinct strings."""
+    return (isinstance(value, list) and all(isinstance(v, str) for v in value)
+            and len(set(value)) == len(value))
+
+
+def _check_label_list(path, classes) -> None:
+    kinds = {type(c) for c in classes}
+    if not classes or len(kinds) != 1 or not kinds <= {int, str, bool, float}:
+        _refuse(path, "classes must be a non-empty list of labels of one type; the file is corrupt")
+    if kinds == {int} and not all(-(2**63) <= c < 2**64 for c in classes):
+        _refuse(path, "classes hold integers too large for a label; the file is corrupt")
+    if kinds == {float} and not all(np.isfinite(c) for c in classes):
+        _refuse(path, "classes hold a value that is not finite; the file is corrupt")
+    if len({str(c) for c in classes}) != len(classes):
+        _refuse(path, "classes are not distinct; the file is corrupt")
+
+
 def _check_metadata(path, meta) -> None:
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         _refuse(path, "is not an nbcli model file (no nbcli-model metadata)")
     version = meta.get("format_version")
-    if not isinstance(version, int) or isinstance(version, bool):
+    if not _is_int(version):
         _refuse(path, "has no valid format_version; the file is corrupt")
     if version > FORMAT_VERSION:
+        written_by = meta.get("nbcli_version")
+        written_by = written_by if isinstance(written_by, str) else "?"
         _refuse(
             path,
             f"was written by a newer nbcli (model format version {version}, from nbcli "
-            f"{meta.get('nbcli_version', '?')}); this nbcli {__version__} reads up to version "
+            f"{written_by[:40]}); this nbcli {__version__} reads up to version "
             f"{FORMAT_VERSION}: upgrade nbcli",
         )
     if version < 1:
@@ -227,21 +278,61 @@ def _check_metadata(path, meta) -> None:
         if not isinstance(meta.get(key), typ):
             _refuse(path, f"metadata field {key!r} is missing or has the wrong type; the file is corrupt")
     if meta["model"] not in MODELS:
-        _refuse(path, f"unknown model type {meta['model']!r}; known: {', '.join(MODELS)}")
+        _refuse(path, f"unknown model type {meta['model'][:40]!r}; known: {', '.join(MODELS)}")
     d = meta["n_features"]
     if isinstance(d, bool) or d < 1 or len(meta["feature_names"]) != d:
         _refuse(path, "n_features does not match feature_names; the file is corrupt")
-    if not all(isinstance(f, str) for f in meta["feature_names"]) or len(set(meta["feature_names"])) != d:
+    if not _names(meta["feature_names"]):
         _refuse(path, "feature_names must be distinct strings; the file is corrupt")
-    classes = meta["classes"]
-    kinds = {type(c) for c in classes}
-    if not classes or len(kinds) != 1 or not kinds <= {int, str, bool, float}:
-        _refuse(path, "classes must be a non-empty list of labels of one type; the file is corrupt")
-    if len({str(c) for c in classes}) != len(classes):
-        _refuse(path, "classes are not distinct; the file is corrupt")
+    _check_label_list(path, meta["classes"])
+    target = meta.get("target")
+    if target is not None and not isinstance(target, str):
+        _refuse(path, "metadata field 'target' must be a column name; the file is corrupt")
     st = meta["stats"]
-    if st.get("type") not in STATS_TYPES or not isinstance(st.get("arrays"), list):
-        _refuse(path, "unknown statistics type; the file is corrupt")
+    if st.get("type") != _STATS_OF_MODEL[meta["model"]] or not _names(st.get("arrays")):
+        _refuse(path, f"has statistics of an unknown type or of the wrong type for a "
+                      f"{meta['model']} model; the file is corrupt")
+    if not set(st["arrays"]) <= set(_STAT_SHAPES):
+        _refuse(path, "lists statistics arrays the format does not define")
+    calib = meta.get("calibration")
+    if calib is not None and not (isinstance(calib, dict) and _names(calib.get("arrays"))):
+        _refuse(path, "has invalid calibration metadata")
+
+
+def _check_stats(path, stats) -> None:
+    """Refuse statistics no data set could have produced: negative counts,
+    sums of squares or feature sums, or no sample at all. (Subtler damage
+    shows in the rebuilt model, see :func:`_check_rebuilt`.)"""
+    arrays = stats.arrays()
+    counts = arrays.get("count", arrays.get("class_count"))
+    if np.any(counts < 0) or not counts.sum() > 0:
+        _refuse(path, "holds class counts that are negative or all zero; the file is corrupt")
+    squares = arrays.get("m2")
+    if squares is None and "scatter" in arrays:
+        squares = np.diagonal(arrays["scatter"], axis1=1, axis2=2)
+    if squares is not None and np.any(squares < 0):
+        _refuse(path, "holds negative sums of squares; the file is corrupt")
+    if "feature_count" in arrays and np.any(arrays["feature_count"] < 0):
+        _refuse(path, "holds negative feature counts; the file is corrupt")
+
+
+def _check_rebuilt(path, model) -> None:
+    """Refuse a model that cannot score: a scoring parameter that is not a
+    number (NaN) or infinitely favourable (+inf; -inf is legitimate, the log
+    of a zero prior), or, for the models with class means, posteriors at its
+    own class means that are not finite."""
+    for name, value in vars(model).items():
+        if isinstance(value, np.ndarray) and value.dtype.kind == "f":
+            if np.any(np.isnan(value)) or np.any(value == np.inf):
+                _refuse(path, f"holds statistics that give the {model.model_type} model an "
+                              f"undefined parameter ({name.strip('_')}); the file is corrupt")
+    stats = model.stats_
+    if hasattr(stats, "mean"):
+        with np.errstate(all="ignore"):
+            logp = model.predict_log_proba(stats.mean[stats.count > 0])
+        if np.isnan(logp).any() or not np.isfinite(logp.max(axis=1)).all():
+            _refuse(path, f"holds statistics with which the {model.model_type} model cannot "
+                          "score even its own class means; the file is corrupt")
 
 
 def load_model(path) -> ModelFile:
@@ -257,25 +348,43 @@ def load_model(path) -> ModelFile:
         larger than its metadata allows is read.
     """
     try:
-        with open(path, "rb") as f:
-            raw = f.read()
+        handle = open(path, "rb")
     except FileNotFoundError:
         _refuse(path, "no such model file")
     except IsADirectoryError:
         _refuse(path, "is a folder, not a model file")
     except OSError as exc:
         _refuse(path, f"cannot read the model file ({exc.strerror or exc})")
-    if not raw.startswith(b"PK"):
-        _refuse(path, "is not an nbcli model file (not an .npz archive)")
-    try:
-        zf = zipfile.ZipFile(io.BytesIO(raw))
-        with zf:
-            headers = _read_headers(path, zf)
-            return _load_members(path, zf, headers)
-    except NbcliError:
-        raise
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError, ValueError, KeyError) as exc:
-        _refuse(path, f"is not a valid .npz archive or is truncated ({type(exc).__name__}: {exc})")
+    with handle:
+        try:
+            magic = handle.read(4)
+            archive_size = os.fstat(handle.fileno()).st_size
+        except OSError as exc:
+            _refuse(path, f"cannot read the model file ({exc.strerror or exc})")
+        if not magic.startswith(b"PK"):
+            _refuse(path, "is not an nbcli model file (not an .npz archive)")
+        try:
+            handle.seek(0)
+            with zipfile.ZipFile(handle) as zf:
+                headers = _read_headers(path, zf, archive_size)
+                return _load_members(path, zf, headers)
+        except NbcliError:
+            raise
+        except _BROKEN_ARCHIVE as exc:
+            reason = " ".join(str(exc).split())[:200]
+            _refuse(path, f"is not a valid .npz archive or is truncated ({type(exc).__name__}: {reason})")
+
+
+# What a damaged archive makes zipfile and NumPy raise. Encrypted members and
+# unknown zip versions raise RuntimeError and NotImplementedError.
+_BROKEN_ARCHIVE = (
+    zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError, ValueError, KeyError,
+    NotImplementedError, RuntimeError, struct.error, OverflowError,
+)
+
+
+def _no_constant(name):
+    raise ValueError(f"{name} is not a JSON number")
 
 
 def _read_member(zf, name):
@@ -290,19 +399,16 @@ def _load_members(path, zf, headers) -> ModelFile:
     if dtype != np.uint8 or len(shape) != 1 or shape[0] > _METADATA_LIMIT:
         _refuse(path, "has an invalid metadata member")
     try:
-        meta = json.loads(_read_member(zf, "metadata").tobytes().decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
+        meta = json.loads(_read_member(zf, "metadata").tobytes().decode("utf-8"),
+                          parse_constant=_no_constant)
+    except (ValueError, RecursionError):  # bad UTF-8 or JSON, NaN, overlong numbers
         _refuse(path, "has metadata that is not valid JSON; the file is corrupt")
     _check_metadata(path, meta)
 
     stats_cls = STATS_TYPES[meta["stats"]["type"]]
-    if not set(meta["stats"]["arrays"]) <= set(_STAT_SHAPES):
-        _refuse(path, "lists statistics arrays the format does not define")
     expected = _expected_shapes(meta)
     calib = meta.get("calibration")
     if calib is not None:
-        if not isinstance(calib, dict) or not isinstance(calib.get("arrays"), list):
-            _refuse(path, "has invalid calibration metadata")
         for n in calib["arrays"]:
             expected[f"calibration.{n}"] = None  # shape validated by the calibrator
     unexpected = sorted(set(headers) - set(expected) - {"metadata"})
@@ -328,6 +434,7 @@ def _load_members(path, zf, headers) -> ModelFile:
         stats = stats_cls(**stats_arrays)
     except TypeError:
         _refuse(path, "has statistics that do not fit its model type; the file is corrupt")
+    _check_stats(path, stats)
 
     cls = MODELS[meta["model"]]
     params = meta["hyperparameters"]
@@ -336,9 +443,11 @@ def _load_members(path, zf, headers) -> ModelFile:
         _refuse(path, f"has unknown hyperparameters {sorted(unknown)} for model {meta['model']!r}")
     classes = np.asarray(meta["classes"])
     try:
-        model = cls.from_stats(stats, classes, params, meta["n_features"])
-    except (ValueError, TypeError) as exc:
-        _refuse(path, f"holds a model that cannot be rebuilt: {exc}")
+        with np.errstate(all="ignore"):  # the result is checked just below
+            model = cls.from_stats(stats, classes, params, meta["n_features"])
+    except (ValueError, TypeError, ArithmeticError) as exc:
+        _refuse(path, f"holds a model that cannot be rebuilt: {' '.join(str(exc).split())[:200]}")
+    _check_rebuilt(path, model)
     model.feature_names_in_ = np.asarray(meta["feature_names"], dtype=object)
 
     calibrator = None
@@ -346,16 +455,17 @@ def _load_members(path, zf, headers) -> ModelFile:
         from nbcli.calibration import CALIBRATORS
 
         kind = calib.get("method")
-        if kind not in CALIBRATORS:
-            _refuse(path, f"has an unknown calibration method {kind!r}")
+        if not isinstance(kind, str) or kind not in CALIBRATORS:
+            _refuse(path, f"has an unknown calibration method {str(kind)[:40]!r}")
         try:
             calibrator = CALIBRATORS[kind].from_arrays(
                 {n: arrays[f"calibration.{n}"] for n in calib["arrays"]}
             )
-        except ValueError as exc:
-            _refuse(path, f"has invalid calibration parameters: {exc}")
-        if getattr(calibrator, "n_classes", len(classes)) not in (None, len(classes)):
-            _refuse(path, "has a calibrator for a different number of classes")
+        except (ValueError, TypeError, KeyError, IndexError) as exc:
+            _refuse(path, f"has invalid calibration parameters: {' '.join(str(exc).split())[:200]}")
+        if getattr(calibrator, "n_classes_", len(classes)) not in (None, len(classes)):
+            _refuse(path, f"has a calibrator for {calibrator.n_classes_} classes but the model "
+                          f"has {len(classes)}; the file is corrupt")
     return ModelFile(
         model=model,
         feature_names=list(meta["feature_names"]),

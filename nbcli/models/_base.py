@@ -20,7 +20,20 @@ import inspect
 
 import numpy as np
 
-from nbcli.models._validation import check_array, check_labels, check_sample_weight
+from nbcli.models._validation import (
+    check_array,
+    check_labels,
+    check_sample_weight,
+    sklearn_compatible,
+)
+
+# Tags that differ from the defaults, as scikit-learn sets them for its own
+# estimators: counts cannot be negative, and the count models are not meant
+# for the Gaussian blobs scikit-learn scores every classifier on.
+_SKLEARN_TAGS = {
+    "multinomial": {"positive_only": True, "poor_score": True},
+    "bernoulli": {"poor_score": True},
+}
 
 # Rows scored per block: enough for BLAS to run at full speed, small enough
 # for the block's temporaries to stay in cache.
@@ -96,7 +109,12 @@ class BayesClassifier:
         return f"{type(self).__name__}({args})"
 
     def __sklearn_tags__(self):
-        # Only scikit-learn calls this, so importing it here adds no dependency.
+        """scikit-learn's description of this estimator (its ``Tags`` dataclass).
+
+        Only scikit-learn calls this, so importing it here adds no dependency.
+        The model-specific tags are those scikit-learn gives its own
+        estimators of the same kind (``sklearn/naive_bayes.py``).
+        """
         from sklearn.utils import ClassifierTags, Tags, TargetTags
 
         tags = Tags(
@@ -105,6 +123,10 @@ class BayesClassifier:
             classifier_tags=ClassifierTags(),
         )
         tags.input_tags.allow_nan = False
+        tags.input_tags.sparse = False
+        extra = _SKLEARN_TAGS.get(self.model_type, {})
+        tags.input_tags.positive_only = extra.get("positive_only", False)
+        tags.classifier_tags.poor_score = extra.get("poor_score", False)
         return tags
 
     def _hyperparameter_check(self) -> None:
@@ -338,7 +360,7 @@ class BayesClassifier:
     def _check_fitted(self):
         if not hasattr(self, "stats_"):
             # Text kept close to scikit-learn's NotFittedError message.
-            raise NotFittedError(
+            raise sklearn_compatible(NotFittedError)(
                 f"This {type(self).__name__} instance is not fitted yet. Call 'fit' "
                 "with appropriate arguments before using this estimator."
             )

@@ -7,9 +7,44 @@ conventions so that the estimators behave like its own.
 
 from __future__ import annotations
 
+import functools
 import numbers
+import sys
+import warnings
 
 import numpy as np
+
+
+class DataConversionWarning(UserWarning):
+    """Input was accepted after a conversion the caller may not have meant,
+    such as labels given as a column vector of shape (n_samples, 1)."""
+
+
+@functools.cache
+def _joint_class(ours: type, theirs: type) -> type:
+    # Made at run time, the class cannot be found by name when unpickling;
+    # its instances pickle as plain instances of ``ours``.
+    return type(ours.__name__, (ours, theirs), {
+        "__module__": ours.__module__,
+        "__reduce__": lambda self: (ours, self.args),
+    })
+
+
+def sklearn_compatible(ours: type) -> type:
+    """``ours``, or a subclass of it and scikit-learn's class of the same name.
+
+    For exception and warning classes that scikit-learn also defines in
+    ``sklearn.exceptions`` (``NotFittedError``, ``DataConversionWarning``):
+    when scikit-learn is loaded in this process, what is raised is also an
+    instance of its class, so that its tools (``check_is_fitted``, pipelines,
+    its estimator checks) recognise it. Code that has not imported
+    scikit-learn cannot be catching its classes, so it is never imported here.
+    """
+    module = sys.modules.get("sklearn.exceptions")
+    theirs = getattr(module, ours.__name__, None) if module is not None else None
+    if theirs is None or issubclass(ours, theirs):
+        return ours
+    return _joint_class(ours, theirs)
 
 
 class DataValueError(ValueError):
@@ -42,11 +77,15 @@ def check_array(X, *, name: str = "X") -> np.ndarray:
     Raises
     ------
     TypeError
-        For sparse matrices, which these estimators do not accept.
+        For sparse matrices, which these estimators do not accept, and for
+        object arrays holding values that are neither numbers nor strings.
     ValueError
-        For arrays that are not 2-D, are empty, hold complex or non-numeric
-        values, or contain NaN or infinity (the message names the first
-        offending row and column, 0-based).
+        For arrays that are not 2-D, are empty, hold complex values or text
+        that is not a number, or contain NaN or infinity (the message names
+        the first offending row and column, 0-based).
+
+    Messages follow scikit-learn's ``check_array`` wording, so that code
+    written against scikit-learn's errors reads ours too.
     """
     if hasattr(X, "tocsr") or hasattr(X, "toarray"):
         raise TypeError(
@@ -56,27 +95,37 @@ def check_array(X, *, name: str = "X") -> np.ndarray:
         X = X.to_numpy()
     arr = np.asarray(X)
     if arr.dtype.kind == "c":
-        raise ValueError(f"{name} holds complex values; complex data is not supported")
+        raise ValueError(f"Complex data not supported: {name} holds complex values")
     if arr.dtype.kind in "OUS":
         try:
             arr = arr.astype(np.float64)
-        except (TypeError, ValueError):
+        except ValueError:
             raise ValueError(
                 f"{name} holds non-numeric values; every feature must be a number"
             ) from None
+        except TypeError as exc:
+            # Python's own text ("float() argument must be a string or a real
+            # number, not 'dict'") says what was found, so it is kept.
+            raise TypeError(f"{name} holds values that are not numbers ({exc})") from None
     if arr.dtype.kind not in "biuf":
         raise ValueError(f"{name} has dtype {arr.dtype}; expected numbers")
     if arr.ndim != 2:
         raise ValueError(
             f"expected a 2-D array of shape (n_samples, n_features) for {name}, "
-            f"got {arr.ndim}-D with shape {arr.shape}; reshape your data with "
+            f"got {arr.ndim}-D with shape {arr.shape}. Reshape your data with "
             "X.reshape(-1, 1) for one feature or X.reshape(1, -1) for one sample"
         )
     n, d = arr.shape
     if n == 0:
-        raise ValueError(f"{name} has 0 sample(s) (shape={arr.shape}); at least 1 is required")
+        raise ValueError(
+            f"Found array with 0 sample(s) (shape={arr.shape}) while a minimum of 1 is "
+            f"required: {name} is empty"
+        )
     if d == 0:
-        raise ValueError(f"{name} has 0 feature(s) (shape={arr.shape}); at least 1 is required")
+        raise ValueError(
+            f"Found array with 0 feature(s) (shape={arr.shape}) while a minimum of 1 is "
+            f"required: {name} has no feature columns"
+        )
     if arr.dtype != np.float64:
         arr = arr.astype(np.float64, order="K")
     check_finite(arr, name=name)
@@ -110,12 +159,26 @@ def check_labels(y, n_samples: int) -> np.ndarray:
 
     Labels may be integers, strings, booleans or floats with integral values;
     non-integral floats mean a regression target and are refused, as are
-    missing labels.
+    missing labels. A column vector of shape (n_samples, 1) is accepted with
+    a :class:`DataConversionWarning`.
+
+    Raises
+    ------
+    ValueError
+        For a shape other than (n_samples,) or (n_samples, 1), missing or
+        continuous labels, or labels of mixed or unknown type.
     """
     if hasattr(y, "to_numpy") and not isinstance(y, np.ndarray):
         y = y.to_numpy()
     y = np.asarray(y)
     if y.ndim == 2 and y.shape[1] == 1:
+        warnings.warn(
+            sklearn_compatible(DataConversionWarning)(
+                "A column-vector y was passed when a 1d array was expected; "
+                "its single column is used as the labels"
+            ),
+            stacklevel=3,
+        )
         y = y.ravel()
     if y.ndim != 1:
         raise ValueError(f"y must be 1-D of shape (n_samples,), got shape {y.shape}")
@@ -146,7 +209,14 @@ def check_labels(y, n_samples: int) -> np.ndarray:
 
 
 def check_sample_weight(sample_weight, n_samples: int) -> np.ndarray | None:
-    """Return sample weights as float64 of shape (n_samples,), or None for unit weights."""
+    """Return sample weights as float64 of shape (n_samples,), or None for unit weights.
+
+    Raises
+    ------
+    ValueError
+        For a wrong shape, NaN or infinity, negative weights, or weights that
+        are all zero (they would leave every statistic empty).
+    """
     if sample_weight is None:
         return None
     w = np.asarray(sample_weight, dtype=np.float64)
@@ -160,6 +230,8 @@ def check_sample_weight(sample_weight, n_samples: int) -> np.ndarray | None:
         raise ValueError("sample_weight contains NaN or infinity")
     if np.any(w < 0):
         raise ValueError("sample_weight must be non-negative")
+    if n_samples and not np.any(w > 0):
+        raise ValueError("Sample weights must contain at least one non-zero number")
     return w
 
 
