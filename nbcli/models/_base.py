@@ -22,6 +22,7 @@ import numpy as np
 
 from nbcli.models._validation import (
     check_array,
+    check_finite,
     check_labels,
     check_sample_weight,
     sklearn_compatible,
@@ -63,15 +64,42 @@ def log_normalise(jll: np.ndarray) -> np.ndarray:
     return jll
 
 
+def _column_max(jll: np.ndarray) -> np.ndarray:
+    top = jll.max(axis=0)
+    if not np.isfinite(top).all():
+        top[~np.isfinite(top)] = 0.0  # a row that is -inf for every class stays -inf
+    return top
+
+
+def _log_normalise_columns(jll: np.ndarray) -> np.ndarray:
+    """:func:`log_normalise` for a class-major block (n_classes, n_rows), in place."""
+    jll -= _column_max(jll)
+    jll -= np.log(np.exp(jll).sum(axis=0))
+    return jll
+
+
+def _softmax_columns(jll: np.ndarray) -> np.ndarray:
+    """Posterior probabilities of a class-major block (n_classes, n_rows), in place."""
+    jll -= _column_max(jll)
+    np.exp(jll, out=jll)
+    total = jll.sum(axis=0)
+    np.reciprocal(total, out=total)
+    jll *= total
+    return jll
+
+
 class BayesClassifier:
     """Common machinery: parameters, labels, statistics, log-space prediction.
 
     Subclasses define ``model_type``, ``_new_stats(X, y_idx, w, n_classes)``,
-    ``_finalize()`` (statistics to scoring parameters) and
-    ``_joint_log_likelihood_block(X)`` for a block of validated rows.
+    ``_finalize()`` (statistics to scoring parameters) and ``_jll_block(X)``,
+    the joint log-likelihood of a block of validated rows as an array of
+    shape (n_classes, n_rows); optionally ``_check_values(X, row_offset)``.
     """
 
     model_type: str = ""
+    # True where a non-finite input need not show in the scores (binarised input).
+    _scan_for_nonfinite: bool = False
 
     # -- parameters, in the style of scikit-learn ---------------------------------
     @classmethod
@@ -134,8 +162,16 @@ class BayesClassifier:
 
     # -- fitting ------------------------------------------------------------------
     def _prepare_X(self, X) -> np.ndarray:
-        """Validated float64 rows; subclasses add model-specific checks."""
-        return check_array(X)
+        """Validated float64 rows (all checks, for fitting)."""
+        X = check_array(X)
+        self._check_values(X)
+        return X
+
+    def _check_values(self, X, row_offset: int = 0) -> None:
+        """Model-specific checks of finite values (multinomial: no negatives...).
+
+        ``row_offset`` is added to row numbers in messages, for blocks of a larger array.
+        """
 
     def _check_training(self, X, y, sample_weight):
         if y is None:
@@ -375,15 +411,43 @@ class BayesClassifier:
     def _check_predict_input(self, X) -> np.ndarray:
         self._check_fitted()
         names = getattr(X, "columns", None)
-        X = self._prepare_X(X)
+        X = check_array(X, finite=False)
         self._check_n_features(X)
         self._set_feature_names(names, reset=False)
         return X
 
-    def _blocks(self, n: int):
+    def _scored_blocks(self, X):
+        """Yield ``(rows, jll)`` per block of validated ``X``: ``jll`` of shape
+        (n_classes, n_rows_in_block).
+
+        Values are checked block by block, while the block is in cache, and
+        the class-major layout makes the reductions over classes run along
+        contiguous memory.
+        """
         step = max(64, _BLOCK_ELEMENTS // max(1, self.n_features_in_))
-        for lo in range(0, n, step):
-            yield slice(lo, min(n, lo + step))
+        for lo in range(0, X.shape[0], step):
+            rows = slice(lo, min(X.shape[0], lo + step))
+            block = X[rows]
+            if self._scan_for_nonfinite:
+                check_finite(block, row_offset=lo)
+            try:
+                self._check_values(block, lo)
+            except ValueError:
+                check_finite(block, row_offset=lo)  # a NaN gets its own message
+                raise
+            jll = self._jll_block(block)
+            # NaN or infinity in a row makes its scores non-finite, so the
+            # (smaller) score block tells whether the rows need a closer look.
+            if not np.isfinite(jll).all():
+                check_finite(block, row_offset=lo)
+            yield rows, jll
+
+    def _collect(self, X, transform) -> np.ndarray:
+        X = self._check_predict_input(X)
+        out = np.empty((X.shape[0], len(self.classes_)))
+        for rows, jll in self._scored_blocks(X):
+            out[rows] = transform(jll).T
+        return out
 
     def joint_log_likelihood(self, X) -> np.ndarray:
         """Joint log-likelihood ``log p(x) + log p(y=k)`` per sample and class.
@@ -403,36 +467,38 @@ class BayesClassifier:
         Raises
         ------
         NotFittedError, ValueError
-            Before ``fit``; on invalid ``X`` or a wrong number of features.
+            Before ``fit``; on invalid ``X`` (NaN, infinity, values the model
+            cannot take) or a wrong number of features.
         """
-        X = self._check_predict_input(X)
-        out = np.empty((X.shape[0], len(self.classes_)))
-        for sl in self._blocks(X.shape[0]):
-            out[sl] = self._joint_log_likelihood_block(X[sl])
-        return out
+        return self._collect(X, lambda jll: jll)
 
     def predict_log_proba(self, X) -> np.ndarray:
         """Log posterior ``log p(y=k | x)``, shape (n_samples, n_classes).
 
         Columns follow ``classes_``. Computed by log-sum-exp normalisation of
         the joint log-likelihood, finite even when every class's likelihood
-        underflows in linear space.
+        underflows in linear space. Raises as :meth:`joint_log_likelihood`.
         """
-        return log_normalise(self.joint_log_likelihood(X))
+        return self._collect(X, _log_normalise_columns)
 
     def predict_proba(self, X) -> np.ndarray:
-        """Posterior ``p(y=k | x)``, shape (n_samples, n_classes); rows sum to 1."""
-        out = self.predict_log_proba(X)
-        np.exp(out, out=out)
-        return out
+        """Posterior ``p(y=k | x)``, shape (n_samples, n_classes); rows sum to 1.
+
+        A softmax of the joint log-likelihood after subtracting each row's
+        maximum, so no exponential overflows. Raises as :meth:`joint_log_likelihood`.
+        """
+        return self._collect(X, _softmax_columns)
 
     def predict(self, X) -> np.ndarray:
         """Most probable class (maximum a posteriori) per sample, shape (n_samples,).
 
         Labels are taken from ``classes_``, so they keep the type given at fit.
         """
-        jll = self.joint_log_likelihood(X)
-        return self.classes_[np.argmax(jll, axis=1)]
+        X = self._check_predict_input(X)
+        idx = np.empty(X.shape[0], dtype=np.intp)
+        for rows, jll in self._scored_blocks(X):
+            idx[rows] = np.argmax(jll, axis=0)
+        return self.classes_[idx]
 
     def score(self, X, y, sample_weight=None) -> float:
         """Mean accuracy of ``predict(X)`` against ``y``."""

@@ -43,15 +43,17 @@ def _class_blocks(y_idx: np.ndarray, n_classes: int):
             yield k, order[lo:hi]
 
 
-def _centred_block(X, rows, w):
+def _centred_block(X, rows, w, *, exact: bool = True):
     """Rows of one class, centred at their weighted mean.
 
-    Returns ``(count, shift, offset, B)``: the class mean is ``shift + offset``,
-    where ``shift`` is the class's first row, and ``B`` is a fresh array of the
-    rows minus that mean. Working relative to a data row keeps the
-    subtraction exact-ish even when the mean is huge against the spread, and
-    the offset comes from the corrected two-pass algorithm (the mean of the
-    residuals is added back as a correction).
+    Returns ``(count, shift, offset, B, corr)``: the class mean is
+    ``shift + offset``, where ``shift`` is the class's first row, and ``B`` is
+    a fresh array of the rows minus that mean. Working relative to a data row
+    keeps the subtraction exact-ish even when the mean is huge against the
+    spread, and the offset comes from the corrected two-pass algorithm: a
+    first estimate, then the mean of the residuals ``corr`` added back. With
+    ``exact=False`` the rows are left centred at the first estimate (one pass
+    fewer) and the caller corrects sums of squares by ``count * corr**2``.
     """
     shift = X[rows[0]].copy()
     B = X[rows]
@@ -65,12 +67,14 @@ def _centred_block(X, rows, w):
         wk = w[rows]
         count = float(wk.sum())
         if count <= 0:
-            return 0.0, np.zeros(X.shape[1]), np.zeros(X.shape[1]), None
+            zeros = np.zeros(X.shape[1])
+            return 0.0, zeros, zeros, None, zeros
         offset = (wk @ B) / count
         B -= offset
         corr = (wk @ B) / count
-    B -= corr
-    return count, shift, offset + corr, B
+    if exact:
+        B -= corr
+    return count, shift, offset + corr, B, corr
 
 
 def _merge_location(a, b):
@@ -204,12 +208,18 @@ class ClassMoments(_Stats):
         offset = np.zeros((n_classes, d))
         m2 = np.zeros((n_classes, d))
         for k, rows in _class_blocks(y_idx, n_classes):
-            ck, sk, ok, B = _centred_block(X, rows, w)
+            ck, sk, ok, B, corr = _centred_block(X, rows, w, exact=False)
             if B is None:
                 continue
             count[k], shift[k], offset[k] = ck, sk, ok
-            B *= B
-            m2[k] = B.sum(axis=0) if w is None else w[rows] @ B
+            # Corrected two-pass sum of squares (Chan, Golub & LeVeque 1983,
+            # eq. 1.7): sum (x - m0)^2 - n (mean - m0)^2, with m0 the first
+            # estimate of the mean and corr = mean - m0 tiny.
+            if w is None:
+                sq = np.einsum("ij,ij->j", B, B)
+            else:
+                sq = np.einsum("i,ij,ij->j", w[rows], B, B)
+            m2[k] = sq - ck * corr**2
         return cls(count=count, shift=shift, offset=offset, m2=m2)
 
     def merge(self, other: "ClassMoments") -> "ClassMoments":
@@ -270,7 +280,7 @@ class ClassScatter(_Stats):
         third = np.zeros((n_classes, d, d)) if higher else None
         fourth = np.zeros((n_classes, d, d)) if higher else None
         for k, rows in _class_blocks(y_idx, n_classes):
-            ck, sk, ok, B = _centred_block(X, rows, w)
+            ck, sk, ok, B, _ = _centred_block(X, rows, w)
             if B is None:
                 continue
             count[k], shift[k], offset[k] = ck, sk, ok

@@ -61,8 +61,11 @@ class DataValueError(ValueError):
         self.reason = reason
 
 
-def check_array(X, *, name: str = "X") -> np.ndarray:
+def check_array(X, *, name: str = "X", finite: bool = True) -> np.ndarray:
     """Return ``X`` as a 2-D float64 array with finite entries.
+
+    With ``finite=False`` the scan for NaN and infinity is left to the
+    caller (scoring does it block by block, while the block is in cache).
 
     Parameters
     ----------
@@ -128,7 +131,8 @@ def check_array(X, *, name: str = "X") -> np.ndarray:
         )
     if arr.dtype != np.float64:
         arr = arr.astype(np.float64, order="K")
-    check_finite(arr, name=name)
+    if finite:
+        check_finite(arr, name=name)
     return arr
 
 

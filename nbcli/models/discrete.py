@@ -6,7 +6,7 @@ import numpy as np
 
 from nbcli.models._base import BayesClassifier
 from nbcli.models._stats import ClassCounts
-from nbcli.models._validation import DataValueError, check_array, check_priors
+from nbcli.models._validation import DataValueError, check_priors
 
 # Below this, a Lidstone alpha would let an unseen feature drive a log
 # probability to -inf; scikit-learn uses the same floor.
@@ -84,17 +84,15 @@ class MultinomialNB(_DiscreteNB):
         self.fit_prior = fit_prior
         self.class_prior = class_prior
 
-    def _prepare_X(self, X):
-        X = check_array(X)
+    def _check_values(self, X, row_offset=0):
         if X.min() < 0:
             i, j = np.argwhere(X < 0)[0]
             raise DataValueError(
-                f"negative value {X[i, j]:g} at row {i}, column {j}: multinomial naive "
+                f"negative value {X[i, j]:g} at row {i + row_offset}, column {j}: multinomial naive "
                 "Bayes needs non-negative counts (Negative values in data passed to MultinomialNB)",
-                int(i), int(j),
+                int(i + row_offset), int(j),
                 f"negative value {X[i, j]:g}: the multinomial model needs non-negative counts",
             )
-        return X
 
     def _finalize(self):
         alpha = _check_alpha(self.alpha)
@@ -104,11 +102,11 @@ class MultinomialNB(_DiscreteNB):
         smoothed = st.feature_count + alpha
         self.feature_log_prob_ = np.log(smoothed) - np.log(smoothed.sum(axis=1, keepdims=True))
         self.class_log_prior_ = self._class_log_prior()
-        self._w = np.ascontiguousarray(self.feature_log_prob_.T)
+        self._b = self.class_log_prior_[:, None]
 
-    def _joint_log_likelihood_block(self, X):
-        out = X @ self._w
-        out += self.class_log_prior_
+    def _jll_block(self, X):
+        out = self.feature_log_prob_ @ X.T
+        out += self._b
         return out
 
 
@@ -166,20 +164,26 @@ class BernoulliNB(_DiscreteNB):
         ):
             raise ValueError(f"binarize must be a number or None, got {b!r}")
 
-    def _prepare_X(self, X):
-        X = check_array(X)
+    def _check_values(self, X, row_offset=0):
         if self.binarize is None:
             bad = (X != 0) & (X != 1)
             if bad.any():
                 i, j = np.argwhere(bad)[0]
-                raise DataValueError(
-                    f"value {X[i, j]:g} at row {i}, column {j} is not 0 or 1: Bernoulli "
-                    "naive Bayes needs binary features; set binarize to a threshold",
-                    int(i), int(j),
-                    f"value {X[i, j]:g} is not 0 or 1: the bernoulli model needs binary "
-                    "features; set --binarize THRESHOLD",
+                fix = (
+                    "set --binarize THRESHOLD" if not hasattr(self, "stats_")
+                    else "retrain with --binarize THRESHOLD"
                 )
-        return X
+                raise DataValueError(
+                    f"value {X[i, j]:g} at row {i + row_offset}, column {j} is not 0 or 1: Bernoulli "
+                    "naive Bayes needs binary features; set binarize to a threshold",
+                    int(i + row_offset), int(j),
+                    f"value {X[i, j]:g} is not 0 or 1: the bernoulli model was trained on "
+                    f"binary features; {fix}",
+                )
+
+    @property
+    def _scan_for_nonfinite(self):
+        return self.binarize is not None
 
     def _binary(self, X):
         if self.binarize is None:
@@ -200,10 +204,10 @@ class BernoulliNB(_DiscreteNB):
         # log(1 - p) from the counts directly: accurate even when p is near 1.
         neg = np.log(smoothed_cc - smoothed_fc) - np.log(smoothed_cc)
         self.class_log_prior_ = self._class_log_prior()
-        self._w = np.ascontiguousarray((self.feature_log_prob_ - neg).T)
-        self._b = self.class_log_prior_ + neg.sum(axis=1)
+        self._w = self.feature_log_prob_ - neg
+        self._b = (self.class_log_prior_ + neg.sum(axis=1))[:, None]
 
-    def _joint_log_likelihood_block(self, X):
-        out = self._binary(X) @ self._w
+    def _jll_block(self, X):
+        out = self._w @ self._binary(X).T
         out += self._b
         return out

@@ -126,8 +126,8 @@ class GaussianNB(BayesClassifier):
         self._stiff_theta = theta_z[:, stiff].T[None]  # (1, s, K)
         self._stiff_a = -0.5 * a[:, stiff].T[None]
         flat = ~stiff
-        self._a = (-0.5 * a * flat).T  # (d, K)
-        self._b = (theta_z * a * flat).T  # (d, K)
+        self._aT = -0.5 * a * flat  # (K, d)
+        self._bT = theta_z * a * flat  # (K, d)
         with np.errstate(divide="ignore"):
             log_prior = np.log(self.class_prior_)
         self._c = (
@@ -135,17 +135,18 @@ class GaussianNB(BayesClassifier):
             - 0.5 * np.sum(_LOG_2PI + np.log(self.var_), axis=1)
             - 0.5 * np.sum(theta_z**2 * a * flat, axis=1)
         )
+        self._cT = self._c[:, None]
 
-    def _joint_log_likelihood_block(self, X):
+    def _jll_block(self, X):
         Z = X - self._centre
         Z *= self._inv_scale
-        out = Z @ self._b
+        out = self._bT @ Z.T
         if self._stiff.size:
             D = Z[:, self._stiff, None] - self._stiff_theta  # (rows, s, K)
             D *= D
             D *= self._stiff_a
-            out += D.sum(axis=1)
+            out += D.sum(axis=1).T
         Z *= Z
-        out += Z @ self._a
-        out += self._c
+        out += self._aT @ Z.T
+        out += self._cT
         return out
