@@ -96,7 +96,8 @@ def test_round_trip_is_bit_for_bit(tmp_path, name):
         np.testing.assert_array_equal(loaded[key], saved[key], err_msg=key)
     assert back.model.get_params() == mf.model.get_params()
     X, _ = _data(name, seed=5)
-    assert np.all(back.predict_proba(X) == mf.model.predict_proba(X))
+    assert np.all(back.model.predict_proba(X) == mf.model.predict_proba(X))
+    assert np.all(back.predict_proba(X) == mf.predict_proba(X))
     assert np.all(back.model.joint_log_likelihood(X) == mf.model.joint_log_likelihood(X))
     assert np.array_equal(back.predict(X), mf.model.predict(X))
     assert back.feature_names == ["f1", "f2", "f3", "f4"] and back.target == "label"
