@@ -435,7 +435,8 @@ class BayesClassifier:
             except ValueError:
                 check_finite(block, row_offset=lo)  # a NaN gets its own message
                 raise
-            jll = self._jll_block(block)
+            with np.errstate(invalid="ignore", over="ignore"):
+                jll = self._jll_block(block)
             # NaN or infinity in a row makes its scores non-finite, so the
             # (smaller) score block tells whether the rows need a closer look.
             if not np.isfinite(jll).all():
