@@ -44,17 +44,9 @@ ESTIMATORS = [
     QuadraticDiscriminantAnalysis(reg_param=0.1),
 ]
 
-# Checks that fail on purpose, with the reason. Every other check must pass.
-EXPECTED_FAILURES = {
-    "GaussianNB": {
-        "check_fit2d_1sample": (
-            "one training sample gives every feature a zero variance, so var_smoothing "
-            "(a fraction of the largest variance) is zero too; the fit is refused with "
-            "'feature 0 has zero variance', a message that does not mention the single "
-            "sample as this check wants"
-        ),
-    },
-}
+# Checks that fail on purpose, by estimator, with the reason. None do today;
+# every check must pass.
+EXPECTED_FAILURES: dict[str, dict[str, str]] = {}
 
 
 def _expected_failures(estimator) -> dict[str, str]:

@@ -264,6 +264,8 @@ class QuadraticDiscriminantAnalysis(_DiscriminantBase):
         for k in range(K):
             label = self.classes_[k]
             n_k = st.count[k]
+            if n_k <= 0:
+                raise ValueError(f"class {label_text(label)} has no samples (all its weights are zero)")
             if r == 0 and n_k <= d:
                 raise ValueError(
                     f"class {label_text(label)} has {n_k:g} samples for {d} features, so its covariance "

@@ -96,6 +96,12 @@ class GaussianNB(BayesClassifier):
             self.class_prior_ = check_priors(self.priors, len(self.classes_))
         else:
             self.class_prior_ = count / count.sum()
+        if not np.any(var_all > 0) and self.var_smoothing > 0:
+            raise ValueError(
+                f"every feature is constant in the training data (n_samples = {total:g}), so "
+                "there is no variance to smooth with; Gaussian NB needs at least one feature "
+                "that varies (one sample is not enough)"
+            )
         if np.any(self.var_[count > 0] <= 0):
             k, j = np.argwhere(self.var_ <= 0)[0]
             raise ValueError(

@@ -25,7 +25,6 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
-from scipy import stats
 
 from nbcli import __version__
 from nbcli.reports.bootstrap import Interval, bootstrap_count_statistics, method_summary
@@ -60,6 +59,9 @@ def mcnemar_exact(only_a_correct: int, only_b_correct: int) -> float:
 
     ``scipy.stats.binomtest(b, b + c, 0.5)``; 1.0 when ``b + c == 0``.
     """
+    # scipy.stats takes half a second to import; only compare needs it.
+    from scipy import stats
+
     b, c = int(only_a_correct), int(only_b_correct)
     if b + c == 0:
         return 1.0
