@@ -26,9 +26,8 @@ from typing import ClassVar
 
 import numpy as np
 
-from nbcli import __version__
 from nbcli.reports.bootstrap import Interval, bootstrap_count_statistics, method_summary
-from nbcli.reports.metrics import encode_labels, json_number, label_key, predicted_codes
+from nbcli.reports.metrics import encode_labels, json_number, label_key, predicted_codes, report_header
 from nbcli.reports.reliability import unseen_warning
 
 SCHEMA_NAME = "nbcli.comparison"
@@ -117,11 +116,7 @@ class ComparisonReport:
 
     def to_dict(self) -> dict:
         return {
-            "schema": self.schema,
-            "schema_version": SCHEMA_VERSION,
-            "nbcli_version": __version__,
-            "inputs": self.inputs,
-            "settings": self.settings,
+            **report_header(self.schema, self.inputs, self.settings, SCHEMA_VERSION),
             "n_samples": int(self.n_samples),
             "metrics": {k: v.to_dict() for k, v in self.metrics.items()},
             "agreement": self.table.to_dict(),

@@ -19,7 +19,6 @@ from typing import ClassVar
 
 import numpy as np
 
-from nbcli import __version__
 from nbcli.reports.bootstrap import (
     Interval,
     bootstrap_count_statistics,
@@ -27,6 +26,7 @@ from nbcli.reports.bootstrap import (
     method_summary,
 )
 from nbcli.reports.metrics import (
+    report_header,
     CONFUSION_METRICS,
     ClassScores,
     ConfusedPair,
@@ -123,11 +123,7 @@ class EvaluationReport:
     def to_dict(self) -> dict:
         """The JSON form: plain JSON types only, described by :data:`EVALUATION_SCHEMA`."""
         return {
-            "schema": self.schema,
-            "schema_version": SCHEMA_VERSION,
-            "nbcli_version": __version__,
-            "inputs": self.inputs,
-            "settings": self.settings,
+            **report_header(self.schema, self.inputs, self.settings, SCHEMA_VERSION),
             "n_samples": int(self.n_samples),
             "n_unseen": int(self.n_unseen),
             "unseen_labels": [json_label(x) for x in self.unseen_labels],

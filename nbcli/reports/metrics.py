@@ -385,3 +385,16 @@ def most_confused(confusion, labels, top: int | None = 10) -> list[ConfusedPair]
         order = order[:top]
     n = c.shape[1]
     return [ConfusedPair(labels[i // n], labels[i % n], int(flat[i])) for i in order]
+
+
+def report_header(schema: str, inputs, settings, version: int = 1) -> dict:
+    """The fields every JSON report starts with (see README, "JSON reports")."""
+    from nbcli import __version__
+
+    return {
+        "schema": schema,
+        "schema_version": version,
+        "nbcli_version": __version__,
+        "inputs": inputs,
+        "settings": settings,
+    }

@@ -36,7 +36,6 @@ from typing import ClassVar, Sequence
 
 import numpy as np
 
-from nbcli import __version__
 from nbcli.reports.bootstrap import (
     Interval,
     bca_interval,
@@ -45,6 +44,7 @@ from nbcli.reports.bootstrap import (
     no_interval,
 )
 from nbcli.reports.metrics import (
+    report_header,
     brier_per_row,
     encode_labels,
     json_label,
@@ -343,11 +343,7 @@ class CalibrationReport:
 
     def to_dict(self) -> dict:
         return {
-            "schema": self.schema,
-            "schema_version": SCHEMA_VERSION,
-            "nbcli_version": __version__,
-            "inputs": self.inputs,
-            "settings": self.settings,
+            **report_header(self.schema, self.inputs, self.settings, SCHEMA_VERSION),
             "n_samples": int(self.n_samples),
             "n_unseen": int(self.n_unseen),
             "unseen_labels": [json_label(x) for x in self.unseen_labels],
@@ -484,11 +480,10 @@ class RecalibrationReport:
 
     def to_dict(self) -> dict:
         return {
-            "schema": self.schema,
-            "schema_version": SCHEMA_VERSION,
-            "nbcli_version": __version__,
-            "inputs": self.inputs or self.before.inputs,
-            "settings": self.settings or self.before.settings,
+            **report_header(
+                self.schema, self.inputs or self.before.inputs,
+                self.settings or self.before.settings, SCHEMA_VERSION,
+            ),
             "calibrator": self.calibrator,
             "before": self.before.to_dict(),
             "after": self.after.to_dict(),
