@@ -422,6 +422,7 @@ AFTER = _bins([(None, None, 0)] * 4 + [(0.45, 0.4, 5), (0.55, 0.5, 15), (0.65, 0
 
 
 def test_reliability_diagram_png_and_svg(tmp_path):
+    pytest.importorskip("matplotlib")  # an optional extra; the test extra installs it
     from nbcli.render.plot import plot_reliability
 
     png = tmp_path / "reliability.png"
