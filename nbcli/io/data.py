@@ -12,10 +12,15 @@ Formats are chosen by extension: ``.npz`` is a NumPy archive, ``.parquet`` /
 ``.pq`` is Parquet (needs pyarrow), everything else is CSV, gzip-compressed
 when the file starts with the gzip magic bytes (``.csv.gz``, ``.gz``). ``-``
 is stdin, read once and kept in memory; its format is told by its content.
+
+CSV is parsed by pyarrow's streaming reader where pyarrow is installed and by
+pandas' C parser otherwise, with the same results and messages either way
+(:mod:`nbcli.io._csv` says how; ``NBCLI_CSV_ENGINE=c`` or ``arrow`` chooses).
 """
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import hashlib
 import io
@@ -491,11 +496,49 @@ class _CsvReader:
         na.update({c: _csv.NA_STRINGS for c in self.plan.features})
         self._text_columns = text
         self._na = na
+        # A column with two parts (kept and a feature, say) is read by the C
+        # engine as text with the features' missing values; only it does that.
+        parts = [*self.plan.features, *text]
+        self._engine = _csv.csv_engine() if len(set(parts)) == len(parts) else "c"
 
-    def frames(self, chunksize: int | None):
+    def frames(self, chunksize: int | None, skip: int = 0):
+        """The C engine's frames (see :func:`nbcli.io._csv.iter_frames`);
+        taking over from the Arrow engine, with its correctly rounded numbers."""
         return _csv.iter_frames(self.source.open_binary, self.source.display, self.header,
                                 text_columns=self._text_columns, na_values=self._na,
-                                chunksize=chunksize)
+                                chunksize=chunksize, skip=skip,
+                                correctly_rounded=self._engine == "arrow")
+
+    def datasets(self, chunksize: int | None, resolve: bool) -> Iterator[Dataset]:
+        """The rows as Datasets: one, or chunks of ``chunksize`` rows.
+
+        The Arrow engine delivers what it can; from the first chunk it cannot
+        promise to read as the C engine does (any missing, infinite or
+        unreadable cell, missing label, quote, parse error...) the C engine
+        takes over at that row, so results and messages are the C engine's.
+        """
+        done = 0
+        if self._engine == "arrow":
+            tables = _csv.iter_arrow_tables(self.source.open_binary, self.header,
+                                            float_columns=self.plan.features,
+                                            chunksize=chunksize)
+            if chunksize is not None:
+                tables = _csv.read_ahead(tables)
+            try:
+                for table in tables:
+                    chunk = self._convert_arrow(table, resolve)
+                    yield chunk
+                    done += chunk.n_samples
+                return
+            except _csv.ArrowFallback:
+                pass
+            finally:
+                tables.close()
+        for frame in self.frames(chunksize, skip=done):
+            if len(frame) == 0:
+                continue
+            yield self.convert(frame, done, resolve)
+            done += len(frame)
 
     def convert(self, frame: pd.DataFrame, row_offset: int, resolve: bool) -> Dataset:
         display = self.source.display
@@ -513,6 +556,69 @@ class _CsvReader:
         return Dataset(X=X, y=y, feature_names=list(self.plan.features),
                        target=self.plan.target, path=self.source.path, kept=kept,
                        note=self.plan.note)
+
+    def _convert_arrow(self, table, resolve: bool) -> Dataset:
+        """A chunk from the Arrow engine as a Dataset, equal to what
+        :meth:`convert` makes of the C engine's frame of the same rows.
+
+        Raises ArrowFallback where the two could differ: a missing label, or
+        features :func:`_arrow_features` declines (the C engine then words
+        the error, or reads what Arrow could not).
+        """
+        X = _arrow_features(table, self.plan.features)
+        y = None
+        if self.plan.target is not None:
+            y = _arrow_labels(table.column(self.plan.target), resolve)
+        kept = {k: table.column(k).to_numpy(zero_copy_only=False) for k in self.plan.keep}
+        return Dataset(X=X, y=y, feature_names=list(self.plan.features),
+                       target=self.plan.target, path=self.source.path, kept=kept,
+                       note=self.plan.note)
+
+
+# -0.0 is the one double whose bits, seen as an int64, are this value: one
+# comparison finds it (``X == 0`` would not tell it from +0.0).
+_NEGATIVE_ZERO = np.float64(-0.0).view(np.int64)
+
+
+def _arrow_features(table, features: list[str]) -> np.ndarray:
+    """Float64 columns of an Arrow table as a (n_rows, n_features) column-major matrix.
+
+    Raises ArrowFallback when a value is missing or not finite (every such
+    case is an error whose wording is the C engine's), or is -0.0: the C
+    engine reads a column of whole numbers as integers, so ``-0`` there
+    becomes +0.0, which only it can tell.
+    """
+    X = np.empty((table.num_rows, len(features)), dtype=np.float64, order="F")
+    for j, name in enumerate(features):
+        column = table.column(name)
+        if column.null_count:
+            raise _csv.ArrowFallback
+        start = 0
+        for piece in column.chunks:
+            X[start:start + len(piece), j] = piece.to_numpy()
+            start += len(piece)
+    with np.errstate(over="ignore", invalid="ignore"):
+        # The sum of large finite values can overflow; the closer look decides.
+        if not np.isfinite(X.sum()) and not np.isfinite(X).all():
+            raise _csv.ArrowFallback
+    if np.any(X.view(np.int64) == _NEGATIVE_ZERO):
+        raise _csv.ArrowFallback
+    return X
+
+
+def _arrow_labels(column, resolve: bool) -> np.ndarray:
+    """Labels from an Arrow string column, as :func:`resolve_labels` (or
+    :func:`_text_labels`) would give them from the same strings; the few
+    distinct labels are converted once. Raises ArrowFallback for an empty
+    label (a missing one)."""
+    import pyarrow.compute as pc
+
+    distinct = column.unique()
+    texts = distinct.to_numpy(zero_copy_only=False)
+    if np.any(texts == ""):
+        raise _csv.ArrowFallback
+    labels = resolve_labels(texts) if resolve else _text_labels(texts)
+    return labels[pc.index_in(column, value_set=distinct).to_numpy()]
 
 
 def _delimiter_hint(header: _csv.CsvHeader, display: str) -> NbcliError | None:
@@ -807,10 +913,16 @@ def read_dataset(path, *, target=None, features=None, drop=None, model_features=
     if source.format == "npz":
         return _read_npz(source, opts)
     reader = _table_reader(source, opts, delimiter)
+    if isinstance(reader, _CsvReader):
+        with contextlib.closing(reader.datasets(None, resolve=True)) as chunks:
+            whole = next(chunks, None)
+        if whole is None:
+            raise fail(source.display, "has a header but no data rows; add rows below the header")
+        return whole
     (frame,) = reader.frames(None)
     if len(frame) == 0:
         raise fail(source.display, "has a header but no data rows; add rows below the header")
-    return reader.convert(frame, 0, resolve=isinstance(reader, _CsvReader))
+    return reader.convert(frame, 0, resolve=False)
 
 
 # Values per chunk when the caller does not choose: 8 million float64 is
@@ -873,13 +985,17 @@ class DatasetStream:
             yield from self._slices(self._whole)
             return
         reader = self._reader
-        resolve = isinstance(reader, _CsvReader) and not self._raw_labels
         offset = 0
-        for frame in reader.frames(self.chunk_size):
-            if len(frame) == 0:
-                continue
-            yield reader.convert(frame, offset, resolve=resolve)
-            offset += len(frame)
+        if isinstance(reader, _CsvReader):
+            for chunk in reader.datasets(self.chunk_size, resolve=not self._raw_labels):
+                yield chunk
+                offset += chunk.n_samples
+        else:
+            for frame in reader.frames(self.chunk_size):
+                if len(frame) == 0:
+                    continue
+                yield reader.convert(frame, offset, resolve=False)
+                offset += len(frame)
         if offset == 0:
             raise fail(self._source.display, "has a header but no data rows; add rows "
                                              "below the header")
