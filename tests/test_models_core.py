@@ -162,7 +162,7 @@ def test_many_features_give_finite_normalised_posteriors(d):
         np.testing.assert_allclose(np.exp(logp).sum(1), 1.0, rtol=1e-12)
 
 
-@pytest.mark.parametrize("name", list(MODELS))
+@pytest.mark.parametrize("name", list(MODELS) + ["lda-pooled"])
 def test_chunked_fit_equals_single_fit(name):
     rng = np.random.default_rng(7)
     X = rng.normal(size=(400, 4)) + 1e9  # mean 1e9, spread 1
@@ -172,6 +172,7 @@ def test_chunked_fit_equals_single_fit(name):
             X = (X > 1).astype(float)
     y = rng.choice(np.array(["a", "b", "c"]), 400)
     params = {"lda": {"shrinkage": "auto"}}.get(name, {})
+    name = name.replace("-pooled", "")
     whole = MODELS[name](**params).fit(X, y)
     order = rng.permutation(400)
     cuts = np.sort(rng.choice(np.arange(1, 400), 9, replace=False))
@@ -179,7 +180,7 @@ def test_chunked_fit_equals_single_fit(name):
     chunked = MODELS[name](**params)
     for rows in pieces:
         chunked.partial_fit(X[rows], y[rows])
-    for field in ["count", "class_count", "feature_count", "m2", "scatter", "third", "fourth", "mean"]:
+    for field in ["count", "class_count", "feature_count", "m2", "scatter", "third", "fourth", "within", "mean"]:
         a = getattr(whole.stats_, field, None)
         if a is None:
             continue
@@ -270,3 +271,28 @@ def test_new_class_in_a_later_chunk_is_added_in_order():
     whole = MultinomialNB().fit([[1.0, 0.0], [0.0, 1.0], [2.0, 2.0]], ["b", "c", "a"])
     assert m.classes_.tolist() == ["a", "b", "c"]
     np.testing.assert_allclose(m.feature_log_prob_, whole.feature_log_prob_, rtol=1e-14)
+
+
+def test_lda_keeps_one_pooled_scatter_unless_ledoit_wolf():
+    rng = np.random.default_rng(11)
+    X = rng.normal(size=(120, 6))
+    y = rng.integers(0, 4, 120)
+    plain = LinearDiscriminantAnalysis().fit(X, y)
+    assert set(plain.stats_.arrays()) == {"count", "shift", "offset", "within"}
+    assert plain.stats_.within.shape == (6, 6)
+    per_class = LinearDiscriminantAnalysis(shrinkage="auto").fit(X, y)
+    assert per_class.stats_.scatter.shape == (4, 6, 6)
+    # Both pool the same within-class scatter.
+    np.testing.assert_allclose(plain.stats_.within, per_class.stats_.scatter.sum(axis=0), rtol=1e-12)
+
+
+@pytest.mark.parametrize("model, message", [
+    (MultinomialNB(alpha=1e308), r"alpha=1e\+308 is too large"),
+    (BernoulliNB(alpha=1e308, binarize=0.5), r"alpha=1e\+308 is too large"),
+    (GaussianNB(var_smoothing=1e308), r"var_smoothing=1e\+308 is too large"),
+    (LinearDiscriminantAnalysis(tol=2.0), r"tol must be a number in \[0, 1\)"),
+])
+def test_hyperparameters_that_overflow_are_refused(model, message):
+    X = np.abs(np.random.default_rng(12).normal(size=(20, 3))) * 10
+    with pytest.raises(ValueError, match=message):
+        model.fit(X, [0, 1] * 10)

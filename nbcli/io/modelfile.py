@@ -210,7 +210,7 @@ def _read_headers(path, zf: zipfile.ZipFile, archive_size: int) -> dict[str, tup
 _STAT_SHAPES = {
     "count": "K", "class_count": "K",
     "shift": "Kd", "offset": "Kd", "m2": "Kd", "feature_count": "Kd",
-    "scatter": "Kdd", "third": "Kdd", "fourth": "Kdd",
+    "scatter": "Kdd", "third": "Kdd", "fourth": "Kdd", "within": "dd",
 }
 
 
@@ -223,11 +223,11 @@ def _expected_shapes(meta: dict) -> dict[str, tuple]:
 
 # The statistics each model type is fitted from.
 _STATS_OF_MODEL = {
-    "gaussian": "ClassMoments",
-    "multinomial": "ClassCounts",
-    "bernoulli": "ClassCounts",
-    "lda": "ClassScatter",
-    "qda": "ClassScatter",
+    "gaussian": ("ClassMoments",),
+    "multinomial": ("ClassCounts",),
+    "bernoulli": ("ClassCounts",),
+    "lda": ("PooledScatter", "ClassScatter"),  # the latter for shrinkage="auto"
+    "qda": ("ClassScatter",),
 }
 
 
@@ -289,7 +289,7 @@ def _check_metadata(path, meta) -> None:
     if target is not None and not isinstance(target, str):
         _refuse(path, "metadata field 'target' must be a column name; the file is corrupt")
     st = meta["stats"]
-    if st.get("type") != _STATS_OF_MODEL[meta["model"]] or not _names(st.get("arrays")):
+    if st.get("type") not in _STATS_OF_MODEL[meta["model"]] or not _names(st.get("arrays")):
         _refuse(path, f"has statistics of an unknown type or of the wrong type for a "
                       f"{meta['model']} model; the file is corrupt")
     if not set(st["arrays"]) <= set(_STAT_SHAPES):
@@ -310,6 +310,8 @@ def _check_stats(path, stats) -> None:
     squares = arrays.get("m2")
     if squares is None and "scatter" in arrays:
         squares = np.diagonal(arrays["scatter"], axis1=1, axis2=2)
+    if squares is None and "within" in arrays:
+        squares = np.diagonal(arrays["within"])
     if squares is not None and np.any(squares < 0):
         _refuse(path, "holds negative sums of squares; the file is corrupt")
     if "feature_count" in arrays and np.any(arrays["feature_count"] < 0):

@@ -8,8 +8,10 @@ accumulated chunk by chunk and merged in any order:
 * :class:`ClassMoments` - weighted count, mean and centred sum of squares per
   feature (Gaussian naive Bayes).
 * :class:`ClassScatter` - weighted count, mean and centred scatter matrix
-  (LDA, QDA); optionally the centred third and fourth co-moments that the
-  Ledoit-Wolf shrinkage intensity needs.
+  per class (QDA, and LDA with Ledoit-Wolf shrinkage), optionally with the
+  centred third and fourth co-moments that the Ledoit-Wolf intensity needs.
+* :class:`PooledScatter` - per-class count and mean with one pooled
+  within-class scatter matrix (LDA otherwise).
 
 Within a chunk the moments are computed by the corrected two-pass algorithm,
 and chunks are merged with the pairwise update of Chan, Golub and LeVeque,
@@ -96,6 +98,9 @@ def _merge_location(a, b):
 class _Stats:
     """Shared behaviour: zero construction, class re-indexing, copying."""
 
+    # Fields without a leading class axis (kept as they are when re-indexing).
+    _pooled_fields: tuple = ()
+
     def reindex(self, new_index: np.ndarray, n_classes: int):
         """Return a copy whose class ``k`` is this one's class ``i`` where ``new_index[i] == k``.
 
@@ -104,8 +109,8 @@ class _Stats:
         out = {}
         for f in fields(self):
             a = getattr(self, f.name)
-            if a is None:
-                out[f.name] = None
+            if a is None or f.name in self._pooled_fields:
+                out[f.name] = None if a is None else a.copy()
                 continue
             b = np.zeros((n_classes,) + a.shape[1:], dtype=a.dtype)
             b[new_index] = a
@@ -343,4 +348,54 @@ class ClassScatter(_Stats):
         )
 
 
-STATS_TYPES = {cls.__name__: cls for cls in (ClassCounts, ClassMoments, ClassScatter)}
+@dataclass
+class PooledScatter(_Stats):
+    """Per-class weighted count and mean, with one pooled within-class scatter matrix.
+
+    What LDA needs without Ledoit-Wolf shrinkage: a model file then holds one
+    ``(n_features, n_features)`` matrix instead of one per class.
+
+    Attributes
+    ----------
+    count : ndarray of shape (n_classes,)
+    shift, offset : ndarray of shape (n_classes, n_features)
+        The class mean is ``shift + offset`` (see :class:`ClassMoments`).
+    within : ndarray of shape (n_features, n_features)
+        ``sum_k sum_i w_i (x_i - mean_k)(x_i - mean_k)^T`` over every class ``k``.
+    """
+
+    count: np.ndarray
+    shift: np.ndarray
+    offset: np.ndarray
+    within: np.ndarray
+
+    _pooled_fields = ("within",)
+
+    @property
+    def mean(self) -> np.ndarray:
+        """Class means, shape (n_classes, n_features)."""
+        return self.shift + self.offset
+
+    @classmethod
+    def from_data(cls, X, y_idx, w, n_classes):
+        d = X.shape[1]
+        count = np.zeros(n_classes)
+        shift = np.zeros((n_classes, d))
+        offset = np.zeros((n_classes, d))
+        within = np.zeros((d, d))
+        for k, rows in _class_blocks(y_idx, n_classes):
+            ck, sk, ok, B, _ = _centred_block(X, rows, w)
+            if B is None:
+                continue
+            count[k], shift[k], offset[k] = ck, sk, ok
+            within += B.T @ B if w is None else (B * w[rows][:, None]).T @ B
+        return cls(count=count, shift=shift, offset=offset, within=within)
+
+    def merge(self, other: "PooledScatter") -> "PooledScatter":
+        """Chan et al.'s matrix update, summed over classes."""
+        n, shift, offset, delta, cross = _merge_location(self, other)
+        within = self.within + other.within + (delta * cross[:, None]).T @ delta
+        return PooledScatter(count=n, shift=shift, offset=offset, within=within)
+
+
+STATS_TYPES = {cls.__name__: cls for cls in (ClassCounts, ClassMoments, ClassScatter, PooledScatter)}

@@ -21,6 +21,14 @@ def _check_alpha(alpha):
     return max(float(alpha), ALPHA_FLOOR)
 
 
+def _check_representable(log_prob, alpha):
+    if not np.all(np.isfinite(log_prob)):
+        raise ValueError(
+            f"alpha={alpha:g} is too large: the smoothed counts overflow float64; "
+            "use a smaller alpha (1 is Laplace smoothing)"
+        )
+
+
 class _DiscreteNB(BayesClassifier):
     """Shared prior handling for the count-based models."""
 
@@ -99,8 +107,10 @@ class MultinomialNB(_DiscreteNB):
         st = self.stats_
         self.class_count_ = st.class_count.copy()
         self.feature_count_ = st.feature_count.copy()
-        smoothed = st.feature_count + alpha
-        self.feature_log_prob_ = np.log(smoothed) - np.log(smoothed.sum(axis=1, keepdims=True))
+        with np.errstate(over="ignore", invalid="ignore"):
+            smoothed = st.feature_count + alpha
+            self.feature_log_prob_ = np.log(smoothed) - np.log(smoothed.sum(axis=1, keepdims=True))
+        _check_representable(self.feature_log_prob_, alpha)
         self.class_log_prior_ = self._class_log_prior()
         self._b = self.class_log_prior_[:, None]
 
@@ -198,11 +208,13 @@ class BernoulliNB(_DiscreteNB):
         st = self.stats_
         self.class_count_ = st.class_count.copy()
         self.feature_count_ = st.feature_count.copy()
-        smoothed_fc = st.feature_count + alpha
-        smoothed_cc = (st.class_count + 2.0 * alpha)[:, None]
-        self.feature_log_prob_ = np.log(smoothed_fc) - np.log(smoothed_cc)
-        # log(1 - p) from the counts directly: accurate even when p is near 1.
-        neg = np.log(smoothed_cc - smoothed_fc) - np.log(smoothed_cc)
+        with np.errstate(over="ignore", invalid="ignore"):
+            smoothed_fc = st.feature_count + alpha
+            smoothed_cc = (st.class_count + 2.0 * alpha)[:, None]
+            self.feature_log_prob_ = np.log(smoothed_fc) - np.log(smoothed_cc)
+            # log(1 - p) from the counts directly: accurate even when p is near 1.
+            neg = np.log(smoothed_cc - smoothed_fc) - np.log(smoothed_cc)
+        _check_representable(self.feature_log_prob_ + neg, alpha)
         self.class_log_prior_ = self._class_log_prior()
         self._w = self.feature_log_prob_ - neg
         self._b = (self.class_log_prior_ + neg.sum(axis=1))[:, None]

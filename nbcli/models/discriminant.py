@@ -6,7 +6,7 @@ import numbers
 
 import numpy as np
 from nbcli.models._base import BayesClassifier
-from nbcli.models._stats import ClassScatter, means_about
+from nbcli.models._stats import ClassScatter, PooledScatter, means_about
 from nbcli.models._validation import check_priors, label_text
 
 _LOG_2PI = np.log(2.0 * np.pi)
@@ -128,11 +128,15 @@ class LinearDiscriminantAnalysis(_DiscriminantBase):
             pass
         else:
             raise ValueError(f"shrinkage must be None, 'auto' or a number in [0, 1], got {s!r}")
-        if not isinstance(self.tol, numbers.Real) or not self.tol >= 0:
-            raise ValueError(f"tol must be a non-negative number, got {self.tol!r}")
+        if not isinstance(self.tol, numbers.Real) or isinstance(self.tol, bool) or not 0 <= self.tol < 1:
+            raise ValueError(f"tol must be a number in [0, 1), got {self.tol!r}")
 
     def _new_stats(self, X, y_idx, w, n_classes):
-        return ClassScatter.from_data(X, y_idx, w, n_classes, higher=self.shrinkage == "auto")
+        # Ledoit-Wolf shrinks each class on its own, so it needs per-class
+        # moments; otherwise one pooled scatter matrix is all LDA uses.
+        if self.shrinkage == "auto":
+            return ClassScatter.from_data(X, y_idx, w, n_classes, higher=True)
+        return PooledScatter.from_data(X, y_idx, w, n_classes)
 
     def _finalize(self):
         st = self.stats_
@@ -141,6 +145,8 @@ class LinearDiscriminantAnalysis(_DiscriminantBase):
         total = count.sum()
         present = count > 0
         if self.shrinkage == "auto":
+            if not isinstance(st, ClassScatter):
+                raise ValueError("shrinkage='auto' needs per-class statistics; refit the model with it")
             cov = np.zeros((d, d))
             intensities = np.zeros(len(count))
             for k in np.flatnonzero(present):
@@ -148,7 +154,9 @@ class LinearDiscriminantAnalysis(_DiscriminantBase):
                 cov += (count[k] / total) * ck
             self.shrinkage_ = intensities
         else:
-            cov = st.scatter[present].sum(axis=0) / total
+            if not isinstance(st, PooledScatter):
+                raise ValueError("these statistics were gathered for shrinkage='auto'; refit to change it")
+            cov = st.within / total
             if self.shrinkage is not None and self.shrinkage > 0:
                 a = float(self.shrinkage)
                 mu = np.trace(cov) / d

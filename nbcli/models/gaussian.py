@@ -85,7 +85,13 @@ class GaussianNB(BayesClassifier):
         st = self.stats_
         total, _, m2_all = st.pooled()
         var_all = m2_all / total
-        self.epsilon_ = float(self.var_smoothing * var_all.max())
+        with np.errstate(over="ignore"):
+            self.epsilon_ = float(self.var_smoothing * var_all.max())
+        if not np.isfinite(self.epsilon_) and np.all(np.isfinite(var_all)):
+            raise ValueError(
+                f"var_smoothing={self.var_smoothing:g} is too large: times the largest feature "
+                "variance it overflows float64; use a fraction such as 1e-9 to 1"
+            )
         count = st.count
         with np.errstate(divide="ignore", invalid="ignore"):
             var = np.where(count[:, None] > 0, st.m2 / count[:, None], 0.0)
