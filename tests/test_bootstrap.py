@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import time
+import tracemalloc
 from types import SimpleNamespace
 
 import numpy as np
@@ -204,3 +205,124 @@ def test_default_evaluation_of_10000_rows_and_10_classes_is_fast():
         best = min(best, time.perf_counter() - start)
     assert all(iv.method == "BCa" for iv in report.metrics.values())
     assert best < 1.0
+
+
+# --------------------------------------------------------------------------
+# Many labels: confusion-matrix metrics through per-label margins
+
+
+def _many_label_sample(n, k, rng):
+    """Labels over k classes with singletons: labels only true, only predicted, or seen once."""
+    y, pred = _classification_sample(n, k, 0.4, rng)
+    # Label 0 only ever predicted, label 1 only ever true; label 2 occurs once, right.
+    y[y == 0] = 3
+    pred[pred == 1] = 4
+    y[y == 2], pred[pred == 2] = 5, 6
+    y[0], pred[0] = 2, 2
+    return y, pred
+
+
+def test_margin_path_draws_the_same_resamples_as_whole_tables():
+    k = 40
+    assert k * k > bs.TABLE_CELLS
+    y, pred = _many_label_sample(300, k, np.random.default_rng(4))
+    c = m.confusion_matrix(y, pred, k)
+    tables = bs.resampled_statistics(c, m.MARGIN_METRICS, 700, np.random.default_rng(9))
+    margins = bs.resampled_margin_statistics(c, m.MARGIN_METRICS, 700, np.random.default_rng(9))
+    for name in m.MARGIN_METRICS:
+        assert np.ptp(tables[name]) > 0.05
+        np.testing.assert_allclose(margins[name], tables[name], rtol=0, atol=1e-15, err_msg=name)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_margin_jackknife_equals_leaving_each_row_out(seed):
+    k, n = 40, 150
+    y, pred = _many_label_sample(n, k, np.random.default_rng(seed))
+    c = m.confusion_matrix(y, pred, k)
+    values, weights = bs.jackknife_margin_statistics(c, m.MARGIN_METRICS)
+    table_values, table_weights = bs.jackknife_statistics(c, m.CONFUSION_METRICS)
+    np.testing.assert_array_equal(weights, table_weights)
+    assert weights.sum() == n
+    for name, f in m.CONFUSION_METRICS.items():
+        rows = np.array([float(f(m.confusion_matrix(np.delete(y, i), np.delete(pred, i), k))) for i in range(n)])
+        # Cells come in row-major order, so sorting the rows by cell lines them up.
+        order = np.argsort(y * k + pred, kind="stable")
+        expanded = np.repeat(values[name], weights.astype(int))
+        np.testing.assert_allclose(expanded, rows[order], rtol=0, atol=1e-14, err_msg=name)
+        np.testing.assert_allclose(values[name], table_values[name], rtol=0, atol=1e-14, err_msg=name)
+
+
+def test_bca_of_many_labels_equals_scipy_on_the_same_resamples():
+    k, n = 40, 90
+    y, pred = _many_label_sample(n, k, np.random.default_rng(6))
+    c = m.confusion_matrix(y, pred, k)
+    ours = bs.bootstrap_confusion_metrics(
+        c, m.MARGIN_METRICS, n_resamples=2000, confidence=0.9, rng=np.random.default_rng(3)
+    )
+    # Whole tables, drawn from the same seed, give SciPy the bootstrap distribution;
+    # SciPy's own row-by-row jackknife gives the acceleration.
+    replicates = bs.resampled_statistics(c, m.CONFUSION_METRICS, 2000, np.random.default_rng(3))
+    for name, f in m.CONFUSION_METRICS.items():
+
+        def statistic(t, p, axis=-1, f=f):
+            return f(_one_hot_confusion(t, p, k))
+
+        ref = _scipy_bca_from(
+            replicates[name], (y, pred), statistic, paired=True, vectorized=True, confidence_level=0.9
+        )
+        assert ours[name].method == "BCa"
+        assert ours[name].value == pytest.approx(float(f(c)), abs=1e-15)
+        assert ours[name].lower == pytest.approx(ref.low, abs=1e-12), name
+        assert ours[name].upper == pytest.approx(ref.high, abs=1e-12), name
+
+
+def test_small_matrices_keep_the_whole_table_path_bit_for_bit():
+    y, pred = _classification_sample(400, 10, 0.6, np.random.default_rng(1))
+    c = m.confusion_matrix(y, pred, 10)
+    settings = dict(n_resamples=300, confidence=0.95)
+    new = bs.bootstrap_confusion_metrics(c, m.MARGIN_METRICS, **settings, rng=np.random.default_rng(2))
+    old = bs.bootstrap_count_statistics(c, m.CONFUSION_METRICS, **settings, rng=np.random.default_rng(2))
+    assert new == old and all(iv.method == "BCa" for iv in new.values())
+
+
+def test_a_non_square_confusion_matrix_is_rejected():
+    with pytest.raises(ValueError, match="square"):
+        bs.bootstrap_confusion_metrics(
+            np.ones((40, 41)), m.MARGIN_METRICS, n_resamples=10, confidence=0.95, rng=np.random.default_rng(0)
+        )
+
+
+def test_evaluation_of_2000_classes_runs_in_bounded_memory():
+    rng = np.random.default_rng(0)
+    n, k = 5000, 2000
+    y = rng.integers(0, k, n)
+    p = rng.random((n, k))
+    p[np.arange(n)[: n // 3], y[: n // 3]] += k  # a third of the rows predicted right
+    p /= p.sum(axis=1, keepdims=True)
+    tracemalloc.start()
+    try:
+        start = time.perf_counter()
+        report = build_evaluation(np.arange(k), y, p)
+        elapsed = time.perf_counter() - start
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    # Whole tables would need 5000 x 2000**2 floats (160 GB) for the jackknife alone;
+    # the confusion matrix itself is 32 MB.
+    assert peak < 200 * 2**20, f"peak traced allocation {peak / 2**20:.0f} MiB"
+    assert elapsed < 20
+    c = m.confusion_matrix(y, p.argmax(axis=1), k)
+    for name, f in m.CONFUSION_METRICS.items():
+        assert report.metrics[name].value == float(f(c)), name
+    for name in ("accuracy", "balanced_accuracy", "cohen_kappa"):
+        iv = report.metrics[name]
+        assert iv.method == "BCa" and iv.lower < iv.value < iv.upper, name
+    # With 2.5 rows per label, resampling loses or duplicates the rows of most
+    # labels and every resample's macro-F1 falls below the estimate: BCa is
+    # undefined there (z0 = -inf) and the percentile interval is used.
+    f1 = report.metrics["macro_f1"]
+    assert f1.method == "percentile" and f1.lower < f1.upper < f1.value
+    acc = report.metrics["accuracy"]
+    # Standard error of a proportion near 1/3 on 5000 rows is 0.0067: the
+    # 95% interval is about 4 of them wide.
+    assert 0.02 < acc.upper - acc.lower < 0.034

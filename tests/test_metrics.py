@@ -196,3 +196,50 @@ def test_confusion_metrics_equal_sklearn_on_random_inputs(data):
         assert len(set(y) | set(pred)) == 1
     else:
         assert kappa == pytest.approx(skm.cohen_kappa_score(y, pred), abs=1e-12)
+
+
+def test_margin_form_equals_the_table_form_bit_for_bit():
+    rng = np.random.default_rng(4)
+    stack = rng.integers(0, 6, size=(5, 7, 7))
+    stack[1, :, 2] = 0  # a label never predicted
+    stack[2, 3, :] = 0  # a label never true
+    stack[4] = 0
+    stack[4, 0, 0] = 9  # one label only: kappa undefined
+    hits, support, predicted = m.confusion_margins(stack)
+    np.testing.assert_array_equal(hits[0], np.diag(stack[0]))
+    np.testing.assert_array_equal(support[2], stack[2].sum(axis=1))
+    np.testing.assert_array_equal(predicted[1], stack[1].sum(axis=0))
+    assert support[2, 3] == 0 and predicted[1, 2] == 0
+    # Margins summed independently, in integers.
+    margins = np.diagonal(stack, axis1=1, axis2=2), stack.sum(axis=2), stack.sum(axis=1)
+    for name, metric in m.MARGIN_METRICS.items():
+        from_margins = metric.from_margins(*(x.astype(float) for x in margins))
+        np.testing.assert_array_equal(from_margins, m.CONFUSION_METRICS[name](stack.astype(float)), err_msg=name)
+        np.testing.assert_array_equal(metric(stack), m.CONFUSION_METRICS[name](stack), err_msg=name)
+    assert math.isnan(m.cohen_kappa(stack)[4]) and m.accuracy(stack)[4] == 1.0
+
+
+def test_brier_in_row_blocks_equals_the_whole_array(monkeypatch):
+    rng = np.random.default_rng(5)
+    p = rng.dirichlet(np.ones(6), size=50)
+    codes = rng.integers(0, 6, 50)
+    expected = np.square(p).sum(axis=1) - 2.0 * p[np.arange(50), codes] + 1.0
+    monkeypatch.setattr(m, "_BLOCK_VALUES", 6 * 7)  # blocks of 7 rows, the last one short
+    np.testing.assert_array_equal(m.brier_per_row(p, codes), expected)
+
+
+def test_most_confused_of_a_large_sparse_matrix_sorts_only_occupied_cells():
+    rng = np.random.default_rng(6)
+    k = 300
+    c = np.zeros((k, k), dtype=np.int64)
+    t, p = rng.integers(0, k, 2000), rng.integers(0, k, 2000)
+    np.add.at(c, (t, p), 1)
+    labels = [f"l{i}" for i in range(k)]
+    pairs = m.most_confused(c, labels, top=None)
+    off = c.copy()
+    np.fill_diagonal(off, 0)
+    cells = [(-off[i, j], i, j) for i in range(k) for j in range(k) if off[i, j]]
+    assert [(p.true, p.predicted, p.count) for p in pairs] == [
+        (labels[i], labels[j], -neg) for neg, i, j in sorted(cells)
+    ]
+    assert [str(x) for x in m.most_confused(c, labels, top=3)] == [str(x) for x in pairs[:3]]

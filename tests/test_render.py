@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import re
+import time
 
 import numpy as np
 import pytest
@@ -174,3 +175,40 @@ def test_render_calibration_accepts_a_before_and_after_document(model_output):
 def test_render_rejects_other_objects():
     with pytest.raises(TypeError, match="no renderer"):
         render(object())
+
+
+def test_a_confusion_matrix_too_wide_for_the_output_is_not_built():
+    # 400 count columns cannot fit 200 characters; building and measuring the
+    # three table layouts (160,000 cells each) took tens of seconds.
+    rng = np.random.default_rng(0)
+    k, n = 400, 800
+    idx = rng.integers(0, k, n)
+    p = rng.random((n, k))
+    p[np.arange(n), idx] += 1.0
+    r = build_evaluation(np.arange(k), idx, p / p.sum(axis=1, keepdims=True), n_resamples=0)
+    start = time.perf_counter()
+    text = _text(render(r), PIPE_WIDTH)
+    assert time.perf_counter() - start < 5
+    assert "Confusion matrix not shown: 400 predicted classes do not fit the width of this output" in " ".join(
+        text.split()
+    )
+    assert "true \\ predicted" not in text
+    row = next(x for x in r.per_class if x.support > 0)
+    assert any(line.split()[:1] == [str(row.label)] and f"{row.recall:.4f}" in line for line in text.splitlines())
+
+
+def test_a_confusion_matrix_that_fits_is_still_drawn_with_keys():
+    rng = np.random.default_rng(1)
+    k = 25
+    idx = rng.integers(0, k, 400)
+    p = rng.random((400, k))
+    p[np.arange(400), idx] += 0.5
+    names = [f"class-{i}" for i in range(k)]
+    r = build_evaluation(names, [names[i] for i in idx], p / p.sum(axis=1, keepdims=True), n_resamples=0)
+    text = _text(render(r), PIPE_WIDTH)
+    assert "Confusion matrix not shown" not in text
+    head = next(line for line in text.splitlines() if "true \\ predicted" in line)
+    assert head.split()[-2:] == ["#24", "#25"]
+    # At this width rows carry key and label; columns carry keys only.
+    row = next(line for line in text.splitlines() if line.split()[:2] == ["#25", "class-24"])
+    assert [int(x) for x in row.split()[2:]] == r.confusion[24].tolist()

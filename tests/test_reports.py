@@ -203,6 +203,39 @@ def test_evaluation_is_reproducible_for_a_seed(int_model):
     assert a["metrics"] != c["metrics"]
 
 
+def test_evaluation_with_many_labels_and_unseen_ones_matches_sklearn_and_the_whole_table_bootstrap():
+    from nbcli.reports import bootstrap as bs
+    from nbcli.reports import metrics as m
+
+    rng = np.random.default_rng(8)
+    k, n = 60, 900
+    classes = np.arange(k)
+    idx = rng.integers(0, k, n)
+    p = _posteriors(rng, n, k, idx, signal=3.0)
+    y = idx.astype(object)
+    y[:5] = "new"
+    r = build_evaluation(classes, y, p, n_resamples=300, seed=4)
+    assert r.confusion.size > bs.TABLE_CELLS
+    yt, yp = y.astype(str), classes[p.argmax(axis=1)].astype(str)
+    assert r.metrics["accuracy"].value == pytest.approx(skm.accuracy_score(yt, yp), abs=1e-12)
+    assert r.metrics["balanced_accuracy"].value == pytest.approx(skm.balanced_accuracy_score(yt, yp), abs=1e-12)
+    macro_f1 = skm.f1_score(yt, yp, average="macro", zero_division=0)
+    assert r.metrics["macro_f1"].value == pytest.approx(macro_f1, abs=1e-12)
+    assert r.metrics["cohen_kappa"].value == pytest.approx(skm.cohen_kappa_score(yt, yp), abs=1e-12)
+    # sklearn orders string labels as text ("10" before "2"): integer labels keep the column order.
+    assert r.metrics["log_loss"].value == pytest.approx(skm.log_loss(idx[5:], p[5:], labels=classes), abs=1e-12)
+    brier = skm.brier_score_loss(idx[5:], p[5:], labels=classes, scale_by_half=False)
+    assert r.metrics["brier"].value == pytest.approx(brier, abs=1e-12)
+    assert r.calibration.diagram.n_samples == n - 5
+    # The margin path draws what whole tables draw from the same seed.
+    tables = bs.bootstrap_count_statistics(
+        r.confusion, m.CONFUSION_METRICS, n_resamples=300, confidence=0.95, rng=np.random.default_rng(4)
+    )
+    for name, iv in tables.items():
+        assert r.metrics[name].method == iv.method == "BCa"
+        assert (r.metrics[name].lower, r.metrics[name].upper) == pytest.approx((iv.lower, iv.upper), abs=1e-12)
+
+
 def test_evaluation_rejects_mismatched_shapes(int_model):
     classes, y, p = int_model
     with pytest.raises(ValueError, match="shape"):

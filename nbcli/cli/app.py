@@ -4,12 +4,16 @@ Commands parse their options, call the core and hand a report to the
 renderer. Heavy imports (NumPy, pandas, SciPy) happen inside the commands, so
 ``nbcli --help`` starts fast. Every error reaches the user as one line
 starting with ``error:`` and an exit code from :mod:`nbcli.errors`; a
-traceback appears only with ``--debug``.
+traceback appears only with ``--debug``. Stopping early has codes of its
+own, as shells use them: Ctrl-C 130 (``error: interrupted``), SIGTERM 143
+(``error: terminated``; both remove unfinished output files), and a reader
+of stdout that went away (``| head``) 141, quietly.
 """
 
 from __future__ import annotations
 
 import os
+import signal
 import sys
 
 import typer
@@ -23,6 +27,10 @@ app = typer.Typer(
     "(Gaussian, multinomial and Bernoulli naive Bayes, LDA, QDA).",
     no_args_is_help=True,
     add_completion=False,
+    # Help text is shown as written: Rich markup would swallow every
+    # "[default: ...]" and "[hyperparameters]" in it (and click's plain
+    # layout keeps `nbcli --help` fast).
+    rich_markup_mode=None,
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
@@ -53,13 +61,28 @@ app.command("compare", no_args_is_help=True)(evaluate_cmd.compare)
 app.command("calibrate", no_args_is_help=True)(calibrate_cmd.calibrate)
 
 
+class Terminated(BaseException):
+    """Raised in the main thread when the process gets SIGTERM.
+
+    Like KeyboardInterrupt it is not an ``Exception``, so it unwinds through
+    every ``with`` block (an unfinished output's temporary file is removed)
+    and is never mistaken for an error in the data.
+    """
+
+
+def _on_sigterm(signum, frame):
+    # A second SIGTERM while the first unwinds must not cut the clean-up short.
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    raise Terminated
+
+
 def _error(message: str) -> None:
     # One line: collapse any newline a library put into its message.
     line = " ".join(str(message).split())
     try:
         sys.stderr.write(f"error: {line}\n")
         sys.stderr.flush()
-    except (BrokenPipeError, OSError):
+    except (BrokenPipeError, OSError, AttributeError):
         pass
 
 
@@ -72,37 +95,99 @@ def _click_exceptions():
     return exceptions
 
 
+def _silence_stdout() -> None:
+    """Point stdout at the null device, so that nothing more (not even the
+    interpreter's last flush of what is still buffered) is written to a
+    reader that went away."""
+    stream = getattr(sys.stdout, "wrapped", sys.stdout)
+    try:
+        if stream is not None and stream.fileno() == 1:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, 1)
+            os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass
+    sys.stdout = open(os.devnull, "w")
+
+
+def _show_help(exc) -> int:
+    """Help asked for by giving no arguments: the program's own help is an
+    answer (stdout, exit 0); a command's help instead of a run is a usage
+    error (stderr, exit 2)."""
+    ctx = getattr(exc, "ctx", None)
+    text = exc.format_message() if hasattr(exc, "format_message") else ""
+    if ctx is not None and ctx.parent is None:
+        if text:
+            sys.stdout.write(text.rstrip("\n") + "\n")
+        return 0
+    if text:
+        sys.stderr.write(text.rstrip("\n") + "\n")
+    return 2
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point: run the app and map every outcome to an exit code."""
-    from nbcli.errors import NbcliError
-
-    click = _click_exceptions()
+    from nbcli.cli.console import GuardedStdout
 
     args = sys.argv[1:] if argv is None else argv
+    original_stdout = sys.stdout
+    if sys.stderr is None:  # started with stderr closed (2>&-)
+        sys.stderr = open(os.devnull, "w")
+    sys.stdout = GuardedStdout(original_stdout)
+    try:
+        previous_sigterm = signal.signal(signal.SIGTERM, _on_sigterm)
+    except ValueError:  # not the main thread: leave signals alone
+        previous_sigterm = None
+    try:
+        code = _run(args)
+    finally:
+        if previous_sigterm is not None:
+            signal.signal(signal.SIGTERM, previous_sigterm)
+        if isinstance(sys.stdout, GuardedStdout):
+            sys.stdout = original_stdout
+    sys.exit(code)
+
+
+def _run(args: list[str]) -> int:
+    """Run the app on ``args``; returns the exit code, having printed why it is not 0."""
+    from nbcli.errors import NbcliError
+    from nbcli.io.atomic import ReaderGone
+
+    click = _click_exceptions()
+    no_args_help = getattr(click, "NoArgsIsHelpError", ())
     debug = "--debug" in args or os.environ.get("NBCLI_DEBUG") == "1"
     try:
         result = app(args=args, prog_name="nbcli", standalone_mode=False)
         code = result if isinstance(result, int) else 0
+        # Typer turns Ctrl-C into exit code 130; say why the command stopped.
+        if code == 130:
+            _error("interrupted")
+        # Data still buffered for a reader that went away fails here, not
+        # at interpreter exit.
+        sys.stdout.flush()
     except NbcliError as exc:
         _error(str(exc))
         code = exc.exit_code
     except typer.Exit as exc:
         code = exc.exit_code
+    except no_args_help as exc:
+        code = _show_help(exc)
     except click.ClickException as exc:
         ctx = getattr(exc, "ctx", None)
         where = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
-        _error(exc.format_message() + where)
+        message = exc.format_message()
+        if message.strip():
+            _error(message + where)
         code = 2
     except (typer.Abort, KeyboardInterrupt):
         _error("interrupted")
         code = 130
-    except BrokenPipeError:
+    except Terminated:
+        _error("terminated")
+        code = 143
+    except (ReaderGone, BrokenPipeError):
         # The reader of our output went away (e.g. `| head`); stop quietly.
-        try:
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
-        except OSError:
-            pass
+        _silence_stdout()
         code = 141
     except MemoryError:
         _error("out of memory; use a smaller --chunk-size or a machine with more memory")
@@ -117,4 +202,4 @@ def main(argv: list[str] | None = None) -> None:
             f"{__version__}: please report it with the output of the same command run with --debug"
         )
         code = 1
-    sys.exit(code)
+    return code

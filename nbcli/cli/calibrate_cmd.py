@@ -94,11 +94,23 @@ def calibrate(
     thresholds = _parse_thresholds(fail_under, fail_over, CALIBRATION_METRICS)
     if output is not None and method is Method.none:
         raise NbcliError("--output needs a calibrator; choose --method temperature or isotonic")
+    from nbcli.io.atomic import check_outputs
+
+    check_outputs([("--output", output), ("--json", json_out), ("--plot", plot)],
+                  [("--model", model), ("--data", data)], models=["--output"])
+    if plot is not None:
+        check_plot(plot)
 
     from nbcli.io.modelfile import load_model, save_model
 
     mf = load_model(model)
     current = mf.calibrator
+    if current is not None and method is not Method.none:
+        warn(
+            f"{model} already carries a {current.kind} calibrator, which the new one replaces; "
+            "'before' shows the model with its old calibrator, 'after' applies the new "
+            "calibrator to the model's own posteriors"
+        )
     # Score once without any calibrator the file carries: a new calibrator is
     # fitted on the model's own posteriors and replaces the old one, while
     # "before" shows the model as it stands (old calibrator applied).
@@ -112,6 +124,13 @@ def calibrate(
         raise NbcliError(
             f"{data}: these are the rows {model} was trained on; calibrating on them hides the "
             "over-confidence you want to repair. Use held-out data, or --allow-training-data"
+        )
+    rows, y_idx = known_rows(mf.classes, y_true)
+    if rows.size == 0:
+        raise NbcliError(
+            f"none of the {len(y_true)} labels in {data} are classes of the model "
+            f"({', '.join(str(c) for c in mf.classes.tolist()[:10])}"
+            f"{', ...' if len(mf.classes) > 10 else ''}); check --target"
         )
     settings = {
         "bootstrap_resamples": bootstrap, "confidence": confidence, "seed": seed,
@@ -131,12 +150,12 @@ def calibrate(
 
     before = measure(raw_logp if current is None else current.transform_log(raw_logp))
     fitted = None
+    certain = False  # temperature scaling ran to T -> 0: every prediction would be 0/1
     if method is Method.none:
         report = before
     else:
         from nbcli.calibration import CALIBRATORS
 
-        rows, y_idx = known_rows(mf.classes, y_true)
         if rows.size < 2:
             raise NbcliError(f"{data}: too few rows with labels the model knows ({rows.size}) to fit a calibrator")
         calibrator = CALIBRATORS[method.value]()
@@ -147,6 +166,8 @@ def calibrate(
                 calibrator.fit_log(raw_logp[rows], y_idx)
         except ValueError as exc:
             raise NbcliError(f"{data}: cannot fit the {method.value} calibrator: {exc}") from None
+        if method is Method.temperature:
+            certain = _warn_about_temperature(calibrator, raw_logp[rows])
         after = measure(calibrator.transform_log(raw_logp))
         info = {"method": method.value, "fitted_on": inputs["data"], "n_samples": int(rows.size)}
         if method is Method.temperature:
@@ -161,18 +182,113 @@ def calibrate(
 
     for w in report.warnings:
         warn(w)
+    if certain and output is not None:
+        # Show what was measured, write nothing, and say why.
+        common.emit_report(report, None, quiet=quiet, stdout_has_data=json_out == "-")
+        raise NbcliError(
+            f"{data}: the calibration data has no errors, so temperature scaling would make "
+            "every prediction certain; use more or harder held-out data (nothing was written)"
+        )
+    diagram = None
+    if plot is not None:
+        # Drawn before anything is written, so that a failure leaves no output behind.
+        bins_after = None if fitted is None else report.after.diagram.to_dict()["bins"]
+        diagram = draw_plot(before.diagram.to_dict()["bins"], bins_after, plot)
     if fitted is not None and output is not None:
         mf.calibrator, mf.calibration_info = fitted
         save_model(mf, output)
     common.emit_report(report, json_out, quiet=quiet)
-    if plot is not None:
-        from nbcli.render.plot import plot_reliability
+    if diagram is not None:
+        from nbcli.io.atomic import atomic_write
 
-        bins_after = None if fitted is None else report.after.diagram.to_dict()["bins"]
-        plot_reliability(before.diagram.to_dict()["bins"], bins_after, plot)
+        with atomic_write(plot, "wb") as f:
+            f.write(diagram)
     if output is not None and not quiet and json_out != "-":
         import sys
 
         sys.stderr.write(f"wrote {output}\n")
     _enforce(report.threshold_values(), thresholds)
     return 0
+
+
+#: Temperatures beyond these are worth a word even off the search bounds.
+_HOT, _COLD = 100.0, 0.01
+
+
+def _warn_about_temperature(calibrator, log_proba) -> bool:
+    """Warn when the fitted temperature is extreme or on its search bound.
+
+    Returns True when the optimum ran to the lower bound: every calibration
+    row is predicted correctly, so the negative log-likelihood keeps falling
+    as ``T`` goes to 0 and the calibrated probabilities would all be 0 or 1.
+    """
+    import numpy as np
+
+    from nbcli.cli.console import warn
+
+    t = float(calibrator.temperature_)
+    side = None
+    if getattr(calibrator, "at_bound_", False):
+        # The search covers [spread / 1e8, spread * 1e8] around the largest
+        # gap between a row's top log posterior and another finite one.
+        z = log_proba - log_proba.max(axis=1, keepdims=True)
+        finite = z[np.isfinite(z)]
+        spread = float(-finite.min()) if finite.size else 1.0
+        side = "lower" if t < spread else "upper"
+    if side == "upper" or (side is None and t > _HOT):
+        warn(
+            f"the fitted temperature is T = {t:.4g}{' (the search bound)' if side else ''}: the "
+            "model's log-likelihoods are extreme, and temperature scaling flattens them to "
+            "near-uniform probabilities (as with Gaussian naive Bayes and a tiny "
+            "--var-smoothing); refit with a larger --var-smoothing, or use --method isotonic"
+        )
+    elif side == "lower" or t < _COLD:
+        warn(
+            f"the fitted temperature is T = {t:.4g}{' (the search bound)' if side else ''}: "
+            + ("every calibration row is already predicted correctly, so the NLL-optimal "
+               "temperature runs to 0 and gives 0/1 probabilities" if side else
+               "temperature scaling makes the probabilities nearly 0 or 1")
+        )
+    return side == "lower"
+
+
+def check_plot(path: str) -> None:
+    """Refuse, before any work, a ``--plot`` path nbcli cannot draw to.
+
+    Raises
+    ------
+    NbcliError
+        For an extension other than .png or .svg, or when matplotlib is not
+        installed.
+    """
+    import importlib.util
+    from pathlib import Path
+
+    suffix = Path(path).suffix
+    if suffix.lower() not in (".png", ".svg"):
+        raise NbcliError(f"--plot {path}: cannot draw a plot with extension {suffix!r}; "
+                         "use .png or .svg")
+    try:
+        found = importlib.util.find_spec("matplotlib") is not None
+    except (ImportError, ValueError):
+        found = False
+    if not found:
+        raise NbcliError(f"--plot {path}: drawing needs matplotlib: pip install 'nbcli[plot]'")
+
+
+def draw_plot(bins_before, bins_after, path: str) -> bytes:
+    """The reliability diagram for ``path`` (PNG or SVG by its extension), as bytes.
+
+    Drawn in a private folder so that the real target is written by
+    :func:`nbcli.io.atomic.atomic_write`, which follows links and writes
+    devices in place.
+    """
+    import tempfile
+    from pathlib import Path
+
+    from nbcli.render.plot import plot_reliability
+
+    with tempfile.TemporaryDirectory(prefix="nbcli-plot-") as folder:
+        drawn = Path(folder) / f"diagram{Path(path).suffix.lower()}"
+        plot_reliability(bins_before, bins_after, drawn)
+        return drawn.read_bytes()

@@ -27,13 +27,15 @@ def emit_report(report, json_out: str | None, *, quiet: bool = False, stdout_has
     With ``--json -`` the JSON owns stdout and tables go to stderr.
     """
     from nbcli.cli.console import console, table_stream
+    from nbcli.io.atomic import writes_to_stdout
     from nbcli.render import render
 
     if json_out is not None:
         write_json(report.to_dict(), json_out)
     if quiet:
         return
-    stream = table_stream(stdout_has_data or json_out == "-")
+    # `--json /dev/stdout` puts data on stdout just as `--json -` does.
+    stream = table_stream(stdout_has_data or writes_to_stdout(json_out))
     con = console(stream)
     for renderable in render(report):
         con.print(renderable)
@@ -52,6 +54,20 @@ def write_json(document: dict, target: str) -> None:
 
     with atomic_write(target, "w") as f:
         f.write(text)
+
+
+def inputs_of(**paths) -> dict:
+    """The ``inputs`` of a JSON report: ``{role: {"path", "sha256"}}``, or a
+    list of such for a role with several files (``models`` of compare)."""
+    from nbcli.io.data import file_sha256
+
+    out = {}
+    for role, path in paths.items():
+        if isinstance(path, (list, tuple)):
+            out[role] = [{"path": p, "sha256": file_sha256(p)} for p in path]
+        else:
+            out[role] = {"path": path, "sha256": file_sha256(path)}
+    return out
 
 
 def fail(message: str, exit_code: int = 2):

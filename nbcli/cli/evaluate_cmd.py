@@ -8,11 +8,12 @@ import typer
 from typing_extensions import Annotated
 
 from nbcli.cli import common
+from nbcli.cli.common import inputs_of
 from nbcli.errors import THRESHOLD_MISSED, NbcliError
 
 BOOTSTRAP = typer.Option("--bootstrap", min=0, help="Bootstrap resamples for the confidence intervals (0 turns them off).")
 CONFIDENCE = typer.Option("--confidence", min=0.5, max=0.9999, help="Confidence level of the intervals.")
-SEED = typer.Option("--seed", help="Seed of the bootstrap: the same seed gives the same intervals.")
+SEED = typer.Option("--seed", min=0, help="Seed of the bootstrap: the same seed gives the same intervals.")
 FAIL_UNDER = typer.Option("--fail-under", help="METRIC=VALUE: exit 3 if the metric is below VALUE, e.g. accuracy=0.9 or accuracy.lower=0.85. Repeatable.")
 FAIL_OVER = typer.Option("--fail-over", help="METRIC=VALUE: exit 3 if the metric is above VALUE, for losses, e.g. log_loss=0.5 or ece=0.05. Repeatable.")
 
@@ -70,18 +71,6 @@ def collect_scores(mf, path, *, target, delimiter, chunk_size, x_key, y_key, qui
     return logp, y, match
 
 
-def inputs_of(**paths) -> dict:
-    from nbcli.io.data import file_sha256
-
-    out = {}
-    for role, path in paths.items():
-        if isinstance(path, (list, tuple)):
-            out[role] = [{"path": p, "sha256": file_sha256(p)} for p in path]
-        else:
-            out[role] = {"path": path, "sha256": file_sha256(path)}
-    return out
-
-
 def evaluate(
     model: Annotated[str, common.MODEL],
     data: Annotated[str, typer.Option("--data", "-d", help="Labelled test data (CSV, NPZ, Parquet, - for stdin).")],
@@ -111,7 +100,10 @@ def evaluate(
     from nbcli.reports.thresholds import EVALUATION_METRICS
 
     thresholds = _parse_thresholds(fail_under, fail_over, EVALUATION_METRICS)
+    from nbcli.io.atomic import check_outputs
     from nbcli.io.modelfile import load_model
+
+    check_outputs([("--json", json_out)], [("--model", model), ("--data", data)])
 
     mf = load_model(model)
     log_proba, y_true, match = collect_scores(
@@ -162,7 +154,10 @@ def compare(
     from nbcli.reports.thresholds import COMPARISON_METRICS
 
     thresholds = _parse_thresholds(fail_under, fail_over, COMPARISON_METRICS)
+    from nbcli.io.atomic import check_outputs
     from nbcli.io.modelfile import load_model
+
+    check_outputs([("--json", json_out)], [*(("--model", m) for m in models), ("--data", data)])
 
     a, b = (load_model(m) for m in models)
     opts = dict(target=target, delimiter=delimiter, chunk_size=chunk_size, x_key=x_key, y_key=y_key, quiet=quiet)

@@ -12,6 +12,7 @@ from nbcli.cli import common
 from nbcli.cli.console import info, warn
 from nbcli.cli.options import (
     HYPERPARAMETER_FLAGS,
+    check_hyperparameters,
     order_priors,
     parse_priors,
     parse_shrinkage,
@@ -55,6 +56,11 @@ def fit(
 
     Example: nbcli fit --model gaussian --data sample_data/iris_train.csv --output iris.npz
     """
+    from nbcli.io.atomic import check_outputs
+
+    # Fail before reading what may be a large file, not after training on it.
+    check_outputs([("--output", output), ("--json", json_out)],
+                  [("--data", data), ("--config", config)], models=["--output"])
     cfg = read_config(config)
     model_name = model.value if model is not None else cfg.get("model")
     if model_name is None:
@@ -66,6 +72,7 @@ def fit(
     cls = MODELS[model_name]
 
     params = dict(cfg.get("hyperparameters", {}))
+    origins = {name: f"{config}: [hyperparameters] {name}" for name in params}
     valid = set(cls._get_param_names())
     unknown = sorted(set(params) - valid)
     if unknown:
@@ -86,15 +93,18 @@ def fit(
         if value is None:
             continue
         name, applies = HYPERPARAMETER_FLAGS[flag]
+        shown = flag.split("/")[0] if value is not False else flag.split("/")[-1]
         if model_name not in applies:
-            shown = flag.split("/")[0] if value is not False else flag.split("/")[1]
             raise NbcliError(f"{shown} does not apply to the {model_name} model")
         params[name] = value
+        origins[name] = shown
     if "shrinkage" in params and isinstance(params["shrinkage"], str):
         params["shrinkage"] = parse_shrinkage(params["shrinkage"])
     prior_key = "class_prior" if model_name in ("multinomial", "bernoulli") else "priors"
     if "priors" in params and prior_key != "priors":
         params[prior_key] = params.pop("priors")
+        origins[prior_key] = origins.pop("priors")
+    check_hyperparameters(params, origins)
     try:
         estimator = cls(**params)
         estimator._hyperparameter_check()
@@ -107,10 +117,7 @@ def fit(
     drop = split_list(drop) or data_cfg.get("drop")
 
     from nbcli.cli.training import train
-    from nbcli.io.atomic import check_writable
 
-    # Fail before reading what may be a large file, not after training on it.
-    check_writable(output, inputs=[data])
     result = train(
         estimator,
         data,
@@ -132,5 +139,13 @@ def fit(
 
     save_model(result.model_file, output)
     if json_out is not None or not quiet:
-        common.emit_report(result.summary(output), json_out, quiet=quiet)
+        report = result.summary(output)
+        if json_out is not None:
+            # Hashing reads the files again: only when a report is asked for.
+            report.inputs = common.inputs_of(data=data, **({"config": config} if config else {}))
+            report.settings = {
+                "chunk_size": chunk_size, "config": config, "delimiter": delimiter,
+                "target": target, "features": features, "drop": drop,
+            }
+        common.emit_report(report, json_out, quiet=quiet)
     info(f"wrote {output}", quiet or json_out == "-")

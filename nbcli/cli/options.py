@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+import numbers
 import sys
 
 from nbcli.errors import NbcliError
@@ -58,8 +60,15 @@ def parse_priors(text: str | None):
         raise NbcliError("--priors is empty; give e.g. 0.3,0.7 or spam=0.4,ham=0.6")
     try:
         if all("=" in p for p in parts):
-            pairs = [p.rsplit("=", 1) for p in parts]
-            return {k.strip(): float(v) for k, v in pairs}
+            pairs = [(k.strip(), float(v)) for k, v in (p.rsplit("=", 1) for p in parts)]
+            labels = [k for k, _ in pairs]
+            repeated = list(dict.fromkeys(k for k in labels if labels.count(k) > 1))
+            if repeated:
+                raise NbcliError(
+                    f"--priors gives class {', '.join(repeated)} more than once; give each "
+                    "class one prior"
+                )
+            return dict(pairs)
         return [float(p) for p in parts]
     except ValueError:
         raise NbcliError(f"--priors must be numbers, e.g. 0.3,0.7 or spam=0.4,ham=0.6; got {text!r}") from None
@@ -111,6 +120,98 @@ def read_config(path: str | None) -> dict:
     data = config.get("data", {})
     if not isinstance(data, dict) or set(data) - {"target", "features", "drop"}:
         raise NbcliError(f"{path}: [data] may hold target, features and drop only")
+    if "target" in data and not isinstance(data["target"], str):
+        raise NbcliError(f"{path}: [data] target must be a column name (a string), "
+                         f"got {data['target']!r}")
+    for key in ("features", "drop"):
+        if key in data:
+            data[key] = column_names(data[key], f"{path}: [data] {key}")
     if not isinstance(config.get("hyperparameters", {}), dict):
         raise NbcliError(f"{path}: [hyperparameters] must be a table")
     return config
+
+
+def column_names(value, where: str) -> list[str] | None:
+    """Column names from a config value: one string (a name, or names
+    separated by commas) or a list of strings.
+
+    Raises NbcliError naming ``where`` for anything else.
+    """
+    if isinstance(value, str):
+        return split_list([value])
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return split_list(value)
+    raise NbcliError(f"{where} must be a column name, names separated by commas, or a list "
+                     f"of names; got {value!r}")
+
+
+def _number(value) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def _finite_in(low, high=math.inf, *, high_open=False):
+    """A check that a value is a finite number in [low, high] (or [low, high)),
+    and how such a value is described."""
+    def check(value):
+        if not _number(value) or not math.isfinite(value) or value < low:
+            return False
+        return value < high if high_open else value <= high
+
+    if math.isinf(high):
+        return check, f"a finite number >= {low:g}"
+    return check, f"a number in [{low:g}, {high:g}{')' if high_open else ']'}"
+
+
+def _optional_number(value) -> bool:
+    return value is None or (_number(value) and math.isfinite(value))
+
+
+def _shrinkage(value) -> bool:
+    return value is None or value == "auto" or (_number(value) and 0.0 <= value <= 1.0)
+
+
+def _priors(value) -> bool:
+    values = list(value.values()) if isinstance(value, dict) else value
+    if not isinstance(values, list) or not values:
+        return False
+    if not all(_number(v) and math.isfinite(v) and v >= 0 for v in values):
+        return False
+    return abs(math.fsum(values) - 1.0) <= 1e-8
+
+
+_PRIORS = (_priors, "non-negative numbers that sum to 1, as a list in class order or a "
+                    "table by class label")
+
+#: Each hyperparameter's check and how a valid value is described.
+HYPERPARAMETERS = {
+    "var_smoothing": _finite_in(0.0),
+    "alpha": _finite_in(0.0),
+    "binarize": (_optional_number, "a finite number"),
+    "fit_prior": (lambda v: isinstance(v, bool), "true or false"),
+    "shrinkage": (_shrinkage, "'auto' or a number in [0, 1]"),
+    "reg_param": _finite_in(0.0, 1.0),
+    "tol": _finite_in(0.0, 1.0, high_open=True),
+    "priors": _PRIORS,
+    "class_prior": _PRIORS,
+}
+
+
+def check_hyperparameters(params: dict, origins: dict) -> None:
+    """Check the type and range of every hyperparameter before any fitting.
+
+    ``origins`` names where each value came from (a flag such as
+    ``--alpha``, or ``FILE [hyperparameters] alpha``) for the message.
+
+    Raises
+    ------
+    NbcliError
+        For a value of the wrong type (``fit_prior = "no"``), not finite, or
+        out of range (``tol = 1e308``, ``--reg-param 2``).
+    """
+    for name, value in params.items():
+        rule = HYPERPARAMETERS.get(name)
+        if rule is None:
+            continue
+        check, wanted = rule
+        if not check(value):
+            raise NbcliError(f"{origins.get(name, name)} must be {wanted}; got {value!r}")

@@ -19,7 +19,7 @@ def predict(
     proba: Annotated[bool, typer.Option("--proba", help="Add one probability column per class (proba_<label>).")] = False,
     keep: Annotated[Optional[list[str]], typer.Option("--keep", help="Input column(s) to copy next to the predictions, e.g. an ID.")] = None,
     target: Annotated[Optional[str], typer.Option("--target", "-t", help="Label column in the input to ignore (default: the model's training target, if present).")] = None,
-    jobs: Annotated[Optional[int], typer.Option("--jobs", "-j", help="Files scored in parallel in batch mode. Default: all cores.")] = None,
+    jobs: Annotated[Optional[int], typer.Option("--jobs", "-j", min=1, help="Files scored in parallel in batch mode (at most one per core and per file). Default: all cores.")] = None,
     delimiter: Annotated[Optional[str], common.DELIMITER] = None,
     chunk_size: Annotated[Optional[int], common.CHUNK_SIZE] = None,
     x_key: Annotated[str, common.X_KEY] = "X",
@@ -31,7 +31,7 @@ def predict(
     Columns are matched to the model's features by name, in any order; extra
     columns are ignored. Example: nbcli predict -m iris.npz -d sample_data/iris_test.csv --proba
     """
-    from nbcli.cli.scoring import expand_inputs, score_file
+    from nbcli.cli.scoring import check_keep, expand_inputs, score_file
 
     inputs = expand_inputs(data)
     keep_cols = common_list(keep)
@@ -40,12 +40,12 @@ def predict(
         chunk_size=chunk_size, x_key=x_key, y_key=y_key,
     )
     if output_dir is None and len(inputs) == 1:
-        from nbcli.io.atomic import check_writable
+        from nbcli.io.atomic import check_outputs
         from nbcli.io.modelfile import load_model
 
-        if output not in (None, "-"):
-            check_writable(output, inputs=[inputs[0], model])
+        check_outputs([("--output", output or "-")], [("--model", model), ("--data", inputs[0])])
         mf = load_model(model)
+        check_keep(keep_cols, mf, proba)
         score_file(mf, inputs[0], output, quiet=quiet, **options)
         return 0
     if output_dir is None:
@@ -55,6 +55,9 @@ def predict(
     from nbcli.cli.scoring import score_batch
 
     failed = score_batch(model, inputs, output_dir, jobs=jobs, quiet=quiet, **options)
+    if failed == len(inputs):
+        which = {1: "the input file", 2: "both input files"}.get(failed, f"all {failed} input files")
+        raise NbcliError(f"{which} failed (see above); no predictions were written")
     if failed:
         raise NbcliError(
             f"{failed} of {len(inputs)} input files failed (see above); the others were scored",

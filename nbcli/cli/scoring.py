@@ -81,10 +81,18 @@ def iter_scores(mf, path, *, need_target=False, target=None, keep=None, delimite
         try:
             # Rows the model cannot score are refused just below, not warned about.
             with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-                logp = mf.predict_log_proba(ds.X)
+                logp = mf.model.predict_log_proba(ds.X)
         except ValueError as exc:
             raise data_error(path, exc, mf.feature_names, rows) from None
+        # The model's own posteriors are checked before any calibrator sees
+        # them, so a row that cannot be scored is named the same way with or
+        # without one.
         _check_scored(path, logp, ds.X, mf.feature_names, rows)
+        if mf.calibrator is not None:
+            try:
+                logp = mf.calibrator.transform_log(logp)
+            except ValueError as exc:
+                raise data_error(path, exc, mf.feature_names, rows) from None
         rows += ds.X.shape[0]
         yield ScoredChunk(log_proba=logp, y=ds.y, kept=ds.kept, X=ds.X)
 
@@ -109,6 +117,33 @@ def _check_scored(path, logp: np.ndarray, X: np.ndarray, feature_names, row_offs
     )
 
 
+def output_columns(mf, proba: bool) -> list[str]:
+    """The columns nbcli writes itself: ``prediction`` and, with ``proba``,
+    ``proba_<label>`` for every class."""
+    names = ["prediction"]
+    if proba:
+        names += [f"proba_{c}" for c in mf.classes.tolist()]
+    return names
+
+
+def check_keep(keep, mf, proba: bool) -> None:
+    """Refuse ``--keep`` columns whose names the predictions CSV already uses.
+
+    Raises
+    ------
+    NbcliError
+        Naming the first such column: the kept copy would be lost or
+        ambiguous next to nbcli's own column.
+    """
+    own = set(output_columns(mf, proba))
+    for name in keep or []:
+        if name in own:
+            raise NbcliError(
+                f"--keep {name}: the predictions CSV has its own column {name!r}; rename that "
+                "column in the input to keep it"
+            )
+
+
 def prediction_frame(mf, chunk: ScoredChunk, proba: bool):
     """The predictions CSV rows for one chunk: kept columns, ``prediction``, ``proba_<label>``."""
     import pandas as pd
@@ -127,24 +162,38 @@ def prediction_frame(mf, chunk: ScoredChunk, proba: bool):
 def score_file(mf, in_path, out_path, *, proba=False, keep=None, target=None, delimiter=None,
                chunk_size=None, x_key="X", y_key="y", quiet=False) -> int:
     """Write predictions for ``in_path`` to ``out_path`` (atomically) or stdout (None); returns rows."""
-    from nbcli.io.atomic import atomic_write
+    from nbcli.io.atomic import atomic_write, resolve_output
 
     scores = iter_scores(mf, in_path, target=target, keep=keep, delimiter=delimiter,
                          chunk_size=chunk_size, x_key=x_key, y_key=y_key, quiet=quiet)
 
-    def write(f) -> int:
+    def write(f, streaming: str | None) -> int:
         rows = 0
-        for chunk in scores:
-            prediction_frame(mf, chunk, proba).to_csv(f, header=rows == 0, index=False, lineterminator="\n")
+        chunks = iter(scores)
+        while True:
+            try:
+                chunk = next(chunks, None)
+            except NbcliError as exc:
+                if not (streaming and rows):
+                    raise
+                # Predictions stream out chunk by chunk: a bad row further
+                # down stops the command after the rows before it went out.
+                raise NbcliError(f"{exc} (predictions for the {rows} rows before it were "
+                                 f"already written to {streaming})", exc.exit_code) from None
+            if chunk is None:
+                return rows
+            prediction_frame(mf, chunk, proba).to_csv(f, header=rows == 0, index=False,
+                                                      lineterminator="\n")
             rows += chunk.n_rows
-        return rows
 
     if out_path is None or out_path == "-":
-        rows = write(sys.stdout)
+        rows = write(sys.stdout, streaming="stdout")
         sys.stdout.flush()
         return rows
+    # A device or named pipe is written in place, as it goes, like stdout.
+    _, in_place = resolve_output(out_path)
     with atomic_write(out_path, "w") as f:
-        return write(f)
+        return write(f, streaming=out_path if in_place else None)
 
 
 def output_name(in_path: str) -> str:
@@ -158,17 +207,58 @@ def output_name(in_path: str) -> str:
 
 
 def _score_one(model_path, in_path, out_path, options):
-    """One batch task: returns ``(in_path, rows, error message or None)``."""
+    """One batch task: returns ``(in_path, rows, error message or None, stale output removed)``.
+
+    A failed input's output left from an earlier run is removed, so that no
+    stale predictions sit next to fresh ones (the caller says so).
+    """
     from nbcli.io.modelfile import load_model
 
     try:
         mf = load_model(model_path)
         rows = score_file(mf, in_path, out_path, quiet=True, **options)
-        return in_path, rows, None
+        return in_path, rows, None, False
     except NbcliError as exc:
-        return in_path, 0, " ".join(str(exc).split())
+        error = " ".join(str(exc).split())
     except Exception as exc:  # a bug must not stop the other files
-        return in_path, 0, f"internal error ({type(exc).__name__}: {exc})"
+        error = f"internal error ({type(exc).__name__}: {exc})"
+    return in_path, 0, error, _remove_stale(out_path)
+
+
+def _remove_stale(path) -> bool:
+    """Delete a regular file at ``path``; True if there was one."""
+    import stat
+
+    try:
+        if not stat.S_ISREG(os.lstat(path).st_mode):
+            return False
+        os.unlink(path)
+    except OSError:
+        return False
+    return True
+
+
+def _remove_temporaries(outputs) -> None:
+    """Delete the temporary files :func:`nbcli.io.atomic.atomic_write` makes
+    next to each of ``outputs`` (``.<name>.<random>.tmp``)."""
+    for out in outputs:
+        out = Path(out)
+        for tmp in out.parent.glob(f".{glob.escape(out.name)}.*.tmp"):
+            try:
+                tmp.unlink()
+            except OSError:
+                pass
+
+
+def batch_jobs(jobs: int | None, n_files: int) -> int:
+    """Worker processes for ``n_files`` files: ``jobs`` (default: all cores),
+    but never more than the cores available to this process nor the files;
+    more processes than cores only compete for them."""
+    from joblib import cpu_count
+
+    cores = max(1, cpu_count())
+    wanted = cores if jobs is None else jobs
+    return max(1, min(wanted, cores, n_files))
 
 
 def score_batch(model_path, inputs, output_dir, *, jobs=None, quiet=False, **options) -> int:
@@ -185,9 +275,14 @@ def score_batch(model_path, inputs, output_dir, *, jobs=None, quiet=False, **opt
     from nbcli.reports.runs import BatchReport
     from nbcli.io.modelfile import load_model
 
-    load_model(model_path)
+    from nbcli.io.atomic import check_outputs
+
     if "-" in inputs:
         raise NbcliError("stdin (-) cannot be used in batch mode; give file paths")
+    if jobs is not None and jobs < 1:
+        raise NbcliError(f"--jobs must be at least 1, got {jobs}")
+    mf = load_model(model_path)
+    check_keep(options.get("keep"), mf, options.get("proba", False))
     out_dir = Path(output_dir)
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
@@ -199,17 +294,23 @@ def score_batch(model_path, inputs, output_dir, *, jobs=None, quiet=False, **opt
         if out in targets.values():
             raise NbcliError(f"{p}: its output {out} would overwrite another input's; rename one of them")
         targets[p] = out
-    n_jobs = jobs if jobs is not None else (os.cpu_count() or 1)
-    if n_jobs < 1:
-        raise NbcliError(f"--jobs must be at least 1, got {n_jobs}")
+    check_outputs([("--output-dir", out) for out in targets.values()],
+                  [("--model", model_path), *(("--data", p) for p in inputs)])
     tasks = (delayed(_score_one)(model_path, p, targets[p], options) for p in inputs)
-    parallel = Parallel(n_jobs=min(n_jobs, len(inputs)), return_as="generator")
+    parallel = Parallel(n_jobs=batch_jobs(jobs, len(inputs)), return_as="generator")
 
-    results = list(progress_iter(parallel(tasks), "scoring files", quiet=quiet, total=len(inputs)))
+    try:
+        results = list(progress_iter(parallel(tasks), "scoring files", quiet=quiet, total=len(inputs)))
+    except BaseException:
+        # Interrupted (Ctrl-C, SIGTERM): joblib kills its workers outright,
+        # so their unfinished temporary files are removed here.
+        _remove_temporaries(targets.values())
+        raise
     report = BatchReport()
-    for in_path, rows, error in results:
+    for in_path, rows, error, removed in results:
         if error is not None:
-            error_line(f"{error} (file skipped)")
+            stale = f"; removed {targets[in_path]}, left from an earlier run" if removed else ""
+            error_line(f"{error} (file skipped{stale})")
         report.rows.append((in_path, targets[in_path], rows, error))
     from nbcli.cli.common import emit_report
 

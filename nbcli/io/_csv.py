@@ -103,12 +103,38 @@ def quote_names(names, limit: int = 20) -> str:
     return shown
 
 
+def interruption_in(exc: BaseException) -> BaseException | None:
+    """The interruption behind an error, if any: the first exception in its
+    ``__cause__``/``__context__`` chain that is not an ``Exception``
+    (KeyboardInterrupt from Ctrl-C, the CLI's exception for SIGTERM).
+
+    pandas' C parser reports a KeyboardInterrupt raised inside the ``read()``
+    it calls as a ParserError ("Calling read(nbytes) on source failed"); the
+    interruption is still in the chain, and must win over a message that
+    blames the data.
+    """
+    seen = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if not isinstance(current, Exception):
+            return current
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return None
+
+
 def error_from_exception(exc: BaseException, display: str) -> NbcliError:
     """Turn an exception raised while reading a file into a one-line error.
 
     Covers file-system errors (missing file, directory, permissions), broken
     gzip streams, text that is not UTF-8 and pandas' parser errors.
+
+    Raises the interruption instead when the exception stems from one (see
+    :func:`interruption_in`).
     """
+    interruption = interruption_in(exc)
+    if interruption is not None:
+        raise interruption
     if isinstance(exc, NbcliError):
         return exc
     if isinstance(exc, UnicodeDecodeError):
@@ -158,6 +184,9 @@ def translated(display: str):
             warnings.simplefilter("ignore", pd.errors.DtypeWarning)
             yield
     except pd.errors.ParserWarning as exc:
+        interruption = interruption_in(exc)
+        if interruption is not None:
+            raise interruption from None
         if "does not match length of data" in str(exc):
             raise fail(
                 display,
@@ -456,14 +485,14 @@ def iter_arrow_tables(open_binary: Callable[[], BinaryIO], header: CsvHeader, *,
     try:
         watch = _QuoteWatch(open_binary())
     except errors as exc:
-        raise ArrowFallback from exc
+        raise _fallback(exc) from exc
     with contextlib.closing(watch):
         try:
             reader = pa_csv.open_csv(watch, read_options=read_options,
                                      parse_options=parse_options,
                                      convert_options=convert_options)
         except errors as exc:
-            raise ArrowFallback from exc
+            raise _fallback(exc) from exc
         pending: list = []
         held = 0
         while True:
@@ -472,7 +501,7 @@ def iter_arrow_tables(open_binary: Callable[[], BinaryIO], header: CsvHeader, *,
             except StopIteration:
                 break
             except errors as exc:
-                raise ArrowFallback from exc
+                raise _fallback(exc) from exc
             if watch.quoted:
                 raise ArrowFallback
             if batch.num_rows == 0:
@@ -488,6 +517,16 @@ def iter_arrow_tables(open_binary: Callable[[], BinaryIO], header: CsvHeader, *,
             raise ArrowFallback
         if held:
             yield pa.Table.from_batches(pending)
+
+
+def _fallback(exc: BaseException) -> ArrowFallback:
+    """ArrowFallback for a pyarrow error, unless an interruption lies behind
+    it (then that is raised: reading again with the C engine would ignore
+    Ctrl-C)."""
+    interruption = interruption_in(exc)
+    if interruption is not None:
+        raise interruption
+    return ArrowFallback()
 
 
 _END = object()

@@ -1,40 +1,239 @@
-"""Atomic file writing: a reader sees the old file or the new one, never a mix.
+"""Writing output files safely: atomically, and never over an input.
 
-The new content goes to a temporary file in the target's own folder (so the
-final rename stays on one file system), is flushed and fsync'ed, and is then
-renamed over the target with ``os.replace``, which POSIX and Windows both
-perform atomically. If anything fails before the rename, the temporary file
-is removed and the target is untouched.
+A regular file is replaced atomically: a reader sees the old file or the new
+one, never a mix. The new content goes to a temporary file in the target's
+own folder (so the final rename stays on one file system), is flushed and
+fsync'ed, and is then renamed over the target with ``os.replace``, which
+POSIX and Windows both perform atomically. If anything fails before the
+rename, the temporary file is removed and the target is untouched.
+
+A symbolic link is followed: the file it points to is replaced and the link
+stays. A target that exists and is not a regular file (a character device
+such as ``/dev/null``, a named pipe, ``/dev/stdout``) is written directly,
+since it cannot be replaced and atomicity means nothing for it.
+
+:func:`check_outputs` checks every output of a command before any work is
+done: each must be writable, none may be one of the inputs, and no two may
+be the same file.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import re
+import stat
+import sys
 import tempfile
+import zipfile
+from collections.abc import Iterable
 from pathlib import Path
 
 from nbcli.errors import NbcliError
 
+# Links in these folders stand for a process's open file descriptors
+# (``/dev/stdout`` -> ``/proc/self/fd/1``); what they point to is not a path.
+_FD_FOLDER = re.compile(r"^/proc/(self|thread-self|\d+)(/task/\d+)?/fd$")
+_MAX_LINKS = 40
 
-def _check_target(path: Path) -> None:
+
+class ReaderGone(Exception):
+    """The reader of a pipe being written to (stdout, a named pipe) has gone
+    away, as in ``nbcli predict ... | head``: the command stops quietly.
+
+    Not an ``OSError``, so that nothing on the way up mistakes it for a
+    file-system error.
+    """
+
+
+def _fd_folder(path: str) -> str | None:
+    """The resolved ``/proc/PID/fd`` folder ``path`` lies in, if it names a descriptor."""
+    folder = os.path.dirname(path)
+    with contextlib.suppress(OSError):
+        folder = os.path.realpath(folder)
+    return folder if _FD_FOLDER.match(folder) else None
+
+
+def _own_descriptor(path) -> int | None:
+    """The descriptor number when ``path`` is one of this process's own
+    (``/dev/stdout``, ``/dev/fd/3``, ``/proc/self/fd/1``), else None."""
+    folder = _fd_folder(os.path.abspath(os.fspath(path)))
+    name = os.path.basename(os.fspath(path))
+    if folder is None or not name.isdigit():
+        return None
+    pid = folder.split("/")[2]
+    return int(name) if pid in (str(os.getpid()), "self", "thread-self") else None
+
+
+def writes_to_stdout(path) -> bool:
+    """Whether writing ``path`` lands on this process's stdout (``/dev/stdout``,
+    or a device or pipe that stdout is also connected to)."""
+    if path in (None, "-"):
+        return path == "-"
+    try:
+        target, direct = resolve_output(path)
+        if not direct:
+            return False
+        here, there = os.fstat(1), os.stat(target)
+    except (OSError, NbcliError):
+        return False
+    return (here.st_dev, here.st_ino) == (there.st_dev, there.st_ino)
+
+
+def resolve_output(path) -> tuple[Path, bool]:
+    """Where writing ``path`` really goes: ``(target, direct)``.
+
+    Symbolic links are followed to the file they name (which may not exist
+    yet). ``direct`` is True when the target exists and is not a regular file
+    or folder (a device, a named pipe, a socket), or is an open file
+    descriptor (``/dev/stdout``, ``/dev/fd/N``): it is then written in place.
+
+    Raises
+    ------
+    NbcliError
+        For a loop of symbolic links.
+    """
+    current = os.path.abspath(os.fspath(path))
+    for _ in range(_MAX_LINKS):
+        if _fd_folder(current) is not None:
+            return Path(current), True
+        if not os.path.islink(current):
+            break
+        link = os.readlink(current)
+        current = os.path.join(os.path.dirname(current), link)
+    else:
+        raise NbcliError(f"{path}: too many levels of symbolic links")
+    target = Path(current)
+    try:
+        mode = os.stat(target).st_mode
+    except OSError:
+        return target, False
+    return target, not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+
+
+def _check_target(path: Path, shown=None) -> None:
+    shown = path if shown is None else shown
     if path.is_dir():
-        raise NbcliError(f"{path}: is a folder; give a file name to write to")
+        raise NbcliError(f"{shown}: is a folder; give a file name to write to")
     parent = path.parent
     if not parent.exists():
-        raise NbcliError(f"{path}: folder {str(parent)!r} does not exist")
+        raise NbcliError(f"{shown}: folder {str(parent)!r} does not exist")
     if not parent.is_dir():
-        raise NbcliError(f"{path}: {str(parent)!r} is a file, not a folder; give a path "
+        raise NbcliError(f"{shown}: {str(parent)!r} is a file, not a folder; give a path "
                          "inside an existing folder")
     if not os.access(parent, os.W_OK):
-        raise NbcliError(f"{path}: cannot write to folder {str(parent)!r} (permission denied)")
+        raise NbcliError(f"{shown}: cannot write to folder {str(parent)!r} (permission denied)")
     if path.exists() and not os.access(path, os.W_OK):
-        raise NbcliError(f"{path}: file is not writable (permission denied)")
+        raise NbcliError(f"{shown}: file is not writable (permission denied)")
+
+
+def is_model_file(path) -> bool:
+    """Whether ``path`` looks like an nbcli model file: a zip archive holding
+    a ``metadata.npy`` member (a cheap test; loading checks the rest)."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            return "metadata.npy" in archive.namelist()
+    except (OSError, zipfile.BadZipFile, ValueError, EOFError):
+        return False
+
+
+def _regular_file(path: Path) -> bool:
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return False
+
+
+def _identity(path) -> tuple:
+    """What makes two paths one file: device and inode where the file exists,
+    else the resolved path (two paths to a file that does not exist yet are
+    the same file when they resolve alike; an existing file and a missing
+    one never are)."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return ("path", os.path.realpath(path))
+    return ("inode", st.st_dev, st.st_ino)
+
+
+def _stdout_closed() -> bool:
+    stream = getattr(sys.stdout, "wrapped", sys.stdout)
+    return stream is None or bool(getattr(stream, "closed", False))
+
+
+def check_outputs(outputs: Iterable[tuple[str, str | None]],
+                  inputs: Iterable[tuple[str, str | None]] = (), *,
+                  models: Iterable[str] = ()) -> None:
+    """Check, before any work is done, every output path of a command.
+
+    Parameters
+    ----------
+    outputs : iterable of (option, path)
+        What the command will write, e.g. ``("--json", "r.json")``. ``None``
+        (not asked for) is skipped; ``"-"`` is stdout, which must be open.
+    inputs : iterable of (option, path)
+        What the command reads (model, data, config); ``None`` and ``"-"``
+        are skipped.
+    models : iterable of str
+        The options among ``outputs`` that write a model file: such an
+        output may replace an existing nbcli model file or an empty file,
+        never any other file, and cannot be stdout.
+
+    Raises
+    ------
+    NbcliError
+        When an output's folder is missing or not writable, it is a folder,
+        it is an existing regular file other than a model file where a model
+        is written, it names the same file as an input (which it would
+        replace) or as another output, or it is ``-`` while stdout is closed.
+        Devices and named pipes are written in place, never replaced, so
+        they are not compared with anything.
+    """
+    model_options = set(models)
+    read: dict[tuple, tuple[str, str]] = {}
+    for option, source in inputs:
+        if source in (None, "-"):
+            continue
+        if os.path.exists(source) and not _regular_file(Path(source)):
+            continue  # pipes and devices are read, never replaced
+        read.setdefault(_identity(source), (option, source))
+    written: dict[tuple, tuple[str, str]] = {}
+    for option, path in outputs:
+        if path is None:
+            continue
+        shown = f"{option} {path}"
+        if path == "-":
+            if option in model_options:
+                raise NbcliError(f"{option} -: a model file is binary and is not written to "
+                                 "stdout; give a file path")
+            if _stdout_closed():
+                raise NbcliError("stdout is closed; give an output file or leave stdout open")
+            continue
+        target, direct = resolve_output(path)
+        if direct:
+            continue
+        _check_target(target, shown)
+        identity = _identity(target)
+        if identity in read:
+            source_option, source = read[identity]
+            raise NbcliError(f"{shown}: is also an input ({source_option} {source}); "
+                             "writing there would replace it: choose another output path")
+        if option in model_options and _regular_file(target) and target.stat().st_size > 0 \
+                and not is_model_file(target):
+            raise NbcliError(f"{shown}: exists and is not an nbcli model file; remove it or "
+                             "choose another path")
+        if identity in written:
+            other_option, other = written[identity]
+            raise NbcliError(f"{shown}: is the same file as {other_option} {other}; give "
+                             "each output its own path")
+        written[identity] = (option, path)
 
 
 def check_writable(path, inputs=()) -> None:
     """Check, before any work is done, that ``path`` can be written and is
     none of the ``inputs`` (paths being read; ``-`` is skipped).
+
+    The one-output form of :func:`check_outputs`.
 
     Raises
     ------
@@ -42,17 +241,7 @@ def check_writable(path, inputs=()) -> None:
         When the target is a folder, its folder is missing or not writable,
         or it is the same file as one of the inputs, which it would replace.
     """
-    target = Path(path)
-    _check_target(target)
-    if not target.exists():
-        return
-    for source in inputs:
-        if source == "-":
-            continue
-        with contextlib.suppress(OSError):
-            if os.path.samefile(source, target):
-                raise NbcliError(f"{path}: is also an input ({source}); writing there would "
-                                 "replace it: choose another output path")
+    check_outputs([("output", path)], [("input", source) for source in inputs])
 
 
 @contextlib.contextmanager
@@ -62,7 +251,9 @@ def atomic_write(path, mode: str = "wb"):
     Parameters
     ----------
     path : str or Path
-        Target file. Its folder must exist and be writable.
+        Target file. Its folder must exist and be writable. A symbolic link
+        is followed (the file it names is replaced, the link kept); an
+        existing device or named pipe is written in place.
     mode : {"wb", "w"}
         Binary or text (UTF-8, ``newline=""``) mode.
 
@@ -77,15 +268,22 @@ def atomic_write(path, mode: str = "wb"):
         When the target is a folder, its folder is missing, or it cannot be
         written (checked before anything is written), or when writing fails
         (disk full...). The target is left as it was.
+    ReaderGone
+        When the target is a pipe whose reader has gone away.
     """
-    path = Path(path)
-    _check_target(path)
+    shown = path
+    path, direct = resolve_output(path)
+    if direct:
+        with _write_in_place(path, mode, shown) as f:
+            yield f
+        return
+    _check_target(path, shown)
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     except OSError as exc:
         # The checks above cannot see everything (read-only file systems,
         # access rules that os.access does not model, a folder that just went).
-        raise NbcliError(f"{path}: cannot create a file in folder {str(path.parent)!r} "
+        raise NbcliError(f"{shown}: cannot create a file in folder {str(path.parent)!r} "
                          f"({exc.strerror or exc})") from None
     try:
         if "b" in mode:
@@ -107,10 +305,39 @@ def atomic_write(path, mode: str = "wb"):
         os.replace(tmp, path)
     except OSError as exc:
         _remove_quietly(tmp)
-        raise NbcliError(f"{path}: could not write the file ({exc.strerror or exc})") from None
+        raise NbcliError(f"{shown}: could not write the file ({exc.strerror or exc})") from None
     except BaseException:
         _remove_quietly(tmp)
         raise
+
+
+@contextlib.contextmanager
+def _write_in_place(path: Path, mode: str, shown):
+    """Write a device, named pipe or open descriptor directly (no temporary file)."""
+    for stream in (sys.stdout, sys.stderr):
+        # What was printed before must come out before this.
+        with contextlib.suppress(Exception):
+            stream.flush()
+    text = {} if "b" in mode else {"encoding": "utf-8", "newline": ""}
+    own = _own_descriptor(path)
+    try:
+        if own is not None:
+            # A descriptor of this process (``/dev/stdout``): share its offset
+            # rather than open the file it points to a second time, which
+            # would truncate it and write over what the descriptor wrote.
+            f = os.fdopen(os.dup(own), mode, **text)
+        else:
+            f = open(path, mode, **text)
+    except OSError as exc:
+        raise NbcliError(f"{shown}: cannot open for writing ({exc.strerror or exc})") from None
+    try:
+        with f:
+            yield f
+            f.flush()
+    except BrokenPipeError:
+        raise ReaderGone(str(shown)) from None
+    except OSError as exc:
+        raise NbcliError(f"{shown}: could not write ({exc.strerror or exc})") from None
 
 
 def _remove_quietly(tmp: str) -> None:

@@ -85,24 +85,34 @@ def make_console(file=None, width: int | None = None) -> Console:
 class FirstThatFits:
     """Renders the first of several layouts whose natural width fits the console.
 
-    The last layout is the fallback and is rendered whatever its width.
+    Each layout is given as a zero-argument function that builds it, so that
+    layouts are built only when tried: a confusion matrix of thousands of
+    labels is never built at all. ``min_widths`` (one per layout, default 0)
+    are cheap lower bounds on the layouts' natural widths; a layout whose
+    bound exceeds the console width is skipped without being built or
+    measured. The last layout is the fallback and is rendered whatever its
+    width.
     """
 
-    def __init__(self, *layouts):
-        self.layouts = layouts
+    def __init__(self, *builders, min_widths=None):
+        self.builders = builders
+        self.min_widths = list(min_widths) if min_widths is not None else [0] * len(builders)
 
     def _natural_width(self, console, options, layout) -> int:
         return Measurement.get(console, options.update_width(1_000_000), layout).maximum
 
     def __rich_console__(self, console, options):
-        for layout in self.layouts[:-1]:
+        for build, bound in zip(self.builders[:-1], self.min_widths):
+            if bound > options.max_width:
+                continue
+            layout = build()
             if self._natural_width(console, options, layout) <= options.max_width:
                 yield layout
                 return
-        yield self.layouts[-1]
+        yield self.builders[-1]()
 
     def __rich_measure__(self, console, options):
-        return Measurement.get(console, options, self.layouts[-1])
+        return Measurement.get(console, options, self.builders[-1]())
 
 
 def _num(x, digits: int = 4) -> str:
@@ -187,8 +197,8 @@ def _per_class(report):
     rows, averages = report.per_class, report.averages
     keys = [f"#{i + 1}" for i in range(len(rows))]
     return FirstThatFits(
-        _per_class_table(rows, averages),
-        Group(_per_class_table(rows, averages, keys), _legend([r.label for r in rows], keys)),
+        lambda: _per_class_table(rows, averages),
+        lambda: Group(_per_class_table(rows, averages, keys), _legend([r.label for r in rows], keys)),
     )
 
 
@@ -207,20 +217,28 @@ def _confusion(report):
     counts = report.confusion
     n_classes = len(labels) - len(report.unseen_labels)
     keys = [f"#{i + 1}" for i in range(len(labels))]
-    full = [_label(x) for x in labels]
-    keyed_rows = [Text(f"{k} {x}", overflow="fold") for k, x in zip(keys, labels)]
     not_shown = Text(
         f"Confusion matrix not shown: {n_classes} predicted classes do not fit the width of this output; "
         "it is in the JSON report (--json)."
     )
+    # Every count column takes at least one character and two of padding:
+    # with more predicted classes than a third of the width no table fits,
+    # and building one (L**2 cells) would take minutes for thousands of labels.
+    bound = 3 * n_classes
     return FirstThatFits(
-        _confusion_table(labels, counts, n_classes, full, [_label(x) for x in labels]),
-        _confusion_table(labels, counts, n_classes, keyed_rows, [Text(k) for k in keys]),
-        Group(
+        lambda: _confusion_table(
+            labels, counts, n_classes, [_label(x) for x in labels], [_label(x) for x in labels]
+        ),
+        lambda: _confusion_table(
+            labels, counts, n_classes, [Text(f"{k} {x}", overflow="fold") for k, x in zip(keys, labels)],
+            [Text(k) for k in keys],
+        ),
+        lambda: Group(
             _confusion_table(labels, counts, n_classes, [Text(k) for k in keys], [Text(k) for k in keys]),
             _legend(labels, keys),
         ),
-        not_shown,
+        lambda: not_shown,
+        min_widths=[bound, bound, bound],
     )
 
 

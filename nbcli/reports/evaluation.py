@@ -21,13 +21,13 @@ import numpy as np
 
 from nbcli.reports.bootstrap import (
     Interval,
-    bootstrap_count_statistics,
+    bootstrap_confusion_metrics,
     bootstrap_means,
     method_summary,
 )
 from nbcli.reports.metrics import (
     report_header,
-    CONFUSION_METRICS,
+    MARGIN_METRICS,
     ClassScores,
     ConfusedPair,
     brier_per_row,
@@ -197,14 +197,17 @@ def build_evaluation(
     confusion = confusion_matrix(coding.codes, pred, len(labels))
 
     rng = np.random.default_rng(seed)
-    metrics = bootstrap_count_statistics(
-        confusion, CONFUSION_METRICS, n_resamples=n_resamples, confidence=confidence, rng=rng
+    metrics = bootstrap_confusion_metrics(
+        confusion, MARGIN_METRICS, n_resamples=n_resamples, confidence=confidence, rng=rng
     )
     known = coding.known
-    p, codes = proba[known], coding.codes[known]
+    # Per-row values are taken on all rows (unseen labels pointed at class 0)
+    # and then restricted to the known ones: proba[known] would copy the
+    # largest array here, (n_samples, n_classes).
+    codes = np.where(known, coding.codes, 0)
     metrics.update(
         bootstrap_means(
-            {"log_loss": log_loss_per_row(p, codes), "brier": brier_per_row(p, codes)},
+            {"log_loss": log_loss_per_row(proba, codes)[known], "brier": brier_per_row(proba, codes)[known]},
             n_resamples=n_resamples,
             confidence=confidence,
             rng=rng,
@@ -212,7 +215,7 @@ def build_evaluation(
     )
     metrics = {k: metrics[k] for k in METRIC_KEYS}
 
-    conf, correct = top_class_confidence(p, codes)
+    conf, correct = (v[known] for v in top_class_confidence(proba, codes))
     calibration = CalibrationSummary(
         mean_confidence=float(conf.mean()) if conf.size else float("nan"),
         accuracy=float(correct.mean()) if correct.size else float("nan"),

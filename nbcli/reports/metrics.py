@@ -11,7 +11,9 @@ text file match a model whose classes were integers.
 The metrics that depend only on the confusion matrix (accuracy, balanced
 accuracy, macro-F1, Cohen's kappa) are written for a stack of confusion
 matrices of shape ``(..., n_labels, n_labels)``, so that the bootstrap can
-evaluate them on all its resamples at once.
+evaluate them on all its resamples at once, and also (:class:`MarginMetric`)
+for stacks of per-label hits, support and predicted counts, which is all
+they depend on and what the bootstrap uses when there are many labels.
 
 NumPy only: no file I/O, no printing.
 """
@@ -21,6 +23,7 @@ from __future__ import annotations
 import math
 import numbers
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
@@ -28,6 +31,10 @@ import numpy as np
 # probability on the true class costs a large finite amount
 # (-log(2.2e-308) = 708.4 nats) instead of infinity.
 PROBA_FLOOR = float(np.finfo(np.float64).tiny)
+
+# Row blocks of per-row computations over (n_samples, n_classes) hold about
+# this many values, to bound temporaries.
+_BLOCK_VALUES = 1_000_000
 
 
 # --------------------------------------------------------------------------
@@ -172,6 +179,14 @@ def confusion_matrix(true_codes, pred_codes, n_labels: int) -> np.ndarray:
 
 # --------------------------------------------------------------------------
 # Metrics of (stacks of) confusion matrices, shape (..., L, L)
+#
+# Each of these metrics depends on the confusion matrix only through three
+# per-label vectors (its "margins" here): the hits (the diagonal), the support
+# (row sums: how often the label is true) and the predicted counts (column
+# sums). Moreover each is a function of the number of rows and of a few sums
+# over labels of per-label terms. That form is what lets the bootstrap
+# resample them for thousands of labels: a resample needs only the margins,
+# and leaving one row out changes the terms of at most two labels.
 
 
 def _ratio(num, den):
@@ -179,18 +194,88 @@ def _ratio(num, den):
     return np.divide(num, den, out=np.zeros(num.shape), where=den > 0)
 
 
-def _parts(confusion):
-    c = np.asarray(confusion, dtype=float)
-    tp = np.diagonal(c, axis1=-2, axis2=-1)
-    support = c.sum(axis=-1)
-    predicted = c.sum(axis=-2)
-    return c, tp, support, predicted
+def confusion_margins(confusion) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Hits, support and predicted counts of (a stack of) confusion matrices.
+
+    ``confusion`` has shape (..., L, L), rows true and columns predicted.
+    Returns three float arrays of shape (..., L): the diagonal, the row sums
+    and the column sums.
+    """
+    c = np.asarray(confusion)
+    # Summing counts straight into float64 is exact (below 2**53) and spares
+    # a float copy of an L x L matrix.
+    hits = np.diagonal(c, axis1=-2, axis2=-1).astype(float)
+    return hits, c.sum(axis=-1, dtype=float), c.sum(axis=-2, dtype=float)
+
+
+@dataclass(frozen=True)
+class MarginMetric:
+    """A confusion-matrix metric of the form ``combine(n, sum_l g_1(l), ..., sum_l g_j(l))``.
+
+    ``terms(hits, support, predicted)`` maps per-label arrays of any common
+    shape (..., L) to the tuple of per-label terms ``(g_1, ..., g_j)``, each
+    elementwise in its inputs (label ``l``'s terms depend on label ``l``'s
+    counts only). ``combine(n, *sums)`` maps the number of rows and the sums
+    of the terms over labels, each of shape (...), to the metric.
+
+    Calling the metric on confusion matrices of shape (..., L, L) gives
+    values of shape (...).
+    """
+
+    terms: Callable[[np.ndarray, np.ndarray, np.ndarray], tuple]
+    combine: Callable[..., np.ndarray]
+
+    def from_margins(self, hits, support, predicted) -> np.ndarray:
+        """The metric from per-label hits, support and predicted counts, each shape (..., L)."""
+        n = np.asarray(support).sum(axis=-1)
+        return self.combine(n, *(t.sum(axis=-1) for t in self.terms(hits, support, predicted)))
+
+    def __call__(self, confusion) -> np.ndarray:
+        return self.from_margins(*confusion_margins(confusion))
+
+
+def _accuracy_terms(hits, support, predicted):
+    return (hits,)
+
+
+def _accuracy_combine(n, hits):
+    return hits / n
+
+
+def _recall_terms(hits, support, predicted):
+    return _ratio(hits, support), support > 0
+
+
+def _mean_over_present(n, total, present):
+    return total / present
+
+
+def _f1_terms(hits, support, predicted):
+    denom = support + predicted
+    return _ratio(2.0 * hits, denom), denom > 0
+
+
+def _kappa_terms(hits, support, predicted):
+    return hits, support * predicted
+
+
+def _kappa_combine(n, hits, margin_products):
+    observed = hits / n
+    expected = margin_products / (n * n)
+    den = 1.0 - expected
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(den > 0, (observed - expected) / np.where(den > 0, den, 1.0), np.nan)
+
+
+ACCURACY = MarginMetric(_accuracy_terms, _accuracy_combine)
+BALANCED_ACCURACY = MarginMetric(_recall_terms, _mean_over_present)
+MACRO_F1 = MarginMetric(_f1_terms, _mean_over_present)
+COHEN_KAPPA = MarginMetric(_kappa_terms, _kappa_combine)
 
 
 def accuracy(confusion):
     """Fraction of rows on the diagonal; shape ``confusion.shape[:-2]``."""
-    c, tp, support, _ = _parts(confusion)
-    return tp.sum(axis=-1) / support.sum(axis=-1)
+    return ACCURACY(confusion)
 
 
 def balanced_accuracy(confusion):
@@ -199,9 +284,7 @@ def balanced_accuracy(confusion):
     As ``sklearn.metrics.balanced_accuracy_score`` (Brodersen et al., ICPR
     2010): labels that are only predicted do not enter the mean.
     """
-    _, tp, support, _ = _parts(confusion)
-    present = support > 0
-    return _ratio(tp, support).sum(axis=-1) / present.sum(axis=-1)
+    return BALANCED_ACCURACY(confusion)
 
 
 def macro_f1(confusion):
@@ -211,9 +294,7 @@ def macro_f1(confusion):
     undefined (``zero_division=0``), averaged over the labels scikit-learn
     uses by default (``unique_labels(y_true, y_pred)``).
     """
-    _, tp, support, predicted = _parts(confusion)
-    denom = support + predicted
-    return _ratio(2.0 * tp, denom).sum(axis=-1) / (denom > 0).sum(axis=-1)
+    return MACRO_F1(confusion)
 
 
 def cohen_kappa(confusion):
@@ -223,13 +304,7 @@ def cohen_kappa(confusion):
     expected from the row and column margins. NaN when ``p_e == 1`` (true and
     predicted labels all one and the same class), as scikit-learn.
     """
-    _, tp, support, predicted = _parts(confusion)
-    n = support.sum(axis=-1)
-    observed = tp.sum(axis=-1) / n
-    expected = (support * predicted).sum(axis=-1) / (n * n)
-    den = 1.0 - expected
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(den > 0, (observed - expected) / np.where(den > 0, den, 1.0), np.nan)
+    return COHEN_KAPPA(confusion)
 
 
 CONFUSION_METRICS = {
@@ -239,6 +314,14 @@ CONFUSION_METRICS = {
     "cohen_kappa": cohen_kappa,
 }
 """Metrics that depend only on the confusion matrix, keyed by report name."""
+
+MARGIN_METRICS = {
+    "accuracy": ACCURACY,
+    "balanced_accuracy": BALANCED_ACCURACY,
+    "macro_f1": MACRO_F1,
+    "cohen_kappa": COHEN_KAPPA,
+}
+"""The metrics of :data:`CONFUSION_METRICS` in their :class:`MarginMetric` form."""
 
 
 # --------------------------------------------------------------------------
@@ -268,7 +351,12 @@ def brier_per_row(proba, true_codes) -> np.ndarray:
     """
     p = np.asarray(proba, dtype=float)
     rows = np.arange(len(true_codes))
-    sq = np.square(p).sum(axis=1)
+    # Squares are summed a block of rows at a time so that the temporary
+    # stays small however many classes there are.
+    step = max(1, _BLOCK_VALUES // max(1, p.shape[1]))
+    sq = np.empty(len(p))
+    for i in range(0, len(p), step):
+        sq[i : i + step] = np.square(p[i : i + step]).sum(axis=1)
     return sq - 2.0 * p[rows, true_codes] + 1.0
 
 
@@ -329,7 +417,7 @@ def per_class_scores(confusion, labels) -> tuple[list[ClassScores], dict[str, Cl
     averages : {"macro": ClassScores, "weighted": ClassScores}; their
         ``label`` is the average's name and ``support`` the total.
     """
-    _, tp, support, predicted = _parts(confusion)
+    tp, support, predicted = confusion_margins(confusion)
     precision = _ratio(tp, predicted)
     recall = _ratio(tp, support)
     f1 = _ratio(2.0 * tp, support + predicted)
@@ -375,15 +463,17 @@ def most_confused(confusion, labels, top: int | None = 10) -> list[ConfusedPair]
     Ties keep label order (row first, then column). Empty cells are left
     out; ``top=None`` keeps all the others.
     """
-    c = np.asarray(confusion).copy()
-    np.fill_diagonal(c, 0)
+    c = np.asarray(confusion)
+    n = c.shape[1]
     flat = c.ravel()
+    # Only occupied cells are sorted: with thousands of labels almost all of
+    # the L x L cells are empty.
+    cells = np.flatnonzero(flat)
+    cells = cells[cells // n != cells % n]
     # A stable sort on the negated counts keeps row-major (label) order within ties.
-    order = np.argsort(-flat, kind="stable")
-    order = order[flat[order] > 0]
+    order = cells[np.argsort(-flat[cells], kind="stable")]
     if top is not None:
         order = order[:top]
-    n = c.shape[1]
     return [ConfusedPair(labels[i // n], labels[i % n], int(flat[i])) for i in order]
 
 

@@ -410,8 +410,10 @@ def build_calibration(
             f"proba has shape {proba.shape}, expected ({coding.codes.size}, {coding.n_classes})"
         )
     known = coding.known
-    p, codes = proba[known], coding.codes[known]
-    conf, correct = top_class_confidence(p, codes)
+    # Per-row values are taken on all rows (unseen labels pointed at class 0)
+    # and then restricted to the known ones, rather than copying proba[known].
+    codes = np.where(known, coding.codes, 0)
+    conf, correct = (v[known] for v in top_class_confidence(proba, codes))
     n_bins = int(bins) if isinstance(bins, (int, np.integer)) else len(validate_edges(bins)) - 1
     check_sample_size(conf.size, n_bins)
     diagram = reliability_diagram(conf, correct, bins, strategy)
@@ -422,7 +424,7 @@ def build_calibration(
     }
     metrics.update(
         bootstrap_means(
-            {"brier": brier_per_row(p, codes), "log_loss": log_loss_per_row(p, codes)},
+            {"brier": brier_per_row(proba, codes)[known], "log_loss": log_loss_per_row(proba, codes)[known]},
             n_resamples=n_resamples,
             confidence=confidence,
             rng=rng,

@@ -23,6 +23,11 @@ class TrainingReport:
     n_chunks: int
     output: str | None = None
     notes: list = field(default_factory=list)
+    #: Input files with the SHA-256 of their bytes, ``{"data": {"path", "sha256"}, ...}``;
+    #: filled in only when the JSON form is asked for (hashing reads the files again).
+    inputs: dict | None = None
+    #: The reading options as given: chunk_size, config, delimiter, target, features, drop.
+    settings: dict = field(default_factory=dict)
 
     schema = "nbcli.training"
     schema_version = 1
@@ -34,7 +39,8 @@ class TrainingReport:
             "schema": self.schema,
             "schema_version": self.schema_version,
             "nbcli_version": __version__,
-            "inputs": {"data": {"path": self.data}},
+            "inputs": self.inputs if self.inputs is not None else {"data": {"path": self.data}},
+            "settings": self.settings,
             "model": self.model_type,
             "hyperparameters": self.hyperparameters,
             "output": self.output,
@@ -50,7 +56,6 @@ class TrainingReport:
             "training_accuracy": self.training_accuracy,
             "n_chunks": self.n_chunks,
         }
-
 
 
 @dataclass
