@@ -192,8 +192,12 @@ def calibrate(
     diagram = None
     if plot is not None:
         # Drawn before anything is written, so that a failure leaves no output behind.
+        from pathlib import Path
+
+        from nbcli.render.plot import reliability_image
+
         bins_after = None if fitted is None else report.after.diagram.to_dict()["bins"]
-        diagram = draw_plot(before.diagram.to_dict()["bins"], bins_after, plot)
+        diagram = reliability_image(before.diagram.to_dict()["bins"], bins_after, Path(plot).suffix)
     if fitted is not None and output is not None:
         mf.calibrator, mf.calibration_info = fitted
         save_model(mf, output)
@@ -274,21 +278,3 @@ def check_plot(path: str) -> None:
         found = False
     if not found:
         raise NbcliError(f"--plot {path}: drawing needs matplotlib: pip install 'nbcli[plot]'")
-
-
-def draw_plot(bins_before, bins_after, path: str) -> bytes:
-    """The reliability diagram for ``path`` (PNG or SVG by its extension), as bytes.
-
-    Drawn in a private folder so that the real target is written by
-    :func:`nbcli.io.atomic.atomic_write`, which follows links and writes
-    devices in place.
-    """
-    import tempfile
-    from pathlib import Path
-
-    from nbcli.render.plot import plot_reliability
-
-    with tempfile.TemporaryDirectory(prefix="nbcli-plot-") as folder:
-        drawn = Path(folder) / f"diagram{Path(path).suffix.lower()}"
-        plot_reliability(bins_before, bins_after, drawn)
-        return drawn.read_bytes()

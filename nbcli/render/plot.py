@@ -11,8 +11,7 @@ point weighs.
 
 from __future__ import annotations
 
-import os
-import tempfile
+import io
 from pathlib import Path
 
 from nbcli.errors import NbcliError
@@ -36,15 +35,23 @@ def _check_bins(bins, name: str) -> list[dict]:
     return bins
 
 
-def _umask() -> int:
-    # Reading the umask means setting it; the CLI is single-threaded.
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
 def plot_reliability(bins_before, bins_after, path) -> None:
-    """Write a reliability diagram to a PNG or SVG file.
+    """Write a reliability diagram to a PNG or SVG file (see :func:`reliability_image`).
+
+    ``path`` is written with :func:`nbcli.io.atomic.atomic_write`: a temporary
+    file renamed over it, so a reader never sees half a file (links are
+    followed, devices written in place).
+    """
+    image = reliability_image(bins_before, bins_after, Path(path).suffix)
+    from nbcli.io.atomic import atomic_write
+
+    with atomic_write(path, "wb") as fh:
+        fh.write(image)
+
+
+def reliability_image(bins_before, bins_after, suffix: str) -> bytes:
+    """A reliability diagram (accuracy against confidence per bin, with a
+    confidence histogram beneath) as PNG or SVG bytes.
 
     Parameters
     ----------
@@ -56,25 +63,20 @@ def plot_reliability(bins_before, bins_after, path) -> None:
     bins_after : sequence of dict or None
         The same for the calibrated predictions, drawn alongside; ``None``
         for a single series.
-    path : str or os.PathLike
-        Output file; ``.png`` or ``.svg`` (case-insensitive). Written to a
-        temporary file in the same folder and then renamed over ``path``, so
-        a reader never sees half a file.
+    suffix : str
+        ``".png"`` or ``".svg"`` (case-insensitive).
 
     Raises
     ------
     NbcliError
-        For another extension, when matplotlib is not installed, or when the
-        file cannot be written.
+        For another extension, or when matplotlib is not installed.
     ValueError
         When a bin lacks one of the keys above.
     """
-    path = Path(path)
-    fmt = FORMATS.get(path.suffix.lower())
+    fmt = FORMATS.get(suffix.lower())
     if fmt is None:
         raise NbcliError(
-            f"{path}: cannot write a plot with extension {path.suffix!r}; "
-            f"use one of {', '.join(FORMATS)}"
+            f"cannot write a plot with extension {suffix!r}; use one of {', '.join(FORMATS)}"
         )
     series = [_check_bins(bins_before, "bins_before")]
     if bins_after is not None:
@@ -110,21 +112,6 @@ def plot_reliability(bins_before, bins_after, path) -> None:
     bottom.set(xlabel="confidence (top-class probability)", ylabel="predictions")
     bottom.grid(True, axis="y", linewidth=0.5, alpha=0.5)
 
-    directory = path.parent
-    try:
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.", suffix=path.suffix)
-    except OSError as exc:
-        raise NbcliError(f"{path}: cannot write the plot: {exc.strerror or exc}") from None
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fig.savefig(fh, format=fmt)
-            fh.flush()
-            os.fsync(fh.fileno())
-        # mkstemp creates the file private to its owner; give it the usual mode.
-        os.chmod(tmp, 0o666 & ~_umask())
-        os.replace(tmp, path)
-    except OSError as exc:
-        raise NbcliError(f"{path}: cannot write the plot: {exc.strerror or exc}") from None
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format=fmt)
+    return buffer.getvalue()
