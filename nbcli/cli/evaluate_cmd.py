@@ -112,7 +112,7 @@ def evaluate(
     )
     settings = {"bootstrap_resamples": bootstrap, "confidence": confidence, "seed": seed, "bins": bins}
     report = build_evaluation(
-        mf.classes, y_true, np.exp(log_proba), n_resamples=bootstrap, confidence=confidence, seed=seed,
+        mf.classes, y_true, np.exp(log_proba, out=log_proba), n_resamples=bootstrap, confidence=confidence, seed=seed,
         bins=bins, training_match=match, inputs=inputs_of(model=model, data=data), settings=settings,
     )
     from nbcli.cli.console import warn
@@ -167,7 +167,7 @@ def compare(
         raise NbcliError(f"{data}: the two models read different rows or labels (check --target)")
     settings = {"bootstrap_resamples": bootstrap, "confidence": confidence, "seed": seed}
     report = build_comparison(
-        a.classes, np.exp(logp_a), b.classes, np.exp(logp_b), y_a, n_resamples=bootstrap, confidence=confidence,
+        a.classes, np.exp(logp_a, out=logp_a), b.classes, np.exp(logp_b, out=logp_b), y_a, n_resamples=bootstrap, confidence=confidence,
         seed=seed, inputs=inputs_of(models=list(models), data=data), settings=settings,
     )
     from nbcli.cli.console import warn
