@@ -131,6 +131,15 @@ class _Stats:
         return {f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name) is not None}
 
 
+class _Located(_Stats):
+    """Statistics that keep each class mean as ``shift + offset``."""
+
+    @property
+    def mean(self) -> np.ndarray:
+        """Class means, shape (n_classes, n_features)."""
+        return self.shift + self.offset
+
+
 @dataclass
 class ClassCounts(_Stats):
     """Weighted class counts and per-class feature sums.
@@ -182,7 +191,7 @@ def _chan_weights(na, nb):
 
 
 @dataclass
-class ClassMoments(_Stats):
+class ClassMoments(_Located):
     """Weighted count, mean and centred sum of squares, per class and feature.
 
     Attributes
@@ -199,11 +208,6 @@ class ClassMoments(_Stats):
     shift: np.ndarray
     offset: np.ndarray
     m2: np.ndarray
-
-    @property
-    def mean(self) -> np.ndarray:
-        """Class means, shape (n_classes, n_features)."""
-        return self.shift + self.offset
 
     @classmethod
     def from_data(cls, X, y_idx, w, n_classes):
@@ -247,7 +251,7 @@ class ClassMoments(_Stats):
 
 
 @dataclass
-class ClassScatter(_Stats):
+class ClassScatter(_Located):
     """Weighted count, mean and centred scatter matrix per class.
 
     Attributes
@@ -269,11 +273,6 @@ class ClassScatter(_Stats):
     scatter: np.ndarray
     third: np.ndarray | None = field(default=None)
     fourth: np.ndarray | None = field(default=None)
-
-    @property
-    def mean(self) -> np.ndarray:
-        """Class means, shape (n_classes, n_features)."""
-        return self.shift + self.offset
 
     @classmethod
     def from_data(cls, X, y_idx, w, n_classes, *, higher: bool = False):
@@ -349,7 +348,7 @@ class ClassScatter(_Stats):
 
 
 @dataclass
-class PooledScatter(_Stats):
+class PooledScatter(_Located):
     """Per-class weighted count and mean, with one pooled within-class scatter matrix.
 
     What LDA needs without Ledoit-Wolf shrinkage: a model file then holds one
@@ -370,11 +369,6 @@ class PooledScatter(_Stats):
     within: np.ndarray
 
     _pooled_fields = ("within",)
-
-    @property
-    def mean(self) -> np.ndarray:
-        """Class means, shape (n_classes, n_features)."""
-        return self.shift + self.offset
 
     @classmethod
     def from_data(cls, X, y_idx, w, n_classes):
