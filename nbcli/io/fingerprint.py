@@ -2,9 +2,10 @@
 
 The fingerprint is a SHA-256 over the parsed values, not the file bytes, so
 the same rows give the same fingerprint whether they come from CSV, gzip or
-NPZ, and however they were cut into chunks: the features as float64 in row
-order (columns in the model's feature order), and the labels by their string
-form, one per line.
+NPZ, and however they were cut into chunks: each feature column as float64
+in row order (hashed column by column, because parsers hand back
+column-major blocks whose columns hash without a copy), combined in the
+model's feature order, and the labels by their string form, one per line.
 """
 
 from __future__ import annotations
@@ -18,19 +19,24 @@ class DataFingerprint:
     """Accumulate ``(X, y)`` chunks in row order; ``hexdigest()`` gives the SHA-256."""
 
     def __init__(self):
-        self._x = hashlib.sha256()
+        self._columns: list = []
         self._y = hashlib.sha256()
         self.n_samples = 0
 
     def update(self, X: np.ndarray, y) -> None:
         """Add rows: ``X`` of shape (n_samples, n_features), ``y`` of shape (n_samples,) or None."""
-        self._x.update(np.ascontiguousarray(X, dtype=np.float64).tobytes())
+        X = np.asarray(X, dtype=np.float64)
+        if not self._columns:
+            self._columns = [hashlib.sha256() for _ in range(X.shape[1])]
+        for hasher, column in zip(self._columns, X.T):
+            hasher.update(memoryview(np.ascontiguousarray(column)))
         if y is not None:
             self._y.update(("\n".join(map(str, np.asarray(y).tolist())) + "\n").encode())
         self.n_samples += X.shape[0]
 
     def hexdigest(self) -> str:
-        return hashlib.sha256(self._x.digest() + self._y.digest()).hexdigest()
+        joined = b"".join(h.digest() for h in self._columns) + self._y.digest()
+        return hashlib.sha256(joined).hexdigest()
 
 
 def fingerprint(X, y) -> str:
