@@ -6,7 +6,6 @@ import sys
 
 import typer
 
-from nbcli.errors import NbcliError
 
 TARGET = typer.Option("--target", "-t", help="Target (label) column. Default: a column named label, target, class or y, else the last column.")
 FEATURES = typer.Option("--features", help="Feature columns to use (comma-separated or repeated). Default: all but the target.")
@@ -68,7 +67,3 @@ def inputs_of(**paths) -> dict:
         else:
             out[role] = {"path": path, "sha256": file_sha256(path)}
     return out
-
-
-def fail(message: str, exit_code: int = 2):
-    raise NbcliError(message, exit_code)

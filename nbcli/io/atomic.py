@@ -229,21 +229,6 @@ def check_outputs(outputs: Iterable[tuple[str, str | None]],
         written[identity] = (option, path)
 
 
-def check_writable(path, inputs=()) -> None:
-    """Check, before any work is done, that ``path`` can be written and is
-    none of the ``inputs`` (paths being read; ``-`` is skipped).
-
-    The one-output form of :func:`check_outputs`.
-
-    Raises
-    ------
-    NbcliError
-        When the target is a folder, its folder is missing or not writable,
-        or it is the same file as one of the inputs, which it would replace.
-    """
-    check_outputs([("output", path)], [("input", source) for source in inputs])
-
-
 @contextlib.contextmanager
 def atomic_write(path, mode: str = "wb"):
     """Open a temporary file that replaces ``path`` when the block ends without error.
