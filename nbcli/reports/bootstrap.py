@@ -284,16 +284,7 @@ def bootstrap_count_statistics(
     with np.errstate(divide="ignore", invalid="ignore"):
         replicates = resampled_statistics(c, statistics, n_resamples, rng)
     jackknife, weights = jackknife_statistics(c, statistics)
-    return {
-        name: bca_interval(
-            estimates[name],
-            replicates[name],
-            jackknife[name],
-            jackknife_weights=weights,
-            confidence=confidence,
-        )
-        for name in statistics
-    }
+    return _bca_intervals(estimates, replicates, jackknife, weights, confidence)
 
 
 # --------------------------------------------------------------------------
@@ -442,16 +433,7 @@ def bootstrap_confusion_metrics(
             return {name: no_interval(v) for name, v in estimates.items()}
         replicates = resampled_margin_statistics(c, metrics, n_resamples, rng)
     jackknife, weights = jackknife_margin_statistics(c, metrics)
-    return {
-        name: bca_interval(
-            estimates[name],
-            replicates[name],
-            jackknife[name],
-            jackknife_weights=weights,
-            confidence=confidence,
-        )
-        for name in metrics
-    }
+    return _bca_intervals(estimates, replicates, jackknife, weights, confidence)
 
 
 # --------------------------------------------------------------------------
@@ -523,3 +505,13 @@ def method_summary(intervals: Mapping[str, Interval]) -> str:
         return PERCENTILE
     fallback = [k for k, m in methods.items() if m == PERCENTILE]
     return f"BCa (percentile for: {', '.join(fallback)})"
+
+
+def _bca_intervals(estimates, replicates, jackknife, weights, confidence) -> dict:
+    """One BCa interval per named statistic, from its estimate, replicates and jackknife values."""
+    return {
+        name: bca_interval(
+            value, replicates[name], jackknife[name], jackknife_weights=weights, confidence=confidence
+        )
+        for name, value in estimates.items()
+    }
