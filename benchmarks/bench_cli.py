@@ -80,7 +80,10 @@ def main(argv=None) -> int:
     if not csv.exists():
         t0 = time.perf_counter()
         write_csv(csv, args.rows)
-        print(f"wrote {csv} ({csv.stat().st_size / 2**20:.0f} MiB) in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
+        print(
+            f"wrote {csv} ({csv.stat().st_size / 2**20:.0f} MiB) in {time.perf_counter() - t0:.0f} s",
+            file=sys.stderr,
+        )
     nb = nbcli_cmd()
     model = work / "model.npz"
     rows = []
@@ -90,23 +93,57 @@ def main(argv=None) -> int:
     # pandas' chunked reader is slower than its whole-file one even for a
     # single chunk; this is the parse a streaming reader can build on.
     chunked = [
-        sys.executable, "-c",
+        sys.executable,
+        "-c",
         f"import pandas as pd\nfor _ in pd.read_csv({str(csv)!r}, engine='c', chunksize=83000): pass",
     ]
     t_chunked, m_chunked = measured(chunked, args.repeat)
-    t_fit, m_fit = measured([*nb, "fit", "-m", "gaussian", "-d", str(csv), "-o", str(model), "-q"], args.repeat)
+    t_fit, m_fit = measured(
+        [*nb, "fit", "-m", "gaussian", "-d", str(csv), "-o", str(model), "-q"], args.repeat
+    )
     rows.append(("pandas read_csv (C engine), whole file", t_parse, m_parse, ""))
-    rows.append(("pandas read_csv (C engine), chunks of 83,000 rows", t_chunked, m_chunked,
-                 f"{t_chunked / t_parse:.2f}x whole-file parse"))
-    rows.append(("nbcli fit gaussian (streaming)", t_fit, m_fit,
-                 f"{t_fit / t_parse:.2f}x whole-file parse, {t_fit / t_chunked:.2f}x chunked parse"))
+    rows.append(
+        (
+            "pandas read_csv (C engine), chunks of 83,000 rows",
+            t_chunked,
+            m_chunked,
+            f"{t_chunked / t_parse:.2f}x whole-file parse",
+        )
+    )
+    rows.append(
+        (
+            "nbcli fit gaussian (streaming)",
+            t_fit,
+            m_fit,
+            f"{t_fit / t_parse:.2f}x whole-file parse, {t_fit / t_chunked:.2f}x chunked parse",
+        )
+    )
 
     chunk = max(1, args.rows // 10)
     t_small, m_small = measured(
-        [*nb, "fit", "-m", "lda", "-d", str(csv), "-o", str(model), "-q", "--chunk-size", str(chunk)], args.repeat
+        [
+            *nb,
+            "fit",
+            "-m",
+            "lda",
+            "-d",
+            str(csv),
+            "-o",
+            str(model),
+            "-q",
+            "--chunk-size",
+            str(chunk),
+        ],
+        args.repeat,
     )
-    rows.append((f"nbcli fit lda, --chunk-size {chunk} (file = 10 chunks)", t_small, m_small,
-                 f"peak {m_small / m_parse:.2f}x pandas whole-file peak"))
+    rows.append(
+        (
+            f"nbcli fit lda, --chunk-size {chunk} (file = 10 chunks)",
+            t_small,
+            m_small,
+            f"peak {m_small / m_parse:.2f}x pandas whole-file peak",
+        )
+    )
 
     small = work / "small.csv"
     with open(csv) as src, open(small, "w") as dst:
@@ -119,7 +156,9 @@ def main(argv=None) -> int:
     rows.append(("nbcli --help", t_help, float("nan"), "target < 0.3 s"))
     rows.append(("nbcli predict, 100 rows", t_pred, float("nan"), "target < 1 s"))
 
-    print(f"\nnbcli end to end, {args.rows:,} rows x 100 features, 10 classes; median of {args.repeat} runs\n")
+    print(
+        f"\nnbcli end to end, {args.rows:,} rows x 100 features, 10 classes; median of {args.repeat} runs\n"
+    )
     print(f"| {'case':<52} | {'wall s':>8} | {'peak MiB':>9} | note")
     print(f"|{'-' * 54}|{'-' * 10}|{'-' * 11}|------")
     for name, t, m, note in rows:

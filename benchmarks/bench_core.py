@@ -55,7 +55,9 @@ class Row:
 CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
 
 
-def time_in_turns(fns: dict, repeat: int, slow: float, keep=(), clock=time.perf_counter) -> tuple[dict, dict]:
+def time_in_turns(
+    fns: dict, repeat: int, slow: float, keep=(), clock=time.perf_counter
+) -> tuple[dict, dict]:
     """Time of each ``fns[name]()`` by ``clock``: median and fastest of several rounds.
 
     The functions run in turn within each round, rather than one after the
@@ -127,18 +129,31 @@ class Bench:
         """Record the machine's floors for this array: one read, one copy, X @ W."""
         shape = f"{X.shape[0]}x{X.shape[1]}"
         buf = np.empty_like(X)
-        t, _ = self.times({
-            "X.sum() (read once)": lambda: X.sum(),
-            "copy X": lambda: np.copyto(buf, X),
-            "X @ W, W (d, 10)": floor_product(X),
-        })
-        del buf
+        t, _ = self.times(
+            {
+                "X.sum() (read once)": lambda: X.sum(),
+                "copy X": lambda: np.copyto(buf, X),
+                "X @ W, W (d, 10)": floor_product(X),
+            }
+        )
         for op, timing in t.items():
             self.rows.append(Row(label, op, shape, timing))
             self._log(label, op, timing, None)
 
-    def pair(self, case, X, y, ours, theirs, *, floor=False, fit_target=None,
-             proba_target=None, floor_target=None, fit_also=None):
+    def pair(
+        self,
+        case,
+        X,
+        y,
+        ours,
+        theirs,
+        *,
+        floor=False,
+        fit_target=None,
+        proba_target=None,
+        floor_target=None,
+        fit_also=None,
+    ):
         """Time fit and predict_proba of ``ours()`` and ``theirs()`` on (X, y).
 
         With ``floor``, the bare ``X @ W`` is timed in the same rounds as
@@ -153,14 +168,18 @@ class Bench:
         t, fitted = self.times(fits, keep=("ours", "theirs"))
         self._add(case, "fit", shape, t["ours"], t["theirs"], None, fit_target)
         if fit_also is not None:
-            self._add(case, f"fit vs sklearn {fit_also[0]}", shape, t["ours"], t["also"], None, None)
+            self._add(
+                case, f"fit vs sklearn {fit_also[0]}", shape, t["ours"], t["also"], None, None
+            )
         a, b = fitted["ours"], fitted["theirs"]
         del fits, fitted
         predicts = {"ours": lambda: a.predict_proba(X), "theirs": lambda: b.predict_proba(X)}
         if floor:
             predicts["floor"] = floor_product(X)
         t, _ = self.times(predicts)
-        row = self._add(case, "predict_proba", shape, t["ours"], t["theirs"], t.get("floor"), proba_target)
+        row = self._add(
+            case, "predict_proba", shape, t["ours"], t["theirs"], t.get("floor"), proba_target
+        )
         if floor_target is not None:
             ok = t["ours"].median <= floor_target * t["floor"].median
             row.target = (row.target + "; " if row.target else "") + f"<= {floor_target}x X@W"
@@ -177,8 +196,11 @@ class Bench:
 
     @staticmethod
     def _log(case, op, ours, theirs):
-        print(f"  {case:<14} {op:<22} nbcli {fmt_s(ours)} s  sklearn {fmt_s(theirs)} s",
-              file=sys.stderr, flush=True)
+        print(
+            f"  {case:<14} {op:<22} nbcli {fmt_s(ours)} s  sklearn {fmt_s(theirs)} s",
+            file=sys.stderr,
+            flush=True,
+        )
 
 
 def run(args) -> list[Row]:
@@ -193,47 +215,111 @@ def run(args) -> list[Row]:
         if "floor" in cases:
             bench.floors(X, "floor")
         if "gaussian" in cases:
-            bench.pair("gaussian NB", X, y, nb.GaussianNB, sknb.GaussianNB,
-                       floor=True, fit_target=0.5, proba_target=0.10)
+            bench.pair(
+                "gaussian NB",
+                X,
+                y,
+                nb.GaussianNB,
+                sknb.GaussianNB,
+                floor=True,
+                fit_target=0.5,
+                proba_target=0.10,
+            )
         if "lda" in cases:
-            bench.pair("LDA", X, y, nb.LinearDiscriminantAnalysis,
-                       lambda: skda.LinearDiscriminantAnalysis(solver="svd"),
-                       floor=True, fit_target=0.3, floor_target=1.5,
-                       fit_also=("lsqr", lambda: skda.LinearDiscriminantAnalysis(solver="lsqr")))
+            bench.pair(
+                "LDA",
+                X,
+                y,
+                nb.LinearDiscriminantAnalysis,
+                lambda: skda.LinearDiscriminantAnalysis(solver="svd"),
+                floor=True,
+                fit_target=0.3,
+                floor_target=1.5,
+                fit_also=("lsqr", lambda: skda.LinearDiscriminantAnalysis(solver="lsqr")),
+            )
         if "qda" in cases:
             m = min(n, args.qda_rows)
-            bench.pair("QDA", X[:m], y[:m],
-                       lambda: nb.QuadraticDiscriminantAnalysis(reg_param=0.01),
-                       lambda: skda.QuadraticDiscriminantAnalysis(reg_param=0.01),
-                       fit_target=0.3, proba_target=0.3)
+            bench.pair(
+                "QDA",
+                X[:m],
+                y[:m],
+                lambda: nb.QuadraticDiscriminantAnalysis(reg_param=0.01),
+                lambda: skda.QuadraticDiscriminantAnalysis(reg_param=0.01),
+                fit_target=0.3,
+                proba_target=0.3,
+            )
         if "bernoulli" in cases:
-            bench.pair("Bernoulli NB", X, y, lambda: nb.BernoulliNB(binarize=0.0),
-                       lambda: sknb.BernoulliNB(binarize=0.0), floor=True, floor_target=1.5)
+            bench.pair(
+                "Bernoulli NB",
+                X,
+                y,
+                lambda: nb.BernoulliNB(binarize=0.0),
+                lambda: sknb.BernoulliNB(binarize=0.0),
+                floor=True,
+                floor_target=1.5,
+            )
         if "multinomial" in cases:
             # Last, because it turns X into non-negative "counts" in place.
             np.abs(X, out=X)
-            bench.pair("multinomial NB", X, y, nb.MultinomialNB, sknb.MultinomialNB,
-                       floor=True, floor_target=1.5)
+            bench.pair(
+                "multinomial NB",
+                X,
+                y,
+                nb.MultinomialNB,
+                sknb.MultinomialNB,
+                floor=True,
+                floor_target=1.5,
+            )
         del X, y
         gc.collect()
     if "gaussian-784" in cases:
         X, y = make_gaussian(60_000, 784, k, args.seed + 1)
         if "floor" in cases:
             bench.floors(X, "floor")
-        bench.pair("gaussian NB", X, y, nb.GaussianNB, sknb.GaussianNB,
-                   floor=True, fit_target=0.5, proba_target=0.10)
+        bench.pair(
+            "gaussian NB",
+            X,
+            y,
+            nb.GaussianNB,
+            sknb.GaussianNB,
+            floor=True,
+            fit_target=0.5,
+            proba_target=0.10,
+        )
         del X, y
     return bench.rows
 
 
 def print_table(rows: list[Row]) -> None:
-    header = ("case", "operation", "n x d", "nbcli (s)", "sklearn (s)", "nbcli/sklearn",
-              "X@W (s)", "nbcli/(X@W)", "fastest: /sklearn", "fastest: /(X@W)", "target", "met")
+    header = (
+        "case",
+        "operation",
+        "n x d",
+        "nbcli (s)",
+        "sklearn (s)",
+        "nbcli/sklearn",
+        "X@W (s)",
+        "nbcli/(X@W)",
+        "fastest: /sklearn",
+        "fastest: /(X@W)",
+        "target",
+        "met",
+    )
     body = [
-        (r.case, r.op, r.shape, fmt_s(r.ours), fmt_s(r.theirs), fmt_ratio(r.ours, r.theirs),
-         fmt_s(r.floor), fmt_ratio(r.ours, r.floor), fmt_ratio(r.ours, r.theirs, best=True),
-         fmt_ratio(r.ours, r.floor, best=True), r.target,
-         "" if r.met is None else ("yes" if r.met else "NO"))
+        (
+            r.case,
+            r.op,
+            r.shape,
+            fmt_s(r.ours),
+            fmt_s(r.theirs),
+            fmt_ratio(r.ours, r.theirs),
+            fmt_s(r.floor),
+            fmt_ratio(r.ours, r.floor),
+            fmt_ratio(r.ours, r.theirs, best=True),
+            fmt_ratio(r.ours, r.floor, best=True),
+            r.target,
+            "" if r.met is None else ("yes" if r.met else "NO"),
+        )
         for r in rows
     ]
     widths = [max(len(str(c)) for c in col) for col in zip(header, *body)]
@@ -247,19 +333,38 @@ def print_table(rows: list[Row]) -> None:
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--quick", action="store_true", help="n = 100,000 instead of 1,000,000")
-    p.add_argument("--cases", default=",".join(CASES),
-                   help=f"comma-separated subset of {', '.join(CASES)} (default: all)")
+    p.add_argument(
+        "--cases",
+        default=",".join(CASES),
+        help=f"comma-separated subset of {', '.join(CASES)} (default: all)",
+    )
     p.add_argument("--repeat", type=int, default=5, help="runs per measurement (default 5)")
-    p.add_argument("--slow", type=float, default=2.0,
-                   help="a first run longer than this many seconds cuts the runs to 3")
-    p.add_argument("--qda-rows", type=int, default=200_000,
-                   help="rows used for QDA (default 200,000: its scoring costs n d^2 per class)")
+    p.add_argument(
+        "--slow",
+        type=float,
+        default=2.0,
+        help="a first run longer than this many seconds cuts the runs to 3",
+    )
+    p.add_argument(
+        "--qda-rows",
+        type=int,
+        default=200_000,
+        help="rows used for QDA (default 200,000: its scoring costs n d^2 per class)",
+    )
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--blas-threads", type=int, default=None,
-                   help="limit BLAS threads (threadpoolctl); default: BLAS's own choice")
-    p.add_argument("--clock", choices=sorted(CLOCKS), default="wall",
-                   help="wall: time.perf_counter (default); cpu: time.process_time, the CPU "
-                        "time of all threads, steadier on a busy machine (use with --blas-threads 1)")
+    p.add_argument(
+        "--blas-threads",
+        type=int,
+        default=None,
+        help="limit BLAS threads (threadpoolctl); default: BLAS's own choice",
+    )
+    p.add_argument(
+        "--clock",
+        choices=sorted(CLOCKS),
+        default="wall",
+        help="wall: time.perf_counter (default); cpu: time.process_time, the CPU "
+        "time of all threads, steadier on a busy machine (use with --blas-threads 1)",
+    )
     args = p.parse_args(argv)
     args.cases = [c.strip() for c in args.cases.split(",") if c.strip()]
     unknown = sorted(set(args.cases) - set(CASES))
@@ -272,11 +377,13 @@ def main(argv=None) -> int:
 
     blas = threadpool_info()
     threads = args.blas_threads or max((b["num_threads"] for b in blas), default=1)
-    print(f"nbcli core vs scikit-learn {sklearn.__version__}, numpy {np.__version__}, "
-          f"python {platform.python_version()}, {os.cpu_count()} CPUs, {threads} BLAS "
-          f"thread(s); n = {args.n:,}, QDA on {min(args.n, args.qda_rows):,} rows; "
-          f"{args.clock} clock, median of {args.repeat} runs "
-          f"(3 when a run exceeds {args.slow:g} s)")
+    print(
+        f"nbcli core vs scikit-learn {sklearn.__version__}, numpy {np.__version__}, "
+        f"python {platform.python_version()}, {os.cpu_count()} CPUs, {threads} BLAS "
+        f"thread(s); n = {args.n:,}, QDA on {min(args.n, args.qda_rows):,} rows; "
+        f"{args.clock} clock, median of {args.repeat} runs "
+        f"(3 when a run exceeds {args.slow:g} s)"
+    )
     t0 = time.perf_counter()
     with threadpool_limits(limits=args.blas_threads):
         rows = run(args)

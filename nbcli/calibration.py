@@ -109,9 +109,7 @@ def _check_targets(y_idx, n_samples: int, n_classes: int) -> np.ndarray:
     out = (y < 0) | (y >= n_classes)
     if out.any():
         i = int(np.flatnonzero(out)[0])
-        raise ValueError(
-            f"y_idx[{i}] = {int(y[i])} is not a class index in [0, {n_classes - 1}]"
-        )
+        raise ValueError(f"y_idx[{i}] = {int(y[i])} is not a class index in [0, {n_classes - 1}]")
     return y.astype(np.intp, copy=False)
 
 
@@ -131,8 +129,7 @@ def _check_stored(arrays, names: tuple[str, ...], kind: str) -> dict[str, np.nda
         a = np.asarray(arrays[n])
         if a.dtype != np.float64 or a.ndim != 1:
             raise ValueError(
-                f"{kind} calibration array {n!r} must be 1-D float64, "
-                f"got {a.ndim}-D {a.dtype}"
+                f"{kind} calibration array {n!r} must be 1-D float64, got {a.ndim}-D {a.dtype}"
             )
         if not np.all(np.isfinite(a)):
             raise ValueError(f"{kind} calibration array {n!r} contains NaN or infinity")
@@ -171,7 +168,7 @@ class TemperatureScaling:
 
     kind = "temperature"
 
-    def fit(self, log_proba, y_idx) -> "TemperatureScaling":
+    def fit(self, log_proba, y_idx) -> TemperatureScaling:
         """Fit the temperature on held-out predictions.
 
         Parameters
@@ -268,7 +265,7 @@ class TemperatureScaling:
         return {"temperature": np.array([self.temperature_], dtype=np.float64)}
 
     @classmethod
-    def from_arrays(cls, arrays) -> "TemperatureScaling":
+    def from_arrays(cls, arrays) -> TemperatureScaling:
         """Rebuild from :meth:`to_arrays` output.
 
         Raises
@@ -280,8 +277,7 @@ class TemperatureScaling:
         a = _check_stored(arrays, ("temperature",), cls.kind)["temperature"]
         if a.shape != (1,) or not a[0] > 0:
             raise ValueError(
-                "temperature calibration needs one positive temperature, "
-                f"got {a.tolist()}"
+                f"temperature calibration needs one positive temperature, got {a.tolist()}"
             )
         out = cls()
         out.temperature_ = float(a[0])
@@ -340,7 +336,7 @@ class IsotonicCalibration:
 
     kind = "isotonic"
 
-    def fit(self, proba, y_idx) -> "IsotonicCalibration":
+    def fit(self, proba, y_idx) -> IsotonicCalibration:
         """Fit one isotonic map per class on held-out predictions.
 
         Parameters
@@ -370,7 +366,7 @@ class IsotonicCalibration:
         ]
         return self
 
-    def fit_log(self, log_proba, y_idx) -> "IsotonicCalibration":
+    def fit_log(self, log_proba, y_idx) -> IsotonicCalibration:
         """:meth:`fit` on log posteriors, shape (n_samples, n_classes)."""
         z = _check_log_proba(log_proba, min_samples=2, min_classes=2)
         return self.fit(np.exp(z), y_idx)
@@ -406,9 +402,7 @@ class IsotonicCalibration:
             )
         total = p.sum(axis=1)
         if np.any(total <= 0):
-            raise ValueError(
-                f"proba row {int(np.flatnonzero(total <= 0)[0])} is 0 for every class"
-            )
+            raise ValueError(f"proba row {int(np.flatnonzero(total <= 0)[0])} is 0 for every class")
         q = np.empty_like(p)
         for k, (x, y) in enumerate(self.breakpoints_):
             q[:, k] = np.interp(p[:, k], x, y)
@@ -447,7 +441,7 @@ class IsotonicCalibration:
         }
 
     @classmethod
-    def from_arrays(cls, arrays) -> "IsotonicCalibration":
+    def from_arrays(cls, arrays) -> IsotonicCalibration:
         """Rebuild from :meth:`to_arrays` output.
 
         Raises
@@ -463,9 +457,7 @@ class IsotonicCalibration:
         a = _check_stored(arrays, ("x", "y", "offsets"), cls.kind)
         x, y, off = a["x"], a["y"], a["offsets"]
         if x.shape != y.shape:
-            raise ValueError(
-                f"isotonic calibration has {x.size} x values but {y.size} y values"
-            )
+            raise ValueError(f"isotonic calibration has {x.size} x values but {y.size} y values")
         if off.size < 3 or off[0] != 0 or np.any(off != np.round(off)):
             raise ValueError(
                 "isotonic calibration offsets must be whole numbers starting at 0, "
@@ -484,9 +476,7 @@ class IsotonicCalibration:
             xk = x[bounds[k] : bounds[k + 1]]
             yk = y[bounds[k] : bounds[k + 1]]
             if np.any(np.diff(xk) < 0) or np.any(np.diff(yk) < 0):
-                raise ValueError(
-                    f"isotonic calibration map of class {k} is not non-decreasing"
-                )
+                raise ValueError(f"isotonic calibration map of class {k} is not non-decreasing")
             breakpoints.append((xk.copy(), yk.copy()))
         out = cls()
         out.n_classes_ = len(breakpoints)

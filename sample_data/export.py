@@ -24,9 +24,9 @@ import argparse
 import csv
 import re
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 from sklearn import datasets
@@ -56,7 +56,9 @@ class SampleDataset:
 SAMPLE_DATASETS = (
     SampleDataset("iris", datasets.load_iris, named_labels=True, integer_features=False),
     SampleDataset("wine", datasets.load_wine, named_labels=True, integer_features=False),
-    SampleDataset("breast_cancer", datasets.load_breast_cancer, named_labels=True, integer_features=False),
+    SampleDataset(
+        "breast_cancer", datasets.load_breast_cancer, named_labels=True, integer_features=False
+    ),
     SampleDataset("digits", datasets.load_digits, named_labels=False, integer_features=True),
 )
 

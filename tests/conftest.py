@@ -45,10 +45,18 @@ def nbcli(*args, stdin: bytes | None = None, cwd=None) -> Run:
     argv = [str(a) for a in args]
     done = subprocess.run(
         [sys.executable, "-m", "nbcli", *argv],
-        input=stdin, capture_output=True, cwd=cwd, env=env, timeout=120,
+        input=stdin,
+        capture_output=True,
+        cwd=cwd,
+        env=env,
+        timeout=120,
     )
-    return Run(argv, done.returncode, done.stdout.decode("utf-8", "replace"),
-               done.stderr.decode("utf-8", "replace"))
+    return Run(
+        argv,
+        done.returncode,
+        done.stdout.decode("utf-8", "replace"),
+        done.stderr.decode("utf-8", "replace"),
+    )
 
 
 def nbcli_in_process(*args) -> Run:
@@ -113,8 +121,9 @@ def fitted_model_file(path, model: str = "gaussian", csv_text: str = SMALL_CSV, 
 def blobs(n_per_class: int = 20, d: int = 3, seed: int = 0, shift: float = 3.0):
     """Gaussian blobs: X of shape (2 * n_per_class, d), labels "a"/"b"."""
     rng = np.random.default_rng(seed)
-    X = np.concatenate([rng.normal(size=(n_per_class, d)),
-                        rng.normal(size=(n_per_class, d)) + shift])
+    X = np.concatenate(
+        [rng.normal(size=(n_per_class, d)), rng.normal(size=(n_per_class, d)) + shift]
+    )
     y = np.repeat(np.array(["a", "b"]), n_per_class)
     return X, y
 
@@ -145,7 +154,8 @@ def npy_header(shape, dtype="<f8") -> bytes:
     """A .npy header alone, declaring ``shape`` of ``dtype``."""
     buf = io.BytesIO()
     np.lib.format.write_array_header_1_0(
-        buf, {"descr": dtype, "fortran_order": False, "shape": shape})
+        buf, {"descr": dtype, "fortran_order": False, "shape": shape}
+    )
     return buf.getvalue()
 
 
@@ -155,10 +165,17 @@ def lying_archive(d: int = 4000) -> bytes:
     for d=4000), though the file holds a few bytes of it."""
     names = [f"f{j}" for j in range(d)]
     meta = {
-        "format": "nbcli-model", "format_version": 1, "nbcli_version": "0.1.0",
-        "model": "lda", "hyperparameters": {"priors": None, "shrinkage": None, "tol": 1e-4},
-        "classes": ["x", "y"], "feature_names": names, "n_features": d, "target": "label",
-        "training": {"n_samples": 10}, "calibration": None,
+        "format": "nbcli-model",
+        "format_version": 1,
+        "nbcli_version": "0.1.0",
+        "model": "lda",
+        "hyperparameters": {"priors": None, "shrinkage": None, "tol": 1e-4},
+        "classes": ["x", "y"],
+        "feature_names": names,
+        "n_features": d,
+        "target": "label",
+        "training": {"n_samples": 10},
+        "calibration": None,
         "stats": {"type": "ClassScatter", "arrays": ["count", "offset", "scatter", "shift"]},
     }
     header = npy_header((2, d, d))
@@ -175,14 +192,14 @@ def lying_archive(d: int = 4000) -> bytes:
     # Sizes in the local header (offsets 18, 22) and the central directory
     # entry (offsets 20, 24), both 4-byte little-endian.
     local = raw.index(b"PK\x03\x04")
-    while raw[local + 30: local + 30 + len(name)] != name:
+    while raw[local + 30 : local + 30 + len(name)] != name:
         local = raw.index(b"PK\x03\x04", local + 4)
     central = raw.index(b"PK\x01\x02")
-    while raw[central + 46: central + 46 + len(name)] != name:
+    while raw[central + 46 : central + 46 + len(name)] != name:
         central = raw.index(b"PK\x01\x02", central + 4)
     size = int(claimed).to_bytes(4, "little")
-    raw[local + 18: local + 26] = size + size
-    raw[central + 20: central + 28] = size + size
+    raw[local + 18 : local + 26] = size + size
+    raw[central + 20 : central + 28] = size + size
     return bytes(raw)
 
 

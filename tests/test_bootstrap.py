@@ -55,7 +55,9 @@ def test_interval_serialises_undefined_ends_as_null():
 def test_bca_of_a_mean_equals_scipy_on_the_same_resamples():
     x = np.random.default_rng(0).gamma(2.0, 0.3, 60)
     replicates = bs.resampled_means(x[:, None], 4000, np.random.default_rng(1))[:, 0]
-    ours = bs.bca_interval(x.mean(), replicates, bs.jackknife_means(x[:, None])[:, 0], confidence=0.9)
+    ours = bs.bca_interval(
+        x.mean(), replicates, bs.jackknife_means(x[:, None])[:, 0], confidence=0.9
+    )
     ref = _scipy_bca_from(replicates, (x,), np.mean, confidence_level=0.9)
     assert ours.method == "BCa"
     assert ours.lower == pytest.approx(ref.low, abs=1e-12)
@@ -69,7 +71,9 @@ def test_bca_of_kappa_with_cell_jackknife_equals_scipy_row_jackknife():
     stat = {"cohen_kappa": m.cohen_kappa}
     replicates = bs.resampled_statistics(c, stat, 3000, rng)["cohen_kappa"]
     jk, weights = bs.jackknife_statistics(c, stat)
-    ours = bs.bca_interval(float(m.cohen_kappa(c)), replicates, jk["cohen_kappa"], jackknife_weights=weights)
+    ours = bs.bca_interval(
+        float(m.cohen_kappa(c)), replicates, jk["cohen_kappa"], jackknife_weights=weights
+    )
 
     def kappa(t, p, axis=-1):
         return m.cohen_kappa(_one_hot_confusion(t, p, 3))
@@ -86,7 +90,9 @@ def test_jackknife_of_cells_equals_leave_one_row_out():
     values, weights = bs.jackknife_statistics(c, m.CONFUSION_METRICS)
     assert weights.sum() == 25
     for name, f in m.CONFUSION_METRICS.items():
-        rows = [float(f(m.confusion_matrix(np.delete(y, i), np.delete(pred, i), 3))) for i in range(25)]
+        rows = [
+            float(f(m.confusion_matrix(np.delete(y, i), np.delete(pred, i), 3))) for i in range(25)
+        ]
         expanded = np.repeat(values[name], weights.astype(int))
         np.testing.assert_allclose(np.sort(expanded), np.sort(rows), atol=1e-14, err_msg=name)
 
@@ -102,7 +108,9 @@ def test_intervals_agree_with_scipy_resampling_within_monte_carlo_error(seed):
     rng = np.random.default_rng(seed)
     x = rng.gamma(2.0, 0.3, 60)
     ours = bs.bootstrap_means({"m": x}, n_resamples=20000, confidence=0.95, rng=rng)["m"]
-    ref = stats.bootstrap((x,), np.mean, n_resamples=20000, method="BCa", rng=rng).confidence_interval
+    ref = stats.bootstrap(
+        (x,), np.mean, n_resamples=20000, method="BCa", rng=rng
+    ).confidence_interval
     assert abs(ours.lower - ref.low) < 0.01 and abs(ours.upper - ref.high) < 0.01
 
     # Kappa takes few distinct values on 60 rows, so that its tail quantiles jump
@@ -117,7 +125,14 @@ def test_intervals_agree_with_scipy_resampling_within_monte_carlo_error(seed):
         return m.cohen_kappa(_one_hot_confusion(t, p, 4))
 
     ref = stats.bootstrap(
-        (y, pred), kappa, paired=True, vectorized=True, n_resamples=10000, batch=2000, method="BCa", rng=rng
+        (y, pred),
+        kappa,
+        paired=True,
+        vectorized=True,
+        n_resamples=10000,
+        batch=2000,
+        method="BCa",
+        rng=rng,
     ).confidence_interval
     assert abs(ours.lower - ref.low) < 0.01 and abs(ours.upper - ref.high) < 0.01
 
@@ -128,7 +143,11 @@ def _intervals(seed):
     x = rng.gamma(2.0, 0.3, 200)
     gen = np.random.default_rng(seed)
     out = bs.bootstrap_count_statistics(
-        m.confusion_matrix(y, pred, 4), m.CONFUSION_METRICS, n_resamples=500, confidence=0.95, rng=gen
+        m.confusion_matrix(y, pred, 4),
+        m.CONFUSION_METRICS,
+        n_resamples=500,
+        confidence=0.95,
+        rng=gen,
     )
     out.update(bs.bootstrap_means({"loss": x}, n_resamples=500, confidence=0.95, rng=gen))
     return out
@@ -158,7 +177,9 @@ def test_constant_losses_fall_back_to_percentile_and_zero_resamples_give_none():
     out = bs.bootstrap_means({"brier": np.full(50, 0.1)}, n_resamples=100, confidence=0.95, rng=rng)
     assert out["brier"].method == "percentile"
     assert out["brier"].lower == pytest.approx(0.1) and out["brier"].upper == pytest.approx(0.1)
-    none = bs.bootstrap_means({"brier": np.arange(5.0)}, n_resamples=0, confidence=0.95, rng=np.random.default_rng(0))
+    none = bs.bootstrap_means(
+        {"brier": np.arange(5.0)}, n_resamples=0, confidence=0.95, rng=np.random.default_rng(0)
+    )
     assert none["brier"].method == "none" and math.isnan(none["brier"].lower)
     assert none["brier"].value == 2.0
 
@@ -184,7 +205,11 @@ def test_bca_accuracy_interval_covers_the_true_accuracy_about_95_percent_of_the_
     for _ in range(trials):
         y, pred = _classification_sample(200, 3, 0.8, rng)
         iv = bs.bootstrap_count_statistics(
-            m.confusion_matrix(y, pred, 3), {"accuracy": m.accuracy}, n_resamples=1000, confidence=0.95, rng=rng
+            m.confusion_matrix(y, pred, 3),
+            {"accuracy": m.accuracy},
+            n_resamples=1000,
+            confidence=0.95,
+            rng=rng,
         )["accuracy"]
         covered += iv.lower <= 0.8 <= iv.upper
     assert 0.91 <= covered / trials <= 0.98
@@ -244,12 +269,16 @@ def test_margin_jackknife_equals_leaving_each_row_out(seed):
     np.testing.assert_array_equal(weights, table_weights)
     assert weights.sum() == n
     for name, f in m.CONFUSION_METRICS.items():
-        rows = np.array([float(f(m.confusion_matrix(np.delete(y, i), np.delete(pred, i), k))) for i in range(n)])
+        rows = np.array(
+            [float(f(m.confusion_matrix(np.delete(y, i), np.delete(pred, i), k))) for i in range(n)]
+        )
         # Cells come in row-major order, so sorting the rows by cell lines them up.
         order = np.argsort(y * k + pred, kind="stable")
         expanded = np.repeat(values[name], weights.astype(int))
         np.testing.assert_allclose(expanded, rows[order], rtol=0, atol=1e-14, err_msg=name)
-        np.testing.assert_allclose(values[name], table_values[name], rtol=0, atol=1e-14, err_msg=name)
+        np.testing.assert_allclose(
+            values[name], table_values[name], rtol=0, atol=1e-14, err_msg=name
+        )
 
 
 def test_bca_of_many_labels_equals_scipy_on_the_same_resamples():
@@ -268,7 +297,12 @@ def test_bca_of_many_labels_equals_scipy_on_the_same_resamples():
             return f(_one_hot_confusion(t, p, k))
 
         ref = _scipy_bca_from(
-            replicates[name], (y, pred), statistic, paired=True, vectorized=True, confidence_level=0.9
+            replicates[name],
+            (y, pred),
+            statistic,
+            paired=True,
+            vectorized=True,
+            confidence_level=0.9,
         )
         assert ours[name].method == "BCa"
         assert ours[name].value == pytest.approx(float(f(c)), abs=1e-15)
@@ -280,15 +314,23 @@ def test_small_matrices_keep_the_whole_table_path_bit_for_bit():
     y, pred = _classification_sample(400, 10, 0.6, np.random.default_rng(1))
     c = m.confusion_matrix(y, pred, 10)
     settings = dict(n_resamples=300, confidence=0.95)
-    new = bs.bootstrap_confusion_metrics(c, m.MARGIN_METRICS, **settings, rng=np.random.default_rng(2))
-    old = bs.bootstrap_count_statistics(c, m.CONFUSION_METRICS, **settings, rng=np.random.default_rng(2))
+    new = bs.bootstrap_confusion_metrics(
+        c, m.MARGIN_METRICS, **settings, rng=np.random.default_rng(2)
+    )
+    old = bs.bootstrap_count_statistics(
+        c, m.CONFUSION_METRICS, **settings, rng=np.random.default_rng(2)
+    )
     assert new == old and all(iv.method == "BCa" for iv in new.values())
 
 
 def test_a_non_square_confusion_matrix_is_rejected():
     with pytest.raises(ValueError, match="square"):
         bs.bootstrap_confusion_metrics(
-            np.ones((40, 41)), m.MARGIN_METRICS, n_resamples=10, confidence=0.95, rng=np.random.default_rng(0)
+            np.ones((40, 41)),
+            m.MARGIN_METRICS,
+            n_resamples=10,
+            confidence=0.95,
+            rng=np.random.default_rng(0),
         )
 
 

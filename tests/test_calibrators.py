@@ -82,8 +82,24 @@ def predictions(digits):
 # Observed values (fixed seed); they pin down the whole pipeline.
 EXPECTED = {
     # T, confidence, accuracy, log-loss before/after, ECE before/after
-    "gaussian": (3.7471035453284602, 0.98379479, 0.925, 0.62728049, 0.26096502, 0.06654113, 0.01837349),
-    "bernoulli": (1.9017899027792877, 0.95450392, 0.89722222, 0.54190529, 0.38269671, 0.06145012, 0.05022689),
+    "gaussian": (
+        3.7471035453284602,
+        0.98379479,
+        0.925,
+        0.62728049,
+        0.26096502,
+        0.06654113,
+        0.01837349,
+    ),
+    "bernoulli": (
+        1.9017899027792877,
+        0.95450392,
+        0.89722222,
+        0.54190529,
+        0.38269671,
+        0.06145012,
+        0.05022689,
+    ),
 }
 
 
@@ -124,8 +140,12 @@ def test_temperature_on_degenerate_gaussian_lowers_log_loss_not_ece(predictions)
     calibrated = ts.transform(lp_test)
     assert log_loss(lp_test, y_test) == pytest.approx(527967.549091406, rel=1e-6)
     assert log_loss(calibrated, y_test) == pytest.approx(2.071251896138788, rel=1e-6)
-    assert expected_calibration_error(np.exp(lp_test), y_test) == pytest.approx(0.14505068, rel=1e-5)
-    assert expected_calibration_error(np.exp(calibrated), y_test) == pytest.approx(0.70398479, rel=1e-5)
+    assert expected_calibration_error(np.exp(lp_test), y_test) == pytest.approx(
+        0.14505068, rel=1e-5
+    )
+    assert expected_calibration_error(np.exp(calibrated), y_test) == pytest.approx(
+        0.70398479, rel=1e-5
+    )
 
 
 @pytest.mark.parametrize("name", ["gaussian", "bernoulli"])
@@ -280,8 +300,16 @@ LP = np.log(np.array([[0.7, 0.3], [0.4, 0.6], [0.2, 0.8]]))
         (LP, np.array([0, 2, 1]), r"y_idx\[1\] = 2 is not a class index"),
         (LP, np.array([0, -1, 1]), "is not a class index"),
         (LP, np.array([0.0, 1.0, 1.0]), "integer class indices"),
-        (np.where([[False, False], [False, True], [False, False]], np.nan, LP), np.array([0, 1, 1]), "row 1, column 1"),
-        (np.where([[False, False], [False, False], [True, False]], np.inf, LP), np.array([0, 1, 1]), "row 2, column 0"),
+        (
+            np.where([[False, False], [False, True], [False, False]], np.nan, LP),
+            np.array([0, 1, 1]),
+            "row 1, column 1",
+        ),
+        (
+            np.where([[False, False], [False, False], [True, False]], np.inf, LP),
+            np.array([0, 1, 1]),
+            "row 2, column 0",
+        ),
         (np.full((3, 2), -np.inf), np.array([0, 1, 1]), "-inf for every class"),
     ],
 )
@@ -417,8 +445,21 @@ def _bins(conf_acc):
     return out
 
 
-BEFORE = _bins([(None, None, 0)] * 5 + [(0.55, 0.4, 10), (0.65, 0.5, 20), (0.75, 0.6, 30), (0.85, 0.7, 50), (0.97, 0.9, 400)])
-AFTER = _bins([(None, None, 0)] * 4 + [(0.45, 0.4, 5), (0.55, 0.5, 15), (0.65, 0.6, 25), (0.75, 0.7, 40), (0.85, 0.85, 100), (0.95, 0.94, 325)])
+BEFORE = _bins(
+    [(None, None, 0)] * 5
+    + [(0.55, 0.4, 10), (0.65, 0.5, 20), (0.75, 0.6, 30), (0.85, 0.7, 50), (0.97, 0.9, 400)]
+)
+AFTER = _bins(
+    [(None, None, 0)] * 4
+    + [
+        (0.45, 0.4, 5),
+        (0.55, 0.5, 15),
+        (0.65, 0.6, 25),
+        (0.75, 0.7, 40),
+        (0.85, 0.85, 100),
+        (0.95, 0.94, 325),
+    ]
+)
 
 
 def test_reliability_diagram_png_and_svg(tmp_path):

@@ -28,7 +28,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-
 from conftest import (
     SMALL_CSV,
     assert_one_error_line,
@@ -123,128 +122,200 @@ def _predict(data, *extra, model="{d}/good.npz"):
 REFUSALS = {
     # -- data files at fit time ---------------------------------------------
     "empty_file": Refusal(_fit("{d}/empty.csv"), ["{d}/empty.csv", "is empty"], {"empty.csv": ""}),
-    "header_only": Refusal(_fit("{d}/header.csv"), ["{d}/header.csv", "no data rows"],
-                           {"header.csv": "a,b,label\n"}),
+    "header_only": Refusal(
+        _fit("{d}/header.csv"), ["{d}/header.csv", "no data rows"], {"header.csv": "a,b,label\n"}
+    ),
     "target_not_a_column": Refusal(
         _fit("{d}/good.csv", "--target", "species"),
-        ["{d}/good.csv", "'species'", "the columns are: 'a', 'b', 'label'"]),
+        ["{d}/good.csv", "'species'", "the columns are: 'a', 'b', 'label'"],
+    ),
     "target_missing_value": Refusal(
-        _fit("{d}/t.csv"), ["{d}/t.csv", "'label'", "missing value at row 2"],
-        {"t.csv": "a,b,label\n1,2,x\n2,3,\n3,1,y\n5,6,y\n"}),
+        _fit("{d}/t.csv"),
+        ["{d}/t.csv", "'label'", "missing value at row 2"],
+        {"t.csv": "a,b,label\n1,2,x\n2,3,\n3,1,y\n5,6,y\n"},
+    ),
     "nan_feature": Refusal(
-        _fit("{d}/nan.csv"), ["{d}/nan.csv", "column 'b'", "missing value at row 3"],
-        {"nan.csv": "a,b,label\n1,2,x\n2,3,x\n3,nan,y\n5,6,y\n"}),
+        _fit("{d}/nan.csv"),
+        ["{d}/nan.csv", "column 'b'", "missing value at row 3"],
+        {"nan.csv": "a,b,label\n1,2,x\n2,3,x\n3,nan,y\n5,6,y\n"},
+    ),
     "inf_feature": Refusal(
-        _fit("{d}/inf.csv"), ["{d}/inf.csv", "column 'b'", "infinite value at row 2"],
-        {"inf.csv": "a,b,label\n1,2,x\n2,-inf,x\n3,1,y\n5,6,y\n"}),
+        _fit("{d}/inf.csv"),
+        ["{d}/inf.csv", "column 'b'", "infinite value at row 2"],
+        {"inf.csv": "a,b,label\n1,2,x\n2,-inf,x\n3,1,y\n5,6,y\n"},
+    ),
     "empty_feature_cell": Refusal(
-        _fit("{d}/gap.csv"), ["{d}/gap.csv", "column 'a'", "missing value at row 4"],
-        {"gap.csv": "a,b,label\n1,2,x\n2,3,x\n3,1,y\n,6,y\n"}),
+        _fit("{d}/gap.csv"),
+        ["{d}/gap.csv", "column 'a'", "missing value at row 4"],
+        {"gap.csv": "a,b,label\n1,2,x\n2,3,x\n3,1,y\n,6,y\n"},
+    ),
     "non_numeric_feature": Refusal(
-        _fit("{d}/text.csv"), ["{d}/text.csv", "column 'b'", "'abc' at row 3"],
-        {"text.csv": "a,b,label\n1,2,x\n2,3,x\n3,abc,y\n5,6,y\n"}),
+        _fit("{d}/text.csv"),
+        ["{d}/text.csv", "column 'b'", "'abc' at row 3"],
+        {"text.csv": "a,b,label\n1,2,x\n2,3,x\n3,abc,y\n5,6,y\n"},
+    ),
     "duplicate_columns": Refusal(
-        _fit("{d}/dup.csv"), ["{d}/dup.csv", "repeated column names", "'a'"],
-        {"dup.csv": "a,b,a,label\n1,2,3,x\n2,3,4,x\n3,1,5,y\n5,6,6,y\n"}),
+        _fit("{d}/dup.csv"),
+        ["{d}/dup.csv", "repeated column names", "'a'"],
+        {"dup.csv": "a,b,a,label\n1,2,3,x\n2,3,4,x\n3,1,5,y\n5,6,6,y\n"},
+    ),
     "single_class": Refusal(
-        _fit("{d}/one.csv"), ["{d}/one.csv", "single class", "'x'"],
-        {"one.csv": "a,b,label\n1,2,x\n2,3,x\n3,1,x\n"}),
+        _fit("{d}/one.csv"),
+        ["{d}/one.csv", "single class", "'x'"],
+        {"one.csv": "a,b,label\n1,2,x\n2,3,x\n3,1,x\n"},
+    ),
     **{
         f"single_sample_class_{m}": Refusal(
-            _fit("{d}/lonely.csv", model=m), ["{d}/lonely.csv", "class 'y'", "single sample", m],
-            {"lonely.csv": "a,b,label\n1,2,x\n2,3,x\n3,1,x\n5,6,y\n"})
+            _fit("{d}/lonely.csv", model=m),
+            ["{d}/lonely.csv", "class 'y'", "single sample", m],
+            {"lonely.csv": "a,b,label\n1,2,x\n2,3,x\n3,1,x\n5,6,y\n"},
+        )
         for m in ("gaussian", "lda", "qda")
     },
     "constant_everywhere_gaussian": Refusal(
-        _fit("{d}/flat.csv"), ["{d}/flat.csv", "'a', 'b'", "single value in all rows"],
-        {"flat.csv": "a,b,label\n1,5,x\n1,5,x\n1,5,y\n1,5,y\n"}),
+        _fit("{d}/flat.csv"),
+        ["{d}/flat.csv", "'a', 'b'", "single value in all rows"],
+        {"flat.csv": "a,b,label\n1,5,x\n1,5,x\n1,5,y\n1,5,y\n"},
+    ),
     "constant_in_class_without_smoothing": Refusal(
         _fit("{d}/cc.csv", "--var-smoothing", "0"),
         ["{d}/cc.csv", "column 'a'", "class 'x'", "--var-smoothing"],
-        {"cc.csv": "a,b,label\n1,2,x\n1,3,x\n2,1,y\n3,6,y\n"}),
+        {"cc.csv": "a,b,label\n1,2,x\n1,3,x\n2,1,y\n3,6,y\n"},
+    ),
     **{
         f"spread_overflows_{m}": Refusal(
-            _fit("{d}/wide.csv", model=m), ["{d}/wide.csv", "column 'a'", "too far apart", "rescale"],
-            {"wide.csv": "a,b,label\n1,2,x\n2,3,x\n1e200,1,y\n5,6,y\n3,3,y\n"})
+            _fit("{d}/wide.csv", model=m),
+            ["{d}/wide.csv", "column 'a'", "too far apart", "rescale"],
+            {"wide.csv": "a,b,label\n1,2,x\n2,3,x\n1e200,1,y\n5,6,y\n3,3,y\n"},
+        )
         for m in ("gaussian", "lda")
     },
     "negative_count_multinomial": Refusal(
-        _fit("{d}/neg.csv", model="multinomial"), ["{d}/neg.csv", "column 'b'", "row 3", "negative"],
-        {"neg.csv": "a,b,label\n1,2,x\n2,3,x\n3,-1,y\n5,6,y\n"}),
+        _fit("{d}/neg.csv", model="multinomial"),
+        ["{d}/neg.csv", "column 'b'", "row 3", "negative"],
+        {"neg.csv": "a,b,label\n1,2,x\n2,3,x\n3,-1,y\n5,6,y\n"},
+    ),
     "non_binary_bernoulli": Refusal(
-        _fit("{d}/nb.csv", model="bernoulli"), ["{d}/nb.csv", "column 'b'", "row 3", "--binarize"],
-        {"nb.csv": "a,b,label\n1,0,x\n0,1,x\n1,2,y\n0,0,y\n"}),
+        _fit("{d}/nb.csv", model="bernoulli"),
+        ["{d}/nb.csv", "column 'b'", "row 3", "--binarize"],
+        {"nb.csv": "a,b,label\n1,0,x\n0,1,x\n1,2,y\n0,0,y\n"},
+    ),
     "wrong_delimiter_given": Refusal(
-        _fit("{d}/good.csv", "--delimiter", ";"), ["{d}/good.csv", "delimiter"]),
+        _fit("{d}/good.csv", "--delimiter", ";"), ["{d}/good.csv", "delimiter"]
+    ),
     # -- data files at predict time -----------------------------------------
     "predict_missing_column": Refusal(
-        _predict("{d}/only_a.csv"), ["{d}/only_a.csv", "missing column 'b'"],
-        {"only_a.csv": "a,label\n1,x\n"}),
+        _predict("{d}/only_a.csv"),
+        ["{d}/only_a.csv", "missing column 'b'"],
+        {"only_a.csv": "a,label\n1,x\n"},
+    ),
     "predict_npz_feature_count": Refusal(
-        _predict("{d}/three.npz"), ["{d}/three.npz", "has 3 features", "expects 2"],
-        {"three.npz": _npz_bytes(X=np.ones((2, 3)))}),
+        _predict("{d}/three.npz"),
+        ["{d}/three.npz", "has 3 features", "expects 2"],
+        {"three.npz": _npz_bytes(X=np.ones((2, 3)))},
+    ),
     "predict_npz_not_2d": Refusal(
-        _predict("{d}/flat.npz"), ["{d}/flat.npz", "'X'", "2-D"],
-        {"flat.npz": _npz_bytes(X=np.ones(4))}),
+        _predict("{d}/flat.npz"),
+        ["{d}/flat.npz", "'X'", "2-D"],
+        {"flat.npz": _npz_bytes(X=np.ones(4))},
+    ),
     "predict_row_too_far_to_score": Refusal(
-        _predict("{d}/far.csv"), ["{d}/far.csv", "row 2 cannot be scored", "column 'b' = 1e+200"],
-        {"far.csv": "a,b\n1,2\n3,1e200\n"}),
+        _predict("{d}/far.csv"),
+        ["{d}/far.csv", "row 2 cannot be scored", "column 'b' = 1e+200"],
+        {"far.csv": "a,b\n1,2\n3,1e200\n"},
+    ),
     "data_npz_with_pickled_object": Refusal(
-        _predict("{d}/evil_data.npz"), ["{d}/evil_data.npz", "pickled"],
+        _predict("{d}/evil_data.npz"),
+        ["{d}/evil_data.npz", "pickled"],
         {"evil_data.npz": lambda d: _pickled_npz(d / "UNPICKLED_DATA", "X")},
-        marker="{d}/UNPICKLED_DATA"),
+        marker="{d}/UNPICKLED_DATA",
+    ),
     # -- model files ----------------------------------------------------------
     "model_truncated": Refusal(
-        _predict("{d}/good.csv", model="{d}/trunc.npz"), ["{d}/trunc.npz", "truncated"],
-        {"trunc.npz": lambda d: (d / "good.npz").read_bytes()[:700]}),
+        _predict("{d}/good.csv", model="{d}/trunc.npz"),
+        ["{d}/trunc.npz", "truncated"],
+        {"trunc.npz": lambda d: (d / "good.npz").read_bytes()[:700]},
+    ),
     "model_corrupt_byte": Refusal(
-        _predict("{d}/good.csv", model="{d}/flip.npz"), ["{d}/flip.npz", "CRC"],
-        {"flip.npz": lambda d: _flip_data_byte(d / "good.npz")}),
+        _predict("{d}/good.csv", model="{d}/flip.npz"),
+        ["{d}/flip.npz", "CRC"],
+        {"flip.npz": lambda d: _flip_data_byte(d / "good.npz")},
+    ),
     "model_with_pickled_object": Refusal(
-        _predict("{d}/good.csv", model="{d}/evil.npz"), ["{d}/evil.npz", "pickled"],
+        _predict("{d}/good.csv", model="{d}/evil.npz"),
+        ["{d}/evil.npz", "pickled"],
         {"evil.npz": lambda d: _pickled_npz(d / "UNPICKLED_MODEL", "metadata")},
-        marker="{d}/UNPICKLED_MODEL"),
+        marker="{d}/UNPICKLED_MODEL",
+    ),
     "model_with_unknown_member": Refusal(
         _predict("{d}/good.csv", model="{d}/extra.npz"),
         ["{d}/extra.npz", "members the format does not define", "notes"],
-        {"extra.npz": lambda d: zip_bytes({**zip_members(d / "good.npz"),
-                                           "notes.npy": npy_bytes(np.zeros(3))})}),
+        {
+            "extra.npz": lambda d: zip_bytes(
+                {**zip_members(d / "good.npz"), "notes.npy": npy_bytes(np.zeros(3))}
+            )
+        },
+    ),
     "model_header_declares_huge_shape": Refusal(
         _predict("{d}/good.csv", model="{d}/huge.npz"),
         ["{d}/huge.npz", "'stats.count'", "(1000000000000,)"],
-        {"huge.npz": lambda d: zip_bytes({**zip_members(d / "good.npz"),
-                                     "stats.count.npy": npy_header((10**12,)) + b"\0" * 16})}),
+        {
+            "huge.npz": lambda d: zip_bytes(
+                {
+                    **zip_members(d / "good.npz"),
+                    "stats.count.npy": npy_header((10**12,)) + b"\0" * 16,
+                }
+            )
+        },
+    ),
     "model_directory_claims_missing_bytes": Refusal(
         _predict("{d}/good.csv", model="{d}/lying.npz"),
         ["{d}/lying.npz", "'stats.scatter'", "more than the file holds"],
-        {"lying.npz": lambda d: lying_archive()}),
+        {"lying.npz": lambda d: lying_archive()},
+    ),
     "model_newer_format": Refusal(
         _predict("{d}/good.csv", model="{d}/newer.npz"),
         ["{d}/newer.npz", "format version 2", "upgrade nbcli"],
-        {"newer.npz": lambda d: _with_metadata(d / "good.npz", format_version=2,
-                                               nbcli_version="9.0")}),
+        {
+            "newer.npz": lambda d: _with_metadata(
+                d / "good.npz", format_version=2, nbcli_version="9.0"
+            )
+        },
+    ),
     "model_is_a_csv": Refusal(
-        _predict("{d}/good.csv", model="{d}/good.csv"), ["{d}/good.csv", "not an nbcli model"]),
-    "model_is_a_folder": Refusal(
-        _predict("{d}/good.csv", model="{d}"), ["{d}", "folder"]),
+        _predict("{d}/good.csv", model="{d}/good.csv"), ["{d}/good.csv", "not an nbcli model"]
+    ),
+    "model_is_a_folder": Refusal(_predict("{d}/good.csv", model="{d}"), ["{d}", "folder"]),
     "fit_output_folder_missing": Refusal(
         ["fit", "-m", "gaussian", "-d", "{d}/good.csv", "-o", "{d}/no/such/m.npz"],
-        ["{d}/no/such/m.npz", "does not exist"], guarded="{d}/good.csv"),
+        ["{d}/no/such/m.npz", "does not exist"],
+        guarded="{d}/good.csv",
+    ),
     "fit_output_is_a_folder": Refusal(
-        ["fit", "-m", "gaussian", "-d", "{d}/good.csv", "-o", "{d}"], ["{d}", "folder"],
-        guarded="{d}/good.csv"),
+        ["fit", "-m", "gaussian", "-d", "{d}/good.csv", "-o", "{d}"],
+        ["{d}", "folder"],
+        guarded="{d}/good.csv",
+    ),
     "fit_output_under_a_file": Refusal(
         ["fit", "-m", "gaussian", "-d", "{d}/good.csv", "-o", "{d}/good.csv/m.npz"],
-        ["{d}/good.csv/m.npz", "is a file, not a folder"], guarded="{d}/good.csv"),
+        ["{d}/good.csv/m.npz", "is a file, not a folder"],
+        guarded="{d}/good.csv",
+    ),
     "fit_output_is_the_input": Refusal(
         ["fit", "-m", "gaussian", "-d", "{d}/good.csv", "-o", "{d}/good.csv"],
-        ["{d}/good.csv", "also an input"], guarded="{d}/good.csv"),
+        ["{d}/good.csv", "also an input"],
+        guarded="{d}/good.csv",
+    ),
     "predict_output_under_a_file": Refusal(
         ["predict", "-m", "{d}/good.npz", "-d", "{d}/good.csv", "-o", "{d}/good.csv/p.csv"],
-        ["{d}/good.csv/p.csv", "is a file, not a folder"], guarded="{d}/good.csv"),
+        ["{d}/good.csv/p.csv", "is a file, not a folder"],
+        guarded="{d}/good.csv",
+    ),
     "predict_output_is_the_model": Refusal(
         ["predict", "-m", "{d}/good.npz", "-d", "{d}/good.csv", "-o", "{d}/good.npz"],
-        ["{d}/good.npz", "also an input"], guarded="{d}/good.npz"),
+        ["{d}/good.npz", "also an input"],
+        guarded="{d}/good.npz",
+    ),
 }
 
 
@@ -253,9 +324,14 @@ REFUSALS = {
 # these call the console script's main() in this process, which saves about
 # a second of start-up each.
 IN_PROCESS = {
-    "constant_everywhere_gaussian", "constant_in_class_without_smoothing",
-    "wrong_delimiter_given", "spread_overflows_lda", "fit_output_is_a_folder",
-    "fit_output_is_the_input", "predict_output_under_a_file", "predict_output_is_the_model",
+    "constant_everywhere_gaussian",
+    "constant_in_class_without_smoothing",
+    "wrong_delimiter_given",
+    "spread_overflows_lda",
+    "fit_output_is_a_folder",
+    "fit_output_is_the_input",
+    "predict_output_under_a_file",
+    "predict_output_is_the_model",
     "model_is_a_folder",
 }
 
@@ -311,8 +387,9 @@ def test_refused_with_one_clear_line_and_nothing_written(refusals, name):
     assert_one_error_line(run, *fragments)
     assert run.stdout == ""
     assert _state(guarded) == before
-    leftovers = [p.name for folder in (d, d / "out") for p in folder.iterdir()
-                 if p.name.endswith(".tmp")]
+    leftovers = [
+        p.name for folder in (d, d / "out") for p in folder.iterdir() if p.name.endswith(".tmp")
+    ]
     assert leftovers == []
     if case.marker is not None:
         assert not Path(_fill(case.marker, d, Path("?"))).exists()
@@ -336,12 +413,17 @@ def test_the_lying_archive_really_declares_its_size(tmp_path):
     raw = lying_archive()
     with zipfile.ZipFile(io.BytesIO(raw)) as zf:
         info = zf.getinfo("stats.scatter.npy")
-        assert info.file_size == info.compress_size == len(npy_header((2, 4000, 4000))) + 2 * 4000**2 * 8
+        assert (
+            info.file_size
+            == info.compress_size
+            == len(npy_header((2, 4000, 4000))) + 2 * 4000**2 * 8
+        )
     assert len(raw) < 1_000_000
 
 
-@pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0,
-                    reason="root may write into read-only folders")
+@pytest.mark.skipif(
+    hasattr(os, "geteuid") and os.geteuid() == 0, reason="root may write into read-only folders"
+)
 def test_read_only_folder_is_refused(tmp_path):
     (tmp_path / "good.csv").write_text(SMALL_CSV, encoding="utf-8")
     locked = tmp_path / "locked"
@@ -370,10 +452,12 @@ def test_single_sample_class_is_a_warning_for_count_models(tmp_path):
 
     data = tmp_path / "lonely.csv"
     data.write_text("a,b,label\n1,0,x\n0,1,x\n1,1,x\n0,1,y\n", encoding="utf-8")
-    runs = nbcli_many([
-        ("fit", "-m", m, "-d", data, "-o", tmp_path / f"{m}.npz", "-q")
-        for m in ("multinomial", "bernoulli")
-    ])
+    runs = nbcli_many(
+        [
+            ("fit", "-m", m, "-d", data, "-o", tmp_path / f"{m}.npz", "-q")
+            for m in ("multinomial", "bernoulli")
+        ]
+    )
     for m, run in zip(("multinomial", "bernoulli"), runs):
         assert run.returncode == 0, run.stderr
         warnings = [line for line in run.stderr_lines if line.startswith("warning:")]
@@ -385,8 +469,10 @@ def test_single_sample_class_is_a_warning_for_count_models(tmp_path):
 def test_constant_features_stay_finite_for_gaussian(tmp_path):
     # 'a' is constant overall, 'b' is constant within class x.
     data = tmp_path / "const.csv"
-    data.write_text("a,b,c,label\n1,4,0.5,x\n1,4,0.7,x\n1,4,0.1,x\n1,6,2.5,y\n1,9,2.9,y\n1,7,3.1,y\n",
-                    encoding="utf-8")
+    data.write_text(
+        "a,b,c,label\n1,4,0.5,x\n1,4,0.7,x\n1,4,0.1,x\n1,6,2.5,y\n1,9,2.9,y\n1,7,3.1,y\n",
+        encoding="utf-8",
+    )
     model = tmp_path / "m.npz"
     fit = nbcli("fit", "-m", "gaussian", "-d", data, "-o", model, "-q")
     assert fit.returncode == 0 and fit.stderr == "", fit.stderr
@@ -411,7 +497,9 @@ def test_extreme_magnitudes_give_the_same_finite_posteriors(tmp_path, model):
         path = tmp_path / f"{scale:g}.csv"
         frame.to_csv(path, index=False, float_format="%.17g")
         # About numbers, not the process: the entry point in this process.
-        run = nbcli_in_process("fit", "-m", model, "-d", path, "-o", tmp_path / f"{scale:g}.npz", "-q")
+        run = nbcli_in_process(
+            "fit", "-m", model, "-d", path, "-o", tmp_path / f"{scale:g}.npz", "-q"
+        )
         assert run.returncode == 0 and run.stderr == "", run.stderr
         proba = load_model(tmp_path / f"{scale:g}.npz").predict_proba(X * scale)
         assert np.all(np.isfinite(proba))
@@ -423,10 +511,14 @@ def test_reordered_and_extra_columns_give_the_same_predictions(tmp_path):
     frame = pd.DataFrame(X, columns=["f1", "f2", "f3"]).assign(label=y)
     frame.to_csv(tmp_path / "plain.csv", index=False, float_format="%.17g")
     frame[["label", "f3", "f1", "f2"]].assign(extra=7.0).to_csv(
-        tmp_path / "shuffled.csv", index=False, float_format="%.17g")
-    mf = fitted_model_file(tmp_path / "m.npz", "lda", frame.to_csv(index=False, float_format="%.17g"))
-    got = _proba_frame(nbcli("predict", "-m", tmp_path / "m.npz", "-d", tmp_path / "shuffled.csv",
-                             "--proba"))
+        tmp_path / "shuffled.csv", index=False, float_format="%.17g"
+    )
+    mf = fitted_model_file(
+        tmp_path / "m.npz", "lda", frame.to_csv(index=False, float_format="%.17g")
+    )
+    got = _proba_frame(
+        nbcli("predict", "-m", tmp_path / "m.npz", "-d", tmp_path / "shuffled.csv", "--proba")
+    )
     assert list(got.columns) == ["prediction", "proba_a", "proba_b"]
     np.testing.assert_array_equal(got["prediction"].to_numpy(), mf.predict(X))
     # Written with 17 significant digits, the probabilities are exactly those of the model.
@@ -461,13 +553,24 @@ def test_encodings_delimiters_gzip_and_stdin_read_like_the_plain_csv(tmp_path, s
     # are the reader's logic alone and run through the entry point in this process.
     in_a_process = ("bom.csv", "test.csv.gz")
     calls = [
-        ("fit", "-m", "lda", "-d", "-", "-o", tmp_path / "stdin.npz", "-q", gzip.compress(text.encode())),
+        (
+            "fit",
+            "-m",
+            "lda",
+            "-d",
+            "-",
+            "-o",
+            tmp_path / "stdin.npz",
+            "-q",
+            gzip.compress(text.encode()),
+        ),
         ("predict", "-m", model, "-d", "-", "--proba", test_text.encode()),
         *[("predict", "-m", model, "-d", tmp_path / name, "--proba") for name in in_a_process],
     ]
     runs = nbcli_many(calls) + [
         nbcli_in_process("predict", "-m", model, "-d", tmp_path / name, "--proba", *flags)
-        for name, (_, flags) in variants.items() if name not in in_a_process
+        for name, (_, flags) in variants.items()
+        if name not in in_a_process
     ]
     fits = [runs[0]] + [
         nbcli_in_process("fit", "-m", "lda", "-d", tmp_path / src, "-o", tmp_path / out, "-q")

@@ -26,7 +26,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-
 from conftest import SMALL_CSV, assert_one_error_line, fitted_model_file, nbcli, nbcli_in_process
 
 #: Held-out rows the SMALL_CSV model predicts right, every one.
@@ -68,7 +67,9 @@ def _ok(run):
 def test_a_symlinked_output_replaces_the_file_it_names_and_keeps_the_link(d):
     (d / "real.npz").write_bytes(b"")
     (d / "link.npz").symlink_to("real.npz")
-    _ok(nbcli_in_process("fit", "-m", "gaussian", "-d", d / "small.csv", "-o", d / "link.npz", "-q"))
+    _ok(
+        nbcli_in_process("fit", "-m", "gaussian", "-d", d / "small.csv", "-o", d / "link.npz", "-q")
+    )
     assert (d / "link.npz").is_symlink() and os.readlink(d / "link.npz") == "real.npz"
     with zipfile.ZipFile(d / "real.npz") as archive:
         assert "metadata.npy" in archive.namelist()
@@ -93,8 +94,17 @@ def test_json_to_a_descriptor_of_stdout_writes_the_json_there_and_the_tables_to_
     # A process of its own: the path must name that process's descriptor 1.
     # /dev/fd/1 takes the same path through nbcli as /dev/stdout, but a
     # regression here could never replace a file outside /proc with it.
-    run = nbcli("evaluate", "-m", d / "s.npz", "-d", d / "mixed.csv", "--bootstrap", "0",
-                "--json", "/dev/fd/1")
+    run = nbcli(
+        "evaluate",
+        "-m",
+        d / "s.npz",
+        "-d",
+        d / "mixed.csv",
+        "--bootstrap",
+        "0",
+        "--json",
+        "/dev/fd/1",
+    )
     assert run.returncode == 0, run.stderr
     report = json.loads(run.stdout)
     assert report["schema"] == "nbcli.evaluation" and report["n_samples"] == 6
@@ -113,32 +123,141 @@ def test_dev_stdout_is_written_in_place():
 # 2, 3, 4. Every output checked against the inputs and each other, before any work
 
 
-@pytest.mark.parametrize("args,guarded,fragments", [
-    (["evaluate", "-m", "{d}/s.npz", "-d", "{d}/small.csv", "--json", "{d}/small.csv"],
-     "small.csv", ["--json {d}/small.csv", "--data {d}/small.csv"]),
-    (["evaluate", "-m", "{d}/s.npz", "-d", "{d}/small.csv", "--json", "{d}/s.npz"],
-     "s.npz", ["--json {d}/s.npz", "--model {d}/s.npz"]),
-    (["compare", "-m", "{d}/s.npz", "-m", "{d}/s.npz", "-d", "{d}/small.csv", "--json", "{d}/s.npz"],
-     "s.npz", ["--json {d}/s.npz", "--model {d}/s.npz"]),
-    (["fit", "-m", "gaussian", "-d", "{d}/small.csv", "-o", "{d}/q.npz", "--json", "{d}/q.npz"],
-     "q.npz", ["--json {d}/q.npz", "--output {d}/q.npz"]),
-    (["calibrate", "-m", "{d}/s.npz", "-d", "{d}/mixed.csv", "-o", "{d}/c.npz", "--plot", "{d}/mixed.csv"],
-     "mixed.csv", ["--plot {d}/mixed.csv", "--data {d}/mixed.csv"]),
-    (["calibrate", "-m", "{d}/s.npz", "-d", "{d}/mixed.csv", "-o", "{d}/c.npz", "--json", "{d}/c.npz"],
-     "c.npz", ["--json {d}/c.npz", "--output {d}/c.npz"]),
-    (["fit", "-m", "gaussian", "-d", "{d}/small.csv", "-o", "{d}/notes.txt"],
-     "notes.txt", ["--output {d}/notes.txt", "exists and is not an nbcli model file"]),
-    (["calibrate", "-m", "{d}/s.npz", "-d", "{d}/mixed.csv", "-o", "{d}/notes.txt"],
-     "notes.txt", ["--output {d}/notes.txt", "exists and is not an nbcli model file"]),
-    (["fit", "-m", "gaussian", "-d", "{d}/small.csv", "-o", "-"],
-     "small.csv", ["--output -", "not written to stdout"]),
-    (["fit", "-m", "gaussian", "-d", "{d}/small.csv", "-o", "{d}/m.npz", "--json", "{d}/no/r.json"],
-     "m.npz", ["--json {d}/no/r.json", "does not exist"]),
-    (["calibrate", "-m", "{d}/s.npz", "-d", "{d}/mixed.csv", "-o", "{d}/x.npz", "--plot", "{d}/no/p.png"],
-     "x.npz", ["--plot {d}/no/p.png", "does not exist"]),
-    (["calibrate", "-m", "{d}/s.npz", "-d", "{d}/mixed.csv", "-o", "{d}/x.npz", "--plot", "{d}/p.pdf"],
-     "x.npz", ["--plot {d}/p.pdf", "'.pdf'", ".png or .svg"]),
-])
+@pytest.mark.parametrize(
+    "args,guarded,fragments",
+    [
+        (
+            ["evaluate", "-m", "{d}/s.npz", "-d", "{d}/small.csv", "--json", "{d}/small.csv"],
+            "small.csv",
+            ["--json {d}/small.csv", "--data {d}/small.csv"],
+        ),
+        (
+            ["evaluate", "-m", "{d}/s.npz", "-d", "{d}/small.csv", "--json", "{d}/s.npz"],
+            "s.npz",
+            ["--json {d}/s.npz", "--model {d}/s.npz"],
+        ),
+        (
+            [
+                "compare",
+                "-m",
+                "{d}/s.npz",
+                "-m",
+                "{d}/s.npz",
+                "-d",
+                "{d}/small.csv",
+                "--json",
+                "{d}/s.npz",
+            ],
+            "s.npz",
+            ["--json {d}/s.npz", "--model {d}/s.npz"],
+        ),
+        (
+            [
+                "fit",
+                "-m",
+                "gaussian",
+                "-d",
+                "{d}/small.csv",
+                "-o",
+                "{d}/q.npz",
+                "--json",
+                "{d}/q.npz",
+            ],
+            "q.npz",
+            ["--json {d}/q.npz", "--output {d}/q.npz"],
+        ),
+        (
+            [
+                "calibrate",
+                "-m",
+                "{d}/s.npz",
+                "-d",
+                "{d}/mixed.csv",
+                "-o",
+                "{d}/c.npz",
+                "--plot",
+                "{d}/mixed.csv",
+            ],
+            "mixed.csv",
+            ["--plot {d}/mixed.csv", "--data {d}/mixed.csv"],
+        ),
+        (
+            [
+                "calibrate",
+                "-m",
+                "{d}/s.npz",
+                "-d",
+                "{d}/mixed.csv",
+                "-o",
+                "{d}/c.npz",
+                "--json",
+                "{d}/c.npz",
+            ],
+            "c.npz",
+            ["--json {d}/c.npz", "--output {d}/c.npz"],
+        ),
+        (
+            ["fit", "-m", "gaussian", "-d", "{d}/small.csv", "-o", "{d}/notes.txt"],
+            "notes.txt",
+            ["--output {d}/notes.txt", "exists and is not an nbcli model file"],
+        ),
+        (
+            ["calibrate", "-m", "{d}/s.npz", "-d", "{d}/mixed.csv", "-o", "{d}/notes.txt"],
+            "notes.txt",
+            ["--output {d}/notes.txt", "exists and is not an nbcli model file"],
+        ),
+        (
+            ["fit", "-m", "gaussian", "-d", "{d}/small.csv", "-o", "-"],
+            "small.csv",
+            ["--output -", "not written to stdout"],
+        ),
+        (
+            [
+                "fit",
+                "-m",
+                "gaussian",
+                "-d",
+                "{d}/small.csv",
+                "-o",
+                "{d}/m.npz",
+                "--json",
+                "{d}/no/r.json",
+            ],
+            "m.npz",
+            ["--json {d}/no/r.json", "does not exist"],
+        ),
+        (
+            [
+                "calibrate",
+                "-m",
+                "{d}/s.npz",
+                "-d",
+                "{d}/mixed.csv",
+                "-o",
+                "{d}/x.npz",
+                "--plot",
+                "{d}/no/p.png",
+            ],
+            "x.npz",
+            ["--plot {d}/no/p.png", "does not exist"],
+        ),
+        (
+            [
+                "calibrate",
+                "-m",
+                "{d}/s.npz",
+                "-d",
+                "{d}/mixed.csv",
+                "-o",
+                "{d}/x.npz",
+                "--plot",
+                "{d}/p.pdf",
+            ],
+            "x.npz",
+            ["--plot {d}/p.pdf", "'.pdf'", ".png or .svg"],
+        ),
+    ],
+)
 def test_outputs_are_refused_up_front_and_nothing_is_written(d, args, guarded, fragments):
     (d / "notes.txt").write_text("my notes\n", encoding="utf-8")
     (d / "c.npz").write_bytes((d / "s.npz").read_bytes())
@@ -151,8 +270,18 @@ def test_outputs_are_refused_up_front_and_nothing_is_written(d, args, guarded, f
 
 def test_plot_without_matplotlib_is_refused_before_the_model_is_written(d, monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib", None)
-    run = nbcli_in_process("calibrate", "-m", d / "s.npz", "-d", d / "mixed.csv", "-o", d / "x.npz",
-                           "--plot", d / "p.png", *CAL_FLAGS)
+    run = nbcli_in_process(
+        "calibrate",
+        "-m",
+        d / "s.npz",
+        "-d",
+        d / "mixed.csv",
+        "-o",
+        d / "x.npz",
+        "--plot",
+        d / "p.png",
+        *CAL_FLAGS,
+    )
     assert_one_error_line(run, "--plot", "matplotlib")
     assert not (d / "x.npz").exists()
 
@@ -194,8 +323,17 @@ def test_sigterm_removes_the_unfinished_output_and_exits_143(d, monkeypatch):
     monkeypatch.setattr(scoring, "prediction_frame", frame_then_sigterm)
     previous = signal.signal(signal.SIGTERM, not_handled)
     try:
-        run = nbcli_in_process("predict", "-m", d / "s.npz", "-d", d / "many.csv",
-                               "-o", d / "out.csv", "--chunk-size", "10")
+        run = nbcli_in_process(
+            "predict",
+            "-m",
+            d / "s.npz",
+            "-d",
+            d / "many.csv",
+            "-o",
+            d / "out.csv",
+            "--chunk-size",
+            "10",
+        )
         # The process's own handler is back once the command is over.
         assert signal.getsignal(signal.SIGTERM) is not_handled
     finally:
@@ -214,8 +352,9 @@ def test_a_late_bad_row_says_the_rows_before_it_went_to_stdout(d):
     (d / "late.csv").write_text("a,b\n1,2\n6,6\n2,2\n7,7\n1,oops\n", encoding="utf-8")
     run = nbcli_in_process("predict", "-m", d / "s.npz", "-d", d / "late.csv", "--chunk-size", "2")
     assert run.stdout.splitlines() == ["prediction", "x", "y", "x", "y"]
-    assert_one_error_line(run, "row 5", "predictions for the 4 rows before it were already "
-                                        "written to stdout")
+    assert_one_error_line(
+        run, "row 5", "predictions for the 4 rows before it were already written to stdout"
+    )
     # A bad first chunk has written nothing, and says nothing of the kind.
     (d / "early.csv").write_text("a,b\n1,oops\n6,6\n", encoding="utf-8")
     run = nbcli_in_process("predict", "-m", d / "s.npz", "-d", d / "early.csv", "--chunk-size", "2")
@@ -229,8 +368,18 @@ def test_a_failed_batch_input_loses_its_stale_output(d):
     (d / "in" / "good.csv").write_text("a,b\n1,2\n", encoding="utf-8")
     (d / "in" / "bad.csv").write_text("a,b\n1,zz\n", encoding="utf-8")
     (d / "out" / "bad.pred.csv").write_text("prediction\nstale\n", encoding="utf-8")
-    run = nbcli_in_process("predict", "-m", d / "s.npz", "-d", f"{d}/in/*.csv", "--output-dir",
-                           d / "out", "-q", "--jobs", "1")
+    run = nbcli_in_process(
+        "predict",
+        "-m",
+        d / "s.npz",
+        "-d",
+        f"{d}/in/*.csv",
+        "--output-dir",
+        d / "out",
+        "-q",
+        "--jobs",
+        "1",
+    )
     assert run.returncode == 4
     lines = run.stderr_lines
     assert f"removed {d}/out/bad.pred.csv, left from an earlier run" in lines[0]
@@ -242,11 +391,23 @@ def test_when_every_batch_input_fails_it_does_not_claim_the_others_were_scored(d
     (d / "in").mkdir()
     for name in ("p.csv", "q.csv"):
         (d / "in" / name).write_text("a,b\n1,zz\n", encoding="utf-8")
-    run = nbcli_in_process("predict", "-m", d / "s.npz", "-d", f"{d}/in/*.csv", "--output-dir",
-                           d / "out", "-q", "--jobs", "1")
+    run = nbcli_in_process(
+        "predict",
+        "-m",
+        d / "s.npz",
+        "-d",
+        f"{d}/in/*.csv",
+        "--output-dir",
+        d / "out",
+        "-q",
+        "--jobs",
+        "1",
+    )
     assert run.returncode == 2
-    assert run.stderr_lines[-1] == "error: both input files failed (see above); no predictions " \
-                                   "were written"
+    assert (
+        run.stderr_lines[-1] == "error: both input files failed (see above); no predictions "
+        "were written"
+    )
     assert "the others" not in run.stderr
 
 
@@ -269,13 +430,21 @@ def test_an_interrupted_batch_removes_its_workers_temporary_files(tmp_path):
     # the main process removes what their atomic writes left behind.
     from nbcli.cli.scoring import _remove_temporaries
 
-    names = [".a.pred.csv.k2j9x0.tmp", ".a.pred.csv", ".b.pred.csv.zz.tmp", ".a[1].pred.csv.q.tmp",
-             "a.pred.csv"]
+    names = [
+        ".a.pred.csv.k2j9x0.tmp",
+        ".a.pred.csv",
+        ".b.pred.csv.zz.tmp",
+        ".a[1].pred.csv.q.tmp",
+        "a.pred.csv",
+    ]
     for name in names:
         (tmp_path / name).write_text("x")
     _remove_temporaries([tmp_path / "a.pred.csv", tmp_path / "a[1].pred.csv"])
-    assert sorted(p.name for p in tmp_path.iterdir()) == [".a.pred.csv", ".b.pred.csv.zz.tmp",
-                                                          "a.pred.csv"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        ".a.pred.csv",
+        ".b.pred.csv.zz.tmp",
+        "a.pred.csv",
+    ]
 
 
 # ---------------------------------------------------------------------------
@@ -316,8 +485,20 @@ def test_a_named_pipe_is_read_once_like_stdin(d):
     os.mkfifo(fifo)
     writer = _feed(fifo, SMALL_CSV.encode())
     with _Deadline(20):
-        _ok(nbcli_in_process("fit", "-m", "gaussian", "-d", fifo, "-o", d / "p.npz", "--json",
-                             d / "fit.json", "-q"))
+        _ok(
+            nbcli_in_process(
+                "fit",
+                "-m",
+                "gaussian",
+                "-d",
+                fifo,
+                "-o",
+                d / "p.npz",
+                "--json",
+                d / "fit.json",
+                "-q",
+            )
+        )
     writer.join(timeout=30)
     from nbcli.io.modelfile import load_model
 
@@ -330,8 +511,11 @@ def test_a_named_pipe_is_read_once_like_stdin(d):
     os.mkfifo(fifo2)
     writer = _feed(fifo2, CAL_MIXED.encode())
     with _Deadline(20):
-        run = _ok(nbcli_in_process("evaluate", "-m", d / "s.npz", "-d", fifo2, "--bootstrap", "0",
-                                   "--json", "-", "-q"))
+        run = _ok(
+            nbcli_in_process(
+                "evaluate", "-m", d / "s.npz", "-d", fifo2, "--bootstrap", "0", "--json", "-", "-q"
+            )
+        )
     writer.join(timeout=30)
     assert json.loads(run.stdout)["n_samples"] == 6
 
@@ -340,11 +524,16 @@ def test_a_named_pipe_is_read_once_like_stdin(d):
 # 9. Ctrl-C inside the CSV parser
 
 
-@pytest.mark.parametrize("interruption,code,line", [
-    (KeyboardInterrupt, 130, "error: interrupted"),
-    ("sigterm", 143, "error: terminated"),
-])
-def test_an_interrupted_parse_is_an_interruption_not_bad_data(d, monkeypatch, interruption, code, line):
+@pytest.mark.parametrize(
+    "interruption,code,line",
+    [
+        (KeyboardInterrupt, 130, "error: interrupted"),
+        ("sigterm", 143, "error: terminated"),
+    ],
+)
+def test_an_interrupted_parse_is_an_interruption_not_bad_data(
+    d, monkeypatch, interruption, code, line
+):
     from nbcli.cli.app import Terminated
 
     raised = Terminated if interruption == "sigterm" else interruption
@@ -355,9 +544,11 @@ def test_an_interrupted_parse_is_an_interruption_not_bad_data(d, monkeypatch, in
         # read() it calls: a ParserError with the interruption as context.
         try:
             raise raised()
-        except BaseException:
-            raise pd.errors.ParserError("Error tokenizing data. C error: Calling read(nbytes) on "
-                                        "source failed. Try engine='python'.")
+        except BaseException as exc:
+            raise pd.errors.ParserError(
+                "Error tokenizing data. C error: Calling read(nbytes) on "
+                "source failed. Try engine='python'."
+            ) from exc
 
     monkeypatch.setenv("NBCLI_CSV_ENGINE", "c")
     monkeypatch.setattr(pd, "read_csv", read_csv)
@@ -380,14 +571,21 @@ def test_a_negative_seed_is_a_usage_error(d, command):
     assert "mixed.csv" not in line
 
 
-@pytest.mark.parametrize("model,table,fragments", [
-    ("lda", "[hyperparameters]\ntol = 1e308\n", ["[hyperparameters] tol", "[0, 1)", "1e+308"]),
-    ("multinomial", "[hyperparameters]\nfit_prior = \"no\"\n", ["fit_prior", "true or false", "'no'"]),
-    ("gaussian", "[hyperparameters]\nvar_smoothing = -1\n", ["var_smoothing", ">= 0"]),
-    ("qda", "[hyperparameters]\nreg_param = 2\n", ["reg_param", "[0, 1]"]),
-    ("gaussian", "[hyperparameters]\npriors = [0.9, 0.9]\n", ["priors", "sum to 1"]),
-    ("gaussian", "[data]\ntarget = 3\n", ["[data] target", "string"]),
-])
+@pytest.mark.parametrize(
+    "model,table,fragments",
+    [
+        ("lda", "[hyperparameters]\ntol = 1e308\n", ["[hyperparameters] tol", "[0, 1)", "1e+308"]),
+        (
+            "multinomial",
+            '[hyperparameters]\nfit_prior = "no"\n',
+            ["fit_prior", "true or false", "'no'"],
+        ),
+        ("gaussian", "[hyperparameters]\nvar_smoothing = -1\n", ["var_smoothing", ">= 0"]),
+        ("qda", "[hyperparameters]\nreg_param = 2\n", ["reg_param", "[0, 1]"]),
+        ("gaussian", "[hyperparameters]\npriors = [0.9, 0.9]\n", ["priors", "sum to 1"]),
+        ("gaussian", "[data]\ntarget = 3\n", ["[data] target", "string"]),
+    ],
+)
 def test_config_values_are_checked_for_type_and_range_before_fitting(d, model, table, fragments):
     config = d / "c.toml"
     config.write_text(f'model = "{model}"\n{table}', encoding="utf-8")
@@ -397,18 +595,34 @@ def test_config_values_are_checked_for_type_and_range_before_fitting(d, model, t
 
 
 def test_flags_are_checked_like_config_values(d):
-    run = nbcli_in_process("fit", "-m", "multinomial", "--alpha", "nan", "-d", d / "small.csv",
-                           "-o", d / "m.npz")
+    run = nbcli_in_process(
+        "fit", "-m", "multinomial", "--alpha", "nan", "-d", d / "small.csv", "-o", d / "m.npz"
+    )
     assert_one_error_line(run, "--alpha must be a finite number >= 0", "nan")
 
 
 def test_config_features_may_be_one_string(d):
-    (d / "three.csv").write_text("a,b,c,label\n1,2,0,x\n2,3,0,x\n3,1,1,x\n5,6,1,y\n6,7,0,y\n7,5,1,y\n",
-                                 encoding="utf-8")
+    (d / "three.csv").write_text(
+        "a,b,c,label\n1,2,0,x\n2,3,0,x\n3,1,1,x\n5,6,1,y\n6,7,0,y\n7,5,1,y\n", encoding="utf-8"
+    )
     for features, expected in (('"a"', ["a"]), ('"a, c"', ["a", "c"]), ('["b"]', ["b"])):
-        (d / "c.toml").write_text(f'model = "gaussian"\n[data]\nfeatures = {features}\n', encoding="utf-8")
-        run = _ok(nbcli_in_process("fit", "-c", d / "c.toml", "-d", d / "three.csv", "-o", d / "m.npz",
-                                   "--json", "-", "-q"))
+        (d / "c.toml").write_text(
+            f'model = "gaussian"\n[data]\nfeatures = {features}\n', encoding="utf-8"
+        )
+        run = _ok(
+            nbcli_in_process(
+                "fit",
+                "-c",
+                d / "c.toml",
+                "-d",
+                d / "three.csv",
+                "-o",
+                d / "m.npz",
+                "--json",
+                "-",
+                "-q",
+            )
+        )
         assert json.loads(run.stdout)["feature_names"] == expected
 
 
@@ -437,7 +651,9 @@ class _FailingStdout(io.TextIOBase):
 def test_a_full_disk_on_stdout_is_a_clear_error(d, monkeypatch):
     from nbcli.cli.app import main
 
-    monkeypatch.setattr(sys, "stdout", _FailingStdout(OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))))
+    monkeypatch.setattr(
+        sys, "stdout", _FailingStdout(OSError(errno.ENOSPC, os.strerror(errno.ENOSPC)))
+    )
     err = io.StringIO()
     with redirect_stderr(err), pytest.raises(SystemExit) as exit_info:
         main(["predict", "-m", str(d / "s.npz"), "-d", str(d / "small.csv")])
@@ -460,10 +676,13 @@ def test_a_reader_that_went_away_ends_quietly_with_141(d, monkeypatch):
 # 11, 14. Option values that contradict each other
 
 
-@pytest.mark.parametrize("flags,column", [
-    (["--keep", "prediction"], "prediction"),
-    (["--keep", "proba_x", "--proba"], "proba_x"),
-])
+@pytest.mark.parametrize(
+    "flags,column",
+    [
+        (["--keep", "prediction"], "prediction"),
+        (["--keep", "proba_x", "--proba"], "proba_x"),
+    ],
+)
 def test_kept_columns_may_not_take_the_name_of_an_output_column(d, flags, column):
     (d / "named.csv").write_text(f"a,b,{column}\n1,2,id1\n", encoding="utf-8")
     run = nbcli_in_process("predict", "-m", d / "s.npz", "-d", d / "named.csv", *flags)
@@ -472,8 +691,17 @@ def test_kept_columns_may_not_take_the_name_of_an_output_column(d, flags, column
 
 
 def test_a_repeated_prior_is_named(d):
-    run = nbcli_in_process("fit", "-m", "gaussian", "-d", d / "small.csv", "-o", d / "m.npz",
-                           "--priors", "x=0.2,x=0.3,y=0.5")
+    run = nbcli_in_process(
+        "fit",
+        "-m",
+        "gaussian",
+        "-d",
+        d / "small.csv",
+        "-o",
+        d / "m.npz",
+        "--priors",
+        "x=0.2,x=0.3,y=0.5",
+    )
     assert_one_error_line(run, "--priors gives class x more than once")
 
 
@@ -501,12 +729,15 @@ def test_help_shows_square_brackets_as_written():
 # 15. Compression nbcli does not read
 
 
-@pytest.mark.parametrize("name,content,kind", [
-    ("t.csv.bz2", bz2.compress(SMALL_CSV.encode()), "bz2"),
-    ("t.csv.xz", lzma.compress(SMALL_CSV.encode()), "xz"),
-    ("t.csv.zst", b"\x28\xb5\x2f\xfd" + bytes(20), "zstd"),
-    ("t.zip", None, "zip"),
-])
+@pytest.mark.parametrize(
+    "name,content,kind",
+    [
+        ("t.csv.bz2", bz2.compress(SMALL_CSV.encode()), "bz2"),
+        ("t.csv.xz", lzma.compress(SMALL_CSV.encode()), "xz"),
+        ("t.csv.zst", b"\x28\xb5\x2f\xfd" + bytes(20), "zstd"),
+        ("t.zip", None, "zip"),
+    ],
+)
 def test_other_compressions_are_named(d, name, content, kind):
     path = d / name
     if content is None:
@@ -515,12 +746,17 @@ def test_other_compressions_are_named(d, name, content, kind):
     else:
         path.write_bytes(content)
     run = nbcli_in_process("fit", "-m", "gaussian", "-d", path, "-o", d / "m.npz")
-    assert_one_error_line(run, str(path), f"is compressed with {kind}, which nbcli does not read; "
-                                          "decompress it or use gzip")
+    assert_one_error_line(
+        run,
+        str(path),
+        f"is compressed with {kind}, which nbcli does not read; decompress it or use gzip",
+    )
 
 
 def test_a_header_starting_like_bz2_is_still_csv(d):
-    (d / "bzh.csv").write_text("BZh9,b,label\n1,2,x\n2,3,x\n3,1,x\n5,6,y\n6,7,y\n7,5,y\n", encoding="utf-8")
+    (d / "bzh.csv").write_text(
+        "BZh9,b,label\n1,2,x\n2,3,x\n3,1,x\n5,6,y\n6,7,y\n7,5,y\n", encoding="utf-8"
+    )
     _ok(nbcli_in_process("fit", "-m", "gaussian", "-d", d / "bzh.csv", "-o", d / "m.npz", "-q"))
 
 
@@ -531,14 +767,37 @@ def test_a_header_starting_like_bz2_is_still_csv(d):
 def test_fit_report_has_inputs_with_sha256_and_settings(d):
     config = d / "c.toml"
     config.write_text('model = "gaussian"\n', encoding="utf-8")
-    run = _ok(nbcli_in_process("fit", "-c", config, "-d", d / "small.csv", "-o", d / "m.npz",
-                               "--json", "-", "--drop", "b", "--chunk-size", "4"))
+    run = _ok(
+        nbcli_in_process(
+            "fit",
+            "-c",
+            config,
+            "-d",
+            d / "small.csv",
+            "-o",
+            d / "m.npz",
+            "--json",
+            "-",
+            "--drop",
+            "b",
+            "--chunk-size",
+            "4",
+        )
+    )
     report = json.loads(run.stdout)
     assert report["inputs"]["data"] == {
-        "path": str(d / "small.csv"), "sha256": hashlib.sha256(SMALL_CSV.encode()).hexdigest()}
+        "path": str(d / "small.csv"),
+        "sha256": hashlib.sha256(SMALL_CSV.encode()).hexdigest(),
+    }
     assert report["inputs"]["config"]["sha256"] == hashlib.sha256(config.read_bytes()).hexdigest()
-    assert report["settings"] == {"chunk_size": 4, "config": str(config), "delimiter": None,
-                                  "target": None, "features": None, "drop": ["b"]}
+    assert report["settings"] == {
+        "chunk_size": 4,
+        "config": str(config),
+        "delimiter": None,
+        "target": None,
+        "features": None,
+        "drop": ["b"],
+    }
 
 
 # ---------------------------------------------------------------------------
@@ -555,7 +814,10 @@ def test_no_calibration_errors_refuses_to_write_a_certain_model(d):
     assert run.returncode == 2
     assert "Calibration on 4 rows" in run.stdout  # the report is shown
     warning = next(l for l in run.stderr_lines if "temperature" in l)
-    assert warning.startswith("warning:") and "every calibration row is already predicted correctly" in warning
+    assert (
+        warning.startswith("warning:")
+        and "every calibration row is already predicted correctly" in warning
+    )
     assert run.stderr_lines[-1].startswith("error: ") and "has no errors" in run.stderr_lines[-1]
     assert not (d / "cal.npz").exists() and not (d / "r.json").exists()
     # Without -o there is nothing to refuse: a warning only.
@@ -572,20 +834,46 @@ def test_an_upper_bound_temperature_is_explained(d):
 
 def test_replacing_a_calibrator_says_what_before_and_after_mean(d):
     _ok(_calibrate(d, CAL_MIXED, "-o", d / "cal.npz", "-q"))
-    run = _ok(nbcli_in_process("calibrate", "-m", d / "cal.npz", "-d", d / "cal.csv", *CAL_FLAGS,
-                               "--method", "isotonic", "-q"))
+    run = _ok(
+        nbcli_in_process(
+            "calibrate",
+            "-m",
+            d / "cal.npz",
+            "-d",
+            d / "cal.csv",
+            *CAL_FLAGS,
+            "--method",
+            "isotonic",
+            "-q",
+        )
+    )
     warning = next(l for l in run.stderr_lines if "already carries" in l)
-    assert "temperature calibrator" in warning and "'before' shows the model with its old calibrator" in warning
+    assert (
+        "temperature calibrator" in warning
+        and "'before' shows the model with its old calibrator" in warning
+    )
     # Measuring only (--method none) replaces nothing.
-    run = _ok(nbcli_in_process("calibrate", "-m", d / "cal.npz", "-d", d / "cal.csv", *CAL_FLAGS,
-                               "--method", "none", "-q"))
+    run = _ok(
+        nbcli_in_process(
+            "calibrate",
+            "-m",
+            d / "cal.npz",
+            "-d",
+            d / "cal.csv",
+            *CAL_FLAGS,
+            "--method",
+            "none",
+            "-q",
+        )
+    )
     assert "already carries" not in run.stderr
 
 
 def test_no_known_labels_points_at_the_target(d):
     run = _calibrate(d, "a,b,label\n1,2,p\n6,6,q\n5,5,q\n")
-    assert_one_error_line(run, f"none of the 3 labels in {d / 'cal.csv'} are classes of the model",
-                          "check --target")
+    assert_one_error_line(
+        run, f"none of the 3 labels in {d / 'cal.csv'} are classes of the model", "check --target"
+    )
 
 
 def test_a_calibrated_model_names_a_row_it_cannot_score_like_an_uncalibrated_one(d):

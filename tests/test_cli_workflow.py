@@ -20,7 +20,12 @@ def nbcli(*args, cwd=None, input=None):
     env = dict(os.environ, COLUMNS="80")
     return subprocess.run(
         [sys.executable, "-m", "nbcli", *map(str, args)],
-        capture_output=True, text=True, cwd=cwd, input=input, env=env, timeout=120,
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        input=input,
+        env=env,
+        timeout=120,
     )
 
 
@@ -47,13 +52,20 @@ def test_fit_prints_summary_and_predict_matches_core(iris_model, tmp_path):
 
     res = ok(nbcli("predict", "--model", iris_model, "--data", SAMPLE / "iris_test.csv", "--proba"))
     pred = pd.read_csv(io.StringIO(res.stdout))
-    assert list(pred.columns) == ["prediction", "proba_setosa", "proba_versicolor", "proba_virginica"]
+    assert list(pred.columns) == [
+        "prediction",
+        "proba_setosa",
+        "proba_versicolor",
+        "proba_virginica",
+    ]
     X = test.drop(columns="label").to_numpy()
     np.testing.assert_array_equal(pred["prediction"].to_numpy(), core.predict(X))
     # The CSV holds exp(log posterior) written in full precision: bit for bit
     # what the core gives, and equal to its direct softmax to rounding.
     np.testing.assert_array_equal(pred.iloc[:, 1:].to_numpy(), np.exp(core.predict_log_proba(X)))
-    np.testing.assert_allclose(pred.iloc[:, 1:].to_numpy(), core.predict_proba(X), rtol=1e-12, atol=0)
+    np.testing.assert_allclose(
+        pred.iloc[:, 1:].to_numpy(), core.predict_proba(X), rtol=1e-12, atol=0
+    )
     assert load_model(iris_model).training["n_samples"] == 90
 
     # The summary of a fit: classes with counts and priors, training accuracy.
@@ -67,13 +79,17 @@ def test_fit_prints_summary_and_predict_matches_core(iris_model, tmp_path):
 
 def test_predict_output_file_and_reordered_columns(iris_model, tmp_path):
     test = pd.read_csv(SAMPLE / "iris_test.csv")
-    shuffled = test[["petal_width_cm", "label", "sepal_width_cm", "petal_length_cm", "sepal_length_cm"]]
+    shuffled = test[
+        ["petal_width_cm", "label", "sepal_width_cm", "petal_length_cm", "sepal_length_cm"]
+    ]
     shuffled = shuffled.assign(extra=1.0, id=np.arange(len(test)))
     src = tmp_path / "shuffled.csv"
     shuffled.to_csv(src, index=False)
     out = tmp_path / "pred.csv"
     ok(nbcli("predict", "-m", iris_model, "-d", src, "-o", out, "--keep", "id"))
-    direct = pd.read_csv(io.StringIO(ok(nbcli("predict", "-m", iris_model, "-d", SAMPLE / "iris_test.csv")).stdout))
+    direct = pd.read_csv(
+        io.StringIO(ok(nbcli("predict", "-m", iris_model, "-d", SAMPLE / "iris_test.csv")).stdout)
+    )
     got = pd.read_csv(out)
     assert list(got.columns) == ["id", "prediction"]
     assert got["id"].tolist() == list(range(len(test)))
@@ -97,7 +113,20 @@ def test_config_file_and_flags_override(tmp_path):
     cfg.write_text('model = "lda"\n[hyperparameters]\nshrinkage = 0.5\n[data]\ntarget = "label"\n')
     a, b = tmp_path / "a.npz", tmp_path / "b.npz"
     ok(nbcli("fit", "--config", cfg, "-d", SAMPLE / "wine_train.csv", "-o", a, "-q"))
-    ok(nbcli("fit", "--config", cfg, "--shrinkage", "auto", "-d", SAMPLE / "wine_train.csv", "-o", b, "-q"))
+    ok(
+        nbcli(
+            "fit",
+            "--config",
+            cfg,
+            "--shrinkage",
+            "auto",
+            "-d",
+            SAMPLE / "wine_train.csv",
+            "-o",
+            b,
+            "-q",
+        )
+    )
     from nbcli.io.modelfile import load_model
 
     assert load_model(a).metadata["hyperparameters"]["shrinkage"] == 0.5
@@ -109,8 +138,20 @@ def test_config_file_and_flags_override(tmp_path):
 
 def test_priors_by_label(tmp_path):
     out = tmp_path / "m.npz"
-    ok(nbcli("fit", "-m", "gaussian", "-d", SAMPLE / "iris_train.csv", "-o", out, "-q",
-             "--priors", "virginica=0.5,setosa=0.2,versicolor=0.3"))
+    ok(
+        nbcli(
+            "fit",
+            "-m",
+            "gaussian",
+            "-d",
+            SAMPLE / "iris_train.csv",
+            "-o",
+            out,
+            "-q",
+            "--priors",
+            "virginica=0.5,setosa=0.2,versicolor=0.3",
+        )
+    )
     from nbcli.io.modelfile import load_model
 
     np.testing.assert_allclose(load_model(out).model.class_prior_, [0.2, 0.3, 0.5])
@@ -123,17 +164,30 @@ def _eval_json(model, data, *extra):
 
 def test_evaluate_json_on_stdout_only_and_matches_sklearn(iris_model):
     metrics = pytest.importorskip("sklearn.metrics")
-    report, res = _eval_json(iris_model, SAMPLE / "iris_test.csv", "--bootstrap", "200", "--seed", "7")
+    report, res = _eval_json(
+        iris_model, SAMPLE / "iris_test.csv", "--bootstrap", "200", "--seed", "7"
+    )
     assert report["schema"] == "nbcli.evaluation" and report["schema_version"] == 1
     assert report["settings"]["seed"] == 7 and report["settings"]["bootstrap_resamples"] == 200
     assert report["inputs"]["data"]["sha256"] and report["inputs"]["model"]["sha256"]
     test = pd.read_csv(SAMPLE / "iris_test.csv")
-    pred = pd.read_csv(io.StringIO(ok(nbcli("predict", "-m", iris_model, "-d", SAMPLE / "iris_test.csv", "--proba")).stdout))
+    pred = pd.read_csv(
+        io.StringIO(
+            ok(nbcli("predict", "-m", iris_model, "-d", SAMPLE / "iris_test.csv", "--proba")).stdout
+        )
+    )
     y, p = test["label"], pred["prediction"]
-    assert report["metrics"]["accuracy"]["value"] == pytest.approx(metrics.accuracy_score(y, p), abs=1e-12)
-    assert report["metrics"]["macro_f1"]["value"] == pytest.approx(metrics.f1_score(y, p, average="macro"), abs=1e-12)
+    assert report["metrics"]["accuracy"]["value"] == pytest.approx(
+        metrics.accuracy_score(y, p), abs=1e-12
+    )
+    assert report["metrics"]["macro_f1"]["value"] == pytest.approx(
+        metrics.f1_score(y, p, average="macro"), abs=1e-12
+    )
     assert report["metrics"]["log_loss"]["value"] == pytest.approx(
-        metrics.log_loss(y, pred.iloc[:, 1:].to_numpy(), labels=["setosa", "versicolor", "virginica"]), rel=1e-9
+        metrics.log_loss(
+            y, pred.iloc[:, 1:].to_numpy(), labels=["setosa", "versicolor", "virginica"]
+        ),
+        rel=1e-9,
     )
     # Same seed, same interval.
     again, _ = _eval_json(iris_model, SAMPLE / "iris_test.csv", "--bootstrap", "200", "--seed", "7")
@@ -144,30 +198,90 @@ def test_fail_under_exit_codes(iris_model):
     data = SAMPLE / "iris_test.csv"
     res = nbcli("evaluate", "-m", iris_model, "-d", data, "-q", "--fail-under", "accuracy=0.99")
     assert res.returncode == 3
-    assert res.stderr.strip().splitlines()[-1].startswith("error: accuracy 0.9667 is below the threshold 0.99")
-    ok(nbcli("evaluate", "-m", iris_model, "-d", data, "-q", "--fail-under", "accuracy=0.9",
-             "--fail-under", "accuracy.lower=0.5"))
+    assert (
+        res.stderr.strip()
+        .splitlines()[-1]
+        .startswith("error: accuracy 0.9667 is below the threshold 0.99")
+    )
+    ok(
+        nbcli(
+            "evaluate",
+            "-m",
+            iris_model,
+            "-d",
+            data,
+            "-q",
+            "--fail-under",
+            "accuracy=0.9",
+            "--fail-under",
+            "accuracy.lower=0.5",
+        )
+    )
     res = nbcli("evaluate", "-m", iris_model, "-d", data, "-q", "--fail-under", "accurasy=0.9")
     assert res.returncode == 2 and "accurasy" in res.stderr
 
 
 def test_training_data_is_flagged(iris_model):
-    res = ok(nbcli("evaluate", "-m", iris_model, "-d", SAMPLE / "iris_train.csv", "-q", "--bootstrap", "0"))
+    res = ok(
+        nbcli(
+            "evaluate", "-m", iris_model, "-d", SAMPLE / "iris_train.csv", "-q", "--bootstrap", "0"
+        )
+    )
     assert "warning:" in res.stderr and "trained on" in res.stderr
 
 
 def test_compare_self_and_pair(iris_model, tmp_path):
-    report = json.loads(ok(nbcli("compare", "-m", iris_model, "-m", iris_model, "-d", SAMPLE / "iris_test.csv",
-                                 "--json", "-")).stdout)
+    report = json.loads(
+        ok(
+            nbcli(
+                "compare",
+                "-m",
+                iris_model,
+                "-m",
+                iris_model,
+                "-d",
+                SAMPLE / "iris_test.csv",
+                "--json",
+                "-",
+            )
+        ).stdout
+    )
     assert report["metrics"]["difference"]["value"] == 0
-    assert report["metrics"]["difference"]["lower"] == 0 and report["metrics"]["difference"]["upper"] == 0
+    assert (
+        report["metrics"]["difference"]["lower"] == 0
+        and report["metrics"]["difference"]["upper"] == 0
+    )
     assert report["mcnemar"]["p_value"] == 1
     other = tmp_path / "b.npz"
-    ok(nbcli("fit", "-m", "bernoulli", "--binarize", "7", "-d", SAMPLE / "digits_train.csv", "-o", other, "-q"))
+    ok(
+        nbcli(
+            "fit",
+            "-m",
+            "bernoulli",
+            "--binarize",
+            "7",
+            "-d",
+            SAMPLE / "digits_train.csv",
+            "-o",
+            other,
+            "-q",
+        )
+    )
     a = tmp_path / "a.npz"
     ok(nbcli("fit", "-m", "lda", "-d", SAMPLE / "digits_train.csv", "-o", a, "-q"))
-    res = nbcli("compare", "-m", a, "-m", other, "-d", SAMPLE / "digits_test.csv", "--json", "-",
-                "--fail-under", "difference.upper=0")
+    res = nbcli(
+        "compare",
+        "-m",
+        a,
+        "-m",
+        other,
+        "-d",
+        SAMPLE / "digits_test.csv",
+        "--json",
+        "-",
+        "--fail-under",
+        "difference.upper=0",
+    )
     report = json.loads(res.stdout)
     # Bernoulli NB is significantly worse than LDA on digits: the whole
     # interval of B - A lies below 0, so the CI gate fails.
@@ -188,13 +302,29 @@ def _calibration_figures(model, split):
 # way that temperature scaling repairs.
 @pytest.mark.parametrize(
     "kind,flags,expected_T",
-    [("gaussian", ["--var-smoothing", "0.1"], 4.2364907207), ("bernoulli", ["--binarize", "7"], 2.23066183628)],
+    [
+        ("gaussian", ["--var-smoothing", "0.1"], 4.2364907207),
+        ("bernoulli", ["--binarize", "7"], 2.23066183628),
+    ],
 )
 def test_temperature_scaling_repairs_overconfidence_on_digits(kind, flags, expected_T, tmp_path):
     model, calibrated = tmp_path / "m.npz", tmp_path / "cal.npz"
     ok(nbcli("fit", "-m", kind, *flags, "-d", SAMPLE / "digits_train.csv", "-o", model, "-q"))
-    res = ok(nbcli("calibrate", "-m", model, "-d", SAMPLE / "digits_calib.csv", "-o", calibrated,
-                   "--json", "-", "--bootstrap", "0"))
+    res = ok(
+        nbcli(
+            "calibrate",
+            "-m",
+            model,
+            "-d",
+            SAMPLE / "digits_calib.csv",
+            "-o",
+            calibrated,
+            "--json",
+            "-",
+            "--bootstrap",
+            "0",
+        )
+    )
     cal = json.loads(res.stdout)
     T = cal["calibrator"]["temperature"]
     assert T > 1
@@ -213,8 +343,23 @@ def test_calibrate_refuses_training_data_and_bins(iris_model, tmp_path):
     assert res.returncode == 2 and "--allow-training-data" in res.stderr
     res = nbcli("calibrate", "-m", iris_model, "-d", SAMPLE / "iris_test.csv", "--bins", "40")
     assert res.returncode == 2 and "too few samples" in res.stderr
-    res = ok(nbcli("calibrate", "-m", iris_model, "-d", SAMPLE / "iris_calib.csv", "--method", "none",
-                   "--bins", "0,0.9,0.99,0.999,1", "--json", "-", "--bootstrap", "0"))
+    res = ok(
+        nbcli(
+            "calibrate",
+            "-m",
+            iris_model,
+            "-d",
+            SAMPLE / "iris_calib.csv",
+            "--method",
+            "none",
+            "--bins",
+            "0,0.9,0.99,0.999,1",
+            "--json",
+            "-",
+            "--bootstrap",
+            "0",
+        )
+    )
     edges = json.loads(res.stdout)["reliability"]["edges"]
     assert edges == [0, 0.9, 0.99, 0.999, 1]
 
@@ -222,8 +367,20 @@ def test_calibrate_refuses_training_data_and_bins(iris_model, tmp_path):
 def test_isotonic_calibrated_model_round_trip(tmp_path):
     model, calibrated = tmp_path / "m.npz", tmp_path / "iso.npz"
     ok(nbcli("fit", "-m", "gaussian", "-d", SAMPLE / "digits_train.csv", "-o", model, "-q"))
-    ok(nbcli("calibrate", "-m", model, "-d", SAMPLE / "digits_calib.csv", "--method", "isotonic",
-             "-o", calibrated, "-q"))
+    ok(
+        nbcli(
+            "calibrate",
+            "-m",
+            model,
+            "-d",
+            SAMPLE / "digits_calib.csv",
+            "--method",
+            "isotonic",
+            "-o",
+            calibrated,
+            "-q",
+        )
+    )
     from nbcli.io.modelfile import load_model, save_model
 
     mf = load_model(calibrated)
@@ -243,19 +400,40 @@ def test_batch_prediction_skips_a_broken_file(iris_model, tmp_path):
     src.mkdir()
     test = pd.read_csv(SAMPLE / "iris_test.csv")
     for i in range(3):
-        test.iloc[i * 10:(i + 1) * 10].assign(id=np.arange(10) + 100 * i).to_csv(src / f"part{i}.csv", index=False)
+        test.iloc[i * 10 : (i + 1) * 10].assign(id=np.arange(10) + 100 * i).to_csv(
+            src / f"part{i}.csv", index=False
+        )
     (src / "broken.csv").write_text("sepal_length_cm,sepal_width_cm\n1,2\n")
     out = tmp_path / "out"
-    res = nbcli("predict", "-m", iris_model, "-d", str(src / "*.csv"), "--output-dir", out, "--keep", "id",
-                "--jobs", "2")
+    res = nbcli(
+        "predict",
+        "-m",
+        iris_model,
+        "-d",
+        str(src / "*.csv"),
+        "--output-dir",
+        out,
+        "--keep",
+        "id",
+        "--jobs",
+        "2",
+    )
     assert res.returncode == 4
     assert "broken.csv" in res.stderr and "(file skipped)" in res.stderr
-    assert sorted(p.name for p in out.iterdir()) == ["part0.pred.csv", "part1.pred.csv", "part2.pred.csv"]
-    whole = pd.read_csv(io.StringIO(ok(nbcli("predict", "-m", iris_model, "-d", SAMPLE / "iris_test.csv")).stdout))
+    assert sorted(p.name for p in out.iterdir()) == [
+        "part0.pred.csv",
+        "part1.pred.csv",
+        "part2.pred.csv",
+    ]
+    whole = pd.read_csv(
+        io.StringIO(ok(nbcli("predict", "-m", iris_model, "-d", SAMPLE / "iris_test.csv")).stdout)
+    )
     for i in range(3):
         got = pd.read_csv(out / f"part{i}.pred.csv")
         assert got["id"].tolist() == list(np.arange(10) + 100 * i)
-        assert got["prediction"].tolist() == whole["prediction"].iloc[i * 10:(i + 1) * 10].tolist()
+        assert (
+            got["prediction"].tolist() == whole["prediction"].iloc[i * 10 : (i + 1) * 10].tolist()
+        )
     assert "10" in res.stdout
 
 
@@ -263,9 +441,36 @@ def test_streaming_fit_equals_whole_fit(tmp_path):
     from nbcli.io.modelfile import load_model
 
     whole, chunked = tmp_path / "w.npz", tmp_path / "c.npz"
-    ok(nbcli("fit", "-m", "qda", "--reg-param", "0.1", "-d", SAMPLE / "digits_train.csv", "-o", whole, "-q"))
-    ok(nbcli("fit", "-m", "qda", "--reg-param", "0.1", "-d", SAMPLE / "digits_train.csv", "-o", chunked,
-             "-q", "--chunk-size", "97"))
+    ok(
+        nbcli(
+            "fit",
+            "-m",
+            "qda",
+            "--reg-param",
+            "0.1",
+            "-d",
+            SAMPLE / "digits_train.csv",
+            "-o",
+            whole,
+            "-q",
+        )
+    )
+    ok(
+        nbcli(
+            "fit",
+            "-m",
+            "qda",
+            "--reg-param",
+            "0.1",
+            "-d",
+            SAMPLE / "digits_train.csv",
+            "-o",
+            chunked,
+            "-q",
+            "--chunk-size",
+            "97",
+        )
+    )
     a, b = load_model(whole), load_model(chunked)
     assert a.training["data_sha256"] == b.training["data_sha256"]
     X = pd.read_csv(SAMPLE / "digits_test.csv").drop(columns="label").to_numpy()

@@ -22,18 +22,19 @@ import sys
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
 import test_cli_bad_input
 import test_data_readers
 import test_fuzz
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from nbcli.errors import NbcliError
 from nbcli.io import _csv
 from nbcli.io.data import iter_dataset, read_dataset
 
 try:
     import pyarrow.csv  # noqa: F401
+
     HAVE_ARROW = True
 except ImportError:
     HAVE_ARROW = False
@@ -43,15 +44,20 @@ ENGINES = [pytest.param("c", id="c"), pytest.param("arrow", id="arrow", marks=ne
 
 # The reader behaviour tests, collected here once more, under each engine.
 _READER_TESTS = {
-    name: test for name, test in vars(test_data_readers).items()
+    name: test
+    for name, test in vars(test_data_readers).items()
     if name.startswith("test_") and not any(k in name for k in ("npz", "parquet", "resolve"))
 }
-_FUZZ_TESTS = {name: getattr(test_fuzz, name) for name in (
-    "test_random_bytes_as_a_data_file", "test_mutated_csv", "test_damaged_gzip")}
+_FUZZ_TESTS = {
+    name: getattr(test_fuzz, name)
+    for name in ("test_random_bytes_as_a_data_file", "test_mutated_csv", "test_damaged_gzip")
+}
 # BOM, ';', tab, gzip and stdin through the command line (the engine variable
 # reaches the processes it starts).
-_CLI_TESTS = {name: getattr(test_cli_bad_input, name) for name in (
-    "test_encodings_delimiters_gzip_and_stdin_read_like_the_plain_csv",)}
+_CLI_TESTS = {
+    name: getattr(test_cli_bad_input, name)
+    for name in ("test_encodings_delimiters_gzip_and_stdin_read_like_the_plain_csv",)
+}
 globals().update(_READER_TESTS)
 globals().update(_FUZZ_TESTS)
 globals().update(_CLI_TESTS)
@@ -144,12 +150,21 @@ def outcome(path, chunk_size=None, **options):
             chunks = list(iter_dataset(path, chunk_size=chunk_size, **options))
     except NbcliError as exc:
         return ("error", str(exc))
-    return ("ok", [(
-        chunk.X.shape, Features(chunk.X),
-        None if chunk.y is None else (chunk.y.dtype.str, chunk.y.tolist()),
-        {k: (v.dtype.str, v.tolist()) for k, v in chunk.kept.items()},
-        chunk.feature_names, chunk.target, chunk.note,
-    ) for chunk in chunks])
+    return (
+        "ok",
+        [
+            (
+                chunk.X.shape,
+                Features(chunk.X),
+                None if chunk.y is None else (chunk.y.dtype.str, chunk.y.tolist()),
+                {k: (v.dtype.str, v.tolist()) for k, v in chunk.kept.items()},
+                chunk.feature_names,
+                chunk.target,
+                chunk.note,
+            )
+            for chunk in chunks
+        ],
+    )
 
 
 def both(path, chunk_size=None, **options):
@@ -177,7 +192,8 @@ def test_arrow_reads_a_plain_file_alone_and_like_the_c_engine(tmp_path):
     rng = np.random.default_rng(5)
     X = rng.normal(size=(50, 3)) * [1, 1e-200, 1e200]
     lines = ["id,f1,f2,f3,label"] + [
-        f"r{i},{a!r},{b!r},{c!r},{'ab'[i % 2]}" for i, (a, b, c) in enumerate(X.tolist())]
+        f"r{i},{a!r},{b!r},{c!r},{'ab'[i % 2]}" for i, (a, b, c) in enumerate(X.tolist())
+    ]
     path = write(tmp_path, "d.csv", "\n".join(lines) + "\n")
     expected, got, handed_over = both(path, 7, keep=["id"])
     assert not handed_over
@@ -195,8 +211,9 @@ def test_engine_variable(tmp_path, monkeypatch):
     assert _csv.csv_engine() == "c"
     assert read_dataset(path).X.tolist() == [[1.5], [2.0]]
     monkeypatch.setenv(_csv.ENGINE_VARIABLE, "polars")
-    with pytest.raises(NbcliError,
-                       match=r"^NBCLI_CSV_ENGINE must be 'arrow' or 'c', got 'polars'$"):
+    with pytest.raises(
+        NbcliError, match=r"^NBCLI_CSV_ENGINE must be 'arrow' or 'c', got 'polars'$"
+    ):
         read_dataset(path)
     monkeypatch.setenv(_csv.ENGINE_VARIABLE, "")
     assert _csv.csv_engine() == ("arrow" if HAVE_ARROW else "c")
@@ -222,13 +239,28 @@ def test_without_pyarrow_the_c_engine_reads_and_arrow_cannot_be_asked_for(tmp_pa
 #: Decimal texts whose float64 value is easy to get wrong: the nearest
 #: double is the one Python's float() (correctly rounded) gives.
 HARD_NUMBERS = [
-    "0.1", "1e-300", "123456789012345678901234567890", "2.2250738585072014e-308",
-    "2.2250738585072011e-308", "4.9e-324", "2.4703282292062328e-324", "1e-400",
-    "1.7976931348623157e308", "0.30000000000000001665", "9007199254740993",
-    "18446744073709551617", "1.00000000000000011102230246251565404236316680908203125",
+    "0.1",
+    "1e-300",
+    "123456789012345678901234567890",
+    "2.2250738585072014e-308",
+    "2.2250738585072011e-308",
+    "4.9e-324",
+    "2.4703282292062328e-324",
+    "1e-400",
+    "1.7976931348623157e308",
+    "0.30000000000000001665",
+    "9007199254740993",
+    "18446744073709551617",
+    "1.00000000000000011102230246251565404236316680908203125",
     "1.000000000000000111022302462515654042363166809082031250001",
-    "3.14159265358979323846264338327950288", "0.1000000000000000055511151231257827",
-    "12345678901234567890.12345678901234567890e-5", "-0.0", "+1.5", ".5", "5.", "1E5",
+    "3.14159265358979323846264338327950288",
+    "0.1000000000000000055511151231257827",
+    "12345678901234567890.12345678901234567890e-5",
+    "-0.0",
+    "+1.5",
+    ".5",
+    "5.",
+    "1E5",
     "7.0710678118654752440084436210484903928483593768847403658833986900e-1",
 ]
 
@@ -241,10 +273,16 @@ def test_hard_numbers_are_read_correctly_rounded(tmp_path, csv_engine):
     if csv_engine == "c" and not _csv.C_ENGINE_CORRECTLY_ROUNDED:
         pytest.skip("this pandas' C parser is not correctly rounded")
     rng = np.random.default_rng(11)
-    texts = [t for t in HARD_NUMBERS if t != "-0.0"] + [
-        repr(float(v)) for v in rng.lognormal(0, 60, 200)] + [
-        f"{d}e{rng.integers(-300, 280)}" for d in
-        ("".join(map(str, rng.integers(0, 10, rng.integers(17, 30)))) for _ in range(200))]
+    texts = (
+        [t for t in HARD_NUMBERS if t != "-0.0"]
+        + [repr(float(v)) for v in rng.lognormal(0, 60, 200)]
+        + [
+            f"{d}e{rng.integers(-300, 280)}"
+            for d in (
+                "".join(map(str, rng.integers(0, 10, rng.integers(17, 30)))) for _ in range(200)
+            )
+        ]
+    )
     path = write(tmp_path, "n.csv", "x,label\n" + "".join(f"{t},a\n" for t in texts))
     with engine_used(csv_engine) as calls:
         X = read_dataset(path).X[:, 0]
@@ -289,13 +327,18 @@ HANDED_OVER = {
     "long row": ("a,b,y\n1,2,x\n3,4,y,5\n", {}),
     "long first row": ("a,b\n1,2,3\n", {}),
     "whitespace-only line": ("a,y\n1,x\n   \n2,y\n", {}),
-    "not UTF-8 in an unused column": (b"a,note,y\n" + b"1,b,x\n" * 3000 + b"2,caf\xe9,y\n",
-                                      {"features": ["a"]}),
-    "kept column that is also a feature": ("id,a,y\n1,2,x\n3,4,y\n",
-                                           {"features": ["id", "a"], "keep": ["id"]}),
-    "target that is also a feature": ("a,b\n1,2\n3,4\n",
-                                      {"target": "a", "model_features": ["a", "b"],
-                                       "need_target": False}),
+    "not UTF-8 in an unused column": (
+        b"a,note,y\n" + b"1,b,x\n" * 3000 + b"2,caf\xe9,y\n",
+        {"features": ["a"]},
+    ),
+    "kept column that is also a feature": (
+        "id,a,y\n1,2,x\n3,4,y\n",
+        {"features": ["id", "a"], "keep": ["id"]},
+    ),
+    "target that is also a feature": (
+        "a,b\n1,2\n3,4\n",
+        {"target": "a", "model_features": ["a", "b"], "need_target": False},
+    ),
     "delimiter given by hand": ("a:b:y\n1:2:x\n3:4:y\n", {"delimiter": ":"}),
 }
 
@@ -313,6 +356,7 @@ def test_handed_over_to_the_c_engine_with_the_same_outcome(tmp_path, name):
 
 def test_the_c_engine_results_for_the_handed_over_cases(tmp_path):
     """A few of the cases above, with the values a wrong reader would not give."""
+
     def read(content, **options):
         with engine_used("c"):
             return read_dataset(write(tmp_path, "e.csv", content), **options)
@@ -359,13 +403,16 @@ def test_chunks_cross_blocks_on_the_c_engine_boundaries(tmp_path, small_blocks, 
 
 
 @needs_arrow
-@pytest.mark.parametrize("row, line, message", [
-    (951, "1.0,abc,2.0,x", "column 'b' has the non-numeric value 'abc' at row 951;"),
-    (951, "1.0,,2.0,x", "column 'b' has a missing value at row 951;"),
-    (951, "1.0,2.0,3.0,", "target column 'label' has a missing value at row 951;"),
-    (951, '1.0,2.0,3.0,"x"', None),   # valid, but quoted: the C engine reads on
-    (502, "-0,1,2,y", None),
-])
+@pytest.mark.parametrize(
+    "row, line, message",
+    [
+        (951, "1.0,abc,2.0,x", "column 'b' has the non-numeric value 'abc' at row 951;"),
+        (951, "1.0,,2.0,x", "column 'b' has a missing value at row 951;"),
+        (951, "1.0,2.0,3.0,", "target column 'label' has a missing value at row 951;"),
+        (951, '1.0,2.0,3.0,"x"', None),  # valid, but quoted: the C engine reads on
+        (502, "-0,1,2,y", None),
+    ],
+)
 def test_hand_over_in_mid_file(tmp_path, small_blocks, row, line, message):
     X, rows = numeric_rows(1000, seed=1)
     rows[row - 1] = line
@@ -400,8 +447,9 @@ def test_the_arrow_engine_streams(tmp_path, small_blocks):
             return data
 
     header = _csv.read_header(lambda: io.BytesIO(content), "s.csv")
-    tables = _csv.iter_arrow_tables(lambda: Counting(content), header,
-                                    float_columns=["a", "b", "c"], chunksize=100)
+    tables = _csv.iter_arrow_tables(
+        lambda: Counting(content), header, float_columns=["a", "b", "c"], chunksize=100
+    )
     first = next(tables)
     assert first.num_rows == 100
     assert first.column("a").to_pylist() == [float(r.split(",")[0]) for r in rows[:100]]
@@ -439,13 +487,37 @@ CELLS = st.one_of(
     st.floats(allow_nan=False, allow_infinity=False).map(repr),
     st.floats(allow_nan=False, allow_infinity=False).map(lambda v: f"{v:.17g}"),
     st.floats(-1e6, 1e6).map(lambda v: f"{v:.3e}"),
-    st.integers(-10**25, 10**25).map(str),
+    st.integers(-(10**25), 10**25).map(str),
     st.from_regex(r"[+-]?[0-9]{1,25}\.[0-9]{0,25}(e[+-]?[0-9]{1,3})?", fullmatch=True),
-    st.sampled_from(["-0", "0", "+0", "-0.0", " 1.5", "2 ", "1e5", ".5", "5.", "NA", "",
-                     "nan", "inf", "-inf", "True", "false", "abc", "1,5", '"7"', "0x1F"]),
+    st.sampled_from(
+        [
+            "-0",
+            "0",
+            "+0",
+            "-0.0",
+            " 1.5",
+            "2 ",
+            "1e5",
+            ".5",
+            "5.",
+            "NA",
+            "",
+            "nan",
+            "inf",
+            "-inf",
+            "True",
+            "false",
+            "abc",
+            "1,5",
+            '"7"',
+            "0x1F",
+        ]
+    ),
 )
-LABELS = st.one_of(st.integers(-5, 5).map(str), st.sampled_from(
-    ["a", "b", "NA", "None", " x", "01", "", "é", '"q"', "c d"]))
+LABELS = st.one_of(
+    st.integers(-5, 5).map(str),
+    st.sampled_from(["a", "b", "NA", "None", " x", "01", "", "é", '"q"', "c d"]),
+)
 
 
 @st.composite
@@ -475,16 +547,24 @@ def csv_files(draw):
     return raw
 
 
-ENGINE_FUZZ = settings(max_examples=120, deadline=None, derandomize=True,
-                       suppress_health_check=[HealthCheck.too_slow,
-                                              HealthCheck.function_scoped_fixture])
+ENGINE_FUZZ = settings(
+    max_examples=120,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 
 
 @needs_arrow
 @ENGINE_FUZZ
-@given(raw=csv_files(), gzipped=st.booleans(), chunk_size=st.sampled_from([None, 1, 2, 5]),
-       options=st.sampled_from([{}, {"keep": ["id"]}, {"need_target": False, "drop": ["id"]},
-                                {"target": "id"}]))
+@given(
+    raw=csv_files(),
+    gzipped=st.booleans(),
+    chunk_size=st.sampled_from([None, 1, 2, 5]),
+    options=st.sampled_from(
+        [{}, {"keep": ["id"]}, {"need_target": False, "drop": ["id"]}, {"target": "id"}]
+    ),
+)
 def test_generated_files_read_alike(tmp_path, raw, gzipped, chunk_size, options):
     name = "g.csv.gz" if gzipped else "g.csv"
     path = write(tmp_path, name, gzip.compress(raw) if gzipped else raw)
@@ -494,8 +574,11 @@ def test_generated_files_read_alike(tmp_path, raw, gzipped, chunk_size, options)
 
 @needs_arrow
 @ENGINE_FUZZ
-@given(raw=test_fuzz.mutated(test_fuzz.BASE_CSV), chunk_size=st.sampled_from([None, 1, 3]),
-       options=test_fuzz.OPTIONS)
+@given(
+    raw=test_fuzz.mutated(test_fuzz.BASE_CSV),
+    chunk_size=st.sampled_from([None, 1, 3]),
+    options=test_fuzz.OPTIONS,
+)
 def test_mutated_files_read_alike(tmp_path, raw, chunk_size, options):
     path = write(tmp_path, "m.csv", raw)
     expected, got, _ = both(path, chunk_size, **options)

@@ -137,7 +137,9 @@ def test_kept_values_are_read_as_text(tmp_path):
 
 
 def test_model_features_reorder_and_ignore_extra_columns(tmp_path):
-    path = write(tmp_path, "d.csv", "extra,petal_width_cm,notes,sepal_length\n9,0.2,hi,5.1\n9,1.3,yo,6.0\n")
+    path = write(
+        tmp_path, "d.csv", "extra,petal_width_cm,notes,sepal_length\n9,0.2,hi,5.1\n9,1.3,yo,6.0\n"
+    )
     ds = read_dataset(path, model_features=["sepal_length", "petal_width_cm"], need_target=False)
     assert ds.feature_names == ["sepal_length", "petal_width_cm"]
     np.testing.assert_array_equal(ds.X, [[5.1, 0.2], [6.0, 1.3]])
@@ -147,7 +149,9 @@ def test_model_features_reorder_and_ignore_extra_columns(tmp_path):
 def test_model_features_missing_column_is_named(tmp_path):
     path = write(tmp_path, "d.csv", "sepal_length,sepal_width\n5.1,3.5\n")
     message = error_of(path, model_features=["sepal_length", "petal_width_cm"], need_target=False)
-    assert message.startswith(f"{path}: missing column 'petal_width_cm' that the model was trained on")
+    assert message.startswith(
+        f"{path}: missing column 'petal_width_cm' that the model was trained on"
+    )
 
 
 # --- value errors ---------------------------------------------------------------
@@ -156,12 +160,17 @@ def test_model_features_missing_column_is_named(tmp_path):
 @pytest.mark.parametrize(
     ("content", "expected"),
     [
-        ("a,age,y\n1,2,x\n1,3,x\n1,4,x\n1,5,x\n1,6,x\n1,7,x\n1,abc,y\n",
-         "column 'age' has the non-numeric value 'abc' at row 7"),
+        (
+            "a,age,y\n1,2,x\n1,3,x\n1,4,x\n1,5,x\n1,6,x\n1,7,x\n1,abc,y\n",
+            "column 'age' has the non-numeric value 'abc' at row 7",
+        ),
         ("x1,x3,y\n1,2,x\n1,,y\n", "column 'x3' has a missing value at row 2"),
         ("x1,x3,y\n1,2,x\n1,NaN,y\n", "column 'x3' has a missing value at row 2"),
         ("x1,x3,y\n1,2,x\ninf,1,y\n", "column 'x1' has an infinite value at row 2"),
-        ("x1,x3,y\n1,2,x\n1,2,x\n1,-inf,y\nfoo,2,x\n", "column 'x3' has an infinite value at row 3"),
+        (
+            "x1,x3,y\n1,2,x\n1,2,x\n1,-inf,y\nfoo,2,x\n",
+            "column 'x3' has an infinite value at row 3",
+        ),
         ("a,b,label\n1,2,x\n3,4,\n", "target column 'label' has a missing value at row 2"),
         ("a,b\n", "has a header but no data rows"),
         ("", "is empty"),
@@ -261,8 +270,12 @@ def test_stdin_npz(monkeypatch):
 
 def test_npz_with_and_without_names(tmp_path):
     path = str(tmp_path / "named.npz")
-    np.savez(path, X=np.arange(6.0).reshape(3, 2), y=np.array(["a", "b", "a"]),
-             feature_names=np.array(["f1", "f2"]))
+    np.savez(
+        path,
+        X=np.arange(6.0).reshape(3, 2),
+        y=np.array(["a", "b", "a"]),
+        feature_names=np.array(["f1", "f2"]),
+    )
     ds = read_dataset(path)
     assert ds.feature_names == ["f1", "f2"] and ds.target == "y"
     assert ds.y.tolist() == ["a", "b", "a"]
@@ -277,8 +290,10 @@ def test_npz_with_and_without_names(tmp_path):
     assert ds.X.dtype == np.float64 and ds.y.dtype == np.int64 and ds.y.tolist() == [1, 0]
     by_position = read_dataset(plain, model_features=list("abcd"), need_target=False)
     assert by_position.feature_names == list("abcd")
-    assert error_of(plain, model_features=list("abcde"), need_target=False) == \
-        f"{plain}: has 4 features, the model expects 5"
+    assert (
+        error_of(plain, model_features=list("abcde"), need_target=False)
+        == f"{plain}: has 4 features, the model expects 5"
+    )
 
 
 def test_npz_feature_count_mismatch_message(tmp_path):
@@ -335,8 +350,9 @@ def test_npz_pickled_corrupt_and_truncated(tmp_path):
 def test_parquet_round_trip(tmp_path):
     pytest.importorskip("pyarrow")
     path = str(tmp_path / "d.parquet")
-    frame = pd.DataFrame({"id": ["r1", "r2", "r3"], "a": [1.5, 2.0, 3.0],
-                          "b": [1, 2, 3], "label": [0, 1, 0]})
+    frame = pd.DataFrame(
+        {"id": ["r1", "r2", "r3"], "a": [1.5, 2.0, 3.0], "b": [1, 2, 3], "label": [0, 1, 0]}
+    )
     frame.to_parquet(path)
     ds = read_dataset(path, keep=["id"])
     assert ds.feature_names == ["a", "b"] and ds.target == "label"

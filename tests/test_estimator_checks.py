@@ -55,7 +55,9 @@ def _expected_failures(estimator) -> dict[str, str]:
 
 with warnings.catch_warnings():
     # Deliberate: the estimators follow the conventions without scikit-learn's base class.
-    warnings.filterwarnings("ignore", message=".*does not inherit from `sklearn.base.BaseEstimator`")
+    warnings.filterwarnings(
+        "ignore", message=".*does not inherit from `sklearn.base.BaseEstimator`"
+    )
     SKLEARN_CHECKS = parametrize_with_checks(ESTIMATORS, expected_failed_checks=_expected_failures)
 
 

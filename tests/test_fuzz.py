@@ -19,11 +19,11 @@ import warnings
 
 import numpy as np
 import pytest
+from conftest import SAMPLE, blobs, npy_bytes, zip_bytes, zip_members
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from conftest import SAMPLE, blobs, npy_bytes, zip_bytes, zip_members
 from nbcli.errors import NbcliError
 from nbcli.io.data import iter_dataset, read_dataset
 from nbcli.io.modelfile import ModelFile, load_model, save_model
@@ -32,15 +32,46 @@ from nbcli.models import MODELS
 # Each test stays around a second or two; the whole file well under 30 s.
 # Derandomised, so a run is reproducible; for a longer search, raise
 # max_examples and drop derandomize (every test here passed 3000 random examples).
-FUZZ = settings(max_examples=150, deadline=None, derandomize=True,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+FUZZ = settings(
+    max_examples=150,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 
 BASE_CSV = b"".join((SAMPLE / "iris_train.csv").read_bytes().splitlines(keepends=True)[:9])
 
 # Bytes that mean something to a CSV reader or a number parser.
-TOKENS = [b",", b";", b"\t", b"|", b"\n", b"\r\n", b"\r", b'"', b'""', b"nan", b"NA", b"inf",
-          b"-inf", b"1e999", b"1e308", b"-0", b"5e-324", b"\xef\xbb\xbf", b"\x00", b"\xff",
-          b"label", b"True", b" ", b"1,5", b"\xe2\x80\xa8", b"#", b"0x1F", b"\xd9\xa1"]
+TOKENS = [
+    b",",
+    b";",
+    b"\t",
+    b"|",
+    b"\n",
+    b"\r\n",
+    b"\r",
+    b'"',
+    b'""',
+    b"nan",
+    b"NA",
+    b"inf",
+    b"-inf",
+    b"1e999",
+    b"1e308",
+    b"-0",
+    b"5e-324",
+    b"\xef\xbb\xbf",
+    b"\x00",
+    b"\xff",
+    b"label",
+    b"True",
+    b" ",
+    b"1,5",
+    b"\xe2\x80\xa8",
+    b"#",
+    b"0x1F",
+    b"\xd9\xa1",
+]
 
 
 @pytest.fixture(scope="module")
@@ -52,8 +83,11 @@ def work(tmp_path_factory):
 def mutated(draw, base: bytes) -> bytes:
     """``base`` after one to six flips, cuts, insertions, deletions or repeats."""
     data = bytearray(base)
-    for op in draw(st.lists(st.sampled_from(["flip", "cut", "insert", "delete", "repeat"]),
-                            min_size=1, max_size=6)):
+    for op in draw(
+        st.lists(
+            st.sampled_from(["flip", "cut", "insert", "delete", "repeat"]), min_size=1, max_size=6
+        )
+    ):
         n = len(data)
         at = draw(st.integers(0, max(n - 1, 0)))
         if op == "flip" and n:
@@ -63,9 +97,9 @@ def mutated(draw, base: bytes) -> bytes:
         elif op == "insert":
             data[at:at] = draw(st.sampled_from(TOKENS) | st.binary(min_size=1, max_size=4))
         elif op == "delete":
-            del data[at:at + draw(st.integers(1, 8))]
+            del data[at : at + draw(st.integers(1, 8))]
         elif op == "repeat" and n:
-            data[at:at] = data[at:at + draw(st.integers(1, 40))]
+            data[at:at] = data[at : at + draw(st.integers(1, 40))]
     return bytes(data)
 
 
@@ -88,7 +122,9 @@ def _read(path, **options):
 def _stream(path, chunk_size, **options):
     """iter_dataset in small chunks, held to the same contract."""
     try:
-        rows = sum(chunk.X.shape[0] for chunk in iter_dataset(path, chunk_size=chunk_size, **options))
+        rows = sum(
+            chunk.X.shape[0] for chunk in iter_dataset(path, chunk_size=chunk_size, **options)
+        )
     except NbcliError as exc:
         assert str(exc).startswith(f"{path}: ") and "\n" not in str(exc)
         return None
@@ -121,18 +157,28 @@ def _load(path):
 # Data files
 
 
-OPTIONS = st.sampled_from([
-    {}, {"need_target": False}, {"target": "label"}, {"delimiter": ";"},
-    {"model_features": ["sepal_length_cm", "petal_width_cm"], "need_target": False},
-    {"keep": ["label"], "need_target": False}, {"drop": ["sepal_width_cm"]},
-])
+OPTIONS = st.sampled_from(
+    [
+        {},
+        {"need_target": False},
+        {"target": "label"},
+        {"delimiter": ";"},
+        {"model_features": ["sepal_length_cm", "petal_width_cm"], "need_target": False},
+        {"keep": ["label"], "need_target": False},
+        {"drop": ["sepal_width_cm"]},
+    ]
+)
 
 
 @FUZZ
 @given(raw=st.binary(max_size=600), options=OPTIONS)
 def test_random_bytes_as_a_data_file(work, raw, options):
-    for name, content in (("r.csv", raw), ("r.csv.gz", gzip.compress(raw)), ("r.npz", raw),
-                          ("rz.csv.gz", raw)):
+    for name, content in (
+        ("r.csv", raw),
+        ("r.csv.gz", gzip.compress(raw)),
+        ("r.npz", raw),
+        ("rz.csv.gz", raw),
+    ):
         (work / name).write_bytes(content)
         _read(work / name, **options)
 
@@ -164,13 +210,16 @@ def test_damaged_gzip(work, raw):
     _stream(path, 3)
 
 
-ARRAY_DTYPES = st.sampled_from(["<f8", "<f4", ">f8", "<i8", "|u1", "|b1", "<U3", "|S2", "<c16",
-                                "<M8[s]", "<m8[s]", "<f2"])
+ARRAY_DTYPES = st.sampled_from(
+    ["<f8", "<f4", ">f8", "<i8", "|u1", "|b1", "<U3", "|S2", "<c16", "<M8[s]", "<m8[s]", "<f2"]
+)
 
 
 def _array(draw_dtype, shape_dims):
-    return hnp.arrays(dtype=draw_dtype, shape=hnp.array_shapes(min_dims=0, max_dims=shape_dims,
-                                                                 min_side=0, max_side=4))
+    return hnp.arrays(
+        dtype=draw_dtype,
+        shape=hnp.array_shapes(min_dims=0, max_dims=shape_dims, min_side=0, max_side=4),
+    )
 
 
 @st.composite
@@ -179,7 +228,9 @@ def data_archives(draw) -> bytes:
     with a member replaced by an array of any shape and dtype."""
     n, d = draw(st.integers(1, 5)), draw(st.integers(1, 3))
     members = {
-        "X": draw(hnp.arrays(np.float64, (n, d), elements=st.floats(-1e300, 1e300) | st.just(np.nan))),
+        "X": draw(
+            hnp.arrays(np.float64, (n, d), elements=st.floats(-1e300, 1e300) | st.just(np.nan))
+        ),
         "y": np.arange(n) % 2,
         "feature_names": np.array([f"f{j}" for j in range(d)]),
     }
@@ -196,20 +247,32 @@ def data_archives(draw) -> bytes:
 
 
 @FUZZ
-@given(raw=data_archives(), options=st.sampled_from([
-    {}, {"need_target": False}, {"target": "label"}, {"features": ["f0"]},
-    {"model_features": ["f0"], "need_target": False}, {"keep": ["y"]},
-]))
+@given(
+    raw=data_archives(),
+    options=st.sampled_from(
+        [
+            {},
+            {"need_target": False},
+            {"target": "label"},
+            {"features": ["f0"]},
+            {"model_features": ["f0"], "need_target": False},
+            {"keep": ["y"]},
+        ]
+    ),
+)
 def test_structured_npz_data(work, raw, options):
     path = work / "s.npz"
     path.write_bytes(raw)
     _read(path, **options)
 
 
-@pytest.mark.parametrize("arrays, what", [
-    ({"y": np.array([b"\x80a", b"b"])}, "labels in y"),
-    ({"feature_names": np.array([b"caf\xe9"])}, "feature_names"),
-])
+@pytest.mark.parametrize(
+    "arrays, what",
+    [
+        ({"y": np.array([b"\x80a", b"b"])}, "labels in y"),
+        ({"feature_names": np.array([b"caf\xe9"])}, "feature_names"),
+    ],
+)
 def test_npz_bytes_that_are_not_utf8(work, arrays, what):
     """Byte strings (dtype S) are decoded as UTF-8, not ASCII; others are refused
     (found by the fuzzer: NumPy's own conversion raised UnicodeDecodeError)."""
@@ -217,8 +280,12 @@ def test_npz_bytes_that_are_not_utf8(work, arrays, what):
     np.savez(path, X=np.ones((2, 1)), **{"y": np.array([1, 2]), **arrays})
     with pytest.raises(NbcliError, match=f"{what} are bytes that are not UTF-8"):
         read_dataset(path)
-    np.savez(path, X=np.ones((2, 1)), y=np.array(["café".encode(), b"b"]),
-             feature_names=np.array(["été".encode()]))
+    np.savez(
+        path,
+        X=np.ones((2, 1)),
+        y=np.array(["café".encode(), b"b"]),
+        feature_names=np.array(["été".encode()]),
+    )
     ds = read_dataset(path)
     assert ds.y.tolist() == ["café", "b"] and ds.feature_names == ["été"]
 
@@ -229,13 +296,17 @@ def test_npz_bytes_that_are_not_utf8(work, arrays, what):
 
 def _model_file(name: str) -> ModelFile:
     X, y = blobs(n_per_class=12, d=3, seed=4)
-    params = {"bernoulli": {"binarize": 1.0}, "lda": {"shrinkage": "auto"},
-              "qda": {"reg_param": 0.1}}.get(name, {})
+    params = {
+        "bernoulli": {"binarize": 1.0},
+        "lda": {"shrinkage": "auto"},
+        "qda": {"reg_param": 0.1},
+    }.get(name, {})
     if name == "multinomial":
         X = np.abs(X)
     model = MODELS[name](**params).fit(X, y)
-    return ModelFile(model=model, feature_names=["f1", "f2", "f3"], target="label",
-                     training={"n_samples": 24})
+    return ModelFile(
+        model=model, feature_names=["f1", "f2", "f3"], target="label", training={"n_samples": 24}
+    )
 
 
 @pytest.fixture(scope="module")
@@ -269,14 +340,37 @@ def test_mutated_model_bytes(work, models, data, name):
     _load(path)
 
 
-JSON_LEAVES = (st.none() | st.booleans() | st.integers(-2**70, 2**70)
-               | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=6)
-               | st.sampled_from(["gaussian", "qda", "ClassScatter", "ClassCounts",
-                                  "ClassMoments", "isotonic", "temperature", "auto", "count",
-                                  "m2", "scatter", "fourth", "feature_count"]))
-JSON_VALUES = st.recursive(JSON_LEAVES, lambda inner: st.lists(inner, max_size=4)
-                           | st.dictionaries(st.text(max_size=8), inner, max_size=3),
-                           max_leaves=8)
+JSON_LEAVES = (
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**70), 2**70)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=6)
+    | st.sampled_from(
+        [
+            "gaussian",
+            "qda",
+            "ClassScatter",
+            "ClassCounts",
+            "ClassMoments",
+            "isotonic",
+            "temperature",
+            "auto",
+            "count",
+            "m2",
+            "scatter",
+            "fourth",
+            "feature_count",
+        ]
+    )
+)
+JSON_VALUES = st.recursive(
+    JSON_LEAVES,
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
 
 
 def _paths(obj, prefix=()):
@@ -326,8 +420,9 @@ def test_model_metadata_edits(work, models, data, name):
     _load(path)
 
 
-EXTREMES = st.sampled_from([0.0, -0.0, -1.0, 1.0, 1e308, -1e308, 1e-320, 1e154, -1e154,
-                            np.inf, -np.inf, np.nan, 2.0**53])
+EXTREMES = st.sampled_from(
+    [0.0, -0.0, -1.0, 1.0, 1e308, -1e308, 1e-320, 1e154, -1e154, np.inf, -np.inf, np.nan, 2.0**53]
+)
 
 
 @FUZZ
@@ -351,7 +446,9 @@ def test_model_array_edits(work, models, data, name):
         elif how == "dtype":
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                array = array.astype(data.draw(st.sampled_from(["<f4", ">f8", "<i8", "|u1", "<c16"])))
+                array = array.astype(
+                    data.draw(st.sampled_from(["<f4", ">f8", "<i8", "|u1", "<c16"]))
+                )
         elif how == "shape":
             array = data.draw(_array(st.just("<f8"), 3))
         elif how == "fortran" and array.ndim >= 2:

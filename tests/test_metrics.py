@@ -59,7 +59,9 @@ def test_confusion_metrics_equal_sklearn_with_unseen_labels(scored):
     yt, yp = y.astype(str), classes[pred]
     assert m.accuracy(c) == pytest.approx(skm.accuracy_score(yt, yp), abs=1e-12)
     assert m.balanced_accuracy(c) == pytest.approx(skm.balanced_accuracy_score(yt, yp), abs=1e-12)
-    assert m.macro_f1(c) == pytest.approx(skm.f1_score(yt, yp, average="macro", zero_division=0), abs=1e-12)
+    assert m.macro_f1(c) == pytest.approx(
+        skm.f1_score(yt, yp, average="macro", zero_division=0), abs=1e-12
+    )
     assert m.cohen_kappa(c) == pytest.approx(skm.cohen_kappa_score(yt, yp), abs=1e-12)
     # Unseen labels are errors: accuracy is below the accuracy on known rows.
     known = np.isin(yt, classes)
@@ -86,7 +88,9 @@ def test_binary_brier_is_the_unhalved_two_class_sum():
     p1 = rng.uniform(size=50)
     proba = np.column_stack([1 - p1, p1])
     ours = m.brier_score(proba, y)
-    assert ours == pytest.approx(skm.brier_score_loss(y, proba, labels=[0, 1], scale_by_half=False), abs=1e-12)
+    assert ours == pytest.approx(
+        skm.brier_score_loss(y, proba, labels=[0, 1], scale_by_half=False), abs=1e-12
+    )
     # In the binary case it is twice the usual one-column Brier score.
     assert ours == pytest.approx(2 * np.mean((p1 - y) ** 2), abs=1e-12)
 
@@ -102,7 +106,9 @@ def test_per_class_table_equals_sklearn(scored):
     assert sorted(by_label) == labels
     for i, lab in enumerate(labels):
         r = by_label[lab]
-        assert (r.precision, r.recall, r.f1, r.support) == pytest.approx((prec[i], rec[i], f1[i], sup[i]), abs=1e-12)
+        assert (r.precision, r.recall, r.f1, r.support) == pytest.approx(
+            (prec[i], rec[i], f1[i], sup[i]), abs=1e-12
+        )
     for avg in ("macro", "weighted"):
         P, R, F, _ = skm.precision_recall_fscore_support(yt, yp, average=avg, zero_division=0)
         a = averages[avg]
@@ -113,11 +119,15 @@ def test_per_class_table_equals_sklearn(scored):
 def test_classes_never_true_nor_predicted_are_left_out_like_sklearn():
     classes = np.array([0, 1, 2])
     y = np.array([0, 0, 1, 1, 1])
-    proba = np.array([[0.9, 0.1, 0.0], [0.2, 0.8, 0.0], [0.1, 0.9, 0.0], [0.3, 0.7, 0.0], [0.6, 0.4, 0.0]])
+    proba = np.array(
+        [[0.9, 0.1, 0.0], [0.2, 0.8, 0.0], [0.1, 0.9, 0.0], [0.3, 0.7, 0.0], [0.6, 0.4, 0.0]]
+    )
     _, pred, c = _coded(classes, y, proba)
     rows, _ = m.per_class_scores(c, [0, 1, 2])
     assert [r.label for r in rows] == [0, 1]
-    assert m.macro_f1(c) == pytest.approx(skm.f1_score(y, pred, average="macro", zero_division=0), abs=1e-12)
+    assert m.macro_f1(c) == pytest.approx(
+        skm.f1_score(y, pred, average="macro", zero_division=0), abs=1e-12
+    )
     assert m.balanced_accuracy(c) == pytest.approx(skm.balanced_accuracy_score(y, pred), abs=1e-12)
 
 
@@ -167,7 +177,9 @@ def test_metrics_of_a_stack_equal_metrics_of_each_matrix():
     for name, f in m.CONFUSION_METRICS.items():
         batched = f(stack)
         assert batched.shape == (6,)
-        np.testing.assert_allclose(batched, [float(f(s)) for s in stack], rtol=0, atol=1e-15, err_msg=name)
+        np.testing.assert_allclose(
+            batched, [float(f(s)) for s in stack], rtol=0, atol=1e-15, err_msg=name
+        )
 
 
 def test_most_confused_orders_by_count_then_label_order():
@@ -190,7 +202,9 @@ def test_confusion_metrics_equal_sklearn_on_random_inputs(data):
     c = m.confusion_matrix(y, pred, 4)
     assert m.accuracy(c) == pytest.approx(skm.accuracy_score(y, pred), abs=1e-12)
     assert m.balanced_accuracy(c) == pytest.approx(skm.balanced_accuracy_score(y, pred), abs=1e-12)
-    assert m.macro_f1(c) == pytest.approx(skm.f1_score(y, pred, average="macro", zero_division=0), abs=1e-12)
+    assert m.macro_f1(c) == pytest.approx(
+        skm.f1_score(y, pred, average="macro", zero_division=0), abs=1e-12
+    )
     kappa = float(m.cohen_kappa(c))
     if math.isnan(kappa):
         assert len(set(y) | set(pred)) == 1
@@ -214,7 +228,9 @@ def test_margin_form_equals_the_table_form_bit_for_bit():
     margins = np.diagonal(stack, axis1=1, axis2=2), stack.sum(axis=2), stack.sum(axis=1)
     for name, metric in m.MARGIN_METRICS.items():
         from_margins = metric.from_margins(*(x.astype(float) for x in margins))
-        np.testing.assert_array_equal(from_margins, m.CONFUSION_METRICS[name](stack.astype(float)), err_msg=name)
+        np.testing.assert_array_equal(
+            from_margins, m.CONFUSION_METRICS[name](stack.astype(float)), err_msg=name
+        )
         np.testing.assert_array_equal(metric(stack), m.CONFUSION_METRICS[name](stack), err_msg=name)
     assert math.isnan(m.cohen_kappa(stack)[4]) and m.accuracy(stack)[4] == 1.0
 

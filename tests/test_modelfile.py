@@ -12,7 +12,6 @@ import zipfile
 
 import numpy as np
 import pytest
-
 from conftest import (
     SMALL_CSV,
     blobs,
@@ -22,6 +21,7 @@ from conftest import (
     zip_bytes,
     zip_members,
 )
+
 from nbcli.errors import NbcliError
 from nbcli.io.modelfile import FORMAT_VERSION, ModelFile, load_model, save_model
 from nbcli.models import MODELS
@@ -47,9 +47,12 @@ def _model_file(name, y=None, seed=0) -> ModelFile:
     X, y_default = _data(name, seed)
     y = y_default if y is None else y
     model = MODELS[name](**SETTINGS[name]).fit(X, y)
-    return ModelFile(model=model, feature_names=["f1", "f2", "f3", "f4"], target="label",
-                     training={"n_samples": len(y), "class_counts": [25, 25],
-                               "data_sha256": "0" * 64})
+    return ModelFile(
+        model=model,
+        feature_names=["f1", "f2", "f3", "f4"],
+        target="label",
+        training={"n_samples": len(y), "class_counts": [25, 25], "data_sha256": "0" * 64},
+    )
 
 
 def _arrays(path) -> dict:
@@ -104,11 +107,14 @@ def test_round_trip_is_bit_for_bit(tmp_path, name):
     assert list(back.model.feature_names_in_) == back.feature_names
 
 
-@pytest.mark.parametrize("labels, kind, python_type", [
-    (np.array([3, 11]), "i", int),
-    (np.array(["spam", "ham"]), "U", str),
-    (np.array([True, False]), "b", bool),
-])
+@pytest.mark.parametrize(
+    "labels, kind, python_type",
+    [
+        (np.array([3, 11]), "i", int),
+        (np.array(["spam", "ham"]), "U", str),
+        (np.array([True, False]), "b", bool),
+    ],
+)
 def test_labels_keep_their_type(tmp_path, labels, kind, python_type):
     y = np.repeat(labels, 25)
     mf = _model_file("gaussian", y=y)
@@ -124,14 +130,18 @@ def test_labels_keep_their_type(tmp_path, labels, kind, python_type):
 
 
 def test_csv_integer_labels_come_back_as_integers(tmp_path):
-    mf = fitted_model_file(tmp_path / "m.npz", csv_text=SMALL_CSV.replace(",x", ",10").replace(",y", ",-2"))
+    mf = fitted_model_file(
+        tmp_path / "m.npz", csv_text=SMALL_CSV.replace(",x", ",10").replace(",y", ",-2")
+    )
     back = load_model(tmp_path / "m.npz")
     assert back.classes.tolist() == [-2, 10] and back.classes.dtype.kind == "i"
     assert mf.classes.tolist() == [-2, 10]
 
 
 def test_metadata_holds_the_documented_fields(tmp_path):
-    fitted_model_file(tmp_path / "m.npz", "bernoulli", csv_text="a,b,label\n1,0,x\n0,1,x\n1,1,y\n0,1,y\n")
+    fitted_model_file(
+        tmp_path / "m.npz", "bernoulli", csv_text="a,b,label\n1,0,x\n0,1,x\n1,1,y\n0,1,y\n"
+    )
     meta = _metadata(tmp_path / "m.npz")
     assert meta["format"] == "nbcli-model"
     assert meta["format_version"] == FORMAT_VERSION and isinstance(meta["format_version"], int)
@@ -139,8 +149,12 @@ def test_metadata_holds_the_documented_fields(tmp_path):
 
     assert meta["nbcli_version"] == __version__
     assert meta["model"] == "bernoulli"
-    assert meta["hyperparameters"] == {"alpha": 1.0, "binarize": None, "class_prior": None,
-                                       "fit_prior": True}
+    assert meta["hyperparameters"] == {
+        "alpha": 1.0,
+        "binarize": None,
+        "class_prior": None,
+        "fit_prior": True,
+    }
     assert meta["classes"] == ["x", "y"]
     assert meta["feature_names"] == ["a", "b"] and meta["n_features"] == 2
     assert meta["target"] == "label"
@@ -191,13 +205,17 @@ class _DiskFull(Exception):
     pass
 
 
-@pytest.mark.parametrize("failure, expected", [
-    (OSError(errno.ENOSPC, "No space left on device"), NbcliError),
-    (_DiskFull("simulated"), _DiskFull),
-    (KeyboardInterrupt(), KeyboardInterrupt),
-])
-def test_interrupted_save_keeps_the_old_file_and_leaves_no_temp_file(tmp_path, monkeypatch,
-                                                                       failure, expected):
+@pytest.mark.parametrize(
+    "failure, expected",
+    [
+        (OSError(errno.ENOSPC, "No space left on device"), NbcliError),
+        (_DiskFull("simulated"), _DiskFull),
+        (KeyboardInterrupt(), KeyboardInterrupt),
+    ],
+)
+def test_interrupted_save_keeps_the_old_file_and_leaves_no_temp_file(
+    tmp_path, monkeypatch, failure, expected
+):
     path = tmp_path / "model.npz"
     save_model(_model_file("gaussian"), path)
     before = path.read_bytes()
@@ -250,8 +268,9 @@ def test_huge_declared_shapes_are_refused_before_any_array_is_read(tmp_path, mon
     saved = tmp_path / "m.npz"
     save_model(_model_file("gaussian"), saved)
     huge = tmp_path / "huge.npz"
-    huge.write_bytes(zip_bytes({**zip_members(saved),
-                                "stats.m2.npy": npy_header((10**12, 4)) + bytes(64)}))
+    huge.write_bytes(
+        zip_bytes({**zip_members(saved), "stats.m2.npy": npy_header((10**12, 4)) + bytes(64)})
+    )
 
     def no_reading(*args, **kwargs):
         raise AssertionError("an array was read")
@@ -261,18 +280,23 @@ def test_huge_declared_shapes_are_refused_before_any_array_is_read(tmp_path, mon
     _refusal(huge, "'stats.m2'", "(1000000000000, 4)")
 
 
-@pytest.mark.parametrize("change, fragments", [
-    ({"stats": {"type": ["ClassMoments"], "arrays": ["count"]}}, ["statistics"]),
-    ({"stats": {"type": "ClassCounts", "arrays": ["class_count", "feature_count"]}},
-     ["wrong type for a gaussian model"]),
-    ({"calibration": {"method": ["x"], "arrays": []}}, ["calibration method"]),
-    ({"calibration": {"method": "isotonic", "arrays": {"x": 1}}}, ["calibration metadata"]),
-    ({"classes": ["x", 1]}, ["classes"]),
-    ({"classes": [2**70, 1]}, ["too large"]),
-    ({"target": ["label"]}, ["'target'"]),
-    ({"format_version": 2, "nbcli_version": ["9"]}, ["upgrade nbcli"]),
-    ({"feature_names": ["f1", "f1", "f3", "f4"]}, ["distinct"]),
-])
+@pytest.mark.parametrize(
+    "change, fragments",
+    [
+        ({"stats": {"type": ["ClassMoments"], "arrays": ["count"]}}, ["statistics"]),
+        (
+            {"stats": {"type": "ClassCounts", "arrays": ["class_count", "feature_count"]}},
+            ["wrong type for a gaussian model"],
+        ),
+        ({"calibration": {"method": ["x"], "arrays": []}}, ["calibration method"]),
+        ({"calibration": {"method": "isotonic", "arrays": {"x": 1}}}, ["calibration metadata"]),
+        ({"classes": ["x", 1]}, ["classes"]),
+        ({"classes": [2**70, 1]}, ["too large"]),
+        ({"target": ["label"]}, ["'target'"]),
+        ({"format_version": 2, "nbcli_version": ["9"]}, ["upgrade nbcli"]),
+        ({"feature_names": ["f1", "f1", "f3", "f4"]}, ["distinct"]),
+    ],
+)
 def test_malformed_metadata_is_refused(saved, change, fragments):
     meta = _metadata(saved)
     meta.update(change)
@@ -287,13 +311,16 @@ def test_json_constants_are_refused(saved):
     _refusal(saved, "not valid JSON")
 
 
-@pytest.mark.parametrize("name, member, value, fragment", [
-    ("gaussian", "stats__count", np.array([-5.0, 30.0]), "negative"),
-    ("gaussian", "stats__m2", -np.ones((2, 4)), "negative sums of squares"),
-    ("multinomial", "stats__feature_count", -np.ones((2, 4)), "negative feature counts"),
-    # Finite, but the pooled variance overflows.
-    ("gaussian", "stats__offset", np.array([[-1e308, 0, 0, 0], [1e308, 0, 0, 0.0]]), "(var)"),
-])
+@pytest.mark.parametrize(
+    "name, member, value, fragment",
+    [
+        ("gaussian", "stats__count", np.array([-5.0, 30.0]), "negative"),
+        ("gaussian", "stats__m2", -np.ones((2, 4)), "negative sums of squares"),
+        ("multinomial", "stats__feature_count", -np.ones((2, 4)), "negative feature counts"),
+        # Finite, but the pooled variance overflows.
+        ("gaussian", "stats__offset", np.array([[-1e308, 0, 0, 0], [1e308, 0, 0, 0.0]]), "(var)"),
+    ],
+)
 def test_statistics_no_data_could_give_are_refused(tmp_path, name, member, value, fragment):
     path = tmp_path / "m.npz"
     save_model(_model_file(name), path)

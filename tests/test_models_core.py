@@ -72,7 +72,11 @@ def test_gaussian_joint_log_likelihood_equals_scipy_density():
     m = GaussianNB().fit(X, y)
     Xq = rng.normal(size=(7, 5)) * [1, 10, 0.1, 1e3, 1] + [0, 5, -3, 1e4, 2]
     expected = np.stack(
-        [np.log(m.class_prior_[k]) + stats.norm.logpdf(Xq, m.theta_[k], np.sqrt(m.var_[k])).sum(1) for k in range(3)],
+        [
+            np.log(m.class_prior_[k])
+            + stats.norm.logpdf(Xq, m.theta_[k], np.sqrt(m.var_[k])).sum(1)
+            for k in range(3)
+        ],
         axis=1,
     )
     np.testing.assert_allclose(m.joint_log_likelihood(Xq), expected, rtol=1e-12, atol=1e-10)
@@ -86,7 +90,11 @@ def test_qda_joint_log_likelihood_equals_scipy_density():
     m = QuadraticDiscriminantAnalysis(reg_param=0.1).fit(X, y)
     Xq = rng.normal(size=(9, 4)) @ A
     expected = np.stack(
-        [np.log(m.priors_[k]) + stats.multivariate_normal.logpdf(Xq, m.means_[k], m.covariance_[k]) for k in range(3)],
+        [
+            np.log(m.priors_[k])
+            + stats.multivariate_normal.logpdf(Xq, m.means_[k], m.covariance_[k])
+            for k in range(3)
+        ],
         axis=1,
     )
     np.testing.assert_allclose(m.joint_log_likelihood(Xq), expected, rtol=1e-10)
@@ -101,7 +109,11 @@ def test_lda_posterior_equals_shared_covariance_bayes_rule():
     pooled = sum(np.cov(X[y == k].T, bias=True) * (y == k).sum() for k in (0, 1)) / 200
     np.testing.assert_allclose(m.covariance_, pooled, rtol=1e-12)
     logpdf = np.stack(
-        [np.log(m.priors_[k]) + stats.multivariate_normal.logpdf(X[:5], m.means_[k], pooled) for k in (0, 1)], axis=1
+        [
+            np.log(m.priors_[k]) + stats.multivariate_normal.logpdf(X[:5], m.means_[k], pooled)
+            for k in (0, 1)
+        ],
+        axis=1,
     )
     post = np.exp(logpdf - np.logaddexp(logpdf[:, :1], logpdf[:, 1:]))
     np.testing.assert_allclose(m.predict_proba(X[:5]), post, rtol=1e-10)
@@ -180,17 +192,40 @@ def test_chunked_fit_equals_single_fit(name):
     chunked = MODELS[name](**params)
     for rows in pieces:
         chunked.partial_fit(X[rows], y[rows])
-    for field in ["count", "class_count", "feature_count", "m2", "scatter", "third", "fourth", "within", "mean"]:
+    for field in [
+        "count",
+        "class_count",
+        "feature_count",
+        "m2",
+        "scatter",
+        "third",
+        "fourth",
+        "within",
+        "mean",
+    ]:
         a = getattr(whole.stats_, field, None)
         if a is None:
             continue
         b = getattr(chunked.stats_, field)
         scale = np.abs(a).max()
         np.testing.assert_allclose(b, a, rtol=1e-12, atol=1e-12 * scale, err_msg=field)
-    for attr in ("theta_", "var_", "feature_log_prob_", "coef_", "covariance_", "log_det_", "class_prior_", "priors_"):
+    for attr in (
+        "theta_",
+        "var_",
+        "feature_log_prob_",
+        "coef_",
+        "covariance_",
+        "log_det_",
+        "class_prior_",
+        "priors_",
+    ):
         if hasattr(whole, attr):
-            np.testing.assert_allclose(getattr(chunked, attr), getattr(whole, attr), rtol=1e-12, atol=1e-300, err_msg=attr)
-    np.testing.assert_allclose(chunked.predict_proba(X[:50]), whole.predict_proba(X[:50]), rtol=1e-11, atol=1e-14)
+            np.testing.assert_allclose(
+                getattr(chunked, attr), getattr(whole, attr), rtol=1e-12, atol=1e-300, err_msg=attr
+            )
+    np.testing.assert_allclose(
+        chunked.predict_proba(X[:50]), whole.predict_proba(X[:50]), rtol=1e-11, atol=1e-14
+    )
 
 
 def test_variance_is_exact_with_a_large_mean():
@@ -283,15 +318,20 @@ def test_lda_keeps_one_pooled_scatter_unless_ledoit_wolf():
     per_class = LinearDiscriminantAnalysis(shrinkage="auto").fit(X, y)
     assert per_class.stats_.scatter.shape == (4, 6, 6)
     # Both pool the same within-class scatter.
-    np.testing.assert_allclose(plain.stats_.within, per_class.stats_.scatter.sum(axis=0), rtol=1e-12)
+    np.testing.assert_allclose(
+        plain.stats_.within, per_class.stats_.scatter.sum(axis=0), rtol=1e-12
+    )
 
 
-@pytest.mark.parametrize("model, message", [
-    (MultinomialNB(alpha=1e308), r"alpha=1e\+308 is too large"),
-    (BernoulliNB(alpha=1e308, binarize=0.5), r"alpha=1e\+308 is too large"),
-    (GaussianNB(var_smoothing=1e308), r"var_smoothing=1e\+308 is too large"),
-    (LinearDiscriminantAnalysis(tol=2.0), r"tol must be a number in \[0, 1\)"),
-])
+@pytest.mark.parametrize(
+    "model, message",
+    [
+        (MultinomialNB(alpha=1e308), r"alpha=1e\+308 is too large"),
+        (BernoulliNB(alpha=1e308, binarize=0.5), r"alpha=1e\+308 is too large"),
+        (GaussianNB(var_smoothing=1e308), r"var_smoothing=1e\+308 is too large"),
+        (LinearDiscriminantAnalysis(tol=2.0), r"tol must be a number in \[0, 1\)"),
+    ],
+)
 def test_hyperparameters_that_overflow_are_refused(model, message):
     X = np.abs(np.random.default_rng(12).normal(size=(20, 3))) * 10
     with pytest.raises(ValueError, match=message):

@@ -55,7 +55,9 @@ def _standardise(Xtr, Xte):
 
 def _round_trip(model, tmp_path):
     path = tmp_path / "m.npz"
-    save_model(ModelFile(model=model, feature_names=[f"f{i}" for i in range(model.n_features_in_)]), path)
+    save_model(
+        ModelFile(model=model, feature_names=[f"f{i}" for i in range(model.n_features_in_)]), path
+    )
     return load_model(path).model
 
 
@@ -89,8 +91,16 @@ def _cases(X):
 @pytest.mark.parametrize("name", DATASETS)
 @pytest.mark.parametrize(
     "case",
-    ["gaussian", "gaussian-vs", "multinomial", "multinomial-uniform", "bernoulli",
-     "bernoulli-alpha", "lda", "qda"],
+    [
+        "gaussian",
+        "gaussian-vs",
+        "multinomial",
+        "multinomial-uniform",
+        "bernoulli",
+        "bernoulli-alpha",
+        "lda",
+        "qda",
+    ],
 )
 def test_predict_proba_matches_sklearn(name, case, tmp_path):
     Xtr, ytr, Xte, _ = _split(name)
@@ -111,7 +121,9 @@ def test_lda_fixed_shrinkage_matches_sklearn(name, shrinkage, tmp_path):
     Xtr, ytr, Xte, _ = _split(name)
     ours = _round_trip(LinearDiscriminantAnalysis(shrinkage=shrinkage).fit(Xtr, ytr), tmp_path)
     theirs = sk_da.LinearDiscriminantAnalysis(solver="lsqr", shrinkage=shrinkage).fit(Xtr, ytr)
-    np.testing.assert_allclose(ours.predict_proba(Xte), theirs.predict_proba(Xte), rtol=0, atol=1e-8)
+    np.testing.assert_allclose(
+        ours.predict_proba(Xte), theirs.predict_proba(Xte), rtol=0, atol=1e-8
+    )
 
 
 @pytest.mark.parametrize("name", DATASETS)
@@ -120,14 +132,18 @@ def test_lda_ledoit_wolf_matches_sklearn(name, tmp_path):
     Ztr, Zte = _standardise(Xtr, Xte)
     ours = _round_trip(LinearDiscriminantAnalysis(shrinkage="auto").fit(Ztr, ytr), tmp_path)
     theirs = sk_da.LinearDiscriminantAnalysis(solver="lsqr", shrinkage="auto").fit(Ztr, ytr)
-    np.testing.assert_allclose(ours.predict_proba(Zte), theirs.predict_proba(Zte), rtol=0, atol=1e-8)
+    np.testing.assert_allclose(
+        ours.predict_proba(Zte), theirs.predict_proba(Zte), rtol=0, atol=1e-8
+    )
     if name != "digits":
         # Ledoit-Wolf works on standardised features, so nbcli on the raw ones
         # gives the same, well-conditioned answer. (Not on digits: a pixel
         # constant within a class keeps scale 1 in either unit, so there the
         # estimate depends on the units, in scikit-learn as in nbcli.)
         raw = LinearDiscriminantAnalysis(shrinkage="auto").fit(Xtr, ytr)
-        np.testing.assert_allclose(raw.predict_proba(Xte), theirs.predict_proba(Zte), rtol=0, atol=1e-8)
+        np.testing.assert_allclose(
+            raw.predict_proba(Xte), theirs.predict_proba(Zte), rtol=0, atol=1e-8
+        )
 
 
 @pytest.mark.parametrize("name", ["iris", "wine"])
@@ -140,7 +156,9 @@ def test_qda_without_regularisation_matches_sklearn(name):
     Ztr, Zte = _standardise(Xtr, Xte)
     ours = QuadraticDiscriminantAnalysis().fit(Ztr, ytr)
     theirs = sk_da.QuadraticDiscriminantAnalysis().fit(Ztr, ytr)
-    np.testing.assert_allclose(ours.predict_proba(Zte), theirs.predict_proba(Zte), rtol=0, atol=1e-8)
+    np.testing.assert_allclose(
+        ours.predict_proba(Zte), theirs.predict_proba(Zte), rtol=0, atol=1e-8
+    )
 
 
 @pytest.mark.parametrize("name", ["iris", "wine"])
@@ -150,7 +168,10 @@ def test_given_priors_match_sklearn(name):
     pairs = [
         (GaussianNB(priors=priors), sk_nb.GaussianNB(priors=priors)),
         (MultinomialNB(class_prior=priors), sk_nb.MultinomialNB(class_prior=priors)),
-        (LinearDiscriminantAnalysis(priors=priors), sk_da.LinearDiscriminantAnalysis(priors=priors)),
+        (
+            LinearDiscriminantAnalysis(priors=priors),
+            sk_da.LinearDiscriminantAnalysis(priors=priors),
+        ),
         (
             QuadraticDiscriminantAnalysis(priors=priors, reg_param=0.05),
             sk_da.QuadraticDiscriminantAnalysis(priors=priors, reg_param=0.05),
@@ -158,7 +179,10 @@ def test_given_priors_match_sklearn(name):
     ]
     for ours, theirs in pairs:
         np.testing.assert_allclose(
-            ours.fit(Xtr, ytr).predict_proba(Xte), theirs.fit(Xtr, ytr).predict_proba(Xte), rtol=0, atol=1e-8
+            ours.fit(Xtr, ytr).predict_proba(Xte),
+            theirs.fit(Xtr, ytr).predict_proba(Xte),
+            rtol=0,
+            atol=1e-8,
         )
 
 
@@ -177,12 +201,14 @@ def test_sample_weight_matches_sklearn():
     np.testing.assert_allclose(
         MultinomialNB().fit(Xtr, ytr, sample_weight=w).predict_proba(Xte),
         sk_nb.MultinomialNB().fit(Xtr, ytr, sample_weight=w).predict_proba(Xte),
-        rtol=0, atol=1e-8,
+        rtol=0,
+        atol=1e-8,
     )
     # GaussianNB: equal to scikit-learn when var_smoothing's variance is the same
     # (scikit-learn uses the unweighted one, nbcli the weighted one).
     np.testing.assert_allclose(
         GaussianNB(var_smoothing=0.0).fit(Xtr, ytr, sample_weight=w).predict_proba(Xte),
         sk_nb.GaussianNB(var_smoothing=0.0).fit(Xtr, ytr, sample_weight=w).predict_proba(Xte),
-        rtol=0, atol=1e-8,
+        rtol=0,
+        atol=1e-8,
     )

@@ -57,7 +57,9 @@ def test_row_order_does_not_matter(name, data):
     b = _fit(name, X[perm], y[perm])
     np.testing.assert_allclose(b.predict_proba(X), a.predict_proba(X), rtol=1e-9, atol=1e-12)
     # and each row's prediction follows the row when the query is shuffled
-    np.testing.assert_allclose(a.predict_proba(X[perm]), a.predict_proba(X)[perm], rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(
+        a.predict_proba(X[perm]), a.predict_proba(X)[perm], rtol=1e-12, atol=1e-15
+    )
 
 
 @pytest.mark.parametrize("name", list(MODELS))
@@ -75,7 +77,9 @@ def test_renaming_labels_renames_predictions(name, data):
     np.testing.assert_array_equal(b.predict(X)[clear], names[a.predict(X)][clear])
     # columns follow the sorted new names
     order = np.argsort(names)
-    np.testing.assert_allclose(b.predict_proba(X), a.predict_proba(X)[:, order], rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(
+        b.predict_proba(X), a.predict_proba(X)[:, order], rtol=1e-9, atol=1e-12
+    )
 
 
 @pytest.mark.parametrize("name", list(MODELS))
@@ -87,7 +91,9 @@ def test_duplicating_every_row_keeps_the_parameters(name, data):
     b = _fit(name, np.vstack([X, X]), np.concatenate([y, y]))
     for attr in ("theta_", "var_", "means_", "covariance_", "coef_", "class_prior_", "priors_"):
         if hasattr(a, attr):
-            np.testing.assert_allclose(getattr(b, attr), getattr(a, attr), rtol=1e-9, atol=1e-12, err_msg=attr)
+            np.testing.assert_allclose(
+                getattr(b, attr), getattr(a, attr), rtol=1e-9, atol=1e-12, err_msg=attr
+            )
     if name in ("gaussian", "lda", "qda"):
         np.testing.assert_allclose(b.predict_proba(X), a.predict_proba(X), rtol=1e-9, atol=1e-12)
     else:  # smoothing weighs less against doubled counts; relative frequencies stay
@@ -103,4 +109,6 @@ def test_scaling_all_features_keeps_predictions(name, data, scale):
     a = MODELS[name](**params).fit(X, y)
     b = MODELS[name](**params).fit(X * scale, y)
     np.testing.assert_array_equal(b.predict(X * scale), a.predict(X))
-    np.testing.assert_allclose(b.predict_proba(X * scale), a.predict_proba(X), rtol=1e-7, atol=1e-10)
+    np.testing.assert_allclose(
+        b.predict_proba(X * scale), a.predict_proba(X), rtol=1e-7, atol=1e-10
+    )

@@ -69,9 +69,13 @@ def test_headline_shows_values_intervals_and_how_they_were_made(evaluation):
 
 def test_wide_console_shows_labels_in_the_tables_themselves(evaluation):
     text = _text(render(evaluation), PIPE_WIDTH)
-    per_class_row = next(line for line in text.splitlines() if line.strip().startswith(LONG) and "0." in line)
+    per_class_row = next(
+        line for line in text.splitlines() if line.strip().startswith(LONG) and "0." in line
+    )
     scores = {r.label: r for r in evaluation.per_class}[LONG]
-    assert f"{scores.precision:.4f}" in per_class_row and per_class_row.rstrip().endswith(str(scores.support))
+    assert f"{scores.precision:.4f}" in per_class_row and per_class_row.rstrip().endswith(
+        str(scores.support)
+    )
     assert "#1" not in text
 
 
@@ -128,15 +132,23 @@ def test_reliability_rows_in_evaluation(evaluation):
 def test_comparison_rendering(model_output):
     classes, y, p = model_output
     r = build_comparison(
-        classes, p, classes, np.roll(p, 1, axis=0), y,
-        n_resamples=100, inputs={"model_a": {"path": "a.npz"}, "model_b": {"path": "b.npz"}},
+        classes,
+        p,
+        classes,
+        np.roll(p, 1, axis=0),
+        y,
+        n_resamples=100,
+        inputs={"model_a": {"path": "a.npz"}, "model_b": {"path": "b.npz"}},
     )
     text = _text(render(r))
     assert "A: a.npz" in text and "B: b.npz" in text
     diff = r.metrics["difference"]
     assert f"Difference B - A   {diff.value:.4f}" in text
     assert f"McNemar exact test: p = {r.p_value:.4g} (two-sided;" in text
-    assert f"{r.table.only_a_correct} rows only A got right, {r.table.only_b_correct} only B" in " ".join(text.split())
+    assert (
+        f"{r.table.only_a_correct} rows only A got right, {r.table.only_b_correct} only B"
+        in " ".join(text.split())
+    )
 
 
 def test_calibration_rendering_before_and_after(model_output):
@@ -156,7 +168,9 @@ def test_calibration_rendering_before_and_after(model_output):
 
 def test_comparison_names_models_given_as_a_list(model_output):
     classes, y, p = model_output
-    inputs = {"models": [{"path": "first.npz", "sha256": "0"}, {"path": "second.npz", "sha256": "1"}]}
+    inputs = {
+        "models": [{"path": "first.npz", "sha256": "0"}, {"path": "second.npz", "sha256": "1"}]
+    }
     r = build_comparison(classes, p, classes, p, y, n_resamples=0, inputs=inputs)
     text = _text(render_comparison(r))
     assert "A: first.npz" in text and "B: second.npz" in text
@@ -189,12 +203,16 @@ def test_a_confusion_matrix_too_wide_for_the_output_is_not_built():
     start = time.perf_counter()
     text = _text(render(r), PIPE_WIDTH)
     assert time.perf_counter() - start < 5
-    assert "Confusion matrix not shown: 400 predicted classes do not fit the width of this output" in " ".join(
-        text.split()
+    assert (
+        "Confusion matrix not shown: 400 predicted classes do not fit the width of this output"
+        in " ".join(text.split())
     )
     assert "true \\ predicted" not in text
     row = next(x for x in r.per_class if x.support > 0)
-    assert any(line.split()[:1] == [str(row.label)] and f"{row.recall:.4f}" in line for line in text.splitlines())
+    assert any(
+        line.split()[:1] == [str(row.label)] and f"{row.recall:.4f}" in line
+        for line in text.splitlines()
+    )
 
 
 def test_a_confusion_matrix_that_fits_is_still_drawn_with_keys():
@@ -204,7 +222,9 @@ def test_a_confusion_matrix_that_fits_is_still_drawn_with_keys():
     p = rng.random((400, k))
     p[np.arange(400), idx] += 0.5
     names = [f"class-{i}" for i in range(k)]
-    r = build_evaluation(names, [names[i] for i in idx], p / p.sum(axis=1, keepdims=True), n_resamples=0)
+    r = build_evaluation(
+        names, [names[i] for i in idx], p / p.sum(axis=1, keepdims=True), n_resamples=0
+    )
     text = _text(render(r), PIPE_WIDTH)
     assert "Confusion matrix not shown" not in text
     head = next(line for line in text.splitlines() if "true \\ predicted" in line)

@@ -40,8 +40,19 @@ _TYPES = {
     "null": lambda v: v is None,
 }
 _HANDLED = {
-    "$schema", "title", "type", "required", "properties", "additionalProperties", "items",
-    "enum", "const", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
+    "$schema",
+    "title",
+    "type",
+    "required",
+    "properties",
+    "additionalProperties",
+    "items",
+    "enum",
+    "const",
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
 }
 
 
@@ -85,11 +96,16 @@ def validate(instance, schema, path="$"):
 
 def test_validator_rejects_what_it_should():
     schema = EVALUATION_SCHEMA["properties"]["metrics"]
-    good = {k: {"value": 0.5, "lower": None, "upper": None, "method": "none"} for k in schema["required"]}
+    good = {
+        k: {"value": 0.5, "lower": None, "upper": None, "method": "none"}
+        for k in schema["required"]
+    }
     assert validate(good, schema) == []
     bad = dict(good, accuracy={"value": "0.5", "lower": None, "upper": None, "method": "bootstrap"})
     assert len(validate(bad, schema)) == 2
-    assert validate({k: v for k, v in good.items() if k != "brier"}, schema) == ["$: missing 'brier'"]
+    assert validate({k: v for k, v in good.items() if k != "brier"}, schema) == [
+        "$: missing 'brier'"
+    ]
 
 
 def _plain_json_types_only(obj):
@@ -135,7 +151,9 @@ def test_evaluation_matches_sklearn_and_records_unseen_labels(int_model):
     yt = y.astype(str)
     yp = classes[p.argmax(axis=1)].astype(str)
     assert r.metrics["accuracy"].value == pytest.approx(skm.accuracy_score(yt, yp), abs=1e-12)
-    assert r.metrics["balanced_accuracy"].value == pytest.approx(skm.balanced_accuracy_score(yt, yp), abs=1e-12)
+    assert r.metrics["balanced_accuracy"].value == pytest.approx(
+        skm.balanced_accuracy_score(yt, yp), abs=1e-12
+    )
     macro_f1 = skm.f1_score(yt, yp, average="macro", zero_division=0)
     assert r.metrics["macro_f1"].value == pytest.approx(macro_f1, abs=1e-12)
     assert r.metrics["cohen_kappa"].value == pytest.approx(skm.cohen_kappa_score(yt, yp), abs=1e-12)
@@ -143,7 +161,8 @@ def test_evaluation_matches_sklearn_and_records_unseen_labels(int_model):
     log_loss = skm.log_loss(yt[known], p[known], labels=["1", "2", "3", "4"])
     assert r.metrics["log_loss"].value == pytest.approx(log_loss, abs=1e-12)
     assert r.metrics["brier"].value == pytest.approx(
-        skm.brier_score_loss(yt[known], p[known], labels=["1", "2", "3", "4"], scale_by_half=False), abs=1e-12
+        skm.brier_score_loss(yt[known], p[known], labels=["1", "2", "3", "4"], scale_by_half=False),
+        abs=1e-12,
     )
     assert r.n_samples == 400 and r.n_unseen == 8
     assert r.labels == [1, 2, 3, 4, "5", "7"]
@@ -156,12 +175,21 @@ def test_evaluation_matches_sklearn_and_records_unseen_labels(int_model):
 def test_evaluation_dict_validates_against_its_schema_and_is_plain_json(int_model):
     classes, y, p = int_model
     d = build_evaluation(
-        classes, y, p, n_resamples=100, inputs={"model": {"path": "m.npz", "sha256": "ab"}}, settings={"extra": 1}
+        classes,
+        y,
+        p,
+        n_resamples=100,
+        inputs={"model": {"path": "m.npz", "sha256": "ab"}},
+        settings={"extra": 1},
     ).to_dict()
     assert validate(d, EVALUATION_SCHEMA) == []
     assert _plain_json_types_only(d)
     json.dumps(d, allow_nan=False)
-    assert d["schema"] == "nbcli.evaluation" and d["schema_version"] == 1 and d["nbcli_version"] == __version__
+    assert (
+        d["schema"] == "nbcli.evaluation"
+        and d["schema_version"] == 1
+        and d["nbcli_version"] == __version__
+    )
     assert build_evaluation(classes, y, p, n_resamples=0).schema == d["schema"]
     assert d["inputs"]["model"]["path"] == "m.npz"
     assert d["settings"]["extra"] == 1 and d["settings"]["bootstrap_resamples"] == 100
@@ -169,7 +197,14 @@ def test_evaluation_dict_validates_against_its_schema_and_is_plain_json(int_mode
     # Labels keep their type: model classes are ints; unseen labels stay as given (text).
     assert d["confusion_matrix"]["labels"] == [1, 2, 3, 4, "5", "7"]
     assert sum(map(sum, d["confusion_matrix"]["counts"])) == 400
-    assert list(d["metrics"]) == ["accuracy", "balanced_accuracy", "macro_f1", "cohen_kappa", "log_loss", "brier"]
+    assert list(d["metrics"]) == [
+        "accuracy",
+        "balanced_accuracy",
+        "macro_f1",
+        "cohen_kappa",
+        "log_loss",
+        "brier",
+    ]
 
 
 def test_evaluation_of_a_perfect_model_uses_percentile_where_bca_is_undefined():
@@ -178,7 +213,12 @@ def test_evaluation_of_a_perfect_model_uses_percentile_where_bca_is_undefined():
     r = build_evaluation(np.array(["a", "b", "c"]), y, p, n_resamples=200, training_match=True)
     d = r.to_dict()
     assert validate(d, EVALUATION_SCHEMA) == []
-    assert d["metrics"]["accuracy"] == {"value": 1.0, "lower": 1.0, "upper": 1.0, "method": "percentile"}
+    assert d["metrics"]["accuracy"] == {
+        "value": 1.0,
+        "lower": 1.0,
+        "upper": 1.0,
+        "method": "percentile",
+    }
     assert d["metrics"]["log_loss"]["method"] == "percentile"
     assert d["settings"]["bootstrap_method"].startswith("percentile")
     assert d["most_confused"] == []
@@ -218,22 +258,32 @@ def test_evaluation_with_many_labels_and_unseen_ones_matches_sklearn_and_the_who
     assert r.confusion.size > bs.TABLE_CELLS
     yt, yp = y.astype(str), classes[p.argmax(axis=1)].astype(str)
     assert r.metrics["accuracy"].value == pytest.approx(skm.accuracy_score(yt, yp), abs=1e-12)
-    assert r.metrics["balanced_accuracy"].value == pytest.approx(skm.balanced_accuracy_score(yt, yp), abs=1e-12)
+    assert r.metrics["balanced_accuracy"].value == pytest.approx(
+        skm.balanced_accuracy_score(yt, yp), abs=1e-12
+    )
     macro_f1 = skm.f1_score(yt, yp, average="macro", zero_division=0)
     assert r.metrics["macro_f1"].value == pytest.approx(macro_f1, abs=1e-12)
     assert r.metrics["cohen_kappa"].value == pytest.approx(skm.cohen_kappa_score(yt, yp), abs=1e-12)
     # sklearn orders string labels as text ("10" before "2"): integer labels keep the column order.
-    assert r.metrics["log_loss"].value == pytest.approx(skm.log_loss(idx[5:], p[5:], labels=classes), abs=1e-12)
+    assert r.metrics["log_loss"].value == pytest.approx(
+        skm.log_loss(idx[5:], p[5:], labels=classes), abs=1e-12
+    )
     brier = skm.brier_score_loss(idx[5:], p[5:], labels=classes, scale_by_half=False)
     assert r.metrics["brier"].value == pytest.approx(brier, abs=1e-12)
     assert r.calibration.diagram.n_samples == n - 5
     # The margin path draws what whole tables draw from the same seed.
     tables = bs.bootstrap_count_statistics(
-        r.confusion, m.CONFUSION_METRICS, n_resamples=300, confidence=0.95, rng=np.random.default_rng(4)
+        r.confusion,
+        m.CONFUSION_METRICS,
+        n_resamples=300,
+        confidence=0.95,
+        rng=np.random.default_rng(4),
     )
     for name, iv in tables.items():
         assert r.metrics[name].method == iv.method == "BCa"
-        assert (r.metrics[name].lower, r.metrics[name].upper) == pytest.approx((iv.lower, iv.upper), abs=1e-12)
+        assert (r.metrics[name].lower, r.metrics[name].upper) == pytest.approx(
+            (iv.lower, iv.upper), abs=1e-12
+        )
 
 
 def test_evaluation_rejects_mismatched_shapes(int_model):
@@ -247,12 +297,20 @@ def test_threshold_values_of_evaluation_pass_and_fail_as_expected(int_model):
     r = build_evaluation(classes, y, p, n_resamples=100)
     values = r.threshold_values()
     acc = r.metrics["accuracy"]
-    passing = [parse_threshold(f"accuracy.lower={acc.lower - 0.01}", "under"), parse_threshold("ece=0.9", "over")]
+    passing = [
+        parse_threshold(f"accuracy.lower={acc.lower - 0.01}", "under"),
+        parse_threshold("ece=0.9", "over"),
+    ]
     assert check_thresholds(values, passing) == []
-    failing = [parse_threshold(f"accuracy.lower={acc.lower + 0.01}", "under"), parse_threshold("log_loss=0.01", "over")]
+    failing = [
+        parse_threshold(f"accuracy.lower={acc.lower + 0.01}", "under"),
+        parse_threshold("log_loss=0.01", "over"),
+    ]
     messages = check_thresholds(values, failing)
     assert messages[0].startswith(f"accuracy.lower {acc.lower:.4f} is below the threshold")
-    assert messages[1].startswith("log_loss ") and messages[1].endswith("is above the threshold 0.01")
+    assert messages[1].startswith("log_loss ") and messages[1].endswith(
+        "is above the threshold 0.01"
+    )
 
 
 # --------------------------------------------------------------------------
@@ -287,8 +345,15 @@ def test_comparison_table_difference_and_schema():
     # A is right on rows 0-29, B on rows 0-19 and 30-39.
     pa = np.vstack([right[:30], wrong[30:]])
     pb = np.vstack([right[:20], wrong[20:30], right[30:]])
-    r = build_comparison([0, 1], pa, [0, 1], pb, y, n_resamples=500, seed=3, inputs={"model_a": {"path": "a"}})
-    assert r.table.to_dict() == {"both_correct": 20, "only_a_correct": 10, "only_b_correct": 10, "both_wrong": 0}
+    r = build_comparison(
+        [0, 1], pa, [0, 1], pb, y, n_resamples=500, seed=3, inputs={"model_a": {"path": "a"}}
+    )
+    assert r.table.to_dict() == {
+        "both_correct": 20,
+        "only_a_correct": 10,
+        "only_b_correct": 10,
+        "both_wrong": 0,
+    }
     assert r.metrics["accuracy_a"].value == 0.75 and r.metrics["accuracy_b"].value == 0.75
     assert r.metrics["difference"].value == 0.0
     assert r.metrics["difference"].lower < 0 < r.metrics["difference"].upper
@@ -344,7 +409,14 @@ def test_top_class_confidence_bins_match_sklearn_when_the_positive_class_is_alwa
     np.testing.assert_allclose([b.mean_confidence for b in filled], prob_pred, atol=1e-12)
     # The lower five bins are empty and kept.
     assert [b.count for b in d.bins[:5]] == [0] * 5
-    empty = {"lower": 0.0, "upper": 0.1, "count": 0, "mean_confidence": None, "accuracy": None, "gap": None}
+    empty = {
+        "lower": 0.0,
+        "upper": 0.1,
+        "count": 0,
+        "mean_confidence": None,
+        "accuracy": None,
+        "gap": None,
+    }
     assert d.bins[0].to_dict() == empty
 
 
@@ -365,7 +437,9 @@ def test_quantile_bins_hold_about_equal_counts():
 
 
 def test_explicit_edges_are_validated():
-    d = rel.reliability_diagram([0.95, 0.995, 0.9995, 0.5], [1, 1, 0, 0], bins=[0, 0.9, 0.99, 0.999, 1])
+    d = rel.reliability_diagram(
+        [0.95, 0.995, 0.9995, 0.5], [1, 1, 0, 0], bins=[0, 0.9, 0.99, 0.999, 1]
+    )
     assert d.strategy == "explicit" and [b.count for b in d.bins] == [1, 1, 1, 1]
     for edges, message in [
         ([0.5], "at least 2"),
@@ -387,29 +461,44 @@ def test_ece_jackknife_and_bootstrap_match_scipy_on_the_same_resamples():
 
     def ece(c, y, axis=-1):
         c, y = np.atleast_2d(c), np.atleast_2d(y)
-        return np.array([rel.reliability_diagram(ci, yi, edges).ece for ci, yi in zip(c, y)]).squeeze()
+        return np.array(
+            [rel.reliability_diagram(ci, yi, edges).ece for ci, yi in zip(c, y)]
+        ).squeeze()
 
-    iv = rel.ece_interval(conf, correct, edges, n_resamples=400, confidence=0.95, rng=np.random.default_rng(1))
+    iv = rel.ece_interval(
+        conf, correct, edges, n_resamples=400, confidence=0.95, rng=np.random.default_rng(1)
+    )
     assert iv.value == pytest.approx(rel.reliability_diagram(conf, correct, 5).ece, abs=1e-12)
     # Rebuild the same resamples to hand SciPy the same bootstrap distribution.
     idx = np.random.default_rng(1).integers(0, 80, size=(400, 80), dtype=np.intp)
     replicates = ece(conf[idx], correct[idx])
     ref = stats.bootstrap(
-        (conf, correct), ece, paired=True, vectorized=True, n_resamples=0,
-        bootstrap_result=SimpleNamespace(bootstrap_distribution=replicates), method="BCa",
+        (conf, correct),
+        ece,
+        paired=True,
+        vectorized=True,
+        n_resamples=0,
+        bootstrap_result=SimpleNamespace(bootstrap_distribution=replicates),
+        method="BCa",
     ).confidence_interval
     assert iv.method == "BCa"
-    assert iv.lower == pytest.approx(ref.low, abs=1e-12) and iv.upper == pytest.approx(ref.high, abs=1e-12)
+    assert iv.lower == pytest.approx(ref.low, abs=1e-12) and iv.upper == pytest.approx(
+        ref.high, abs=1e-12
+    )
 
 
 def test_calibration_report_and_too_few_samples(int_model):
     classes, y, p = int_model
-    r = build_calibration(classes, y, p, bins=10, n_resamples=200, seed=2, inputs={"data": {"path": "t.csv"}})
+    r = build_calibration(
+        classes, y, p, bins=10, n_resamples=200, seed=2, inputs={"data": {"path": "t.csv"}}
+    )
     d = r.to_dict()
     assert d["schema"] == "nbcli.calibration" and d["schema_version"] == 1
     assert set(d["metrics"]) == {"ece", "brier", "log_loss"}
     assert d["metrics"]["ece"]["value"] == pytest.approx(d["reliability"]["ece"])
-    assert d["metrics"]["ece"]["lower"] < d["metrics"]["ece"]["value"] < d["metrics"]["ece"]["upper"]
+    assert (
+        d["metrics"]["ece"]["lower"] < d["metrics"]["ece"]["value"] < d["metrics"]["ece"]["upper"]
+    )
     assert sum(b["count"] for b in d["reliability"]["bins"]) == 392 and d["n_unseen"] == 8
     assert _plain_json_types_only(d) and json.dumps(d, allow_nan=False)
     assert set(r.threshold_values()) == set(CALIBRATION_METRICS)
@@ -456,7 +545,11 @@ def test_parse_threshold_forms():
 @pytest.mark.parametrize(
     "text, direction, message",
     [
-        ("acuracy=0.9", "under", "unknown metric 'acuracy'; known metrics: accuracy, balanced_accuracy"),
+        (
+            "acuracy=0.9",
+            "under",
+            "unknown metric 'acuracy'; known metrics: accuracy, balanced_accuracy",
+        ),
         ("accuracy=high", "under", "'high' is not a number"),
         ("accuracy=nan", "under", "finite"),
         ("accuracy", "under", "expected METRIC=VALUE"),
@@ -489,5 +582,7 @@ def test_check_thresholds_messages():
         "cohen_kappa is undefined, so the threshold 0.1 cannot be met",
     ]
     # A value just under the threshold is shown with enough digits to differ from it.
-    near = check_thresholds({"accuracy": {"value": 0.89996, "lower": 0, "upper": 1, "method": "BCa"}}, ts[1:2])
+    near = check_thresholds(
+        {"accuracy": {"value": 0.89996, "lower": 0, "upper": 1, "method": "BCa"}}, ts[1:2]
+    )
     assert near == ["accuracy 0.89996 is below the threshold 0.9"]

@@ -165,7 +165,9 @@ def test_export_reproduces_committed_files(tmp_path):
     written = sorted(p.name for p in tmp_path.iterdir())
     assert written == sorted(f"{n}_{s}.csv" for n in NAMES for s in SPLITS)
     for file_name in written:
-        assert (tmp_path / file_name).read_bytes() == (SAMPLE_DIR / file_name).read_bytes(), file_name
+        assert (tmp_path / file_name).read_bytes() == (SAMPLE_DIR / file_name).read_bytes(), (
+            file_name
+        )
 
 
 # --- config files ----------------------------------------------------------

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from enum import Enum
-from typing import Optional
+from typing import Annotated
 
 import typer
-from typing_extensions import Annotated
 
 from nbcli.cli import common
 from nbcli.cli.evaluate_cmd import BOOTSTRAP, CONFIDENCE, FAIL_OVER, FAIL_UNDER, SEED
@@ -53,22 +52,60 @@ def known_rows(classes, y_true):
 
 def calibrate(
     model: Annotated[str, common.MODEL],
-    data: Annotated[str, typer.Option("--data", "-d", help="Held-out labelled data (not the training data).")],
-    target: Annotated[Optional[str], common.TARGET] = None,
-    method: Annotated[Method, typer.Option("--method", help="Repair: temperature scaling (one T > 0), isotonic (one-vs-rest maps), or none (measure only).", case_sensitive=False)] = Method.temperature,
-    output: Annotated[Optional[str], typer.Option("--output", "-o", help="Write a model file that carries the fitted calibrator.")] = None,
-    bins: Annotated[str, typer.Option("--bins", help="Number of confidence bins, or explicit edges such as 0,0.9,0.99,0.999,1.")] = "10",
-    strategy: Annotated[Strategy, typer.Option("--strategy", help="uniform: equal-width bins; quantile: equal counts.", case_sensitive=False)] = Strategy.uniform,
-    plot: Annotated[Optional[str], typer.Option("--plot", help="Also draw the reliability diagram to FILE.png or FILE.svg (needs matplotlib).")] = None,
-    allow_training_data: Annotated[bool, typer.Option("--allow-training-data", help="Calibrate even on the rows the model was trained on.")] = False,
+    data: Annotated[
+        str, typer.Option("--data", "-d", help="Held-out labelled data (not the training data).")
+    ],
+    target: Annotated[str | None, common.TARGET] = None,
+    method: Annotated[
+        Method,
+        typer.Option(
+            "--method",
+            help="Repair: temperature scaling (one T > 0), isotonic (one-vs-rest maps), or none (measure only).",
+            case_sensitive=False,
+        ),
+    ] = Method.temperature,
+    output: Annotated[
+        str | None,
+        typer.Option(
+            "--output", "-o", help="Write a model file that carries the fitted calibrator."
+        ),
+    ] = None,
+    bins: Annotated[
+        str,
+        typer.Option(
+            "--bins",
+            help="Number of confidence bins, or explicit edges such as 0,0.9,0.99,0.999,1.",
+        ),
+    ] = "10",
+    strategy: Annotated[
+        Strategy,
+        typer.Option(
+            "--strategy",
+            help="uniform: equal-width bins; quantile: equal counts.",
+            case_sensitive=False,
+        ),
+    ] = Strategy.uniform,
+    plot: Annotated[
+        str | None,
+        typer.Option(
+            "--plot",
+            help="Also draw the reliability diagram to FILE.png or FILE.svg (needs matplotlib).",
+        ),
+    ] = None,
+    allow_training_data: Annotated[
+        bool,
+        typer.Option(
+            "--allow-training-data", help="Calibrate even on the rows the model was trained on."
+        ),
+    ] = False,
     bootstrap: Annotated[int, BOOTSTRAP] = 1000,
     confidence: Annotated[float, CONFIDENCE] = 0.95,
     seed: Annotated[int, SEED] = 0,
-    json_out: Annotated[Optional[str], common.JSON] = None,
-    fail_under: Annotated[Optional[list[str]], FAIL_UNDER] = None,
-    fail_over: Annotated[Optional[list[str]], FAIL_OVER] = None,
-    delimiter: Annotated[Optional[str], common.DELIMITER] = None,
-    chunk_size: Annotated[Optional[int], common.CHUNK_SIZE] = None,
+    json_out: Annotated[str | None, common.JSON] = None,
+    fail_under: Annotated[list[str] | None, FAIL_UNDER] = None,
+    fail_over: Annotated[list[str] | None, FAIL_OVER] = None,
+    delimiter: Annotated[str | None, common.DELIMITER] = None,
+    chunk_size: Annotated[int | None, common.CHUNK_SIZE] = None,
     x_key: Annotated[str, common.X_KEY] = "X",
     y_key: Annotated[str, common.Y_KEY] = "y",
     quiet: Annotated[bool, common.QUIET] = False,
@@ -96,8 +133,11 @@ def calibrate(
         raise NbcliError("--output needs a calibrator; choose --method temperature or isotonic")
     from nbcli.io.atomic import check_outputs
 
-    check_outputs([("--output", output), ("--json", json_out), ("--plot", plot)],
-                  [("--model", model), ("--data", data)], models=["--output"])
+    check_outputs(
+        [("--output", output), ("--json", json_out), ("--plot", plot)],
+        [("--model", model), ("--data", data)],
+        models=["--output"],
+    )
     if plot is not None:
         check_plot(plot)
 
@@ -116,8 +156,14 @@ def calibrate(
     # "before" shows the model as it stands (old calibrator applied).
     mf.calibrator = None
     raw_logp, y_true, match = collect_scores(
-        mf, data, target=target, delimiter=delimiter, chunk_size=chunk_size,
-        x_key=x_key, y_key=y_key, quiet=quiet,
+        mf,
+        data,
+        target=target,
+        delimiter=delimiter,
+        chunk_size=chunk_size,
+        x_key=x_key,
+        y_key=y_key,
+        quiet=quiet,
     )
     mf.calibrator = current
     if match and not allow_training_data:
@@ -133,17 +179,28 @@ def calibrate(
             f"{', ...' if len(mf.classes) > 10 else ''}); check --target"
         )
     settings = {
-        "bootstrap_resamples": bootstrap, "confidence": confidence, "seed": seed,
-        "bins": edges_or_n, "strategy": strategy.value, "method": method.value,
+        "bootstrap_resamples": bootstrap,
+        "confidence": confidence,
+        "seed": seed,
+        "bins": edges_or_n,
+        "strategy": strategy.value,
+        "method": method.value,
     }
     inputs = inputs_of(model=model, data=data)
 
     def measure(log_proba):
         try:
             return build_calibration(
-                mf.classes, y_true, np.exp(log_proba), bins=edges_or_n, strategy=strategy.value,
-                n_resamples=bootstrap, confidence=confidence, seed=seed,
-                inputs=inputs, settings=settings,
+                mf.classes,
+                y_true,
+                np.exp(log_proba),
+                bins=edges_or_n,
+                strategy=strategy.value,
+                n_resamples=bootstrap,
+                confidence=confidence,
+                seed=seed,
+                inputs=inputs,
+                settings=settings,
             )
         except ValueError as exc:
             raise NbcliError(f"{data}: {exc}") from None
@@ -157,7 +214,9 @@ def calibrate(
         from nbcli.calibration import CALIBRATORS
 
         if rows.size < 2:
-            raise NbcliError(f"{data}: too few rows with labels the model knows ({rows.size}) to fit a calibrator")
+            raise NbcliError(
+                f"{data}: too few rows with labels the model knows ({rows.size}) to fit a calibrator"
+            )
         calibrator = CALIBRATORS[method.value]()
         try:
             if method is Method.temperature:
@@ -172,7 +231,9 @@ def calibrate(
         info = {"method": method.value, "fitted_on": inputs["data"], "n_samples": int(rows.size)}
         if method is Method.temperature:
             info["temperature"] = float(calibrator.temperature_)
-        report = RecalibrationReport(before=before, after=after, calibrator=info, inputs=inputs, settings=settings)
+        report = RecalibrationReport(
+            before=before, after=after, calibrator=info, inputs=inputs, settings=settings
+        )
         fitted = (calibrator, info)
         if not quiet:
             warn(
@@ -249,9 +310,12 @@ def _warn_about_temperature(calibrator, log_proba) -> bool:
     elif side == "lower" or t < _COLD:
         warn(
             f"the fitted temperature is T = {t:.4g}{' (the search bound)' if side else ''}: "
-            + ("every calibration row is already predicted correctly, so the NLL-optimal "
-               "temperature runs to 0 and gives 0/1 probabilities" if side else
-               "temperature scaling makes the probabilities nearly 0 or 1")
+            + (
+                "every calibration row is already predicted correctly, so the NLL-optimal "
+                "temperature runs to 0 and gives 0/1 probabilities"
+                if side
+                else "temperature scaling makes the probabilities nearly 0 or 1"
+            )
         )
     return side == "lower"
 
@@ -270,8 +334,9 @@ def check_plot(path: str) -> None:
 
     suffix = Path(path).suffix
     if suffix.lower() not in (".png", ".svg"):
-        raise NbcliError(f"--plot {path}: cannot draw a plot with extension {suffix!r}; "
-                         "use .png or .svg")
+        raise NbcliError(
+            f"--plot {path}: cannot draw a plot with extension {suffix!r}; use .png or .svg"
+        )
     try:
         found = importlib.util.find_spec("matplotlib") is not None
     except (ImportError, ValueError):

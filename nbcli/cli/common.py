@@ -6,20 +6,39 @@ import sys
 
 import typer
 
-
-TARGET = typer.Option("--target", "-t", help="Target (label) column. Default: a column named label, target, class or y, else the last column.")
-FEATURES = typer.Option("--features", help="Feature columns to use (comma-separated or repeated). Default: all but the target.")
+TARGET = typer.Option(
+    "--target",
+    "-t",
+    help="Target (label) column. Default: a column named label, target, class or y, else the last column.",
+)
+FEATURES = typer.Option(
+    "--features",
+    help="Feature columns to use (comma-separated or repeated). Default: all but the target.",
+)
 DROP = typer.Option("--drop", help="Columns to leave out (comma-separated or repeated).")
 DELIMITER = typer.Option("--delimiter", help="CSV delimiter. Default: detected among , ; tab |.")
-CHUNK_SIZE = typer.Option("--chunk-size", min=1, help="Rows read at a time from CSV files. Default: about 64 MB of values per chunk.")
+CHUNK_SIZE = typer.Option(
+    "--chunk-size",
+    min=1,
+    help="Rows read at a time from CSV files. Default: about 64 MB of values per chunk.",
+)
 X_KEY = typer.Option("--x-key", help="Name of the feature array in .npz input.")
 Y_KEY = typer.Option("--y-key", help="Name of the label array in .npz input.")
-JSON = typer.Option("--json", help="Also write the report as JSON to this file, or - for stdout (then nothing else goes to stdout).")
-QUIET = typer.Option("--quiet", "-q", help="No tables, progress bars or status lines; errors and warnings still show.")
+JSON = typer.Option(
+    "--json",
+    help="Also write the report as JSON to this file, or - for stdout (then nothing else goes to stdout).",
+)
+QUIET = typer.Option(
+    "--quiet",
+    "-q",
+    help="No tables, progress bars or status lines; errors and warnings still show.",
+)
 MODEL = typer.Option("--model", "-m", help="Model file written by nbcli fit.")
 
 
-def emit_report(report, json_out: str | None, *, quiet: bool = False, stdout_has_data: bool = False) -> None:
+def emit_report(
+    report, json_out: str | None, *, quiet: bool = False, stdout_has_data: bool = False
+) -> None:
     """Show ``report`` as tables and/or write its JSON form.
 
     ``report`` has ``to_dict()`` and is rendered by :func:`nbcli.render.render`.

@@ -2,20 +2,33 @@
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Annotated
 
 import typer
-from typing_extensions import Annotated
 
 from nbcli.cli import common
 from nbcli.cli.common import inputs_of
 from nbcli.errors import THRESHOLD_MISSED, NbcliError
 
-BOOTSTRAP = typer.Option("--bootstrap", min=0, help="Bootstrap resamples for the confidence intervals (0 turns them off).")
-CONFIDENCE = typer.Option("--confidence", min=0.5, max=0.9999, help="Confidence level of the intervals.")
-SEED = typer.Option("--seed", min=0, help="Seed of the bootstrap: the same seed gives the same intervals.")
-FAIL_UNDER = typer.Option("--fail-under", help="METRIC=VALUE: exit 3 if the metric is below VALUE, e.g. accuracy=0.9 or accuracy.lower=0.85. Repeatable.")
-FAIL_OVER = typer.Option("--fail-over", help="METRIC=VALUE: exit 3 if the metric is above VALUE, for losses, e.g. log_loss=0.5 or ece=0.05. Repeatable.")
+BOOTSTRAP = typer.Option(
+    "--bootstrap",
+    min=0,
+    help="Bootstrap resamples for the confidence intervals (0 turns them off).",
+)
+CONFIDENCE = typer.Option(
+    "--confidence", min=0.5, max=0.9999, help="Confidence level of the intervals."
+)
+SEED = typer.Option(
+    "--seed", min=0, help="Seed of the bootstrap: the same seed gives the same intervals."
+)
+FAIL_UNDER = typer.Option(
+    "--fail-under",
+    help="METRIC=VALUE: exit 3 if the metric is below VALUE, e.g. accuracy=0.9 or accuracy.lower=0.85. Repeatable.",
+)
+FAIL_OVER = typer.Option(
+    "--fail-over",
+    help="METRIC=VALUE: exit 3 if the metric is above VALUE, for losses, e.g. log_loss=0.5 or ece=0.05. Repeatable.",
+)
 
 
 def _parse_thresholds(fail_under, fail_over, known):
@@ -58,8 +71,17 @@ def collect_scores(mf, path, *, target, delimiter, chunk_size, x_key, y_key, qui
 
     fp = DataFingerprint()
     logps, ys = [], []
-    for chunk in iter_scores(mf, path, need_target=True, target=target, delimiter=delimiter,
-                             chunk_size=chunk_size, x_key=x_key, y_key=y_key, quiet=quiet):
+    for chunk in iter_scores(
+        mf,
+        path,
+        need_target=True,
+        target=target,
+        delimiter=delimiter,
+        chunk_size=chunk_size,
+        x_key=x_key,
+        y_key=y_key,
+        quiet=quiet,
+    ):
         fp.update(chunk.X, chunk.y)
         logps.append(chunk.log_proba)
         ys.append(np.asarray(chunk.y))
@@ -73,17 +95,25 @@ def collect_scores(mf, path, *, target, delimiter, chunk_size, x_key, y_key, qui
 
 def evaluate(
     model: Annotated[str, common.MODEL],
-    data: Annotated[str, typer.Option("--data", "-d", help="Labelled test data (CSV, NPZ, Parquet, - for stdin).")],
-    target: Annotated[Optional[str], common.TARGET] = None,
+    data: Annotated[
+        str,
+        typer.Option("--data", "-d", help="Labelled test data (CSV, NPZ, Parquet, - for stdin)."),
+    ],
+    target: Annotated[str | None, common.TARGET] = None,
     bootstrap: Annotated[int, BOOTSTRAP] = 1000,
     confidence: Annotated[float, CONFIDENCE] = 0.95,
     seed: Annotated[int, SEED] = 0,
-    bins: Annotated[int, typer.Option("--bins", min=1, help="Equal-width confidence bins of the calibration summary.")] = 10,
-    json_out: Annotated[Optional[str], common.JSON] = None,
-    fail_under: Annotated[Optional[list[str]], FAIL_UNDER] = None,
-    fail_over: Annotated[Optional[list[str]], FAIL_OVER] = None,
-    delimiter: Annotated[Optional[str], common.DELIMITER] = None,
-    chunk_size: Annotated[Optional[int], common.CHUNK_SIZE] = None,
+    bins: Annotated[
+        int,
+        typer.Option(
+            "--bins", min=1, help="Equal-width confidence bins of the calibration summary."
+        ),
+    ] = 10,
+    json_out: Annotated[str | None, common.JSON] = None,
+    fail_under: Annotated[list[str] | None, FAIL_UNDER] = None,
+    fail_over: Annotated[list[str] | None, FAIL_OVER] = None,
+    delimiter: Annotated[str | None, common.DELIMITER] = None,
+    chunk_size: Annotated[int | None, common.CHUNK_SIZE] = None,
     x_key: Annotated[str, common.X_KEY] = "X",
     y_key: Annotated[str, common.Y_KEY] = "y",
     quiet: Annotated[bool, common.QUIET] = False,
@@ -107,13 +137,32 @@ def evaluate(
 
     mf = load_model(model)
     log_proba, y_true, match = collect_scores(
-        mf, data, target=target, delimiter=delimiter, chunk_size=chunk_size,
-        x_key=x_key, y_key=y_key, quiet=quiet,
+        mf,
+        data,
+        target=target,
+        delimiter=delimiter,
+        chunk_size=chunk_size,
+        x_key=x_key,
+        y_key=y_key,
+        quiet=quiet,
     )
-    settings = {"bootstrap_resamples": bootstrap, "confidence": confidence, "seed": seed, "bins": bins}
+    settings = {
+        "bootstrap_resamples": bootstrap,
+        "confidence": confidence,
+        "seed": seed,
+        "bins": bins,
+    }
     report = build_evaluation(
-        mf.classes, y_true, np.exp(log_proba, out=log_proba), n_resamples=bootstrap, confidence=confidence, seed=seed,
-        bins=bins, training_match=match, inputs=inputs_of(model=model, data=data), settings=settings,
+        mf.classes,
+        y_true,
+        np.exp(log_proba, out=log_proba),
+        n_resamples=bootstrap,
+        confidence=confidence,
+        seed=seed,
+        bins=bins,
+        training_match=match,
+        inputs=inputs_of(model=model, data=data),
+        settings=settings,
     )
     from nbcli.cli.console import warn
 
@@ -125,17 +174,21 @@ def evaluate(
 
 
 def compare(
-    models: Annotated[list[str], typer.Option("--model", "-m", help="Model file; give exactly two: A then B.")],
-    data: Annotated[str, typer.Option("--data", "-d", help="Labelled test data scored by both models.")],
-    target: Annotated[Optional[str], common.TARGET] = None,
+    models: Annotated[
+        list[str], typer.Option("--model", "-m", help="Model file; give exactly two: A then B.")
+    ],
+    data: Annotated[
+        str, typer.Option("--data", "-d", help="Labelled test data scored by both models.")
+    ],
+    target: Annotated[str | None, common.TARGET] = None,
     bootstrap: Annotated[int, BOOTSTRAP] = 1000,
     confidence: Annotated[float, CONFIDENCE] = 0.95,
     seed: Annotated[int, SEED] = 0,
-    json_out: Annotated[Optional[str], common.JSON] = None,
-    fail_under: Annotated[Optional[list[str]], FAIL_UNDER] = None,
-    fail_over: Annotated[Optional[list[str]], FAIL_OVER] = None,
-    delimiter: Annotated[Optional[str], common.DELIMITER] = None,
-    chunk_size: Annotated[Optional[int], common.CHUNK_SIZE] = None,
+    json_out: Annotated[str | None, common.JSON] = None,
+    fail_under: Annotated[list[str] | None, FAIL_UNDER] = None,
+    fail_over: Annotated[list[str] | None, FAIL_OVER] = None,
+    delimiter: Annotated[str | None, common.DELIMITER] = None,
+    chunk_size: Annotated[int | None, common.CHUNK_SIZE] = None,
     x_key: Annotated[str, common.X_KEY] = "X",
     y_key: Annotated[str, common.Y_KEY] = "y",
     quiet: Annotated[bool, common.QUIET] = False,
@@ -160,15 +213,30 @@ def compare(
     check_outputs([("--json", json_out)], [*(("--model", m) for m in models), ("--data", data)])
 
     a, b = (load_model(m) for m in models)
-    opts = dict(target=target, delimiter=delimiter, chunk_size=chunk_size, x_key=x_key, y_key=y_key, quiet=quiet)
+    opts = dict(
+        target=target,
+        delimiter=delimiter,
+        chunk_size=chunk_size,
+        x_key=x_key,
+        y_key=y_key,
+        quiet=quiet,
+    )
     logp_a, y_a, _ = collect_scores(a, data, **opts)
     logp_b, y_b, _ = collect_scores(b, data, **opts)
     if len(y_a) != len(y_b) or any(str(p) != str(q) for p, q in zip(y_a, y_b)):
         raise NbcliError(f"{data}: the two models read different rows or labels (check --target)")
     settings = {"bootstrap_resamples": bootstrap, "confidence": confidence, "seed": seed}
     report = build_comparison(
-        a.classes, np.exp(logp_a, out=logp_a), b.classes, np.exp(logp_b, out=logp_b), y_a, n_resamples=bootstrap, confidence=confidence,
-        seed=seed, inputs=inputs_of(models=list(models), data=data), settings=settings,
+        a.classes,
+        np.exp(logp_a, out=logp_a),
+        b.classes,
+        np.exp(logp_b, out=logp_b),
+        y_a,
+        n_resamples=bootstrap,
+        confidence=confidence,
+        seed=seed,
+        inputs=inputs_of(models=list(models), data=data),
+        settings=settings,
     )
     from nbcli.cli.console import warn
 

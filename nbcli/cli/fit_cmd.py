@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from enum import Enum
-from typing import Optional
+from typing import Annotated
 
 import typer
-from typing_extensions import Annotated
 
 from nbcli.cli import common
 from nbcli.cli.console import info, warn
@@ -31,25 +30,82 @@ class ModelType(str, Enum):
 
 
 def fit(
-    data: Annotated[str, typer.Option("--data", "-d", help="Training data: CSV (.csv, .csv.gz), NPZ, Parquet, or - for stdin.")],
-    model: Annotated[Optional[ModelType], typer.Option("--model", "-m", help="Model type (or 'model' in --config).", case_sensitive=False)] = None,
-    output: Annotated[str, typer.Option("--output", "-o", help="Where to write the model file.")] = "model.npz",
-    target: Annotated[Optional[str], common.TARGET] = None,
-    features: Annotated[Optional[list[str]], common.FEATURES] = None,
-    drop: Annotated[Optional[list[str]], common.DROP] = None,
-    config: Annotated[Optional[str], typer.Option("--config", "-c", help="TOML file with model, [hyperparameters] and [data]; flags override it.")] = None,
-    var_smoothing: Annotated[Optional[float], typer.Option("--var-smoothing", help="gaussian: fraction of the largest feature variance added to every variance [default: 1e-9].")] = None,
-    alpha: Annotated[Optional[float], typer.Option("--alpha", help="multinomial, bernoulli: Lidstone smoothing (1 = Laplace) [default: 1.0].")] = None,
-    binarize: Annotated[Optional[float], typer.Option("--binarize", help="bernoulli: values above this become 1, others 0 [default: input must be 0/1].")] = None,
-    fit_prior: Annotated[Optional[bool], typer.Option("--fit-prior/--no-fit-prior", help="multinomial, bernoulli: learn class priors from frequencies, or use uniform ones.", show_default=False)] = None,
-    shrinkage: Annotated[Optional[str], typer.Option("--shrinkage", help="lda: 'auto' (Ledoit-Wolf) or a number in [0, 1] [default: none].")] = None,
-    reg_param: Annotated[Optional[float], typer.Option("--reg-param", help="qda: covariance regularisation in [0, 1] [default: 0].")] = None,
-    priors: Annotated[Optional[str], typer.Option("--priors", help="Class priors: 0.3,0.7 (in class order) or spam=0.4,ham=0.6.")] = None,
-    delimiter: Annotated[Optional[str], common.DELIMITER] = None,
-    chunk_size: Annotated[Optional[int], common.CHUNK_SIZE] = None,
+    data: Annotated[
+        str,
+        typer.Option(
+            "--data", "-d", help="Training data: CSV (.csv, .csv.gz), NPZ, Parquet, or - for stdin."
+        ),
+    ],
+    model: Annotated[
+        ModelType | None,
+        typer.Option(
+            "--model", "-m", help="Model type (or 'model' in --config).", case_sensitive=False
+        ),
+    ] = None,
+    output: Annotated[
+        str, typer.Option("--output", "-o", help="Where to write the model file.")
+    ] = "model.npz",
+    target: Annotated[str | None, common.TARGET] = None,
+    features: Annotated[list[str] | None, common.FEATURES] = None,
+    drop: Annotated[list[str] | None, common.DROP] = None,
+    config: Annotated[
+        str | None,
+        typer.Option(
+            "--config",
+            "-c",
+            help="TOML file with model, [hyperparameters] and [data]; flags override it.",
+        ),
+    ] = None,
+    var_smoothing: Annotated[
+        float | None,
+        typer.Option(
+            "--var-smoothing",
+            help="gaussian: fraction of the largest feature variance added to every variance [default: 1e-9].",
+        ),
+    ] = None,
+    alpha: Annotated[
+        float | None,
+        typer.Option(
+            "--alpha",
+            help="multinomial, bernoulli: Lidstone smoothing (1 = Laplace) [default: 1.0].",
+        ),
+    ] = None,
+    binarize: Annotated[
+        float | None,
+        typer.Option(
+            "--binarize",
+            help="bernoulli: values above this become 1, others 0 [default: input must be 0/1].",
+        ),
+    ] = None,
+    fit_prior: Annotated[
+        bool | None,
+        typer.Option(
+            "--fit-prior/--no-fit-prior",
+            help="multinomial, bernoulli: learn class priors from frequencies, or use uniform ones.",
+            show_default=False,
+        ),
+    ] = None,
+    shrinkage: Annotated[
+        str | None,
+        typer.Option(
+            "--shrinkage", help="lda: 'auto' (Ledoit-Wolf) or a number in [0, 1] [default: none]."
+        ),
+    ] = None,
+    reg_param: Annotated[
+        float | None,
+        typer.Option("--reg-param", help="qda: covariance regularisation in [0, 1] [default: 0]."),
+    ] = None,
+    priors: Annotated[
+        str | None,
+        typer.Option(
+            "--priors", help="Class priors: 0.3,0.7 (in class order) or spam=0.4,ham=0.6."
+        ),
+    ] = None,
+    delimiter: Annotated[str | None, common.DELIMITER] = None,
+    chunk_size: Annotated[int | None, common.CHUNK_SIZE] = None,
     x_key: Annotated[str, common.X_KEY] = "X",
     y_key: Annotated[str, common.Y_KEY] = "y",
-    json_out: Annotated[Optional[str], common.JSON] = None,
+    json_out: Annotated[str | None, common.JSON] = None,
     quiet: Annotated[bool, common.QUIET] = False,
 ):
     """Train a model on labelled data and save it as a .npz model file.
@@ -59,16 +115,23 @@ def fit(
     from nbcli.io.atomic import check_outputs
 
     # Fail before reading what may be a large file, not after training on it.
-    check_outputs([("--output", output), ("--json", json_out)],
-                  [("--data", data), ("--config", config)], models=["--output"])
+    check_outputs(
+        [("--output", output), ("--json", json_out)],
+        [("--data", data), ("--config", config)],
+        models=["--output"],
+    )
     cfg = read_config(config)
     model_name = model.value if model is not None else cfg.get("model")
     if model_name is None:
-        raise NbcliError("no model type: give --model (gaussian, multinomial, bernoulli, lda, qda) or 'model' in --config")
+        raise NbcliError(
+            "no model type: give --model (gaussian, multinomial, bernoulli, lda, qda) or 'model' in --config"
+        )
     from nbcli.models import MODELS
 
     if model_name not in MODELS:
-        raise NbcliError(f"{config}: unknown model {model_name!r}; choose one of {', '.join(MODELS)}")
+        raise NbcliError(
+            f"{config}: unknown model {model_name!r}; choose one of {', '.join(MODELS)}"
+        )
     cls = MODELS[model_name]
 
     params = dict(cfg.get("hyperparameters", {}))
@@ -144,8 +207,12 @@ def fit(
             # Hashing reads the files again: only when a report is asked for.
             report.inputs = common.inputs_of(data=data, **({"config": config} if config else {}))
             report.settings = {
-                "chunk_size": chunk_size, "config": config, "delimiter": delimiter,
-                "target": target, "features": features, "drop": drop,
+                "chunk_size": chunk_size,
+                "config": config,
+                "delimiter": delimiter,
+                "target": target,
+                "features": features,
+                "drop": drop,
             }
         common.emit_report(report, json_out, quiet=quiet)
     info(f"wrote {output}", quiet or json_out == "-")

@@ -41,7 +41,9 @@ def parse_shrinkage(text: str | None):
     try:
         value = float(t)
     except ValueError:
-        raise NbcliError(f"--shrinkage must be 'auto' or a number in [0, 1], got {text!r}") from None
+        raise NbcliError(
+            f"--shrinkage must be 'auto' or a number in [0, 1], got {text!r}"
+        ) from None
     if not 0.0 <= value <= 1.0:
         raise NbcliError(f"--shrinkage must be 'auto' or a number in [0, 1], got {text!r}")
     return value
@@ -71,7 +73,9 @@ def parse_priors(text: str | None):
             return dict(pairs)
         return [float(p) for p in parts]
     except ValueError:
-        raise NbcliError(f"--priors must be numbers, e.g. 0.3,0.7 or spam=0.4,ham=0.6; got {text!r}") from None
+        raise NbcliError(
+            f"--priors must be numbers, e.g. 0.3,0.7 or spam=0.4,ham=0.6; got {text!r}"
+        ) from None
 
 
 def order_priors(priors, classes) -> list | None:
@@ -116,13 +120,16 @@ def read_config(path: str | None) -> dict:
         raise NbcliError(f"{path}: invalid TOML ({' '.join(str(exc).split())})") from None
     unknown = sorted(set(config) - {"model", "hyperparameters", "data"})
     if unknown:
-        raise NbcliError(f"{path}: unknown config keys {', '.join(unknown)} (known: model, hyperparameters, data)")
+        raise NbcliError(
+            f"{path}: unknown config keys {', '.join(unknown)} (known: model, hyperparameters, data)"
+        )
     data = config.get("data", {})
     if not isinstance(data, dict) or set(data) - {"target", "features", "drop"}:
         raise NbcliError(f"{path}: [data] may hold target, features and drop only")
     if "target" in data and not isinstance(data["target"], str):
-        raise NbcliError(f"{path}: [data] target must be a column name (a string), "
-                         f"got {data['target']!r}")
+        raise NbcliError(
+            f"{path}: [data] target must be a column name (a string), got {data['target']!r}"
+        )
     for key in ("features", "drop"):
         if key in data:
             data[key] = column_names(data[key], f"{path}: [data] {key}")
@@ -141,8 +148,10 @@ def column_names(value, where: str) -> list[str] | None:
         return split_list([value])
     if isinstance(value, list) and all(isinstance(v, str) for v in value):
         return split_list(value)
-    raise NbcliError(f"{where} must be a column name, names separated by commas, or a list "
-                     f"of names; got {value!r}")
+    raise NbcliError(
+        f"{where} must be a column name, names separated by commas, or a list "
+        f"of names; got {value!r}"
+    )
 
 
 def _number(value) -> bool:
@@ -152,6 +161,7 @@ def _number(value) -> bool:
 def _finite_in(low, high=math.inf, *, high_open=False):
     """A check that a value is a finite number in [low, high] (or [low, high)),
     and how such a value is described."""
+
     def check(value):
         if not _number(value) or not math.isfinite(value) or value < low:
             return False
@@ -179,8 +189,10 @@ def _priors(value) -> bool:
     return abs(math.fsum(values) - 1.0) <= 1e-8
 
 
-_PRIORS = (_priors, "non-negative numbers that sum to 1, as a list in class order or a "
-                    "table by class label")
+_PRIORS = (
+    _priors,
+    "non-negative numbers that sum to 1, as a list in class order or a table by class label",
+)
 
 #: Each hyperparameter's check and how a valid value is described.
 HYPERPARAMETERS = {

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Annotated
 
 import typer
-from typing_extensions import Annotated
 
 from nbcli.cli import common
 from nbcli.errors import PARTIAL_FAILURE, NbcliError
@@ -13,15 +12,53 @@ from nbcli.errors import PARTIAL_FAILURE, NbcliError
 
 def predict(
     model: Annotated[str, common.MODEL],
-    data: Annotated[list[str], typer.Option("--data", "-d", help="Input file(s): repeat the option or give a quoted glob such as 'in/*.csv'; - for stdin.")],
-    output: Annotated[Optional[str], typer.Option("--output", "-o", help="Write the predictions CSV here (one input). Default: stdout.")] = None,
-    output_dir: Annotated[Optional[str], typer.Option("--output-dir", help="Batch mode: write <name>.pred.csv for each input into this folder.")] = None,
-    proba: Annotated[bool, typer.Option("--proba", help="Add one probability column per class (proba_<label>).")] = False,
-    keep: Annotated[Optional[list[str]], typer.Option("--keep", help="Input column(s) to copy next to the predictions, e.g. an ID.")] = None,
-    target: Annotated[Optional[str], typer.Option("--target", "-t", help="Label column in the input to ignore (default: the model's training target, if present).")] = None,
-    jobs: Annotated[Optional[int], typer.Option("--jobs", "-j", min=1, help="Files scored in parallel in batch mode (at most one per core and per file). Default: all cores.")] = None,
-    delimiter: Annotated[Optional[str], common.DELIMITER] = None,
-    chunk_size: Annotated[Optional[int], common.CHUNK_SIZE] = None,
+    data: Annotated[
+        list[str],
+        typer.Option(
+            "--data",
+            "-d",
+            help="Input file(s): repeat the option or give a quoted glob such as 'in/*.csv'; - for stdin.",
+        ),
+    ],
+    output: Annotated[
+        str | None,
+        typer.Option(
+            "--output", "-o", help="Write the predictions CSV here (one input). Default: stdout."
+        ),
+    ] = None,
+    output_dir: Annotated[
+        str | None,
+        typer.Option(
+            "--output-dir",
+            help="Batch mode: write <name>.pred.csv for each input into this folder.",
+        ),
+    ] = None,
+    proba: Annotated[
+        bool, typer.Option("--proba", help="Add one probability column per class (proba_<label>).")
+    ] = False,
+    keep: Annotated[
+        list[str] | None,
+        typer.Option("--keep", help="Input column(s) to copy next to the predictions, e.g. an ID."),
+    ] = None,
+    target: Annotated[
+        str | None,
+        typer.Option(
+            "--target",
+            "-t",
+            help="Label column in the input to ignore (default: the model's training target, if present).",
+        ),
+    ] = None,
+    jobs: Annotated[
+        int | None,
+        typer.Option(
+            "--jobs",
+            "-j",
+            min=1,
+            help="Files scored in parallel in batch mode (at most one per core and per file). Default: all cores.",
+        ),
+    ] = None,
+    delimiter: Annotated[str | None, common.DELIMITER] = None,
+    chunk_size: Annotated[int | None, common.CHUNK_SIZE] = None,
     x_key: Annotated[str, common.X_KEY] = "X",
     y_key: Annotated[str, common.Y_KEY] = "y",
     quiet: Annotated[bool, common.QUIET] = False,
@@ -36,8 +73,13 @@ def predict(
     inputs = expand_inputs(data)
     keep_cols = common_list(keep)
     options = dict(
-        proba=proba, keep=keep_cols, target=target, delimiter=delimiter,
-        chunk_size=chunk_size, x_key=x_key, y_key=y_key,
+        proba=proba,
+        keep=keep_cols,
+        target=target,
+        delimiter=delimiter,
+        chunk_size=chunk_size,
+        x_key=x_key,
+        y_key=y_key,
     )
     if output_dir is None and len(inputs) == 1:
         from nbcli.io.atomic import check_outputs
@@ -49,14 +91,20 @@ def predict(
         score_file(mf, inputs[0], output, quiet=quiet, **options)
         return 0
     if output_dir is None:
-        raise NbcliError(f"{len(inputs)} input files need --output-dir to write one predictions file each")
+        raise NbcliError(
+            f"{len(inputs)} input files need --output-dir to write one predictions file each"
+        )
     if output is not None:
-        raise NbcliError("--output is for one input; with --output-dir each input gets <name>.pred.csv")
+        raise NbcliError(
+            "--output is for one input; with --output-dir each input gets <name>.pred.csv"
+        )
     from nbcli.cli.scoring import score_batch
 
     failed = score_batch(model, inputs, output_dir, jobs=jobs, quiet=quiet, **options)
     if failed == len(inputs):
-        which = {1: "the input file", 2: "both input files"}.get(failed, f"all {failed} input files")
+        which = {1: "the input file", 2: "both input files"}.get(
+            failed, f"all {failed} input files"
+        )
         raise NbcliError(f"{which} failed (see above); no predictions were written")
     if failed:
         raise NbcliError(

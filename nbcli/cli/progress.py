@@ -12,11 +12,24 @@ def progress_iter(iterable, description: str, *, quiet: bool = False, total: int
     if quiet or not is_terminal(sys.stderr):
         yield from iterable
         return
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        SpinnerColumn,
+        TextColumn,
+        TimeElapsedColumn,
+    )
 
     from nbcli.cli.console import console
 
-    columns = [SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()]
+    columns = [
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+    ]
     with Progress(*columns, console=console(sys.stderr), transient=True) as progress:
         task = progress.add_task(description, total=total)
         for item in iterable:

@@ -50,8 +50,19 @@ class ScoredChunk:
         return self.log_proba.shape[0]
 
 
-def iter_scores(mf, path, *, need_target=False, target=None, keep=None, delimiter=None,
-                chunk_size=None, x_key="X", y_key="y", quiet=True):
+def iter_scores(
+    mf,
+    path,
+    *,
+    need_target=False,
+    target=None,
+    keep=None,
+    delimiter=None,
+    chunk_size=None,
+    x_key="X",
+    y_key="y",
+    quiet=True,
+):
     """Stream a data file through a model; yields :class:`ScoredChunk`.
 
     Raises
@@ -159,13 +170,34 @@ def prediction_frame(mf, chunk: ScoredChunk, proba: bool):
     return frame
 
 
-def score_file(mf, in_path, out_path, *, proba=False, keep=None, target=None, delimiter=None,
-               chunk_size=None, x_key="X", y_key="y", quiet=False) -> int:
+def score_file(
+    mf,
+    in_path,
+    out_path,
+    *,
+    proba=False,
+    keep=None,
+    target=None,
+    delimiter=None,
+    chunk_size=None,
+    x_key="X",
+    y_key="y",
+    quiet=False,
+) -> int:
     """Write predictions for ``in_path`` to ``out_path`` (atomically) or stdout (None); returns rows."""
     from nbcli.io.atomic import atomic_write, resolve_output
 
-    scores = iter_scores(mf, in_path, target=target, keep=keep, delimiter=delimiter,
-                         chunk_size=chunk_size, x_key=x_key, y_key=y_key, quiet=quiet)
+    scores = iter_scores(
+        mf,
+        in_path,
+        target=target,
+        keep=keep,
+        delimiter=delimiter,
+        chunk_size=chunk_size,
+        x_key=x_key,
+        y_key=y_key,
+        quiet=quiet,
+    )
 
     def write(f, streaming: str | None) -> int:
         rows = 0
@@ -178,12 +210,16 @@ def score_file(mf, in_path, out_path, *, proba=False, keep=None, target=None, de
                     raise
                 # Predictions stream out chunk by chunk: a bad row further
                 # down stops the command after the rows before it went out.
-                raise NbcliError(f"{exc} (predictions for the {rows} rows before it were "
-                                 f"already written to {streaming})", exc.exit_code) from None
+                raise NbcliError(
+                    f"{exc} (predictions for the {rows} rows before it were "
+                    f"already written to {streaming})",
+                    exc.exit_code,
+                ) from None
             if chunk is None:
                 return rows
-            prediction_frame(mf, chunk, proba).to_csv(f, header=rows == 0, index=False,
-                                                      lineterminator="\n")
+            prediction_frame(mf, chunk, proba).to_csv(
+                f, header=rows == 0, index=False, lineterminator="\n"
+            )
             rows += chunk.n_rows
 
     if out_path is None or out_path == "-":
@@ -272,10 +308,9 @@ def score_batch(model_path, inputs, output_dir, *, jobs=None, quiet=False, **opt
 
     from nbcli.cli.console import error_line
     from nbcli.cli.progress import progress_iter
-    from nbcli.reports.runs import BatchReport
-    from nbcli.io.modelfile import load_model
-
     from nbcli.io.atomic import check_outputs
+    from nbcli.io.modelfile import load_model
+    from nbcli.reports.runs import BatchReport
 
     if "-" in inputs:
         raise NbcliError("stdin (-) cannot be used in batch mode; give file paths")
@@ -287,20 +322,28 @@ def score_batch(model_path, inputs, output_dir, *, jobs=None, quiet=False, **opt
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise NbcliError(f"{output_dir}: cannot create the output folder ({exc.strerror or exc})") from None
+        raise NbcliError(
+            f"{output_dir}: cannot create the output folder ({exc.strerror or exc})"
+        ) from None
     targets = {}
     for p in inputs:
         out = str(out_dir / output_name(p))
         if out in targets.values():
-            raise NbcliError(f"{p}: its output {out} would overwrite another input's; rename one of them")
+            raise NbcliError(
+                f"{p}: its output {out} would overwrite another input's; rename one of them"
+            )
         targets[p] = out
-    check_outputs([("--output-dir", out) for out in targets.values()],
-                  [("--model", model_path), *(("--data", p) for p in inputs)])
+    check_outputs(
+        [("--output-dir", out) for out in targets.values()],
+        [("--model", model_path), *(("--data", p) for p in inputs)],
+    )
     tasks = (delayed(_score_one)(model_path, p, targets[p], options) for p in inputs)
     parallel = Parallel(n_jobs=batch_jobs(jobs, len(inputs)), return_as="generator")
 
     try:
-        results = list(progress_iter(parallel(tasks), "scoring files", quiet=quiet, total=len(inputs)))
+        results = list(
+            progress_iter(parallel(tasks), "scoring files", quiet=quiet, total=len(inputs))
+        )
     except BaseException:
         # Interrupted (Ctrl-C, SIGTERM): joblib kills its workers outright,
         # so their unfinished temporary files are removed here.

@@ -142,8 +142,10 @@ def train(
         )
     singles = [str(c) for c, n in zip(typed, counts) if n < 2]
     if singles:
-        msg = f"class{'es' if len(singles) > 1 else ''} {', '.join(repr(s) for s in singles)} " \
-              f"{'have' if len(singles) > 1 else 'has'} a single sample"
+        msg = (
+            f"class{'es' if len(singles) > 1 else ''} {', '.join(repr(s) for s in singles)} "
+            f"{'have' if len(singles) > 1 else 'has'} a single sample"
+        )
         if model_type in _NEEDS_TWO_PER_CLASS:
             raise NbcliError(
                 f"{path}: {msg}; the {model_type} model needs at least two per class to estimate "
@@ -231,8 +233,10 @@ def _check_finite_statistics(path: str, estimator, feature_names) -> None:
 def _check_finite_parameters(path: str, estimator) -> None:
     """Refuse a model with NaN or +inf parameters (-inf is the log of a zero prior)."""
     for name, value in vars(estimator).items():
-        if isinstance(value, np.ndarray) and value.dtype.kind == "f" and (
-            np.isnan(value).any() or (value == np.inf).any()
+        if (
+            isinstance(value, np.ndarray)
+            and value.dtype.kind == "f"
+            and (np.isnan(value).any() or (value == np.inf).any())
         ):
             raise NbcliError(
                 f"{path}: the {estimator.model_type} model's parameter {name.strip('_')!r} "

@@ -55,9 +55,25 @@ T = TypeVar("T")
 #: target and kept columns can use a narrower one (only the empty cell), and
 #: a class called ``NA`` or ``None`` stays a class.
 NA_STRINGS = (
-    "", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan",
-    "1.#IND", "1.#QNAN", "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a",
-    "nan", "null",
+    "",
+    "#N/A",
+    "#N/A N/A",
+    "#NA",
+    "-1.#IND",
+    "-1.#QNAN",
+    "-NaN",
+    "-nan",
+    "1.#IND",
+    "1.#QNAN",
+    "<NA>",
+    "N/A",
+    "NA",
+    "NULL",
+    "NaN",
+    "None",
+    "n/a",
+    "nan",
+    "null",
 )
 
 #: Whether pandas' C parser reads every decimal text as the nearest double
@@ -71,7 +87,8 @@ NA_STRINGS = (
 #: and reads with ``"round_trip"`` only when it takes over from the Arrow
 #: engine.
 C_ENGINE_CORRECTLY_ROUNDED = tuple(
-    int(part) for part in re.findall(r"\d+", pd.__version__)[:2]) >= (3, 1)
+    int(part) for part in re.findall(r"\d+", pd.__version__)[:2]
+) >= (3, 1)
 
 #: Delimiters tried when none is given, in order of preference on a tie.
 DELIMITERS = (",", ";", "\t", "|")
@@ -146,8 +163,10 @@ def error_from_exception(exc: BaseException, display: str) -> NbcliError:
     if isinstance(exc, PermissionError):
         return fail(display, "permission denied; check that the file is readable")
     if isinstance(exc, (EOFError, zlib.error)) or type(exc).__name__ == "BadGzipFile":
-        return fail(display, "is not a valid gzip file or is truncated; "
-                             "check that the download or copy finished")
+        return fail(
+            display,
+            "is not a valid gzip file or is truncated; check that the download or copy finished",
+        )
     if isinstance(exc, pd.errors.ParserError):
         return _parser_error(exc, display)
     if isinstance(exc, pd.errors.EmptyDataError):
@@ -194,8 +213,17 @@ def translated(display: str):
                 "quote values that contain the delimiter, or pass the right delimiter",
             ) from exc
         raise fail(display, f"could not be parsed as CSV ({exc})") from exc
-    except (ValueError, OSError, EOFError, zlib.error, csv.Error, zipfile.BadZipFile,
-            TypeError, IndexError, OverflowError) as exc:
+    except (
+        ValueError,
+        OSError,
+        EOFError,
+        zlib.error,
+        csv.Error,
+        zipfile.BadZipFile,
+        TypeError,
+        IndexError,
+        OverflowError,
+    ) as exc:
         raise error_from_exception(exc, display) from exc
 
 
@@ -222,14 +250,16 @@ def normalise_delimiter(delimiter: str, display: str) -> str:
     """Accept one character, or ``\\t`` / ``tab`` spelled out, as a delimiter."""
     if delimiter in ("\\t", "tab", "TAB"):
         return "\t"
-    if not isinstance(delimiter, str) or len(delimiter) != 1 or delimiter in "\r\n\"":
-        raise fail(display, f"the delimiter must be one character such as ',' or ';', "
-                            f"got {delimiter!r}")
+    if not isinstance(delimiter, str) or len(delimiter) != 1 or delimiter in '\r\n"':
+        raise fail(
+            display, f"the delimiter must be one character such as ',' or ';', got {delimiter!r}"
+        )
     return delimiter
 
 
-def read_header(open_binary: Callable[[], BinaryIO], display: str,
-                delimiter: str | None = None) -> CsvHeader:
+def read_header(
+    open_binary: Callable[[], BinaryIO], display: str, delimiter: str | None = None
+) -> CsvHeader:
     """Read the header and a few lines after it; detect the delimiter.
 
     The delimiter is ``delimiter`` when given; else, among ``,`` ``;`` tab
@@ -262,11 +292,18 @@ def read_header(open_binary: Callable[[], BinaryIO], display: str,
     columns = next(csv.reader(lines[:1], delimiter=delimiter))
     repeated = [name for name, n in Counter(c for c in columns if c).items() if n > 1]
     if repeated:
-        raise fail(display, f"has repeated column names in its header: {quote_names(repeated)}; "
-                            "give every column a distinct name")
-    return CsvHeader(columns=columns, delimiter=delimiter, has_data=len(lines) > 1,
-                     first_line=not blank_above,
-                     sample_bytes=max(len(line.encode("utf-8")) for line in lines))
+        raise fail(
+            display,
+            f"has repeated column names in its header: {quote_names(repeated)}; "
+            "give every column a distinct name",
+        )
+    return CsvHeader(
+        columns=columns,
+        delimiter=delimiter,
+        has_data=len(lines) > 1,
+        first_line=not blank_above,
+        sample_bytes=max(len(line.encode("utf-8")) for line in lines),
+    )
 
 
 def _detect_delimiter(lines: list[str]) -> str:
@@ -289,10 +326,17 @@ def pandas_names(columns: list[str]) -> list[str]:
     return [name if name else f"\x00unnamed{i}" for i, name in enumerate(columns)]
 
 
-def iter_frames(open_binary: Callable[[], BinaryIO], display: str, header: CsvHeader, *,
-                text_columns: list[str], na_values: dict[str, tuple[str, ...]],
-                chunksize: int | None = None, skip: int = 0,
-                correctly_rounded: bool = False) -> Iterator[pd.DataFrame]:
+def iter_frames(
+    open_binary: Callable[[], BinaryIO],
+    display: str,
+    header: CsvHeader,
+    *,
+    text_columns: list[str],
+    na_values: dict[str, tuple[str, ...]],
+    chunksize: int | None = None,
+    skip: int = 0,
+    correctly_rounded: bool = False,
+) -> Iterator[pd.DataFrame]:
     """Yield the data rows as DataFrames: one frame, or frames of ``chunksize`` rows.
 
     ``text_columns`` are read as strings (never type-guessed); ``na_values``
@@ -305,9 +349,15 @@ def iter_frames(open_binary: Callable[[], BinaryIO], display: str, header: CsvHe
     nearest double of every number even where this pandas is slower at it
     (see :data:`C_ENGINE_CORRECTLY_ROUNDED`).
     """
-    frames = _c_frames(open_binary, display, header, text_columns=text_columns,
-                       na_values=na_values, chunksize=chunksize,
-                       round_trip=correctly_rounded and not C_ENGINE_CORRECTLY_ROUNDED)
+    frames = _c_frames(
+        open_binary,
+        display,
+        header,
+        text_columns=text_columns,
+        na_values=na_values,
+        chunksize=chunksize,
+        round_trip=correctly_rounded and not C_ENGINE_CORRECTLY_ROUNDED,
+    )
     with contextlib.closing(frames):
         for frame in frames:
             if skip >= len(frame):
@@ -319,14 +369,19 @@ def iter_frames(open_binary: Callable[[], BinaryIO], display: str, header: CsvHe
             yield frame
 
 
-def _c_frames(open_binary, display, header, *, text_columns, na_values, chunksize,
-              round_trip):
+def _c_frames(open_binary, display, header, *, text_columns, na_values, chunksize, round_trip):
     names = pandas_names(header.columns)
     options = dict(
-        sep=header.delimiter, header=0, names=names, index_col=False,
-        dtype={c: str for c in text_columns}, keep_default_na=False,
+        sep=header.delimiter,
+        header=0,
+        names=names,
+        index_col=False,
+        dtype={c: str for c in text_columns},
+        keep_default_na=False,
         na_values={c: list(v) for c, v in na_values.items()},
-        encoding="utf-8-sig", engine="c", skip_blank_lines=True,
+        encoding="utf-8-sig",
+        engine="c",
+        skip_blank_lines=True,
     )
     if round_trip:
         options["float_precision"] = "round_trip"
@@ -360,8 +415,7 @@ ENGINE_VARIABLE = "NBCLI_CSV_ENGINE"
 _ARROW_BLOCK_BYTES = 1 << 20
 
 # pyarrow errors and what a Python stream under it can raise (gzip, I/O).
-_ARROW_READ_ERRORS = (ValueError, OSError, EOFError, zlib.error, UnicodeError,
-                      zipfile.BadZipFile)
+_ARROW_READ_ERRORS = (ValueError, OSError, EOFError, zlib.error, UnicodeError, zipfile.BadZipFile)
 
 
 class ArrowFallback(Exception):
@@ -396,8 +450,7 @@ def csv_engine() -> str:
         return "c"
     if _arrow_csv() is None:
         if choice == "arrow":
-            raise NbcliError(f"{ENGINE_VARIABLE}=arrow needs pyarrow: "
-                             "pip install 'nbcli[fast]'")
+            raise NbcliError(f"{ENGINE_VARIABLE}=arrow needs pyarrow: pip install 'nbcli[fast]'")
         return "c"
     return "arrow"
 
@@ -447,9 +500,13 @@ def arrow_can_read(header: CsvHeader) -> bool:
     return header.first_line and header.delimiter in DELIMITERS
 
 
-def iter_arrow_tables(open_binary: Callable[[], BinaryIO], header: CsvHeader, *,
-                      float_columns: list[str],
-                      chunksize: int | None = None) -> Iterator[pa.Table]:
+def iter_arrow_tables(
+    open_binary: Callable[[], BinaryIO],
+    header: CsvHeader,
+    *,
+    float_columns: list[str],
+    chunksize: int | None = None,
+) -> Iterator[pa.Table]:
     """Yield the data rows as Arrow tables: one, or tables of exactly
     ``chunksize`` rows (the last may be shorter), the C engine's boundaries.
 
@@ -474,23 +531,33 @@ def iter_arrow_tables(open_binary: Callable[[], BinaryIO], header: CsvHeader, *,
     names = pandas_names(header.columns)
     floats = set(float_columns)
     read_options = pa_csv.ReadOptions(
-        column_names=names, skip_rows=1, use_threads=True,
-        block_size=max(_ARROW_BLOCK_BYTES, 16 * header.sample_bytes))
+        column_names=names,
+        skip_rows=1,
+        use_threads=True,
+        block_size=max(_ARROW_BLOCK_BYTES, 16 * header.sample_bytes),
+    )
     # Quotes never reach pyarrow's parser (the watch declines them first).
-    parse_options = pa_csv.ParseOptions(delimiter=header.delimiter, quote_char=False,
-                                        ignore_empty_lines=True)
+    parse_options = pa_csv.ParseOptions(
+        delimiter=header.delimiter, quote_char=False, ignore_empty_lines=True
+    )
     convert_options = pa_csv.ConvertOptions(
         column_types={n: pa.float64() if n in floats else pa.string() for n in names},
-        null_values=[], strings_can_be_null=False, quoted_strings_can_be_null=False)
+        null_values=[],
+        strings_can_be_null=False,
+        quoted_strings_can_be_null=False,
+    )
     try:
         watch = _QuoteWatch(open_binary())
     except errors as exc:
         raise _fallback(exc) from exc
     with contextlib.closing(watch):
         try:
-            reader = pa_csv.open_csv(watch, read_options=read_options,
-                                     parse_options=parse_options,
-                                     convert_options=convert_options)
+            reader = pa_csv.open_csv(
+                watch,
+                read_options=read_options,
+                parse_options=parse_options,
+                convert_options=convert_options,
+            )
         except errors as exc:
             raise _fallback(exc) from exc
         pending: list = []

@@ -119,8 +119,10 @@ def _check_target(path: Path, shown=None) -> None:
     if not parent.exists():
         raise NbcliError(f"{shown}: folder {str(parent)!r} does not exist")
     if not parent.is_dir():
-        raise NbcliError(f"{shown}: {str(parent)!r} is a file, not a folder; give a path "
-                         "inside an existing folder")
+        raise NbcliError(
+            f"{shown}: {str(parent)!r} is a file, not a folder; give a path "
+            "inside an existing folder"
+        )
     if not os.access(parent, os.W_OK):
         raise NbcliError(f"{shown}: cannot write to folder {str(parent)!r} (permission denied)")
     if path.exists() and not os.access(path, os.W_OK):
@@ -161,9 +163,12 @@ def _stdout_closed() -> bool:
     return stream is None or bool(getattr(stream, "closed", False))
 
 
-def check_outputs(outputs: Iterable[tuple[str, str | None]],
-                  inputs: Iterable[tuple[str, str | None]] = (), *,
-                  models: Iterable[str] = ()) -> None:
+def check_outputs(
+    outputs: Iterable[tuple[str, str | None]],
+    inputs: Iterable[tuple[str, str | None]] = (),
+    *,
+    models: Iterable[str] = (),
+) -> None:
     """Check, before any work is done, every output path of a command.
 
     Parameters
@@ -204,8 +209,10 @@ def check_outputs(outputs: Iterable[tuple[str, str | None]],
         shown = f"{option} {path}"
         if path == "-":
             if option in model_options:
-                raise NbcliError(f"{option} -: a model file is binary and is not written to "
-                                 "stdout; give a file path")
+                raise NbcliError(
+                    f"{option} -: a model file is binary and is not written to "
+                    "stdout; give a file path"
+                )
             if _stdout_closed():
                 raise NbcliError("stdout is closed; give an output file or leave stdout open")
             continue
@@ -216,16 +223,25 @@ def check_outputs(outputs: Iterable[tuple[str, str | None]],
         identity = _identity(target)
         if identity in read:
             source_option, source = read[identity]
-            raise NbcliError(f"{shown}: is also an input ({source_option} {source}); "
-                             "writing there would replace it: choose another output path")
-        if option in model_options and _regular_file(target) and target.stat().st_size > 0 \
-                and not is_model_file(target):
-            raise NbcliError(f"{shown}: exists and is not an nbcli model file; remove it or "
-                             "choose another path")
+            raise NbcliError(
+                f"{shown}: is also an input ({source_option} {source}); "
+                "writing there would replace it: choose another output path"
+            )
+        if (
+            option in model_options
+            and _regular_file(target)
+            and target.stat().st_size > 0
+            and not is_model_file(target)
+        ):
+            raise NbcliError(
+                f"{shown}: exists and is not an nbcli model file; remove it or choose another path"
+            )
         if identity in written:
             other_option, other = written[identity]
-            raise NbcliError(f"{shown}: is the same file as {other_option} {other}; give "
-                             "each output its own path")
+            raise NbcliError(
+                f"{shown}: is the same file as {other_option} {other}; give "
+                "each output its own path"
+            )
         written[identity] = (option, path)
 
 
@@ -268,8 +284,9 @@ def atomic_write(path, mode: str = "wb"):
     except OSError as exc:
         # The checks above cannot see everything (read-only file systems,
         # access rules that os.access does not model, a folder that just went).
-        raise NbcliError(f"{shown}: cannot create a file in folder {str(path.parent)!r} "
-                         f"({exc.strerror or exc})") from None
+        raise NbcliError(
+            f"{shown}: cannot create a file in folder {str(path.parent)!r} ({exc.strerror or exc})"
+        ) from None
     try:
         if "b" in mode:
             f = os.fdopen(fd, mode)

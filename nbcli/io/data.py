@@ -184,12 +184,18 @@ def _typed_labels(values: np.ndarray, display: str, name: str, row_offset: int) 
         fractional = ~np.isfinite(values) | (values != np.round(values))
         if fractional.any():
             row = int(np.argmax(fractional))
-            raise fail(display, f"labels in {name} are continuous numbers (value "
-                                f"{values[row].item()!r} at row {row_offset + row + 1}); a classifier "
-                                "needs class labels, such as integers or names")
+            raise fail(
+                display,
+                f"labels in {name} are continuous numbers (value "
+                f"{values[row].item()!r} at row {row_offset + row + 1}); a classifier "
+                "needs class labels, such as integers or names",
+            )
         return values.astype(np.int64)
-    raise fail(display, f"labels in {name} have the unsupported type {values.dtype}; "
-                        "store them as integers or strings")
+    raise fail(
+        display,
+        f"labels in {name} have the unsupported type {values.dtype}; "
+        "store them as integers or strings",
+    )
 
 
 def _utf8(values: np.ndarray, display: str, what: str) -> np.ndarray:
@@ -197,13 +203,17 @@ def _utf8(values: np.ndarray, display: str, what: str) -> np.ndarray:
     try:
         return np.char.decode(values, "utf-8")
     except UnicodeDecodeError:
-        raise fail(display, f"{what} are bytes that are not UTF-8 text; store them as "
-                            "strings") from None
+        raise fail(
+            display, f"{what} are bytes that are not UTF-8 text; store them as strings"
+        ) from None
 
 
 def _missing_label(display: str, name: str, row: int) -> NbcliError:
-    return fail(display, f"target column '{name}' has a missing value at row {row}; "
-                         "every row needs a label: fill it in or remove the row")
+    return fail(
+        display,
+        f"target column '{name}' has a missing value at row {row}; "
+        "every row needs a label: fill it in or remove the row",
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -261,8 +271,9 @@ def _compression(magic: bytes) -> str | None:
 
 
 def _unreadable_compression(display: str, name: str) -> NbcliError:
-    return fail(display, f"is compressed with {name}, which nbcli does not read; decompress "
-                         "it or use gzip")
+    return fail(
+        display, f"is compressed with {name}, which nbcli does not read; decompress it or use gzip"
+    )
 
 
 class _Source:
@@ -395,12 +406,17 @@ def _plan_columns(columns: list[str], opts: _Options, display: str) -> _Plan:
     def unknown(names, purpose):
         for name in names:
             if name not in present:
-                raise fail(display, f"has no column '{name}' {purpose}; the columns are: "
-                                    f"{quote_names(named)}")
+                raise fail(
+                    display,
+                    f"has no column '{name}' {purpose}; the columns are: {quote_names(named)}",
+                )
 
     if opts.model_features is not None and (opts.features or opts.drop):
-        raise fail(display, "features and drop cannot be combined with the model's "
-                            "feature list; the model decides which columns are used")
+        raise fail(
+            display,
+            "features and drop cannot be combined with the model's "
+            "feature list; the model decides which columns are used",
+        )
     keep = list(opts.keep or [])
     unknown(keep, "to keep")
     if opts.features is not None:
@@ -413,25 +429,37 @@ def _plan_columns(columns: list[str], opts: _Options, display: str) -> _Plan:
         missing = [c for c in opts.model_features if c not in present]
         if missing:
             word = "column" if len(missing) == 1 else "columns"
-            raise fail(display, f"missing {word} {quote_names(missing)} that the model was "
-                                f"trained on; the columns are: {quote_names(named)}")
+            raise fail(
+                display,
+                f"missing {word} {quote_names(missing)} that the model was "
+                f"trained on; the columns are: {quote_names(named)}",
+            )
         features = list(opts.model_features)
     elif opts.features is not None:
         if target is not None and target in opts.features:
-            raise fail(display, f"column '{target}' is the target and cannot also be a feature; "
-                                "remove it from the feature list or choose another target")
+            raise fail(
+                display,
+                f"column '{target}' is the target and cannot also be a feature; "
+                "remove it from the feature list or choose another target",
+            )
         features = list(opts.features)
     else:
         left_out = set(opts.drop or []) | set(keep) | {target}
         features = [c for c in named if c not in left_out]
     if not features:
-        raise fail(display, "has no feature columns left after setting aside the target"
-                            f"{f' {target!r}' if target else ''}, dropped and kept columns; "
-                            "it needs at least one feature column")
+        raise fail(
+            display,
+            "has no feature columns left after setting aside the target"
+            f"{f' {target!r}' if target else ''}, dropped and kept columns; "
+            "it needs at least one feature column",
+        )
     repeated = sorted({c for c in features if features.count(c) > 1})
     if repeated:
-        raise fail(display, f"the feature list names {quote_names(repeated)} more than once; "
-                            "list each feature once")
+        raise fail(
+            display,
+            f"the feature list names {quote_names(repeated)} more than once; "
+            "list each feature once",
+        )
     return _Plan(target=target, features=features, keep=keep, note=note)
 
 
@@ -445,12 +473,19 @@ def _choose_target(named: list[str], opts: _Options, display: str, unknown):
     if not opts.need_target:
         return None, None
     # Columns the caller gave another part to are not guessed as the target.
-    taken = (set(opts.features or []) | set(opts.model_features or [])
-             | set(opts.keep or []) | set(opts.drop or []))
+    taken = (
+        set(opts.features or [])
+        | set(opts.model_features or [])
+        | set(opts.keep or [])
+        | set(opts.drop or [])
+    )
     candidates = [c for c in named if c not in taken]
     if not candidates:
-        raise fail(display, "has no column left to use as the target; the columns are: "
-                            f"{quote_names(named)}; name the target column explicitly")
+        raise fail(
+            display,
+            "has no column left to use as the target; the columns are: "
+            f"{quote_names(named)}; name the target column explicitly",
+        )
     like_target = [c for c in candidates if c.strip().lower() in _TARGET_NAMES]
     if len(like_target) == 1:
         chosen = like_target[0]
@@ -469,7 +504,7 @@ def _column_as_float(column: pd.Series) -> tuple[np.ndarray, tuple[int, str] | N
     dtype = column.dtype
     if pd.api.types.is_bool_dtype(dtype) or pd.api.types.is_numeric_dtype(dtype):
         return column.to_numpy(dtype=np.float64, na_value=np.nan), None
-    if not (pd.api.types.is_string_dtype(dtype) or dtype == object):
+    if not (pd.api.types.is_string_dtype(dtype) or pd.api.types.is_object_dtype(dtype)):
         # Dates, durations, categories: not numbers, whatever they look like.
         present = np.flatnonzero(column.notna().to_numpy())
         values = np.full(len(column), np.nan)
@@ -495,8 +530,9 @@ def _column_as_float(column: pd.Series) -> tuple[np.ndarray, tuple[int, str] | N
     return values, None
 
 
-def _frame_features(frame: pd.DataFrame, features: list[str], display: str,
-                    row_offset: int) -> np.ndarray:
+def _frame_features(
+    frame: pd.DataFrame, features: list[str], display: str, row_offset: int
+) -> np.ndarray:
     """Feature columns of ``frame`` as a finite (n_rows, n_features) float64
     matrix in column-major order; raises NbcliError at the first bad cell."""
     X = np.empty((len(frame), len(features)), dtype=np.float64, order="F")
@@ -509,8 +545,13 @@ def _frame_features(frame: pd.DataFrame, features: list[str], display: str,
     return X
 
 
-def _check_finite(X: np.ndarray, names: list[str], display: str, row_offset: int,
-                  unread: dict[int, tuple[int, str]] | None = None) -> None:
+def _check_finite(
+    X: np.ndarray,
+    names: list[str],
+    display: str,
+    row_offset: int,
+    unread: dict[int, tuple[int, str]] | None = None,
+) -> None:
     """Raise NbcliError for the first row holding a NaN, an infinity or an
     unreadable cell (``unread``: column -> (row, text)), naming column and row."""
     if not unread:
@@ -532,14 +573,21 @@ def _check_finite(X: np.ndarray, names: list[str], display: str, row_offset: int
         hint = ""
         if "," in text and text.replace(",", "", 1).lstrip("+-").isdigit():
             hint = " (numbers need a '.' as the decimal point)"
-        raise fail(display, f"column '{column}' has the non-numeric value {text!r} at row {row}"
-                            f"{hint}; features must be numbers: fix the value or leave the "
-                            "column out")
+        raise fail(
+            display,
+            f"column '{column}' has the non-numeric value {text!r} at row {row}"
+            f"{hint}; features must be numbers: fix the value or leave the "
+            "column out",
+        )
     if np.isnan(X[i, j]):
-        raise fail(display, f"column '{column}' has a missing value at row {row}; "
-                            "fill it in or remove the row")
-    raise fail(display, f"column '{column}' has an infinite value at row {row}; "
-                        "replace it with a finite number")
+        raise fail(
+            display,
+            f"column '{column}' has a missing value at row {row}; fill it in or remove the row",
+        )
+    raise fail(
+        display,
+        f"column '{column}' has an infinite value at row {row}; replace it with a finite number",
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -579,10 +627,16 @@ class _CsvReader:
     def frames(self, chunksize: int | None, skip: int = 0):
         """The C engine's frames (see :func:`nbcli.io._csv.iter_frames`);
         taking over from the Arrow engine, with its correctly rounded numbers."""
-        return _csv.iter_frames(self.source.open_binary, self.source.display, self.header,
-                                text_columns=self._text_columns, na_values=self._na,
-                                chunksize=chunksize, skip=skip,
-                                correctly_rounded=self._engine == "arrow")
+        return _csv.iter_frames(
+            self.source.open_binary,
+            self.source.display,
+            self.header,
+            text_columns=self._text_columns,
+            na_values=self._na,
+            chunksize=chunksize,
+            skip=skip,
+            correctly_rounded=self._engine == "arrow",
+        )
 
     def datasets(self, chunksize: int | None, resolve: bool) -> Iterator[Dataset]:
         """The rows as Datasets: one, or chunks of ``chunksize`` rows.
@@ -594,9 +648,12 @@ class _CsvReader:
         """
         done = 0
         if self._engine == "arrow":
-            tables = _csv.iter_arrow_tables(self.source.open_binary, self.header,
-                                            float_columns=self.plan.features,
-                                            chunksize=chunksize)
+            tables = _csv.iter_arrow_tables(
+                self.source.open_binary,
+                self.header,
+                float_columns=self.plan.features,
+                chunksize=chunksize,
+            )
             if chunksize is not None:
                 tables = _csv.read_ahead(tables)
             try:
@@ -623,14 +680,21 @@ class _CsvReader:
             column = frame[self.plan.target]
             missing = column.isna().to_numpy()
             if missing.any():
-                raise _missing_label(display, self.plan.target,
-                                     row_offset + int(np.argmax(missing)) + 1)
+                raise _missing_label(
+                    display, self.plan.target, row_offset + int(np.argmax(missing)) + 1
+                )
             labels = column.to_numpy(dtype=object)
             y = resolve_labels(labels) if resolve else _text_labels(labels)
         kept = {k: frame[k].to_numpy(dtype=object) for k in self.plan.keep}
-        return Dataset(X=X, y=y, feature_names=list(self.plan.features),
-                       target=self.plan.target, path=self.source.path, kept=kept,
-                       note=self.plan.note)
+        return Dataset(
+            X=X,
+            y=y,
+            feature_names=list(self.plan.features),
+            target=self.plan.target,
+            path=self.source.path,
+            kept=kept,
+            note=self.plan.note,
+        )
 
     def _convert_arrow(self, table, resolve: bool) -> Dataset:
         """A chunk from the Arrow engine as a Dataset, equal to what
@@ -645,9 +709,15 @@ class _CsvReader:
         if self.plan.target is not None:
             y = _arrow_labels(table.column(self.plan.target), resolve)
         kept = {k: table.column(k).to_numpy(zero_copy_only=False) for k in self.plan.keep}
-        return Dataset(X=X, y=y, feature_names=list(self.plan.features),
-                       target=self.plan.target, path=self.source.path, kept=kept,
-                       note=self.plan.note)
+        return Dataset(
+            X=X,
+            y=y,
+            feature_names=list(self.plan.features),
+            target=self.plan.target,
+            path=self.source.path,
+            kept=kept,
+            note=self.plan.note,
+        )
 
 
 # -0.0 is the one double whose bits, seen as an int64, are this value: one
@@ -670,7 +740,7 @@ def _arrow_features(table, features: list[str]) -> np.ndarray:
             raise _csv.ArrowFallback
         start = 0
         for piece in column.chunks:
-            X[start:start + len(piece), j] = piece.to_numpy()
+            X[start : start + len(piece), j] = piece.to_numpy()
             start += len(piece)
     with np.errstate(over="ignore", invalid="ignore"):
         # The sum of large finite values can overflow; the closer look decides.
@@ -705,10 +775,13 @@ def _delimiter_hint(header: _csv.CsvHeader, display: str) -> NbcliError | None:
     others = [d for d in _csv.DELIMITERS if d != header.delimiter and d in name]
     if not others:
         return None
-    return fail(display, f"the header is one column, {name[:60]!r}, when split on "
-                         f"{_csv.delimiter_name(header.delimiter)}; the file seems to use "
-                         f"{_csv.delimiter_name(others[0])}: give that delimiter, or none to "
-                         "have it detected")
+    return fail(
+        display,
+        f"the header is one column, {name[:60]!r}, when split on "
+        f"{_csv.delimiter_name(header.delimiter)}; the file seems to use "
+        f"{_csv.delimiter_name(others[0])}: give that delimiter, or none to "
+        "have it detected",
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -735,8 +808,11 @@ class _ParquetReader:
             raise self._error(exc) from exc
         repeated = sorted({c for c in columns if columns.count(c) > 1})
         if repeated:
-            raise fail(display, f"has repeated column names: {quote_names(repeated)}; "
-                                "give every column a distinct name")
+            raise fail(
+                display,
+                f"has repeated column names: {quote_names(repeated)}; "
+                "give every column a distinct name",
+            )
         if n_rows == 0:
             raise fail(display, "has no data rows; write the table with its rows")
         self.plan = _plan_columns(columns, opts, display)
@@ -777,8 +853,15 @@ class _ParquetReader:
                 values = np.asarray(column.astype(str).to_numpy(dtype=object))
             y = _typed_labels(values, display, target, row_offset)
         kept = {k: frame[k].to_numpy(dtype=object) for k in self.plan.keep}
-        return Dataset(X=X, y=y, feature_names=list(self.plan.features), target=target,
-                       path=self.source.path, kept=kept, note=self.plan.note)
+        return Dataset(
+            X=X,
+            y=y,
+            feature_names=list(self.plan.features),
+            target=target,
+            path=self.source.path,
+            kept=kept,
+            note=self.plan.note,
+        )
 
 
 # ---------------------------------------------------------------------------
@@ -795,8 +878,11 @@ def _read_npz(source: _Source, opts: _Options) -> Dataset:
     except Exception as exc:  # numpy raises many types for a bad archive
         raise fail(display, "is not a valid .npz archive; write it with numpy.savez") from exc
     if not isinstance(archive, np.lib.npyio.NpzFile):
-        raise fail(display, "is not a valid .npz archive (it holds a single array); "
-                            "write it with numpy.savez(path, X=..., y=...)")
+        raise fail(
+            display,
+            "is not a valid .npz archive (it holds a single array); "
+            "write it with numpy.savez(path, X=..., y=...)",
+        )
     with archive:
         keys = list(archive.files)
 
@@ -805,22 +891,33 @@ def _read_npz(source: _Source, opts: _Options) -> Dataset:
                 return archive[key]
             except ValueError as exc:
                 if "allow_pickle" in str(exc) or "Object arrays" in str(exc):
-                    raise fail(display, f"holds object arrays (pickled data), which nbcli "
-                                        f"refuses to load (array '{key}'); store numbers and "
-                                        "strings as plain arrays") from exc
-                raise fail(display, f"is not a valid .npz archive (array '{key}' is "
-                                    "damaged)") from exc
+                    raise fail(
+                        display,
+                        f"holds object arrays (pickled data), which nbcli "
+                        f"refuses to load (array '{key}'); store numbers and "
+                        "strings as plain arrays",
+                    ) from exc
+                raise fail(
+                    display, f"is not a valid .npz archive (array '{key}' is damaged)"
+                ) from exc
             except Exception as exc:  # damaged members raise zipfile, zlib, parser errors
-                raise fail(display, f"is not a valid .npz archive (array '{key}' is "
-                                    "damaged)") from exc
+                raise fail(
+                    display, f"is not a valid .npz archive (array '{key}' is damaged)"
+                ) from exc
 
         if opts.x_key not in keys:
-            raise fail(display, f"has no array '{opts.x_key}' (the features); the arrays in it "
-                                f"are: {quote_names(keys)}")
+            raise fail(
+                display,
+                f"has no array '{opts.x_key}' (the features); the arrays in it "
+                f"are: {quote_names(keys)}",
+            )
         X = member(opts.x_key)
         if X.ndim != 2 or X.dtype.kind not in "biuf":
-            raise fail(display, f"array '{opts.x_key}' has shape {X.shape} and dtype {X.dtype}; "
-                                "it must be a 2-D array of numbers, (n_samples, n_features)")
+            raise fail(
+                display,
+                f"array '{opts.x_key}' has shape {X.shape} and dtype {X.dtype}; "
+                "it must be a 2-D array of numbers, (n_samples, n_features)",
+            )
         n, d = X.shape
         if n == 0:
             raise fail(display, f"has no data rows (array '{opts.x_key}' has 0 rows)")
@@ -835,36 +932,57 @@ def _read_npz(source: _Source, opts: _Options) -> Dataset:
             if y.ndim == 2 and y.shape[1] == 1:
                 y = y[:, 0]
             if y.ndim != 1 or len(y) != n:
-                raise fail(display, f"array '{opts.x_key}' has {n} rows but '{y_key}' has shape "
-                                    f"{y.shape}; they need one label per row")
+                raise fail(
+                    display,
+                    f"array '{opts.x_key}' has {n} rows but '{y_key}' has shape "
+                    f"{y.shape}; they need one label per row",
+                )
             y = _typed_labels(y, display, y_key, 0)
         elif opts.need_target or opts.target is not None:
-            raise fail(display, f"has no array '{y_key}' (the labels); the arrays in it are: "
-                                f"{quote_names(keys)}; name the key that holds the labels")
+            raise fail(
+                display,
+                f"has no array '{y_key}' (the labels); the arrays in it are: "
+                f"{quote_names(keys)}; name the key that holds the labels",
+            )
 
         kept = {}
         for key in opts.keep or []:
             if key not in keys:
-                raise fail(display, f"has no array '{key}' to keep; the arrays in it are: "
-                                    f"{quote_names(keys)}")
+                raise fail(
+                    display,
+                    f"has no array '{key}' to keep; the arrays in it are: {quote_names(keys)}",
+                )
             values = member(key)
             if values.ndim != 1 or len(values) != n:
-                raise fail(display, f"array '{key}' has shape {values.shape}; to keep it, it "
-                                    f"needs one value per row ({n},)")
+                raise fail(
+                    display,
+                    f"array '{key}' has shape {values.shape}; to keep it, it "
+                    f"needs one value per row ({n},)",
+                )
             kept[key] = values
 
     columns = _npz_columns(names, d, opts, display)
     if names is None:
         # Matched by position, the columns take the model's names.
-        names = list(opts.model_features) if opts.model_features is not None \
+        names = (
+            list(opts.model_features)
+            if opts.model_features is not None
             else [f"x{j}" for j in range(d)]
+        )
     if columns is not None:
         X = X[:, columns]
         names = [names[j] for j in columns]
     X = X.astype(np.float64, copy=False)
     _check_finite(X, names, display, 0)
-    return Dataset(X=X, y=y, feature_names=names, target=y_key if y is not None else None,
-                   path=source.path, kept=kept, note=None)
+    return Dataset(
+        X=X,
+        y=y,
+        feature_names=names,
+        target=y_key if y is not None else None,
+        path=source.path,
+        kept=kept,
+        note=None,
+    )
 
 
 def _npz_feature_names(member, keys, d: int, display: str) -> list[str] | None:
@@ -872,37 +990,48 @@ def _npz_feature_names(member, keys, d: int, display: str) -> list[str] | None:
         return None
     names = member("feature_names")
     if names.ndim != 1 or names.dtype.kind not in "US" or len(names) != d:
-        raise fail(display, f"array 'feature_names' has shape {names.shape} and dtype "
-                            f"{names.dtype}; it must be {d} strings, one per feature")
+        raise fail(
+            display,
+            f"array 'feature_names' has shape {names.shape} and dtype "
+            f"{names.dtype}; it must be {d} strings, one per feature",
+        )
     if names.dtype.kind == "S":
         names = _utf8(names, display, "feature_names")
     names = [str(n) for n in names]
     repeated = sorted({n for n in names if names.count(n) > 1})
     if repeated:
-        raise fail(display, f"feature_names repeats {quote_names(repeated)}; give every "
-                            "feature a distinct name")
+        raise fail(
+            display,
+            f"feature_names repeats {quote_names(repeated)}; give every feature a distinct name",
+        )
     return names
 
 
-def _npz_columns(names: list[str] | None, d: int, opts: _Options,
-                 display: str) -> list[int] | None:
+def _npz_columns(names: list[str] | None, d: int, opts: _Options, display: str) -> list[int] | None:
     """Column indices to keep from X (None: all, in order)."""
     if opts.model_features is not None:
         if opts.features or opts.drop:
-            raise fail(display, "features and drop cannot be combined with the model's "
-                                "feature list; the model decides which columns are used")
+            raise fail(
+                display,
+                "features and drop cannot be combined with the model's "
+                "feature list; the model decides which columns are used",
+            )
         if names is None:
             # Without stored names, columns can only be matched by position.
             if d != len(opts.model_features):
-                raise fail(display, f"has {d} features, the model expects "
-                                    f"{len(opts.model_features)}")
+                raise fail(
+                    display, f"has {d} features, the model expects {len(opts.model_features)}"
+                )
             return None
         position = {n: j for j, n in enumerate(names)}
         missing = [c for c in opts.model_features if c not in position]
         if missing:
             word = "column" if len(missing) == 1 else "columns"
-            raise fail(display, f"missing {word} {quote_names(missing)} that the model was "
-                                f"trained on; the features are: {quote_names(names)}")
+            raise fail(
+                display,
+                f"missing {word} {quote_names(missing)} that the model was "
+                f"trained on; the features are: {quote_names(names)}",
+            )
         return [position[c] for c in opts.model_features]
     if opts.features is None and not opts.drop:
         return None
@@ -910,8 +1039,9 @@ def _npz_columns(names: list[str] | None, d: int, opts: _Options,
     position = {n: j for j, n in enumerate(all_names)}
     for name in [*(opts.features or []), *(opts.drop or [])]:
         if name not in position:
-            raise fail(display, f"has no feature '{name}'; the features are: "
-                                f"{quote_names(all_names)}")
+            raise fail(
+                display, f"has no feature '{name}'; the features are: {quote_names(all_names)}"
+            )
     chosen = opts.features if opts.features is not None else all_names
     chosen = [c for c in chosen if c not in set(opts.drop or [])]
     if not chosen:
@@ -923,14 +1053,23 @@ def _npz_columns(names: list[str] | None, d: int, opts: _Options,
 # Public entry points
 
 
-def _options(target, features, drop, model_features, need_target, keep, target_hint,
-             x_key, y_key) -> _Options:
+def _options(
+    target, features, drop, model_features, need_target, keep, target_hint, x_key, y_key
+) -> _Options:
     def as_list(names):
         return None if names is None else [str(n) for n in names]
 
-    return _Options(target=target, features=as_list(features), drop=as_list(drop),
-                    model_features=as_list(model_features), need_target=bool(need_target),
-                    keep=as_list(keep), target_hint=target_hint, x_key=x_key, y_key=y_key)
+    return _Options(
+        target=target,
+        features=as_list(features),
+        drop=as_list(drop),
+        model_features=as_list(model_features),
+        need_target=bool(need_target),
+        keep=as_list(keep),
+        target_hint=target_hint,
+        x_key=x_key,
+        y_key=y_key,
+    )
 
 
 def _table_reader(source: _Source, opts: _Options, delimiter: str | None):
@@ -939,9 +1078,20 @@ def _table_reader(source: _Source, opts: _Options, delimiter: str | None):
     return _CsvReader(source, opts, delimiter)
 
 
-def read_dataset(path, *, target=None, features=None, drop=None, model_features=None,
-                 need_target=True, delimiter=None, x_key="X", y_key="y", keep=None,
-                 target_hint=None) -> Dataset:
+def read_dataset(
+    path,
+    *,
+    target=None,
+    features=None,
+    drop=None,
+    model_features=None,
+    need_target=True,
+    delimiter=None,
+    x_key="X",
+    y_key="y",
+    keep=None,
+    target_hint=None,
+) -> Dataset:
     """Read a whole data file into a :class:`Dataset`.
 
     Parameters
@@ -985,8 +1135,9 @@ def read_dataset(path, *, target=None, features=None, drop=None, model_features=
         For every problem with the input, with the file, the column and the
         first offending row (1-based, header not counted) in the message.
     """
-    opts = _options(target, features, drop, model_features, need_target, keep,
-                    target_hint, x_key, y_key)
+    opts = _options(
+        target, features, drop, model_features, need_target, keep, target_hint, x_key, y_key
+    )
     source = _Source(path)
     if source.format == "npz":
         return _read_npz(source, opts)
@@ -1030,16 +1181,25 @@ class DatasetStream:
     path : str
     """
 
-    def __init__(self, path, *, chunk_size: int | None, opts: _Options, delimiter: str | None,
-                 raw_labels: bool):
+    def __init__(
+        self,
+        path,
+        *,
+        chunk_size: int | None,
+        opts: _Options,
+        delimiter: str | None,
+        raw_labels: bool,
+    ):
         self._source = _Source(path)
         display = self._source.display
         if chunk_size is not None and (
-            isinstance(chunk_size, bool) or not isinstance(chunk_size, (int, np.integer))
+            isinstance(chunk_size, bool)
+            or not isinstance(chunk_size, (int, np.integer))
             or chunk_size < 1
         ):
-            raise fail(display, f"the chunk size must be a positive whole number, "
-                                f"got {chunk_size!r}")
+            raise fail(
+                display, f"the chunk size must be a positive whole number, got {chunk_size!r}"
+            )
         self.path = self._source.path
         self._raw_labels = raw_labels
         self._whole: Dataset | None = None
@@ -1075,24 +1235,41 @@ class DatasetStream:
                 yield reader.convert(frame, offset, resolve=False)
                 offset += len(frame)
         if offset == 0:
-            raise fail(self._source.display, "has a header but no data rows; add rows "
-                                             "below the header")
+            raise fail(
+                self._source.display, "has a header but no data rows; add rows below the header"
+            )
 
     def _slices(self, whole: Dataset) -> Iterator[Dataset]:
         n = whole.X.shape[0]
         for start in range(0, n, self.chunk_size):
             rows = slice(start, start + self.chunk_size)
             yield Dataset(
-                X=whole.X[rows], y=None if whole.y is None else whole.y[rows],
-                feature_names=list(whole.feature_names), target=whole.target,
-                path=whole.path, kept={k: v[rows] for k, v in whole.kept.items()},
+                X=whole.X[rows],
+                y=None if whole.y is None else whole.y[rows],
+                feature_names=list(whole.feature_names),
+                target=whole.target,
+                path=whole.path,
+                kept={k: v[rows] for k, v in whole.kept.items()},
                 note=whole.note,
             )
 
 
-def iter_dataset(path, *, chunk_size, target=None, features=None, drop=None,
-                 model_features=None, need_target=True, delimiter=None, x_key="X",
-                 y_key="y", keep=None, target_hint=None, raw_labels=False) -> DatasetStream:
+def iter_dataset(
+    path,
+    *,
+    chunk_size,
+    target=None,
+    features=None,
+    drop=None,
+    model_features=None,
+    need_target=True,
+    delimiter=None,
+    x_key="X",
+    y_key="y",
+    keep=None,
+    target_hint=None,
+    raw_labels=False,
+) -> DatasetStream:
     """Read a data file in chunks of at most ``chunk_size`` rows
     (None: about 8 million values per chunk, see :func:`default_chunk_rows`).
 
@@ -1111,7 +1288,9 @@ def iter_dataset(path, *, chunk_size, target=None, features=None, drop=None,
         options; while iterating, for bad cells (row numbers count from the
         first data row of the file, not of the chunk).
     """
-    opts = _options(target, features, drop, model_features, need_target, keep,
-                    target_hint, x_key, y_key)
-    return DatasetStream(path, chunk_size=chunk_size, opts=opts, delimiter=delimiter,
-                         raw_labels=raw_labels)
+    opts = _options(
+        target, features, drop, model_features, need_target, keep, target_hint, x_key, y_key
+    )
+    return DatasetStream(
+        path, chunk_size=chunk_size, opts=opts, delimiter=delimiter, raw_labels=raw_labels
+    )

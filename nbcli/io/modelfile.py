@@ -176,10 +176,18 @@ def _read_headers(path, zf: zipfile.ZipFile, archive_size: int) -> dict[str, tup
         if info.flag_bits & 0x1:
             _refuse(path, f"member {name!r} is encrypted; nbcli model files are not")
         if info.compress_type != zipfile.ZIP_STORED:
-            _refuse(path, f"member {name!r} is compressed; nbcli model files store arrays uncompressed")
-        if info.file_size != info.compress_size or info.header_offset + info.compress_size > archive_size:
-            _refuse(path, f"member {name!r} declares {info.file_size} bytes, more than the file "
-                          "holds; the file is truncated or corrupt")
+            _refuse(
+                path, f"member {name!r} is compressed; nbcli model files store arrays uncompressed"
+            )
+        if (
+            info.file_size != info.compress_size
+            or info.header_offset + info.compress_size > archive_size
+        ):
+            _refuse(
+                path,
+                f"member {name!r} declares {info.file_size} bytes, more than the file "
+                "holds; the file is truncated or corrupt",
+            )
         with zf.open(info) as fp:
             try:
                 version = np.lib.format.read_magic(fp)
@@ -194,7 +202,10 @@ def _read_headers(path, zf: zipfile.ZipFile, archive_size: int) -> dict[str, tup
                 _refuse(path, f"member {name!r} has an invalid array header ({reason})")
             header_len = fp.tell()
         if dtype.hasobject:
-            _refuse(path, f"member {name!r} holds object arrays (pickled data), which nbcli refuses to load")
+            _refuse(
+                path,
+                f"member {name!r} holds object arrays (pickled data), which nbcli refuses to load",
+            )
         nbytes = int(np.prod(shape, dtype=object)) * dtype.itemsize
         if any(n < 0 for n in shape) or nbytes != info.file_size - header_len:
             _refuse(
@@ -208,17 +219,22 @@ def _read_headers(path, zf: zipfile.ZipFile, archive_size: int) -> dict[str, tup
 
 # Shape of each statistics array in units of (n_classes "K", n_features "d").
 _STAT_SHAPES = {
-    "count": "K", "class_count": "K",
-    "shift": "Kd", "offset": "Kd", "m2": "Kd", "feature_count": "Kd",
-    "scatter": "Kdd", "third": "Kdd", "fourth": "Kdd", "within": "dd",
+    "count": "K",
+    "class_count": "K",
+    "shift": "Kd",
+    "offset": "Kd",
+    "m2": "Kd",
+    "feature_count": "Kd",
+    "scatter": "Kdd",
+    "third": "Kdd",
+    "fourth": "Kdd",
+    "within": "dd",
 }
 
 
 def _expected_shapes(meta: dict) -> dict[str, tuple]:
     size = {"K": len(meta["classes"]), "d": meta["n_features"]}
-    return {
-        f"stats.{n}": tuple(size[c] for c in _STAT_SHAPES[n]) for n in meta["stats"]["arrays"]
-    }
+    return {f"stats.{n}": tuple(size[c] for c in _STAT_SHAPES[n]) for n in meta["stats"]["arrays"]}
 
 
 # The statistics each model type is fitted from.
@@ -237,8 +253,11 @@ def _is_int(v) -> bool:
 
 def _names(value) -> bool:
     """A list of distinct strings."""
-    return (isinstance(value, list) and all(isinstance(v, str) for v in value)
-            and len(set(value)) == len(value))
+    return (
+        isinstance(value, list)
+        and all(isinstance(v, str) for v in value)
+        and len(set(value)) == len(value)
+    )
 
 
 def _check_label_list(path, classes) -> None:
@@ -271,12 +290,20 @@ def _check_metadata(path, meta) -> None:
     if version < 1:
         _refuse(path, f"has an invalid format_version {version}")
     required = {
-        "model": str, "hyperparameters": dict, "classes": list, "feature_names": list,
-        "n_features": int, "training": dict, "stats": dict,
+        "model": str,
+        "hyperparameters": dict,
+        "classes": list,
+        "feature_names": list,
+        "n_features": int,
+        "training": dict,
+        "stats": dict,
     }
     for key, typ in required.items():
         if not isinstance(meta.get(key), typ):
-            _refuse(path, f"metadata field {key!r} is missing or has the wrong type; the file is corrupt")
+            _refuse(
+                path,
+                f"metadata field {key!r} is missing or has the wrong type; the file is corrupt",
+            )
     if meta["model"] not in MODELS:
         _refuse(path, f"unknown model type {meta['model'][:40]!r}; known: {', '.join(MODELS)}")
     d = meta["n_features"]
@@ -290,8 +317,11 @@ def _check_metadata(path, meta) -> None:
         _refuse(path, "metadata field 'target' must be a column name; the file is corrupt")
     st = meta["stats"]
     if st.get("type") not in _STATS_OF_MODEL[meta["model"]] or not _names(st.get("arrays")):
-        _refuse(path, f"has statistics of an unknown type or of the wrong type for a "
-                      f"{meta['model']} model; the file is corrupt")
+        _refuse(
+            path,
+            f"has statistics of an unknown type or of the wrong type for a "
+            f"{meta['model']} model; the file is corrupt",
+        )
     if not set(st["arrays"]) <= set(_STAT_SHAPES):
         _refuse(path, "lists statistics arrays the format does not define")
     calib = meta.get("calibration")
@@ -326,15 +356,21 @@ def _check_rebuilt(path, model) -> None:
     for name, value in vars(model).items():
         if isinstance(value, np.ndarray) and value.dtype.kind == "f":
             if np.any(np.isnan(value)) or np.any(value == np.inf):
-                _refuse(path, f"holds statistics that give the {model.model_type} model an "
-                              f"undefined parameter ({name.strip('_')}); the file is corrupt")
+                _refuse(
+                    path,
+                    f"holds statistics that give the {model.model_type} model an "
+                    f"undefined parameter ({name.strip('_')}); the file is corrupt",
+                )
     stats = model.stats_
     if hasattr(stats, "mean"):
         with np.errstate(all="ignore"):
             logp = model.predict_log_proba(stats.mean[stats.count > 0])
         if np.isnan(logp).any() or not np.isfinite(logp.max(axis=1)).all():
-            _refuse(path, f"holds statistics with which the {model.model_type} model cannot "
-                          "score even its own class means; the file is corrupt")
+            _refuse(
+                path,
+                f"holds statistics with which the {model.model_type} model cannot "
+                "score even its own class means; the file is corrupt",
+            )
 
 
 def load_model(path) -> ModelFile:
@@ -374,14 +410,25 @@ def load_model(path) -> ModelFile:
             raise
         except _BROKEN_ARCHIVE as exc:
             reason = " ".join(str(exc).split())[:200]
-            _refuse(path, f"is not a valid .npz archive or is truncated ({type(exc).__name__}: {reason})")
+            _refuse(
+                path,
+                f"is not a valid .npz archive or is truncated ({type(exc).__name__}: {reason})",
+            )
 
 
 # What a damaged archive makes zipfile and NumPy raise. Encrypted members and
 # unknown zip versions raise RuntimeError and NotImplementedError.
 _BROKEN_ARCHIVE = (
-    zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError, ValueError, KeyError,
-    NotImplementedError, RuntimeError, struct.error, OverflowError,
+    zipfile.BadZipFile,
+    zipfile.LargeZipFile,
+    EOFError,
+    OSError,
+    ValueError,
+    KeyError,
+    NotImplementedError,
+    RuntimeError,
+    struct.error,
+    OverflowError,
 )
 
 
@@ -401,8 +448,9 @@ def _load_members(path, zf, headers) -> ModelFile:
     if dtype != np.uint8 or len(shape) != 1 or shape[0] > _METADATA_LIMIT:
         _refuse(path, "has an invalid metadata member")
     try:
-        meta = json.loads(_read_member(zf, "metadata").tobytes().decode("utf-8"),
-                          parse_constant=_no_constant)
+        meta = json.loads(
+            _read_member(zf, "metadata").tobytes().decode("utf-8"), parse_constant=_no_constant
+        )
     except (ValueError, RecursionError):  # bad UTF-8 or JSON, NaN, overlong numbers
         _refuse(path, "has metadata that is not valid JSON; the file is corrupt")
     _check_metadata(path, meta)
@@ -466,8 +514,11 @@ def _load_members(path, zf, headers) -> ModelFile:
         except (ValueError, TypeError, KeyError, IndexError) as exc:
             _refuse(path, f"has invalid calibration parameters: {' '.join(str(exc).split())[:200]}")
         if getattr(calibrator, "n_classes_", len(classes)) not in (None, len(classes)):
-            _refuse(path, f"has a calibrator for {calibrator.n_classes_} classes but the model "
-                          f"has {len(classes)}; the file is corrupt")
+            _refuse(
+                path,
+                f"has a calibrator for {calibrator.n_classes_} classes but the model "
+                f"has {len(classes)}; the file is corrupt",
+            )
     return ModelFile(
         model=model,
         feature_names=list(meta["feature_names"]),

@@ -106,8 +106,7 @@ class BayesClassifier:
     def _get_param_names(cls):
         sig = inspect.signature(cls.__init__)
         return sorted(
-            p.name for p in sig.parameters.values()
-            if p.name != "self" and p.kind != p.VAR_KEYWORD
+            p.name for p in sig.parameters.values() if p.name != "self" and p.kind != p.VAR_KEYWORD
         )
 
     def get_params(self, deep: bool = True) -> dict:
@@ -175,7 +174,9 @@ class BayesClassifier:
 
     def _check_training(self, X, y, sample_weight):
         if y is None:
-            raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None")
+            raise ValueError(
+                f"{type(self).__name__} requires y to be passed, but the target y is None"
+            )
         names = getattr(X, "columns", None)
         X = self._prepare_X(X)
         y = check_labels(y, X.shape[0])
@@ -195,9 +196,7 @@ class BayesClassifier:
             return
         fitted = getattr(self, "feature_names_in_", None)
         if fitted is not None and names is not None and not np.array_equal(fitted, names):
-            raise ValueError(
-                "The feature names should match those that were passed during fit"
-            )
+            raise ValueError("The feature names should match those that were passed during fit")
 
     def fit(self, X, y, sample_weight=None):
         """Fit the model from training data.
@@ -323,7 +322,7 @@ class BayesClassifier:
         chunk = self._new_stats(X, y_idx, w, len(self.classes_))
         self.stats_ = chunk if first else self.stats_.merge(chunk)
 
-    def relabel(self, labels) -> "BayesClassifier":
+    def relabel(self, labels) -> BayesClassifier:
         """Replace the class labels, e.g. strings read from a file by their typed values.
 
         Parameters
@@ -360,7 +359,7 @@ class BayesClassifier:
             self.stats_ = self.stats_.reindex(np.searchsorted(merged, self.classes_), len(merged))
         self.classes_ = merged
 
-    def merge(self, other: "BayesClassifier") -> "BayesClassifier":
+    def merge(self, other: BayesClassifier) -> BayesClassifier:
         """Combine with a model fitted on other data, in place; returns ``self``.
 
         Both must be the same estimator type with equal hyperparameters and
@@ -375,7 +374,9 @@ class BayesClassifier:
                 f"cannot merge models with {self.n_features_in_} and {other.n_features_in_} features"
             )
         self._absorb_labels(other.classes_)
-        theirs = other.stats_.reindex(np.searchsorted(self.classes_, other.classes_), len(self.classes_))
+        theirs = other.stats_.reindex(
+            np.searchsorted(self.classes_, other.classes_), len(self.classes_)
+        )
         self.stats_ = self.stats_.merge(theirs)
         self._finalize()
         return self

@@ -128,7 +128,9 @@ class _Stats:
 
     def arrays(self) -> dict[str, np.ndarray]:
         """The statistics as named float64 arrays (for model files)."""
-        return {f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name) is not None}
+        return {
+            f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name) is not None
+        }
 
 
 class _Located(_Stats):
@@ -164,7 +166,7 @@ class ClassCounts(_Stats):
         onehot[y_idx, np.arange(n)] = weights
         return cls(class_count=onehot.sum(axis=1), feature_count=onehot @ X)
 
-    def merge(self, other: "ClassCounts") -> "ClassCounts":
+    def merge(self, other: ClassCounts) -> ClassCounts:
         """Statistics of the union of both chunks (sums simply add)."""
         return ClassCounts(
             class_count=self.class_count + other.class_count,
@@ -231,11 +233,13 @@ class ClassMoments(_Located):
             m2[k] = sq - ck * corr**2
         return cls(count=count, shift=shift, offset=offset, m2=m2)
 
-    def merge(self, other: "ClassMoments") -> "ClassMoments":
+    def merge(self, other: ClassMoments) -> ClassMoments:
         """Chan-Golub-LeVeque pairwise update."""
         n, shift, offset, delta, cross = _merge_location(self, other)
         return ClassMoments(
-            count=n, shift=shift, offset=offset,
+            count=n,
+            shift=shift,
+            offset=offset,
             m2=self.m2 + other.m2 + delta**2 * cross[:, None],
         )
 
@@ -302,7 +306,9 @@ class ClassScatter(_Located):
                     B2w = B2
                 third[k] = B2w.T @ B
                 fourth[k] = B2w.T @ B2
-        return cls(count=count, shift=shift, offset=offset, scatter=scatter, third=third, fourth=fourth)
+        return cls(
+            count=count, shift=shift, offset=offset, scatter=scatter, third=third, fourth=fourth
+        )
 
     def _shifted(self, shift, offset):
         """Co-moments of this chunk about the mean ``shift + offset`` instead of its own."""
@@ -328,7 +334,7 @@ class ClassScatter(_Located):
         )
         return S_new, T_new, Q_new
 
-    def merge(self, other: "ClassScatter") -> "ClassScatter":
+    def merge(self, other: ClassScatter) -> ClassScatter:
         """Pairwise update of Chan et al. in matrix form (Schubert and Gertz 2018)."""
         if (self.third is None) != (other.third is None):
             raise ValueError("cannot merge scatter statistics with and without higher moments")
@@ -385,11 +391,13 @@ class PooledScatter(_Located):
             within += B.T @ B if w is None else (B * w[rows][:, None]).T @ B
         return cls(count=count, shift=shift, offset=offset, within=within)
 
-    def merge(self, other: "PooledScatter") -> "PooledScatter":
+    def merge(self, other: PooledScatter) -> PooledScatter:
         """Chan et al.'s matrix update, summed over classes."""
         n, shift, offset, delta, cross = _merge_location(self, other)
         within = self.within + other.within + (delta * cross[:, None]).T @ delta
         return PooledScatter(count=n, shift=shift, offset=offset, within=within)
 
 
-STATS_TYPES = {cls.__name__: cls for cls in (ClassCounts, ClassMoments, ClassScatter, PooledScatter)}
+STATS_TYPES = {
+    cls.__name__: cls for cls in (ClassCounts, ClassMoments, ClassScatter, PooledScatter)
+}

@@ -24,10 +24,14 @@ class DataConversionWarning(UserWarning):
 def _joint_class(ours: type, theirs: type) -> type:
     # Made at run time, the class cannot be found by name when unpickling;
     # its instances pickle as plain instances of ``ours``.
-    return type(ours.__name__, (ours, theirs), {
-        "__module__": ours.__module__,
-        "__reduce__": lambda self: (ours, self.args),
-    })
+    return type(
+        ours.__name__,
+        (ours, theirs),
+        {
+            "__module__": ours.__module__,
+            "__reduce__": lambda self: (ours, self.args),
+        },
+    )
 
 
 def sklearn_compatible(ours: type) -> type:
@@ -91,9 +95,7 @@ def check_array(X, *, name: str = "X", finite: bool = True) -> np.ndarray:
     written against scikit-learn's errors reads ours too.
     """
     if hasattr(X, "tocsr") or hasattr(X, "toarray"):
-        raise TypeError(
-            "sparse input is not supported; convert it with X.toarray() first"
-        )
+        raise TypeError("sparse input is not supported; convert it with X.toarray() first")
     if hasattr(X, "to_numpy") and not isinstance(X, np.ndarray):
         X = X.to_numpy()
     arr = np.asarray(X)
@@ -154,7 +156,9 @@ def check_finite(arr: np.ndarray, *, name: str = "X", row_offset: int = 0) -> No
     raise DataValueError(
         f"{name} contains {what} at row {i + row_offset}, column {j}; "
         "input must not contain NaN or infinity",
-        i + row_offset, j, f"{what} is not allowed",
+        i + row_offset,
+        j,
+        f"{what} is not allowed",
     )
 
 
@@ -195,8 +199,7 @@ def check_labels(y, n_samples: int) -> np.ndarray:
             raise ValueError("y contains NaN or infinity; every sample needs a label")
         if not np.all(y == np.round(y)):
             raise ValueError(
-                "Unknown label type: continuous target; class labels must be "
-                "integers or strings"
+                "Unknown label type: continuous target; class labels must be integers or strings"
             )
     elif y.dtype.kind == "O":
         if any(v is None or (isinstance(v, float) and v != v) for v in y):
@@ -227,9 +230,7 @@ def check_sample_weight(sample_weight, n_samples: int) -> np.ndarray | None:
     if w.ndim == 0:
         w = np.full(n_samples, float(w))
     if w.shape != (n_samples,):
-        raise ValueError(
-            f"sample_weight.shape == {w.shape}, expected {(n_samples,)}"
-        )
+        raise ValueError(f"sample_weight.shape == {w.shape}, expected {(n_samples,)}")
     if not np.all(np.isfinite(w)):
         raise ValueError("sample_weight contains NaN or infinity")
     if np.any(w < 0):
@@ -250,9 +251,7 @@ def check_priors(priors, n_classes: int, name: str = "priors") -> np.ndarray:
     """Validate user-given class priors: length ``n_classes``, non-negative, sum 1."""
     p = np.asarray(priors, dtype=np.float64).ravel()
     if p.shape[0] != n_classes:
-        raise ValueError(
-            f"{name} has {p.shape[0]} values but there are {n_classes} classes"
-        )
+        raise ValueError(f"{name} has {p.shape[0]} values but there are {n_classes} classes")
     if not np.all(np.isfinite(p)) or np.any(p < 0):
         raise ValueError(f"{name} must be non-negative numbers")
     if not np.isclose(p.sum(), 1.0, rtol=0, atol=1e-8):

@@ -98,7 +98,8 @@ class MultinomialNB(_DiscreteNB):
             raise DataValueError(
                 f"negative value {X[i, j]:g} at row {i + row_offset}, column {j}: multinomial naive "
                 "Bayes needs non-negative counts (Negative values in data passed to MultinomialNB)",
-                int(i + row_offset), int(j),
+                int(i + row_offset),
+                int(j),
                 f"negative value {X[i, j]:g}: the multinomial model needs non-negative counts",
             )
 
@@ -170,7 +171,9 @@ class BernoulliNB(_DiscreteNB):
         super()._hyperparameter_check()
         b = self.binarize
         if b is not None and (
-            isinstance(b, bool) or not isinstance(b, (int, float, np.integer, np.floating)) or np.isnan(b)
+            isinstance(b, bool)
+            or not isinstance(b, (int, float, np.integer, np.floating))
+            or np.isnan(b)
         ):
             raise ValueError(f"binarize must be a number or None, got {b!r}")
 
@@ -180,13 +183,15 @@ class BernoulliNB(_DiscreteNB):
             if bad.any():
                 i, j = np.argwhere(bad)[0]
                 fix = (
-                    "set --binarize THRESHOLD" if not hasattr(self, "stats_")
+                    "set --binarize THRESHOLD"
+                    if not hasattr(self, "stats_")
                     else "retrain with --binarize THRESHOLD"
                 )
                 raise DataValueError(
                     f"value {X[i, j]:g} at row {i + row_offset}, column {j} is not 0 or 1: Bernoulli "
                     "naive Bayes needs binary features; set binarize to a threshold",
-                    int(i + row_offset), int(j),
+                    int(i + row_offset),
+                    int(j),
                     f"value {X[i, j]:g} is not 0 or 1: the bernoulli model was trained on "
                     f"binary features; {fix}",
                 )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
+
 from nbcli.models._base import BayesClassifier
 from nbcli.models._stats import ClassScatter, PooledScatter, means_about
 from nbcli.models._validation import check_priors, label_text
@@ -128,7 +129,11 @@ class LinearDiscriminantAnalysis(_DiscriminantBase):
             pass
         else:
             raise ValueError(f"shrinkage must be None, 'auto' or a number in [0, 1], got {s!r}")
-        if not isinstance(self.tol, numbers.Real) or isinstance(self.tol, bool) or not 0 <= self.tol < 1:
+        if (
+            not isinstance(self.tol, numbers.Real)
+            or isinstance(self.tol, bool)
+            or not 0 <= self.tol < 1
+        ):
             raise ValueError(f"tol must be a number in [0, 1), got {self.tol!r}")
 
     def _new_stats(self, X, y_idx, w, n_classes):
@@ -146,7 +151,9 @@ class LinearDiscriminantAnalysis(_DiscriminantBase):
         present = count > 0
         if self.shrinkage == "auto":
             if not isinstance(st, ClassScatter):
-                raise ValueError("shrinkage='auto' needs per-class statistics; refit the model with it")
+                raise ValueError(
+                    "shrinkage='auto' needs per-class statistics; refit the model with it"
+                )
             cov = np.zeros((d, d))
             intensities = np.zeros(len(count))
             for k in np.flatnonzero(present):
@@ -155,7 +162,9 @@ class LinearDiscriminantAnalysis(_DiscriminantBase):
             self.shrinkage_ = intensities
         else:
             if not isinstance(st, PooledScatter):
-                raise ValueError("these statistics were gathered for shrinkage='auto'; refit to change it")
+                raise ValueError(
+                    "these statistics were gathered for shrinkage='auto'; refit to change it"
+                )
             cov = st.within / total
             if self.shrinkage is not None and self.shrinkage > 0:
                 a = float(self.shrinkage)
@@ -273,7 +282,9 @@ class QuadraticDiscriminantAnalysis(_DiscriminantBase):
             label = self.classes_[k]
             n_k = st.count[k]
             if n_k <= 0:
-                raise ValueError(f"class {label_text(label)} has no samples (all its weights are zero)")
+                raise ValueError(
+                    f"class {label_text(label)} has no samples (all its weights are zero)"
+                )
             if r == 0 and n_k <= d:
                 raise ValueError(
                     f"class {label_text(label)} has {n_k:g} samples for {d} features, so its covariance "

@@ -75,7 +75,12 @@ class GaussianNB(BayesClassifier):
 
     def _hyperparameter_check(self):
         vs = self.var_smoothing
-        if isinstance(vs, bool) or not isinstance(vs, (int, float, np.floating, np.integer)) or not np.isfinite(vs) or vs < 0:
+        if (
+            isinstance(vs, bool)
+            or not isinstance(vs, (int, float, np.floating, np.integer))
+            or not np.isfinite(vs)
+            or vs < 0
+        ):
             raise ValueError(f"var_smoothing must be a non-negative number, got {vs!r}")
 
     def _new_stats(self, X, y_idx, w, n_classes):
@@ -123,7 +128,9 @@ class GaussianNB(BayesClassifier):
         present = count > 0
         precision = 1.0 / self.var_[present]
         reference = st.shift[np.flatnonzero(present)[0]]
-        centre_ref = (precision * means_about(st, reference)[present]).sum(axis=0) / precision.sum(axis=0)
+        centre_ref = (precision * means_about(st, reference)[present]).sum(axis=0) / precision.sum(
+            axis=0
+        )
         centre = reference + centre_ref
         var_z = self.var_ / scale**2
         theta_z = (means_about(st, reference) - centre_ref) / scale

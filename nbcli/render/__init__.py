@@ -29,7 +29,12 @@ def render(report) -> list:
 
     Raises TypeError for an object that is not one of those reports.
     """
-    from nbcli.reports import CalibrationReport, ComparisonReport, EvaluationReport, RecalibrationReport
+    from nbcli.reports import (
+        CalibrationReport,
+        ComparisonReport,
+        EvaluationReport,
+        RecalibrationReport,
+    )
     from nbcli.reports.runs import BatchReport, TrainingReport
 
     if isinstance(report, TrainingReport):

@@ -95,7 +95,11 @@ def reliability_image(bins_before, bins_after, suffix: str) -> bytes:
     top.plot([0, 1], [0, 1], linestyle="--", color="0.5", linewidth=1, label="perfectly calibrated")
     share = 0.8 / len(series)  # each series gets a slice of every bin's width
     for s, (bins, (label, colour, marker)) in enumerate(zip(series, _SERIES)):
-        filled = [b for b in bins if b["count"] and b["mean_confidence"] is not None and b["accuracy"] is not None]
+        filled = [
+            b
+            for b in bins
+            if b["count"] and b["mean_confidence"] is not None and b["accuracy"] is not None
+        ]
         top.plot(
             [b["mean_confidence"] for b in filled],
             [b["accuracy"] for b in filled],
@@ -105,7 +109,9 @@ def reliability_image(bins_before, bins_after, suffix: str) -> bytes:
         )
         widths = [(b["upper"] - b["lower"]) * share for b in bins]
         lefts = [b["lower"] + (b["upper"] - b["lower"]) * (0.1 + s * share) for b in bins]
-        bottom.bar(lefts, [b["count"] for b in bins], width=widths, align="edge", color=colour, alpha=0.8)
+        bottom.bar(
+            lefts, [b["count"] for b in bins], width=widths, align="edge", color=colour, alpha=0.8
+        )
     top.set(xlim=(0, 1), ylim=(0, 1), ylabel="accuracy", title="Reliability diagram")
     top.grid(True, linewidth=0.5, alpha=0.5)
     top.legend(loc="upper left")

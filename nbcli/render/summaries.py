@@ -24,7 +24,10 @@ def render_training(report) -> list:
     n = len(report.feature_names)
     shown = ", ".join(report.feature_names[:8]) + (f", ... ({n - 8} more)" if n > 8 else "")
     head.add_row("features", f"{n}: {shown}")
-    head.add_row("time", f"{report.seconds:.3f} s" + (f" ({report.n_chunks} chunks)" if report.n_chunks > 1 else ""))
+    head.add_row(
+        "time",
+        f"{report.seconds:.3f} s" + (f" ({report.n_chunks} chunks)" if report.n_chunks > 1 else ""),
+    )
     if report.training_accuracy is not None:
         head.add_row("training accuracy", f"{report.training_accuracy:.4f}")
     else:
@@ -37,7 +40,11 @@ def render_training(report) -> list:
     classes.add_column("count", justify="right")
     classes.add_column("prior", justify="right")
     for label, count, prior in zip(report.classes, report.class_counts, report.priors):
-        classes.add_row(Text(str(label)), f"{count:,}" if isinstance(count, int) else f"{count:g}", f"{prior:.4f}")
+        classes.add_row(
+            Text(str(label)),
+            f"{count:,}" if isinstance(count, int) else f"{count:g}",
+            f"{prior:.4f}",
+        )
     return [head, classes]
 
 
@@ -48,5 +55,9 @@ def render_batch(report) -> list:
     table.add_column("rows", justify="right")
     table.add_column("output / error", overflow="fold")
     for inp, out, rows, error in report.rows:
-        table.add_row(inp, f"{rows:,}" if error is None else "-", out if error is None else Text("skipped: " + error))
+        table.add_row(
+            inp,
+            f"{rows:,}" if error is None else "-",
+            out if error is None else Text("skipped: " + error),
+        )
     return [table]

@@ -160,7 +160,9 @@ def _interval_note(settings: dict, intervals) -> Text:
     seed = settings.get("seed")
     note = f"{level:.0%} BCa bootstrap intervals from {n} resamples (seed {seed})."
     if any(iv.method == "percentile" for iv in intervals):
-        note += " * percentile interval: BCa is undefined for this sample (e.g. all resamples equal)."
+        note += (
+            " * percentile interval: BCa is undefined for this sample (e.g. all resamples equal)."
+        )
     return Text(note)
 
 
@@ -189,7 +191,13 @@ def _per_class_table(rows, averages, keys=None) -> Table:
         t.add_row(head, _num(r.precision), _num(r.recall), _num(r.f1), str(r.support))
     t.add_section()
     for avg in averages.values():
-        t.add_row(Text(str(avg.label)), _num(avg.precision), _num(avg.recall), _num(avg.f1), str(avg.support))
+        t.add_row(
+            Text(str(avg.label)),
+            _num(avg.precision),
+            _num(avg.recall),
+            _num(avg.f1),
+            str(avg.support),
+        )
     return t
 
 
@@ -198,7 +206,9 @@ def _per_class(report):
     keys = [f"#{i + 1}" for i in range(len(rows))]
     return FirstThatFits(
         lambda: _per_class_table(rows, averages),
-        lambda: Group(_per_class_table(rows, averages, keys), _legend([r.label for r in rows], keys)),
+        lambda: Group(
+            _per_class_table(rows, averages, keys), _legend([r.label for r in rows], keys)
+        ),
     )
 
 
@@ -230,11 +240,16 @@ def _confusion(report):
             labels, counts, n_classes, [_label(x) for x in labels], [_label(x) for x in labels]
         ),
         lambda: _confusion_table(
-            labels, counts, n_classes, [Text(f"{k} {x}", overflow="fold") for k, x in zip(keys, labels)],
+            labels,
+            counts,
+            n_classes,
+            [Text(f"{k} {x}", overflow="fold") for k, x in zip(keys, labels)],
             [Text(k) for k in keys],
         ),
         lambda: Group(
-            _confusion_table(labels, counts, n_classes, [Text(k) for k in keys], [Text(k) for k in keys]),
+            _confusion_table(
+                labels, counts, n_classes, [Text(k) for k in keys], [Text(k) for k in keys]
+            ),
             _legend(labels, keys),
         ),
         lambda: not_shown,
@@ -356,7 +371,11 @@ def render_comparison(report) -> list:
             legend.append(("\n" if i else "") + f"  {w}: ")
             legend.append(str(path or "?"))
         out.append(legend)
-    out.append(_metric_table(f"Comparison on {report.n_samples} test rows", report.metrics, s.get("confidence", 0.95)))
+    out.append(
+        _metric_table(
+            f"Comparison on {report.n_samples} test rows", report.metrics, s.get("confidence", 0.95)
+        )
+    )
     out.append(_interval_note(s, report.metrics.values()))
     t = _table("Agreement (rows)")
     t.add_column("")
@@ -415,13 +434,19 @@ def render_calibration(report, before=None) -> list:
     t.add_column("Metric")
     if before is not None:
         t.add_column(f"Before [{level:.0%} interval]", justify="right", no_wrap=True)
-    t.add_column(f"{'After' if before is not None else 'Value'} [{level:.0%} interval]", justify="right", no_wrap=True)
+    t.add_column(
+        f"{'After' if before is not None else 'Value'} [{level:.0%} interval]",
+        justify="right",
+        no_wrap=True,
+    )
     after_values = _calibration_values(report)
     before_values = _calibration_values(before) if before is not None else None
     for key, v in after_values.items():
         cells = [_cell(before_values[key])] if before_values is not None else []
         t.add_row(_METRIC_NAMES.get(key, key), *cells, _cell(v))
-    intervals = list(report.metrics.values()) + (list(before.metrics.values()) if before is not None else [])
+    intervals = list(report.metrics.values()) + (
+        list(before.metrics.values()) if before is not None else []
+    )
     out = [t, _interval_note(s, intervals)]
     if before is not None:
         out.append(reliability_table(before.diagram, "Reliability before calibration"))

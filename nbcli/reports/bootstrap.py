@@ -43,8 +43,8 @@ same intervals.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Callable, Mapping
 
 import numpy as np
 from scipy.special import ndtr, ndtri
@@ -162,7 +162,11 @@ def bca_interval(
     z0 = float(ndtri(below / (2.0 * r.size)))
 
     jk = np.asarray(jackknife, dtype=float)
-    w = np.ones_like(jk) if jackknife_weights is None else np.asarray(jackknife_weights, dtype=float)
+    w = (
+        np.ones_like(jk)
+        if jackknife_weights is None
+        else np.asarray(jackknife_weights, dtype=float)
+    )
     ok = np.isfinite(jk) & (w > 0)
     jk, w = jk[ok], w[ok]
     if jk.size == 0:
@@ -278,7 +282,9 @@ def bootstrap_count_statistics(
     _check_confidence(confidence)
     c = np.asarray(counts)
     with np.errstate(divide="ignore", invalid="ignore"):
-        estimates = {name: float(f(c[np.newaxis].astype(float))[0]) for name, f in statistics.items()}
+        estimates = {
+            name: float(f(c[np.newaxis].astype(float))[0]) for name, f in statistics.items()
+        }
     if n_resamples <= 0 or c.sum() == 0:
         return {name: no_interval(v) for name, v in estimates.items()}
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -339,14 +345,18 @@ def resampled_margin_statistics(
         weights = drawn.ravel().astype(float)
         shape = (size, n_labels)
         support = np.bincount((true + offsets).ravel(), weights=weights, minlength=size * n_labels)
-        predicted_counts = np.bincount((predicted + offsets).ravel(), weights=weights, minlength=size * n_labels)
+        predicted_counts = np.bincount(
+            (predicted + offsets).ravel(), weights=weights, minlength=size * n_labels
+        )
         support, predicted_counts = support.reshape(shape), predicted_counts.reshape(shape)
         del weights
         hits = np.zeros(shape)
         hits[:, hit_labels] = drawn[:, on_diagonal]
         del drawn
         for name, metric in metrics.items():
-            out[name].append(np.asarray(metric.from_margins(hits, support, predicted_counts), dtype=float))
+            out[name].append(
+                np.asarray(metric.from_margins(hits, support, predicted_counts), dtype=float)
+            )
     return {name: np.concatenate(v) if v else np.zeros(0) for name, v in out.items()}
 
 
@@ -480,7 +490,11 @@ def bootstrap_means(
     """
     _check_confidence(confidence)
     names = list(columns)
-    v = np.column_stack([np.asarray(columns[k], dtype=float) for k in names]) if names else np.zeros((0, 0))
+    v = (
+        np.column_stack([np.asarray(columns[k], dtype=float) for k in names])
+        if names
+        else np.zeros((0, 0))
+    )
     n = v.shape[0]
     estimates = v.mean(axis=0) if n else np.full(len(names), math.nan)
     if n_resamples <= 0 or n < 2:
@@ -488,7 +502,9 @@ def bootstrap_means(
     replicates = resampled_means(v, n_resamples, rng)
     jackknife = jackknife_means(v)
     return {
-        k: bca_interval(float(estimates[j]), replicates[:, j], jackknife[:, j], confidence=confidence)
+        k: bca_interval(
+            float(estimates[j]), replicates[:, j], jackknife[:, j], confidence=confidence
+        )
         for j, k in enumerate(names)
     }
 
@@ -511,7 +527,11 @@ def _bca_intervals(estimates, replicates, jackknife, weights, confidence) -> dic
     """One BCa interval per named statistic, from its estimate, replicates and jackknife values."""
     return {
         name: bca_interval(
-            value, replicates[name], jackknife[name], jackknife_weights=weights, confidence=confidence
+            value,
+            replicates[name],
+            jackknife[name],
+            jackknife_weights=weights,
+            confidence=confidence,
         )
         for name, value in estimates.items()
     }

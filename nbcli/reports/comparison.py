@@ -27,7 +27,13 @@ from typing import ClassVar
 import numpy as np
 
 from nbcli.reports.bootstrap import Interval, bootstrap_count_statistics, method_summary
-from nbcli.reports.metrics import encode_labels, json_number, label_key, predicted_codes, report_header
+from nbcli.reports.metrics import (
+    encode_labels,
+    json_number,
+    label_key,
+    predicted_codes,
+    report_header,
+)
 from nbcli.reports.reliability import unseen_warning
 
 SCHEMA_NAME = "nbcli.comparison"
@@ -79,7 +85,9 @@ class AgreementTable:
     @property
     def counts(self) -> np.ndarray:
         """Shape (2, 2): rows A right/wrong, columns B right/wrong."""
-        return np.array([[self.both_correct, self.only_a_correct], [self.only_b_correct, self.both_wrong]])
+        return np.array(
+            [[self.both_correct, self.only_a_correct], [self.only_b_correct, self.both_wrong]]
+        )
 
     @property
     def n_samples(self) -> int:

@@ -26,7 +26,6 @@ from nbcli.reports.bootstrap import (
     method_summary,
 )
 from nbcli.reports.metrics import (
-    report_header,
     MARGIN_METRICS,
     ClassScores,
     ConfusedPair,
@@ -39,6 +38,7 @@ from nbcli.reports.metrics import (
     most_confused,
     per_class_scores,
     predicted_codes,
+    report_header,
 )
 from nbcli.reports.reliability import (
     ReliabilityDiagram,
@@ -53,9 +53,7 @@ SCHEMA_VERSION = 1
 METRIC_KEYS = ("accuracy", "balanced_accuracy", "macro_f1", "cohen_kappa", "log_loss", "brier")
 """Headline metrics, in report order."""
 
-TRAINING_DATA_WARNING = (
-    "scored on the data the model was trained on; these numbers overstate how well it does on new data"
-)
+TRAINING_DATA_WARNING = "scored on the data the model was trained on; these numbers overstate how well it does on new data"
 
 
 @dataclass(frozen=True)
@@ -207,7 +205,10 @@ def build_evaluation(
     codes = np.where(known, coding.codes, 0)
     metrics.update(
         bootstrap_means(
-            {"log_loss": log_loss_per_row(proba, codes)[known], "brier": brier_per_row(proba, codes)[known]},
+            {
+                "log_loss": log_loss_per_row(proba, codes)[known],
+                "brier": brier_per_row(proba, codes)[known],
+            },
             n_resamples=n_resamples,
             confidence=confidence,
             rng=rng,
@@ -360,7 +361,11 @@ EVALUATION_SCHEMA = {
                 "type": "object",
                 "required": ["true", "predicted", "count"],
                 "additionalProperties": False,
-                "properties": {"true": _LABEL, "predicted": _LABEL, "count": {"type": "integer", "minimum": 1}},
+                "properties": {
+                    "true": _LABEL,
+                    "predicted": _LABEL,
+                    "count": {"type": "integer", "minimum": 1},
+                },
             },
         },
         "per_class": {"type": "array", "items": _CLASS_SCORES},
@@ -372,7 +377,15 @@ EVALUATION_SCHEMA = {
         },
         "calibration": {
             "type": "object",
-            "required": ["n_samples", "mean_confidence", "accuracy", "ece", "mce", "binning", "bins"],
+            "required": [
+                "n_samples",
+                "mean_confidence",
+                "accuracy",
+                "ece",
+                "mce",
+                "binning",
+                "bins",
+            ],
             "additionalProperties": False,
             "properties": {
                 "n_samples": _COUNT,

@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 
@@ -454,7 +454,11 @@ class ConfusedPair:
         return f"{self.true} -> {self.predicted} ({self.count})"
 
     def to_dict(self) -> dict:
-        return {"true": json_label(self.true), "predicted": json_label(self.predicted), "count": int(self.count)}
+        return {
+            "true": json_label(self.true),
+            "predicted": json_label(self.predicted),
+            "count": int(self.count),
+        }
 
 
 def most_confused(confusion, labels, top: int | None = 10) -> list[ConfusedPair]:

@@ -31,8 +31,9 @@ NumPy only: no file I/O, no printing.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import ClassVar, Sequence
+from typing import ClassVar
 
 import numpy as np
 
@@ -44,13 +45,13 @@ from nbcli.reports.bootstrap import (
     no_interval,
 )
 from nbcli.reports.metrics import (
-    report_header,
     brier_per_row,
     encode_labels,
     json_label,
     json_number,
     log_loss_per_row,
     predicted_codes,
+    report_header,
 )
 
 UNIFORM = "uniform"
@@ -241,7 +242,9 @@ def reliability_diagram(
     ece = float(np.sum(count[filled] / n * gaps[filled])) if n else math.nan
     mce = float(np.max(gaps[filled])) if n else math.nan
     rows = [
-        ReliabilityBin(float(edges[b]), float(edges[b + 1]), int(count[b]), float(mean_conf[b]), float(acc[b]))
+        ReliabilityBin(
+            float(edges[b]), float(edges[b + 1]), int(count[b]), float(mean_conf[b]), float(acc[b])
+        )
         for b in range(k)
     ]
     return ReliabilityDiagram(rows, edges, label, n, ece, mce)
@@ -291,7 +294,9 @@ def ece_interval(
         size = min(step, n_resamples - start)
         idx = rng.integers(0, n, size=(size, n), dtype=np.intp)
         flat = (np.take(b, idx) + k * np.arange(size)[:, None]).ravel()
-        sums = np.bincount(flat, weights=np.take(d, idx).ravel(), minlength=size * k).reshape(size, k)
+        sums = np.bincount(flat, weights=np.take(d, idx).ravel(), minlength=size * k).reshape(
+            size, k
+        )
         replicates.append(np.abs(sums).sum(axis=1) / n)
     jackknife = (total - np.abs(per_bin[b]) + np.abs(per_bin[b] - d)) / (n - 1)
     return bca_interval(estimate, np.concatenate(replicates), jackknife, confidence=confidence)
@@ -420,11 +425,16 @@ def build_calibration(
 
     rng = np.random.default_rng(seed)
     metrics = {
-        "ece": ece_interval(conf, correct, diagram.edges, n_resamples=n_resamples, confidence=confidence, rng=rng)
+        "ece": ece_interval(
+            conf, correct, diagram.edges, n_resamples=n_resamples, confidence=confidence, rng=rng
+        )
     }
     metrics.update(
         bootstrap_means(
-            {"brier": brier_per_row(proba, codes)[known], "log_loss": log_loss_per_row(proba, codes)[known]},
+            {
+                "brier": brier_per_row(proba, codes)[known],
+                "log_loss": log_loss_per_row(proba, codes)[known],
+            },
             n_resamples=n_resamples,
             confidence=confidence,
             rng=rng,
@@ -483,8 +493,10 @@ class RecalibrationReport:
     def to_dict(self) -> dict:
         return {
             **report_header(
-                self.schema, self.inputs or self.before.inputs,
-                self.settings or self.before.settings, SCHEMA_VERSION,
+                self.schema,
+                self.inputs or self.before.inputs,
+                self.settings or self.before.settings,
+                SCHEMA_VERSION,
             ),
             "calibrator": self.calibrator,
             "before": self.before.to_dict(),

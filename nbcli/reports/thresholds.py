@@ -16,8 +16,8 @@ with code 3 when there is any.
 from __future__ import annotations
 
 import math
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
-from typing import Collection, Mapping
 
 UNDER = "under"
 OVER = "over"
@@ -66,7 +66,11 @@ CALIBRATION_METRICS: dict[str, MetricInfo] = {
 }
 """Metrics of ``nbcli calibrate`` (:meth:`CalibrationReport.threshold_values`)."""
 
-ALL_METRICS: dict[str, MetricInfo] = {**CALIBRATION_METRICS, **COMPARISON_METRICS, **EVALUATION_METRICS}
+ALL_METRICS: dict[str, MetricInfo] = {
+    **CALIBRATION_METRICS,
+    **COMPARISON_METRICS,
+    **EVALUATION_METRICS,
+}
 """Every metric name, for looking up the kind of a metric given by name only."""
 
 _PARTS = ("value", "lower", "upper")
@@ -89,7 +93,9 @@ class Threshold:
 
 
 def parse_threshold(
-    text: str, direction: str, known: Mapping[str, MetricInfo] | Collection[str] = EVALUATION_METRICS
+    text: str,
+    direction: str,
+    known: Mapping[str, MetricInfo] | Collection[str] = EVALUATION_METRICS,
 ) -> Threshold:
     """Parse ``METRIC[.lower|.upper]=VALUE``.
 
@@ -121,14 +127,20 @@ def parse_threshold(
     name, sep, number = text.partition("=")
     name, number = name.strip(), number.strip()
     if not sep or not name or not number:
-        raise ValueError(f"{option} {text!r}: expected METRIC=VALUE, e.g. accuracy=0.9 or accuracy.lower=0.85")
+        raise ValueError(
+            f"{option} {text!r}: expected METRIC=VALUE, e.g. accuracy=0.9 or accuracy.lower=0.85"
+        )
     metric, _, part = name.partition(".")
     part = part or "value"
     if metric not in known:
-        raise ValueError(f"{option} {text!r}: unknown metric {metric!r}; known metrics: {', '.join(known)}")
+        raise ValueError(
+            f"{option} {text!r}: unknown metric {metric!r}; known metrics: {', '.join(known)}"
+        )
     info = known[metric]
     if part not in _PARTS:
-        raise ValueError(f"{option} {text!r}: unknown part {part!r}; use {metric}, {metric}.lower or {metric}.upper")
+        raise ValueError(
+            f"{option} {text!r}: unknown part {part!r}; use {metric}, {metric}.lower or {metric}.upper"
+        )
     if part != "value" and not info.has_interval:
         raise ValueError(f"{option} {text!r}: {metric} has no interval; use {metric}={number}")
     if direction not in info.directions:
@@ -175,14 +187,24 @@ def check_thresholds(values: Mapping[str, object], thresholds) -> list[str]:
         if t.metric not in values:
             raise KeyError(f"the report has no metric {t.metric!r}")
         entry = values[t.metric]
-        value = entry.get(t.part) if isinstance(entry, Mapping) else (entry if t.part == "value" else None)
+        value = (
+            entry.get(t.part)
+            if isinstance(entry, Mapping)
+            else (entry if t.part == "value" else None)
+        )
         shown_threshold = format(t.value, "g")
         if value is None or not math.isfinite(float(value)):
-            failures.append(f"{t.name} is undefined, so the threshold {shown_threshold} cannot be met")
+            failures.append(
+                f"{t.name} is undefined, so the threshold {shown_threshold} cannot be met"
+            )
             continue
         value = float(value)
         if t.direction == UNDER and value < t.value:
-            failures.append(f"{t.name} {_format_pair(value, t.value)} is below the threshold {shown_threshold}")
+            failures.append(
+                f"{t.name} {_format_pair(value, t.value)} is below the threshold {shown_threshold}"
+            )
         elif t.direction == OVER and value > t.value:
-            failures.append(f"{t.name} {_format_pair(value, t.value)} is above the threshold {shown_threshold}")
+            failures.append(
+                f"{t.name} {_format_pair(value, t.value)} is above the threshold {shown_threshold}"
+            )
     return failures
