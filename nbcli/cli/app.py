@@ -18,7 +18,7 @@ import sys
 
 import typer
 
-from nbcli import __version__
+import nbcli
 from nbcli.cli import calibrate_cmd, evaluate_cmd, fit_cmd, predict_cmd
 
 app = typer.Typer(
@@ -38,7 +38,7 @@ app = typer.Typer(
 
 def _version(value: bool):
     if value:
-        typer.echo(f"nbcli {__version__}")
+        typer.echo(f"nbcli {nbcli.__version__}")
         raise typer.Exit(0)
 
 
@@ -199,7 +199,7 @@ def _run(args: list[str]) -> int:
             traceback.print_exc()
         _error(
             f"internal error ({type(exc).__name__}: {exc}); this is a bug in nbcli "
-            f"{__version__}: please report it with the output of the same command run with --debug"
+            f"{nbcli.__version__}: please report it with the output of the same command run with --debug"
         )
         code = 1
     return code
