@@ -14,19 +14,20 @@ to better calibrated ones:
   multiclass probability estimates", KDD 2002). It can change the predicted
   class.
 
-Both share one interface: ``fit_log(log_proba, y_idx)`` and
-``transform_log(log_proba)`` on log posteriors of shape
-(n_samples, n_classes), plus ``to_arrays``/``from_arrays`` to store the fitted
-parameters as named float64 arrays in a model file. Class indices refer to the
-model's class order (``classes_``).
+Both derive from :class:`Calibrator` and share one interface, on log
+posteriors of shape (n_samples, n_classes) in and out: ``fit(log_proba,
+y_idx)`` and ``transform(log_proba)``, plus ``to_arrays``/``from_arrays`` to
+store the fitted parameters as named float64 arrays in a model file. Class
+indices refer to the model's class order (``classes_``).
 
 NumPy and SciPy only: no file I/O, no printing.
 """
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import numpy as np
-from scipy import optimize
 
 from nbcli.models import log_normalise
 
@@ -137,8 +138,42 @@ def _check_stored(arrays, names: tuple[str, ...], kind: str) -> dict[str, np.nda
     return out
 
 
+# -- the interface ----------------------------------------------------------------
+class Calibrator:
+    """A map from a model's log posteriors to better calibrated ones.
+
+    Subclasses set ``kind`` (the name stored in model files) and implement
+    :meth:`fit`, :meth:`transform`, :meth:`to_arrays` and
+    :meth:`from_arrays`; every method takes and returns log posteriors of
+    shape (n_samples, n_classes), ``-inf`` standing for probability 0.
+    """
+
+    kind: ClassVar[str]
+
+    def fit(self, log_proba, y_idx) -> Calibrator:
+        """Fit on held-out log posteriors and true class indices; returns self."""
+        raise NotImplementedError
+
+    def transform(self, log_proba) -> np.ndarray:
+        """Calibrated log posteriors: a new array, each row's exponentials summing to 1."""
+        raise NotImplementedError
+
+    def to_arrays(self) -> dict[str, np.ndarray]:
+        """The fitted parameters as named float64 arrays (for a model file)."""
+        raise NotImplementedError
+
+    @classmethod
+    def from_arrays(cls, arrays) -> Calibrator:
+        """Rebuild from :meth:`to_arrays` output; ValueError for anything else."""
+        raise NotImplementedError
+
+    def transform_log(self, log_proba) -> np.ndarray:
+        """The same as :meth:`transform` (the name model files were read with before)."""
+        return self.transform(log_proba)
+
+
 # -- temperature scaling -----------------------------------------------------------
-class TemperatureScaling:
+class TemperatureScaling(Calibrator):
     """Temperature scaling: ``p'(k | x) = softmax_k(log p(k | x) / T)``.
 
     One scalar ``T > 0`` is fitted by minimising the mean negative
@@ -224,12 +259,12 @@ class TemperatureScaling:
         elif nll_slope(hi) >= 0.0:
             u, self.at_bound_ = hi, True
         else:
+            from scipy import optimize
+
             u = optimize.brentq(nll_slope, lo, hi, xtol=1e-13, rtol=4 * np.finfo(float).eps)
             self.at_bound_ = False
         self.temperature_ = float(np.exp(u))
         return self
-
-    fit_log = fit
 
     def _check_fitted(self):
         if not hasattr(self, "temperature_"):
@@ -256,8 +291,6 @@ class TemperatureScaling:
         self._check_fitted()
         z = _check_log_proba(log_proba)
         return log_normalise(z / self.temperature_)
-
-    transform_log = transform
 
     def to_arrays(self) -> dict[str, np.ndarray]:
         """The fitted parameter for a model file: ``{"temperature": shape (1,)}``."""
@@ -294,6 +327,8 @@ def _isotonic_map(p: np.ndarray, hit: np.ndarray) -> tuple[np.ndarray, np.ndarra
     each constant stretch are kept: linear interpolation between the kept
     points reproduces the fit at every pooled point.
     """
+    from scipy import optimize
+
     x, inverse, counts = np.unique(p, return_inverse=True, return_counts=True)
     mean_hit = np.bincount(inverse, weights=hit, minlength=x.size) / counts
     y = optimize.isotonic_regression(mean_hit, weights=counts.astype(np.float64)).x
@@ -307,7 +342,7 @@ def _isotonic_map(p: np.ndarray, hit: np.ndarray) -> tuple[np.ndarray, np.ndarra
     return x[keep], np.clip(y[keep], 0.0, 1.0)
 
 
-class IsotonicCalibration:
+class IsotonicCalibration(Calibrator):
     """One-vs-rest isotonic calibration with renormalisation.
 
     For each class ``k`` a non-decreasing map ``g_k`` from the predicted
@@ -336,13 +371,14 @@ class IsotonicCalibration:
 
     kind = "isotonic"
 
-    def fit(self, proba, y_idx) -> IsotonicCalibration:
+    def fit(self, log_proba, y_idx) -> IsotonicCalibration:
         """Fit one isotonic map per class on held-out predictions.
 
         Parameters
         ----------
-        proba : array-like of shape (n_samples, n_classes)
-            Posteriors of a fitted model, in [0, 1].
+        log_proba : array-like of shape (n_samples, n_classes)
+            Log posteriors of a fitted model; their exponentials must lie in
+            [0, 1]. ``-inf`` stands for probability 0.
         y_idx : array-like of int, shape (n_samples,)
             Index of each row's true class in the model's class order. A
             class with no row gets the map 0 everywhere.
@@ -354,11 +390,11 @@ class IsotonicCalibration:
         Raises
         ------
         ValueError
-            Fewer than 2 samples or 2 classes, shapes that do not match,
-            non-finite values or values outside [0, 1], a class index out of
-            range.
+            Fewer than 2 samples or 2 classes, shapes that do not match, NaN
+            or +inf, probabilities above 1, a class index out of range.
         """
-        p = _check_proba(proba, min_samples=2, min_classes=2)
+        z = _check_log_proba(log_proba, min_samples=2, min_classes=2)
+        p = _check_proba(np.exp(z), min_samples=2, min_classes=2)
         y = _check_targets(y_idx, p.shape[0], p.shape[1])
         self.n_classes_ = p.shape[1]
         self.breakpoints_ = [
@@ -366,43 +402,38 @@ class IsotonicCalibration:
         ]
         return self
 
-    def fit_log(self, log_proba, y_idx) -> IsotonicCalibration:
-        """:meth:`fit` on log posteriors, shape (n_samples, n_classes)."""
-        z = _check_log_proba(log_proba, min_samples=2, min_classes=2)
-        return self.fit(np.exp(z), y_idx)
-
     def _check_fitted(self):
         if not hasattr(self, "breakpoints_"):
             raise ValueError("IsotonicCalibration is not fitted yet; call fit first")
 
-    def transform(self, proba) -> np.ndarray:
-        """Calibrated posteriors.
+    def transform(self, log_proba) -> np.ndarray:
+        """Calibrated log posteriors.
 
         Parameters
         ----------
-        proba : array-like of shape (n_samples, n_classes)
+        log_proba : array-like of shape (n_samples, n_classes)
 
         Returns
         -------
         ndarray of shape (n_samples, n_classes)
-            Values in [0, 1], each row summing to 1. A new array.
+            Log posteriors whose exponentials lie in [0, 1] and sum to 1 in
+            each row; a calibrated probability of 0 is ``-inf``. A new array.
 
         Raises
         ------
         ValueError
-            Before ``fit``; on a number of classes other than at fit,
-            non-finite values, values outside [0, 1] or a row of zeros.
+            Before ``fit``; on a number of classes other than at fit, NaN or
+            +inf, probabilities above 1 or a row that is -inf everywhere.
         """
         self._check_fitted()
-        p = _check_proba(proba)
+        z = _check_log_proba(log_proba)
+        p = _check_proba(np.exp(z))
         if p.shape[1] != self.n_classes_:
             raise ValueError(
                 f"proba has {p.shape[1]} class columns but the calibration was fitted "
                 f"with {self.n_classes_}"
             )
         total = p.sum(axis=1)
-        if np.any(total <= 0):
-            raise ValueError(f"proba row {int(np.flatnonzero(total <= 0)[0])} is 0 for every class")
         q = np.empty_like(p)
         for k, (x, y) in enumerate(self.breakpoints_):
             q[:, k] = np.interp(p[:, k], x, y)
@@ -412,16 +443,6 @@ class IsotonicCalibration:
             q[dead] = p[dead]
             mapped[dead] = total[dead]
         q /= mapped[:, None]
-        return q
-
-    def transform_log(self, log_proba) -> np.ndarray:
-        """:meth:`transform` on log posteriors; returns log posteriors.
-
-        Shapes (n_samples, n_classes) in and out; a calibrated probability
-        of 0 becomes ``-inf``.
-        """
-        z = _check_log_proba(log_proba)
-        q = self.transform(np.exp(z))
         with np.errstate(divide="ignore"):
             return np.log(q)
 
@@ -484,9 +505,9 @@ class IsotonicCalibration:
         return out
 
 
-CALIBRATORS: dict[str, type] = {
+CALIBRATORS: dict[str, type[Calibrator]] = {
     TemperatureScaling.kind: TemperatureScaling,
     IsotonicCalibration.kind: IsotonicCalibration,
 }
 
-__all__ = ["CALIBRATORS", "IsotonicCalibration", "TemperatureScaling"]
+__all__ = ["CALIBRATORS", "Calibrator", "IsotonicCalibration", "TemperatureScaling"]

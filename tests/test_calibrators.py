@@ -31,6 +31,12 @@ def expected_calibration_error(proba, y_idx, n_bins=10):
     return ece
 
 
+def _log(proba):
+    """Log probabilities, with log 0 = -inf and no warning."""
+    with np.errstate(divide="ignore"):
+        return np.log(np.asarray(proba, dtype=np.float64))
+
+
 def log_loss(log_proba, y_idx):
     return -log_proba[np.arange(len(y_idx)), y_idx].mean()
 
@@ -214,26 +220,27 @@ def test_isotonic_pool_adjacent_violators_by_hand():
     # middle pair to 0.5; the map keeps both ends of that flat stretch.
     p1 = np.array([0.1, 0.2, 0.3, 0.4])
     proba = np.column_stack([1 - p1, p1])
-    iso = IsotonicCalibration().fit(proba, np.array([0, 1, 0, 1]))
+    iso = IsotonicCalibration().fit(_log(proba), np.array([0, 1, 0, 1]))
+    # The breakpoints are the probabilities the calibrator saw, exp(log p).
     x1, y1 = iso.breakpoints_[1]
-    assert np.array_equal(x1, [0.1, 0.2, 0.3, 0.4])
+    assert np.array_equal(x1, np.exp(np.log([0.1, 0.2, 0.3, 0.4])))
     assert np.array_equal(y1, [0.0, 0.5, 0.5, 1.0])
     x0, y0 = iso.breakpoints_[0]
-    assert np.array_equal(x0, [0.6, 0.7, 0.8, 0.9])
+    assert np.array_equal(x0, np.exp(np.log(1 - p1))[::-1])
     assert np.array_equal(y0, [0.0, 0.5, 0.5, 1.0])
     # p_1 = 0.25: g_1 = 0.5 and g_0(0.75) = 0.5, so the row stays at 1/2.
-    assert np.allclose(iso.transform([[0.75, 0.25]]), [[0.5, 0.5]])
+    assert np.allclose(np.exp(iso.transform(_log([[0.75, 0.25]]))), [[0.5, 0.5]])
     # p_1 = 0.35 interpolates to g_1 = 0.75; g_0(0.65) = 0.25.
-    assert np.allclose(iso.transform([[0.65, 0.35]]), [[0.25, 0.75]])
+    assert np.allclose(np.exp(iso.transform(_log([[0.65, 0.35]]))), [[0.25, 0.75]])
     # Beyond the ends the maps are constant.
-    assert np.allclose(iso.transform([[1.0, 0.0]]), [[1.0, 0.0]])
+    assert np.allclose(np.exp(iso.transform(_log([[1.0, 0.0]]))), [[1.0, 0.0]])
 
 
 def test_isotonic_pools_tied_probabilities():
     proba = np.array([[0.5, 0.5], [0.5, 0.5], [0.5, 0.5], [0.9, 0.1]])
-    iso = IsotonicCalibration().fit(proba, np.array([0, 1, 1, 0]))
+    iso = IsotonicCalibration().fit(_log(proba), np.array([0, 1, 1, 0]))
     x1, y1 = iso.breakpoints_[1]
-    assert np.array_equal(x1, [0.1, 0.5])
+    assert np.array_equal(x1, np.exp(np.log([0.1, 0.5])))
     assert np.allclose(y1, [0.0, 2 / 3])
 
 
@@ -241,10 +248,10 @@ def test_isotonic_row_mapped_to_zero_keeps_its_probabilities():
     # Class 2 never occurs in the calibration rows, and classes 0 and 1 only
     # where the model was sure of them: a row sure of class 2 maps to all 0.
     proba = np.array([[0.9, 0.05, 0.05], [0.05, 0.9, 0.05]] * 3)
-    iso = IsotonicCalibration().fit(proba, np.array([0, 1] * 3))
-    assert np.array_equal(iso.breakpoints_[2][0], [0.05])
+    iso = IsotonicCalibration().fit(_log(proba), np.array([0, 1] * 3))
+    assert np.array_equal(iso.breakpoints_[2][0], np.exp(np.log([0.05])))
     assert np.array_equal(iso.breakpoints_[2][1], [0.0])
-    out = iso.transform(np.array([[0.05, 0.05, 0.9], [0.9, 0.05, 0.05], [0.5, 0.05, 0.45]]))
+    out = np.exp(iso.transform(_log([[0.05, 0.05, 0.9], [0.9, 0.05, 0.05], [0.5, 0.05, 0.45]])))
     # Second row: g_0(0.9) = 1, the others 0. Third: g_0(0.5) = 0.45/0.85.
     assert np.allclose(out, [[0.05, 0.05, 0.9], [1.0, 0.0, 0.0], [1.0, 0.0, 0.0]])
 
@@ -252,12 +259,12 @@ def test_isotonic_row_mapped_to_zero_keeps_its_probabilities():
 @pytest.mark.parametrize("name", ["gaussian", "bernoulli"])
 def test_isotonic_on_digits(predictions, name):
     lp_cal, y_cal, lp_test, y_test = predictions[name]
-    iso = IsotonicCalibration().fit(np.exp(lp_cal), y_cal)
+    iso = IsotonicCalibration().fit(lp_cal, y_cal)
     assert iso.n_classes_ == 10
     for x, y in iso.breakpoints_:
         assert np.all(np.diff(x) > 0) and np.all(np.diff(y) >= 0)
         assert np.all((y >= 0) & (y <= 1))
-    q = iso.transform(np.exp(lp_test))
+    q = np.exp(iso.transform(lp_test))
     assert np.all((q >= 0) & (q <= 1))
     assert np.allclose(q.sum(axis=1), 1.0, rtol=0, atol=1e-12)
     ece_before = expected_calibration_error(np.exp(lp_test), y_test)
@@ -265,22 +272,22 @@ def test_isotonic_on_digits(predictions, name):
     assert ece_after < ece_before
     expected = {"gaussian": 0.030048913957441435, "bernoulli": 0.05044536390708798}[name]
     assert ece_after == pytest.approx(expected, rel=1e-5)
-    with np.errstate(divide="ignore"):
-        assert np.array_equal(iso.transform_log(lp_test), np.log(q))
+    # The name model files were read with gives the same array.
+    assert np.array_equal(iso.transform_log(lp_test), iso.transform(lp_test))
 
 
 @pytest.mark.parametrize("name", ["gaussian", "bernoulli"])
 def test_round_trip_through_arrays_is_bit_identical(predictions, name):
     lp_cal, y_cal, lp_test, _ = predictions[name]
     for kind, cls in CALIBRATORS.items():
-        fitted = cls().fit_log(lp_cal, y_cal)
+        fitted = cls().fit(lp_cal, y_cal)
         arrays = fitted.to_arrays()
         assert all(a.dtype == np.float64 for a in arrays.values())
         restored = cls.from_arrays({k: v.copy() for k, v in arrays.items()})
         assert restored.kind == kind
         with np.errstate(divide="ignore"):
-            assert np.array_equal(restored.transform_log(lp_test), fitted.transform_log(lp_test))
-    iso_arrays = IsotonicCalibration().fit_log(lp_cal, y_cal).to_arrays()
+            assert np.array_equal(restored.transform(lp_test), fitted.transform(lp_test))
+    iso_arrays = IsotonicCalibration().fit(lp_cal, y_cal).to_arrays()
     assert iso_arrays["offsets"].shape == (11,)
     assert iso_arrays["offsets"][-1] == iso_arrays["x"].size == iso_arrays["y"].size
 
@@ -315,23 +322,23 @@ LP = np.log(np.array([[0.7, 0.3], [0.4, 0.6], [0.2, 0.8]]))
 )
 def test_fit_refuses_bad_input(cls, log_proba, y_idx, message):
     with pytest.raises(ValueError, match=message):
-        cls().fit_log(log_proba, y_idx)
+        cls().fit(log_proba, y_idx)
 
 
 def test_isotonic_refuses_probabilities_outside_unit_interval():
     with pytest.raises(ValueError, match=r"value 1.5 at row 0, column 0"):
-        IsotonicCalibration().fit(np.array([[1.5, 0.0], [0.5, 0.5]]), np.array([0, 1]))
-    iso = IsotonicCalibration().fit(np.exp(LP), np.array([0, 1, 1]))
+        IsotonicCalibration().fit(_log([[1.5, 0.0], [0.5, 0.5]]), np.array([0, 1]))
+    iso = IsotonicCalibration().fit(LP, np.array([0, 1, 1]))
     with pytest.raises(ValueError, match="3 class columns"):
-        iso.transform(np.full((2, 3), 1 / 3))
-    with pytest.raises(ValueError, match="0 for every class"):
-        iso.transform(np.zeros((1, 2)))
+        iso.transform(np.log(np.full((2, 3), 1 / 3)))
+    with pytest.raises(ValueError, match="-inf for every class"):
+        iso.transform(_log(np.zeros((1, 2))))
 
 
 def test_unfitted_calibrators_refuse_to_transform():
     for cls in CALIBRATORS.values():
         with pytest.raises(ValueError, match="not fitted"):
-            cls().transform_log(LP)
+            cls().transform(LP)
 
 
 @pytest.mark.parametrize(
@@ -423,8 +430,8 @@ def test_temperature_transform_is_normalised_and_keeps_argmax(data, temperature)
 def test_isotonic_transform_is_a_distribution(data):
     ticks, y = data
     lp = ticks / 16.0
-    iso = IsotonicCalibration().fit_log(lp, y)
-    q = iso.transform(np.exp(lp))
+    iso = IsotonicCalibration().fit(lp, y)
+    q = np.exp(iso.transform(lp))
     assert np.all((q >= 0) & (q <= 1))
     assert np.allclose(q.sum(axis=1), 1.0, rtol=0, atol=1e-12)
 

@@ -300,7 +300,7 @@ def test_an_existing_model_or_empty_file_may_be_replaced(d):
 
 
 def test_sigterm_removes_the_unfinished_output_and_exits_143(d, monkeypatch):
-    import nbcli.cli.scoring as scoring
+    import nbcli.workflows.predict as scoring
 
     rows = "a,b\n" + "1,2\n" * 50
     (d / "many.csv").write_text(rows, encoding="utf-8")
@@ -414,8 +414,9 @@ def test_when_every_batch_input_fails_it_does_not_claim_the_others_were_scored(d
 def test_jobs_are_capped_at_cores_and_files_and_must_be_positive(d):
     from joblib import cpu_count
 
-    from nbcli.cli.scoring import batch_jobs
+    from nbcli.workflows.engine import LocalEngine
 
+    batch_jobs = LocalEngine().workers
     cores = cpu_count()
     assert batch_jobs(200, 3) == min(3, cores)
     assert batch_jobs(200, 10_000) == cores
@@ -428,7 +429,7 @@ def test_jobs_are_capped_at_cores_and_files_and_must_be_positive(d):
 def test_an_interrupted_batch_removes_its_workers_temporary_files(tmp_path):
     # Workers are killed outright (SIGKILL) when a batch is interrupted, so
     # the main process removes what their atomic writes left behind.
-    from nbcli.cli.scoring import _remove_temporaries
+    from nbcli.workflows.predict import _remove_temporaries
 
     names = [
         ".a.pred.csv.k2j9x0.tmp",

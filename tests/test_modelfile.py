@@ -343,7 +343,7 @@ def test_a_calibrator_for_another_number_of_classes_is_refused(tmp_path):
 
     rng = np.random.default_rng(0)
     proba = rng.dirichlet(np.ones(3), size=40)
-    calibrator = IsotonicCalibration().fit(proba, rng.integers(0, 3, size=40))
+    calibrator = IsotonicCalibration().fit(np.log(proba), rng.integers(0, 3, size=40))
     mf = _model_file("gaussian")  # two classes
     mf.calibrator, mf.calibration_info = calibrator, {"data": "calib.csv"}
     save_model(mf, tmp_path / "m.npz")

@@ -40,16 +40,6 @@ def parse_bins(text: str):
         ) from None
 
 
-def known_rows(classes, y_true):
-    """Indices of rows whose label the model knows, and those labels' class indices."""
-    import numpy as np
-
-    position = {str(c): i for i, c in enumerate(classes.tolist())}
-    idx = np.array([position.get(str(v), -1) for v in np.asarray(y_true).tolist()], dtype=np.intp)
-    rows = np.flatnonzero(idx >= 0)
-    return rows, idx[rows]
-
-
 def calibrate(
     model: Annotated[str, common.MODEL],
     data: Annotated[
@@ -118,21 +108,17 @@ def calibrate(
     that carries the calibrator; predict --proba, evaluate and calibrate apply it.
     Example: nbcli calibrate -m digits.npz -d sample_data/digits_calib.csv -o digits-cal.npz
     """
-    import numpy as np
-
-    from nbcli.cli.console import warn
-    from nbcli.cli.evaluate_cmd import _enforce, _parse_thresholds, collect_scores, inputs_of
-    from nbcli.reports.reliability import RecalibrationReport, build_calibration
+    from nbcli.cli.progress import ConsoleReporter
+    from nbcli.io.atomic import check_outputs
     from nbcli.reports.thresholds import CALIBRATION_METRICS
+    from nbcli.workflows.calibrate import calibrate as run_calibration
 
     edges_or_n = parse_bins(bins)
     if isinstance(edges_or_n, list) and strategy is Strategy.quantile:
         raise NbcliError("--strategy quantile makes its own edges; give --bins as a number with it")
-    thresholds = _parse_thresholds(fail_under, fail_over, CALIBRATION_METRICS)
+    thresholds = common.parse_thresholds(fail_under, fail_over, CALIBRATION_METRICS)
     if output is not None and method is Method.none:
         raise NbcliError("--output needs a calibrator; choose --method temperature or isotonic")
-    from nbcli.io.atomic import check_outputs
-
     check_outputs(
         [("--output", output), ("--json", json_out), ("--plot", plot)],
         [("--model", model), ("--data", data)],
@@ -141,109 +127,26 @@ def calibrate(
     if plot is not None:
         check_plot(plot)
 
-    from nbcli.io.modelfile import load_model, save_model
-
-    mf = load_model(model)
-    current = mf.calibrator
-    if current is not None and method is not Method.none:
-        warn(
-            f"{model} already carries a {current.kind} calibrator, which the new one replaces; "
-            "'before' shows the model with its old calibrator, 'after' applies the new "
-            "calibrator to the model's own posteriors"
-        )
-    # Score once without any calibrator the file carries: a new calibrator is
-    # fitted on the model's own posteriors and replaces the old one, while
-    # "before" shows the model as it stands (old calibrator applied).
-    mf.calibrator = None
-    raw_logp, y_true, match = collect_scores(
-        mf,
+    result = run_calibration(
+        model,
         data,
+        method=method.value,
+        bins=edges_or_n,
+        strategy=strategy.value,
+        allow_training_data=allow_training_data,
         target=target,
+        bootstrap=bootstrap,
+        confidence=confidence,
+        seed=seed,
         delimiter=delimiter,
         chunk_size=chunk_size,
         x_key=x_key,
         y_key=y_key,
-        quiet=quiet,
+        reporter=ConsoleReporter(quiet),
     )
-    mf.calibrator = current
-    if match and not allow_training_data:
-        raise NbcliError(
-            f"{data}: these are the rows {model} was trained on; calibrating on them hides the "
-            "over-confidence you want to repair. Use held-out data, or --allow-training-data"
-        )
-    rows, y_idx = known_rows(mf.classes, y_true)
-    if rows.size == 0:
-        raise NbcliError(
-            f"none of the {len(y_true)} labels in {data} are classes of the model "
-            f"({', '.join(str(c) for c in mf.classes.tolist()[:10])}"
-            f"{', ...' if len(mf.classes) > 10 else ''}); check --target"
-        )
-    settings = {
-        "bootstrap_resamples": bootstrap,
-        "confidence": confidence,
-        "seed": seed,
-        "bins": edges_or_n,
-        "strategy": strategy.value,
-        "method": method.value,
-    }
-    inputs = inputs_of(model=model, data=data)
-
-    def measure(log_proba):
-        try:
-            return build_calibration(
-                mf.classes,
-                y_true,
-                np.exp(log_proba),
-                bins=edges_or_n,
-                strategy=strategy.value,
-                n_resamples=bootstrap,
-                confidence=confidence,
-                seed=seed,
-                inputs=inputs,
-                settings=settings,
-            )
-        except ValueError as exc:
-            raise NbcliError(f"{data}: {exc}") from None
-
-    before = measure(raw_logp if current is None else current.transform_log(raw_logp))
-    fitted = None
-    certain = False  # temperature scaling ran to T -> 0: every prediction would be 0/1
-    if method is Method.none:
-        report = before
-    else:
-        from nbcli.calibration import CALIBRATORS
-
-        if rows.size < 2:
-            raise NbcliError(
-                f"{data}: too few rows with labels the model knows ({rows.size}) to fit a calibrator"
-            )
-        calibrator = CALIBRATORS[method.value]()
-        try:
-            if method is Method.temperature:
-                calibrator.fit(raw_logp[rows], y_idx)
-            else:
-                calibrator.fit_log(raw_logp[rows], y_idx)
-        except ValueError as exc:
-            raise NbcliError(f"{data}: cannot fit the {method.value} calibrator: {exc}") from None
-        if method is Method.temperature:
-            certain = _warn_about_temperature(calibrator, raw_logp[rows])
-        after = measure(calibrator.transform_log(raw_logp))
-        info = {"method": method.value, "fitted_on": inputs["data"], "n_samples": int(rows.size)}
-        if method is Method.temperature:
-            info["temperature"] = float(calibrator.temperature_)
-        report = RecalibrationReport(
-            before=before, after=after, calibrator=info, inputs=inputs, settings=settings
-        )
-        fitted = (calibrator, info)
-        if not quiet:
-            warn(
-                "the 'after' figures are measured on the rows the calibrator was fitted on; "
-                "check the calibrated model on a third, untouched split with nbcli evaluate"
-            )
-
-    for w in report.warnings:
-        warn(w)
-    if certain and output is not None:
+    report = result.report
+    common.show_warnings(report.warnings)
+    if result.certain and output is not None:
         # Show what was measured, write nothing, and say why.
         common.emit_report(report, None, quiet=quiet, stdout_has_data=json_out == "-")
         raise NbcliError(
@@ -257,11 +160,13 @@ def calibrate(
 
         from nbcli.render.plot import reliability_image
 
-        bins_after = None if fitted is None else report.after.diagram.to_dict()["bins"]
+        before = report.before if result.fitted else report
+        bins_after = report.after.diagram.to_dict()["bins"] if result.fitted else None
         diagram = reliability_image(before.diagram.to_dict()["bins"], bins_after, Path(plot).suffix)
-    if fitted is not None and output is not None:
-        mf.calibrator, mf.calibration_info = fitted
-        save_model(mf, output)
+    if result.fitted and output is not None:
+        from nbcli.io.modelfile import save_model
+
+        save_model(result.model, output)
     common.emit_report(report, json_out, quiet=quiet)
     if diagram is not None:
         from nbcli.io.atomic import atomic_write
@@ -272,52 +177,8 @@ def calibrate(
         import sys
 
         sys.stderr.write(f"wrote {output}\n")
-    _enforce(report.threshold_values(), thresholds)
+    common.enforce_thresholds(report.threshold_values(), thresholds)
     return 0
-
-
-#: Temperatures beyond these are worth a word even off the search bounds.
-_HOT, _COLD = 100.0, 0.01
-
-
-def _warn_about_temperature(calibrator, log_proba) -> bool:
-    """Warn when the fitted temperature is extreme or on its search bound.
-
-    Returns True when the optimum ran to the lower bound: every calibration
-    row is predicted correctly, so the negative log-likelihood keeps falling
-    as ``T`` goes to 0 and the calibrated probabilities would all be 0 or 1.
-    """
-    import numpy as np
-
-    from nbcli.cli.console import warn
-
-    t = float(calibrator.temperature_)
-    side = None
-    if getattr(calibrator, "at_bound_", False):
-        # The search covers [spread / 1e8, spread * 1e8] around the largest
-        # gap between a row's top log posterior and another finite one.
-        z = log_proba - log_proba.max(axis=1, keepdims=True)
-        finite = z[np.isfinite(z)]
-        spread = float(-finite.min()) if finite.size else 1.0
-        side = "lower" if t < spread else "upper"
-    if side == "upper" or (side is None and t > _HOT):
-        warn(
-            f"the fitted temperature is T = {t:.4g}{' (the search bound)' if side else ''}: the "
-            "model's log-likelihoods are extreme, and temperature scaling flattens them to "
-            "near-uniform probabilities (as with Gaussian naive Bayes and a tiny "
-            "--var-smoothing); refit with a larger --var-smoothing, or use --method isotonic"
-        )
-    elif side == "lower" or t < _COLD:
-        warn(
-            f"the fitted temperature is T = {t:.4g}{' (the search bound)' if side else ''}: "
-            + (
-                "every calibration row is already predicted correctly, so the NLL-optimal "
-                "temperature runs to 0 and gives 0/1 probabilities"
-                if side
-                else "temperature scaling makes the probabilities nearly 0 or 1"
-            )
-        )
-    return side == "lower"
 
 
 def check_plot(path: str) -> None:

@@ -75,14 +75,53 @@ def write_json(document: dict, target: str) -> None:
 
 
 def inputs_of(**paths) -> dict:
-    """The ``inputs`` of a JSON report: ``{role: {"path", "sha256"}}``, or a
-    list of such for a role with several files (``models`` of compare)."""
-    from nbcli.io.data import file_sha256
+    """:func:`nbcli.workflows.inputs.inputs_of`, imported when first called."""
+    from nbcli.workflows.inputs import inputs_of as of
 
-    out = {}
-    for role, path in paths.items():
-        if isinstance(path, (list, tuple)):
-            out[role] = [{"path": p, "sha256": file_sha256(p)} for p in path]
-        else:
-            out[role] = {"path": path, "sha256": file_sha256(path)}
+    return of(**paths)
+
+
+def parse_thresholds(fail_under: list[str] | None, fail_over: list[str] | None, known) -> list:
+    """``--fail-under``/``--fail-over`` values as thresholds, refused before any work.
+
+    Raises
+    ------
+    NbcliError
+        For a metric not in ``known`` or a value that is not a number.
+    """
+    from nbcli.errors import NbcliError
+    from nbcli.reports.thresholds import parse_threshold
+
+    out = []
+    try:
+        for text in fail_under or []:
+            out.append(parse_threshold(text, "under", known))
+        for text in fail_over or []:
+            out.append(parse_threshold(text, "over", known))
+    except ValueError as exc:
+        raise NbcliError(str(exc)) from None
     return out
+
+
+def enforce_thresholds(metrics: dict, thresholds: list) -> None:
+    """Exit 3 (one line per missed threshold) when ``metrics`` miss any of ``thresholds``."""
+    if not thresholds:
+        return
+    from nbcli.errors import THRESHOLD_MISSED, NbcliError
+    from nbcli.reports.thresholds import check_thresholds
+
+    failures = check_thresholds(metrics, thresholds)
+    if failures:
+        from nbcli.cli.console import error_line
+
+        for line in failures[:-1]:
+            error_line(line)
+        raise NbcliError(failures[-1], THRESHOLD_MISSED)
+
+
+def show_warnings(warnings: list[str]) -> None:
+    """Print a report's warnings on stderr, one ``warning:`` line each."""
+    from nbcli.cli.console import warn
+
+    for w in warnings:
+        warn(w)

@@ -7,8 +7,7 @@ from typing import Annotated
 import typer
 
 from nbcli.cli import common
-from nbcli.cli.common import inputs_of
-from nbcli.errors import THRESHOLD_MISSED, NbcliError
+from nbcli.errors import NbcliError
 
 BOOTSTRAP = typer.Option(
     "--bootstrap",
@@ -29,68 +28,6 @@ FAIL_OVER = typer.Option(
     "--fail-over",
     help="METRIC=VALUE: exit 3 if the metric is above VALUE, for losses, e.g. log_loss=0.5 or ece=0.05. Repeatable.",
 )
-
-
-def _parse_thresholds(fail_under, fail_over, known):
-    from nbcli.reports.thresholds import parse_threshold
-
-    out = []
-    try:
-        for text in fail_under or []:
-            out.append(parse_threshold(text, "under", known))
-        for text in fail_over or []:
-            out.append(parse_threshold(text, "over", known))
-    except ValueError as exc:
-        raise NbcliError(str(exc)) from None
-    return out
-
-
-def _enforce(metrics: dict, thresholds) -> None:
-    if not thresholds:
-        return
-    from nbcli.reports.thresholds import check_thresholds
-
-    failures = check_thresholds(metrics, thresholds)
-    if failures:
-        from nbcli.cli.console import error_line
-
-        for line in failures[:-1]:
-            error_line(line)
-        raise NbcliError(failures[-1], THRESHOLD_MISSED)
-
-
-def collect_scores(mf, path, *, target, delimiter, chunk_size, x_key, y_key, quiet):
-    """All log posteriors and labels of a labelled file, and whether it is the model's training data.
-
-    Returns ``(log_proba (n_samples, n_classes), y_true (n_samples,), training_match)``.
-    """
-    import numpy as np
-
-    from nbcli.cli.scoring import iter_scores
-    from nbcli.io.fingerprint import DataFingerprint
-
-    fp = DataFingerprint()
-    logps, ys = [], []
-    for chunk in iter_scores(
-        mf,
-        path,
-        need_target=True,
-        target=target,
-        delimiter=delimiter,
-        chunk_size=chunk_size,
-        x_key=x_key,
-        y_key=y_key,
-        quiet=quiet,
-    ):
-        fp.update(chunk.X, chunk.y)
-        logps.append(chunk.log_proba)
-        ys.append(np.asarray(chunk.y))
-    if not logps:
-        raise NbcliError(f"{path}: no data rows")
-    logp = np.concatenate(logps)
-    y = np.concatenate([np.asarray(v, dtype=object) for v in ys]) if len(ys) > 1 else ys[0]
-    match = fp.hexdigest() == mf.training.get("data_sha256")
-    return logp, y, match
 
 
 def evaluate(
@@ -124,52 +61,30 @@ def evaluate(
     Exit codes: 0 ok, 2 bad command or input, 3 a --fail-under/--fail-over threshold missed.
     Example: nbcli evaluate -m iris.npz -d sample_data/iris_test.csv --fail-under accuracy.lower=0.8
     """
-    import numpy as np
-
-    from nbcli.reports.evaluation import build_evaluation
-    from nbcli.reports.thresholds import EVALUATION_METRICS
-
-    thresholds = _parse_thresholds(fail_under, fail_over, EVALUATION_METRICS)
+    from nbcli.cli.progress import ConsoleReporter
     from nbcli.io.atomic import check_outputs
-    from nbcli.io.modelfile import load_model
+    from nbcli.reports.thresholds import EVALUATION_METRICS
+    from nbcli.workflows.evaluate import evaluate as run_evaluation
 
+    thresholds = common.parse_thresholds(fail_under, fail_over, EVALUATION_METRICS)
     check_outputs([("--json", json_out)], [("--model", model), ("--data", data)])
-
-    mf = load_model(model)
-    log_proba, y_true, match = collect_scores(
-        mf,
+    report = run_evaluation(
+        model,
         data,
         target=target,
+        bootstrap=bootstrap,
+        confidence=confidence,
+        seed=seed,
+        bins=bins,
         delimiter=delimiter,
         chunk_size=chunk_size,
         x_key=x_key,
         y_key=y_key,
-        quiet=quiet,
+        reporter=ConsoleReporter(quiet),
     )
-    settings = {
-        "bootstrap_resamples": bootstrap,
-        "confidence": confidence,
-        "seed": seed,
-        "bins": bins,
-    }
-    report = build_evaluation(
-        mf.classes,
-        y_true,
-        np.exp(log_proba, out=log_proba),
-        n_resamples=bootstrap,
-        confidence=confidence,
-        seed=seed,
-        bins=bins,
-        training_match=match,
-        inputs=inputs_of(model=model, data=data),
-        settings=settings,
-    )
-    from nbcli.cli.console import warn
-
-    for w in report.warnings:
-        warn(w)
+    common.show_warnings(report.warnings)
     common.emit_report(report, json_out, quiet=quiet)
-    _enforce(report.threshold_values(), thresholds)
+    common.enforce_thresholds(report.threshold_values(), thresholds)
     return 0
 
 
@@ -199,49 +114,29 @@ def compare(
     Example (fail when B is significantly worse than A):
     nbcli compare -m a.npz -m b.npz -d test.csv --fail-under difference.upper=0
     """
-    import numpy as np
-
     if len(models) != 2:
         raise NbcliError(f"compare needs exactly two --model files (A and B), got {len(models)}")
-    from nbcli.reports.comparison import build_comparison
-    from nbcli.reports.thresholds import COMPARISON_METRICS
-
-    thresholds = _parse_thresholds(fail_under, fail_over, COMPARISON_METRICS)
+    from nbcli.cli.progress import ConsoleReporter
     from nbcli.io.atomic import check_outputs
-    from nbcli.io.modelfile import load_model
+    from nbcli.reports.thresholds import COMPARISON_METRICS
+    from nbcli.workflows.evaluate import compare as run_comparison
 
+    thresholds = common.parse_thresholds(fail_under, fail_over, COMPARISON_METRICS)
     check_outputs([("--json", json_out)], [*(("--model", m) for m in models), ("--data", data)])
-
-    a, b = (load_model(m) for m in models)
-    opts = dict(
+    report = run_comparison(
+        models,
+        data,
         target=target,
+        bootstrap=bootstrap,
+        confidence=confidence,
+        seed=seed,
         delimiter=delimiter,
         chunk_size=chunk_size,
         x_key=x_key,
         y_key=y_key,
-        quiet=quiet,
+        reporter=ConsoleReporter(quiet),
     )
-    logp_a, y_a, _ = collect_scores(a, data, **opts)
-    logp_b, y_b, _ = collect_scores(b, data, **opts)
-    if len(y_a) != len(y_b) or any(str(p) != str(q) for p, q in zip(y_a, y_b)):
-        raise NbcliError(f"{data}: the two models read different rows or labels (check --target)")
-    settings = {"bootstrap_resamples": bootstrap, "confidence": confidence, "seed": seed}
-    report = build_comparison(
-        a.classes,
-        np.exp(logp_a, out=logp_a),
-        b.classes,
-        np.exp(logp_b, out=logp_b),
-        y_a,
-        n_resamples=bootstrap,
-        confidence=confidence,
-        seed=seed,
-        inputs=inputs_of(models=list(models), data=data),
-        settings=settings,
-    )
-    from nbcli.cli.console import warn
-
-    for w in report.warnings:
-        warn(w)
+    common.show_warnings(report.warnings)
     common.emit_report(report, json_out, quiet=quiet)
-    _enforce(report.threshold_values(), thresholds)
+    common.enforce_thresholds(report.threshold_values(), thresholds)
     return 0

@@ -68,7 +68,8 @@ def predict(
     Columns are matched to the model's features by name, in any order; extra
     columns are ignored. Example: nbcli predict -m iris.npz -d sample_data/iris_test.csv --proba
     """
-    from nbcli.cli.scoring import check_keep, expand_inputs, score_file
+    from nbcli.cli.progress import ConsoleReporter
+    from nbcli.workflows.inputs import expand_inputs
 
     inputs = expand_inputs(data)
     keep_cols = common_list(keep)
@@ -84,11 +85,13 @@ def predict(
     if output_dir is None and len(inputs) == 1:
         from nbcli.io.atomic import check_outputs
         from nbcli.io.modelfile import load_model
+        from nbcli.workflows.predict import check_keep
+        from nbcli.workflows.predict import predict as predict_file
 
         check_outputs([("--output", output or "-")], [("--model", model), ("--data", inputs[0])])
         mf = load_model(model)
         check_keep(keep_cols, mf, proba)
-        score_file(mf, inputs[0], output, quiet=quiet, **options)
+        predict_file(mf, inputs[0], output, reporter=ConsoleReporter(quiet), **options)
         return 0
     if output_dir is None:
         raise NbcliError(
@@ -98,9 +101,22 @@ def predict(
         raise NbcliError(
             "--output is for one input; with --output-dir each input gets <name>.pred.csv"
         )
-    from nbcli.cli.scoring import score_batch
+    from nbcli.cli.console import error_line
+    from nbcli.workflows.predict import predict_batch
 
-    failed = score_batch(model, inputs, output_dir, jobs=jobs, quiet=quiet, **options)
+    report = predict_batch(
+        model, inputs, output_dir, jobs=jobs, reporter=ConsoleReporter(quiet), **options
+    )
+    for in_path, out_path, _, error in report.rows:
+        if error is not None:
+            stale = (
+                f"; removed {out_path}, left from an earlier run"
+                if in_path in report.removed
+                else ""
+            )
+            error_line(f"{error} (file skipped{stale})")
+    common.emit_report(report, None, quiet=quiet)
+    failed = report.n_failed
     if failed == len(inputs):
         which = {1: "the input file", 2: "both input files"}.get(
             failed, f"all {failed} input files"

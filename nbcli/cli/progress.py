@@ -35,3 +35,32 @@ def progress_iter(iterable, description: str, *, quiet: bool = False, total: int
         for item in iterable:
             yield item
             progress.advance(task)
+
+
+class ConsoleReporter:
+    """A workflow reporter for the terminal: progress bars on stderr, warnings as
+    ``warning:`` lines (advice left out under ``--quiet``).
+
+    Duck-typed to :class:`nbcli.workflows.engine.Reporter`, so that importing
+    the CLI does not import the workflows.
+    """
+
+    def __init__(self, quiet: bool = False) -> None:
+        self.quiet = quiet
+        self.warnings: list[str] = []
+
+    def warn(self, message: str) -> None:
+        from nbcli.cli.console import warn
+
+        self.warnings.append(message)
+        warn(message)
+
+    def advise(self, message: str) -> None:
+        from nbcli.cli.console import warn
+
+        self.warnings.append(message)
+        if not self.quiet:
+            warn(message)
+
+    def progress(self, iterable, description: str, *, total: int | None = None):
+        return progress_iter(iterable, description, quiet=self.quiet, total=total)

@@ -1,0 +1,241 @@
+"""Measuring how well a model's posteriors are calibrated, and fitting a repair."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from nbcli.errors import NbcliError
+from nbcli.workflows.engine import Engine, Reporter
+from nbcli.workflows.inputs import inputs_of
+from nbcli.workflows.scoring import score
+
+#: Temperatures beyond these are worth a word even off the search bounds.
+_HOT, _COLD = 100.0, 0.01
+
+METHODS = ("temperature", "isotonic", "none")
+
+
+@dataclass
+class CalibrationResult:
+    """What :func:`calibrate` measured and fitted.
+
+    Attributes
+    ----------
+    report : CalibrationReport or RecalibrationReport
+        The reliability of the posteriors as the model stands, and with
+        method other than ``none``, before and after the new calibrator.
+    model : nbcli.io.modelfile.ModelFile
+        The model; with a fitted calibrator, carrying it (ready to save).
+    fitted : bool
+        True when a calibrator was fitted.
+    certain : bool
+        True when temperature scaling ran to ``T -> 0`` (every calibration
+        row predicted correctly): the calibrated model would predict every
+        row with probability 0 or 1 and should not be written.
+    """
+
+    report: Any
+    model: Any
+    fitted: bool
+    certain: bool
+
+
+def known_rows(classes, y_true) -> tuple[np.ndarray, np.ndarray]:
+    """Indices of rows whose label the model knows, and those labels' class indices."""
+    position = {str(c): i for i, c in enumerate(classes.tolist())}
+    idx = np.array([position.get(str(v), -1) for v in np.asarray(y_true).tolist()], dtype=np.intp)
+    rows = np.flatnonzero(idx >= 0)
+    return rows, idx[rows]
+
+
+def calibrate(
+    model: str,
+    data: str,
+    *,
+    method: str = "temperature",
+    bins: int | list[float] = 10,
+    strategy: str = "uniform",
+    allow_training_data: bool = False,
+    target: str | None = None,
+    bootstrap: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 0,
+    delimiter: str | None = None,
+    chunk_size: int | None = None,
+    x_key: str = "X",
+    y_key: str = "y",
+    reporter: Reporter | None = None,
+    engine: Engine | None = None,
+) -> CalibrationResult:
+    """Reliability of ``model``'s posteriors on held-out ``data``, and a calibrator fitted on it.
+
+    Parameters
+    ----------
+    model : str
+        Path of a model file. A calibrator it carries is applied to the
+        "before" figures; a new one is fitted on the model's own posteriors
+        and replaces it.
+    data : str
+        Held-out labelled data (not the training data, unless
+        ``allow_training_data``).
+    method : {"temperature", "isotonic", "none"}
+        The repair; ``none`` only measures.
+    bins : int or list of float
+        Number of confidence bins, or their edges in [0, 1].
+    strategy : {"uniform", "quantile"}
+        Equal-width bins or equal counts.
+
+    Returns
+    -------
+    CalibrationResult
+
+    Raises
+    ------
+    NbcliError
+        For the model's training rows (without ``allow_training_data``), no
+        label the model knows, fewer than 2 such rows, or data the
+        calibrator cannot be fitted on.
+    """
+    from nbcli.io.modelfile import load_model
+    from nbcli.reports.reliability import RecalibrationReport, build_calibration
+
+    if method not in METHODS:
+        raise NbcliError(f"unknown calibration method {method!r}; choose one of {METHODS}")
+    reporter = reporter or Reporter()
+    mf = load_model(model)
+    current = mf.calibrator
+    if current is not None and method != "none":
+        reporter.warn(
+            f"{model} already carries a {current.kind} calibrator, which the new one replaces; "
+            "'before' shows the model with its old calibrator, 'after' applies the new "
+            "calibrator to the model's own posteriors"
+        )
+    # Score once without any calibrator the file carries: a new calibrator is
+    # fitted on the model's own posteriors and replaces the old one, while
+    # "before" shows the model as it stands (old calibrator applied).
+    mf.calibrator = None
+    scores = score(
+        mf,
+        data,
+        target=target,
+        delimiter=delimiter,
+        chunk_size=chunk_size,
+        x_key=x_key,
+        y_key=y_key,
+        reporter=reporter,
+    )
+    mf.calibrator = current
+    raw_logp, y_true = scores.log_proba, scores.y_true
+    if scores.training_match and not allow_training_data:
+        raise NbcliError(
+            f"{data}: these are the rows {model} was trained on; calibrating on them hides the "
+            "over-confidence you want to repair. Use held-out data, or --allow-training-data"
+        )
+    rows, y_idx = known_rows(mf.classes, y_true)
+    if rows.size == 0:
+        raise NbcliError(
+            f"none of the {len(y_true)} labels in {data} are classes of the model "
+            f"({', '.join(str(c) for c in mf.classes.tolist()[:10])}"
+            f"{', ...' if len(mf.classes) > 10 else ''}); check --target"
+        )
+    settings = {
+        "bootstrap_resamples": bootstrap,
+        "confidence": confidence,
+        "seed": seed,
+        "bins": bins,
+        "strategy": strategy,
+        "method": method,
+    }
+    inputs = inputs_of(model=model, data=data)
+
+    def measure(log_proba):
+        try:
+            return build_calibration(
+                mf.classes,
+                y_true,
+                np.exp(log_proba),
+                bins=bins,
+                strategy=strategy,
+                n_resamples=bootstrap,
+                confidence=confidence,
+                seed=seed,
+                inputs=inputs,
+                settings=settings,
+            )
+        except ValueError as exc:
+            raise NbcliError(f"{data}: {exc}") from None
+
+    before = measure(raw_logp if current is None else current.transform(raw_logp))
+    if method == "none":
+        return CalibrationResult(report=before, model=mf, fitted=False, certain=False)
+
+    from nbcli.calibration import CALIBRATORS
+
+    if rows.size < 2:
+        raise NbcliError(
+            f"{data}: too few rows with labels the model knows ({rows.size}) to fit a calibrator"
+        )
+    calibrator = CALIBRATORS[method]()
+    try:
+        calibrator.fit(raw_logp[rows], y_idx)
+    except ValueError as exc:
+        raise NbcliError(f"{data}: cannot fit the {method} calibrator: {exc}") from None
+    certain = method == "temperature" and _warn_about_temperature(
+        calibrator, raw_logp[rows], reporter
+    )
+    after = measure(calibrator.transform(raw_logp))
+    info: dict[str, Any] = {
+        "method": method,
+        "fitted_on": inputs["data"],
+        "n_samples": int(rows.size),
+    }
+    if method == "temperature":
+        info["temperature"] = float(calibrator.temperature_)
+    report = RecalibrationReport(
+        before=before, after=after, calibrator=info, inputs=inputs, settings=settings
+    )
+    reporter.advise(
+        "the 'after' figures are measured on the rows the calibrator was fitted on; "
+        "check the calibrated model on a third, untouched split with nbcli evaluate"
+    )
+    mf.calibrator, mf.calibration_info = calibrator, info
+    return CalibrationResult(report=report, model=mf, fitted=True, certain=certain)
+
+
+def _warn_about_temperature(calibrator, log_proba, reporter: Reporter) -> bool:
+    """Warn when the fitted temperature is extreme or on its search bound.
+
+    Returns True when the optimum ran to the lower bound: every calibration
+    row is predicted correctly, so the negative log-likelihood keeps falling
+    as ``T`` goes to 0 and the calibrated probabilities would all be 0 or 1.
+    """
+    t = float(calibrator.temperature_)
+    side = None
+    if getattr(calibrator, "at_bound_", False):
+        # The search covers [spread / 1e8, spread * 1e8] around the largest
+        # gap between a row's top log posterior and another finite one.
+        z = log_proba - log_proba.max(axis=1, keepdims=True)
+        finite = z[np.isfinite(z)]
+        spread = float(-finite.min()) if finite.size else 1.0
+        side = "lower" if t < spread else "upper"
+    if side == "upper" or (side is None and t > _HOT):
+        reporter.warn(
+            f"the fitted temperature is T = {t:.4g}{' (the search bound)' if side else ''}: the "
+            "model's log-likelihoods are extreme, and temperature scaling flattens them to "
+            "near-uniform probabilities (as with Gaussian naive Bayes and a tiny "
+            "--var-smoothing); refit with a larger --var-smoothing, or use --method isotonic"
+        )
+    elif side == "lower" or t < _COLD:
+        reporter.warn(
+            f"the fitted temperature is T = {t:.4g}{' (the search bound)' if side else ''}: "
+            + (
+                "every calibration row is already predicted correctly, so the NLL-optimal "
+                "temperature runs to 0 and gives 0/1 probabilities"
+                if side
+                else "temperature scaling makes the probabilities nearly 0 or 1"
+            )
+        )
+    return side == "lower"

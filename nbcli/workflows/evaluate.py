@@ -1,0 +1,160 @@
+"""Scoring models on labelled data: ``evaluate`` (one model) and ``compare`` (two)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from nbcli.errors import NbcliError
+from nbcli.workflows.engine import Engine, Reporter
+from nbcli.workflows.inputs import inputs_of
+from nbcli.workflows.scoring import score
+
+
+def evaluate(
+    model: str,
+    data: str,
+    *,
+    target: str | None = None,
+    bootstrap: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 0,
+    bins: int = 10,
+    delimiter: str | None = None,
+    chunk_size: int | None = None,
+    x_key: str = "X",
+    y_key: str = "y",
+    reporter: Reporter | None = None,
+    engine: Engine | None = None,
+):
+    """Score the model file ``model`` on the labelled file ``data``.
+
+    Parameters
+    ----------
+    model : str
+        Path of a model file written by ``nbcli fit``.
+    data : str
+        Labelled data (CSV, NPZ, Parquet, ``-`` for stdin).
+    bootstrap : int
+        Bootstrap resamples of the intervals (0: no intervals).
+    confidence : float
+        Confidence level of the intervals, in (0, 1).
+    seed : int
+        Seed of the bootstrap.
+    bins : int
+        Equal-width confidence bins of the calibration summary.
+    engine : Engine, optional
+        Where the work runs; only the local engine exists so far.
+
+    Returns
+    -------
+    nbcli.reports.evaluation.EvaluationReport
+        Its ``warnings`` say what the reader of the figures should know.
+
+    Raises
+    ------
+    NbcliError
+        For an unreadable model or data file.
+    """
+    from nbcli.io.modelfile import load_model
+    from nbcli.reports.evaluation import build_evaluation
+
+    mf = load_model(model)
+    scores = score(
+        mf,
+        data,
+        target=target,
+        delimiter=delimiter,
+        chunk_size=chunk_size,
+        x_key=x_key,
+        y_key=y_key,
+        reporter=reporter,
+    )
+    settings = {
+        "bootstrap_resamples": bootstrap,
+        "confidence": confidence,
+        "seed": seed,
+        "bins": bins,
+    }
+    return build_evaluation(
+        mf.classes,
+        scores.y_true,
+        np.exp(scores.log_proba, out=scores.log_proba),
+        n_resamples=bootstrap,
+        confidence=confidence,
+        seed=seed,
+        bins=bins,
+        training_match=scores.training_match,
+        inputs=inputs_of(model=model, data=data),
+        settings=settings,
+    )
+
+
+def compare(
+    models: Sequence[str],
+    data: str,
+    *,
+    target: str | None = None,
+    bootstrap: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 0,
+    delimiter: str | None = None,
+    chunk_size: int | None = None,
+    x_key: str = "X",
+    y_key: str = "y",
+    reporter: Reporter | None = None,
+    engine: Engine | None = None,
+):
+    """Compare two model files, A then B, on the same labelled rows.
+
+    Parameters
+    ----------
+    models : sequence of two str
+        Paths of the model files A and B.
+    data : str
+        Labelled data scored by both.
+
+    Returns
+    -------
+    nbcli.reports.comparison.ComparisonReport
+
+    Raises
+    ------
+    NbcliError
+        Unless exactly two models are given; when the two models read
+        different rows or labels from ``data``.
+    """
+    from nbcli.io.modelfile import load_model
+    from nbcli.reports.comparison import build_comparison
+
+    if len(models) != 2:
+        raise NbcliError(f"compare needs exactly two --model files (A and B), got {len(models)}")
+    a, b = (load_model(m) for m in models)
+    opts = dict(
+        target=target,
+        delimiter=delimiter,
+        chunk_size=chunk_size,
+        x_key=x_key,
+        y_key=y_key,
+        reporter=reporter,
+    )
+    sa = score(a, data, **opts)
+    sb = score(b, data, **opts)
+    if len(sa.y_true) != len(sb.y_true) or any(
+        str(p) != str(q) for p, q in zip(sa.y_true, sb.y_true)
+    ):
+        raise NbcliError(f"{data}: the two models read different rows or labels (check --target)")
+    settings = {"bootstrap_resamples": bootstrap, "confidence": confidence, "seed": seed}
+    return build_comparison(
+        a.classes,
+        np.exp(sa.log_proba, out=sa.log_proba),
+        b.classes,
+        np.exp(sb.log_proba, out=sb.log_proba),
+        sa.y_true,
+        n_resamples=bootstrap,
+        confidence=confidence,
+        seed=seed,
+        inputs=inputs_of(models=list(models), data=data),
+        settings=settings,
+    )

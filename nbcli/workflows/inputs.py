@@ -1,0 +1,42 @@
+"""The input files of a run: ``--data`` patterns expanded, and their record in a report."""
+
+from __future__ import annotations
+
+import glob
+import os
+
+from nbcli.errors import NbcliError
+
+
+def expand_inputs(patterns: list[str]) -> list[str]:
+    """Paths from ``--data`` values: existing files as given, globs expanded (sorted).
+
+    Raises
+    ------
+    NbcliError
+        For a glob that matches no file.
+    """
+    out = []
+    for p in patterns:
+        if p == "-" or os.path.exists(p) or not glob.has_magic(p):
+            out.append(p)
+            continue
+        matches = sorted(glob.glob(p))
+        if not matches:
+            raise NbcliError(f"{p}: no files match this pattern")
+        out.extend(matches)
+    return list(dict.fromkeys(out))
+
+
+def inputs_of(**paths: str | list[str] | tuple[str, ...]) -> dict:
+    """The ``inputs`` of a JSON report: ``{role: {"path", "sha256"}}``, or a
+    list of such for a role with several files (``models`` of compare)."""
+    from nbcli.io.data import file_sha256
+
+    out: dict[str, dict | list[dict]] = {}
+    for role, path in paths.items():
+        if isinstance(path, (list, tuple)):
+            out[role] = [{"path": p, "sha256": file_sha256(p)} for p in path]
+        else:
+            out[role] = {"path": path, "sha256": file_sha256(path)}
+    return out
