@@ -91,7 +91,7 @@ def _click_exceptions():
     try:
         from typer._click import exceptions
     except ImportError:  # pragma: no cover - older Typer
-        from click import exceptions
+        import click.exceptions as exceptions  # type: ignore[no-redef]
     return exceptions
 
 

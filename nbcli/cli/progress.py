@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 
 from nbcli.cli.console import is_terminal
+from nbcli.workflows.engine import Reporter
 
 
 def progress_iter(iterable, description: str, *, quiet: bool = False, total: int | None = None):
@@ -37,17 +38,13 @@ def progress_iter(iterable, description: str, *, quiet: bool = False, total: int
             progress.advance(task)
 
 
-class ConsoleReporter:
+class ConsoleReporter(Reporter):
     """A workflow reporter for the terminal: progress bars on stderr, warnings as
-    ``warning:`` lines (advice left out under ``--quiet``).
-
-    Duck-typed to :class:`nbcli.workflows.engine.Reporter`, so that importing
-    the CLI does not import the workflows.
-    """
+    ``warning:`` lines (advice left out under ``--quiet``)."""
 
     def __init__(self, quiet: bool = False) -> None:
+        super().__init__()
         self.quiet = quiet
-        self.warnings: list[str] = []
 
     def warn(self, message: str) -> None:
         from nbcli.cli.console import warn

@@ -28,6 +28,7 @@ import tempfile
 import zipfile
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from nbcli.errors import NbcliError
 
@@ -320,7 +321,7 @@ def _write_in_place(path: Path, mode: str, shown):
         # What was printed before must come out before this.
         with contextlib.suppress(Exception):
             stream.flush()
-    text = {} if "b" in mode else {"encoding": "utf-8", "newline": ""}
+    text: dict[str, Any] = {} if "b" in mode else {"encoding": "utf-8", "newline": ""}
     own = _own_descriptor(path)
     try:
         if own is not None:

@@ -29,7 +29,7 @@ class DataFingerprint:
         if not self._columns:
             self._columns = [hashlib.sha256() for _ in range(X.shape[1])]
         for hasher, column in zip(self._columns, X.T):
-            hasher.update(memoryview(np.ascontiguousarray(column)))
+            hasher.update(np.ascontiguousarray(column).data)
         if y is not None:
             self._y.update(("\n".join(map(str, np.asarray(y).tolist())) + "\n").encode())
         self.n_samples += X.shape[0]

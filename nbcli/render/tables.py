@@ -17,7 +17,7 @@ import math
 import sys
 
 from rich import box
-from rich.console import Console, Group
+from rich.console import Console, Group, RenderableType
 from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
@@ -363,7 +363,7 @@ def render_comparison(report) -> list:
     agreement table and McNemar's exact test.
     """
     s = report.settings
-    out = []
+    out: list[RenderableType] = []
     names = [(w, _model_path(report.inputs, w)) for w in ("A", "B")]
     if any(path for _, path in names):
         legend = Text(overflow="fold")

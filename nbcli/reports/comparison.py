@@ -118,7 +118,7 @@ class ComparisonReport:
 
     def threshold_values(self) -> dict:
         """Values ``--fail-under``/``--fail-over`` can check, by metric name."""
-        values = {k: v.to_dict() for k, v in self.metrics.items()}
+        values: dict[str, object] = {k: v.to_dict() for k, v in self.metrics.items()}
         values["p_value"] = json_number(self.p_value)
         return values
 

@@ -110,7 +110,7 @@ class EvaluationReport:
 
     def threshold_values(self) -> dict:
         """Values ``--fail-under``/``--fail-over`` can check, by metric name."""
-        values = {k: v.to_dict() for k, v in self.metrics.items()}
+        values: dict[str, object] = {k: v.to_dict() for k, v in self.metrics.items()}
         values.update(
             ece=json_number(self.calibration.ece),
             mce=json_number(self.calibration.mce),

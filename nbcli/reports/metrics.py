@@ -145,21 +145,21 @@ def encode_labels(classes, y_true) -> LabelCoding:
             np.array([label_key(v) for v in y], dtype=str), return_index=True, return_inverse=True
         )
         uniq_values = [json_label(originals[i]) for i in first]
-        uniq_keys = uniq_keys.tolist()
+        keys_of_labels: list[str] = uniq_keys.tolist()
     else:
         uniq, inverse = np.unique(y, return_inverse=True)
         uniq_values = [json_label(v) for v in uniq]
-        uniq_keys = [str(v) for v in uniq_values]
+        keys_of_labels = [str(v) for v in uniq_values]
 
     unseen: dict[str, object] = {}
-    for k, v in zip(uniq_keys, uniq_values):
+    for k, v in zip(keys_of_labels, uniq_values):
         if k not in index and k not in unseen:
             unseen[k] = v
     unseen_values = sorted(unseen.values(), key=_label_order)
     for v in unseen_values:
         index[str(v)] = len(index)
-    lookup = np.array([index[k] for k in uniq_keys], dtype=np.intp)
-    codes = lookup[inverse.ravel()] if len(uniq_keys) else np.zeros(0, dtype=np.intp)
+    lookup = np.array([index[k] for k in keys_of_labels], dtype=np.intp)
+    codes = lookup[inverse.ravel()] if len(keys_of_labels) else np.zeros(0, dtype=np.intp)
     return LabelCoding(class_labels + unseen_values, len(class_labels), codes)
 
 

@@ -338,7 +338,7 @@ class CalibrationReport:
 
     def threshold_values(self) -> dict:
         """Values ``--fail-under``/``--fail-over`` can check, by metric name."""
-        values = {k: v.to_dict() for k, v in self.metrics.items()}
+        values: dict[str, object] = {k: v.to_dict() for k, v in self.metrics.items()}
         values.update(
             mce=json_number(self.mce),
             mean_confidence=json_number(self.mean_confidence),

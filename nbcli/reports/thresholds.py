@@ -16,6 +16,7 @@ with code 3 when there is any.
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
@@ -193,7 +194,7 @@ def check_thresholds(values: Mapping[str, object], thresholds) -> list[str]:
             else (entry if t.part == "value" else None)
         )
         shown_threshold = format(t.value, "g")
-        if value is None or not math.isfinite(float(value)):
+        if not isinstance(value, numbers.Real) or not math.isfinite(float(value)):
             failures.append(
                 f"{t.name} is undefined, so the threshold {shown_threshold} cannot be met"
             )

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
 from nbcli.errors import NbcliError
+
+if TYPE_CHECKING:
+    from nbcli.calibration import Calibrator
 from nbcli.workflows.engine import Engine, Reporter
 from nbcli.workflows.inputs import inputs_of
 from nbcli.workflows.scoring import score
@@ -106,7 +109,7 @@ def calibrate(
         raise NbcliError(f"unknown calibration method {method!r}; choose one of {METHODS}")
     reporter = reporter or Reporter()
     mf = load_model(model)
-    current = mf.calibrator
+    current = cast("Calibrator | None", mf.calibrator)
     if current is not None and method != "none":
         reporter.warn(
             f"{model} already carries a {current.kind} calibrator, which the new one replaces; "
@@ -172,7 +175,7 @@ def calibrate(
     if method == "none":
         return CalibrationResult(report=before, model=mf, fitted=False, certain=False)
 
-    from nbcli.calibration import CALIBRATORS
+    from nbcli.calibration import CALIBRATORS, TemperatureScaling
 
     if rows.size < 2:
         raise NbcliError(
@@ -183,7 +186,7 @@ def calibrate(
         calibrator.fit(raw_logp[rows], y_idx)
     except ValueError as exc:
         raise NbcliError(f"{data}: cannot fit the {method} calibrator: {exc}") from None
-    certain = method == "temperature" and _warn_about_temperature(
+    certain = isinstance(calibrator, TemperatureScaling) and _warn_about_temperature(
         calibrator, raw_logp[rows], reporter
     )
     after = measure(calibrator.transform(raw_logp))
@@ -192,7 +195,7 @@ def calibrate(
         "fitted_on": inputs["data"],
         "n_samples": int(rows.size),
     }
-    if method == "temperature":
+    if isinstance(calibrator, TemperatureScaling):
         info["temperature"] = float(calibrator.temperature_)
     report = RecalibrationReport(
         before=before, after=after, calibrator=info, inputs=inputs, settings=settings

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -131,7 +132,7 @@ def compare(
     if len(models) != 2:
         raise NbcliError(f"compare needs exactly two --model files (A and B), got {len(models)}")
     a, b = (load_model(m) for m in models)
-    opts = dict(
+    opts: dict[str, Any] = dict(
         target=target,
         delimiter=delimiter,
         chunk_size=chunk_size,
