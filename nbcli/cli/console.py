@@ -10,12 +10,7 @@ from __future__ import annotations
 import io
 import sys
 
-
-def is_terminal(stream) -> bool:
-    try:
-        return bool(stream.isatty())
-    except (AttributeError, ValueError):
-        return False
+from nbcli.terminal import is_terminal
 
 
 class GuardedStdout:

@@ -22,6 +22,8 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
+from nbcli.terminal import is_terminal
+
 PIPE_WIDTH = 200
 """Console width used when the output is not a terminal."""
 
@@ -48,13 +50,6 @@ _METRIC_NAMES = {
 }
 
 
-def _is_terminal(file) -> bool:
-    try:
-        return bool(file.isatty())
-    except (AttributeError, ValueError):
-        return False
-
-
 def make_console(file=None, width: int | None = None) -> Console:
     """A Rich console writing to ``file`` (default ``sys.stdout``).
 
@@ -64,7 +59,7 @@ def make_console(file=None, width: int | None = None) -> Console:
     tables are never cut or squeezed in a log.
     """
     file = sys.stdout if file is None else file
-    if _is_terminal(file):
+    if is_terminal(file):
         return Console(file=file, width=width, highlight=False)
     return Console(
         file=file,

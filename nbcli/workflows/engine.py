@@ -76,8 +76,3 @@ class LocalEngine:
 
         parallel = Parallel(n_jobs=self.workers(jobs, len(tasks)), return_as="generator")
         return iter(parallel(delayed(func)(*task) for task in tasks))
-
-
-def local_engine() -> LocalEngine:
-    """The default engine."""
-    return LocalEngine()

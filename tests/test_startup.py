@@ -1,0 +1,64 @@
+"""What starting nbcli imports: heavy libraries wait until a command needs them."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import fitted_model_file
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# Runs the console script's entry point with the given arguments in a fresh
+# interpreter, then prints which of the heavy libraries got imported.
+_PROBE = """
+import json, sys
+from nbcli.cli.app import main
+try:
+    main(sys.argv[1:])
+except SystemExit:
+    pass
+heavy = ("pandas", "scipy", "sklearn", "matplotlib", "pyarrow", "polars", "dask")
+sys.stderr.write(json.dumps(sorted({m.split(".")[0] for m in sys.modules} & set(heavy))))
+"""
+
+
+def _imported(*args) -> set[str]:
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", _PROBE, *map(str, args)],
+        capture_output=True,
+        env=env,
+        timeout=120,
+    )
+    last = done.stderr.decode().strip().splitlines()[-1]
+    return set(json.loads(last))
+
+
+def test_help_imports_neither_pandas_nor_scipy():
+    imported = _imported("--help")
+    assert "pandas" not in imported and "scipy" not in imported, imported
+    assert not imported & {"sklearn", "matplotlib", "dask"}
+
+
+def test_command_help_imports_neither_pandas_nor_scipy():
+    for command in ("fit", "predict", "evaluate", "compare", "calibrate"):
+        imported = _imported(command, "--help")
+        assert "pandas" not in imported and "scipy" not in imported, (command, imported)
+
+
+def test_predict_of_a_small_file_imports_no_scipy(tmp_path):
+    model = tmp_path / "m.npz"
+    fitted_model_file(model)
+    data = tmp_path / "small.csv"
+    data.write_text("a,b\n" + "".join(f"{i % 7},{i % 3}\n" for i in range(100)), encoding="utf-8")
+    imported = _imported("predict", "-m", model, "-d", data, "-o", tmp_path / "out.csv")
+    assert (tmp_path / "out.csv").read_text().count("\n") == 101
+    assert "scipy" not in imported, imported
+    assert not imported & {"sklearn", "matplotlib", "dask"}
