@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import time
 import tracemalloc
 from types import SimpleNamespace
 
@@ -215,7 +214,8 @@ def test_bca_accuracy_interval_covers_the_true_accuracy_about_95_percent_of_the_
     assert 0.91 <= covered / trials <= 0.98
 
 
-def test_default_evaluation_of_10000_rows_and_10_classes_is_fast():
+def test_default_evaluation_of_10000_rows_and_10_classes_gives_bca_intervals():
+    # Its time budget (1 s) is checked by benchmarks/bench_reports.py.
     rng = np.random.default_rng(0)
     n, k = 10_000, 10
     y = rng.integers(0, k, n)
@@ -223,13 +223,8 @@ def test_default_evaluation_of_10000_rows_and_10_classes_is_fast():
     logits[np.arange(n), y] += 2.0
     p = np.exp(logits)
     p /= p.sum(axis=1, keepdims=True)
-    best = math.inf
-    for _ in range(3):
-        start = time.perf_counter()
-        report = build_evaluation(np.arange(k), y, p)
-        best = min(best, time.perf_counter() - start)
+    report = build_evaluation(np.arange(k), y, p)
     assert all(iv.method == "BCa" for iv in report.metrics.values())
-    assert best < 1.0
 
 
 # --------------------------------------------------------------------------
@@ -343,16 +338,14 @@ def test_evaluation_of_2000_classes_runs_in_bounded_memory():
     p /= p.sum(axis=1, keepdims=True)
     tracemalloc.start()
     try:
-        start = time.perf_counter()
         report = build_evaluation(np.arange(k), y, p)
-        elapsed = time.perf_counter() - start
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
     # Whole tables would need 5000 x 2000**2 floats (160 GB) for the jackknife alone;
     # the confusion matrix itself is 32 MB.
     assert peak < 200 * 2**20, f"peak traced allocation {peak / 2**20:.0f} MiB"
-    assert elapsed < 20
+    # Its time budget (20 s) is checked by benchmarks/bench_reports.py.
     c = m.confusion_matrix(y, p.argmax(axis=1), k)
     for name, f in m.CONFUSION_METRICS.items():
         assert report.metrics[name].value == float(f(c)), name

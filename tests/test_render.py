@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import re
-import time
 
 import numpy as np
 import pytest
@@ -200,9 +199,8 @@ def test_a_confusion_matrix_too_wide_for_the_output_is_not_built():
     p = rng.random((n, k))
     p[np.arange(n), idx] += 1.0
     r = build_evaluation(np.arange(k), idx, p / p.sum(axis=1, keepdims=True), n_resamples=0)
-    start = time.perf_counter()
+    # Its time budget (5 s) is checked by benchmarks/bench_reports.py.
     text = _text(render(r), PIPE_WIDTH)
-    assert time.perf_counter() - start < 5
     assert (
         "Confusion matrix not shown: 400 predicted classes do not fit the width of this output"
         in " ".join(text.split())
