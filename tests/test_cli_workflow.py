@@ -1,4 +1,9 @@
-"""End-to-end runs of the real ``nbcli`` executable on the shipped sample data."""
+"""End-to-end runs of nbcli's commands on the shipped sample data.
+
+Most run the console script's entry point in this process (the same code
+without an interpreter start per command); the fixture model and the
+exit-code checks run the real executable.
+"""
 
 import io
 import json
@@ -15,7 +20,22 @@ ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample_data"
 
 
-def nbcli(*args, cwd=None, input=None):
+def nbcli(*args):
+    """Run ``nbcli ARGS`` in this process, at a table width of 80 columns."""
+    from conftest import nbcli_in_process
+
+    saved = os.environ.get("COLUMNS")
+    os.environ["COLUMNS"] = "80"
+    try:
+        return nbcli_in_process(*args)
+    finally:
+        if saved is None:
+            del os.environ["COLUMNS"]
+        else:
+            os.environ["COLUMNS"] = saved
+
+
+def nbcli_process(*args, cwd=None, input=None):
     """Run ``python -m nbcli ARGS``; returns the CompletedProcess (text mode)."""
     env = dict(os.environ, COLUMNS="80")
     return subprocess.run(
@@ -38,7 +58,11 @@ def ok(result):
 @pytest.fixture(scope="module")
 def iris_model(tmp_path_factory):
     out = tmp_path_factory.mktemp("iris") / "iris.npz"
-    ok(nbcli("fit", "--model", "gaussian", "--data", SAMPLE / "iris_train.csv", "--output", out))
+    ok(
+        nbcli_process(
+            "fit", "--model", "gaussian", "--data", SAMPLE / "iris_train.csv", "--output", out
+        )
+    )
     return out
 
 
@@ -196,7 +220,9 @@ def test_evaluate_json_on_stdout_only_and_matches_sklearn(iris_model):
 
 def test_fail_under_exit_codes(iris_model):
     data = SAMPLE / "iris_test.csv"
-    res = nbcli("evaluate", "-m", iris_model, "-d", data, "-q", "--fail-under", "accuracy=0.99")
+    res = nbcli_process(
+        "evaluate", "-m", iris_model, "-d", data, "-q", "--fail-under", "accuracy=0.99"
+    )
     assert res.returncode == 3
     assert (
         res.stderr.strip()
@@ -204,7 +230,7 @@ def test_fail_under_exit_codes(iris_model):
         .startswith("error: accuracy 0.9667 is below the threshold 0.99")
     )
     ok(
-        nbcli(
+        nbcli_process(
             "evaluate",
             "-m",
             iris_model,
@@ -217,7 +243,9 @@ def test_fail_under_exit_codes(iris_model):
             "accuracy.lower=0.5",
         )
     )
-    res = nbcli("evaluate", "-m", iris_model, "-d", data, "-q", "--fail-under", "accurasy=0.9")
+    res = nbcli_process(
+        "evaluate", "-m", iris_model, "-d", data, "-q", "--fail-under", "accurasy=0.9"
+    )
     assert res.returncode == 2 and "accurasy" in res.stderr
 
 
