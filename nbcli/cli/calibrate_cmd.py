@@ -134,14 +134,10 @@ def calibrate(
         bins=edges_or_n,
         strategy=strategy.value,
         allow_training_data=allow_training_data,
-        target=target,
+        read=common.read_options(target, delimiter, chunk_size, x_key, y_key),
         bootstrap=bootstrap,
         confidence=confidence,
         seed=seed,
-        delimiter=delimiter,
-        chunk_size=chunk_size,
-        x_key=x_key,
-        y_key=y_key,
         reporter=ConsoleReporter(quiet),
     )
     report = result.report

@@ -81,6 +81,17 @@ def inputs_of(**paths) -> dict:
     return of(**paths)
 
 
+def read_options(
+    target: str | None, delimiter: str | None, chunk_size: int | None, x_key: str, y_key: str
+):
+    """The reading options of a command as one :class:`nbcli.workflows.inputs.ReadOptions`."""
+    from nbcli.workflows.inputs import ReadOptions
+
+    return ReadOptions(
+        target=target, delimiter=delimiter, chunk_size=chunk_size, x_key=x_key, y_key=y_key
+    )
+
+
 def parse_thresholds(fail_under: list[str] | None, fail_over: list[str] | None, known) -> list:
     """``--fail-under``/``--fail-over`` values as thresholds, refused before any work.
 

@@ -71,15 +71,11 @@ def evaluate(
     report = run_evaluation(
         model,
         data,
-        target=target,
+        read=common.read_options(target, delimiter, chunk_size, x_key, y_key),
         bootstrap=bootstrap,
         confidence=confidence,
         seed=seed,
         bins=bins,
-        delimiter=delimiter,
-        chunk_size=chunk_size,
-        x_key=x_key,
-        y_key=y_key,
         reporter=ConsoleReporter(quiet),
     )
     common.show_warnings(report.warnings)
@@ -126,14 +122,10 @@ def compare(
     report = run_comparison(
         models,
         data,
-        target=target,
+        read=common.read_options(target, delimiter, chunk_size, x_key, y_key),
         bootstrap=bootstrap,
         confidence=confidence,
         seed=seed,
-        delimiter=delimiter,
-        chunk_size=chunk_size,
-        x_key=x_key,
-        y_key=y_key,
         reporter=ConsoleReporter(quiet),
     )
     common.show_warnings(report.warnings)

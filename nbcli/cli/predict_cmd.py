@@ -76,11 +76,7 @@ def predict(
     options = dict(
         proba=proba,
         keep=keep_cols,
-        target=target,
-        delimiter=delimiter,
-        chunk_size=chunk_size,
-        x_key=x_key,
-        y_key=y_key,
+        read=common.read_options(target, delimiter, chunk_size, x_key, y_key),
     )
     if output_dir is None and len(inputs) == 1:
         from nbcli.io.atomic import check_outputs

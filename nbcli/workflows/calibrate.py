@@ -12,7 +12,7 @@ from nbcli.errors import NbcliError
 if TYPE_CHECKING:
     from nbcli.calibration import Calibrator
 from nbcli.workflows.engine import Engine, Reporter
-from nbcli.workflows.inputs import inputs_of
+from nbcli.workflows.inputs import ReadOptions, inputs_of
 from nbcli.workflows.scoring import score
 
 #: Temperatures beyond these are worth a word even off the search bounds.
@@ -62,14 +62,10 @@ def calibrate(
     bins: int | list[float] = 10,
     strategy: str = "uniform",
     allow_training_data: bool = False,
-    target: str | None = None,
+    read: ReadOptions | None = None,
     bootstrap: int = 1000,
     confidence: float = 0.95,
     seed: int = 0,
-    delimiter: str | None = None,
-    chunk_size: int | None = None,
-    x_key: str = "X",
-    y_key: str = "y",
     reporter: Reporter | None = None,
     engine: Engine | None = None,
 ) -> CalibrationResult:
@@ -120,16 +116,7 @@ def calibrate(
     # fitted on the model's own posteriors and replaces the old one, while
     # "before" shows the model as it stands (old calibrator applied).
     mf.calibrator = None
-    scores = score(
-        mf,
-        data,
-        target=target,
-        delimiter=delimiter,
-        chunk_size=chunk_size,
-        x_key=x_key,
-        y_key=y_key,
-        reporter=reporter,
-    )
+    scores = score(mf, data, read=read, reporter=reporter)
     mf.calibrator = current
     raw_logp, y_true = scores.log_proba, scores.y_true
     if scores.training_match and not allow_training_data:

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
 from nbcli.errors import NbcliError
 from nbcli.workflows.engine import Engine, Reporter
-from nbcli.workflows.inputs import inputs_of
+from nbcli.workflows.inputs import ReadOptions, inputs_of
 from nbcli.workflows.scoring import score
 
 
@@ -17,15 +16,11 @@ def evaluate(
     model: str,
     data: str,
     *,
-    target: str | None = None,
+    read: ReadOptions | None = None,
     bootstrap: int = 1000,
     confidence: float = 0.95,
     seed: int = 0,
     bins: int = 10,
-    delimiter: str | None = None,
-    chunk_size: int | None = None,
-    x_key: str = "X",
-    y_key: str = "y",
     reporter: Reporter | None = None,
     engine: Engine | None = None,
 ):
@@ -37,6 +32,8 @@ def evaluate(
         Path of a model file written by ``nbcli fit``.
     data : str
         Labelled data (CSV, NPZ, Parquet, ``-`` for stdin).
+    read : ReadOptions, optional
+        How to read it.
     bootstrap : int
         Bootstrap resamples of the intervals (0: no intervals).
     confidence : float
@@ -62,16 +59,7 @@ def evaluate(
     from nbcli.reports.evaluation import build_evaluation
 
     mf = load_model(model)
-    scores = score(
-        mf,
-        data,
-        target=target,
-        delimiter=delimiter,
-        chunk_size=chunk_size,
-        x_key=x_key,
-        y_key=y_key,
-        reporter=reporter,
-    )
+    scores = score(mf, data, read=read, reporter=reporter)
     settings = {
         "bootstrap_resamples": bootstrap,
         "confidence": confidence,
@@ -96,14 +84,10 @@ def compare(
     models: Sequence[str],
     data: str,
     *,
-    target: str | None = None,
+    read: ReadOptions | None = None,
     bootstrap: int = 1000,
     confidence: float = 0.95,
     seed: int = 0,
-    delimiter: str | None = None,
-    chunk_size: int | None = None,
-    x_key: str = "X",
-    y_key: str = "y",
     reporter: Reporter | None = None,
     engine: Engine | None = None,
 ):
@@ -132,16 +116,8 @@ def compare(
     if len(models) != 2:
         raise NbcliError(f"compare needs exactly two --model files (A and B), got {len(models)}")
     a, b = (load_model(m) for m in models)
-    opts: dict[str, Any] = dict(
-        target=target,
-        delimiter=delimiter,
-        chunk_size=chunk_size,
-        x_key=x_key,
-        y_key=y_key,
-        reporter=reporter,
-    )
-    sa = score(a, data, **opts)
-    sb = score(b, data, **opts)
+    sa = score(a, data, read=read, reporter=reporter)
+    sb = score(b, data, read=read, reporter=reporter)
     if len(sa.y_true) != len(sb.y_true) or any(
         str(p) != str(q) for p, q in zip(sa.y_true, sb.y_true)
     ):

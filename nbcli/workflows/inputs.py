@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import glob
 import os
+from dataclasses import dataclass
 
 from nbcli.errors import NbcliError
 
@@ -40,3 +41,28 @@ def inputs_of(**paths: str | list[str] | tuple[str, ...]) -> dict:
         else:
             out[role] = {"path": path, "sha256": file_sha256(path)}
     return out
+
+
+@dataclass(frozen=True)
+class ReadOptions:
+    """How to read a data file: the options every reading command shares.
+
+    Attributes
+    ----------
+    target : str or None
+        Label column; None: the model's training target, else the
+        reader's default (a column named label, target, class or y, else
+        the last column).
+    delimiter : str or None
+        CSV delimiter; None: detected among ``, ; tab |``.
+    chunk_size : int or None
+        Rows read at a time from CSV files; None: about 64 MB of values.
+    x_key, y_key : str
+        Names of the feature and label arrays in ``.npz`` input.
+    """
+
+    target: str | None = None
+    delimiter: str | None = None
+    chunk_size: int | None = None
+    x_key: str = "X"
+    y_key: str = "y"

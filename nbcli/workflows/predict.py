@@ -11,6 +11,7 @@ import numpy as np
 
 from nbcli.errors import NbcliError
 from nbcli.workflows.engine import Engine, LocalEngine, Reporter
+from nbcli.workflows.inputs import ReadOptions
 from nbcli.workflows.scoring import ScoredChunk, iter_scores
 
 _SUFFIXES = (".csv.gz", ".tsv.gz", ".txt.gz", ".csv", ".tsv", ".txt", ".gz", ".npz", ".parquet")
@@ -70,11 +71,7 @@ def predict(
     *,
     proba: bool = False,
     keep: list[str] | None = None,
-    target: str | None = None,
-    delimiter: str | None = None,
-    chunk_size: int | None = None,
-    x_key: str = "X",
-    y_key: str = "y",
+    read: ReadOptions | None = None,
     reporter: Reporter | None = None,
 ) -> int:
     """Write predictions for ``in_path`` to ``out_path`` (atomically) or stdout (None or ``-``).
@@ -83,6 +80,17 @@ def predict(
     ----------
     mf : nbcli.io.modelfile.ModelFile
         A loaded model file.
+    in_path : str
+        Data file, or ``-`` for stdin.
+    out_path : str or None
+        Predictions CSV; None or ``-`` for stdout.
+    proba : bool
+        Add one ``proba_<label>`` column per class.
+    keep : list of str, optional
+        Input columns copied next to the predictions.
+    read : ReadOptions, optional
+        How to read the input. The model's training target is ignored if
+        present.
 
     Returns
     -------
@@ -97,17 +105,7 @@ def predict(
     """
     from nbcli.io.atomic import atomic_write, resolve_output
 
-    scores = iter_scores(
-        mf,
-        in_path,
-        target=target,
-        keep=keep,
-        delimiter=delimiter,
-        chunk_size=chunk_size,
-        x_key=x_key,
-        y_key=y_key,
-        reporter=reporter,
-    )
+    scores = iter_scores(mf, in_path, read=read, keep=keep, reporter=reporter)
 
     def write(f, streaming: str | None) -> int:
         rows = 0
@@ -214,7 +212,7 @@ def predict_batch(
     Parameters
     ----------
     options
-        The keyword options of :func:`predict` (``proba``, ``keep``, ...).
+        The keyword options of :func:`predict` (``proba``, ``keep``, ``read``).
 
     Returns
     -------

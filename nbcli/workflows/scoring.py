@@ -14,6 +14,7 @@ import numpy as np
 
 from nbcli.errors import NbcliError
 from nbcli.workflows.engine import Reporter
+from nbcli.workflows.inputs import ReadOptions
 
 
 @dataclass
@@ -53,13 +54,9 @@ def iter_scores(
     mf,
     path,
     *,
+    read: ReadOptions | None = None,
     need_target: bool = False,
-    target: str | None = None,
     keep: list[str] | None = None,
-    delimiter: str | None = None,
-    chunk_size: int | None = None,
-    x_key: str = "X",
-    y_key: str = "y",
     reporter: Reporter | None = None,
 ) -> Iterator[ScoredChunk]:
     """Stream a data file through a model; yields :class:`ScoredChunk`.
@@ -70,6 +67,12 @@ def iter_scores(
         A loaded model file.
     path : str
         Data file (CSV, NPZ, Parquet) or ``-`` for stdin.
+    read : ReadOptions, optional
+        How to read it (default: the readers' defaults).
+    need_target : bool
+        Refuse a file without the label column.
+    keep : list of str, optional
+        Input columns to carry along in each chunk's ``kept``.
 
     Raises
     ------
@@ -81,15 +84,16 @@ def iter_scores(
     from nbcli.io.data import iter_dataset
 
     reporter = reporter or Reporter()
+    read = read or ReadOptions()
     stream = iter_dataset(
         path,
-        chunk_size=chunk_size,
-        target=target,
+        chunk_size=read.chunk_size,
+        target=read.target,
         model_features=list(mf.feature_names),
         need_target=need_target,
-        delimiter=delimiter,
-        x_key=x_key,
-        y_key=y_key,
+        delimiter=read.delimiter,
+        x_key=read.x_key,
+        y_key=read.y_key,
         keep=keep,
         target_hint=mf.target,
     )
@@ -138,11 +142,7 @@ def score(
     mf,
     path: str,
     *,
-    target: str | None = None,
-    delimiter: str | None = None,
-    chunk_size: int | None = None,
-    x_key: str = "X",
-    y_key: str = "y",
+    read: ReadOptions | None = None,
     reporter: Reporter | None = None,
 ) -> Scores:
     """All log posteriors and labels of a labelled file, and whether it is the model's training data.
@@ -167,17 +167,7 @@ def score(
 
     fp = DataFingerprint()
     logps, ys = [], []
-    for chunk in iter_scores(
-        mf,
-        path,
-        need_target=True,
-        target=target,
-        delimiter=delimiter,
-        chunk_size=chunk_size,
-        x_key=x_key,
-        y_key=y_key,
-        reporter=reporter,
-    ):
+    for chunk in iter_scores(mf, path, read=read, need_target=True, reporter=reporter):
         fp.update(chunk.X, chunk.y)
         logps.append(chunk.log_proba)
         ys.append(np.asarray(chunk.y))
