@@ -1,6 +1,6 @@
 """The ``nbcli`` command: a thin Typer app.
 
-Commands parse their options, call the core and hand a report to the
+Commands parse their options, call one workflow and hand its report to the
 renderer. Heavy imports (NumPy, pandas, SciPy) happen inside the commands, so
 ``nbcli --help`` starts fast. Every error reaches the user as one line
 starting with ``error:`` and an exit code from :mod:`nbcli.errors`; a
