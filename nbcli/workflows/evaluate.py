@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -10,6 +11,10 @@ from nbcli.errors import NbcliError
 from nbcli.workflows.engine import Engine, Reporter
 from nbcli.workflows.inputs import ReadOptions, inputs_of
 from nbcli.workflows.scoring import score
+
+if TYPE_CHECKING:
+    from nbcli.reports.comparison import ComparisonReport
+    from nbcli.reports.evaluation import EvaluationReport
 
 
 def evaluate(
@@ -23,7 +28,7 @@ def evaluate(
     bins: int = 10,
     reporter: Reporter | None = None,
     engine: Engine | None = None,
-):
+) -> EvaluationReport:
     """Score the model file ``model`` on the labelled file ``data``.
 
     Parameters
@@ -90,7 +95,7 @@ def compare(
     seed: int = 0,
     reporter: Reporter | None = None,
     engine: Engine | None = None,
-):
+) -> ComparisonReport:
     """Compare two model files, A then B, on the same labelled rows.
 
     Parameters

@@ -6,6 +6,7 @@ import glob
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -13,6 +14,9 @@ from nbcli.errors import NbcliError
 from nbcli.workflows.engine import Engine, LocalEngine, Reporter
 from nbcli.workflows.inputs import ReadOptions
 from nbcli.workflows.scoring import ScoredChunk, iter_scores
+
+if TYPE_CHECKING:
+    from nbcli.reports.runs import BatchReport
 
 _SUFFIXES = (".csv.gz", ".tsv.gz", ".txt.gz", ".csv", ".tsv", ".txt", ".gz", ".npz", ".parquet")
 
@@ -201,7 +205,7 @@ def predict_batch(
     reporter: Reporter | None = None,
     engine: Engine | None = None,
     **options,
-):
+) -> BatchReport:
     """Predict every input into ``output_dir/<name>.pred.csv``, files in parallel.
 
     The model file is checked once up front (a bad model fails the whole
