@@ -139,6 +139,19 @@ def test_absent_class_is_left_out_with_a_warning():
         )
 
 
+def test_zero_weights_drop_rows():
+    y = np.array([0, 1, 1, 0, 1])
+    p1 = np.array([0.2, 0.9, 0.1, 0.6, 0.7])
+    p = np.column_stack([1 - p1, p1])
+    w = np.array([1.0, 1.0, 0.0, 1.0, 1.0])
+    assert ranking.roc_auc(y, p, w) == pytest.approx(1.0, abs=TOL)
+    assert ranking.roc_auc(y, p) == pytest.approx(4 / 6, abs=TOL)
+    with pytest.warns(ExcludedClassWarning):
+        assert math.isnan(ranking.roc_auc(y, p, np.zeros(5)))
+    with pytest.warns(ExcludedClassWarning):
+        assert math.isnan(ranking.average_precision(y, p, np.zeros(5)))
+
+
 def test_nothing_defined_gives_nan():
     p = np.full((3, 3), 1 / 3)
     with pytest.warns(ExcludedClassWarning):

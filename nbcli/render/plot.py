@@ -267,7 +267,8 @@ def confusion_figure(confusion, labels: Sequence, *, title: str = "Confusion mat
     image = ax.imshow(counts, cmap="Blues", vmin=0, interpolation="nearest")
     fig.colorbar(image, ax=ax, label="rows", shrink=0.8)
     ticks = np.arange(k)
-    ax.set_xticks(ticks, labels, rotation=90 if k > 8 else 0)
+    crowded = sum(len(x) for x in labels) > 4 * side  # roughly, labels would overlap
+    ax.set_xticks(ticks, labels, rotation=90 if crowded else 0)
     ax.set_yticks(ticks, labels)
     ax.set(xlabel="predicted class", ylabel="true class", title=title)
     if k <= _ANNOTATE_MAX:

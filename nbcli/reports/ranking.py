@@ -156,6 +156,8 @@ def threshold_counts(is_positive, score, sample_weight=None):
     if w is not None:
         keep = w != 0
         y, s, w = y[keep], s[keep], w[keep]
+    if y.size == 0:
+        return np.zeros(0), np.zeros(0), np.zeros(0)
     order = np.argsort(s, kind="stable")[::-1]
     s, y = s[order], y[order].astype(np.float64)
     last = np.r_[np.flatnonzero(np.diff(s)), y.size - 1]
@@ -177,10 +179,10 @@ def binary_roc_curve(is_positive, score, sample_weight=None, *, drop_intermediat
     is NaN, and so are the rates, when the rows have no positive or no
     negative (weight).
     """
-    if np.asarray(is_positive).size == 0:
+    fps, tps, thresholds = threshold_counts(is_positive, score, sample_weight)
+    if fps.size == 0:
         nothing = np.array([np.nan])
         return Curve("roc", nothing, nothing, np.array([np.inf]), float("nan"))
-    fps, tps, thresholds = threshold_counts(is_positive, score, sample_weight)
     if drop_intermediate and fps.size > 2:
         corner = np.r_[True, np.logical_or(np.diff(fps, 2), np.diff(tps, 2)), True]
         fps, tps, thresholds = fps[corner], tps[corner], thresholds[corner]
@@ -200,9 +202,9 @@ def binary_precision_recall_curve(is_positive, score, sample_weight=None) -> Cur
     recall 0, precision 1. With no positive (weight) the recall and the
     average precision are NaN.
     """
-    if np.asarray(is_positive).size == 0:
-        return Curve("pr", np.array([0.0]), np.array([1.0]), np.array([]), float("nan"))
     fps, tps, thresholds = threshold_counts(is_positive, score, sample_weight)
+    if fps.size == 0:
+        return Curve("pr", np.array([0.0]), np.array([1.0]), np.array([]), float("nan"))
     predicted = tps + fps
     precision = np.divide(tps, predicted, out=np.zeros_like(tps), where=predicted != 0)
     if tps[-1] > 0:
