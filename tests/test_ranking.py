@@ -218,6 +218,9 @@ def test_fast_delong_equals_the_direct_sum(rows):
     assert abs(p.variance - var) <= TOL
     fpr, tpr, _ = roc_curve(pos, score)
     assert abs(p.auc - np.trapezoid(tpr, fpr)) <= TOL
+    from scipy.stats import rankdata
+
+    np.testing.assert_array_equal(delong._midranks(np.sort(score)), rankdata(np.sort(score)))
 
 
 def test_ovr_covariance_equals_the_direct_sum():

@@ -57,7 +57,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.special import expit, logit, ndtri
-from scipy.stats import rankdata
 
 from nbcli.reports.bootstrap import Interval, no_interval
 from nbcli.reports.ranking import ExcludedClassWarning, check_scores
@@ -112,13 +111,31 @@ def placements(is_positive, score) -> Placements:
     m, n = x.size, y.size
     if m == 0 or n == 0:
         return Placements(float("nan"), np.full(m, np.nan), np.full(n, np.nan))
-    tz = rankdata(np.concatenate([x, y]), method="average")
-    tx = rankdata(x, method="average")
-    ty = rankdata(y, method="average")
+    # One sort serves all three rankings: the positives (and the negatives)
+    # taken in pooled sorted order are themselves sorted.
+    pooled = np.concatenate([x, y])
+    order = np.argsort(pooled, kind="stable")
+    ordered = pooled[order]
+    is_x = order < m
+    tz = np.empty(m + n)
+    tz[order] = _midranks(ordered)
+    tx = np.empty(m)
+    tx[order[is_x]] = _midranks(ordered[is_x])
+    ty = np.empty(n)
+    ty[order[~is_x] - m] = _midranks(ordered[~is_x])
     v10 = (tz[:m] - tx) / n
     v01 = 1.0 - (tz[m:] - ty) / m
     auc = float((tz[:m].sum() - m * (m + 1) / 2.0) / (m * n))
     return Placements(auc, v10, v01)
+
+
+def _midranks(ordered: np.ndarray) -> np.ndarray:
+    """Midranks (1-based, ties sharing their mean rank) of an ascending array."""
+    size = ordered.size
+    first = np.r_[True, ordered[1:] != ordered[:-1]]
+    starts = np.flatnonzero(first)
+    ends = np.r_[starts[1:], size]  # one past each run of equal values
+    return ((starts + 1 + ends) / 2.0)[np.cumsum(first) - 1]
 
 
 def wald_interval(
