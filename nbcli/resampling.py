@@ -126,7 +126,8 @@ def repeated_stratified_folds(true_codes, n_folds: int, n_repeats: int, *, seed=
     ndarray of int, shape (n_repeats, n_samples)
         ``folds[r, i]`` is the fold (0 .. n_folds - 1) of row ``i`` in repeat
         ``r``. In every repeat, within each class and overall, fold sizes
-        differ by at most one.
+        differ by at most one; a class with fewer rows than folds is missing
+        from some folds.
 
     Raises
     ------
@@ -149,6 +150,22 @@ def stratified_folds(true_codes, n_folds: int, *, seed=None) -> np.ndarray:
     return repeated_stratified_folds(true_codes, n_folds, 1, seed=seed)[0]
 
 
+def repeated_group_folds(
+    true_codes, groups, n_folds: int, n_repeats: int, *, seed=None
+) -> np.ndarray:
+    """``n_repeats`` grouped k-fold assignments from one seed, shape (n_repeats, n_samples).
+
+    Repeat ``r`` is :func:`group_folds` driven by the ``r``-th child of
+    ``numpy.random.SeedSequence(seed)``; the repeats differ only where groups
+    of equal size can be ordered differently. Arguments and errors as
+    :func:`group_folds` and :func:`repeated_stratified_folds`.
+    """
+    if isinstance(n_repeats, bool) or not isinstance(n_repeats, numbers.Integral) or n_repeats < 1:
+        raise ValueError(f"the number of repeats must be a positive integer, got {n_repeats!r}")
+    children = np.random.SeedSequence(seed).spawn(int(n_repeats))
+    return np.stack([group_folds(true_codes, groups, n_folds, seed=s) for s in children])
+
+
 def group_folds(true_codes, groups, n_folds: int, *, seed=None) -> np.ndarray:
     """k-fold assignment keeping each group in one fold, stratified as far as possible.
 
@@ -160,7 +177,7 @@ def group_folds(true_codes, groups, n_folds: int, *, seed=None) -> np.ndarray:
         Group key of each row (any sortable values: ints, strings).
     n_folds : int
         Number of folds, at least 2 and at most the number of groups.
-    seed : int or None
+    seed : int, numpy.random.SeedSequence or None
         Seed of the shuffle that orders groups of equal size.
 
     Returns
@@ -396,10 +413,7 @@ def stratified_split(true_codes, test, calib=0, *, stratify: bool = True, seed=N
     starts = np.r_[0, np.cumsum(counts.sum(axis=1))[:-1]]
     rank = np.arange(codes.size) - starts[strata[order]]
     sorted_strata = strata[order]
-    part = np.full(codes.size, TRAIN, dtype=np.int8)
     n_test, n_calib = counts[sorted_strata, TEST], counts[sorted_strata, CALIB]
-    part_sorted = np.where(
-        rank < n_test, TEST, np.where(rank < n_test + n_calib, CALIB, TRAIN)
-    ).astype(np.int8)
-    part[order] = part_sorted
+    part = np.empty(codes.size, dtype=np.int8)
+    part[order] = np.where(rank < n_test, TEST, np.where(rank < n_test + n_calib, CALIB, TRAIN))
     return part

@@ -125,6 +125,20 @@ def test_group_folds_stratify_groups():
     np.testing.assert_array_equal(sizes, np.array([[30] * 5, [10] * 5]))
 
 
+def test_repeated_group_folds():
+    codes = np.arange(60) % 3
+    groups = np.arange(60) // 2  # 30 groups of two rows, all the same size
+    plan = resampling.repeated_group_folds(codes, groups, 5, 3, seed=8)
+    assert plan.shape == (3, 60) and (plan[0] != plan[1]).any()
+    for r in range(3):
+        assert (plan[r][::2] == plan[r][1::2]).all()
+    np.testing.assert_array_equal(
+        plan, resampling.repeated_group_folds(codes, groups, 5, 3, seed=8)
+    )
+    with pytest.raises(ValueError, match="repeats"):
+        resampling.repeated_group_folds(codes, groups, 5, 0)
+
+
 def test_group_folds_string_keys():
     folds = resampling.group_folds(
         np.array([0, 1, 0, 1, 0, 1]), np.array(["a", "a", "b", "b", "c", "c"]), 3, seed=0
