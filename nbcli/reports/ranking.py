@@ -1,0 +1,363 @@
+"""Ranking metrics from posterior probabilities: ROC AUC, average precision, curves.
+
+A ranking metric asks how well the posterior probability of a class orders
+the rows of that class above the others, whatever the decision threshold.
+
+* ROC curve: the true-positive rate against the false-positive rate as the
+  threshold falls through the distinct scores; its area (ROC AUC) is the
+  probability that a random positive row scores above a random negative one,
+  ties counting one half (Hanley and McNeil, "The meaning and use of the area
+  under a receiver operating characteristic (ROC) curve", Radiology 143, 1982).
+* Average precision: the precision at each threshold weighted by the gain in
+  recall there, ``AP = sum_n (R_n - R_(n-1)) P_n``, with no interpolation
+  (the step integral of the precision-recall curve).
+
+With two classes (``proba`` has two columns) both are taken on the second
+class (column 1) as the positive class. With more, one-vs-rest: each class
+against all others on its own column, then averaged over classes (``macro``),
+or, for :func:`roc_auc_weighted`, weighted by the number of rows of each
+class (its prevalence).
+
+Rows with equal scores share one threshold, so ties are handled exactly as
+``sklearn.metrics.roc_curve``, ``precision_recall_curve``, ``roc_auc_score``
+and ``average_precision_score`` handle them: the same sort (stable,
+descending), the same cumulative sums and the same trapezoid, so the values
+agree with scikit-learn's to rounding (the tests check 1e-12).
+
+Undefined classes. A class's ROC AUC needs at least one row of the class and
+one of another; its average precision needs one row of the class. A class
+without them gets NaN in the per-class arrays and is left out of the macro
+and weighted averages, with an :class:`ExcludedClassWarning` naming it
+(scikit-learn instead returns NaN for the whole ROC average and counts the
+class's average precision as 0). When no class is defined the average is NaN.
+
+NumPy only: no file I/O, no printing.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+
+
+class ExcludedClassWarning(UserWarning):
+    """A class was left out of an averaged ranking metric because the metric is
+    undefined for it (no rows of the class, or, for ROC AUC, no other rows)."""
+
+
+@dataclass(frozen=True)
+class Curve:
+    """Points of one class's ROC or precision-recall curve, in drawing order.
+
+    ``x`` and ``y`` are the false-positive and true-positive rates (ROC) or
+    the recall and precision (precision-recall); ``thresholds`` the score at
+    which each point is reached (for ROC the first is ``inf``, the empty
+    selection; for precision-recall the last point, recall 0 and precision 1,
+    has none, so ``thresholds`` is one shorter); ``area`` the ROC AUC or the
+    average precision (NaN when undefined).
+    """
+
+    kind: str
+    x: np.ndarray
+    y: np.ndarray
+    thresholds: np.ndarray
+    area: float
+
+    def to_dict(self) -> dict:
+        def plain(values):
+            return [float(v) if np.isfinite(v) else None for v in values]
+
+        names = ("fpr", "tpr") if self.kind == "roc" else ("recall", "precision")
+        return {
+            names[0]: plain(self.x),
+            names[1]: plain(self.y),
+            "thresholds": plain(self.thresholds),
+            "area": float(self.area) if np.isfinite(self.area) else None,
+        }
+
+
+# --------------------------------------------------------------------------
+# Input checks
+
+
+def check_scores(true_codes, proba, sample_weight=None):
+    """Validated ``(true_codes, proba, sample_weight)`` as NumPy arrays.
+
+    Parameters
+    ----------
+    true_codes : array-like of int, shape (n_samples,)
+        True class of each row as a column index into ``proba``.
+    proba : array-like of float, shape (n_samples, n_classes)
+        Posterior probabilities (any scores that order rows will do).
+    sample_weight : array-like of float, shape (n_samples,), optional
+        Non-negative row weights; ``None`` weighs every row 1.
+
+    Raises
+    ------
+    ValueError
+        On mismatched shapes, fewer than two columns, codes outside
+        ``[0, n_classes)``, non-finite scores, or negative or non-finite weights.
+    """
+    proba = np.asarray(proba, dtype=np.float64)
+    if proba.ndim != 2 or proba.shape[1] < 2:
+        raise ValueError(f"proba must have shape (n_samples, n_classes >= 2), got {proba.shape}")
+    codes = np.asarray(true_codes)
+    if codes.shape != (proba.shape[0],):
+        raise ValueError(f"true_codes has shape {codes.shape}, expected ({proba.shape[0]},)")
+    if codes.size and not np.issubdtype(codes.dtype, np.integer):
+        raise ValueError(f"true_codes must be integer class indices, got dtype {codes.dtype}")
+    codes = codes.astype(np.intp, copy=False)
+    if codes.size and (codes.min() < 0 or codes.max() >= proba.shape[1]):
+        raise ValueError(f"true_codes must lie in [0, {proba.shape[1]})")
+    if not np.isfinite(proba).all():
+        raise ValueError("proba contains NaN or infinite values")
+    if sample_weight is not None:
+        sample_weight = np.asarray(sample_weight, dtype=np.float64)
+        if sample_weight.shape != codes.shape:
+            raise ValueError(
+                f"sample_weight has shape {sample_weight.shape}, expected {codes.shape}"
+            )
+        if not np.isfinite(sample_weight).all() or (sample_weight < 0).any():
+            raise ValueError("sample_weight must be finite and non-negative")
+    return codes, proba, sample_weight
+
+
+# --------------------------------------------------------------------------
+# One binary problem
+
+
+def threshold_counts(is_positive, score, sample_weight=None):
+    """(Weighted) false and true positives at each distinct score, highest first.
+
+    The rows are sorted by decreasing score (stably, as scikit-learn); a
+    threshold sits at the last row of each run of equal scores, so tied rows
+    enter together.
+
+    Parameters
+    ----------
+    is_positive : array-like of bool, shape (n_samples,)
+    score : array-like of float, shape (n_samples,)
+    sample_weight : array-like of float, shape (n_samples,), optional
+        Rows of weight zero are dropped first, as scikit-learn does.
+
+    Returns
+    -------
+    fps, tps : ndarray of float, shape (n_thresholds,)
+        Cumulative (weighted) counts of negative and positive rows scoring at
+        or above each threshold.
+    thresholds : ndarray of float, shape (n_thresholds,)
+        The distinct scores, decreasing.
+    """
+    y = np.asarray(is_positive, dtype=bool)
+    s = np.asarray(score, dtype=np.float64)
+    w = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+    if w is not None:
+        keep = w != 0
+        y, s, w = y[keep], s[keep], w[keep]
+    if y.size == 0:
+        return np.zeros(0), np.zeros(0), np.zeros(0)
+    order = np.argsort(s, kind="stable")[::-1]
+    s, y = s[order], y[order].astype(np.float64)
+    last = np.r_[np.flatnonzero(np.diff(s)), y.size - 1]
+    if w is None:
+        tps = np.cumsum(y)[last]
+        fps = 1 + last.astype(np.float64) - tps
+    else:
+        w = w[order]
+        tps = np.cumsum(y * w)[last]
+        fps = np.cumsum((1 - y) * w)[last]
+    return fps, tps, s[last]
+
+
+def binary_roc_curve(is_positive, score, sample_weight=None, *, drop_intermediate=True) -> Curve:
+    """ROC curve of one binary problem, as ``sklearn.metrics.roc_curve``.
+
+    ``drop_intermediate`` leaves out points on a straight segment between
+    their neighbours (they change neither the drawing nor the area). The area
+    is NaN, and so are the rates, when the rows have no positive or no
+    negative (weight).
+    """
+    fps, tps, thresholds = threshold_counts(is_positive, score, sample_weight)
+    if fps.size == 0:
+        nothing = np.array([np.nan])
+        return Curve("roc", nothing, nothing, np.array([np.inf]), float("nan"))
+    if drop_intermediate and fps.size > 2:
+        corner = np.r_[True, np.logical_or(np.diff(fps, 2), np.diff(tps, 2)), True]
+        fps, tps, thresholds = fps[corner], tps[corner], thresholds[corner]
+    fps, tps = np.r_[0.0, fps], np.r_[0.0, tps]
+    thresholds = np.r_[np.inf, thresholds]
+    fpr = fps / fps[-1] if fps[-1] > 0 else np.full(fps.shape, np.nan)
+    tpr = tps / tps[-1] if tps[-1] > 0 else np.full(tps.shape, np.nan)
+    area = float(np.trapezoid(tpr, fpr)) if fps[-1] > 0 and tps[-1] > 0 else float("nan")
+    return Curve("roc", fpr, tpr, thresholds, area)
+
+
+def binary_precision_recall_curve(is_positive, score, sample_weight=None) -> Curve:
+    """Precision-recall curve of one binary problem, as
+    ``sklearn.metrics.precision_recall_curve``, with its average precision.
+
+    Points run from the lowest threshold (recall 1) to the highest and end at
+    recall 0, precision 1. With no positive (weight) the recall and the
+    average precision are NaN.
+    """
+    fps, tps, thresholds = threshold_counts(is_positive, score, sample_weight)
+    if fps.size == 0:
+        return Curve("pr", np.array([0.0]), np.array([1.0]), np.array([]), float("nan"))
+    predicted = tps + fps
+    precision = np.divide(tps, predicted, out=np.zeros_like(tps), where=predicted != 0)
+    if tps[-1] > 0:
+        recall = tps / tps[-1]
+    else:
+        recall = np.full(tps.shape, np.nan)
+    precision = np.r_[precision[::-1], 1.0]
+    recall = np.r_[recall[::-1], 0.0]
+    if tps[-1] > 0:
+        area = float(max(0.0, -np.sum(np.diff(recall) * precision[:-1])))
+    else:
+        area = float("nan")
+    return Curve("pr", recall, precision, thresholds[::-1], area)
+
+
+# --------------------------------------------------------------------------
+# Per class (one-vs-rest) and averages
+
+
+def _columns(n_classes: int) -> range:
+    # With two classes the second is the positive one, as scikit-learn's
+    # binary scores; one-vs-rest of the first column would add nothing.
+    return range(1, 2) if n_classes == 2 else range(n_classes)
+
+
+def roc_curves(true_codes, proba, sample_weight=None, *, drop_intermediate=True) -> list[Curve]:
+    """One-vs-rest ROC curve of every class (column of ``proba``), in column order.
+
+    Every class gets a curve, including the first of two (whose area is one
+    minus the second's, up to ties made by rounding). See
+    :func:`check_scores` for the arguments.
+    """
+    codes, proba, w = check_scores(true_codes, proba, sample_weight)
+    return [
+        binary_roc_curve(codes == c, proba[:, c], w, drop_intermediate=drop_intermediate)
+        for c in range(proba.shape[1])
+    ]
+
+
+def precision_recall_curves(true_codes, proba, sample_weight=None) -> list[Curve]:
+    """One-vs-rest precision-recall curve of every class, in column order."""
+    codes, proba, w = check_scores(true_codes, proba, sample_weight)
+    return [
+        binary_precision_recall_curve(codes == c, proba[:, c], w) for c in range(proba.shape[1])
+    ]
+
+
+def per_class_roc_auc(true_codes, proba, sample_weight=None) -> np.ndarray:
+    """One-vs-rest ROC AUC of each class, shape (n_classes,); NaN where undefined.
+
+    Parameters
+    ----------
+    true_codes : array-like of int, shape (n_samples,)
+    proba : array-like of float, shape (n_samples, n_classes)
+    sample_weight : array-like of float, shape (n_samples,), optional
+
+    Returns
+    -------
+    ndarray of float, shape (n_classes,)
+        Entry ``c`` is the AUC of column ``c`` for separating class ``c``
+        from the rest, NaN when there is no row (weight) of the class or none
+        of the others.
+    """
+    return np.array([c.area for c in roc_curves(true_codes, proba, sample_weight)])
+
+
+def per_class_average_precision(true_codes, proba, sample_weight=None) -> np.ndarray:
+    """One-vs-rest average precision of each class, shape (n_classes,); NaN
+    for a class with no row (weight)."""
+    return np.array([c.area for c in precision_recall_curves(true_codes, proba, sample_weight)])
+
+
+def _average(scores: np.ndarray, weights: np.ndarray, columns: range, metric: str) -> float:
+    scores = scores[list(columns)]
+    weights = weights[list(columns)]
+    undefined = np.isnan(scores)
+    if undefined.any():
+        left_out = [columns[i] for i in np.flatnonzero(undefined)]
+        warnings.warn(
+            f"{metric} is undefined for class column(s) {left_out} (no rows of the class "
+            "or none of the others); they are left out of the average",
+            ExcludedClassWarning,
+            stacklevel=3,
+        )
+    scores, weights = scores[~undefined], weights[~undefined]
+    if scores.size == 0 or weights.sum() <= 0:
+        return float("nan")
+    return float(np.average(scores, weights=weights))
+
+
+def _class_weights(codes, n_classes: int, w) -> np.ndarray:
+    return np.bincount(codes, weights=w, minlength=n_classes).astype(np.float64)
+
+
+def roc_auc(true_codes, proba, sample_weight=None) -> float:
+    """ROC AUC: of column 1 with two classes, else the one-vs-rest macro average.
+
+    Equals ``sklearn.metrics.roc_auc_score(y, proba[:, 1])`` for two classes
+    and ``roc_auc_score(y, proba, multi_class="ovr", average="macro")`` for
+    more (to rounding), except that classes where the AUC is undefined are
+    left out of the average with an :class:`ExcludedClassWarning` (NaN when
+    none is left).
+
+    Parameters
+    ----------
+    true_codes : array-like of int, shape (n_samples,)
+        True class of each row as a column index into ``proba``.
+    proba : array-like of float, shape (n_samples, n_classes)
+        Posterior probabilities.
+    sample_weight : array-like of float, shape (n_samples,), optional
+        Non-negative row weights.
+
+    Returns
+    -------
+    float
+        In [0, 1], or NaN.
+
+    Raises
+    ------
+    ValueError
+        On malformed input (see :func:`check_scores`).
+    """
+    codes, proba, w = check_scores(true_codes, proba, sample_weight)
+    k = proba.shape[1]
+    return _average(per_class_roc_auc(codes, proba, w), np.ones(k), _columns(k), "ROC AUC")
+
+
+def roc_auc_weighted(true_codes, proba, sample_weight=None) -> float:
+    """One-vs-rest ROC AUC averaged with weights the classes' (weighted) row
+    counts, as ``roc_auc_score(y, proba, multi_class="ovr", average="weighted")``.
+
+    Equals :func:`roc_auc` with two classes. Arguments, result and errors as
+    :func:`roc_auc`.
+    """
+    codes, proba, w = check_scores(true_codes, proba, sample_weight)
+    k = proba.shape[1]
+    if k == 2:
+        return roc_auc(codes, proba, w)
+    weights = _class_weights(codes, k, w)
+    return _average(per_class_roc_auc(codes, proba, w), weights, _columns(k), "ROC AUC")
+
+
+def average_precision(true_codes, proba, sample_weight=None) -> float:
+    """Average precision: of column 1 with two classes, else the one-vs-rest macro average.
+
+    Equals ``sklearn.metrics.average_precision_score(y == 1, proba[:, 1])``
+    for two classes and ``average_precision_score(label_binarize(y), proba,
+    average="macro")`` for more, except that a class with no rows is left out
+    of the average (with an :class:`ExcludedClassWarning`) where scikit-learn
+    counts it as 0. Arguments, result and errors as :func:`roc_auc`.
+    """
+    codes, proba, w = check_scores(true_codes, proba, sample_weight)
+    k = proba.shape[1]
+    return _average(
+        per_class_average_precision(codes, proba, w), np.ones(k), _columns(k), "average precision"
+    )
