@@ -62,13 +62,17 @@ class LocalEngine:
         self, parts: Sequence[Any], fn: Callable[..., Any], shared: Any = None
     ) -> list[PartOutcome]:
         """``fn(index, part, shared)`` for each part; see :meth:`DaskEngine.map_write`."""
-        return self._map(guarded, parts, fn, shared)
+        return self._map(_guarded_write, parts, fn, shared)
 
     def sum_over_parts(
         self, parts: Sequence[Any], fn: Callable[..., Any], shared: Any = None
     ) -> Any:
         """Sum of ``fn(index, part, shared)``; see :meth:`DaskEngine.sum_over_parts`."""
         return tree_reduce(self._map(fn, parts, shared), add)
+
+
+def _guarded_write(index: int, part: Any, fn: Callable[..., Any], shared: Any) -> PartOutcome:
+    return guarded(fn, index, part, shared)
 
 
 def _read_statistics(index: int, part: Any, read_part: PartReader, estimator):

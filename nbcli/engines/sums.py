@@ -76,6 +76,10 @@ class EvaluationSums:
     Attributes
     ----------
     n_rows : int
+        Rows, all counted in the confusion matrix.
+    n_scored : int
+        Rows whose true label is one of the model's classes: the rows that
+        losses and calibration are taken over (as in a local evaluation).
     confusion : ndarray of shape (L, L)
         Counts, rows true labels and columns predicted labels.
     log_loss_sum, brier_sum : float
@@ -83,14 +87,18 @@ class EvaluationSums:
     bin_count, bin_confidence, bin_hits : ndarray of shape (n_bins,)
         Per reliability bin of the top-class confidence: rows, summed
         confidence, rows whose prediction was right.
-    replicate_weight, replicate_log_loss, replicate_brier : ndarray of shape (B,)
-        Per Poisson-bootstrap replicate: summed weights and weighted sums.
+    replicate_weight, replicate_scored_weight : ndarray of shape (B,)
+        Per Poisson-bootstrap replicate: summed weights of all rows and of
+        the scored rows.
+    replicate_log_loss, replicate_brier : ndarray of shape (B,)
+        Per replicate: weighted sums over the scored rows.
     replicate_confusion : ndarray of shape (B, L, L)
         Weighted confusion counts per replicate.
     replicate_bin_count, replicate_bin_confidence, replicate_bin_hits : ndarray (B, n_bins)
     """
 
     n_rows: int
+    n_scored: int
     confusion: np.ndarray
     log_loss_sum: float
     brier_sum: float
@@ -98,6 +106,7 @@ class EvaluationSums:
     bin_confidence: np.ndarray
     bin_hits: np.ndarray
     replicate_weight: np.ndarray
+    replicate_scored_weight: np.ndarray
     replicate_log_loss: np.ndarray
     replicate_brier: np.ndarray
     replicate_confusion: np.ndarray
@@ -117,12 +126,12 @@ class EvaluationSums:
     @property
     def log_loss(self) -> float:
         """Mean log-loss in nats; NaN for no rows."""
-        return self.log_loss_sum / self.n_rows if self.n_rows else math.nan
+        return self.log_loss_sum / self.n_scored if self.n_scored else math.nan
 
     @property
     def brier_score(self) -> float:
         """Mean multiclass Brier score; NaN for no rows."""
-        return self.brier_sum / self.n_rows if self.n_rows else math.nan
+        return self.brier_sum / self.n_scored if self.n_scored else math.nan
 
     @property
     def accuracy(self) -> float:
@@ -137,7 +146,9 @@ class EvaluationSums:
         """Per-replicate weighted mean of ``"log_loss"`` or ``"brier"``, shape (B,)."""
         total = getattr(self, f"replicate_{which}")
         with np.errstate(invalid="ignore", divide="ignore"):
-            return np.where(self.replicate_weight > 0, total / self.replicate_weight, np.nan)
+            return np.where(
+                self.replicate_scored_weight > 0, total / self.replicate_scored_weight, np.nan
+            )
 
     def replicate_ece(self) -> np.ndarray:
         """Per-replicate ECE, shape (B,)."""
@@ -191,18 +202,24 @@ def evaluation_sums(
     t = np.asarray(true_codes, dtype=np.intp)
     n = len(t)
     n_bins = len(edges) - 1
-    pred = np.argmax(proba, axis=1) if n else np.zeros(0, np.intp)
-    ll = log_loss_per_row(proba, t) if n else np.zeros(0)
-    br = brier_per_row(proba, t) if n else np.zeros(0)
-    confidence = proba[np.arange(n), pred] if n else np.zeros(0)
-    hit = (pred == t).astype(float)
-    bins = assign_bins(confidence, edges)
-    count, conf, hits = bin_sums(bins, confidence, hit, n_bins)
     B = int(n_replicates)
     W = poisson_weights(seed, part_index, row_offset, row_offset + n, B)
+    pred = np.argmax(proba, axis=1) if n else np.zeros(0, np.intp)
     cells = t * n_labels + pred
+    # Losses and calibration leave out rows of labels the model never saw,
+    # as a local evaluation does; those rows count in the confusion matrix.
+    known = t < proba.shape[1]
+    pk, tk, Wk = proba[known], t[known], W[known]
+    m = len(tk)
+    ll = log_loss_per_row(pk, tk) if m else np.zeros(0)
+    br = brier_per_row(pk, tk) if m else np.zeros(0)
+    confidence = pk[np.arange(m), pred[known]] if m else np.zeros(0)
+    hit = (pred[known] == tk).astype(float)
+    bins = assign_bins(confidence, edges)
+    count, conf, hits = bin_sums(bins, confidence, hit, n_bins)
     return EvaluationSums(
         n_rows=n,
+        n_scored=m,
         confusion=confusion_matrix(t, pred, n_labels),
         log_loss_sum=float(ll.sum()),
         brier_sum=float(br.sum()),
@@ -210,14 +227,15 @@ def evaluation_sums(
         bin_confidence=conf,
         bin_hits=hits,
         replicate_weight=W.sum(axis=0),
-        replicate_log_loss=ll @ W,
-        replicate_brier=br @ W,
+        replicate_scored_weight=Wk.sum(axis=0),
+        replicate_log_loss=ll @ Wk,
+        replicate_brier=br @ Wk,
         replicate_confusion=_grouped_sums(cells, n_labels * n_labels, W).T.reshape(
             B, n_labels, n_labels
         ),
-        replicate_bin_count=_grouped_sums(bins, n_bins, W).T,
-        replicate_bin_confidence=_grouped_sums(bins, n_bins, W, confidence).T,
-        replicate_bin_hits=_grouped_sums(bins, n_bins, W, hit).T,
+        replicate_bin_count=_grouped_sums(bins, n_bins, Wk).T,
+        replicate_bin_confidence=_grouped_sums(bins, n_bins, Wk, confidence).T,
+        replicate_bin_hits=_grouped_sums(bins, n_bins, Wk, hit).T,
     )
 
 
