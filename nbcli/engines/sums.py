@@ -35,7 +35,7 @@ POISSON_BOOTSTRAP = "poisson-bootstrap"
 
 # Rows per block of Poisson weights: the unit the seed is spread over, and a
 # bound on the temporary (WEIGHT_BLOCK x n_replicates) array of weights.
-WEIGHT_BLOCK = 4096
+WEIGHT_BLOCK = 512
 
 
 def poisson_weights(
