@@ -209,3 +209,39 @@ def test_a_lost_worker_is_retried(tmp_path):
     finally:
         cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
         cloudpickle.unregister_pickle_by_value(engine_parts)
+
+
+class _WhereMerged:
+    """Sums that record where each merge ran (``get_worker`` fails at the client)."""
+
+    def __init__(self, parts, places=()):
+        self.parts, self.places = list(parts), list(places)
+
+    def merge(self, other):
+        from distributed import get_worker
+
+        return _WhereMerged(
+            self.parts + other.parts, self.places + other.places + [get_worker().address]
+        )
+
+
+def _where(index, part, shared):
+    return _WhereMerged([index])
+
+
+def test_merges_run_on_the_workers_in_part_order(engine):
+    total = engine.sum_over_parts(list("abcdef"), _where)
+    assert total.parts == [0, 1, 2, 3, 4, 5]
+    assert len(total.places) == 5  # six parts, five merges, none at the client
+    assert set(total.places) <= set(engine.client.scheduler_info()["workers"])
+
+
+def test_unreachable_scheduler_is_a_one_line_error():
+    from nbcli.errors import NbcliError
+
+    with pytest.raises(NbcliError) as info:
+        with DaskEngine("tcp://127.0.0.1:9", connect_timeout="1s"):
+            pass
+    message = str(info.value)
+    assert message.startswith("cannot reach the Dask scheduler at tcp://127.0.0.1:9 (")
+    assert "\n" not in message and "dask scheduler" in message

@@ -101,6 +101,8 @@ class DaskEngine:
         ``NbcliError``.
     client : distributed.Client, optional
         An existing client to use (not closed on exit); overrides the above.
+    connect_timeout : str or float, default "30s"
+        How long to wait for the scheduler at ``scheduler``.
 
     Notes
     -----
@@ -121,6 +123,7 @@ class DaskEngine:
         processes: bool = True,
         retries: int = 2,
         client: Any = None,
+        connect_timeout: str | float = "30s",
     ):
         self.scheduler = scheduler
         self.n_workers = n_workers
@@ -131,6 +134,7 @@ class DaskEngine:
         self._client = client
         self._own_client = client is None
         self._cluster: Any = None
+        self.connect_timeout = connect_timeout
 
     # -- lifetime ------------------------------------------------------------
     def __enter__(self) -> DaskEngine:
@@ -148,11 +152,15 @@ class DaskEngine:
 
         if self.scheduler:
             try:
-                self._client = Client(self.scheduler, security=self.security, timeout="30s")
-            except OSError as exc:
+                self._client = Client(
+                    self.scheduler, security=self.security, timeout=self.connect_timeout
+                )
+            except (OSError, ValueError) as exc:
+                # ValueError: an address Dask cannot parse, e.g. an unknown protocol.
+                reason = " ".join(str(exc).split())
                 raise NbcliError(
-                    f"cannot reach the Dask scheduler at {self.scheduler}: {exc} "
-                    "(is `dask scheduler` running there, and is the address right?)"
+                    f"cannot reach the Dask scheduler at {self.scheduler} ({reason}); "
+                    "check that `dask scheduler` runs there and the address is right"
                 ) from None
             return
         self._cluster = LocalCluster(
