@@ -245,3 +245,15 @@ def test_unreachable_scheduler_is_a_one_line_error():
     message = str(info.value)
     assert message.startswith("cannot reach the Dask scheduler at tcp://127.0.0.1:9 (")
     assert "\n" not in message and "dask scheduler" in message
+
+
+def test_tls_security_from_files():
+    from nbcli.engines.dask_engine import tls_security
+
+    sec = tls_security("ca.pem", "client.pem", "client.key")
+    assert sec.require_encryption is True
+    assert (sec.tls_ca_file, sec.tls_client_cert, sec.tls_client_key) == (
+        "ca.pem",
+        "client.pem",
+        "client.key",
+    )

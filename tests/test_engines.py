@@ -6,6 +6,7 @@ the same results as these.
 
 from __future__ import annotations
 
+import math
 import subprocess
 import sys
 
@@ -167,8 +168,12 @@ def test_poisson_weights_depend_only_on_seed_part_and_row(a, b, seed):
 
 def test_poisson_weights_are_poisson_one():
     W = poisson_weights(11, 0, 0, 20_000, 50)
-    assert W.dtype == np.float64 and W.min() == 0.0
+    assert W.dtype == np.uint8 and W.min() == 0 and W.max() <= 12
     assert abs(W.mean() - 1.0) < 0.01 and abs(W.var() - 1.0) < 0.02
+    freq = np.bincount(W.ravel(), minlength=13) / W.size
+    pmf = np.exp(-1.0) / np.array([math.factorial(j) for j in range(6)])
+    # 1e6 draws: each frequency within about 4 standard errors of Poisson(1).
+    np.testing.assert_allclose(freq[:6], pmf, atol=2e-3)
 
 
 def _scored(n, k=4, seed=0):

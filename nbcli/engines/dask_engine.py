@@ -69,6 +69,25 @@ def _read_statistics(index: int, part: Any, read_part: PartReader, estimator):
     return part_statistics(estimator, read_part(part))
 
 
+def tls_security(ca_file: str, cert_file: str, key_file: str | None = None):
+    """Dask TLS settings for a ``tls://`` scheduler from certificate files (PEM).
+
+    ``ca_file`` is the certificate authority that signed the scheduler's and
+    workers' certificates; ``cert_file`` (and ``key_file``, unless the key is
+    in the certificate file) identify this client. Equivalent to setting
+    ``distributed.comm.tls.ca-file`` and ``distributed.comm.tls.client.cert``
+    / ``.key`` in Dask's configuration.
+    """
+    from distributed import Security
+
+    return Security(
+        tls_ca_file=ca_file,
+        tls_client_cert=cert_file,
+        tls_client_key=key_file,
+        require_encryption=True,
+    )
+
+
 def _machine_workers() -> int:
     try:
         return max(1, len(os.sched_getaffinity(0)))
