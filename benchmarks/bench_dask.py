@@ -91,12 +91,15 @@ def main(argv=None) -> None:
             print(header)
             for name in args.models.split(","):
                 est = MODELS[name]()
-                one, _, _ = _best(lambda: part_statistics(est, read_npz(parts[0])), args.repeat)
+                one, _, _ = _best(
+                    lambda est=est: part_statistics(est, read_npz(parts[0])), args.repeat
+                )
                 local, _, stats = _best(
-                    lambda: open_engine("local").fit_statistics(parts, read_npz, est), args.repeat
+                    lambda est=est: open_engine("local").fit_statistics(parts, read_npz, est),
+                    args.repeat,
                 )
                 dask, _, dstats = _best(
-                    lambda: dask_engine.fit_statistics(parts, read_npz, est), args.repeat
+                    lambda est=est: dask_engine.fit_statistics(parts, read_npz, est), args.repeat
                 )
                 for key, value in stats.stats.arrays().items():
                     assert np.array_equal(value, dstats.stats.arrays()[key]), key
