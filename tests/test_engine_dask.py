@@ -257,3 +257,15 @@ def test_tls_security_from_files():
         "client.pem",
         "client.key",
     )
+
+
+def test_local_cluster_sizes_are_checked():
+    from nbcli.engines.dask_engine import check_local_cluster
+    from nbcli.errors import NbcliError
+
+    assert check_local_cluster(3, "2GiB") == (3, "2GiB")
+    assert check_local_cluster(None, "auto")[0] >= 1
+    with pytest.raises(NbcliError, match="^--workers must be at least 1, got 0$"):
+        check_local_cluster(0, "auto")
+    with pytest.raises(NbcliError, match="^--worker-memory 'lots' is not a size; give one"):
+        DaskEngine(n_workers=1, memory_limit="lots").start()

@@ -22,6 +22,7 @@ times (3 by default) per task.
 
 from __future__ import annotations
 
+import logging
 import os
 import uuid
 from collections.abc import Callable, Sequence
@@ -86,6 +87,35 @@ def tls_security(ca_file: str, cert_file: str, key_file: str | None = None):
         tls_client_key=key_file,
         require_encryption=True,
     )
+
+
+def check_local_cluster(n_workers: int | None, memory_limit: str | int) -> tuple[int, str | int]:
+    """Checked ``--workers`` and ``--worker-memory``: ``(n_workers, memory_limit)``.
+
+    ``n_workers`` None means one worker per available core; ``memory_limit``
+    is ``"auto"``, a byte count or a size such as ``"4GiB"`` or ``"500MB"``.
+
+    Raises
+    ------
+    NbcliError
+        For fewer than one worker or a size Dask cannot read.
+    """
+    from dask.utils import parse_bytes
+
+    if n_workers is None:
+        n_workers = _machine_workers()
+    if int(n_workers) < 1:
+        raise NbcliError(f"--workers must be at least 1, got {n_workers}")
+    if memory_limit != "auto":
+        try:
+            size = parse_bytes(memory_limit)
+        except (ValueError, TypeError):
+            size = 0
+        if size <= 0:
+            raise NbcliError(
+                f"--worker-memory {memory_limit!r} is not a size; give one such as 4GiB or 500MB"
+            )
+    return int(n_workers), memory_limit
 
 
 def _machine_workers() -> int:
@@ -182,12 +212,16 @@ class DaskEngine:
                     "check that `dask scheduler` runs there and the address is right"
                 ) from None
             return
+        n_workers, memory_limit = check_local_cluster(self.n_workers, self.memory_limit)
         self._cluster = LocalCluster(
-            n_workers=self.n_workers or _machine_workers(),
+            n_workers=n_workers,
             threads_per_worker=1,
-            memory_limit=self.memory_limit,
+            memory_limit=memory_limit,
             processes=self.processes,
             dashboard_address=None,
+            # Dask's own warnings (a worker restarted, a port taken) would
+            # interleave with nbcli's one-line messages on stderr.
+            silence_logs=logging.ERROR,
         )
         self._client = Client(self._cluster)
 
