@@ -253,3 +253,33 @@ def _part_sums(index, path, shared):
         offset += len(y)
         out = s if out is None else out + s
     return out
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    st.lists(st.integers(0, 299), min_size=1, max_size=8),
+    st.randoms(use_true_random=False),
+    st.sampled_from(["gaussian", "qda", "multinomial"]),
+)
+def test_any_split_in_any_order_is_one_fit(cuts, rnd, name):
+    X, y = make_data(name, 300, seed=12)
+    bounds = sorted({0, 300, *cuts})
+    pieces = [(X[a:b], y[a:b]) for a, b in zip(bounds, bounds[1:])]
+    rnd.shuffle(pieces)
+    stats = open_engine("local").fit_statistics(
+        list(range(len(pieces))), lambda i: [pieces[i]], ESTIMATORS[name]()
+    )
+    model = stats.to_estimator(ESTIMATORS[name]())
+    one = ESTIMATORS[name]().fit(X, y)
+    np.testing.assert_allclose(model.predict_proba(X), one.predict_proba(X), rtol=0, atol=1e-12)
+
+
+def test_an_empty_chunk_adds_nothing():
+    edges = np.linspace(0, 1, 6)
+    empty = evaluation_sums(np.zeros((0, 3)), np.zeros(0, int), 3, edges=edges, n_replicates=7)
+    proba, t = _scored(40, k=3)
+    full = evaluation_sums(proba, t.clip(max=2), 3, edges=edges, n_replicates=7)
+    both = empty + full
+    assert both.n_rows == 40 and empty.n_rows == 0
+    np.testing.assert_array_equal(both.replicate_confusion, full.replicate_confusion)
+    assert math.isnan(empty.log_loss)
