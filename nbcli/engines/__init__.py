@@ -1,0 +1,167 @@
+"""Engines: where per-part work runs (this process, or a Dask cluster).
+
+A data set given as several part files is fitted, scored and evaluated
+part by part. An engine runs three kinds of per-part work and combines the
+results in one fixed tree over the part index (see :mod:`nbcli.engines._reduce`),
+so every engine gives the same bits for the same parts:
+
+* :meth:`Engine.fit_statistics` - each part's training statistics, merged;
+  the model is made from them once (:meth:`FitStatistics.to_estimator`).
+* :meth:`Engine.map_write` - a function per part that writes its own output
+  (batch prediction); failures are reported per part.
+* :meth:`Engine.sum_over_parts` - per-part sums, added (evaluation: see
+  :mod:`nbcli.engines.sums`).
+
+>>> with open_engine("local") as engine:                            # doctest: +SKIP
+...     stats = engine.fit_statistics(paths, read_part, GaussianNB())
+...     model = stats.to_estimator(GaussianNB())
+
+Nothing here imports Dask; ``open_engine("dask")`` does, after
+:func:`require_dask` has checked that it is installed.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
+
+from nbcli.engines._reduce import (
+    FitStatistics,
+    PartOutcome,
+    PartReader,
+    finish_fit,
+    tree_pairs,
+    tree_reduce,
+)
+from nbcli.errors import NbcliError
+
+ENGINES = ("local", "dask")
+
+DASK_INSTALL_HINT = "pip install 'nbcli[dask]'"
+
+
+class Engine(Protocol):
+    """What the workflows need of an engine (see :class:`DaskEngine` for the details)."""
+
+    name: str
+
+    def __enter__(self) -> Engine: ...
+
+    def __exit__(self, *exc) -> None: ...
+
+    def fit_statistics(
+        self, parts: Sequence[Any], read_part: PartReader, estimator
+    ) -> FitStatistics | None: ...
+
+    def map_write(
+        self, parts: Sequence[Any], fn: Callable[..., Any], shared: Any = None
+    ) -> list[PartOutcome]: ...
+
+    def sum_over_parts(
+        self, parts: Sequence[Any], fn: Callable[..., Any], shared: Any = None
+    ) -> Any: ...
+
+
+def dask_missing() -> list[str]:
+    """The distributions ``--engine dask`` needs that are not installed (none: ``[]``)."""
+    needed = {"dask": "dask", "distributed": "distributed"}
+    return [dist for module, dist in needed.items() if importlib.util.find_spec(module) is None]
+
+
+def require_dask() -> None:
+    """Check that the Dask engine can run, without importing Dask.
+
+    Raises
+    ------
+    NbcliError
+        One line naming what is missing and the command that installs it.
+    """
+    missing = dask_missing()
+    if missing:
+        raise NbcliError(
+            f"--engine dask needs {' and '.join(missing)}, which "
+            f"{'is' if len(missing) == 1 else 'are'} not installed: {DASK_INSTALL_HINT}"
+        )
+
+
+def open_engine(
+    name: str = "local",
+    *,
+    scheduler: str | None = None,
+    workers: int | None = None,
+    worker_memory: str | int | None = None,
+    security: Any = None,
+    n_jobs: int = 1,
+    processes: bool = True,
+) -> Engine:
+    """The engine called ``name``, to be used as a context manager.
+
+    Parameters
+    ----------
+    name : {"local", "dask"}
+    scheduler : str, optional
+        ``--scheduler``: Dask scheduler address; without it a local cluster.
+    workers, worker_memory : optional
+        ``--workers`` and ``--worker-memory``: size of the local Dask cluster
+        (number of workers; memory limit per worker such as ``"2GiB"``).
+    security : distributed.Security, optional
+        TLS settings for a ``tls://`` scheduler.
+    n_jobs : int
+        joblib processes of the local engine.
+    processes : bool
+        Local Dask workers as processes (True) or threads.
+
+    Raises
+    ------
+    NbcliError
+        For an unknown name, Dask options given to the local engine, or
+        Dask not installed.
+    """
+    if name == "local":
+        given = [
+            flag
+            for flag, value in (
+                ("--scheduler", scheduler),
+                ("--workers", workers),
+                ("--worker-memory", worker_memory),
+            )
+            if value is not None
+        ]
+        if given:
+            raise NbcliError(f"{', '.join(given)} only apply with --engine dask")
+        from nbcli.engines.local import LocalEngine
+
+        return LocalEngine(n_jobs=n_jobs)
+    if name == "dask":
+        require_dask()
+        if scheduler and (workers is not None or worker_memory is not None):
+            raise NbcliError(
+                "--workers and --worker-memory size a local cluster; with --scheduler the "
+                "cluster's own workers are used"
+            )
+        from nbcli.engines.dask_engine import DaskEngine
+
+        return DaskEngine(
+            scheduler,
+            n_workers=workers,
+            memory_limit="auto" if worker_memory is None else worker_memory,
+            security=security,
+            processes=processes,
+        )
+    raise NbcliError(f"unknown engine {name!r}: choose one of {', '.join(ENGINES)}")
+
+
+__all__ = [
+    "DASK_INSTALL_HINT",
+    "ENGINES",
+    "Engine",
+    "FitStatistics",
+    "PartOutcome",
+    "dask_missing",
+    "finish_fit",
+    "open_engine",
+    "require_dask",
+    "tree_pairs",
+    "tree_reduce",
+]

@@ -1,0 +1,380 @@
+"""The Dask engine: parts read, fitted and scored on the workers of a Dask cluster.
+
+Imported only for ``--engine dask`` (:func:`nbcli.engines.open_engine` checks
+first that Dask is installed); nothing else in nbcli imports Dask.
+
+Each part is one task, run where a worker thread is free, and a part's rows
+never leave its worker: a worker returns the part's statistics (or sums),
+which are merged in the fixed tree of :mod:`nbcli.engines._reduce` by merge
+tasks on the workers, so the client receives one object, the size of the
+model's statistics, whatever the number of parts.
+
+Errors. An ``NbcliError`` raised while reading a part is the part's data
+being wrong, so retrying cannot help: the task returns it as a value, merges
+pass the failure of the lowest part index up, and the client raises that
+exception itself (same type, same one-line message) once the tree is done.
+Any other exception is retried ``retries`` times (a file system that was
+briefly unreachable) and then raised at the client as Dask re-raises it.
+A worker that dies mid-task is not an exception: the scheduler reruns its
+tasks on the other workers, up to ``distributed.scheduler.allowed-failures``
+times (3 by default) per task.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import uuid
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from nbcli.engines._reduce import (
+    FitStatistics,
+    PartOutcome,
+    PartReader,
+    add,
+    guarded,
+    merge_optional,
+    part_statistics,
+    tree_pairs,
+)
+from nbcli.errors import NbcliError
+
+
+class _Failed:
+    """A part's ``NbcliError``, carried through the merge tree as a value."""
+
+    def __init__(self, index: int, error: NbcliError):
+        self.index = index
+        self.error = error
+
+
+def _catching(fn: Callable[..., Any], index: int, *args):
+    try:
+        return fn(index, *args)
+    except NbcliError as exc:
+        return _Failed(index, exc)
+
+
+def _combine(combine: Callable[[Any, Any], Any], a, b):
+    # The failure of the lower part index wins, so the error reported does
+    # not depend on which worker finished first.
+    if isinstance(a, _Failed):
+        return a
+    if isinstance(b, _Failed):
+        return b
+    return combine(a, b)
+
+
+def _read_statistics(index: int, part: Any, read_part: PartReader, estimator):
+    return part_statistics(estimator, read_part(part))
+
+
+def tls_security(ca_file: str, cert_file: str, key_file: str | None = None):
+    """Dask TLS settings for a ``tls://`` scheduler from certificate files (PEM).
+
+    ``ca_file`` is the certificate authority that signed the scheduler's and
+    workers' certificates; ``cert_file`` (and ``key_file``, unless the key is
+    in the certificate file) identify this client. Equivalent to setting
+    ``distributed.comm.tls.ca-file`` and ``distributed.comm.tls.client.cert``
+    / ``.key`` in Dask's configuration.
+    """
+    from distributed import Security
+
+    return Security(
+        tls_ca_file=ca_file,
+        tls_client_cert=cert_file,
+        tls_client_key=key_file,
+        require_encryption=True,
+    )
+
+
+def check_local_cluster(n_workers: int | None, memory_limit: str | int) -> tuple[int, str | int]:
+    """Checked ``--workers`` and ``--worker-memory``: ``(n_workers, memory_limit)``.
+
+    ``n_workers`` None means one worker per available core; ``memory_limit``
+    is ``"auto"``, a byte count or a size such as ``"4GiB"`` or ``"500MB"``.
+
+    Raises
+    ------
+    NbcliError
+        For fewer than one worker or a size Dask cannot read.
+    """
+    from dask.utils import parse_bytes
+
+    if n_workers is None:
+        n_workers = _machine_workers()
+    if int(n_workers) < 1:
+        raise NbcliError(f"--workers must be at least 1, got {n_workers}")
+    if memory_limit != "auto":
+        try:
+            size = parse_bytes(memory_limit)
+        except (ValueError, TypeError):
+            size = 0
+        if size <= 0:
+            raise NbcliError(
+                f"--worker-memory {memory_limit!r} is not a size; give one such as 4GiB or 500MB"
+            )
+    return int(n_workers), memory_limit
+
+
+def _machine_workers() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+class DaskEngine:
+    """Per-part work on a Dask cluster; use as a context manager.
+
+    Parameters
+    ----------
+    scheduler : str, optional
+        Address of a running scheduler, e.g. ``tcp://host:8786`` or
+        ``tls://host:8786``. Without one, a ``LocalCluster`` is started on
+        this machine and closed on exit.
+    n_workers : int, optional
+        Workers of the local cluster; default one per available core.
+    memory_limit : str or int, default "auto"
+        Memory limit per local worker, e.g. ``"4GiB"``; ``"auto"`` shares the
+        machine's memory among the workers.
+    security : distributed.Security, optional
+        TLS settings for ``tls://`` addresses. Without it, Dask's own
+        configuration (``distributed.comm.tls.*``) is used.
+    processes : bool, default True
+        Local workers in separate processes (False: threads of this process,
+        for tests and small data).
+    retries : int, default 2
+        Extra attempts for a task that raised something other than an
+        ``NbcliError``.
+    client : distributed.Client, optional
+        An existing client to use (not closed on exit); overrides the above.
+    connect_timeout : str or float, default "30s"
+        How long to wait for the scheduler at ``scheduler``.
+
+    Notes
+    -----
+    Local workers get one thread each, so a worker reads one part at a time
+    and its memory holds one part. Workers of a remote cluster should be
+    started the same way (``dask worker ADDRESS --nthreads 1``).
+    """
+
+    name = "dask"
+
+    def __init__(
+        self,
+        scheduler: str | None = None,
+        *,
+        n_workers: int | None = None,
+        memory_limit: str | int = "auto",
+        security: Any = None,
+        processes: bool = True,
+        retries: int = 2,
+        client: Any = None,
+        connect_timeout: str | float = "30s",
+    ):
+        self.scheduler = scheduler
+        self.n_workers = n_workers
+        self.memory_limit = memory_limit
+        self.security = security
+        self.processes = processes
+        self.retries = int(retries)
+        self._client = client
+        self._own_client = client is None
+        self._cluster: Any = None
+        self.connect_timeout = connect_timeout
+
+    # -- lifetime ------------------------------------------------------------
+    def __enter__(self) -> DaskEngine:
+        self.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def start(self) -> None:
+        """Connect to the scheduler, or start the local cluster."""
+        if self._client is not None:
+            return
+        from distributed import Client, LocalCluster
+
+        if self.scheduler:
+            try:
+                self._client = Client(
+                    self.scheduler, security=self.security, timeout=self.connect_timeout
+                )
+            except (OSError, ValueError) as exc:
+                # ValueError: an address Dask cannot parse, e.g. an unknown protocol.
+                reason = " ".join(str(exc).split())
+                raise NbcliError(
+                    f"cannot reach the Dask scheduler at {self.scheduler} ({reason}); "
+                    "check that `dask scheduler` runs there and the address is right"
+                ) from None
+            return
+        n_workers, memory_limit = check_local_cluster(self.n_workers, self.memory_limit)
+        self._cluster = LocalCluster(
+            n_workers=n_workers,
+            threads_per_worker=1,
+            memory_limit=memory_limit,
+            processes=self.processes,
+            dashboard_address=None,
+            # Dask's own warnings (a worker restarted, a port taken) would
+            # interleave with nbcli's one-line messages on stderr.
+            silence_logs=logging.ERROR,
+        )
+        self._client = Client(self._cluster)
+
+    def close(self) -> None:
+        """Close the client and the local cluster if this engine started them."""
+        if self._own_client and self._client is not None:
+            self._client.close()
+            self._client = None
+        if self._cluster is not None:
+            self._cluster.close()
+            self._cluster = None
+
+    @property
+    def client(self):
+        """The ``distributed.Client`` (the engine is started if needed)."""
+        self.start()
+        return self._client
+
+    # -- work ----------------------------------------------------------------
+    def _submit_parts(self, fn: Callable[..., Any], parts: Sequence[Any], *args) -> list:
+        run = uuid.uuid4().hex[:12]
+        return [
+            self.client.submit(
+                _catching,
+                fn,
+                i,
+                part,
+                *args,
+                key=f"nbcli-part-{run}-{i}",
+                retries=self.retries,
+                pure=False,
+            )
+            for i, part in enumerate(parts)
+        ]
+
+    def _tree(self, futures: list, combine: Callable[[Any, Any], Any]):
+        """Merge ``futures`` on the workers along the fixed tree; the result, at the client."""
+        client = self.client
+        current = futures
+        try:
+            for level in tree_pairs(len(current)):
+                current = [
+                    current[a]
+                    if b < 0
+                    else client.submit(
+                        _combine, combine, current[a], current[b], retries=self.retries, pure=False
+                    )
+                    for a, b in level
+                ]
+            result = current[0].result()
+        except BaseException:
+            client.cancel(futures + current)
+            raise
+        if isinstance(result, _Failed):
+            raise result.error
+        return result
+
+    def fit_statistics(
+        self, parts: Sequence[Any], read_part: PartReader, estimator
+    ) -> FitStatistics | None:
+        """Training statistics of all parts, read and merged on the workers.
+
+        Parameters
+        ----------
+        parts : sequence
+            Part descriptions (e.g. file paths), sent to the workers as they
+            are; the workers must be able to open them.
+        read_part : callable
+            ``read_part(part)`` returns an iterable of chunks ``(X, y)`` or
+            ``(X, y, sample_weight)`` (X of shape (n_rows, n_features)); it
+            runs on a worker, so it must be importable or picklable there.
+        estimator : BayesClassifier
+            Unfitted estimator with the hyperparameters to use.
+
+        Returns
+        -------
+        FitStatistics or None
+            The merged statistics (None when every part was empty); turn them
+            into the model with :meth:`FitStatistics.to_estimator`.
+
+        Raises
+        ------
+        NbcliError
+            The one raised by ``read_part`` for the lowest-indexed bad part,
+            with its message unchanged.
+        ValueError
+            From the model's input checks, or when parts disagree on features.
+        """
+        if not parts:
+            return None
+        futures = self._submit_parts(_read_statistics, parts, read_part, estimator)
+        return self._tree(futures, merge_optional)
+
+    def map_write(
+        self, parts: Sequence[Any], fn: Callable[..., Any], shared: Any = None
+    ) -> list[PartOutcome]:
+        """Run ``fn(index, part, shared)`` on the workers, one task per part.
+
+        ``shared`` (e.g. the fitted model) is sent to every worker once with
+        ``client.scatter(broadcast=True)``, not once per task. ``fn`` writes
+        its output itself (atomically) and returns something small, such as
+        the rows written. A part whose ``fn`` raises does not stop the others.
+
+        Returns
+        -------
+        list of PartOutcome
+            In part order; a failed part has ``error`` set to a one-line message.
+        """
+        if not parts:
+            return []
+        client = self.client
+        (shared_future,) = client.scatter([shared], broadcast=True, hash=False)
+        run = uuid.uuid4().hex[:12]
+        futures = [
+            client.submit(
+                guarded,
+                fn,
+                i,
+                part,
+                shared_future,
+                key=f"nbcli-map-{run}-{i}",
+                retries=self.retries,
+                pure=False,
+            )
+            for i, part in enumerate(parts)
+        ]
+        try:
+            return client.gather(futures)
+        finally:
+            client.cancel(futures + [shared_future])
+
+    def sum_over_parts(
+        self, parts: Sequence[Any], fn: Callable[..., Any], shared: Any = None
+    ) -> Any:
+        """Sum of ``fn(index, part, shared)`` over the parts, added up on the workers.
+
+        ``fn`` returns something that adds (arrays, numbers) or merges (an
+        object with ``.merge``); values are combined along the fixed tree of
+        part indices. ``shared`` is broadcast once, as in :meth:`map_write`.
+
+        Raises
+        ------
+        NbcliError
+            The one raised by ``fn`` for the lowest-indexed bad part.
+        ValueError
+            For no parts.
+        """
+        if not parts:
+            raise ValueError("nothing to sum: no parts")
+        client = self.client
+        (shared_future,) = client.scatter([shared], broadcast=True, hash=False)
+        try:
+            futures = self._submit_parts(fn, parts, shared_future)
+            return self._tree(futures, add)
+        finally:
+            client.cancel([shared_future])
