@@ -40,6 +40,11 @@ def feature_label(model, j: int) -> str:
     return f"column {j}" if names is None else f"column {j} ({names[j]!r})"
 
 
+def value_text(v: float) -> str:
+    """A cell value for messages: ``7`` for integral values, else ``2.5``."""
+    return str(int(v)) if v == np.floor(v) and abs(v) < 1e15 else f"{v:.10g}"
+
+
 def check_codes(model, C: np.ndarray, columns: np.ndarray, row_offset: int = 0) -> None:
     """Refuse observed cells of categorical columns that are not integer codes.
 
@@ -53,7 +58,7 @@ def check_codes(model, C: np.ndarray, columns: np.ndarray, row_offset: int = 0) 
     i, jj = (int(v) for v in np.argwhere(bad)[0])
     j = int(columns[jj])
     reason = (
-        f"value {C[i, jj]:g} is not a category code: categorical features take integer "
+        f"value {value_text(C[i, jj])} is not a category code: categorical features take integer "
         f"codes 0, 1, 2, ... (below {MAX_CODE})"
     )
     raise DataValueError(
@@ -74,11 +79,11 @@ def check_known(model, C, columns, n_categories, row_offset: int = 0) -> None:
     j = int(columns[jj])
     k = int(n_categories[jj])
     reason = (
-        f"category {C[i, jj]:g} was not seen in training (the model knows codes 0..{k - 1}); "
+        f"category {value_text(C[i, jj])} was not seen in training (the model knows codes 0..{k - 1}); "
         "set unseen='ignore' to leave it out of the product"
     )
     raise DataValueError(
-        f"unseen category {C[i, jj]:g} at row {i + row_offset}, {feature_label(model, j)}: "
+        f"unseen category {value_text(C[i, jj])} at row {i + row_offset}, {feature_label(model, j)}: "
         f"{reason}",
         i + row_offset,
         j,

@@ -19,6 +19,7 @@ from nbcli.models.categorical import (
     check_min_categories,
     class_log_prior,
     feature_label,
+    value_text,
 )
 from nbcli.models.discrete import _check_alpha
 
@@ -283,7 +284,7 @@ class MixedNB(MissingAware, BayesClassifier):
             return
         i, jj = (int(v) for v in np.argwhere(bad)[0])
         j = int(columns[jj])
-        reason = f"value {V[i, jj]:g} {what}"
+        reason = f"value {value_text(V[i, jj])} {what}"
         raise DataValueError(
             f"{reason}; found at row {i + row_offset}, {feature_label(self, j)}",
             i + row_offset,
