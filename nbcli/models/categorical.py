@@ -52,7 +52,9 @@ def check_codes(model, C: np.ndarray, columns: np.ndarray, row_offset: int = 0) 
     allowed or refused), ``columns`` their indices in the table.
     """
     with np.errstate(invalid="ignore"):
-        bad = ((C < 0) | (C != np.floor(C)) | (C >= MAX_CODE)) & ~np.isnan(C)
+        negative = C < 0
+        bad = negative if negative.any() else (C != np.floor(C)) | (C >= MAX_CODE)
+        bad &= ~np.isnan(C)
     if not bad.any():
         return
     i, jj = (int(v) for v in np.argwhere(bad)[0])
@@ -61,6 +63,8 @@ def check_codes(model, C: np.ndarray, columns: np.ndarray, row_offset: int = 0) 
         f"value {value_text(C[i, jj])} is not a category code: categorical features take integer "
         f"codes 0, 1, 2, ... (below {MAX_CODE})"
     )
+    if negative.any():
+        reason += " (Negative values in data are not codes)"
     raise DataValueError(
         f"{reason}; found at row {i + row_offset}, {feature_label(model, j)}",
         i + row_offset,

@@ -79,7 +79,9 @@ class ComplementNB(BayesClassifier):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
+        # As scikit-learn's discrete naive Bayes: not meant for its Gaussian test blobs.
         tags.input_tags.positive_only = True
+        tags.classifier_tags.poor_score = True
         return tags
 
     def _hyperparameter_check(self):
@@ -107,6 +109,12 @@ class ComplementNB(BayesClassifier):
     def _finalize(self):
         alpha = _check_alpha(self.alpha)
         st = self.stats_
+        if self.norm and self.n_features_in_ == 1:
+            # The one weight is log 1 = 0, and normalising it divides 0 by 0.
+            raise ValueError(
+                "norm=True needs at least two features (n_features = 1): the weights of "
+                "one feature cannot be normalised"
+            )
         self.class_count_ = st.class_count.copy()
         self.feature_count_ = st.feature_count.copy()
         self.feature_all_ = st.feature_count.sum(axis=0)

@@ -361,6 +361,12 @@ class MixedNB(MissingAware, BayesClassifier):
                 f"var_smoothing={self.var_smoothing:g} is too large: times the feature variance "
                 "it overflows float64; use a fraction such as 1e-9 to 1"
             )
+        if g and self.var_smoothing > 0 and not np.any(var_all > 0):
+            raise ValueError(
+                f"every Gaussian column is constant in the training data (n_samples = "
+                f"{st.class_count.sum():g}), so there is no variance to smooth with; at least "
+                "one Gaussian column must vary (one sample is not enough)"
+            )
         live = st.class_count > 0
         with np.errstate(divide="ignore", invalid="ignore"):
             var = np.where(count > 0, m2 / count, 0.0) + eps
