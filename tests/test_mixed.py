@@ -332,3 +332,42 @@ def test_a_missing_cell_gives_the_posterior_of_the_model_without_that_column(
     np.testing.assert_allclose(
         full.predict_proba(query), without.predict_proba(query[:, kept]), rtol=0, atol=1e-12
     )
+
+
+def _rebuilt(model):
+    """The model rebuilt from its statistics' arrays, as a model file would."""
+    stats = type(model.stats_)(**model.stats_.arrays())
+    return type(model).from_stats(stats, model.classes_, model.get_params(), model.n_features_in_)
+
+
+def test_statistics_arrays_rebuild_every_new_model():
+    from nbcli.models import ComplementNB
+
+    X = np.nan_to_num(TABLE)
+    cases = [
+        (MixedNB(column_types=TYPES, missing="ignore"), TABLE),
+        (CategoricalNB(missing="ignore", min_categories=4), TABLE[:, 2:4]),
+        (ComplementNB(norm=True), X[:, 2:]),
+    ]
+    for model, data in cases:
+        model.fit(data, LABELS)
+        again = _rebuilt(model)
+        np.testing.assert_array_equal(again.predict_proba(data), model.predict_proba(data))
+        assert all(a.dtype == np.float64 for a in model.stats_.arrays().values())
+
+
+def test_sample_weights_equal_repeated_rows_and_relabel_equals_a_fit_with_new_labels():
+    w = np.array([1, 2, 0, 3, 1, 1, 2, 1, 4], dtype=float)
+    rep = np.repeat(np.arange(len(w)), w.astype(int))
+    params = {"column_types": TYPES, "missing": "ignore"}
+    weighted = MixedNB(**params).fit(TABLE, LABELS, sample_weight=w)
+    repeated = MixedNB(**params).fit(TABLE[rep], LABELS[rep])
+    np.testing.assert_allclose(
+        weighted.predict_proba(QUERIES), repeated.predict_proba(QUERIES), rtol=0, atol=1e-12
+    )
+    relabelled = MixedNB(**params).fit(TABLE, LABELS).relabel(np.array(["z", "a"]))
+    direct = MixedNB(**params).fit(TABLE, np.where(LABELS == "p", "z", "a"))
+    assert list(relabelled.classes_) == ["a", "z"]
+    np.testing.assert_allclose(
+        relabelled.predict_proba(QUERIES), direct.predict_proba(QUERIES), rtol=0, atol=1e-12
+    )
