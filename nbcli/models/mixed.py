@@ -406,9 +406,14 @@ class MixedNB(MissingAware, BayesClassifier):
         if lay.gaussian.size:
             Xg = X[:, lay.gaussian]
             seen = ~np.isnan(Xg)
-            Z = (Xg[None] - self.theta_[:, None, :]) * self._inv_sd[:, None, :]  # (K, n, g)
-            Z *= Z
-            out -= 0.5 * np.where(seen[None], Z, 0.0).sum(axis=2)
+            # Class by class, the squares are formed exactly (no expansion that
+            # could cancel) in memory of one block, however many classes.
+            for k in range(out.shape[0]):
+                Z = Xg - self.theta_[k]
+                Z *= self._inv_sd[k]
+                Z *= Z
+                Z[~seen] = 0.0
+                out[k] -= 0.5 * Z.sum(axis=1)
             out += self._log_norm @ seen.T.astype(np.float64)
         if lay.categorical.size:
             out += category_terms(self._cat_log_prob, X[:, lay.categorical], self._n_cat)
