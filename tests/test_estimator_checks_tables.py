@@ -57,4 +57,6 @@ def test_tags_follow_sklearn_and_the_missing_option():
     assert not get_tags(MixedNB()).input_tags.allow_nan
     assert get_tags(MixedNB(missing="ignore")).input_tags.allow_nan
     assert get_tags(MixedNB(column_types={0: "categorical"})).input_tags.categorical
+    assert get_tags(MixedNB(column_types="categorical")).input_tags.categorical
     assert not get_tags(MixedNB()).input_tags.categorical
+    assert not get_tags(MixedNB(column_types=["poisson"])).input_tags.categorical

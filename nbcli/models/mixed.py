@@ -229,9 +229,12 @@ class MixedNB(MissingAware, BayesClassifier):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = self.missing == "ignore"
-        tags.input_tags.categorical = "categorical" in [
-            t for _, t in _type_entries(self.column_types)
-        ]
+        ct = self.column_types
+        try:
+            kinds = [ct] if isinstance(ct, str) else [t for _, t in _type_entries(ct)]
+        except ValueError:  # invalid column_types are reported by fit
+            kinds = []
+        tags.input_tags.categorical = "categorical" in kinds
         return tags
 
     def _hyperparameter_check(self):
