@@ -9,9 +9,13 @@ NumPy and SciPy only: no file I/O, no printing.
 
 from nbcli.models._base import BayesClassifier, NotFittedError, log_normalise
 from nbcli.models._stats import ClassCounts, ClassMoments, ClassScatter
+from nbcli.models._table_stats import CategoryCounts, MixedStats
+from nbcli.models.categorical import CategoricalNB
+from nbcli.models.complement import ComplementNB
 from nbcli.models.discrete import BernoulliNB, MultinomialNB
 from nbcli.models.discriminant import LinearDiscriminantAnalysis, QuadraticDiscriminantAnalysis
 from nbcli.models.gaussian import GaussianNB
+from nbcli.models.mixed import MixedNB
 
 MODELS: dict[str, type[BayesClassifier]] = {
     cls.model_type: cls
@@ -27,12 +31,17 @@ MODELS: dict[str, type[BayesClassifier]] = {
 __all__ = [
     "BayesClassifier",
     "BernoulliNB",
+    "CategoricalNB",
+    "CategoryCounts",
     "ClassCounts",
     "ClassMoments",
     "ClassScatter",
+    "ComplementNB",
     "GaussianNB",
     "LinearDiscriminantAnalysis",
     "MODELS",
+    "MixedNB",
+    "MixedStats",
     "MultinomialNB",
     "NotFittedError",
     "QuadraticDiscriminantAnalysis",

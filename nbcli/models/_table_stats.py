@@ -1,0 +1,275 @@
+"""Mergeable statistics for tables: category counts and moments with missing cells.
+
+* :class:`CategoryCounts` - per class, the weighted count of every category
+  of every feature (categorical naive Bayes). Integer codes ``0..K_j - 1``;
+  a later chunk may show a larger code, and merging grows the count arrays.
+* :class:`MixedStats` - per column type, what :class:`nbcli.models.MixedNB`
+  needs: moments of the Gaussian columns with per-class, per-feature
+  observed weights (missing cells make those counts differ by feature),
+  category counts, and sums with observed weights for Bernoulli and
+  multinomial columns.
+
+Missing cells (NaN) are left out of every statistic of their feature. The
+moments follow :mod:`nbcli.models._stats`: the corrected two-pass algorithm
+within a chunk and the pairwise update of Chan, Golub and LeVeque (1982)
+between chunks, here feature by feature because the counts are.
+
+Category counts of all features sit side by side in one array of shape
+``(n_classes, sum_j K_j)``; feature ``j`` owns the ``K_j`` columns starting at
+``sum_{i<j} K_i``. ``n_categories`` (float64, integral) gives the ``K_j``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from nbcli.models._stats import _class_blocks, _Stats
+
+
+def category_offsets(n_categories: np.ndarray) -> np.ndarray:
+    """Start of each feature's block in the side-by-side count array, shape (n_features,)."""
+    n = np.asarray(n_categories, dtype=np.intp)
+    return np.concatenate(([0], np.cumsum(n)[:-1])).astype(np.intp)
+
+
+def count_categories(C: np.ndarray, y_idx, w, n_classes: int):
+    """Category counts of one chunk.
+
+    Parameters
+    ----------
+    C : ndarray of shape (n_samples, n_features)
+        Non-negative integer codes as float64; NaN marks a missing cell.
+    y_idx : ndarray of shape (n_samples,)
+        Class index of each row.
+    w : ndarray of shape (n_samples,) or None
+        Sample weights (None: all ones).
+    n_classes : int
+
+    Returns
+    -------
+    counts : ndarray of shape (n_classes, sum_j K_j)
+    n_categories : ndarray of shape (n_features,)
+        ``K_j``: the largest observed code plus one (0 when none is observed).
+    """
+    n, c = C.shape
+    observed = ~np.isnan(C)
+    codes = np.where(observed, C, 0.0).astype(np.intp)
+    n_cat = np.where(observed.any(axis=0), codes.max(axis=0, initial=-1) + 1, 0)
+    total = int(n_cat.sum())
+    flat = codes + category_offsets(n_cat)
+    flat += (np.asarray(y_idx, dtype=np.intp) * total)[:, None]
+    weights = np.broadcast_to((np.ones(n) if w is None else w)[:, None], (n, c))
+    counts = np.bincount(
+        flat[observed], weights=weights[observed], minlength=n_classes * total
+    ).reshape(n_classes, total)
+    return counts, n_cat.astype(np.float64)
+
+
+def grow_categories(counts: np.ndarray, n_old, n_new) -> np.ndarray:
+    """Count array laid out for ``n_new`` categories per feature (new ones zero).
+
+    ``n_new`` must be at least ``n_old`` feature by feature.
+    """
+    n_old = np.asarray(n_old, dtype=np.intp)
+    n_new = np.asarray(n_new, dtype=np.intp)
+    if np.array_equal(n_old, n_new):
+        return counts
+    col = np.repeat(np.arange(n_old.shape[0]), n_old)
+    pos = np.arange(int(n_old.sum())) - category_offsets(n_old)[col] + category_offsets(n_new)[col]
+    out = np.zeros((counts.shape[0], int(n_new.sum())))
+    out[:, pos] = counts
+    return out
+
+
+def _merge_category_arrays(ca, na, cb, nb):
+    n = np.maximum(na, nb)
+    return grow_categories(ca, na, n) + grow_categories(cb, nb, n), n
+
+
+@dataclass
+class CategoryCounts(_Stats):
+    """Weighted category counts per class and feature.
+
+    Attributes
+    ----------
+    class_count : ndarray of shape (n_classes,)
+        Sum of sample weights per class (every row, observed or not).
+    category_count : ndarray of shape (n_classes, sum_j K_j)
+        ``N_cjv``: sum of the weights of class-``c`` rows whose feature ``j``
+        is ``v``, features side by side (see the module notes).
+    n_categories : ndarray of shape (n_features,)
+        ``K_j`` seen so far: the largest code plus one.
+    """
+
+    class_count: np.ndarray
+    category_count: np.ndarray
+    n_categories: np.ndarray
+
+    _pooled_fields = ("n_categories",)
+
+    @classmethod
+    def from_data(cls, C, y_idx, w, n_classes):
+        """Statistics of one chunk of validated codes (NaN: missing)."""
+        counts, n_cat = count_categories(C, y_idx, w, n_classes)
+        weights = np.ones(C.shape[0]) if w is None else w
+        class_count = np.bincount(y_idx, weights=weights, minlength=n_classes).astype(np.float64)
+        return cls(class_count=class_count, category_count=counts, n_categories=n_cat)
+
+    def merge(self, other: CategoryCounts) -> CategoryCounts:
+        """Statistics of both chunks: counts add, after growing to the larger ``K_j``."""
+        counts, n = _merge_category_arrays(
+            self.category_count, self.n_categories, other.category_count, other.n_categories
+        )
+        return CategoryCounts(
+            class_count=self.class_count + other.class_count,
+            category_count=counts,
+            n_categories=n,
+        )
+
+
+def observed_moments(X: np.ndarray, y_idx, w, n_classes: int):
+    """Per class and feature: observed weight, mean (as shift + offset) and centred m2.
+
+    ``X`` has shape (n_samples, n_features) with NaN for missing cells. The
+    shift of a feature is its first observed value in the class; the offset
+    comes from the corrected two-pass algorithm (Chan, Golub and LeVeque
+    1983, eq. 1.7), so sums of squares keep full precision when the mean is
+    large against the spread.
+
+    Returns
+    -------
+    count, shift, offset, m2 : ndarrays of shape (n_classes, n_features)
+    """
+    d = X.shape[1]
+    count, shift, offset, m2 = (np.zeros((n_classes, d)) for _ in range(4))
+    for k, rows in _class_blocks(y_idx, n_classes):
+        B = X[rows]
+        seen = ~np.isnan(B)
+        W = seen.astype(np.float64)
+        if w is not None:
+            W *= w[rows][:, None]
+        ck = W.sum(axis=0)
+        live = ck > 0
+        sk = np.where(live, B[np.argmax(seen, axis=0), np.arange(d)], 0.0)
+        B -= sk
+        B[~seen] = 0.0
+        with np.errstate(invalid="ignore", divide="ignore"):
+            ok = np.where(live, np.einsum("ij,ij->j", W, B) / ck, 0.0)
+            B -= ok
+            corr = np.where(live, np.einsum("ij,ij->j", W, B) / ck, 0.0)
+        count[k], shift[k], offset[k] = ck, sk, ok + corr
+        m2[k] = np.where(live, np.einsum("ij,ij,ij->j", W, B, B) - ck * corr**2, 0.0)
+    return count, shift, offset, m2
+
+
+def merge_moments(a, b):
+    """Chan-Golub-LeVeque update of ``(count, shift, offset, m2)`` tuples, elementwise."""
+    na, sa, oa, ma = a
+    nb, sb, ob, mb = b
+    n = na + nb
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        fb = np.where(n > 0, nb / n, 0.0)
+        cross = np.where(n > 0, na * nb / n, 0.0)
+        delta = (sb - sa) + (ob - oa)
+        take_b = na == 0
+        shift = np.where(take_b, sb, sa)
+        offset = np.where(take_b, ob, oa + delta * fb)
+        m2 = ma + mb + np.where(cross > 0, delta**2 * cross, 0.0)
+    return n, shift, offset, m2
+
+
+def pooled_moments(count, shift, offset, m2):
+    """Observed weight, mean and m2 per feature over all classes, each of shape (n_features,)."""
+    total = (count[0], shift[0], offset[0], m2[0])
+    for k in range(1, count.shape[0]):
+        total = merge_moments(total, (count[k], shift[k], offset[k], m2[k]))
+    n, s, o, m = total
+    return n, s + o, m
+
+
+@dataclass
+class MixedStats(_Stats):
+    """Sufficient statistics of a mixed naive Bayes, one group of arrays per column type.
+
+    Columns of each type are taken in the order of the table; ``g``, ``c``,
+    ``b``, ``m`` below are the numbers of Gaussian, categorical, Bernoulli and
+    multinomial columns.
+
+    Attributes
+    ----------
+    class_count : ndarray of shape (n_classes,)
+        Sum of sample weights per class (every row).
+    gaussian_count, gaussian_shift, gaussian_offset, gaussian_m2 : ndarray of shape (n_classes, g)
+        Observed weight, mean (``shift + offset``) and centred sum of squares
+        of each Gaussian column in each class.
+    category_count : ndarray of shape (n_classes, sum_j K_j)
+    n_categories : ndarray of shape (c,)
+        As in :class:`CategoryCounts`, over the categorical columns.
+    bernoulli_count, bernoulli_observed : ndarray of shape (n_classes, b)
+        Weight of the rows where the column is 1, and where it is observed.
+    multinomial_count : ndarray of shape (n_classes, m)
+        Weighted sum of each multinomial column's observed values.
+    """
+
+    class_count: np.ndarray
+    gaussian_count: np.ndarray
+    gaussian_shift: np.ndarray
+    gaussian_offset: np.ndarray
+    gaussian_m2: np.ndarray
+    category_count: np.ndarray
+    n_categories: np.ndarray
+    bernoulli_count: np.ndarray
+    bernoulli_observed: np.ndarray
+    multinomial_count: np.ndarray
+
+    _pooled_fields = ("n_categories",)
+
+    @classmethod
+    def from_data(cls, X, y_idx, w, n_classes, layout):
+        """Statistics of one validated chunk; ``layout`` maps column types to column indices."""
+        n = X.shape[0]
+        weights = np.ones(n) if w is None else w
+        onehot = np.zeros((n_classes, n))
+        onehot[y_idx, np.arange(n)] = weights
+        g, s, o, m2 = observed_moments(X[:, layout.gaussian], y_idx, w, n_classes)
+        cat, n_cat = count_categories(X[:, layout.categorical], y_idx, w, n_classes)
+        Xb = X[:, layout.bernoulli]
+        seen_b = ~np.isnan(Xb)
+        Xm = X[:, layout.multinomial]
+        return cls(
+            class_count=onehot.sum(axis=1),
+            gaussian_count=g,
+            gaussian_shift=s,
+            gaussian_offset=o,
+            gaussian_m2=m2,
+            category_count=cat,
+            n_categories=n_cat,
+            bernoulli_count=onehot @ np.where(seen_b, Xb, 0.0),
+            bernoulli_observed=onehot @ seen_b.astype(np.float64),
+            multinomial_count=onehot @ np.where(np.isnan(Xm), 0.0, Xm),
+        )
+
+    def gaussian(self):
+        """The Gaussian moments as a ``(count, shift, offset, m2)`` tuple."""
+        return self.gaussian_count, self.gaussian_shift, self.gaussian_offset, self.gaussian_m2
+
+    def merge(self, other: MixedStats) -> MixedStats:
+        """Statistics of both chunks (moments by Chan et al., counts add)."""
+        g, s, o, m2 = merge_moments(self.gaussian(), other.gaussian())
+        cat, n_cat = _merge_category_arrays(
+            self.category_count, self.n_categories, other.category_count, other.n_categories
+        )
+        return MixedStats(
+            class_count=self.class_count + other.class_count,
+            gaussian_count=g,
+            gaussian_shift=s,
+            gaussian_offset=o,
+            gaussian_m2=m2,
+            category_count=cat,
+            n_categories=n_cat,
+            bernoulli_count=self.bernoulli_count + other.bernoulli_count,
+            bernoulli_observed=self.bernoulli_observed + other.bernoulli_observed,
+            multinomial_count=self.multinomial_count + other.multinomial_count,
+        )

@@ -1,0 +1,298 @@
+"""Categorical naive Bayes over integer-coded features, with missing cells."""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from nbcli.models._base import BayesClassifier
+from nbcli.models._missing import MISSING_MODES, UNSEEN_MODES, MissingAware, check_mode
+from nbcli.models._table_stats import CategoryCounts, category_offsets, grow_categories
+from nbcli.models._validation import DataValueError, check_priors
+from nbcli.models.discrete import _check_alpha
+
+# A code this large would need a count array of that many columns per class;
+# a "category" with so many values is an identifier, not a category.
+MAX_CODE = 1 << 24
+
+
+def class_log_prior(class_count: np.ndarray, fit_prior: bool, class_prior) -> np.ndarray:
+    """Log class priors as scikit-learn's discrete naive Bayes sets them.
+
+    ``class_prior`` if given (validated: one non-negative value per class,
+    summing to 1), else the classes' weighted frequencies when ``fit_prior``,
+    else uniform. Shape (n_classes,).
+    """
+    k = class_count.shape[0]
+    if class_prior is not None:
+        with np.errstate(divide="ignore"):
+            return np.log(check_priors(class_prior, k, "class_prior"))
+    if fit_prior:
+        with np.errstate(divide="ignore"):
+            return np.log(class_count) - np.log(class_count.sum())
+    return np.full(k, -np.log(k))
+
+
+def feature_label(model, j: int) -> str:
+    """``column 3`` or ``column 3 ('island')`` for messages."""
+    names = getattr(model, "feature_names_in_", None)
+    return f"column {j}" if names is None else f"column {j} ({names[j]!r})"
+
+
+def value_text(v: float) -> str:
+    """A cell value for messages: ``7`` for integral values, else ``2.5``."""
+    return str(int(v)) if v == np.floor(v) and abs(v) < 1e15 else f"{v:.10g}"
+
+
+def check_codes(model, C: np.ndarray, columns: np.ndarray, row_offset: int = 0) -> None:
+    """Refuse observed cells of categorical columns that are not integer codes.
+
+    ``C`` holds the categorical columns of a block (NaN: missing, already
+    allowed or refused), ``columns`` their indices in the table.
+    """
+    with np.errstate(invalid="ignore"):
+        negative = C < 0
+        bad = negative if negative.any() else (C != np.floor(C)) | (C >= MAX_CODE)
+        bad &= ~np.isnan(C)
+    if not bad.any():
+        return
+    i, jj = (int(v) for v in np.argwhere(bad)[0])
+    j = int(columns[jj])
+    reason = (
+        f"value {value_text(C[i, jj])} is not a category code: categorical features take integer "
+        f"codes 0, 1, 2, ... (below {MAX_CODE})"
+    )
+    if negative.any():
+        reason += " (Negative values in data are not codes)"
+    raise DataValueError(
+        f"{reason}; found at row {i + row_offset}, {feature_label(model, j)}",
+        i + row_offset,
+        j,
+        reason,
+    )
+
+
+def check_known(model, C, columns, n_categories, row_offset: int = 0) -> None:
+    """Refuse a code outside ``0..K_j - 1`` of its feature (a category unseen in training)."""
+    with np.errstate(invalid="ignore"):
+        bad = C >= n_categories
+    if not bad.any():
+        return
+    i, jj = (int(v) for v in np.argwhere(bad)[0])
+    j = int(columns[jj])
+    k = int(n_categories[jj])
+    reason = (
+        f"category {value_text(C[i, jj])} was not seen in training (the model knows codes 0..{k - 1}); "
+        "set unseen='ignore' to leave it out of the product"
+    )
+    raise DataValueError(
+        f"unseen category {value_text(C[i, jj])} at row {i + row_offset}, {feature_label(model, j)}: "
+        f"{reason}",
+        i + row_offset,
+        j,
+        reason,
+    )
+
+
+def check_min_categories(value, n_features: int | None = None) -> np.ndarray | None:
+    """``min_categories`` as an int array of shape (n_features,), or None."""
+    if value is None:
+        return None
+    arr = np.asarray(value)
+    if arr.dtype.kind not in "iu" or (arr.ndim == 0 and isinstance(value, bool)):
+        raise ValueError(f"min_categories must be an integer or integers, got {value!r}")
+    if arr.ndim > 1 or np.any(arr < 0):
+        raise ValueError("min_categories must be a non-negative integer or one per feature")
+    if n_features is None:
+        return None
+    if arr.ndim == 1 and arr.shape[0] != n_features:
+        raise ValueError(
+            f"min_categories has {arr.shape[0]} values but there are {n_features} features"
+        )
+    return np.broadcast_to(arr, (n_features,)).astype(np.intp)
+
+
+def segment_sums(A: np.ndarray, n_categories: np.ndarray) -> np.ndarray:
+    """Sum of each feature's block of columns of ``A`` (n_rows, sum K_j): (n_rows, n_features)."""
+    n = np.asarray(n_categories, dtype=np.intp)
+    out = np.zeros((A.shape[0], n.shape[0]))
+    live = n > 0
+    if live.any():
+        # Empty blocks have zero width, so the next live start ends each sum.
+        out[:, live] = np.add.reduceat(A, category_offsets(n)[live], axis=1)
+    return out
+
+
+def category_log_prob(counts, n_seen, alpha: float, min_categories=None):
+    """Smoothed log-probabilities of every category, features side by side.
+
+    ``log P(x_j = v | c) = log(N_cjv + alpha) - log(sum_u (N_cju + alpha))``,
+    the denominator being ``N_cj + alpha K_j`` with ``K_j = max(n_seen_j,
+    min_categories_j)``.
+
+    Returns
+    -------
+    log_prob : ndarray of shape (n_classes, sum_j K_j + 1)
+        The last column is zero: the term of a missing or ignored cell.
+    counts : ndarray of shape (n_classes, sum_j K_j)
+        ``counts`` grown to the final ``K_j``.
+    n_categories : ndarray of shape (n_features,), int
+    """
+    n_cat = np.asarray(n_seen, dtype=np.intp)
+    if min_categories is not None:
+        n_cat = np.maximum(n_cat, min_categories)
+    counts = grow_categories(counts, n_seen, n_cat)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        smoothed = counts + alpha
+        total = segment_sums(smoothed, n_cat)
+        log_prob = np.log(smoothed) - np.repeat(np.log(total), n_cat, axis=1)
+    if not np.all(np.isfinite(log_prob)):
+        raise ValueError(
+            f"alpha={alpha:g} is too large: the smoothed counts overflow float64; "
+            "use a smaller alpha (1 is Laplace smoothing)"
+        )
+    return np.hstack([log_prob, np.zeros((counts.shape[0], 1))]), counts, n_cat
+
+
+def category_terms(log_prob, C, n_categories) -> np.ndarray:
+    """Sum over features of ``log P(x_j | c)``, shape (n_classes, n_rows).
+
+    Missing cells (NaN) and codes beyond ``K_j`` take the last, zero column
+    of ``log_prob``: they are left out of the product.
+    """
+    seen = ~np.isnan(C)
+    codes = np.where(seen, C, 0.0).astype(np.intp)
+    known = seen & (codes < n_categories)
+    idx = np.where(known, codes + category_offsets(n_categories), log_prob.shape[1] - 1)
+    out = np.zeros((log_prob.shape[0], C.shape[0]))
+    for j in range(C.shape[1]):
+        out += log_prob[:, idx[:, j]]
+    return out
+
+
+class CategoricalNB(MissingAware, BayesClassifier):
+    """Categorical naive Bayes: each feature a categorical distribution per class.
+
+    Features hold integer codes ``0..K_j - 1`` (for example from an ordinal
+    encoding of text values). With Lidstone smoothing ``alpha`` (Laplace for
+    1; Manning, Raghavan and Schuetze, *Introduction to Information
+    Retrieval*, 2008, section 13.2)::
+
+        P(x_j = v | c) = (N_cjv + alpha) / (N_cj + alpha * K_j)
+
+        log p(x, c) = log pi_c + sum_{j observed} log P(x_j | c)
+
+    where ``N_cjv`` is the weighted number of class-``c`` training rows whose
+    feature ``j`` is ``v``, ``N_cj = sum_v N_cjv`` counts the class-``c`` rows
+    where feature ``j`` is observed, and ``K_j`` is the largest code seen in
+    training plus one, or ``min_categories`` if larger, as in scikit-learn's
+    ``CategoricalNB`` (whose ``predict_proba`` this equals on integer codes).
+    A missing feature (with ``missing="ignore"``) is left out of the sum:
+    exact marginalisation under missing-at-random.
+
+    Parameters
+    ----------
+    alpha : float, default=1.0
+        Additive (Lidstone) smoothing; values below 1e-10 are raised to 1e-10
+        (scikit-learn keeps them with ``force_alpha=True``).
+    fit_prior : bool, default=True
+        Learn class priors from the (weighted) class frequencies; when
+        False, uniform.
+    class_prior : array-like of shape (n_classes,), optional
+        Fixed class priors, overriding ``fit_prior``; must sum to 1.
+    min_categories : int or array-like of shape (n_features,), optional
+        Lower bound on ``K_j``, for categories that may not occur in training.
+    missing : {"error", "ignore"}, default="error"
+        ``"error"`` refuses NaN, as scikit-learn does; ``"ignore"`` leaves a
+        NaN cell out of ``N_cjv`` and ``N_cj`` at fit and out of the product
+        at predict.
+    unseen : {"error", "ignore"}, default="error"
+        A code ``>= K_j`` at predict: ``"error"`` raises ``ValueError``
+        naming the row, the feature and the value; ``"ignore"`` leaves the
+        cell out of the product like a missing one.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    class_count_ : ndarray of shape (n_classes,)
+    class_log_prior_ : ndarray of shape (n_classes,)
+    n_categories_ : ndarray of shape (n_features,), int
+        ``K_j``.
+    category_count_ : list of n_features ndarrays of shape (n_classes, K_j)
+        ``N_cjv``.
+    feature_log_prob_ : list of n_features ndarrays of shape (n_classes, K_j)
+        ``log P(x_j = v | c)``.
+    stats_ : CategoryCounts
+
+    Raises
+    ------
+    ValueError
+        For a value that is not a non-negative integer code (scikit-learn
+        truncates 2.5 to 2; this class refuses it), infinity, NaN under
+        ``missing="error"``, or an unseen category under ``unseen="error"``;
+        messages name the row and the column.
+    """
+
+    model_type = "categorical"
+
+    def __init__(
+        self,
+        *,
+        alpha=1.0,
+        fit_prior=True,
+        class_prior=None,
+        min_categories=None,
+        missing="error",
+        unseen="error",
+    ):
+        self.alpha = alpha
+        self.fit_prior = fit_prior
+        self.class_prior = class_prior
+        self.min_categories = min_categories
+        self.missing = missing
+        self.unseen = unseen
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.positive_only = True
+        tags.input_tags.categorical = True
+        tags.input_tags.allow_nan = self.missing == "ignore"
+        return tags
+
+    def _hyperparameter_check(self):
+        _check_alpha(self.alpha)
+        check_mode(self.missing, "missing", MISSING_MODES)
+        check_mode(self.unseen, "unseen", UNSEEN_MODES)
+        check_min_categories(self.min_categories)
+        if not isinstance(self.fit_prior, (bool, np.bool_, numbers.Integral)):
+            raise ValueError(f"fit_prior must be a boolean, got {self.fit_prior!r}")
+
+    def _check_values(self, X, row_offset=0):
+        check_codes(self, X, np.arange(X.shape[1]), row_offset)
+
+    def _check_unseen(self, X, row_offset=0):
+        if self.unseen == "error":
+            check_known(self, X, np.arange(X.shape[1]), self._n_cat, row_offset)
+
+    def _new_stats(self, X, y_idx, w, n_classes):
+        self._check_values(X)
+        return CategoryCounts.from_data(X, y_idx, w, n_classes)
+
+    def _finalize(self):
+        st = self.stats_
+        min_cat = check_min_categories(self.min_categories, self.n_features_in_)
+        self._log_prob, counts, self._n_cat = category_log_prob(
+            st.category_count, st.n_categories, _check_alpha(self.alpha), min_cat
+        )
+        bounds = np.cumsum(self._n_cat)[:-1]
+        self.n_categories_ = self._n_cat.astype(np.int64)
+        self.category_count_ = np.split(counts, bounds, axis=1)
+        self.feature_log_prob_ = np.split(self._log_prob[:, :-1], bounds, axis=1)
+        self.class_count_ = st.class_count.copy()
+        self.class_log_prior_ = class_log_prior(st.class_count, self.fit_prior, self.class_prior)
+
+    def _jll_block(self, X):
+        out = category_terms(self._log_prob, X, self._n_cat)
+        out += self.class_log_prior_[:, None]
+        return out

@@ -1,0 +1,431 @@
+"""Naive Bayes over a table whose columns have different types."""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass
+
+import numpy as np
+
+from nbcli.models._base import BayesClassifier
+from nbcli.models._missing import MISSING_MODES, UNSEEN_MODES, MissingAware, check_mode
+from nbcli.models._table_stats import MixedStats, pooled_moments
+from nbcli.models._validation import DataValueError, label_text
+from nbcli.models.categorical import (
+    category_log_prob,
+    category_terms,
+    check_codes,
+    check_known,
+    check_min_categories,
+    class_log_prior,
+    feature_label,
+    value_text,
+)
+from nbcli.models.discrete import _check_alpha
+
+COLUMN_TYPES = ("gaussian", "categorical", "bernoulli", "multinomial")
+VAR_SMOOTHING_SCALES = ("global", "feature")
+
+_LOG_2PI = np.log(2.0 * np.pi)
+
+
+@dataclass(frozen=True)
+class ColumnLayout:
+    """Which columns of the table have which type: index arrays into the columns."""
+
+    types: tuple[str, ...]
+    gaussian: np.ndarray
+    categorical: np.ndarray
+    bernoulli: np.ndarray
+    multinomial: np.ndarray
+
+
+def _check_type(value, where: str) -> str:
+    if not isinstance(value, str) or value not in COLUMN_TYPES:
+        raise ValueError(
+            f"column_types{where} must be one of {', '.join(COLUMN_TYPES)}; got {value!r}"
+        )
+    return value
+
+
+def _type_entries(column_types):
+    """The (key, type) pairs of ``column_types``, each type checked."""
+    if column_types is None or isinstance(column_types, str):
+        return []
+    if isinstance(column_types, dict):
+        return [(key, _check_type(v, f"[{key!r}]")) for key, v in column_types.items()]
+    try:
+        values = list(column_types)
+    except TypeError:
+        raise ValueError(
+            f"column_types must be a list, a dict or a type name, got {column_types!r}"
+        ) from None
+    return [(i, _check_type(v, f"[{i}]")) for i, v in enumerate(values)]
+
+
+def resolve_column_types(column_types, n_features: int, names=None) -> ColumnLayout:
+    """The column layout that ``column_types`` gives a table of ``n_features`` columns.
+
+    Parameters
+    ----------
+    column_types : None, str, sequence of str or dict
+        ``None``: every column Gaussian; one type name: every column of that
+        type; a sequence: one type per column; a dict: types of the columns
+        it names, by index (int) or feature name (str), the others Gaussian.
+    n_features : int
+    names : ndarray of str or None
+        Feature names, needed when the dict names columns by name.
+
+    Raises
+    ------
+    ValueError
+        For an unknown type, a sequence of the wrong length, or a key that
+        names no column.
+    """
+    types = ["gaussian"] * n_features
+    if isinstance(column_types, str):
+        types = [_check_type(column_types, "")] * n_features
+    elif isinstance(column_types, dict):
+        lookup = {} if names is None else {str(n): i for i, n in enumerate(names)}
+        for key, kind in _type_entries(column_types):
+            if isinstance(key, str):
+                if key not in lookup:
+                    known = "the model has no feature names" if names is None else "no such column"
+                    raise ValueError(f"column_types names column {key!r}: {known}")
+                types[lookup[key]] = kind
+            elif isinstance(key, (int, np.integer)) and 0 <= int(key) < n_features:
+                types[int(key)] = kind
+            else:
+                raise ValueError(
+                    f"column_types key {key!r} is not a column index 0..{n_features - 1} "
+                    "or a feature name"
+                )
+    elif column_types is not None:
+        entries = _type_entries(column_types)
+        if len(entries) != n_features:
+            raise ValueError(
+                f"column_types has {len(entries)} entries but X has {n_features} features"
+            )
+        types = [kind for _, kind in entries]
+    where = {
+        k: np.array([i for i, t in enumerate(types) if t == k], dtype=np.intp) for k in COLUMN_TYPES
+    }
+    return ColumnLayout(types=tuple(types), **where)
+
+
+class MixedNB(MissingAware, BayesClassifier):
+    """Naive Bayes over mixed columns: a class-conditional distribution per column type.
+
+    Each column ``j`` has its own distribution, chosen by ``column_types``,
+    and the joint log-likelihood is the log prior plus the sum of the
+    per-column terms (John and Langley, "Estimating continuous distributions
+    in Bayesian classifiers", UAI 1995, whose mix of nominal and normal
+    attributes Weka's ``NaiveBayes`` implements)::
+
+        log p(x, c) = log pi_c + sum_{j observed} log p_j(x_j | c)
+
+    with, per type (``n_cj`` the weighted number of class-``c`` rows where
+    column ``j`` is observed):
+
+    * ``gaussian``: ``log N(x_j; theta_cj, var_cj)``, with the mean and the
+      maximum-likelihood variance of the column's observed values in the
+      class plus ``epsilon_j`` (Murphy, *Machine Learning: A Probabilistic
+      Perspective*, 2012, section 3.5). As in scikit-learn's ``GaussianNB``,
+      ``epsilon_j = var_smoothing * max_i var_i`` over the Gaussian columns'
+      observed values (``var_smoothing_scale="global"``); with ``"feature"``,
+      ``epsilon_j = var_smoothing * var_j``, so rescaling a column changes
+      nothing.
+    * ``categorical``: ``log (N_cjv + alpha) / (n_cj + alpha K_j)``, integer
+      codes ``0..K_j - 1`` with ``K_j`` the largest code seen plus one (or
+      ``min_categories``), as in :class:`nbcli.models.CategoricalNB`.
+    * ``bernoulli``: ``x log p_cj + (1 - x) log(1 - p_cj)`` for 0/1 values,
+      ``p_cj = (N_cj + alpha) / (n_cj + 2 alpha)`` with ``N_cj`` the weight
+      of the ones (McCallum and Nigam, AAAI-98 workshop on text
+      categorisation, 1998).
+    * ``multinomial``: ``x log p_cj`` for counts, ``p_cj = (N_cj + alpha) /
+      (sum_i N_ci + alpha m)`` over the ``m`` multinomial columns, without
+      the multinomial coefficient (Manning, Raghavan and Schuetze,
+      *Introduction to Information Retrieval*, 2008, section 13.2).
+
+    With ``missing="ignore"`` a NaN cell is left out of its column's
+    statistics at fit and out of the sum at predict, which is exact
+    marginalisation under missing-at-random (Little and Rubin, 2002).
+
+    Parameters
+    ----------
+    column_types : None, str, sequence of str or dict, default=None
+        Per column one of ``"gaussian"``, ``"categorical"``, ``"bernoulli"``,
+        ``"multinomial"``: a list with one entry per column, a dict by column
+        index or feature name (columns it leaves out are Gaussian), or one
+        name for all columns. ``None``: all Gaussian.
+    var_smoothing : float, default=1e-9
+        See above.
+    var_smoothing_scale : {"global", "feature"}, default="global"
+    alpha : float, default=1.0
+        Lidstone smoothing of the categorical, Bernoulli and multinomial
+        columns; values below 1e-10 are raised to 1e-10.
+    min_categories : int or array-like of shape (n_features,), optional
+        Lower bound on ``K_j`` of categorical columns (entries of other
+        columns are not used).
+    fit_prior : bool, default=True
+        Learn class priors from the (weighted) class frequencies of all
+        rows; when False, uniform.
+    class_prior : array-like of shape (n_classes,), optional
+        Fixed class priors, overriding ``fit_prior``; must sum to 1.
+    missing : {"error", "ignore"}, default="error"
+    unseen : {"error", "ignore"}, default="error"
+        A categorical code ``>= K_j`` at predict: an error naming row,
+        column and value, or left out of the product like a missing cell.
+
+    Attributes
+    ----------
+    classes_, class_count_, class_log_prior_ : ndarray of shape (n_classes,)
+    column_types_ : list of str, one per column
+    theta_, var_ : ndarray of shape (n_classes, n_gaussian)
+        Means and variances (including ``epsilon_``) of the Gaussian columns.
+    epsilon_ : ndarray of shape (n_gaussian,)
+    n_categories_ : ndarray of shape (n_categorical,), int
+    category_log_prob_ : list of ndarrays of shape (n_classes, K_j)
+    bernoulli_log_prob_, multinomial_log_prob_ : ndarray of shape (n_classes, n_columns_of_type)
+        ``log p_cj`` of the Bernoulli and multinomial columns.
+    stats_ : MixedStats
+
+    Raises
+    ------
+    ValueError
+        For a cell its column's type cannot take (a code that is not a
+        non-negative integer, a Bernoulli value other than 0 or 1, a negative
+        count), infinity, NaN under ``missing="error"``, an unseen category
+        under ``unseen="error"`` (messages name row and column); at fit, for
+        a Gaussian column with no observed value in a class that has rows,
+        or a zero variance that smoothing does not lift.
+    """
+
+    model_type = "mixed"
+
+    def __init__(
+        self,
+        *,
+        column_types=None,
+        var_smoothing=1e-9,
+        var_smoothing_scale="global",
+        alpha=1.0,
+        min_categories=None,
+        fit_prior=True,
+        class_prior=None,
+        missing="error",
+        unseen="error",
+    ):
+        self.column_types = column_types
+        self.var_smoothing = var_smoothing
+        self.var_smoothing_scale = var_smoothing_scale
+        self.alpha = alpha
+        self.min_categories = min_categories
+        self.fit_prior = fit_prior
+        self.class_prior = class_prior
+        self.missing = missing
+        self.unseen = unseen
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = self.missing == "ignore"
+        ct = self.column_types
+        try:
+            kinds = [ct] if isinstance(ct, str) else [t for _, t in _type_entries(ct)]
+        except ValueError:  # invalid column_types are reported by fit
+            kinds = []
+        tags.input_tags.categorical = "categorical" in kinds
+        return tags
+
+    def _hyperparameter_check(self):
+        _type_entries(self.column_types)
+        vs = self.var_smoothing
+        if (
+            isinstance(vs, bool)
+            or not isinstance(vs, (int, float, np.floating, np.integer))
+            or not np.isfinite(vs)
+            or vs < 0
+        ):
+            raise ValueError(f"var_smoothing must be a non-negative number, got {vs!r}")
+        check_mode(self.var_smoothing_scale, "var_smoothing_scale", VAR_SMOOTHING_SCALES)
+        _check_alpha(self.alpha)
+        check_min_categories(self.min_categories)
+        check_mode(self.missing, "missing", MISSING_MODES)
+        check_mode(self.unseen, "unseen", UNSEEN_MODES)
+        if not isinstance(self.fit_prior, (bool, np.bool_, numbers.Integral)):
+            raise ValueError(f"fit_prior must be a boolean, got {self.fit_prior!r}")
+
+    def _resolve_layout(self) -> ColumnLayout:
+        return resolve_column_types(
+            self.column_types, self.n_features_in_, getattr(self, "feature_names_in_", None)
+        )
+
+    # -- values -------------------------------------------------------------------
+    def _check_values(self, X, row_offset=0):
+        lay = self._layout
+        check_codes(self, X[:, lay.categorical], lay.categorical, row_offset)
+        Xb = X[:, lay.bernoulli]
+        with np.errstate(invalid="ignore"):
+            self._refuse(
+                Xb,
+                (Xb != 0) & (Xb != 1) & ~np.isnan(Xb),
+                lay.bernoulli,
+                row_offset,
+                "is not 0 or 1: Bernoulli columns take binary values",
+            )
+            Xm = X[:, lay.multinomial]
+            self._refuse(
+                Xm,
+                Xm < 0,
+                lay.multinomial,
+                row_offset,
+                "is negative: multinomial columns take non-negative counts",
+            )
+
+    def _refuse(self, V, bad, columns, row_offset, what):
+        if not bad.any():
+            return
+        i, jj = (int(v) for v in np.argwhere(bad)[0])
+        j = int(columns[jj])
+        reason = f"value {value_text(V[i, jj])} {what}"
+        raise DataValueError(
+            f"{reason}; found at row {i + row_offset}, {feature_label(self, j)}",
+            i + row_offset,
+            j,
+            reason,
+        )
+
+    def _check_unseen(self, X, row_offset=0):
+        if self.unseen == "error":
+            lay = self._layout
+            check_known(self, X[:, lay.categorical], lay.categorical, self._n_cat, row_offset)
+
+    # -- fitting ------------------------------------------------------------------
+    def _new_stats(self, X, y_idx, w, n_classes):
+        self._layout = self._resolve_layout()
+        self._check_values(X)
+        return MixedStats.from_data(X, y_idx, w, n_classes, self._layout)
+
+    def _finalize(self):
+        lay = self._layout = self._resolve_layout()
+        st = self.stats_
+        if st.gaussian_count.shape[1] != lay.gaussian.size or st.n_categories.size != (
+            lay.categorical.size
+        ):
+            raise ValueError("the statistics do not match column_types; refit the model")
+        self.column_types_ = list(lay.types)
+        self.class_count_ = st.class_count.copy()
+        self.class_log_prior_ = class_log_prior(st.class_count, self.fit_prior, self.class_prior)
+        alpha = _check_alpha(self.alpha)
+        self._finalize_gaussian(st, lay)
+        min_cat = check_min_categories(self.min_categories, self.n_features_in_)
+        self._cat_log_prob, _, self._n_cat = category_log_prob(
+            st.category_count,
+            st.n_categories,
+            alpha,
+            None if min_cat is None else min_cat[lay.categorical],
+        )
+        self.n_categories_ = self._n_cat.astype(np.int64)
+        self.category_log_prob_ = np.split(
+            self._cat_log_prob[:, :-1], np.cumsum(self._n_cat)[:-1], axis=1
+        )
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            den = np.log(st.bernoulli_observed + 2.0 * alpha)
+            lp = np.log(st.bernoulli_count + alpha) - den
+            # log(1 - p) from the counts, accurate when p is near 1.
+            lq = np.log(st.bernoulli_observed - st.bernoulli_count + alpha) - den
+            mult = st.multinomial_count + alpha
+            lm = np.log(mult) - np.log(mult.sum(axis=1, keepdims=True))
+        if not (np.all(np.isfinite(lp)) and np.all(np.isfinite(lq)) and np.all(np.isfinite(lm))):
+            raise ValueError(
+                f"alpha={alpha:g} is too large: the smoothed counts overflow float64; "
+                "use a smaller alpha (1 is Laplace smoothing)"
+            )
+        self.bernoulli_log_prob_ = lp
+        self.multinomial_log_prob_ = lm
+        self._bern_w = lp - lq
+        self._bern_b = lq
+
+    def _finalize_gaussian(self, st, lay):
+        count, shift, offset, m2 = st.gaussian()
+        g = lay.gaussian.size
+        n_all, _, m2_all = pooled_moments(count, shift, offset, m2)
+        if np.any(n_all <= 0):
+            j = int(lay.gaussian[np.argmax(n_all <= 0)])
+            raise ValueError(f"Gaussian {feature_label(self, j)} has no observed value in training")
+        var_all = m2_all / n_all
+        with np.errstate(over="ignore"):
+            if self.var_smoothing_scale == "feature":
+                eps = self.var_smoothing * var_all
+            else:
+                eps = np.full(g, self.var_smoothing * (var_all.max() if g else 0.0))
+        if not np.all(np.isfinite(eps)):
+            raise ValueError(
+                f"var_smoothing={self.var_smoothing:g} is too large: times the feature variance "
+                "it overflows float64; use a fraction such as 1e-9 to 1"
+            )
+        if g and self.var_smoothing > 0 and not np.any(var_all > 0):
+            raise ValueError(
+                f"every Gaussian column is constant in the training data (n_samples = "
+                f"{st.class_count.sum():g}), so there is no variance to smooth with; at least "
+                "one Gaussian column must vary (one sample is not enough)"
+            )
+        live = st.class_count > 0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            var = np.where(count > 0, m2 / count, 0.0) + eps
+        empty = live[:, None] & (count <= 0)
+        if empty.any():
+            k, jj = np.argwhere(empty)[0]
+            raise ValueError(
+                f"Gaussian {feature_label(self, int(lay.gaussian[jj]))} has no observed value "
+                f"in class {label_text(self.classes_[k])}; a mean and variance need at least one"
+            )
+        flat = live[:, None] & (var <= 0)
+        if flat.any():
+            k, jj = np.argwhere(flat)[0]
+            fix = (
+                "it is constant in the training data, so var_smoothing_scale='feature' gives it "
+                "no smoothing; drop the column or use var_smoothing_scale='global'"
+                if self.var_smoothing_scale == "feature" and var_all[jj] == 0
+                else "set var_smoothing > 0"
+            )
+            raise ValueError(
+                f"Gaussian {feature_label(self, int(lay.gaussian[jj]))} has zero variance in "
+                f"class {label_text(self.classes_[k])}: {fix}"
+            )
+        # Classes without rows never win (their prior is zero unless fixed);
+        # unit variance keeps their scores finite.
+        var[~live] = 1.0
+        self.epsilon_ = eps
+        self.var_ = var
+        self.theta_ = np.where(count > 0, shift + offset, 0.0)
+        self._inv_sd = 1.0 / np.sqrt(var)
+        self._log_norm = -0.5 * (_LOG_2PI + np.log(var))
+
+    # -- scoring ------------------------------------------------------------------
+    def _jll_block(self, X):
+        lay = self._layout
+        out = np.repeat(self.class_log_prior_[:, None], X.shape[0], axis=1)
+        if lay.gaussian.size:
+            Xg = X[:, lay.gaussian]
+            seen = ~np.isnan(Xg)
+            # Class by class, the squares are formed exactly (no expansion that
+            # could cancel) in memory of one block, however many classes.
+            for k in range(out.shape[0]):
+                Z = Xg - self.theta_[k]
+                Z *= self._inv_sd[k]
+                Z *= Z
+                Z[~seen] = 0.0
+                out[k] -= 0.5 * Z.sum(axis=1)
+            out += self._log_norm @ seen.T.astype(np.float64)
+        if lay.categorical.size:
+            out += category_terms(self._cat_log_prob, X[:, lay.categorical], self._n_cat)
+        if lay.bernoulli.size:
+            Xb = X[:, lay.bernoulli]
+            seen = ~np.isnan(Xb)
+            out += self._bern_w @ np.where(seen, Xb, 0.0).T
+            out += self._bern_b @ seen.T.astype(np.float64)
+        if lay.multinomial.size:
+            Xm = X[:, lay.multinomial]
+            out += self.multinomial_log_prob_ @ np.where(np.isnan(Xm), 0.0, Xm).T
+        return out
