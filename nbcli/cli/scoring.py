@@ -72,8 +72,8 @@ def iter_scores(
         refuses (the message names file, column and row).
     """
     from nbcli.cli.progress import progress_iter
-    from nbcli.cli.training import data_error
     from nbcli.io.data import iter_dataset
+    from nbcli.workflows.train import data_error
 
     stream = iter_dataset(
         path,

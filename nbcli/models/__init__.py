@@ -1,4 +1,4 @@
-"""The numerical core: five Bayes classifiers sharing one log-space base.
+"""The numerical core: Bayes classifiers sharing one log-space base.
 
 >>> from nbcli.models import GaussianNB
 >>> model = GaussianNB().fit(X_train, y_train)          # doctest: +SKIP
@@ -12,17 +12,11 @@ from nbcli.models._stats import ClassCounts, ClassMoments, ClassScatter
 from nbcli.models.discrete import BernoulliNB, MultinomialNB
 from nbcli.models.discriminant import LinearDiscriminantAnalysis, QuadraticDiscriminantAnalysis
 from nbcli.models.gaussian import GaussianNB
+from nbcli.models.hyperparameters import Hyperparameter
+from nbcli.models.registry import model_classes
 
-MODELS: dict[str, type[BayesClassifier]] = {
-    cls.model_type: cls
-    for cls in (
-        GaussianNB,
-        MultinomialNB,
-        BernoulliNB,
-        LinearDiscriminantAnalysis,
-        QuadraticDiscriminantAnalysis,
-    )
-}
+#: ``{model type: class}``, as found by :mod:`nbcli.models.registry`.
+MODELS: dict[str, type[BayesClassifier]] = model_classes()
 
 __all__ = [
     "BayesClassifier",
@@ -31,6 +25,7 @@ __all__ = [
     "ClassMoments",
     "ClassScatter",
     "GaussianNB",
+    "Hyperparameter",
     "LinearDiscriminantAnalysis",
     "MODELS",
     "MultinomialNB",

@@ -117,6 +117,11 @@ class _Stats:
             out[f.name] = b
         return replace(self, **out)
 
+    @property
+    def class_counts(self) -> np.ndarray:
+        """Weighted number of samples per class, shape (n_classes,)."""
+        return self.count if hasattr(self, "count") else self.class_count
+
     def copy(self):
         return replace(
             self,

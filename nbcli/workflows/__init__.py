@@ -1,0 +1,1 @@
+"""Workflows: plain functions between the command line and the core, returning reports."""
