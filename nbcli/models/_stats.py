@@ -31,6 +31,7 @@ are merged only after both use the same class order (see ``reindex``).
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields, replace
+from typing import ClassVar
 
 import numpy as np
 
@@ -96,10 +97,24 @@ def _merge_location(a, b):
 
 
 class _Stats:
-    """Shared behaviour: zero construction, class re-indexing, copying."""
+    """Shared behaviour: zero construction, class re-indexing, copying.
 
+    Every statistics class declares ``shapes``: the arrays it stores and the
+    shape of each in units of ``K`` (n_classes) and ``d`` (n_features),
+    e.g. ``{"count": "K", "m2": "Kd"}``; model files are checked against it.
+    Arrays in ``optional`` may be absent (``None``).
+    """
+
+    shapes: ClassVar[dict[str, str]] = {}
+    optional: ClassVar[tuple[str, ...]] = ()
     # Fields without a leading class axis (kept as they are when re-indexing).
-    _pooled_fields: tuple = ()
+    _pooled_fields: ClassVar[tuple[str, ...]] = ()
+
+    @classmethod
+    def array_shapes(cls, n_classes: int, n_features: int) -> dict[str, tuple[int, ...]]:
+        """Shape of each array these statistics store, for ``n_classes`` and ``n_features``."""
+        size = {"K": n_classes, "d": n_features}
+        return {name: tuple(size[c] for c in units) for name, units in cls.shapes.items()}
 
     def reindex(self, new_index: np.ndarray, n_classes: int):
         """Return a copy whose class ``k`` is this one's class ``i`` where ``new_index[i] == k``.
@@ -162,6 +177,8 @@ class ClassCounts(_Stats):
     class_count: np.ndarray
     feature_count: np.ndarray
 
+    shapes = {"class_count": "K", "feature_count": "Kd"}
+
     @classmethod
     def from_data(cls, X, y_idx, w, n_classes):
         """Statistics of one chunk; ``X`` of shape (n_samples, n_features)."""
@@ -215,6 +232,8 @@ class ClassMoments(_Located):
     shift: np.ndarray
     offset: np.ndarray
     m2: np.ndarray
+
+    shapes = {"count": "K", "shift": "Kd", "offset": "Kd", "m2": "Kd"}
 
     @classmethod
     def from_data(cls, X, y_idx, w, n_classes):
@@ -282,6 +301,16 @@ class ClassScatter(_Located):
     scatter: np.ndarray
     third: np.ndarray | None = field(default=None)
     fourth: np.ndarray | None = field(default=None)
+
+    shapes = {
+        "count": "K",
+        "shift": "Kd",
+        "offset": "Kd",
+        "scatter": "Kdd",
+        "third": "Kdd",
+        "fourth": "Kdd",
+    }
+    optional = ("third", "fourth")
 
     @classmethod
     def from_data(cls, X, y_idx, w, n_classes, *, higher: bool = False):
@@ -379,6 +408,7 @@ class PooledScatter(_Located):
     offset: np.ndarray
     within: np.ndarray
 
+    shapes = {"count": "K", "shift": "Kd", "offset": "Kd", "within": "dd"}
     _pooled_fields = ("within",)
 
     @classmethod
