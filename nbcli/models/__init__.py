@@ -8,7 +8,8 @@ NumPy and SciPy only: no file I/O, no printing.
 """
 
 from nbcli.models._base import BayesClassifier, NotFittedError, log_normalise
-from nbcli.models._stats import ClassCounts, ClassMoments, ClassScatter
+from nbcli.models._stats import ClassCounts, ClassMoments, ClassScatter, PooledScatter
+from nbcli.models._validation import DataValueError
 from nbcli.models.discrete import BernoulliNB, MultinomialNB
 from nbcli.models.discriminant import LinearDiscriminantAnalysis, QuadraticDiscriminantAnalysis
 from nbcli.models.gaussian import GaussianNB
@@ -24,12 +25,14 @@ __all__ = [
     "ClassCounts",
     "ClassMoments",
     "ClassScatter",
+    "DataValueError",
     "GaussianNB",
     "Hyperparameter",
     "LinearDiscriminantAnalysis",
     "MODELS",
     "MultinomialNB",
     "NotFittedError",
+    "PooledScatter",
     "QuadraticDiscriminantAnalysis",
     "log_normalise",
 ]

@@ -431,8 +431,3 @@ class PooledScatter(_Located):
         n, shift, offset, delta, cross = _merge_location(self, other)
         within = self.within + other.within + (delta * cross[:, None]).T @ delta
         return PooledScatter(count=n, shift=shift, offset=offset, within=within)
-
-
-STATS_TYPES = {
-    cls.__name__: cls for cls in (ClassCounts, ClassMoments, ClassScatter, PooledScatter)
-}

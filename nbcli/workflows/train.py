@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from nbcli.errors import NbcliError
-from nbcli.models._validation import DataValueError
+from nbcli.models import DataValueError
 
 if TYPE_CHECKING:
     # The reports package loads SciPy's statistics (over half a second);
