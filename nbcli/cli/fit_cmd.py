@@ -24,7 +24,7 @@ def _fit(
         ),
     ],
     model: Annotated[
-        _MODEL_TYPES | None,
+        _MODEL_TYPES | None,  # type: ignore[valid-type]
         typer.Option(
             "--model", "-m", help="Model type (or 'model' in --config).", case_sensitive=False
         ),
@@ -141,8 +141,9 @@ def _estimator(model: str | None, cfg: dict, config: str | None, flags: dict):
         )
     try:
         for name, value in params.items():
-            if isinstance(value, str) and specs[name].parse is not None:
-                params[name] = specs[name].parse(value, origins[name])
+            parse = specs[name].parse
+            if isinstance(value, str) and parse is not None:
+                params[name] = parse(value, origins[name])
         given = []
         for flag in registry.flags().values():
             value = flag_values(flag, flags.get(flag.dest))

@@ -11,7 +11,7 @@ def split_list(values: list[str] | None) -> list[str] | None:
     """``["a,b", "c"]`` -> ``["a", "b", "c"]``; None stays None."""
     if not values:
         return None
-    out = []
+    out: list[str] = []
     for v in values:
         out.extend(part.strip() for part in v.split(",") if part.strip())
     return out or None

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -79,7 +80,7 @@ class ModelFile:
     feature_names: list
     target: str | None = None
     training: dict = field(default_factory=dict)
-    calibrator: object | None = None
+    calibrator: Any = None
     calibration_info: dict | None = None
     columns: list | None = None
     vocabularies: dict | None = None
@@ -197,7 +198,7 @@ def save_model(mf: ModelFile, path) -> None:
     for name, texts in _text_arrays(mf)[0].items():
         arrays[f"text.{name}.data"], arrays[f"text.{name}.offsets"] = encode_texts(texts)
     with atomic_write(path, "wb") as f:
-        np.savez(f, **arrays)
+        np.savez(f, **arrays)  # type: ignore[arg-type]
     mf.metadata = meta
 
 
@@ -303,11 +304,11 @@ def _load_members(path, archive: NpzArchive) -> ModelFile:
 def _calibrator(path, calib: dict, arrays: dict, n_classes: int):
     from nbcli.calibration import CALIBRATORS
 
-    kind = calib.get("method")
+    kind: Any = calib.get("method")
     if not isinstance(kind, str) or kind not in CALIBRATORS:
         refuse(path, f"has an unknown calibration method {str(kind)[:40]!r}")
     try:
-        calibrator = CALIBRATORS[kind].from_arrays(
+        calibrator = CALIBRATORS[kind].from_arrays(  # type: ignore[attr-defined]
             {n: arrays[f"calibration.{n}"] for n in calib["arrays"]}
         )
     except (ValueError, TypeError, KeyError, IndexError) as exc:

@@ -23,7 +23,7 @@ there are.
 from __future__ import annotations
 
 import inspect
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
@@ -35,6 +35,9 @@ from nbcli.models._validation import (
     sklearn_compatible,
 )
 from nbcli.models.hyperparameters import Hyperparameter
+
+if TYPE_CHECKING:
+    from nbcli.models._stats import _Stats
 
 # Rows scored per block: enough for BLAS to run at full speed, small enough
 # for the block's temporaries to stay in cache.
@@ -121,7 +124,7 @@ class BayesClassifier:
 
     name: ClassVar[str] = ""
     hyperparameters: ClassVar[tuple[Hyperparameter, ...]] = ()
-    statistics: ClassVar[tuple[type, ...]] = ()
+    statistics: ClassVar[tuple[type[_Stats], ...]] = ()
     sklearn_tags: ClassVar[dict[str, bool]] = {}
     min_samples_per_class: ClassVar[int] = 1
     prior_param: ClassVar[str] = "priors"

@@ -135,7 +135,8 @@ class _Stats:
     @property
     def class_counts(self) -> np.ndarray:
         """Weighted number of samples per class, shape (n_classes,)."""
-        return self.count if hasattr(self, "count") else self.class_count
+        # Counts are "count" in the moment statistics, "class_count" in ClassCounts.
+        return self.count if hasattr(self, "count") else self.class_count  # type: ignore[attr-defined]
 
     def copy(self):
         return replace(

@@ -26,7 +26,7 @@ def _number(value) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
 
-def _g(x: float) -> str:
+def _g(x: float | None) -> str:
     return f"{x:g}"
 
 
@@ -111,12 +111,13 @@ class Hyperparameter:
                 "non-negative numbers that sum to 1, as a list in class order or a table "
                 "by class label"
             )
-        if self.low is None and self.high is None:
+        low, high = self.low, self.high
+        if low is None and high is None:
             text = "a finite number"
-        elif self.high is None:
-            text = f"a finite number {'>' if self.low_open else '>='} {_g(self.low)}"
-        elif self.low is None:
-            text = f"a finite number {'<' if self.high_open else '<='} {_g(self.high)}"
+        elif high is None:
+            text = f"a finite number {'>' if self.low_open else '>='} {_g(low)}"
+        elif low is None:
+            text = f"a finite number {'<' if self.high_open else '<='} {_g(high)}"
         else:
             text = (
                 f"a number in {'(' if self.low_open else '['}{_g(self.low)}, "
@@ -134,7 +135,7 @@ class Hyperparameter:
         value = self.default if self.cli_default is SAME else self.cli_default
         if value is None:
             return "none"
-        return _shortest(value) if _number(value) else str(value)
+        return _shortest(value) if isinstance(value, (int, float)) else str(value)
 
     # -- validation ----------------------------------------------------------------
     def is_valid(self, value) -> bool:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -18,6 +18,7 @@ from nbcli.models import DataValueError
 if TYPE_CHECKING:
     # The reports package loads SciPy's statistics (over half a second);
     # scoring, failing early and ``fit --quiet`` do without it.
+    from nbcli.io.modelfile import ModelFile
     from nbcli.reports.runs import TrainingReport
 
 
@@ -82,7 +83,7 @@ class TrainResult:
         Information about how the data were read (which column is the target).
     """
 
-    model_file: object
+    model_file: ModelFile
     facts: dict
     warnings: list
     notes: list = field(default_factory=list)
@@ -92,6 +93,17 @@ class TrainResult:
         from nbcli.reports.runs import TrainingReport
 
         return TrainingReport(**self.facts, output=output)
+
+
+@dataclass
+class _ReadState:
+    """How far reading got: chunks and rows so far, the current chunk's first row."""
+
+    first: Any = None
+    chunks: int = 0
+    rows: int = 0
+    offset: int = 0
+    reading: bool = False
 
 
 def _plain(v):
@@ -162,7 +174,7 @@ def train(
     )
     warnings: list[str] = []
     fp = DataFingerprint()
-    state = {"first": None, "chunks": 0, "rows": 0, "offset": 0, "reading": False}
+    state = _ReadState()
     model_type = estimator.name
     if priors_by_label is not None:
         # Priors given by label can be put in order only once the classes are known.
@@ -172,17 +184,17 @@ def train(
         wrapped = iter(progress(stream, f"reading {path}") if progress is not None else stream)
         while True:
             # An error of the reader is its own; only the estimator's are data errors.
-            state["reading"] = True
+            state.reading = True
             ds = next(wrapped, None)
-            state["reading"] = False
+            state.reading = False
             if ds is None:
                 return
-            state["chunks"] += 1
+            state.chunks += 1
             # Keep the first chunk only while it may turn out to be the whole file.
-            state["first"] = ds if state["chunks"] == 1 else None
+            state.first = ds if state.chunks == 1 else None
             fp.update(ds.X, ds.y)
-            state["offset"] = state["rows"]
-            state["rows"] += ds.X.shape[0]
+            state.offset = state.rows
+            state.rows += ds.X.shape[0]
             yield ds.X, ds.y
 
     started = time.perf_counter()
@@ -192,11 +204,11 @@ def train(
         with np.errstate(over="ignore", invalid="ignore"):
             estimator.fit_chunks(chunks(), finalize=False)
     except ValueError as exc:
-        if state["reading"]:
+        if state.reading:
             raise
-        if state["rows"] == 0:
+        if state.rows == 0:
             raise NbcliError(f"{path}: no data rows") from None
-        raise data_error(path, exc, stream.feature_names, state["offset"]) from None
+        raise data_error(path, exc, stream.feature_names, state.offset) from None
 
     _check_finite_statistics(path, estimator, stream.feature_names)
     classes = estimator.classes_
@@ -236,8 +248,8 @@ def train(
     seconds = time.perf_counter() - started
 
     accuracy = None
-    first = state["first"]
-    if first is not None and state["chunks"] == 1:
+    first = state.first
+    if first is not None and state.chunks == 1:
         pred = estimator.predict(first.X)
         accuracy = float(np.mean(pred.astype(str) == np.asarray(first.y).astype(str)))
 
@@ -245,7 +257,7 @@ def train(
     counts = estimator.stats_.class_counts
     counts_out = [int(c) if float(c).is_integer() else float(c) for c in counts]
     training = {
-        "n_samples": int(state["rows"]),
+        "n_samples": int(state.rows),
         "class_counts": counts_out,
         "data_sha256": fp.hexdigest(),
         "data": path,
@@ -261,14 +273,14 @@ def train(
         hyperparameters={k: _jsonable(v) for k, v in estimator.get_params().items()},
         data=path,
         target=stream.target,
-        n_samples=int(state["rows"]),
+        n_samples=int(state.rows),
         feature_names=list(stream.feature_names),
         classes=classes_out,
         class_counts=counts_out,
         priors=[float(p) for p in class_priors(estimator)],
         seconds=seconds,
         training_accuracy=accuracy,
-        n_chunks=state["chunks"],
+        n_chunks=state.chunks,
     )
     notes = [stream.note] if stream.note else []
     return TrainResult(model_file=mf, facts=facts, warnings=warnings, notes=notes)
