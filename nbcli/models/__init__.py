@@ -7,7 +7,8 @@
 NumPy and SciPy only: no file I/O, no printing.
 """
 
-from nbcli.models._base import BayesClassifier, NotFittedError, log_normalise
+from nbcli.models._base import BayesClassifier, NotFittedError
+from nbcli.models._logspace import log_normalise
 from nbcli.models._stats import ClassCounts, ClassMoments, ClassScatter, PooledScatter
 from nbcli.models._validation import DataValueError
 from nbcli.models.discrete import BernoulliNB, MultinomialNB

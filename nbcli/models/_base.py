@@ -22,11 +22,12 @@ there are.
 
 from __future__ import annotations
 
-import inspect
 from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
+from nbcli.models._logspace import _log_normalise_columns, _softmax_columns
+from nbcli.models._params import Parameters
 from nbcli.models._validation import (
     check_array,
     check_finite,
@@ -44,54 +45,7 @@ if TYPE_CHECKING:
 _BLOCK_ELEMENTS = 1 << 18
 
 
-def log_normalise(jll: np.ndarray) -> np.ndarray:
-    """Turn joint log-likelihoods into log posteriors, in place.
-
-    Parameters
-    ----------
-    jll : ndarray of shape (n_samples, n_classes)
-        ``log p(x, y=k)`` up to a term that is the same for every class.
-
-    Returns
-    -------
-    ndarray of shape (n_samples, n_classes)
-        ``jll`` itself, now holding ``log p(y=k | x)``: each row minus its
-        log-sum-exp, computed after subtracting the row maximum so that no
-        exponential overflows or underflows to an all-zero row.
-    """
-    top = jll.max(axis=1, keepdims=True)
-    top[~np.isfinite(top)] = 0.0
-    jll -= top
-    lse = np.log(np.exp(jll).sum(axis=1, keepdims=True))
-    jll -= lse
-    return jll
-
-
-def _column_max(jll: np.ndarray) -> np.ndarray:
-    top = jll.max(axis=0)
-    if not np.isfinite(top).all():
-        top[~np.isfinite(top)] = 0.0  # a row that is -inf for every class stays -inf
-    return top
-
-
-def _log_normalise_columns(jll: np.ndarray) -> np.ndarray:
-    """:func:`log_normalise` for a class-major block (n_classes, n_rows), in place."""
-    jll -= _column_max(jll)
-    jll -= np.log(np.exp(jll).sum(axis=0))
-    return jll
-
-
-def _softmax_columns(jll: np.ndarray) -> np.ndarray:
-    """Posterior probabilities of a class-major block (n_classes, n_rows), in place."""
-    jll -= _column_max(jll)
-    np.exp(jll, out=jll)
-    total = jll.sum(axis=0)
-    np.reciprocal(total, out=total)
-    jll *= total
-    return jll
-
-
-class BayesClassifier:
+class BayesClassifier(Parameters):
     """Common machinery: parameters, labels, statistics, log-space prediction.
 
     A subclass is a model type. It declares the class attributes below and
@@ -207,60 +161,6 @@ class BayesClassifier:
         """
         for spec in self.hyperparameters:
             spec.check(getattr(self, spec.name))
-
-    # -- parameters, in the style of scikit-learn ---------------------------------
-    @classmethod
-    def _get_param_names(cls):
-        sig = inspect.signature(cls.__init__)
-        return sorted(
-            p.name for p in sig.parameters.values() if p.name != "self" and p.kind != p.VAR_KEYWORD
-        )
-
-    def get_params(self, deep: bool = True) -> dict:
-        """Hyperparameters as a dict ``{name: value}``."""
-        return {name: getattr(self, name) for name in self._get_param_names()}
-
-    def set_params(self, **params):
-        """Set hyperparameters by name; returns ``self``.
-
-        Raises
-        ------
-        ValueError
-            For a name that is not a hyperparameter of this estimator.
-        """
-        valid = self._get_param_names()
-        for name, value in params.items():
-            if name not in valid:
-                raise ValueError(
-                    f"invalid parameter {name!r} for {type(self).__name__}; "
-                    f"valid parameters are {valid}"
-                )
-            setattr(self, name, value)
-        return self
-
-    def __repr__(self):
-        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
-        return f"{type(self).__name__}({args})"
-
-    def __sklearn_tags__(self):
-        """scikit-learn's description of this estimator (its ``Tags`` dataclass).
-
-        Only scikit-learn calls this, so importing it here adds no dependency.
-        The model-specific tags are those scikit-learn gives its own
-        estimators of the same kind (``sklearn/naive_bayes.py``).
-        """
-        from sklearn.utils import ClassifierTags, Tags, TargetTags
-
-        tags = Tags(
-            estimator_type="classifier",
-            target_tags=TargetTags(required=True),
-            classifier_tags=ClassifierTags(),
-        )
-        tags.input_tags.allow_nan = False
-        tags.input_tags.sparse = False
-        tags.input_tags.positive_only = self.sklearn_tags.get("positive_only", False)
-        tags.classifier_tags.poor_score = self.sklearn_tags.get("poor_score", False)
-        return tags
 
     # -- fitting ------------------------------------------------------------------
     def _prepare_X(self, X) -> np.ndarray:
