@@ -17,27 +17,6 @@ def split_list(values: list[str] | None) -> list[str] | None:
     return out or None
 
 
-def order_priors(priors, classes) -> list | None:
-    """Priors as a list in the order of ``classes`` (labels matched by their text).
-
-    ``priors`` is None, a list (already in class order) or a dict
-    ``{label text: prior}`` as ``--priors spam=0.4,ham=0.6`` gives it.
-    """
-    if priors is None or isinstance(priors, list):
-        return priors
-    names = [str(c) for c in classes]
-    unknown = sorted(set(priors) - set(names))
-    if unknown:
-        raise NbcliError(
-            f"--priors names labels not in the training data: {', '.join(unknown)} "
-            f"(classes: {', '.join(names)})"
-        )
-    missing = [n for n in names if n not in priors]
-    if missing:
-        raise NbcliError(f"--priors gives no prior for classes {', '.join(missing)}")
-    return [priors[n] for n in names]
-
-
 def read_config(path: str | None) -> dict:
     """Read a TOML config: ``model``, ``[hyperparameters]``, ``[data]``.
 
