@@ -107,13 +107,13 @@ def assert_one_error_line(run: Run, *fragments: str, code: int = 2) -> str:
 
 def fitted_model_file(path, model: str = "gaussian", csv_text: str = SMALL_CSV, **params):
     """Write a model file the way ``nbcli fit`` does, in process; returns its ModelFile."""
-    from nbcli.cli.training import train
     from nbcli.io.modelfile import save_model
     from nbcli.models import MODELS
+    from nbcli.workflows.train import train
 
     data = Path(path).with_suffix(".train.csv")
     data.write_text(csv_text, encoding="utf-8")
-    result = train(MODELS[model](**params), str(data), quiet=True)
+    result = train(MODELS[model](**params), str(data))
     save_model(result.model_file, path)
     return result.model_file
 

@@ -43,6 +43,8 @@ from conftest import (
     zip_members,
 )
 
+from nbcli.io.modelfile import FORMAT_VERSION
+
 # ---------------------------------------------------------------------------
 # Files the refusals are made of
 
@@ -275,10 +277,10 @@ REFUSALS = {
     ),
     "model_newer_format": Refusal(
         _predict("{d}/good.csv", model="{d}/newer.npz"),
-        ["{d}/newer.npz", "format version 2", "upgrade nbcli"],
+        ["{d}/newer.npz", f"format version {FORMAT_VERSION + 1}", "upgrade nbcli"],
         {
             "newer.npz": lambda d: _with_metadata(
-                d / "good.npz", format_version=2, nbcli_version="9.0"
+                d / "good.npz", format_version=FORMAT_VERSION + 1, nbcli_version="9.0"
             )
         },
     ),

@@ -293,7 +293,7 @@ def test_huge_declared_shapes_are_refused_before_any_array_is_read(tmp_path, mon
         ({"classes": ["x", 1]}, ["classes"]),
         ({"classes": [2**70, 1]}, ["too large"]),
         ({"target": ["label"]}, ["'target'"]),
-        ({"format_version": 2, "nbcli_version": ["9"]}, ["upgrade nbcli"]),
+        ({"format_version": FORMAT_VERSION + 1, "nbcli_version": ["9"]}, ["upgrade nbcli"]),
         ({"feature_names": ["f1", "f1", "f3", "f4"]}, ["distinct"]),
     ],
 )

@@ -33,7 +33,7 @@ class Recorder(Reporter):
 @pytest.fixture(scope="module")
 def iris(tmp_path_factory):
     """A Gaussian model of iris written the way ``nbcli fit`` does, and the same fit in the core."""
-    from nbcli.cli.training import train
+    from nbcli.workflows.train import train
 
     d = tmp_path_factory.mktemp("wf")
     result = train(GaussianNB(), str(SAMPLE / "iris_train.csv"), quiet=True)

@@ -1,35 +1,22 @@
 """``nbcli fit``: train a model from a data file and save it."""
 
-from __future__ import annotations
-
-from enum import Enum
-from typing import Annotated
+import inspect
+from typing import Annotated, Literal
 
 import typer
 
 from nbcli.cli import common
 from nbcli.cli.console import info, warn
-from nbcli.cli.options import (
-    HYPERPARAMETER_FLAGS,
-    check_hyperparameters,
-    order_priors,
-    parse_priors,
-    parse_shrinkage,
-    read_config,
-    split_list,
-)
+from nbcli.cli.options import read_config, split_list
 from nbcli.errors import NbcliError
+from nbcli.models import registry
+from nbcli.models.hyperparameters import SAME
+
+# The choices of --model: every model type of the registry.
+_MODEL_TYPES = Literal[tuple(registry.model_classes())]  # type: ignore[valid-type]
 
 
-class ModelType(str, Enum):
-    gaussian = "gaussian"
-    multinomial = "multinomial"
-    bernoulli = "bernoulli"
-    lda = "lda"
-    qda = "qda"
-
-
-def fit(
+def _fit(
     data: Annotated[
         str,
         typer.Option(
@@ -37,7 +24,7 @@ def fit(
         ),
     ],
     model: Annotated[
-        ModelType | None,
+        _MODEL_TYPES | None,  # type: ignore[valid-type]
         typer.Option(
             "--model", "-m", help="Model type (or 'model' in --config).", case_sensitive=False
         ),
@@ -56,57 +43,13 @@ def fit(
             help="TOML file with model, [hyperparameters] and [data]; flags override it.",
         ),
     ] = None,
-    var_smoothing: Annotated[
-        float | None,
-        typer.Option(
-            "--var-smoothing",
-            help="gaussian: fraction of the largest feature variance added to every variance [default: 1e-9].",
-        ),
-    ] = None,
-    alpha: Annotated[
-        float | None,
-        typer.Option(
-            "--alpha",
-            help="multinomial, bernoulli: Lidstone smoothing (1 = Laplace) [default: 1.0].",
-        ),
-    ] = None,
-    binarize: Annotated[
-        float | None,
-        typer.Option(
-            "--binarize",
-            help="bernoulli: values above this become 1, others 0 [default: input must be 0/1].",
-        ),
-    ] = None,
-    fit_prior: Annotated[
-        bool | None,
-        typer.Option(
-            "--fit-prior/--no-fit-prior",
-            help="multinomial, bernoulli: learn class priors from frequencies, or use uniform ones.",
-            show_default=False,
-        ),
-    ] = None,
-    shrinkage: Annotated[
-        str | None,
-        typer.Option(
-            "--shrinkage", help="lda: 'auto' (Ledoit-Wolf) or a number in [0, 1] [default: none]."
-        ),
-    ] = None,
-    reg_param: Annotated[
-        float | None,
-        typer.Option("--reg-param", help="qda: covariance regularisation in [0, 1] [default: 0]."),
-    ] = None,
-    priors: Annotated[
-        str | None,
-        typer.Option(
-            "--priors", help="Class priors: 0.3,0.7 (in class order) or spam=0.4,ham=0.6."
-        ),
-    ] = None,
     delimiter: Annotated[str | None, common.DELIMITER] = None,
     chunk_size: Annotated[int | None, common.CHUNK_SIZE] = None,
     x_key: Annotated[str, common.X_KEY] = "X",
     y_key: Annotated[str, common.Y_KEY] = "y",
     json_out: Annotated[str | None, common.JSON] = None,
     quiet: Annotated[bool, common.QUIET] = False,
+    **hyperparameter_flags,
 ):
     """Train a model on labelled data and save it as a .npz model file.
 
@@ -121,66 +64,16 @@ def fit(
         models=["--output"],
     )
     cfg = read_config(config)
-    model_name = model.value if model is not None else cfg.get("model")
-    if model_name is None:
-        raise NbcliError(
-            "no model type: give --model (gaussian, multinomial, bernoulli, lda, qda) or 'model' in --config"
-        )
-    from nbcli.models import MODELS
-
-    if model_name not in MODELS:
-        raise NbcliError(
-            f"{config}: unknown model {model_name!r}; choose one of {', '.join(MODELS)}"
-        )
-    cls = MODELS[model_name]
-
-    params = dict(cfg.get("hyperparameters", {}))
-    origins = {name: f"{config}: [hyperparameters] {name}" for name in params}
-    valid = set(cls._get_param_names())
-    unknown = sorted(set(params) - valid)
-    if unknown:
-        raise NbcliError(
-            f"{config}: hyperparameters {', '.join(unknown)} do not apply to the {model_name} model "
-            f"(it takes {', '.join(sorted(valid))})"
-        )
-    flags = {
-        "--var-smoothing": var_smoothing,
-        "--alpha": alpha,
-        "--binarize": binarize,
-        "--fit-prior/--no-fit-prior": fit_prior,
-        "--shrinkage": parse_shrinkage(shrinkage),
-        "--reg-param": reg_param,
-        "--priors": parse_priors(priors),
-    }
-    for flag, value in flags.items():
-        if value is None:
-            continue
-        name, applies = HYPERPARAMETER_FLAGS[flag]
-        shown = flag.split("/")[0] if value is not False else flag.split("/")[-1]
-        if model_name not in applies:
-            raise NbcliError(f"{shown} does not apply to the {model_name} model")
-        params[name] = value
-        origins[name] = shown
-    if "shrinkage" in params and isinstance(params["shrinkage"], str):
-        params["shrinkage"] = parse_shrinkage(params["shrinkage"])
-    prior_key = "class_prior" if model_name in ("multinomial", "bernoulli") else "priors"
-    if "priors" in params and prior_key != "priors":
-        params[prior_key] = params.pop("priors")
-        origins[prior_key] = origins.pop("priors")
-    check_hyperparameters(params, origins)
-    try:
-        estimator = cls(**params)
-        estimator._hyperparameter_check()
-    except (TypeError, ValueError) as exc:
-        raise NbcliError(f"invalid hyperparameter for {model_name}: {exc}") from None
-
+    estimator, params = _estimator(model, cfg, config, hyperparameter_flags)
     data_cfg = cfg.get("data", {})
     target = target if target is not None else data_cfg.get("target")
     features = split_list(features) or data_cfg.get("features")
     drop = split_list(drop) or data_cfg.get("drop")
 
-    from nbcli.cli.training import train
+    from nbcli.cli.progress import progress_iter
+    from nbcli.workflows.train import train
 
+    prior = params.get(estimator.prior_param)
     result = train(
         estimator,
         data,
@@ -191,12 +84,13 @@ def fit(
         chunk_size=chunk_size,
         x_key=x_key,
         y_key=y_key,
-        priors_by_label=params.get(prior_key) if isinstance(params.get(prior_key), dict) else None,
-        order_priors=order_priors,
-        quiet=quiet,
+        priors_by_label=prior if isinstance(prior, dict) else None,
+        progress=lambda chunks, what: progress_iter(chunks, what, quiet=quiet),
     )
     for w in result.warnings:
         warn(w)
+    for note in result.notes:
+        info(note, quiet)
 
     from nbcli.io.modelfile import save_model
 
@@ -216,3 +110,114 @@ def fit(
             }
         common.emit_report(report, json_out, quiet=quiet)
     info(f"wrote {output}", quiet or json_out == "-")
+
+
+def _estimator(model: str | None, cfg: dict, config: str | None, flags: dict):
+    """The estimator the options and config ask for, every value validated by its spec.
+
+    Returns the estimator and its hyperparameters as given (priors by label
+    are put in class order once the classes are known).
+    """
+    model_name = model.lower() if model is not None else cfg.get("model")
+    models = registry.model_classes()
+    if model_name is None:
+        raise NbcliError(
+            f"no model type: give --model ({', '.join(models)}) or 'model' in --config"
+        )
+    if model_name not in models:
+        raise NbcliError(
+            f"{config}: unknown model {model_name!r}; choose one of {', '.join(models)}"
+        )
+    cls = models[model_name]
+    specs = {spec.name: spec for spec in cls.hyperparameters}
+
+    params = dict(cfg.get("hyperparameters", {}))
+    origins = {name: f"{config}: [hyperparameters] {name}" for name in params}
+    unknown = sorted(set(params) - set(specs))
+    if unknown:
+        raise NbcliError(
+            f"{config}: hyperparameters {', '.join(unknown)} do not apply to the {model_name} model "
+            f"(it takes {', '.join(sorted(specs))})"
+        )
+    try:
+        for name, value in params.items():
+            parse = specs[name].parse
+            if isinstance(value, str) and parse is not None:
+                params[name] = parse(value, origins[name])
+        given = []
+        for flag in registry.flags().values():
+            value = flag_values(flag, flags.get(flag.dest))
+            if value is not None:
+                given.append((flag, value))
+        for flag, value in given:
+            shown = flag.flag.split("/")[0] if value is not False else flag.flag.split("/")[-1]
+            name = flag.params.get(model_name)
+            if name is None:
+                raise NbcliError(f"{shown} does not apply to the {model_name} model")
+            params[name] = value
+            origins[name] = shown
+        for name, value in params.items():
+            specs[name].check(value, origins[name])
+    except ValueError as exc:
+        raise NbcliError(str(exc)) from None
+    for spec in cls.hyperparameters:
+        # Where the command line insists on its own default (binarize).
+        if spec.cli_default is not SAME and spec.name not in params:
+            params[spec.name] = spec.cli_default
+    return cls(**params), params
+
+
+def flag_values(flag: registry.Flag, value):
+    """A flag's value from its text (``--priors 0.3,0.7`` -> a list); None when not given."""
+    if value is None or not isinstance(value, str):
+        return value
+    return flag.spec.from_text(value, flag.flag) if flag.spec.parse else value
+
+
+def _hyperparameter_parameter(flag: registry.Flag) -> inspect.Parameter:
+    spec = flag.spec
+    if spec.kind == "bool":
+        kind: type = bool
+    elif spec.kind == "float" and spec.parse is None:
+        kind = float
+    else:
+        kind = str
+    option = typer.Option(
+        flag.flag, help=registry.flag_help(flag), show_default=False, metavar=None
+    )
+    return inspect.Parameter(
+        flag.dest,
+        inspect.Parameter.KEYWORD_ONLY,
+        default=None,
+        annotation=Annotated[kind | None, option],
+    )
+
+
+def _with_hyperparameter_options(func):
+    """``func`` with one Typer option per hyperparameter flag of the registry.
+
+    Typer reads a command's options from ``inspect.signature`` and its type
+    hints, so the command gets a signature in which the flags, derived from
+    the model classes' specs, take the place of ``**hyperparameter_flags``.
+    """
+    signature = inspect.signature(func, eval_str=True)
+    fixed = [p for p in signature.parameters.values() if p.kind != p.VAR_KEYWORD]
+    generated = [_hyperparameter_parameter(f) for f in registry.flags().values()]
+    at = [p.name for p in fixed].index("config") + 1
+    fixed = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in fixed]
+    parameters = fixed[:at] + generated + fixed[at:]
+    names = {f.dest for f in registry.flags().values()}
+
+    def command(**options):
+        flags = {name: options.pop(name) for name in names}
+        return func(**options, **flags)
+
+    command.__name__ = "fit"
+    command.__qualname__ = "fit"
+    command.__doc__ = func.__doc__
+    command.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
+    command.__annotations__ = {p.name: p.annotation for p in parameters}
+    return command
+
+
+fit = _with_hyperparameter_options(_fit)

@@ -1,47 +1,52 @@
-"""The model file: one ``.npz`` archive with a JSON metadata member and float64 arrays.
+"""The model file: one ``.npz`` archive with a JSON metadata member and plain arrays.
 
-Layout (format version 1):
+Layout (format version 2; version 1 files, which lack the members marked
+*v2*, load as before):
 
 * ``metadata`` - uint8 array holding UTF-8 JSON: ``format`` ("nbcli-model"),
   ``format_version``, ``nbcli_version``, ``model`` (type), ``hyperparameters``,
   ``classes``, ``feature_names``, ``n_features``, ``target``, ``training``
-  (``n_samples``, ``class_counts``, ``data_sha256``), ``stats`` (which
-  statistics type and arrays follow) and ``calibration`` (null, or the
-  calibrator kind and its arrays).
+  (``n_samples``, ``class_counts``, ``data_sha256``; *v2*, optional:
+  ``fingerprint`` = ``{"algorithm", "value"}``, the chunk-independent
+  training-data fingerprint), ``stats`` (which statistics type and arrays
+  follow), ``calibration`` (null, or the calibrator kind and its arrays)
+  and, *v2*, optional: ``texts`` (names of the text arrays), ``columns``
+  (per feature column ``name``, ``type`` and, for a categorical column,
+  ``categories``: the name of the text array of its category values),
+  ``vocabularies`` (``{text column: text array name}``) and ``search``
+  (a hyperparameter search summary, JSON).
 * ``stats.<name>`` - the model's sufficient statistics (float64). The
   scoring parameters are derived from them at load time, deterministically,
   so a loaded model predicts bit for bit as the saved one did, and two model
   files can be merged.
 * ``calibration.<name>`` - the calibrator's parameters (float64), if any.
+* *v2*: ``text.<name>.data`` (uint8, the UTF-8 bytes of every string one
+  after another) and ``text.<name>.offsets`` (int64, n + 1 offsets) for
+  each name in ``texts`` (see :mod:`nbcli.io.text_arrays`).
 
-A model file is untrusted input: before any array is read, the member list,
-every array header (dtype, shape) and the sizes are checked against the
-metadata and against the bytes the file really holds, so a file that
-declares absurd shapes is refused before memory is allocated for it, and
-nothing is ever unpickled (``allow_pickle=False``). After reading, the
-statistics must be ones some data set could give, and the rebuilt model
-must have defined parameters and score its own class means.
+Reading is split by concern: :mod:`nbcli.io.safe_npz` opens the archive and
+checks every member header before anything is allocated (never unpickling);
+:mod:`nbcli.io.model_validation` checks metadata, member shapes (from the
+statistics classes' declarations), statistics and the rebuilt model.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import struct
-import zipfile
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from nbcli import __version__
-from nbcli.errors import NbcliError
+from nbcli.io import model_validation as check
 from nbcli.io.atomic import atomic_write
-from nbcli.models import MODELS, BayesClassifier
-from nbcli.models._stats import STATS_TYPES
+from nbcli.io.model_validation import FORMAT, FORMAT_VERSION, METADATA_LIMIT
+from nbcli.io.safe_npz import NpzArchive, open_npz, refuse
+from nbcli.io.text_arrays import decode_texts, encode_texts
+from nbcli.models import BayesClassifier, registry
 
-FORMAT = "nbcli-model"
-FORMAT_VERSION = 1
-_METADATA_LIMIT = 64 * 1024 * 1024
+__all__ = ["FORMAT", "FORMAT_VERSION", "ModelFile", "build_metadata", "load_model", "save_model"]
 
 
 @dataclass
@@ -55,10 +60,18 @@ class ModelFile:
     target : str or None
         Name of the training target column.
     training : dict
-        ``n_samples``, ``class_counts``, ``data_sha256`` and where the data came from.
+        ``n_samples``, ``class_counts``, ``data_sha256`` and where the data
+        came from; optionally ``fingerprint`` (``{"algorithm", "value"}``).
     calibrator : object or None
         A calibrator from :mod:`nbcli.calibration`, applied on top of the model's
         posteriors by :meth:`predict_log_proba`.
+    columns : list of dict or None
+        Format version 2: per feature column ``{"name", "type"}`` and, for a
+        categorical column, ``"categories"``: its category values (list of str).
+    vocabularies : dict or None
+        Format version 2: ``{text column name: list of str}``.
+    search : dict or None
+        Format version 2: the summary of the hyperparameter search that chose the model.
     metadata : dict
         The raw metadata as read (or as it will be written).
     """
@@ -67,8 +80,11 @@ class ModelFile:
     feature_names: list
     target: str | None = None
     training: dict = field(default_factory=dict)
-    calibrator: object | None = None
+    calibrator: Any = None
     calibration_info: dict | None = None
+    columns: list | None = None
+    vocabularies: dict | None = None
+    search: dict | None = None
     metadata: dict = field(default_factory=dict)
 
     @property
@@ -108,14 +124,37 @@ def _json_param(v):
     return v
 
 
+def _text_arrays(mf: ModelFile) -> tuple[dict, list | None, dict | None]:
+    """``{name: list of str}`` of every text array, and ``columns`` and
+    ``vocabularies`` as the metadata holds them (text replaced by names)."""
+    texts: dict[str, list] = {}
+    columns = None
+    if mf.columns is not None:
+        columns = []
+        for j, column in enumerate(mf.columns):
+            entry = {k: v for k, v in column.items() if k != "categories"}
+            if column.get("categories") is not None:
+                texts[f"columns.{j}.categories"] = list(column["categories"])
+                entry["categories"] = f"columns.{j}.categories"
+            columns.append(entry)
+    vocabularies = None
+    if mf.vocabularies is not None:
+        vocabularies = {}
+        for j, (column, words) in enumerate(mf.vocabularies.items()):
+            texts[f"vocabularies.{j}"] = list(words)
+            vocabularies[column] = f"vocabularies.{j}"
+    return texts, columns, vocabularies
+
+
 def build_metadata(mf: ModelFile) -> dict:
+    """The metadata ``save_model`` writes for ``mf`` (a JSON-ready dict)."""
     model = mf.model
     stats = model.stats_
     meta = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
         "nbcli_version": __version__,
-        "model": model.model_type,
+        "model": model.name,
         "hyperparameters": {k: _json_param(v) for k, v in model.get_params().items()},
         "classes": [_json_label(c) for c in model.classes_.tolist()],
         "feature_names": [str(f) for f in mf.feature_names],
@@ -129,6 +168,15 @@ def build_metadata(mf: ModelFile) -> dict:
         info = dict(mf.calibration_info or {})
         info.update(method=mf.calibrator.kind, arrays=sorted(mf.calibrator.to_arrays()))
         meta["calibration"] = info
+    texts, columns, vocabularies = _text_arrays(mf)
+    if texts:
+        meta["texts"] = sorted(texts)
+    if columns is not None:
+        meta["columns"] = columns
+    if vocabularies is not None:
+        meta["vocabularies"] = vocabularies
+    if mf.search is not None:
+        meta["search"] = mf.search
     return meta
 
 
@@ -147,234 +195,18 @@ def save_model(mf: ModelFile, path) -> None:
     if mf.calibrator is not None:
         for name, arr in mf.calibrator.to_arrays().items():
             arrays[f"calibration.{name}"] = np.ascontiguousarray(arr, dtype=np.float64)
+    for name, texts in _text_arrays(mf)[0].items():
+        arrays[f"text.{name}.data"], arrays[f"text.{name}.offsets"] = encode_texts(texts)
     with atomic_write(path, "wb") as f:
-        np.savez(f, **arrays)
+        np.savez(f, **arrays)  # type: ignore[arg-type]
     mf.metadata = meta
 
 
 # -- loading ----------------------------------------------------------------------------
 
 
-def _refuse(path, why: str):
-    raise NbcliError(f"{path}: {why}")
-
-
-def _read_headers(path, zf: zipfile.ZipFile, archive_size: int) -> dict[str, tuple]:
-    """Dtype and shape of every member, read from the .npy headers only.
-
-    Every size is checked against the bytes the archive really holds, so a
-    member whose header (or zip directory entry) declares more data than
-    the file contains is refused before anything is allocated for it.
-    """
-    headers = {}
-    for info in zf.infolist():
-        if not info.filename.endswith(".npy"):
-            _refuse(path, f"member {info.filename!r} is not a NumPy array; not an nbcli model file")
-        name = info.filename[:-4]
-        if name in headers:
-            _refuse(path, f"holds member {name!r} twice; the file is corrupt")
-        if info.flag_bits & 0x1:
-            _refuse(path, f"member {name!r} is encrypted; nbcli model files are not")
-        if info.compress_type != zipfile.ZIP_STORED:
-            _refuse(
-                path, f"member {name!r} is compressed; nbcli model files store arrays uncompressed"
-            )
-        if (
-            info.file_size != info.compress_size
-            or info.header_offset + info.compress_size > archive_size
-        ):
-            _refuse(
-                path,
-                f"member {name!r} declares {info.file_size} bytes, more than the file "
-                "holds; the file is truncated or corrupt",
-            )
-        with zf.open(info) as fp:
-            try:
-                version = np.lib.format.read_magic(fp)
-                if version == (1, 0):
-                    shape, fortran, dtype = np.lib.format.read_array_header_1_0(fp)
-                elif version == (2, 0):
-                    shape, fortran, dtype = np.lib.format.read_array_header_2_0(fp)
-                else:
-                    raise ValueError(f"unsupported .npy version {version}")
-            except (ValueError, TypeError, SyntaxError, RecursionError) as exc:
-                reason = " ".join(str(exc).split())[:200]
-                _refuse(path, f"member {name!r} has an invalid array header ({reason})")
-            header_len = fp.tell()
-        if dtype.hasobject:
-            _refuse(
-                path,
-                f"member {name!r} holds object arrays (pickled data), which nbcli refuses to load",
-            )
-        nbytes = int(np.prod(shape, dtype=object)) * dtype.itemsize
-        if any(n < 0 for n in shape) or nbytes != info.file_size - header_len:
-            _refuse(
-                path,
-                f"member {name!r} declares shape {shape} ({nbytes} bytes) but holds "
-                f"{info.file_size - header_len} bytes; the file is corrupt",
-            )
-        headers[name] = (dtype, tuple(shape))
-    return headers
-
-
-# Shape of each statistics array in units of (n_classes "K", n_features "d").
-_STAT_SHAPES = {
-    "count": "K",
-    "class_count": "K",
-    "shift": "Kd",
-    "offset": "Kd",
-    "m2": "Kd",
-    "feature_count": "Kd",
-    "scatter": "Kdd",
-    "third": "Kdd",
-    "fourth": "Kdd",
-    "within": "dd",
-}
-
-
-def _expected_shapes(meta: dict) -> dict[str, tuple]:
-    size = {"K": len(meta["classes"]), "d": meta["n_features"]}
-    return {f"stats.{n}": tuple(size[c] for c in _STAT_SHAPES[n]) for n in meta["stats"]["arrays"]}
-
-
-# The statistics each model type is fitted from.
-_STATS_OF_MODEL = {
-    "gaussian": ("ClassMoments",),
-    "multinomial": ("ClassCounts",),
-    "bernoulli": ("ClassCounts",),
-    "lda": ("PooledScatter", "ClassScatter"),  # the latter for shrinkage="auto"
-    "qda": ("ClassScatter",),
-}
-
-
-def _is_int(v) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
-
-
-def _names(value) -> bool:
-    """A list of distinct strings."""
-    return (
-        isinstance(value, list)
-        and all(isinstance(v, str) for v in value)
-        and len(set(value)) == len(value)
-    )
-
-
-def _check_label_list(path, classes) -> None:
-    kinds = {type(c) for c in classes}
-    if not classes or len(kinds) != 1 or not kinds <= {int, str, bool, float}:
-        _refuse(path, "classes must be a non-empty list of labels of one type; the file is corrupt")
-    if kinds == {int} and not all(-(2**63) <= c < 2**64 for c in classes):
-        _refuse(path, "classes hold integers too large for a label; the file is corrupt")
-    if kinds == {float} and not all(np.isfinite(c) for c in classes):
-        _refuse(path, "classes hold a value that is not finite; the file is corrupt")
-    if len({str(c) for c in classes}) != len(classes):
-        _refuse(path, "classes are not distinct; the file is corrupt")
-
-
-def _check_metadata(path, meta) -> None:
-    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
-        _refuse(path, "is not an nbcli model file (no nbcli-model metadata)")
-    version = meta.get("format_version")
-    if not _is_int(version):
-        _refuse(path, "has no valid format_version; the file is corrupt")
-    if version > FORMAT_VERSION:
-        written_by = meta.get("nbcli_version")
-        written_by = written_by if isinstance(written_by, str) else "?"
-        _refuse(
-            path,
-            f"was written by a newer nbcli (model format version {version}, from nbcli "
-            f"{written_by[:40]}); this nbcli {__version__} reads up to version "
-            f"{FORMAT_VERSION}: upgrade nbcli",
-        )
-    if version < 1:
-        _refuse(path, f"has an invalid format_version {version}")
-    required = {
-        "model": str,
-        "hyperparameters": dict,
-        "classes": list,
-        "feature_names": list,
-        "n_features": int,
-        "training": dict,
-        "stats": dict,
-    }
-    for key, typ in required.items():
-        if not isinstance(meta.get(key), typ):
-            _refuse(
-                path,
-                f"metadata field {key!r} is missing or has the wrong type; the file is corrupt",
-            )
-    if meta["model"] not in MODELS:
-        _refuse(path, f"unknown model type {meta['model'][:40]!r}; known: {', '.join(MODELS)}")
-    d = meta["n_features"]
-    if isinstance(d, bool) or d < 1 or len(meta["feature_names"]) != d:
-        _refuse(path, "n_features does not match feature_names; the file is corrupt")
-    if not _names(meta["feature_names"]):
-        _refuse(path, "feature_names must be distinct strings; the file is corrupt")
-    _check_label_list(path, meta["classes"])
-    target = meta.get("target")
-    if target is not None and not isinstance(target, str):
-        _refuse(path, "metadata field 'target' must be a column name; the file is corrupt")
-    st = meta["stats"]
-    if st.get("type") not in _STATS_OF_MODEL[meta["model"]] or not _names(st.get("arrays")):
-        _refuse(
-            path,
-            f"has statistics of an unknown type or of the wrong type for a "
-            f"{meta['model']} model; the file is corrupt",
-        )
-    if not set(st["arrays"]) <= set(_STAT_SHAPES):
-        _refuse(path, "lists statistics arrays the format does not define")
-    calib = meta.get("calibration")
-    if calib is not None and not (isinstance(calib, dict) and _names(calib.get("arrays"))):
-        _refuse(path, "has invalid calibration metadata")
-
-
-def _check_stats(path, stats) -> None:
-    """Refuse statistics no data set could have produced: negative counts,
-    sums of squares or feature sums, or no sample at all. (Subtler damage
-    shows in the rebuilt model, see :func:`_check_rebuilt`.)"""
-    arrays = stats.arrays()
-    counts = arrays.get("count", arrays.get("class_count"))
-    if np.any(counts < 0) or not counts.sum() > 0:
-        _refuse(path, "holds class counts that are negative or all zero; the file is corrupt")
-    squares = arrays.get("m2")
-    if squares is None and "scatter" in arrays:
-        squares = np.diagonal(arrays["scatter"], axis1=1, axis2=2)
-    if squares is None and "within" in arrays:
-        squares = np.diagonal(arrays["within"])
-    if squares is not None and np.any(squares < 0):
-        _refuse(path, "holds negative sums of squares; the file is corrupt")
-    if "feature_count" in arrays and np.any(arrays["feature_count"] < 0):
-        _refuse(path, "holds negative feature counts; the file is corrupt")
-
-
-def _check_rebuilt(path, model) -> None:
-    """Refuse a model that cannot score: a scoring parameter that is not a
-    number (NaN) or infinitely favourable (+inf; -inf is legitimate, the log
-    of a zero prior), or, for the models with class means, posteriors at its
-    own class means that are not finite."""
-    for name, value in vars(model).items():
-        if isinstance(value, np.ndarray) and value.dtype.kind == "f":
-            if np.any(np.isnan(value)) or np.any(value == np.inf):
-                _refuse(
-                    path,
-                    f"holds statistics that give the {model.model_type} model an "
-                    f"undefined parameter ({name.strip('_')}); the file is corrupt",
-                )
-    stats = model.stats_
-    if hasattr(stats, "mean"):
-        with np.errstate(all="ignore"):
-            logp = model.predict_log_proba(stats.mean[stats.count > 0])
-        if np.isnan(logp).any() or not np.isfinite(logp.max(axis=1)).all():
-            _refuse(
-                path,
-                f"holds statistics with which the {model.model_type} model cannot "
-                "score even its own class means; the file is corrupt",
-            )
-
-
 def load_model(path) -> ModelFile:
-    """Read and validate a model file.
+    """Read and validate a model file (format version 1 or 2).
 
     Raises
     ------
@@ -383,142 +215,78 @@ def load_model(path) -> ModelFile:
         a newer format version, a corrupt or truncated archive, object
         (pickled) arrays, members the format does not define, or arrays whose
         headers disagree with the metadata. Nothing is unpickled and no array
-        larger than its metadata allows is read.
+        larger than its metadata allows is read. Only damage to the file is
+        reported so: an error in nbcli itself propagates as it is.
     """
-    try:
-        handle = open(path, "rb")
-    except FileNotFoundError:
-        _refuse(path, "no such model file")
-    except IsADirectoryError:
-        _refuse(path, "is a folder, not a model file")
-    except OSError as exc:
-        _refuse(path, f"cannot read the model file ({exc.strerror or exc})")
-    with handle:
-        try:
-            magic = handle.read(4)
-            archive_size = os.fstat(handle.fileno()).st_size
-        except OSError as exc:
-            _refuse(path, f"cannot read the model file ({exc.strerror or exc})")
-        if not magic.startswith(b"PK"):
-            _refuse(path, "is not an nbcli model file (not an .npz archive)")
-        try:
-            handle.seek(0)
-            with zipfile.ZipFile(handle) as zf:
-                headers = _read_headers(path, zf, archive_size)
-                return _load_members(path, zf, headers)
-        except NbcliError:
-            raise
-        except _BROKEN_ARCHIVE as exc:
-            reason = " ".join(str(exc).split())[:200]
-            _refuse(
-                path,
-                f"is not a valid .npz archive or is truncated ({type(exc).__name__}: {reason})",
-            )
-
-
-# What a damaged archive makes zipfile and NumPy raise. Encrypted members and
-# unknown zip versions raise RuntimeError and NotImplementedError.
-_BROKEN_ARCHIVE = (
-    zipfile.BadZipFile,
-    zipfile.LargeZipFile,
-    EOFError,
-    OSError,
-    ValueError,
-    KeyError,
-    NotImplementedError,
-    RuntimeError,
-    struct.error,
-    OverflowError,
-)
+    with open_npz(path, what="an nbcli model file", noun="model file") as archive:
+        return _load_members(path, archive)
 
 
 def _no_constant(name):
     raise ValueError(f"{name} is not a JSON number")
 
 
-def _read_member(zf, name):
-    with zf.open(name + ".npy") as fp:
-        return np.lib.format.read_array(fp, allow_pickle=False)
-
-
-def _load_members(path, zf, headers) -> ModelFile:
-    if "metadata" not in headers:
-        _refuse(path, "is not an nbcli model file (no metadata member)")
-    dtype, shape = headers["metadata"]
-    if dtype != np.uint8 or len(shape) != 1 or shape[0] > _METADATA_LIMIT:
-        _refuse(path, "has an invalid metadata member")
+def _read_metadata(path, archive: NpzArchive) -> dict:
+    if "metadata" not in archive.headers:
+        refuse(path, "is not an nbcli model file (no metadata member)")
+    dtype, shape = archive.headers["metadata"]
+    if dtype != np.uint8 or len(shape) != 1 or shape[0] > METADATA_LIMIT:
+        refuse(path, "has an invalid metadata member")
     try:
         meta = json.loads(
-            _read_member(zf, "metadata").tobytes().decode("utf-8"), parse_constant=_no_constant
+            archive.read("metadata").tobytes().decode("utf-8"), parse_constant=_no_constant
         )
     except (ValueError, RecursionError):  # bad UTF-8 or JSON, NaN, overlong numbers
-        _refuse(path, "has metadata that is not valid JSON; the file is corrupt")
-    _check_metadata(path, meta)
+        refuse(path, "has metadata that is not valid JSON; the file is corrupt")
+    check.check_metadata(path, meta)
+    return meta
 
-    stats_cls = STATS_TYPES[meta["stats"]["type"]]
-    expected = _expected_shapes(meta)
-    calib = meta.get("calibration")
-    if calib is not None:
-        for n in calib["arrays"]:
-            expected[f"calibration.{n}"] = None  # shape validated by the calibrator
-    unexpected = sorted(set(headers) - set(expected) - {"metadata"})
-    if unexpected:
-        _refuse(path, f"holds members the format does not define: {', '.join(unexpected)}")
-    missing = sorted(set(expected) - set(headers))
-    if missing:
-        _refuse(path, f"lacks members {', '.join(missing)}; the file is corrupt")
-    for name, shape in expected.items():
-        dt, sh = headers[name]
-        if dt != np.float64:
-            _refuse(path, f"member {name!r} has dtype {dt}, expected float64")
-        if shape is not None and sh != shape:
-            _refuse(path, f"member {name!r} has shape {sh}, expected {shape} from the metadata")
-        if shape is None and (len(sh) != 1 or sh[0] > 16 * 1024 * 1024):
-            _refuse(path, f"member {name!r} has an invalid shape {sh}")
 
-    arrays = {name: _read_member(zf, name) for name in expected}
-    stats_arrays = {n: arrays[f"stats.{n}"] for n in meta["stats"]["arrays"]}
-    if not all(np.all(np.isfinite(a)) for a in stats_arrays.values()):
-        _refuse(path, "holds non-finite statistics; the file is corrupt")
-    try:
-        stats = stats_cls(**stats_arrays)
-    except TypeError:
-        _refuse(path, "has statistics that do not fit its model type; the file is corrupt")
-    _check_stats(path, stats)
+def _read_texts(path, archive: NpzArchive, meta: dict) -> dict[str, list[str]]:
+    texts = {}
+    for name in meta.get("texts", []):
+        try:
+            texts[name] = decode_texts(
+                archive.read(f"text.{name}.data"), archive.read(f"text.{name}.offsets")
+            )
+        except ValueError as exc:
+            refuse(path, f"holds a damaged text array {name[:40]!r} ({exc}); the file is corrupt")
+    return texts
 
-    cls = MODELS[meta["model"]]
-    params = meta["hyperparameters"]
-    unknown = set(params) - set(cls._get_param_names())
-    if unknown:
-        _refuse(path, f"has unknown hyperparameters {sorted(unknown)} for model {meta['model']!r}")
+
+def _load_members(path, archive: NpzArchive) -> ModelFile:
+    meta = _read_metadata(path, archive)
+    expected = check.expected_members(meta)
+    check.check_members(path, archive.headers, expected)
+    arrays = {name: archive.read(name) for name in expected if expected[name] != "text"}
+    texts = _read_texts(path, archive, meta)
+
+    cls = registry.get(meta["model"])
+    stats_cls = {s.__name__: s for s in cls.statistics}[meta["stats"]["type"]]
+    stats = stats_cls(**{n: arrays[f"stats.{n}"] for n in meta["stats"]["arrays"]})
+    check.check_stats(path, stats)
     classes = np.asarray(meta["classes"])
     try:
         with np.errstate(all="ignore"):  # the result is checked just below
-            model = cls.from_stats(stats, classes, params, meta["n_features"])
-    except (ValueError, TypeError, ArithmeticError) as exc:
-        _refuse(path, f"holds a model that cannot be rebuilt: {' '.join(str(exc).split())[:200]}")
-    _check_rebuilt(path, model)
+            model = cls.from_stats(stats, classes, meta["hyperparameters"], meta["n_features"])
+    except (ValueError, ArithmeticError) as exc:
+        refuse(path, f"holds a model that cannot be rebuilt: {' '.join(str(exc).split())[:200]}")
+    check.check_rebuilt(path, model)
     model.feature_names_in_ = np.asarray(meta["feature_names"], dtype=object)
 
+    calib = meta.get("calibration")
     calibrator = None
     if calib is not None:
-        from nbcli.calibration import CALIBRATORS
-
-        kind = calib.get("method")
-        if not isinstance(kind, str) or kind not in CALIBRATORS:
-            _refuse(path, f"has an unknown calibration method {str(kind)[:40]!r}")
-        try:
-            calibrator = CALIBRATORS[kind].from_arrays(
-                {n: arrays[f"calibration.{n}"] for n in calib["arrays"]}
-            )
-        except (ValueError, TypeError, KeyError, IndexError) as exc:
-            _refuse(path, f"has invalid calibration parameters: {' '.join(str(exc).split())[:200]}")
-        if getattr(calibrator, "n_classes_", len(classes)) not in (None, len(classes)):
-            _refuse(
-                path,
-                f"has a calibrator for {calibrator.n_classes_} classes but the model "
-                f"has {len(classes)}; the file is corrupt",
-            )
+        calibrator = _calibrator(path, calib, arrays, len(classes))
+    columns = None
+    if meta.get("columns") is not None:
+        columns = [
+            {**c, "categories": texts[c["categories"]]} if "categories" in c else dict(c)
+            for c in meta["columns"]
+        ]
+    vocabularies = None
+    if meta.get("vocabularies") is not None:
+        vocabularies = {column: texts[name] for column, name in meta["vocabularies"].items()}
     return ModelFile(
         model=model,
         feature_names=list(meta["feature_names"]),
@@ -526,5 +294,29 @@ def _load_members(path, zf, headers) -> ModelFile:
         training=meta["training"],
         calibrator=calibrator,
         calibration_info=calib,
+        columns=columns,
+        vocabularies=vocabularies,
+        search=meta.get("search"),
         metadata=meta,
     )
+
+
+def _calibrator(path, calib: dict, arrays: dict, n_classes: int):
+    from nbcli.calibration import CALIBRATORS
+
+    kind: Any = calib.get("method")
+    if not isinstance(kind, str) or kind not in CALIBRATORS:
+        refuse(path, f"has an unknown calibration method {str(kind)[:40]!r}")
+    try:
+        calibrator = CALIBRATORS[kind].from_arrays(  # type: ignore[attr-defined]
+            {n: arrays[f"calibration.{n}"] for n in calib["arrays"]}
+        )
+    except (ValueError, TypeError, KeyError, IndexError) as exc:
+        refuse(path, f"has invalid calibration parameters: {' '.join(str(exc).split())[:200]}")
+    if getattr(calibrator, "n_classes_", n_classes) not in (None, n_classes):
+        refuse(
+            path,
+            f"has a calibrator for {calibrator.n_classes_} classes but the model "
+            f"has {n_classes}; the file is corrupt",
+        )
+    return calibrator

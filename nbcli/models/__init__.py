@@ -1,4 +1,4 @@
-"""The numerical core: five Bayes classifiers sharing one log-space base.
+"""The numerical core: Bayes classifiers sharing one log-space base.
 
 >>> from nbcli.models import GaussianNB
 >>> model = GaussianNB().fit(X_train, y_train)          # doctest: +SKIP
@@ -7,43 +7,33 @@
 NumPy and SciPy only: no file I/O, no printing.
 """
 
-from nbcli.models._base import BayesClassifier, NotFittedError, log_normalise
-from nbcli.models._stats import ClassCounts, ClassMoments, ClassScatter
-from nbcli.models._table_stats import CategoryCounts, MixedStats
-from nbcli.models.categorical import CategoricalNB
-from nbcli.models.complement import ComplementNB
+from nbcli.models._base import BayesClassifier, NotFittedError
+from nbcli.models._logspace import log_normalise
+from nbcli.models._stats import ClassCounts, ClassMoments, ClassScatter, PooledScatter
+from nbcli.models._validation import DataValueError
 from nbcli.models.discrete import BernoulliNB, MultinomialNB
 from nbcli.models.discriminant import LinearDiscriminantAnalysis, QuadraticDiscriminantAnalysis
 from nbcli.models.gaussian import GaussianNB
-from nbcli.models.mixed import MixedNB
+from nbcli.models.hyperparameters import Hyperparameter
+from nbcli.models.registry import model_classes
 
-MODELS: dict[str, type[BayesClassifier]] = {
-    cls.model_type: cls
-    for cls in (
-        GaussianNB,
-        MultinomialNB,
-        BernoulliNB,
-        LinearDiscriminantAnalysis,
-        QuadraticDiscriminantAnalysis,
-    )
-}
+#: ``{model type: class}``, as found by :mod:`nbcli.models.registry`.
+MODELS: dict[str, type[BayesClassifier]] = model_classes()
 
 __all__ = [
     "BayesClassifier",
     "BernoulliNB",
-    "CategoricalNB",
-    "CategoryCounts",
     "ClassCounts",
     "ClassMoments",
     "ClassScatter",
-    "ComplementNB",
+    "DataValueError",
     "GaussianNB",
+    "Hyperparameter",
     "LinearDiscriminantAnalysis",
     "MODELS",
-    "MixedNB",
-    "MixedStats",
     "MultinomialNB",
     "NotFittedError",
+    "PooledScatter",
     "QuadraticDiscriminantAnalysis",
     "log_normalise",
 ]

@@ -1,25 +1,33 @@
-"""The base class every nbcli estimator derives from.
+"""The base class every nbcli estimator derives from, and the model contract.
 
-An estimator keeps per-class sufficient statistics (``stats_``, see
-:mod:`nbcli.models._stats`) and turns them into scoring parameters in
-``_finalize``. ``fit`` is statistics of all data then ``_finalize``;
-``partial_fit`` merges the statistics of one more chunk then ``_finalize``;
-``merge`` joins two fitted estimators. Smoothing and regularisation are
-applied only in ``_finalize``, so fitting in chunks and fitting at once give
-the same model.
+A model type is one class. It declares what the rest of the package needs
+to know about it (:class:`BayesClassifier`'s class attributes: ``name``,
+``hyperparameters``, ``statistics``, ``sklearn_tags``,
+``min_samples_per_class``, ``prior_param``) and implements three methods:
 
-Scoring works in log space: the subclass computes the joint log-likelihood
-``log p(x, y=k)`` (up to a term common to all classes) and the posterior
-``log p(y=k | x)`` is obtained by log-sum-exp normalisation over classes, so
-nothing underflows however many features there are.
+* :meth:`~BayesClassifier.accumulate` - one chunk of rows to per-class
+  sufficient statistics (see :mod:`nbcli.models._stats`), which merge;
+* :meth:`~BayesClassifier.finalize` - statistics to scoring parameters: the
+  only place smoothing and regularisation are applied, so fitting in chunks
+  and fitting at once give the same model;
+* :meth:`~BayesClassifier.joint_log_likelihood_block` - the joint
+  log-likelihood of a block of rows, class-major.
+
+Everything else (``fit``, ``partial_fit``, ``fit_chunks``, ``merge``,
+labels, prediction) is here. Scoring works in log space: the posterior
+``log p(y=k | x)`` is obtained from the joint log-likelihood by log-sum-exp
+normalisation over classes, so nothing underflows however many features
+there are.
 """
 
 from __future__ import annotations
 
-import inspect
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
+from nbcli.models._logspace import _log_normalise_columns, _softmax_columns
+from nbcli.models._params import Parameters
 from nbcli.models._validation import (
     check_array,
     check_finite,
@@ -27,137 +35,132 @@ from nbcli.models._validation import (
     check_sample_weight,
     sklearn_compatible,
 )
+from nbcli.models.hyperparameters import Hyperparameter
 
-# Tags that differ from the defaults, as scikit-learn sets them for its own
-# estimators: counts cannot be negative, and the count models are not meant
-# for the Gaussian blobs scikit-learn scores every classifier on.
-_SKLEARN_TAGS = {
-    "multinomial": {"positive_only": True, "poor_score": True},
-    "bernoulli": {"poor_score": True},
-}
+if TYPE_CHECKING:
+    from nbcli.models._stats import _Stats
 
 # Rows scored per block: enough for BLAS to run at full speed, small enough
 # for the block's temporaries to stay in cache.
 _BLOCK_ELEMENTS = 1 << 18
 
 
-def log_normalise(jll: np.ndarray) -> np.ndarray:
-    """Turn joint log-likelihoods into log posteriors, in place.
-
-    Parameters
-    ----------
-    jll : ndarray of shape (n_samples, n_classes)
-        ``log p(x, y=k)`` up to a term that is the same for every class.
-
-    Returns
-    -------
-    ndarray of shape (n_samples, n_classes)
-        ``jll`` itself, now holding ``log p(y=k | x)``: each row minus its
-        log-sum-exp, computed after subtracting the row maximum so that no
-        exponential overflows or underflows to an all-zero row.
-    """
-    top = jll.max(axis=1, keepdims=True)
-    top[~np.isfinite(top)] = 0.0
-    jll -= top
-    lse = np.log(np.exp(jll).sum(axis=1, keepdims=True))
-    jll -= lse
-    return jll
-
-
-def _column_max(jll: np.ndarray) -> np.ndarray:
-    top = jll.max(axis=0)
-    if not np.isfinite(top).all():
-        top[~np.isfinite(top)] = 0.0  # a row that is -inf for every class stays -inf
-    return top
-
-
-def _log_normalise_columns(jll: np.ndarray) -> np.ndarray:
-    """:func:`log_normalise` for a class-major block (n_classes, n_rows), in place."""
-    jll -= _column_max(jll)
-    jll -= np.log(np.exp(jll).sum(axis=0))
-    return jll
-
-
-def _softmax_columns(jll: np.ndarray) -> np.ndarray:
-    """Posterior probabilities of a class-major block (n_classes, n_rows), in place."""
-    jll -= _column_max(jll)
-    np.exp(jll, out=jll)
-    total = jll.sum(axis=0)
-    np.reciprocal(total, out=total)
-    jll *= total
-    return jll
-
-
-class BayesClassifier:
+class BayesClassifier(Parameters):
     """Common machinery: parameters, labels, statistics, log-space prediction.
 
-    Subclasses define ``model_type``, ``_new_stats(X, y_idx, w, n_classes)``,
-    ``_finalize()`` (statistics to scoring parameters) and ``_jll_block(X)``,
-    the joint log-likelihood of a block of validated rows as an array of
-    shape (n_classes, n_rows); optionally ``_check_values(X, row_offset)``.
+    A subclass is a model type. It declares the class attributes below and
+    implements :meth:`accumulate`, :meth:`finalize` and
+    :meth:`joint_log_likelihood_block`; optionally ``_check_values(X,
+    row_offset)`` (values the model cannot take). The registry
+    (:mod:`nbcli.models.registry`) finds every subclass that declares a
+    ``name``; the command line, config files, model files and docs learn
+    about the model from these declarations only.
+
+    Attributes
+    ----------
+    name : str
+        Model type, as the command line and model files spell it (``"gaussian"``).
+    hyperparameters : tuple of Hyperparameter
+        One spec per ``__init__`` keyword: type, range, default, help text,
+        flag. :meth:`check_hyperparameters` validates with them.
+    statistics : tuple of type
+        The statistics classes :meth:`accumulate` can return (the first is
+        the usual one; LDA with ``shrinkage="auto"`` uses the second).
+    sklearn_tags : dict
+        Tags that differ from scikit-learn's defaults (``positive_only``,
+        ``poor_score``), as scikit-learn sets them for its own estimator.
+    min_samples_per_class : int
+        Below this many samples a class has no estimate (one sample has no
+        spread); with 1, such a class rests on smoothing alone.
+    prior_param : str
+        Name of the class-prior hyperparameter (``priors`` or ``class_prior``).
     """
 
-    model_type: str = ""
+    name: ClassVar[str] = ""
+    hyperparameters: ClassVar[tuple[Hyperparameter, ...]] = ()
+    statistics: ClassVar[tuple[type[_Stats], ...]] = ()
+    sklearn_tags: ClassVar[dict[str, bool]] = {}
+    min_samples_per_class: ClassVar[int] = 1
+    prior_param: ClassVar[str] = "priors"
+    #: The same as ``name`` (the attribute earlier versions had).
+    model_type: ClassVar[str] = ""
     # True where a non-finite input need not show in the scores (binarised input).
     _scan_for_nonfinite: bool = False
 
-    # -- parameters, in the style of scikit-learn ---------------------------------
-    @classmethod
-    def _get_param_names(cls):
-        sig = inspect.signature(cls.__init__)
-        return sorted(
-            p.name for p in sig.parameters.values() if p.name != "self" and p.kind != p.VAR_KEYWORD
-        )
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls.model_type = cls.name
 
-    def get_params(self, deep: bool = True) -> dict:
-        """Hyperparameters as a dict ``{name: value}``."""
-        return {name: getattr(self, name) for name in self._get_param_names()}
+    # -- the model contract --------------------------------------------------------
+    def accumulate(self, X: np.ndarray, y_idx: np.ndarray, sample_weight, n_classes: int):
+        """Sufficient statistics of one chunk of training rows.
 
-    def set_params(self, **params):
-        """Set hyperparameters by name; returns ``self``.
+        Parameters
+        ----------
+        X : ndarray of shape (n_samples, n_features), float64
+            Validated rows (finite, values the model accepts).
+        y_idx : ndarray of shape (n_samples,), int
+            Class index of each row, in ``range(n_classes)``.
+        sample_weight : ndarray of shape (n_samples,) or None
+            Non-negative frequency weights; ``None`` means all ones.
+        n_classes : int
+            Number of classes; classes with no row get all-zero statistics.
+
+        Returns
+        -------
+        statistics
+            An instance of one of the classes in :attr:`statistics`, whose
+            ``merge`` gives the statistics of the union of two chunks and
+            whose ``reindex`` changes the class order. No smoothing is
+            applied here.
+        """
+        raise NotImplementedError
+
+    def finalize(self) -> None:
+        """Turn ``self.stats_`` into scoring parameters (attributes ending in ``_``).
+
+        The only place smoothing and regularisation are applied; it reads
+        ``stats_``, ``classes_`` and the hyperparameters and must be
+        deterministic, so a model rebuilt from stored statistics scores bit
+        for bit as the original.
 
         Raises
         ------
         ValueError
-            For a name that is not a hyperparameter of this estimator.
+            When no model follows from these statistics and hyperparameters
+            (a singular QDA covariance, an overflowing smoothing).
         """
-        valid = self._get_param_names()
-        for name, value in params.items():
-            if name not in valid:
-                raise ValueError(
-                    f"invalid parameter {name!r} for {type(self).__name__}; "
-                    f"valid parameters are {valid}"
-                )
-            setattr(self, name, value)
-        return self
+        raise NotImplementedError
 
-    def __repr__(self):
-        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
-        return f"{type(self).__name__}({args})"
+    def joint_log_likelihood_block(self, X: np.ndarray) -> np.ndarray:
+        """Joint log-likelihood of a block of validated rows, class-major.
 
-    def __sklearn_tags__(self):
-        """scikit-learn's description of this estimator (its ``Tags`` dataclass).
+        Parameters
+        ----------
+        X : ndarray of shape (n_rows, n_features), float64
+            Rows already checked by the caller (number of features, values
+            the model accepts); implementations leave ``X`` unchanged.
 
-        Only scikit-learn calls this, so importing it here adds no dependency.
-        The model-specific tags are those scikit-learn gives its own
-        estimators of the same kind (``sklearn/naive_bayes.py``).
+        Returns
+        -------
+        ndarray of shape (n_classes, n_rows)
+            ``log p(x) + log p(y=k)`` in nats up to a term that depends on
+            the row only (see :meth:`joint_log_likelihood`). Class-major so
+            that reductions over classes run along contiguous memory.
         """
-        from sklearn.utils import ClassifierTags, Tags, TargetTags
+        raise NotImplementedError
 
-        tags = Tags(
-            estimator_type="classifier",
-            target_tags=TargetTags(required=True),
-            classifier_tags=ClassifierTags(),
-        )
-        tags.input_tags.allow_nan = False
-        tags.input_tags.sparse = False
-        extra = _SKLEARN_TAGS.get(self.model_type, {})
-        tags.input_tags.positive_only = extra.get("positive_only", False)
-        tags.classifier_tags.poor_score = extra.get("poor_score", False)
-        return tags
+    def check_hyperparameters(self) -> None:
+        """Validate every hyperparameter against its spec in :attr:`hyperparameters`.
 
-    def _hyperparameter_check(self) -> None:
-        """Validate hyperparameters; subclasses raise ``ValueError`` on bad values."""
+        Raises
+        ------
+        ValueError
+            ``{name} must be {what it accepts}; got {value}`` for the first
+            invalid value.
+        """
+        for spec in self.hyperparameters:
+            spec.check(getattr(self, spec.name))
 
     # -- fitting ------------------------------------------------------------------
     def _prepare_X(self, X) -> np.ndarray:
@@ -219,15 +222,15 @@ class BayesClassifier:
             On invalid input or hyperparameters (see ``check_array`` and the
             estimator's parameter notes).
         """
-        self._hyperparameter_check()
+        self.check_hyperparameters()
         X, y, w, names = self._check_training(X, y, sample_weight)
         classes, y_idx = np.unique(y, return_inverse=True)
         self.classes_ = classes
         self.n_features_in_ = X.shape[1]
         self._set_feature_names(names, reset=True)
         self._fixed_classes = False
-        self.stats_ = self._new_stats(X, y_idx, w, len(classes))
-        self._finalize()
+        self.stats_ = self.accumulate(X, y_idx, w, len(classes))
+        self.finalize()
         return self
 
     def partial_fit(self, X, y, classes=None, sample_weight=None):
@@ -257,12 +260,12 @@ class BayesClassifier:
             On invalid input, a change in the number of features, or a label
             outside ``classes``.
         """
-        self._hyperparameter_check()
+        self.check_hyperparameters()
         self._accumulate(X, y, classes, sample_weight)
-        self._finalize()
+        self.finalize()
         return self
 
-    def fit_chunks(self, chunks):
+    def fit_chunks(self, chunks, *, finalize: bool = True):
         """Fit from an iterable of chunks, turning statistics into a model once.
 
         Parameters
@@ -270,6 +273,11 @@ class BayesClassifier:
         chunks : iterable of tuples ``(X, y)`` or ``(X, y, sample_weight)``
             Shapes as for :meth:`fit`; chunks may have any number of rows.
             Only one chunk is held at a time.
+        finalize : bool, default=True
+            With False, only the statistics are gathered (``stats_``,
+            ``classes_``, ``n_features_in_`` are set): the caller may check
+            them, relabel the classes or set the priors, and then calls
+            :meth:`finalize` itself.
 
         Returns
         -------
@@ -283,7 +291,7 @@ class BayesClassifier:
             all data are in (a QDA class with few rows in the first chunk)
             is not an error part way.
         """
-        self._hyperparameter_check()
+        self.check_hyperparameters()
         for attr in ("stats_", "classes_"):
             if hasattr(self, attr):
                 delattr(self, attr)
@@ -292,7 +300,8 @@ class BayesClassifier:
             self._accumulate(X, y, None, rest[0] if rest else None)
         if not hasattr(self, "stats_"):
             raise ValueError("no training data: the chunks were empty")
-        self._finalize()
+        if finalize:
+            self.finalize()
         return self
 
     def _accumulate(self, X, y, classes, sample_weight):
@@ -319,7 +328,7 @@ class BayesClassifier:
                 )
         self._absorb_labels(np.unique(y))
         y_idx = np.searchsorted(self.classes_, y)
-        chunk = self._new_stats(X, y_idx, w, len(self.classes_))
+        chunk = self.accumulate(X, y_idx, w, len(self.classes_))
         self.stats_ = chunk if first else self.stats_.merge(chunk)
 
     def relabel(self, labels) -> BayesClassifier:
@@ -341,7 +350,7 @@ class BayesClassifier:
         position[order] = np.arange(len(order))
         self.stats_ = self.stats_.reindex(position, len(order))
         self.classes_ = labels[order]
-        self._finalize()
+        self.finalize()
         return self
 
     def _absorb_labels(self, labels):
@@ -378,20 +387,92 @@ class BayesClassifier:
             np.searchsorted(self.classes_, other.classes_), len(self.classes_)
         )
         self.stats_ = self.stats_.merge(theirs)
-        self._finalize()
+        self.finalize()
         return self
 
     @classmethod
     def from_stats(cls, stats, classes, params: dict, n_features: int):
-        """Rebuild a fitted estimator from its statistics (used by model files)."""
+        """A fitted estimator built from statistics, without the data.
+
+        Parameters
+        ----------
+        stats : statistics
+            An instance of one of the classes in :attr:`statistics`, with
+            ``n_classes`` rows (model files store them; cross-validation
+            merges those of folds).
+        classes : array-like of shape (n_classes,)
+            Sorted class labels, in the order of the statistics' rows.
+        params : dict
+            Hyperparameters (``__init__`` keywords); the others keep their
+            defaults.
+        n_features : int
+
+        Returns
+        -------
+        estimator
+            Finalized with ``params``: equal to a fit on the data the
+            statistics came from.
+
+        Raises
+        ------
+        ValueError
+            For invalid hyperparameters, or when no model follows from the
+            statistics with them (see :meth:`finalize`).
+        """
         est = cls(**params)
-        est._hyperparameter_check()
+        est.check_hyperparameters()
         est.classes_ = np.asarray(classes)
         est.n_features_in_ = int(n_features)
         est._fixed_classes = False
         est.stats_ = stats
-        est._finalize()
+        est.finalize()
         return est
+
+    def with_params(self, **params) -> BayesClassifier:
+        """A new fitted estimator from this one's statistics with other hyperparameters.
+
+        No data are read again: the statistics (copied) are finalized with
+        the hyperparameters of ``self`` updated by ``params``, which is how
+        a search over ``alpha`` or ``var_smoothing`` re-uses one pass over
+        the data. ``self`` is left unchanged.
+
+        Raises
+        ------
+        ValueError
+            For a name that is not a hyperparameter, an invalid value, or
+            one the statistics cannot serve (LDA's ``shrinkage="auto"``
+            needs statistics gathered with it).
+        """
+        self._check_fitted()
+        valid = self._get_param_names()
+        unknown = sorted(set(params) - set(valid))
+        if unknown:
+            raise ValueError(
+                f"invalid parameter {unknown[0]!r} for {type(self).__name__}; "
+                f"valid parameters are {valid}"
+            )
+        est = type(self).from_stats(
+            self.stats_.copy(),
+            self.classes_.copy(),
+            {**self.get_params(), **params},
+            self.n_features_in_,
+        )
+        if hasattr(self, "feature_names_in_"):
+            est.feature_names_in_ = self.feature_names_in_.copy()
+        return est
+
+    def undefined_parameter(self) -> str | None:
+        """Name of the first scoring parameter that came out undefined, or None.
+
+        Undefined: NaN, or +inf (infinitely favourable; -inf is legitimate,
+        the log of a zero prior). Statistics of too extreme values, or
+        damaged ones, give such parameters; a caller refuses the model.
+        """
+        for name, value in vars(self).items():
+            if isinstance(value, np.ndarray) and value.dtype.kind == "f":
+                if np.isnan(value).any() or (value == np.inf).any():
+                    return name.strip("_")
+        return None
 
     # -- scoring ------------------------------------------------------------------
     def _check_fitted(self):
@@ -437,7 +518,7 @@ class BayesClassifier:
                 check_finite(block, row_offset=lo)  # a NaN gets its own message
                 raise
             with np.errstate(invalid="ignore", over="ignore"):
-                jll = self._jll_block(block)
+                jll = self.joint_log_likelihood_block(block)
             # NaN or infinity in a row makes its scores non-finite, so the
             # (smaller) score block tells whether the rows need a closer look.
             if not np.isfinite(jll).all():

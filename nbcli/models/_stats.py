@@ -31,6 +31,7 @@ are merged only after both use the same class order (see ``reindex``).
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields, replace
+from typing import ClassVar
 
 import numpy as np
 
@@ -96,10 +97,24 @@ def _merge_location(a, b):
 
 
 class _Stats:
-    """Shared behaviour: zero construction, class re-indexing, copying."""
+    """Shared behaviour: zero construction, class re-indexing, copying.
 
+    Every statistics class declares ``shapes``: the arrays it stores and the
+    shape of each in units of ``K`` (n_classes) and ``d`` (n_features),
+    e.g. ``{"count": "K", "m2": "Kd"}``; model files are checked against it.
+    Arrays in ``optional`` may be absent (``None``).
+    """
+
+    shapes: ClassVar[dict[str, str]] = {}
+    optional: ClassVar[tuple[str, ...]] = ()
     # Fields without a leading class axis (kept as they are when re-indexing).
-    _pooled_fields: tuple = ()
+    _pooled_fields: ClassVar[tuple[str, ...]] = ()
+
+    @classmethod
+    def array_shapes(cls, n_classes: int, n_features: int) -> dict[str, tuple[int, ...]]:
+        """Shape of each array these statistics store, for ``n_classes`` and ``n_features``."""
+        size = {"K": n_classes, "d": n_features}
+        return {name: tuple(size[c] for c in units) for name, units in cls.shapes.items()}
 
     def reindex(self, new_index: np.ndarray, n_classes: int):
         """Return a copy whose class ``k`` is this one's class ``i`` where ``new_index[i] == k``.
@@ -116,6 +131,12 @@ class _Stats:
             b[new_index] = a
             out[f.name] = b
         return replace(self, **out)
+
+    @property
+    def class_counts(self) -> np.ndarray:
+        """Weighted number of samples per class, shape (n_classes,)."""
+        # Counts are "count" in the moment statistics, "class_count" in ClassCounts.
+        return self.count if hasattr(self, "count") else self.class_count  # type: ignore[attr-defined]
 
     def copy(self):
         return replace(
@@ -156,6 +177,8 @@ class ClassCounts(_Stats):
 
     class_count: np.ndarray
     feature_count: np.ndarray
+
+    shapes = {"class_count": "K", "feature_count": "Kd"}
 
     @classmethod
     def from_data(cls, X, y_idx, w, n_classes):
@@ -210,6 +233,8 @@ class ClassMoments(_Located):
     shift: np.ndarray
     offset: np.ndarray
     m2: np.ndarray
+
+    shapes = {"count": "K", "shift": "Kd", "offset": "Kd", "m2": "Kd"}
 
     @classmethod
     def from_data(cls, X, y_idx, w, n_classes):
@@ -277,6 +302,16 @@ class ClassScatter(_Located):
     scatter: np.ndarray
     third: np.ndarray | None = field(default=None)
     fourth: np.ndarray | None = field(default=None)
+
+    shapes = {
+        "count": "K",
+        "shift": "Kd",
+        "offset": "Kd",
+        "scatter": "Kdd",
+        "third": "Kdd",
+        "fourth": "Kdd",
+    }
+    optional = ("third", "fourth")
 
     @classmethod
     def from_data(cls, X, y_idx, w, n_classes, *, higher: bool = False):
@@ -374,6 +409,7 @@ class PooledScatter(_Located):
     offset: np.ndarray
     within: np.ndarray
 
+    shapes = {"count": "K", "shift": "Kd", "offset": "Kd", "within": "dd"}
     _pooled_fields = ("within",)
 
     @classmethod
@@ -396,8 +432,3 @@ class PooledScatter(_Located):
         n, shift, offset, delta, cross = _merge_location(self, other)
         within = self.within + other.within + (delta * cross[:, None]).T @ delta
         return PooledScatter(count=n, shift=shift, offset=offset, within=within)
-
-
-STATS_TYPES = {
-    cls.__name__: cls for cls in (ClassCounts, ClassMoments, ClassScatter, PooledScatter)
-}

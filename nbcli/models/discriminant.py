@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 
 from nbcli.models._base import BayesClassifier
 from nbcli.models._stats import ClassScatter, PooledScatter, means_about
 from nbcli.models._validation import check_priors, label_text
+from nbcli.models.hyperparameters import Hyperparameter, parse_float_or_option, priors
 
 _LOG_2PI = np.log(2.0 * np.pi)
 
@@ -114,36 +113,48 @@ class LinearDiscriminantAnalysis(_DiscriminantBase):
     on the priors).
     """
 
-    model_type = "lda"
+    name = "lda"
+    hyperparameters = (
+        priors("priors"),
+        Hyperparameter(
+            "shrinkage",
+            "float",
+            None,
+            "'auto' (Ledoit-Wolf) or a number in [0, 1]",
+            low=0.0,
+            high=1.0,
+            allow_none=True,
+            options=("auto",),
+            flag="--shrinkage",
+            parse=parse_float_or_option(("auto",), "'auto' or a number in [0, 1]"),
+        ),
+        Hyperparameter(
+            "tol",
+            "float",
+            1e-4,
+            "relative rank threshold of the standardised covariance",
+            low=0.0,
+            high=1.0,
+            high_open=True,
+        ),
+    )
+    # The second for shrinkage="auto", which shrinks each class on its own.
+    statistics = (PooledScatter, ClassScatter)
+    min_samples_per_class = 2
 
     def __init__(self, *, priors=None, shrinkage=None, tol=1e-4):
         self.priors = priors
         self.shrinkage = shrinkage
         self.tol = tol
 
-    def _hyperparameter_check(self):
-        s = self.shrinkage
-        if s is None or (isinstance(s, str) and s == "auto"):
-            pass
-        elif isinstance(s, numbers.Real) and not isinstance(s, bool) and 0.0 <= s <= 1.0:
-            pass
-        else:
-            raise ValueError(f"shrinkage must be None, 'auto' or a number in [0, 1], got {s!r}")
-        if (
-            not isinstance(self.tol, numbers.Real)
-            or isinstance(self.tol, bool)
-            or not 0 <= self.tol < 1
-        ):
-            raise ValueError(f"tol must be a number in [0, 1), got {self.tol!r}")
-
-    def _new_stats(self, X, y_idx, w, n_classes):
+    def accumulate(self, X, y_idx, sample_weight, n_classes):
         # Ledoit-Wolf shrinks each class on its own, so it needs per-class
         # moments; otherwise one pooled scatter matrix is all LDA uses.
         if self.shrinkage == "auto":
-            return ClassScatter.from_data(X, y_idx, w, n_classes, higher=True)
-        return PooledScatter.from_data(X, y_idx, w, n_classes)
+            return ClassScatter.from_data(X, y_idx, sample_weight, n_classes, higher=True)
+        return PooledScatter.from_data(X, y_idx, sample_weight, n_classes)
 
-    def _finalize(self):
+    def finalize(self):
         st = self.stats_
         d = st.mean.shape[1]
         count = st.count
@@ -207,7 +218,7 @@ class LinearDiscriminantAnalysis(_DiscriminantBase):
         else:
             self._b = self.intercept_[:, None]
 
-    def _jll_block(self, X):
+    def joint_log_likelihood_block(self, X):
         out = self.coef_ @ (X - self.xbar_).T if self._centre_rows else self.coef_ @ X.T
         out += self._b
         return out
@@ -255,21 +266,30 @@ class QuadraticDiscriminantAnalysis(_DiscriminantBase):
     accept.
     """
 
-    model_type = "qda"
+    name = "qda"
+    hyperparameters = (
+        priors("priors"),
+        Hyperparameter(
+            "reg_param",
+            "float",
+            0.0,
+            "covariance regularisation in [0, 1]",
+            low=0.0,
+            high=1.0,
+            flag="--reg-param",
+        ),
+    )
+    statistics = (ClassScatter,)
+    min_samples_per_class = 2
 
     def __init__(self, *, priors=None, reg_param=0.0):
         self.priors = priors
         self.reg_param = reg_param
 
-    def _hyperparameter_check(self):
-        r = self.reg_param
-        if not isinstance(r, numbers.Real) or isinstance(r, bool) or not 0.0 <= r <= 1.0:
-            raise ValueError(f"reg_param must be a number in [0, 1], got {r!r}")
+    def accumulate(self, X, y_idx, sample_weight, n_classes):
+        return ClassScatter.from_data(X, y_idx, sample_weight, n_classes)
 
-    def _new_stats(self, X, y_idx, w, n_classes):
-        return ClassScatter.from_data(X, y_idx, w, n_classes)
-
-    def _finalize(self):
+    def finalize(self):
         st = self.stats_
         K, d = st.mean.shape
         r = float(self.reg_param)
@@ -311,7 +331,7 @@ class QuadraticDiscriminantAnalysis(_DiscriminantBase):
         with np.errstate(divide="ignore"):
             self._const = np.log(self.priors_) - 0.5 * (self.log_det_ + d * _LOG_2PI)
 
-    def _jll_block(self, X):
+    def joint_log_likelihood_block(self, X):
         # SciPy is imported here, not at module level, so that loading any
         # model (and `nbcli --help`) does not pay for it.
         from scipy.linalg import solve_triangular

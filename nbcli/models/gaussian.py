@@ -7,6 +7,7 @@ import numpy as np
 from nbcli.models._base import BayesClassifier
 from nbcli.models._stats import ClassMoments, means_about
 from nbcli.models._validation import check_priors, label_text
+from nbcli.models.hyperparameters import Hyperparameter, priors
 
 _LOG_2PI = np.log(2.0 * np.pi)
 
@@ -67,26 +68,30 @@ class GaussianNB(BayesClassifier):
     uses the unweighted variance there. Without weights the two agree.
     """
 
-    model_type = "gaussian"
+    name = "gaussian"
+    hyperparameters = (
+        priors("priors"),
+        Hyperparameter(
+            "var_smoothing",
+            "float",
+            1e-9,
+            "fraction of the largest feature variance added to every variance",
+            low=0.0,
+            flag="--var-smoothing",
+        ),
+    )
+    statistics = (ClassMoments,)
+    # One sample per class gives no variance.
+    min_samples_per_class = 2
 
     def __init__(self, *, priors=None, var_smoothing=1e-9):
         self.priors = priors
         self.var_smoothing = var_smoothing
 
-    def _hyperparameter_check(self):
-        vs = self.var_smoothing
-        if (
-            isinstance(vs, bool)
-            or not isinstance(vs, (int, float, np.floating, np.integer))
-            or not np.isfinite(vs)
-            or vs < 0
-        ):
-            raise ValueError(f"var_smoothing must be a non-negative number, got {vs!r}")
+    def accumulate(self, X, y_idx, sample_weight, n_classes):
+        return ClassMoments.from_data(X, y_idx, sample_weight, n_classes)
 
-    def _new_stats(self, X, y_idx, w, n_classes):
-        return ClassMoments.from_data(X, y_idx, w, n_classes)
-
-    def _finalize(self):
+    def finalize(self):
         st = self.stats_
         total, _, m2_all = st.pooled()
         var_all = m2_all / total
@@ -156,7 +161,7 @@ class GaussianNB(BayesClassifier):
         )
         self._cT = self._c[:, None]
 
-    def _jll_block(self, X):
+    def joint_log_likelihood_block(self, X):
         Z = X - self._centre
         Z *= self._inv_scale
         out = self._bT @ Z.T

@@ -80,7 +80,7 @@ def iter_scores(
         For unreadable data, missing feature columns, or values the model
         refuses (the message names file, column and row).
     """
-    from nbcli.cli.training import data_error
+    from nbcli.workflows.train import data_error
     from nbcli.io.data import iter_dataset
 
     reporter = reporter or Reporter()

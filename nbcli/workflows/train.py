@@ -1,23 +1,25 @@
-"""Training from a file: stream chunks into a model, check the result, describe it."""
+"""The train workflow: stream a data file into a model, check the result, describe it.
+
+:func:`train` never prints and never parses options: the command line
+(:mod:`nbcli.cli.fit_cmd`) parses them, calls it, and renders what it returns.
+"""
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from nbcli.errors import NbcliError
-from nbcli.models._validation import DataValueError
+from nbcli.models import DataValueError
 
 if TYPE_CHECKING:
     # The reports package loads SciPy's statistics (over half a second);
     # scoring, failing early and ``fit --quiet`` do without it.
+    from nbcli.io.modelfile import ModelFile
     from nbcli.reports.runs import TrainingReport
-
-# Models that estimate a spread per class: one sample cannot give one.
-_NEEDS_TWO_PER_CLASS = ("gaussian", "lda", "qda")
 
 
 def data_error(path: str, exc: ValueError, feature_names, row_offset: int) -> NbcliError:
@@ -26,6 +28,32 @@ def data_error(path: str, exc: ValueError, feature_names, row_offset: int) -> Nb
         col = feature_names[exc.column] if exc.column < len(feature_names) else exc.column
         return NbcliError(f"{path}: column {col!r}, row {row_offset + exc.row + 1}: {exc.reason}")
     return NbcliError(f"{path}: {exc}")
+
+
+def order_priors(priors, classes) -> list | None:
+    """Priors as a list in the order of ``classes`` (labels matched by their text).
+
+    ``priors`` is None, a list (already in class order) or a dict
+    ``{label text: prior}`` as ``--priors spam=0.4,ham=0.6`` gives it.
+
+    Raises
+    ------
+    NbcliError
+        For a label that is not a class, or a class without a prior.
+    """
+    if priors is None or isinstance(priors, list):
+        return priors
+    names = [str(c) for c in classes]
+    unknown = sorted(set(priors) - set(names))
+    if unknown:
+        raise NbcliError(
+            f"--priors names labels not in the training data: {', '.join(unknown)} "
+            f"(classes: {', '.join(names)})"
+        )
+    missing = [n for n in names if n not in priors]
+    if missing:
+        raise NbcliError(f"--priors gives no prior for classes {', '.join(missing)}")
+    return [priors[n] for n in names]
 
 
 def class_priors(model) -> np.ndarray:
@@ -38,18 +66,44 @@ def class_priors(model) -> np.ndarray:
 
 @dataclass
 class TrainResult:
-    """A trained model file, the warnings worth showing, and the facts for
-    the training report (the report itself is built only when asked for)."""
+    """What :func:`train` returns: the trained model file, the warnings and
+    notes worth showing, and the facts for the training report (the report
+    itself is built only when asked for, as its module loads SciPy).
 
-    model_file: object
+    Attributes
+    ----------
+    model_file : ModelFile
+        Ready for :func:`nbcli.io.modelfile.save_model`.
+    facts : dict
+        Keyword arguments of :class:`~nbcli.reports.runs.TrainingReport`
+        except ``output``.
+    warnings : list of str
+        Things the user should know about the fit (a class with one sample).
+    notes : list of str
+        Information about how the data were read (which column is the target).
+    """
+
+    model_file: ModelFile
     facts: dict
     warnings: list
+    notes: list = field(default_factory=list)
 
     def summary(self, output: str) -> TrainingReport:
         """The :class:`~nbcli.reports.runs.TrainingReport` of this fit, written to ``output``."""
         from nbcli.reports.runs import TrainingReport
 
         return TrainingReport(**self.facts, output=output)
+
+
+@dataclass
+class _ReadState:
+    """How far reading got: chunks and rows so far, the current chunk's first row."""
+
+    first: Any = None
+    chunks: int = 0
+    rows: int = 0
+    offset: int = 0
+    reading: bool = False
 
 
 def _plain(v):
@@ -68,10 +122,9 @@ def train(
     x_key="X",
     y_key="y",
     priors_by_label=None,
-    order_priors=None,
-    quiet=False,
+    progress=None,
 ) -> TrainResult:
-    """Fit ``estimator`` on the file at ``path`` chunk by chunk.
+    """Fit ``estimator`` on the data file at ``path``, chunk by chunk.
 
     Only one chunk is in memory at a time (the first is kept when it is the
     whole file, to report training accuracy without reading the file twice).
@@ -79,13 +132,30 @@ def train(
     every label is one) only once all chunks are in, so a class is never
     split by a type that changes between chunks.
 
+    Parameters
+    ----------
+    estimator : BayesClassifier
+        Unfitted (or to be refitted), with its hyperparameters set.
+    path : str
+        Data file (CSV, NPZ, Parquet) or ``-`` for stdin.
+    target, features, drop, delimiter, chunk_size, x_key, y_key
+        As for :func:`nbcli.io.data.iter_dataset`.
+    priors_by_label : dict, optional
+        ``{label text: prior}``: put in class order once the classes are
+        known, then used as the estimator's prior (``estimator.prior_param``).
+    progress : callable ``(iterable, description) -> iterable``, optional
+        Wraps the stream of chunks (a progress bar); default none.
+
+    Returns
+    -------
+    TrainResult
+
     Raises
     ------
     NbcliError
-        For unreadable or invalid data, a single class, or a class with one
-        sample where the model estimates a spread.
+        For unreadable or invalid data, a single class, or a class with
+        fewer samples than the model needs (``min_samples_per_class``).
     """
-    from nbcli.cli.progress import progress_iter
     from nbcli.io.data import iter_dataset, resolve_labels
     from nbcli.io.fingerprint import DataFingerprint
     from nbcli.io.modelfile import ModelFile
@@ -102,39 +172,48 @@ def train(
         y_key=y_key,
         raw_labels=True,
     )
-    warnings = []
+    warnings: list[str] = []
     fp = DataFingerprint()
-    state = {"first": None, "chunks": 0, "rows": 0}
-    model_type = estimator.model_type
+    state = _ReadState()
+    model_type = estimator.name
     if priors_by_label is not None:
         # Priors given by label can be put in order only once the classes are known.
-        prior_key = "class_prior" if model_type in ("multinomial", "bernoulli") else "priors"
-        estimator.set_params(**{prior_key: None})
+        estimator.set_params(**{estimator.prior_param: None})
+
+    def chunks():
+        wrapped = iter(progress(stream, f"reading {path}") if progress is not None else stream)
+        while True:
+            # An error of the reader is its own; only the estimator's are data errors.
+            state.reading = True
+            ds = next(wrapped, None)
+            state.reading = False
+            if ds is None:
+                return
+            state.chunks += 1
+            # Keep the first chunk only while it may turn out to be the whole file.
+            state.first = ds if state.chunks == 1 else None
+            fp.update(ds.X, ds.y)
+            state.offset = state.rows
+            state.rows += ds.X.shape[0]
+            yield ds.X, ds.y
 
     started = time.perf_counter()
-    for attr in ("stats_", "classes_"):
-        if hasattr(estimator, attr):
-            delattr(estimator, attr)
-    for ds in progress_iter(stream, f"reading {path}", quiet=quiet):
-        state["chunks"] += 1
-        # Keep the first chunk only while it may turn out to be the whole file.
-        state["first"] = ds if state["chunks"] == 1 else None
-        fp.update(ds.X, ds.y)
-        try:
-            # Overflow (squares of values beyond ~1e154) is caught below, by
-            # column, rather than printed as NumPy warnings.
-            with np.errstate(over="ignore", invalid="ignore"):
-                estimator._accumulate(ds.X, ds.y, None, None)
-        except ValueError as exc:
-            raise data_error(path, exc, stream.feature_names, state["rows"]) from None
-        state["rows"] += ds.X.shape[0]
-    if state["rows"] == 0:
-        raise NbcliError(f"{path}: no data rows")
+    try:
+        # Overflow (squares of values beyond ~1e154) is caught below, by
+        # column, rather than printed as NumPy warnings.
+        with np.errstate(over="ignore", invalid="ignore"):
+            estimator.fit_chunks(chunks(), finalize=False)
+    except ValueError as exc:
+        if state.reading:
+            raise
+        if state.rows == 0:
+            raise NbcliError(f"{path}: no data rows") from None
+        raise data_error(path, exc, stream.feature_names, state.offset) from None
 
     _check_finite_statistics(path, estimator, stream.feature_names)
     classes = estimator.classes_
     typed = resolve_labels(classes) if classes.dtype.kind in "US" else classes
-    counts = estimator.stats_.arrays().get("count", estimator.stats_.arrays().get("class_count"))
+    counts = estimator.stats_.class_counts
     if len(classes) < 2:
         raise NbcliError(
             f"{path}: the target {stream.target!r} has a single class ({_plain(typed[0])!r}); "
@@ -146,7 +225,7 @@ def train(
             f"class{'es' if len(singles) > 1 else ''} {', '.join(repr(s) for s in singles)} "
             f"{'have' if len(singles) > 1 else 'has'} a single sample"
         )
-        if model_type in _NEEDS_TWO_PER_CLASS:
+        if estimator.min_samples_per_class >= 2:
             raise NbcliError(
                 f"{path}: {msg}; the {model_type} model needs at least two per class to estimate "
                 "a spread (remove the class or add samples)"
@@ -158,25 +237,27 @@ def train(
         if typed is not classes:
             estimator.relabel(typed)
         if priors_by_label is not None:
-            estimator.set_params(**{prior_key: order_priors(priors_by_label, estimator.classes_)})
+            estimator.set_params(
+                **{estimator.prior_param: order_priors(priors_by_label, estimator.classes_)}
+            )
         with np.errstate(over="ignore", invalid="ignore"):
-            estimator._finalize()
+            estimator.finalize()
     except ValueError as exc:
         raise NbcliError(f"{path}: {exc}") from None
     _check_finite_parameters(path, estimator)
     seconds = time.perf_counter() - started
 
     accuracy = None
-    first = state["first"]
-    if first is not None and state["chunks"] == 1:
+    first = state.first
+    if first is not None and state.chunks == 1:
         pred = estimator.predict(first.X)
         accuracy = float(np.mean(pred.astype(str) == np.asarray(first.y).astype(str)))
 
     classes_out = [_plain(c) for c in estimator.classes_.tolist()]
-    counts = estimator.stats_.arrays().get("count", estimator.stats_.arrays().get("class_count"))
+    counts = estimator.stats_.class_counts
     counts_out = [int(c) if float(c).is_integer() else float(c) for c in counts]
     training = {
-        "n_samples": int(state["rows"]),
+        "n_samples": int(state.rows),
         "class_counts": counts_out,
         "data_sha256": fp.hexdigest(),
         "data": path,
@@ -187,25 +268,22 @@ def train(
         target=stream.target,
         training=training,
     )
-    if stream.note and not quiet:
-        from nbcli.cli.console import info
-
-        info(stream.note)
     facts = dict(
         model_type=model_type,
         hyperparameters={k: _jsonable(v) for k, v in estimator.get_params().items()},
         data=path,
         target=stream.target,
-        n_samples=int(state["rows"]),
+        n_samples=int(state.rows),
         feature_names=list(stream.feature_names),
         classes=classes_out,
         class_counts=counts_out,
         priors=[float(p) for p in class_priors(estimator)],
         seconds=seconds,
         training_accuracy=accuracy,
-        n_chunks=state["chunks"],
+        n_chunks=state.chunks,
     )
-    return TrainResult(model_file=mf, facts=facts, warnings=warnings)
+    notes = [stream.note] if stream.note else []
+    return TrainResult(model_file=mf, facts=facts, warnings=warnings, notes=notes)
 
 
 _RESCALE = "rescale the column (divide it by a power of ten) and train again"
@@ -232,17 +310,13 @@ def _check_finite_statistics(path: str, estimator, feature_names) -> None:
 
 def _check_finite_parameters(path: str, estimator) -> None:
     """Refuse a model with NaN or +inf parameters (-inf is the log of a zero prior)."""
-    for name, value in vars(estimator).items():
-        if (
-            isinstance(value, np.ndarray)
-            and value.dtype.kind == "f"
-            and (np.isnan(value).any() or (value == np.inf).any())
-        ):
-            raise NbcliError(
-                f"{path}: the {estimator.model_type} model's parameter {name.strip('_')!r} "
-                "came out undefined: the feature values are too extreme for float64; "
-                "rescale the features (divide them by a power of ten) and train again"
-            )
+    name = estimator.undefined_parameter()
+    if name is not None:
+        raise NbcliError(
+            f"{path}: the {estimator.name} model's parameter {name!r} "
+            "came out undefined: the feature values are too extreme for float64; "
+            "rescale the features (divide them by a power of ten) and train again"
+        )
 
 
 def _check_gaussian_spread(path: str, estimator, feature_names, labels) -> None:

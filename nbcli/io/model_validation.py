@@ -1,0 +1,271 @@
+"""Validation of a model file's metadata and arrays (see :mod:`nbcli.io.modelfile`).
+
+A model file is untrusted input. The metadata must have the documented
+fields with the right types; the members must be exactly those the
+metadata declares, with the shapes the model type's statistics class
+declares (``shapes``, in units of n_classes and n_features); after reading,
+the statistics must be ones some data set could give, and the rebuilt
+model must have defined parameters and score its own class means. Every
+refusal is one :class:`~nbcli.errors.NbcliError` naming the file.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from nbcli import __version__
+from nbcli.io.safe_npz import refuse
+from nbcli.models import registry
+
+FORMAT = "nbcli-model"
+#: The version this nbcli writes; it reads every version from 1 up to it.
+FORMAT_VERSION = 2
+METADATA_LIMIT = 64 * 1024 * 1024
+#: Types a feature column can have in ``columns`` (format version 2).
+COLUMN_TYPES = ("numeric", "gaussian", "categorical", "bernoulli", "multinomial", "text")
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _names(value) -> bool:
+    """A list of distinct strings."""
+    return (
+        isinstance(value, list)
+        and all(isinstance(v, str) for v in value)
+        and len(set(value)) == len(value)
+    )
+
+
+def _check_label_list(path, classes) -> None:
+    kinds = {type(c) for c in classes}
+    if not classes or len(kinds) != 1 or not kinds <= {int, str, bool, float}:
+        refuse(path, "classes must be a non-empty list of labels of one type; the file is corrupt")
+    if kinds == {int} and not all(-(2**63) <= c < 2**64 for c in classes):
+        refuse(path, "classes hold integers too large for a label; the file is corrupt")
+    if kinds == {float} and not all(np.isfinite(c) for c in classes):
+        refuse(path, "classes hold a value that is not finite; the file is corrupt")
+    if len({str(c) for c in classes}) != len(classes):
+        refuse(path, "classes are not distinct; the file is corrupt")
+
+
+def check_metadata(path, meta) -> None:
+    """Refuse metadata without the documented fields, of a newer version, or inconsistent."""
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+        refuse(path, "is not an nbcli model file (no nbcli-model metadata)")
+    version = meta.get("format_version")
+    if not _is_int(version):
+        refuse(path, "has no valid format_version; the file is corrupt")
+    if version > FORMAT_VERSION:
+        written_by = meta.get("nbcli_version")
+        written_by = written_by if isinstance(written_by, str) else "?"
+        refuse(
+            path,
+            f"was written by a newer nbcli (model format version {version}, from nbcli "
+            f"{written_by[:40]}); this nbcli {__version__} reads up to version "
+            f"{FORMAT_VERSION}: upgrade nbcli",
+        )
+    if version < 1:
+        refuse(path, f"has an invalid format_version {version}")
+    required = {
+        "model": str,
+        "hyperparameters": dict,
+        "classes": list,
+        "feature_names": list,
+        "n_features": int,
+        "training": dict,
+        "stats": dict,
+    }
+    for key, typ in required.items():
+        if not isinstance(meta.get(key), typ):
+            refuse(
+                path,
+                f"metadata field {key!r} is missing or has the wrong type; the file is corrupt",
+            )
+    models = registry.model_classes()
+    if meta["model"] not in models:
+        refuse(path, f"unknown model type {meta['model'][:40]!r}; known: {', '.join(models)}")
+    d = meta["n_features"]
+    if isinstance(d, bool) or d < 1 or len(meta["feature_names"]) != d:
+        refuse(path, "n_features does not match feature_names; the file is corrupt")
+    if not _names(meta["feature_names"]):
+        refuse(path, "feature_names must be distinct strings; the file is corrupt")
+    _check_label_list(path, meta["classes"])
+    target = meta.get("target")
+    if target is not None and not isinstance(target, str):
+        refuse(path, "metadata field 'target' must be a column name; the file is corrupt")
+    cls = models[meta["model"]]
+    st = meta["stats"]
+    kinds = {s.__name__: s for s in cls.statistics}
+    if (
+        not isinstance(st.get("type"), str)
+        or st["type"] not in kinds
+        or not _names(st.get("arrays"))
+    ):
+        refuse(
+            path,
+            f"has statistics of an unknown type or of the wrong type for a "
+            f"{meta['model']} model; the file is corrupt",
+        )
+    stats_cls = kinds[st["type"]]
+    if not set(st["arrays"]) <= set(stats_cls.shapes):
+        refuse(path, "lists statistics arrays the format does not define")
+    missing = sorted(set(stats_cls.shapes) - set(stats_cls.optional) - set(st["arrays"]))
+    if missing:
+        refuse(path, f"lacks statistics {', '.join(missing)}; the file is corrupt")
+    specs = {s.name: s for s in cls.hyperparameters}
+    unknown = sorted(set(meta["hyperparameters"]) - set(specs))
+    if unknown:
+        refuse(path, f"has unknown hyperparameters {unknown} for model {meta['model']!r}")
+    for name, value in meta["hyperparameters"].items():
+        if not specs[name].is_valid(value):
+            refuse(
+                path,
+                f"has an invalid hyperparameter {name} = {str(value)[:40]} (it must be "
+                f"{specs[name].describe()}); the file is corrupt",
+            )
+    calib = meta.get("calibration")
+    if calib is not None and not (isinstance(calib, dict) and _names(calib.get("arrays"))):
+        refuse(path, "has invalid calibration metadata")
+    check_version_2(path, meta)
+
+
+def check_version_2(path, meta) -> None:
+    """Check the members format version 2 added; each is optional.
+
+    ``texts`` (names of text arrays), ``columns`` (feature columns with their
+    type and, for categorical ones, the text array of their categories),
+    ``vocabularies`` (``{column: text array}``), ``training.fingerprint``
+    (``{"algorithm", "value"}``) and ``search`` (an object).
+    """
+    texts = meta.get("texts", [])
+    if not _names(texts):
+        refuse(path, "metadata field 'texts' must be distinct names; the file is corrupt")
+    referenced = []
+    columns = meta.get("columns")
+    if columns is not None:
+        if not isinstance(columns, list) or not all(isinstance(c, dict) for c in columns):
+            refuse(path, "metadata field 'columns' must be a list of objects; the file is corrupt")
+        if not _names([c.get("name") for c in columns]):
+            refuse(path, "columns must have distinct string names; the file is corrupt")
+        for c in columns:
+            if c.get("type") not in COLUMN_TYPES:
+                refuse(
+                    path,
+                    f"column {str(c.get('name'))[:40]!r} has an unknown type "
+                    f"{str(c.get('type'))[:40]!r} (known: {', '.join(COLUMN_TYPES)})",
+                )
+            if "categories" in c:
+                referenced.append(c["categories"])
+    vocabularies = meta.get("vocabularies")
+    if vocabularies is not None:
+        if not isinstance(vocabularies, dict):
+            refuse(path, "metadata field 'vocabularies' must be an object; the file is corrupt")
+        referenced.extend(vocabularies.values())
+    unknown = [r for r in referenced if not isinstance(r, str) or r not in texts]
+    if unknown:
+        refuse(path, f"refers to text arrays it does not list: {str(unknown[0])[:40]!r}")
+    fingerprint = meta["training"].get("fingerprint")
+    if fingerprint is not None and not (
+        isinstance(fingerprint, dict)
+        and isinstance(fingerprint.get("algorithm"), str)
+        and isinstance(fingerprint.get("value"), str)
+    ):
+        refuse(
+            path,
+            "training.fingerprint must hold an algorithm name and a value; the file is corrupt",
+        )
+    search = meta.get("search")
+    if search is not None and not isinstance(search, dict):
+        refuse(path, "metadata field 'search' must be an object; the file is corrupt")
+
+
+def expected_members(meta) -> dict[str, tuple | str | None]:
+    """Every member the metadata declares, with its shape.
+
+    Statistics get the shape their class declares; calibration arrays
+    ``None`` (the calibrator checks them); text arrays ``"text"``.
+    """
+    cls = registry.get(meta["model"])
+    stats_cls = {s.__name__: s for s in cls.statistics}[meta["stats"]["type"]]
+    shapes = stats_cls.array_shapes(len(meta["classes"]), meta["n_features"])
+    expected: dict[str, tuple | str | None] = {
+        f"stats.{n}": shapes[n] for n in meta["stats"]["arrays"]
+    }
+    calib = meta.get("calibration")
+    if calib is not None:
+        for n in calib["arrays"]:
+            expected[f"calibration.{n}"] = None
+    for name in meta.get("texts", []):
+        expected[f"text.{name}.data"] = "text"
+        expected[f"text.{name}.offsets"] = "text"
+    return expected
+
+
+def check_members(path, headers: dict, expected: dict) -> None:
+    """Refuse members the metadata does not declare, missing ones, and wrong dtypes or shapes."""
+    unexpected = sorted(set(headers) - set(expected) - {"metadata"})
+    if unexpected:
+        refuse(path, f"holds members the format does not define: {', '.join(unexpected)}")
+    missing = sorted(set(expected) - set(headers))
+    if missing:
+        refuse(path, f"lacks members {', '.join(missing)}; the file is corrupt")
+    for name, shape in expected.items():
+        dt, sh = headers[name]
+        if shape == "text":
+            want = np.uint8 if name.endswith(".data") else np.int64
+            if dt != want or len(sh) != 1:
+                refuse(path, f"member {name!r} must be a 1-D {np.dtype(want)} array")
+            continue
+        if dt != np.float64:
+            refuse(path, f"member {name!r} has dtype {dt}, expected float64")
+        if shape is not None and sh != shape:
+            refuse(path, f"member {name!r} has shape {sh}, expected {shape} from the metadata")
+        if shape is None and (len(sh) != 1 or sh[0] > 16 * 1024 * 1024):
+            refuse(path, f"member {name!r} has an invalid shape {sh}")
+
+
+def check_stats(path, stats) -> None:
+    """Refuse statistics no data set could have produced: negative counts,
+    sums of squares or feature sums, or no sample at all. (Subtler damage
+    shows in the rebuilt model, see :func:`check_rebuilt`.)"""
+    arrays = stats.arrays()
+    if not all(np.all(np.isfinite(a)) for a in arrays.values()):
+        refuse(path, "holds non-finite statistics; the file is corrupt")
+    counts = stats.class_counts
+    if np.any(counts < 0) or not counts.sum() > 0:
+        refuse(path, "holds class counts that are negative or all zero; the file is corrupt")
+    squares = arrays.get("m2")
+    if squares is None and "scatter" in arrays:
+        squares = np.diagonal(arrays["scatter"], axis1=1, axis2=2)
+    if squares is None and "within" in arrays:
+        squares = np.diagonal(arrays["within"])
+    if squares is not None and np.any(squares < 0):
+        refuse(path, "holds negative sums of squares; the file is corrupt")
+    if "feature_count" in arrays and np.any(arrays["feature_count"] < 0):
+        refuse(path, "holds negative feature counts; the file is corrupt")
+
+
+def check_rebuilt(path, model) -> None:
+    """Refuse a model that cannot score: a scoring parameter that is not a
+    number (NaN) or infinitely favourable (+inf; -inf is legitimate, the log
+    of a zero prior), or, for the models with class means, posteriors at its
+    own class means that are not finite."""
+    name = model.undefined_parameter()
+    if name is not None:
+        refuse(
+            path,
+            f"holds statistics that give the {model.name} model an "
+            f"undefined parameter ({name}); the file is corrupt",
+        )
+    stats = model.stats_
+    if hasattr(stats, "mean"):
+        with np.errstate(all="ignore"):
+            logp = model.predict_log_proba(stats.mean[stats.count > 0])
+        if np.isnan(logp).any() or not np.isfinite(logp.max(axis=1)).all():
+            refuse(
+                path,
+                f"holds statistics with which the {model.name} model cannot "
+                "score even its own class means; the file is corrupt",
+            )

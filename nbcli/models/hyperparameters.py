@@ -1,0 +1,263 @@
+"""Declarative hyperparameter specs: the one place a hyperparameter is validated.
+
+Each estimator class lists its hyperparameters as :class:`Hyperparameter`
+objects (``BayesClassifier.hyperparameters``). The Python API (``fit``
+calls :meth:`Hyperparameter.check`), config-file validation and the
+command-line flags of ``nbcli fit`` (their names, ``--help`` text and
+parsing from text) are all derived from them, in the spirit of
+scikit-learn's ``_parameter_constraints``.
+
+Standard library only: the command line reads these declarations to build
+its options, and ``nbcli --help`` must not pay for NumPy or SciPy.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+#: Marks "the command line uses the Python default" in :attr:`Hyperparameter.cli_default`.
+SAME = object()
+
+
+def _number(value) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def _g(x: float | None) -> str:
+    return f"{x:g}"
+
+
+def _shortest(x: float) -> str:
+    """``1e-9``, ``1.0``: the shortest text that reads back as ``x``."""
+    text = repr(float(x))
+    mantissa, e, exponent = text.partition("e")
+    return f"{mantissa}e{int(exponent)}" if e else text
+
+
+@dataclass(frozen=True)
+class Hyperparameter:
+    """One hyperparameter of an estimator: what it accepts, means and is called.
+
+    Parameters
+    ----------
+    name : str
+        Keyword of the estimator's ``__init__`` and key in config files and
+        model files (``var_smoothing``).
+    kind : {"float", "bool", "priors"}
+        ``float``: a finite real number (not a bool), within ``low``/``high``;
+        ``bool``: ``True`` or ``False``; ``priors``: non-negative numbers
+        that sum to 1, as a list in class order or, from the command line and
+        config files, a mapping from label text to prior.
+    default
+        The Python API's default (the ``__init__`` default).
+    help : str
+        What the value means, one line, for ``--help`` and the docs table.
+    low, high : float, optional
+        Range of a ``float``; ``None`` for no bound.
+    low_open, high_open : bool
+        Whether the bound itself is excluded.
+    allow_none : bool
+        ``None`` is a valid value (it means "unset": no shrinkage, no
+        threshold, priors from the data).
+    options : tuple of str
+        Strings accepted besides numbers (``"auto"`` for LDA's shrinkage).
+    flag : str, optional
+        Command-line flag of ``nbcli fit`` (``--var-smoothing``); for a bool,
+        the pair ``--fit-prior/--no-fit-prior``. ``None``: config files only.
+    cli_default
+        The default of the command line where it differs from the Python
+        API's (:data:`SAME` otherwise): the command line can insist on an
+        explicit value, as for Bernoulli's ``binarize``, whose command-line
+        default stays "input must be 0/1" whatever the Python default is.
+    default_text : str, optional
+        The default as the docs show it (``"class frequencies"``); by
+        default the value itself.
+    parse : callable ``(text, where) -> value``, optional
+        How the flag's text becomes a value (priors lists, shrinkage
+        ``auto`` or a number); raises ``ValueError`` with a message that
+        starts with ``where``. Without it, a ``float`` flag is read by the
+        command-line parser as a number.
+    """
+
+    name: str
+    kind: str
+    default: object
+    help: str
+    low: float | None = None
+    high: float | None = None
+    low_open: bool = False
+    high_open: bool = False
+    allow_none: bool = False
+    options: tuple[str, ...] = ()
+    flag: str | None = None
+    cli_default: object = field(default=SAME, compare=False)
+    default_text: str | None = None
+    parse: Callable[[str, str], object] | None = field(default=None, compare=False)
+
+    def __post_init__(self):
+        if self.kind not in ("float", "bool", "priors"):
+            raise ValueError(f"unknown hyperparameter kind {self.kind!r}")
+
+    # -- description ---------------------------------------------------------------
+    def describe(self) -> str:
+        """What a valid value is, as messages say it: ``a number in [0, 1]``."""
+        if self.kind == "bool":
+            return "true or false"
+        if self.kind == "priors":
+            return (
+                "non-negative numbers that sum to 1, as a list in class order or a table "
+                "by class label"
+            )
+        low, high = self.low, self.high
+        if low is None and high is None:
+            text = "a finite number"
+        elif high is None:
+            text = f"a finite number {'>' if self.low_open else '>='} {_g(low)}"
+        elif low is None:
+            text = f"a finite number {'<' if self.high_open else '<='} {_g(high)}"
+        else:
+            text = (
+                f"a number in {'(' if self.low_open else '['}{_g(self.low)}, "
+                f"{_g(self.high)}{')' if self.high_open else ']'}"
+            )
+        if self.options:
+            text = " or ".join([*(repr(o) for o in self.options), text])
+        return text
+
+    @property
+    def shown_default(self) -> str:
+        """The default as ``--help`` and the docs table show it (the command line's)."""
+        if self.default_text is not None:
+            return self.default_text
+        value = self.default if self.cli_default is SAME else self.cli_default
+        if value is None:
+            return "none"
+        return _shortest(value) if isinstance(value, (int, float)) else str(value)
+
+    # -- validation ----------------------------------------------------------------
+    def is_valid(self, value) -> bool:
+        """Whether ``value`` is acceptable (the single definition of validity)."""
+        if value is None:
+            return self.allow_none
+        if self.kind == "bool":
+            return isinstance(value, bool) or type(value).__name__ == "bool_"
+        if self.kind == "priors":
+            values = list(value.values()) if isinstance(value, dict) else value
+            try:
+                values = [float(v) if _number(v) else math.nan for v in values]
+            except TypeError:
+                return False
+            if not values or not all(math.isfinite(v) and v >= 0 for v in values):
+                return False
+            return abs(math.fsum(values) - 1.0) <= 1e-8
+        if isinstance(value, str):
+            return value in self.options
+        if not _number(value) or not math.isfinite(value):
+            return False
+        if self.low is not None and (value < self.low or (self.low_open and value == self.low)):
+            return False
+        return self.high is None or not (
+            value > self.high or (self.high_open and value == self.high)
+        )
+
+    def check(self, value, where: str | None = None):
+        """Return ``value`` if valid, else raise ``ValueError``.
+
+        The message reads ``{where} must be {description}; got {value!r}``,
+        ``where`` defaulting to the name: ``--alpha``, ``FILE: [hyperparameters]
+        alpha`` or ``alpha``.
+        """
+        if not self.is_valid(value):
+            # NumPy scalars print as plain values (``0.5``, not ``np.float64(0.5)``).
+            plain = value.item() if type(value).__module__ == "numpy" else value
+            shown = repr(plain)
+            raise ValueError(f"{where or self.name} must be {self.describe()}; got {shown}")
+        return value
+
+    def from_text(self, text: str, where: str):
+        """The value a command-line flag's ``text`` stands for (validated)."""
+        value = self.parse(text, where) if self.parse is not None else float(text)
+        return self.check(value, where)
+
+
+# -- parsers of flag text ----------------------------------------------------------------
+
+
+def parse_float_or_option(options: tuple[str, ...], description: str):
+    """A parser for ``auto`` (or another word in ``options``), ``none`` or a number."""
+
+    def parse(text: str, where: str):
+        t = text.strip().lower()
+        if t in options:
+            return t
+        if t in ("none", ""):
+            return None
+        try:
+            return float(t)
+        except ValueError:
+            raise ValueError(f"{where} must be {description}; got {text!r}") from None
+
+    return parse
+
+
+def parse_priors(text: str, where: str):
+    """``"0.2,0.8"`` (class order) -> list, or ``"spam=0.4,ham=0.6"`` (by label) -> dict.
+
+    A dict is put in class order once the classes are known.
+    """
+    parts = [p.strip() for p in text.split(",") if p.strip()]
+    if not parts:
+        raise ValueError(f"{where} is empty; give e.g. 0.3,0.7 or spam=0.4,ham=0.6")
+    try:
+        if all("=" in p for p in parts):
+            pairs = [(k.strip(), float(v)) for k, v in (p.rsplit("=", 1) for p in parts)]
+            labels = [k for k, _ in pairs]
+            repeated = list(dict.fromkeys(k for k in labels if labels.count(k) > 1))
+            if repeated:
+                raise LookupError(repeated)
+            return dict(pairs)
+        return [float(p) for p in parts]
+    except LookupError as exc:
+        raise ValueError(
+            f"{where} gives class {', '.join(exc.args[0])} more than once; give each "
+            "class one prior"
+        ) from None
+    except ValueError:
+        raise ValueError(
+            f"{where} must be numbers, e.g. 0.3,0.7 or spam=0.4,ham=0.6; got {text!r}"
+        ) from None
+
+
+def priors(name: str = "priors") -> Hyperparameter:
+    """The class-prior hyperparameter every model has (``priors`` or ``class_prior``)."""
+    return Hyperparameter(
+        name,
+        "priors",
+        None,
+        "class priors: 0.3,0.7 (in class order) or spam=0.4,ham=0.6",
+        allow_none=True,
+        flag="--priors",
+        default_text="class frequencies",
+        parse=parse_priors,
+    )
+
+
+def check_hyperparameters(specs, params: dict, origins: dict | None = None) -> None:
+    """Check each of ``params`` against its spec in ``specs`` (names without one are skipped).
+
+    ``origins`` names where each value came from, for the message.
+
+    Raises
+    ------
+    ValueError
+        For the first value of the wrong type or out of range.
+    """
+    by_name = {s.name: s for s in specs}
+    origins = origins or {}
+    for name, value in params.items():
+        spec = by_name.get(name)
+        if spec is not None:
+            spec.check(value, origins.get(name, name))

@@ -1,0 +1,174 @@
+"""What each model class declares, the registry built from it, and what is derived from it:
+hyperparameter validation, fit's flags, README's table, model-file shapes."""
+
+from __future__ import annotations
+
+import inspect
+import math
+import subprocess
+import sys
+from dataclasses import fields
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import blobs
+from hypothesis import given
+from hypothesis import strategies as st
+
+from nbcli.models import (
+    MODELS,
+    BayesClassifier,
+    GaussianNB,
+    LinearDiscriminantAnalysis,
+    MultinomialNB,
+    QuadraticDiscriminantAnalysis,
+    registry,
+)
+from nbcli.models.hyperparameters import SAME, Hyperparameter, parse_priors
+
+ROOT = Path(__file__).parent.parent
+
+
+def test_registry_finds_every_model_class_by_its_declared_name():
+    found = registry.model_classes()
+    assert list(found) == ["gaussian", "multinomial", "bernoulli", "lda", "qda"]
+    assert found is registry.model_classes() and MODELS == found
+    for name, cls in found.items():
+        assert cls.name == name == cls.model_type
+        assert issubclass(cls, BayesClassifier) and cls.__module__.startswith("nbcli.models.")
+    # Shared bases that declare no name are not model types.
+    assert all(cls.__dict__.get("name") for cls in found.values())
+
+
+@pytest.mark.parametrize("name", list(MODELS))
+def test_specs_are_the_constructor(name):
+    cls = MODELS[name]
+    init = {
+        p.name: p.default
+        for p in inspect.signature(cls.__init__).parameters.values()
+        if p.name != "self"
+    }
+    specs = {s.name: s for s in cls.hyperparameters}
+    assert list(specs) == [s.name for s in cls.hyperparameters]  # no name twice
+    assert set(specs) == set(init)
+    for pname, spec in specs.items():
+        assert spec.default == init[pname], pname
+        assert spec.is_valid(spec.default), pname
+        if spec.cli_default is not SAME:
+            assert spec.is_valid(spec.cli_default)
+    assert specs[cls.prior_param].kind == "priors"
+    assert cls.min_samples_per_class in (1, 2)
+    assert set(cls.sklearn_tags) <= {"positive_only", "poor_score"}
+
+
+@pytest.mark.parametrize("name", list(MODELS))
+def test_statistics_declare_exactly_the_arrays_they_store(name):
+    cls = MODELS[name]
+    X, y = blobs(n_per_class=10, d=3)
+    X = np.abs(X) if name != "bernoulli" else (X > 0).astype(float)
+    params = {"shrinkage": "auto"} if name == "lda" else {}
+    model = cls(**params).fit(X, y)
+    assert isinstance(model.stats_, cls.statistics)
+    for stats_cls in cls.statistics:
+        assert set(stats_cls.shapes) == {f.name for f in fields(stats_cls)}
+    stats_cls = type(model.stats_)
+    shapes = stats_cls.array_shapes(2, 3)
+    stored = {k: v.shape for k, v in model.stats_.arrays().items()}
+    assert set(shapes) - set(stored) <= set(stats_cls.optional)
+    assert stored == {k: shapes[k] for k in stored}
+    np.testing.assert_array_equal(model.stats_.class_counts, [10, 10])
+
+
+@pytest.mark.parametrize(
+    "model, message",
+    [
+        (GaussianNB(var_smoothing=-1), "var_smoothing must be a finite number >= 0; got -1"),
+        (GaussianNB(var_smoothing=np.float64("nan")), "var_smoothing must be .*; got nan"),
+        (MultinomialNB(alpha="1"), "alpha must be a finite number >= 0; got '1'"),
+        (MultinomialNB(fit_prior="no"), "fit_prior must be true or false; got 'no'"),
+        (QuadraticDiscriminantAnalysis(reg_param=1.5), r"reg_param must be a number in \[0, 1\]"),
+        (LinearDiscriminantAnalysis(shrinkage="fast"), "shrinkage must be 'auto' or a number"),
+        (GaussianNB(priors=[0.5, 0.6]), "priors must be non-negative numbers that sum to 1"),
+    ],
+)
+def test_the_python_api_validates_with_the_specs(model, message):
+    X, y = blobs()
+    with pytest.raises(ValueError, match=message):
+        model.fit(np.abs(X), y)
+
+
+SPEC = Hyperparameter("x", "float", 0.5, "test", low=0.0, high=1.0, high_open=True)
+
+
+@given(st.floats(allow_nan=True, allow_infinity=True))
+def test_a_range_is_checked_as_described(value):
+    assert SPEC.is_valid(value) == (math.isfinite(value) and 0 <= value < 1)
+    assert SPEC.describe() == "a number in [0, 1)"
+
+
+def test_priors_parse_in_class_order_or_by_label():
+    assert parse_priors("0.3, 0.7", "--priors") == [0.3, 0.7]
+    assert parse_priors("spam=0.4,ham=0.6", "--priors") == {"spam": 0.4, "ham": 0.6}
+    with pytest.raises(ValueError, match="gives class a more than once"):
+        parse_priors("a=0.5,a=0.5", "--priors")
+    with pytest.raises(ValueError, match="^--priors must be numbers"):
+        parse_priors("x,y", "--priors")
+
+
+@pytest.mark.parametrize(
+    "name, params",
+    [
+        ("gaussian", {"var_smoothing": 1e-3}),
+        ("multinomial", {"alpha": 0.25, "fit_prior": False}),
+        ("bernoulli", {"alpha": 3.0, "class_prior": [0.2, 0.8]}),
+        ("lda", {"shrinkage": 0.4}),
+        ("qda", {"reg_param": 0.3}),
+    ],
+)
+def test_with_params_equals_a_refit_without_the_data(name, params):
+    X, y = blobs(n_per_class=30, d=4, seed=3)
+    X = np.round(np.abs(X) * 2)
+    if name == "bernoulli":
+        X = (X > 1).astype(float)
+    base = MODELS[name]().fit(X, y)
+    before = base.predict_proba(X)
+    other = base.with_params(**params)
+    refit = MODELS[name](**params).fit(X, y)
+    np.testing.assert_allclose(other.predict_proba(X), refit.predict_proba(X), rtol=0, atol=1e-12)
+    assert not np.allclose(other.predict_proba(X), before)  # the parameters did change
+    np.testing.assert_array_equal(base.predict_proba(X), before)  # self is unchanged
+    assert other.stats_ is not base.stats_
+    with pytest.raises(ValueError, match="invalid parameter 'nope'"):
+        base.with_params(nope=1)
+
+
+def test_fit_flags_and_help_come_from_the_specs():
+    from typer.testing import CliRunner
+
+    from nbcli.cli.app import app
+
+    out = CliRunner().invoke(app, ["fit", "--help"], terminal_width=200).output
+    assert "<gaussian|multinomial|bernoulli|lda|qda>" in out
+    for flag in registry.flags().values():
+        for part in flag.flag.split("/"):
+            assert part in out
+        assert registry.flag_help(flag).split(" [")[0][:30] in " ".join(out.split())
+    assert set(registry.flags()["--priors"].params.values()) == {"priors", "class_prior"}
+    assert registry.flags()["--alpha"].models == ["multinomial", "bernoulli"]
+
+
+def test_readme_table_of_hyperparameters_is_the_rendered_one():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert registry.hyperparameter_table() in readme
+
+
+def test_help_imports_neither_scipy_nor_pandas():
+    code = (
+        "import sys, nbcli.cli.app, nbcli.models.registry as r; r.flags();"
+        "print(sorted(m for m in ('scipy', 'pandas') if m in sys.modules))"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True
+    )
+    assert run.stdout.strip() == "[]"

@@ -1,0 +1,78 @@
+"""The train workflow: a plain function that returns a report and prints nothing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from nbcli.errors import NbcliError
+from nbcli.models import GaussianNB, MultinomialNB
+from nbcli.workflows.train import TrainResult, train
+
+SAMPLE = Path(__file__).parent.parent / "sample_data"
+
+
+def test_train_returns_a_report_and_prints_nothing(capfd):
+    result = train(GaussianNB(), str(SAMPLE / "iris_train.csv"))
+    out, err = capfd.readouterr()
+    assert out == "" and err == ""
+    assert isinstance(result, TrainResult)
+    frame = pd.read_csv(SAMPLE / "iris_train.csv")
+    X, y = frame.drop(columns="label").to_numpy(), frame["label"].to_numpy()
+    reference = GaussianNB().fit(X, y)
+    np.testing.assert_array_equal(
+        result.model_file.model.predict_proba(X), reference.predict_proba(X)
+    )
+    assert result.facts["n_samples"] == len(y) and result.facts["n_chunks"] == 1
+    assert result.facts["training_accuracy"] == pytest.approx(reference.score(X, y))
+    assert result.model_file.training["data_sha256"]
+
+
+def test_chunks_give_the_same_model_through_the_public_api():
+    one = train(GaussianNB(), str(SAMPLE / "wine_train.csv"))
+    many = train(GaussianNB(), str(SAMPLE / "wine_train.csv"), chunk_size=7)
+    assert many.facts["n_chunks"] > 1 and many.facts["training_accuracy"] is None
+    X = pd.read_csv(SAMPLE / "wine_test.csv").drop(columns="label").to_numpy()
+    np.testing.assert_allclose(
+        many.model_file.model.predict_proba(X),
+        one.model_file.model.predict_proba(X),
+        rtol=0,
+        atol=1e-12,
+    )
+
+
+def test_progress_wraps_the_chunks_and_priors_by_label_are_ordered(tmp_path):
+    seen = []
+
+    def progress(chunks, what):
+        seen.append(what)
+        yield from chunks
+
+    data = tmp_path / "d.csv"
+    data.write_text("a,b,label\n1,2,ham\n2,3,ham\n3,1,spam\n5,6,spam\n", encoding="utf-8")
+    result = train(
+        MultinomialNB(), str(data), priors_by_label={"spam": 0.25, "ham": 0.75}, progress=progress
+    )
+    assert seen == [f"reading {data}"]
+    np.testing.assert_allclose(result.facts["priors"], [0.75, 0.25])
+    assert result.facts["classes"] == ["ham", "spam"]
+
+
+def test_a_class_below_the_declared_minimum_is_refused(tmp_path):
+    data = tmp_path / "d.csv"
+    data.write_text("a,b,label\n1,2,x\n2,3,x\n3,1,y\n", encoding="utf-8")
+    assert GaussianNB.min_samples_per_class == 2
+    with pytest.raises(NbcliError, match="needs at least two per class"):
+        train(GaussianNB(), str(data))
+    result = train(MultinomialNB(), str(data))
+    assert "single sample" in result.warnings[0]
+
+
+def test_a_data_error_names_file_column_and_row(tmp_path):
+    data = tmp_path / "d.csv"
+    data.write_text("a,b,label\n1,2,x\n2,-3,x\n3,1,y\n4,4,y\n", encoding="utf-8")
+    with pytest.raises(NbcliError, match=r"d.csv: column 'b', row 2: negative value -3"):
+        train(MultinomialNB(), str(data), chunk_size=1)
