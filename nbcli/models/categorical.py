@@ -10,7 +10,7 @@ from nbcli.models._base import BayesClassifier
 from nbcli.models._missing import MISSING_MODES, UNSEEN_MODES, MissingAware, check_mode
 from nbcli.models._table_stats import CategoryCounts, category_offsets, grow_categories
 from nbcli.models._validation import DataValueError, check_priors
-from nbcli.models.discrete import _check_alpha
+from nbcli.models.discrete import _alpha as _check_alpha
 
 # A code this large would need a count array of that many columns per class;
 # a "category" with so many values is an identifier, not a category.

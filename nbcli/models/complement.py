@@ -10,7 +10,7 @@ from nbcli.models._base import BayesClassifier
 from nbcli.models._stats import ClassCounts
 from nbcli.models._validation import DataValueError
 from nbcli.models.categorical import class_log_prior
-from nbcli.models.discrete import _check_alpha
+from nbcli.models.discrete import _alpha as _check_alpha
 
 
 class ComplementNB(BayesClassifier):

@@ -21,7 +21,7 @@ from nbcli.models.categorical import (
     feature_label,
     value_text,
 )
-from nbcli.models.discrete import _check_alpha
+from nbcli.models.discrete import _alpha as _check_alpha
 
 COLUMN_TYPES = ("gaussian", "categorical", "bernoulli", "multinomial")
 VAR_SMOOTHING_SCALES = ("global", "feature")

@@ -80,8 +80,8 @@ def iter_scores(
         For unreadable data, missing feature columns, or values the model
         refuses (the message names file, column and row).
     """
-    from nbcli.workflows.train import data_error
     from nbcli.io.data import iter_dataset
+    from nbcli.workflows.train import data_error
 
     reporter = reporter or Reporter()
     read = read or ReadOptions()
