@@ -67,9 +67,9 @@ def collect_scores(mf, path, *, target, delimiter, chunk_size, x_key, y_key, qui
     import numpy as np
 
     from nbcli.cli.scoring import iter_scores
-    from nbcli.io.fingerprint import DataFingerprint
+    from nbcli.io.fingerprint import TrainingFingerprint
 
-    fp = DataFingerprint()
+    fp = TrainingFingerprint()
     logps, ys = [], []
     for chunk in iter_scores(
         mf,
@@ -89,7 +89,7 @@ def collect_scores(mf, path, *, target, delimiter, chunk_size, x_key, y_key, qui
         raise NbcliError(f"{path}: no data rows")
     logp = np.concatenate(logps)
     y = np.concatenate([np.asarray(v, dtype=object) for v in ys]) if len(ys) > 1 else ys[0]
-    match = fp.hexdigest() == mf.training.get("data_sha256")
+    match = fp.matches(mf.training)
     return logp, y, match
 
 

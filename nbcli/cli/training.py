@@ -87,7 +87,7 @@ def train(
     """
     from nbcli.cli.progress import progress_iter
     from nbcli.io.data import iter_dataset, resolve_labels
-    from nbcli.io.fingerprint import DataFingerprint
+    from nbcli.io.fingerprint import TrainingFingerprint
     from nbcli.io.modelfile import ModelFile
 
     stream = iter_dataset(
@@ -103,7 +103,7 @@ def train(
         raw_labels=True,
     )
     warnings = []
-    fp = DataFingerprint()
+    fp = TrainingFingerprint()
     state = {"first": None, "chunks": 0, "rows": 0}
     model_type = estimator.model_type
     if priors_by_label is not None:
@@ -178,7 +178,7 @@ def train(
     training = {
         "n_samples": int(state["rows"]),
         "class_counts": counts_out,
-        "data_sha256": fp.hexdigest(),
+        **fp.metadata(),
         "data": path,
     }
     mf = ModelFile(
