@@ -300,12 +300,12 @@ def test_an_existing_model_or_empty_file_may_be_replaced(d):
 
 
 def test_sigterm_removes_the_unfinished_output_and_exits_143(d, monkeypatch):
-    import nbcli.cli.scoring as scoring
+    from nbcli.io.predictions import PredictionWriter
 
     rows = "a,b\n" + "1,2\n" * 50
     (d / "many.csv").write_text(rows, encoding="utf-8")
     (d / "out.csv").write_text("old predictions\n", encoding="utf-8")
-    real = scoring.prediction_frame
+    real = PredictionWriter.frame
     calls = []
 
     def frame_then_sigterm(*args, **kwargs):
@@ -320,7 +320,7 @@ def test_sigterm_removes_the_unfinished_output_and_exits_143(d, monkeypatch):
         # the default action, ending the test run, from happening).
         raise RuntimeError("SIGTERM reached the test's handler")
 
-    monkeypatch.setattr(scoring, "prediction_frame", frame_then_sigterm)
+    monkeypatch.setattr(PredictionWriter, "frame", frame_then_sigterm)
     previous = signal.signal(signal.SIGTERM, not_handled)
     try:
         run = nbcli_in_process(

@@ -23,7 +23,9 @@ def predict(
     output: Annotated[
         str | None,
         typer.Option(
-            "--output", "-o", help="Write the predictions CSV here (one input). Default: stdout."
+            "--output",
+            "-o",
+            help="Write the predictions CSV (Parquet for a .parquet path) here (one input). Default: stdout.",
         ),
     ] = None,
     output_dir: Annotated[
@@ -57,6 +59,15 @@ def predict(
             help="Files scored in parallel in batch mode (at most one per core and per file). Default: all cores.",
         ),
     ] = None,
+    digits: Annotated[
+        int | None,
+        typer.Option(
+            "--digits",
+            min=0,
+            max=17,
+            help="Round probabilities to N decimal places. Default: every digit needed to read them back exactly.",
+        ),
+    ] = None,
     delimiter: Annotated[str | None, common.DELIMITER] = None,
     chunk_size: Annotated[int | None, common.CHUNK_SIZE] = None,
     x_key: Annotated[str, common.X_KEY] = "X",
@@ -80,6 +91,7 @@ def predict(
         chunk_size=chunk_size,
         x_key=x_key,
         y_key=y_key,
+        digits=digits,
     )
     if output_dir is None and len(inputs) == 1:
         from nbcli.io.atomic import check_outputs

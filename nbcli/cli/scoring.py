@@ -155,21 +155,6 @@ def check_keep(keep, mf, proba: bool) -> None:
             )
 
 
-def prediction_frame(mf, chunk: ScoredChunk, proba: bool):
-    """The predictions CSV rows for one chunk: kept columns, ``prediction``, ``proba_<label>``."""
-    import pandas as pd
-
-    classes = mf.classes
-    cols = {name: values for name, values in chunk.kept.items()}
-    cols["prediction"] = classes[np.argmax(chunk.log_proba, axis=1)]
-    frame = pd.DataFrame(cols)
-    if proba:
-        probs = np.exp(chunk.log_proba)
-        names = [f"proba_{c}" for c in classes.tolist()]
-        frame = pd.concat([frame, pd.DataFrame(probs, columns=names)], axis=1)
-    return frame
-
-
 def score_file(
     mf,
     in_path,
@@ -183,9 +168,13 @@ def score_file(
     x_key="X",
     y_key="y",
     quiet=False,
+    digits=None,
 ) -> int:
     """Write predictions for ``in_path`` to ``out_path`` (atomically) or stdout (None); returns rows."""
     from nbcli.io.atomic import atomic_write, resolve_output
+    from nbcli.io.predictions import PredictionWriter
+
+    writer = PredictionWriter.for_path(out_path, mf.classes, proba=proba, digits=digits)
 
     scores = iter_scores(
         mf,
@@ -216,10 +205,9 @@ def score_file(
                     exc.exit_code,
                 ) from None
             if chunk is None:
+                writer.close(f)
                 return rows
-            prediction_frame(mf, chunk, proba).to_csv(
-                f, header=rows == 0, index=False, lineterminator="\n"
-            )
+            writer.write(f, chunk.kept, chunk.log_proba)
             rows += chunk.n_rows
 
     if out_path is None or out_path == "-":
@@ -228,7 +216,7 @@ def score_file(
         return rows
     # A device or named pipe is written in place, as it goes, like stdout.
     _, in_place = resolve_output(out_path)
-    with atomic_write(out_path, "w") as f:
+    with atomic_write(out_path, writer.mode) as f:
         return write(f, streaming=out_path if in_place else None)
 
 
