@@ -253,7 +253,7 @@ def _check_gaussian_spread(path: str, estimator, feature_names, labels) -> None:
     every feature is constant, nor ``var_smoothing=0``. ``labels`` are the
     typed class labels in the order of ``estimator.classes_``.
     """
-    from nbcli.io._csv import quote_names
+    from nbcli.io.messages import quote_names
 
     st = estimator.stats_
     _, _, m2_all = st.pooled()
