@@ -18,6 +18,8 @@ from typing import IO, Any
 
 import numpy as np
 
+from nbcli.errors import NbcliError
+
 __all__ = ["PredictionWriter", "is_parquet_path"]
 
 
@@ -102,7 +104,12 @@ class PredictionWriter:
         self.rows += frame.height
 
     def _write_parquet(self, f: IO, frame) -> None:
-        import pyarrow.parquet as pq
+        try:
+            import pyarrow.parquet as pq
+        except ImportError:
+            raise NbcliError(
+                "writing predictions as Parquet needs pyarrow: pip install 'nbcli[fast]'"
+            ) from None
 
         table = frame.to_arrow()
         if self._parquet_writer is None:

@@ -13,7 +13,7 @@ import abc
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import ClassVar, TypeVar
+from typing import ClassVar, TypeVar, cast
 
 import numpy as np
 
@@ -133,7 +133,7 @@ def read_ahead(items: Iterator[T]) -> Iterator[T]:
             if item is _END:
                 return
             future = pool.submit(next, items, _END)
-            yield item
+            yield cast(T, item)
     finally:
         pool.shutdown(wait=True)
         close = getattr(items, "close", None)
