@@ -103,6 +103,16 @@ def test_cells_and_layouts(tmp_path):
         read('a,y\n1,x\n2,"y')
 
 
+def test_a_line_over_the_limit_is_an_error(tmp_path, monkeypatch):
+    from nbcli.io import csv_format
+
+    monkeypatch.setattr(csv_format, "LINE_LIMIT", 1000)
+    path = write(tmp_path, "l.csv", "a,y\n1,x\n2," + "z" * 2000 + "\n3,y\n")
+    with pytest.raises(NbcliError, match=r"l\.csv: row 2 is longer than"):
+        read_dataset(path)
+    assert read_dataset(write(tmp_path, "k.csv", "a,y\n1,x\n2,y\n")).n_samples == 2
+
+
 def numeric_rows(n: int, seed: int = 0) -> tuple[np.ndarray, list[str]]:
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n, 3))

@@ -43,6 +43,10 @@ DELIMITERS = (",", ";", "\t", "|")
 # Header plus this many further lines decide the delimiter.
 _SAMPLE_ROWS = 5
 
+#: A data line longer than this (in bytes) is an error: it is almost always a
+#: file without line breaks, or a quote that is never closed.
+LINE_LIMIT = 100 << 20
+
 
 @dataclass(frozen=True)
 class CsvHeader:
@@ -231,6 +235,8 @@ class CsvReader(TableReader):
             frame = _without_blank_rows(frame)
             if frame.height == 0:
                 continue
+            if frame.estimated_size() > LINE_LIMIT:
+                self._check_line_lengths(frame, offset)
             yield self._convert(frame, offset, resolve)
             offset += frame.height
 
@@ -251,6 +257,21 @@ class CsvReader(TableReader):
         return RawChunk(
             X=X, unread=unread, y=y, kept=kept, row_offset=offset, label_error=label_error
         )
+
+    def _check_line_lengths(self, frame, offset: int) -> None:
+        """Refuse the first row whose cells add up to more than :data:`LINE_LIMIT` bytes."""
+        import polars as pl
+
+        lengths = frame.select(
+            pl.sum_horizontal([pl.col(c).str.len_bytes().fill_null(0) for c in frame.columns])
+        ).to_series()
+        long = (lengths > LINE_LIMIT).arg_true()
+        if long.len():
+            raise fail(
+                self.source.display,
+                f"row {offset + int(long[0]) + 1} is longer than {LINE_LIMIT >> 20} MB; "
+                "check that the file has line breaks and that every quote is closed",
+            )
 
     def _error(self, exc: BaseException) -> NbcliError:
         interruption = interruption_in(exc)
