@@ -24,7 +24,6 @@ from contextlib import redirect_stderr
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import pytest
 from conftest import SMALL_CSV, assert_one_error_line, fitted_model_file, nbcli, nbcli_in_process
 
@@ -534,26 +533,27 @@ def test_a_named_pipe_is_read_once_like_stdin(d):
 def test_an_interrupted_parse_is_an_interruption_not_bad_data(
     d, monkeypatch, interruption, code, line
 ):
+    import polars as pl
+
     from nbcli.cli.app import Terminated
+    from nbcli.io.csv_format import CsvReader
 
     raised = Terminated if interruption == "sigterm" else interruption
-    real_read_csv = pd.read_csv
 
-    def read_csv(*args, **kwargs):
-        # What pandas' C parser does with an interruption raised inside the
-        # read() it calls: a ParserError with the interruption as context.
-        try:
-            raise raised()
-        except BaseException as exc:
-            raise pd.errors.ParserError(
-                "Error tokenizing data. C error: Calling read(nbytes) on "
-                "source failed. Try engine='python'."
-            ) from exc
+    class Interrupted:
+        def collect_batches(self, **kwargs):
+            # A parser error with the interruption as its context, as a
+            # parser that calls back into Python for its bytes reports it.
+            try:
+                raise raised()
+            except BaseException as exc:
+                raise pl.exceptions.ComputeError("reading the source failed") from exc
 
-    monkeypatch.setenv("NBCLI_CSV_ENGINE", "c")
-    monkeypatch.setattr(pd, "read_csv", read_csv)
+        def collect(self):
+            return self.collect_batches()
+
+    monkeypatch.setattr(CsvReader, "_scan", lambda self: Interrupted())
     run = nbcli_in_process("fit", "-m", "gaussian", "-d", d / "small.csv", "-o", d / "m.npz")
-    monkeypatch.setattr(pd, "read_csv", real_read_csv)
     assert run.returncode == code
     assert run.stderr.strip() == line
     assert not (d / "m.npz").exists()
