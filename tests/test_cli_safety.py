@@ -552,7 +552,7 @@ def test_an_interrupted_parse_is_an_interruption_not_bad_data(
         def collect(self):
             return self.collect_batches()
 
-    monkeypatch.setattr(CsvReader, "_scan", lambda self: Interrupted())
+    monkeypatch.setattr(CsvReader, "_scan", lambda self, typed: Interrupted())
     run = nbcli_in_process("fit", "-m", "gaussian", "-d", d / "small.csv", "-o", d / "m.npz")
     assert run.returncode == code
     assert run.stderr.strip() == line

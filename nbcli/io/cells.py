@@ -244,8 +244,15 @@ def features_of(frame, names: list[str], convert) -> tuple[np.ndarray, Unread]:
     """The columns ``names`` of a polars frame as a column-major float64
     matrix (n_rows, n_features), converted by ``convert``, and the first
     unreadable cell of each column that has one."""
-    X = np.empty((frame.height, len(names)), dtype=np.float64, order="F")
+    import polars as pl
+
     unread: Unread = {}
+    if names and all(frame.schema[n] == pl.Float64 for n in names):
+        # One conversion of the whole block (polars fills the columns in
+        # parallel, nulls as NaN).
+        X = frame.select(names).to_numpy(order="fortran")
+        return (X if X.flags.writeable else X.copy(order="F")), unread
+    X = np.empty((frame.height, len(names)), dtype=np.float64, order="F")
     for j, name in enumerate(names):
         X[:, j], first_bad = convert(frame.get_column(name))
         if first_bad is not None:

@@ -17,12 +17,12 @@ import io
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import numpy as np
 
 from nbcli.errors import NbcliError
-from nbcli.io.cells import features_of, text_labels, text_to_float
+from nbcli.io.cells import column_to_float, features_of, text_labels
 from nbcli.io.messages import (
     delimiter_name,
     error_from_exception,
@@ -188,50 +188,88 @@ class CsvReader(TableReader):
             raise
         self._names = _private_names(self.header.columns)
 
-    def _scan(self):
+    def _scan(self, typed: bool):
+        """The lazy scan: every column as text, or with ``typed`` the plan's
+        numeric features as float64 (the fast path, for files whose feature
+        cells are all plain numbers or empty)."""
         import polars as pl
 
         if self.header.lone_cr:
             with translated(self.source.display), self.source.open_binary() as raw:
                 data = raw.read().replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-            where = io.BytesIO(data)
+            where: Any = io.BytesIO(data)
         else:
             where = self.source.file_or_buffer()
+        # A column that is also kept or the target is read as text, as written.
+        numeric = set(self.plan.numeric) - {*self.plan.keep, self.plan.target} if typed else set()
+        schema = {
+            name: pl.Float64 if column in numeric else pl.String
+            for name, column in zip(self._names, self.header.columns)
+        }
         return pl.scan_csv(
             where,
             has_header=True,
             separator=self.header.delimiter,
             quote_char='"',
             skip_lines=self.header.blank_above,
-            schema={name: pl.String for name in self._names},
+            schema=schema,
             encoding="utf8",
             raise_if_empty=False,
             truncate_ragged_lines=False,
+            ignore_errors=typed,
         )
 
-    def _batches(self, chunk_size: int | None):
-        """The rows as polars frames of exactly ``chunk_size`` rows (the last
-        may be shorter), or one frame; parsing errors become messages."""
+    def _batches(self, lazy, chunk_size: int | None):
+        """The rows of a scan as polars frames of exactly ``chunk_size`` rows
+        (the last may be shorter), or one frame."""
+        if chunk_size is None:
+            yield lazy.collect()
+            return
+        yield from lazy.collect_batches(chunk_size=chunk_size)
+
+    def _frames(self, chunk_size: int | None):
+        """The rows as polars frames, chunk boundaries at multiples of
+        ``chunk_size``; parsing errors become messages.
+
+        The typed scan (float64 features, a cell that is not a plain number
+        read as null) serves every chunk without an empty cell; a chunk with
+        one (a missing value, ``NA``, ``True``, a stray word, a blank line) is
+        read again as text, whose conversion parses numbers with the same
+        parser and words each problem. A malformed line stops the typed scan;
+        the text scan then reads on from the first row not yet handed out and
+        names the line.
+        """
+        done = 0
         try:
-            lazy = self._scan()
-            if chunk_size is None:
-                yield lazy.collect()
-                return
-            batches = iter(lazy.collect_batches(chunk_size=chunk_size))
+            for frame in self._batches(self._scan(typed=True), chunk_size):
+                height = frame.height
+                if sum(frame.null_count().row(0)):
+                    frame = self._text_rows(done, height)
+                yield frame
+                done += height
+            return
+        except NbcliError:
+            raise
+        except Exception as exc:
+            interruption = interruption_in(exc)
+            if interruption is not None:
+                raise interruption from None
+        try:
+            yield from self._batches(self._scan(typed=False).slice(done), chunk_size)
         except Exception as exc:
             raise self._error(exc) from exc
-        while True:
-            try:
-                batch = next(batches, None)
-            except Exception as exc:
-                raise self._error(exc) from exc
-            if batch is None:
-                return
-            yield batch
+
+    def _text_rows(self, start: int, n: int):
+        """Rows ``start`` to ``start + n`` of the file (as the parser counts
+        them, blank lines included), every column as text."""
+        try:
+            return self._scan(typed=False).slice(start, n).collect()
+        except Exception as exc:
+            raise self._error(exc) from exc
 
     def chunks(self, chunk_size: int | None, resolve: bool) -> Iterator[RawChunk]:
         offset = 0
-        for frame in self._batches(chunk_size):
+        for frame in self._frames(chunk_size):
             frame = _without_blank_rows(frame)
             if frame.height == 0:
                 continue
@@ -242,7 +280,7 @@ class CsvReader(TableReader):
 
     def _convert(self, frame, offset: int, resolve: bool) -> RawChunk:
         plan = self.plan
-        X, unread = features_of(frame, plan.features, text_to_float)
+        X, unread = features_of(frame, plan.features, column_to_float)
         y, label_error = None, None
         if plan.target is not None:
             y, label_error = labels_or_error(
@@ -262,8 +300,9 @@ class CsvReader(TableReader):
         """Refuse the first row whose cells add up to more than :data:`LINE_LIMIT` bytes."""
         import polars as pl
 
+        text = [c for c in frame.columns if frame.schema[c] == pl.String]
         lengths = frame.select(
-            pl.sum_horizontal([pl.col(c).str.len_bytes().fill_null(0) for c in frame.columns])
+            pl.sum_horizontal([pl.col(c).str.len_bytes().fill_null(0) for c in text])
         ).to_series()
         long = (lengths > LINE_LIMIT).arg_true()
         if long.len():
@@ -325,7 +364,12 @@ def _without_blank_rows(frame):
     if sum(frame.null_count().row(0)) == 0:
         return frame
     blank = pl.all_horizontal(
-        [pl.col(c).is_null() | (pl.col(c).str.strip_chars() == "") for c in frame.columns]
+        [
+            pl.col(c).is_null() | (pl.col(c).str.strip_chars() == "")
+            if frame.schema[c] == pl.String
+            else pl.col(c).is_null()
+            for c in frame.columns
+        ]
     )
     return frame.filter(~blank)
 
