@@ -276,3 +276,17 @@ def test_generated_files_read_alike_whole_chunked_and_gzipped(tmp_path, raw, chu
     whole = outcome(plain, None, **options)
     assert outcome(plain, chunk_size, **options) == whole
     assert outcome(packed, chunk_size, **options) == whole
+
+
+def test_rows_stay_in_order_up_to_a_bad_cell_in_chunks_of_one(tmp_path):
+    """A bad cell far into the file: every row before it comes out, in order,
+    in chunks of one row, then the error names it (a typed scan that stopped
+    at the cell could hand out rows from beyond it first)."""
+    lines = [f"{i}.5,r{i},a" for i in range(3000)] + ["x,bad,a"]
+    lines += [f"{i}.5,s{i},a" for i in range(3000)]
+    path = write(tmp_path, "o.csv", "f0,id,label\n" + "\n".join(lines) + "\n")
+    seen = []
+    with pytest.raises(NbcliError, match=r"column 'f0' has the non-numeric value 'x' at row 3001"):
+        for chunk in iter_dataset(path, chunk_size=1, keep=["id"]):
+            seen.extend(chunk.kept["id"].tolist())
+    assert seen == [f"r{i}" for i in range(3000)]
