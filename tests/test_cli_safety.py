@@ -24,7 +24,6 @@ from contextlib import redirect_stderr
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import pytest
 from conftest import SMALL_CSV, assert_one_error_line, fitted_model_file, nbcli, nbcli_in_process
 
@@ -300,12 +299,12 @@ def test_an_existing_model_or_empty_file_may_be_replaced(d):
 
 
 def test_sigterm_removes_the_unfinished_output_and_exits_143(d, monkeypatch):
-    import nbcli.workflows.predict as scoring
+    from nbcli.io.predictions import PredictionWriter
 
     rows = "a,b\n" + "1,2\n" * 50
     (d / "many.csv").write_text(rows, encoding="utf-8")
     (d / "out.csv").write_text("old predictions\n", encoding="utf-8")
-    real = scoring.prediction_frame
+    real = PredictionWriter.frame
     calls = []
 
     def frame_then_sigterm(*args, **kwargs):
@@ -320,7 +319,7 @@ def test_sigterm_removes_the_unfinished_output_and_exits_143(d, monkeypatch):
         # the default action, ending the test run, from happening).
         raise RuntimeError("SIGTERM reached the test's handler")
 
-    monkeypatch.setattr(scoring, "prediction_frame", frame_then_sigterm)
+    monkeypatch.setattr(PredictionWriter, "frame", frame_then_sigterm)
     previous = signal.signal(signal.SIGTERM, not_handled)
     try:
         run = nbcli_in_process(
@@ -535,26 +534,27 @@ def test_a_named_pipe_is_read_once_like_stdin(d):
 def test_an_interrupted_parse_is_an_interruption_not_bad_data(
     d, monkeypatch, interruption, code, line
 ):
+    import polars as pl
+
     from nbcli.cli.app import Terminated
+    from nbcli.io.csv_format import CsvReader
 
     raised = Terminated if interruption == "sigterm" else interruption
-    real_read_csv = pd.read_csv
 
-    def read_csv(*args, **kwargs):
-        # What pandas' C parser does with an interruption raised inside the
-        # read() it calls: a ParserError with the interruption as context.
-        try:
-            raise raised()
-        except BaseException as exc:
-            raise pd.errors.ParserError(
-                "Error tokenizing data. C error: Calling read(nbytes) on "
-                "source failed. Try engine='python'."
-            ) from exc
+    class Interrupted:
+        def collect_batches(self, **kwargs):
+            # A parser error with the interruption as its context, as a
+            # parser that calls back into Python for its bytes reports it.
+            try:
+                raise raised()
+            except BaseException as exc:
+                raise pl.exceptions.ComputeError("reading the source failed") from exc
 
-    monkeypatch.setenv("NBCLI_CSV_ENGINE", "c")
-    monkeypatch.setattr(pd, "read_csv", read_csv)
+        def collect(self):
+            return self.collect_batches()
+
+    monkeypatch.setattr(CsvReader, "_scan", lambda self, typed: Interrupted())
     run = nbcli_in_process("fit", "-m", "gaussian", "-d", d / "small.csv", "-o", d / "m.npz")
-    monkeypatch.setattr(pd, "read_csv", real_read_csv)
     assert run.returncode == code
     assert run.stderr.strip() == line
     assert not (d / "m.npz").exists()

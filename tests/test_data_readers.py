@@ -437,11 +437,18 @@ def test_iter_dataset_npz_and_stdin(tmp_path, monkeypatch):
         iter_dataset(path, chunk_size=0)
 
 
-def test_parquet_without_pyarrow(tmp_path, monkeypatch):
-    path = write(tmp_path, "d.parquet", b"PAR1 not really")
+def test_parquet_needs_no_pyarrow(tmp_path, monkeypatch):
+    """Parquet is read by polars alone; a damaged file is still named as such."""
+    import polars as pl
+
+    path = str(tmp_path / "d.parquet")
+    pl.DataFrame({"a": [1.5, 2.0], "label": ["p", "q"]}).write_parquet(path)
+    bad = write(tmp_path, "bad.parquet", b"PAR1 not really")
     monkeypatch.setitem(sys.modules, "pyarrow", None)
     monkeypatch.setitem(sys.modules, "pyarrow.parquet", None)
-    assert error_of(path) == f"{path}: reading Parquet needs pyarrow: pip install pyarrow"
+    ds = read_dataset(path)
+    assert ds.X[:, 0].tolist() == [1.5, 2.0] and ds.y.tolist() == ["p", "q"]
+    assert error_of(bad).startswith(f"{bad}: is not a valid Parquet file")
 
 
 def test_non_utf8_late_in_file_while_streaming(tmp_path):

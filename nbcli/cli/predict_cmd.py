@@ -57,6 +57,15 @@ def predict(
             help="Files scored in parallel in batch mode (at most one per core and per file). Default: all cores.",
         ),
     ] = None,
+    digits: Annotated[
+        int | None,
+        typer.Option(
+            "--digits",
+            min=0,
+            max=17,
+            help="Round probabilities to N decimal places. Default: every digit needed to read them back exactly.",
+        ),
+    ] = None,
     delimiter: Annotated[str | None, common.DELIMITER] = None,
     chunk_size: Annotated[int | None, common.CHUNK_SIZE] = None,
     x_key: Annotated[str, common.X_KEY] = "X",
@@ -77,6 +86,7 @@ def predict(
         proba=proba,
         keep=keep_cols,
         read=common.read_options(target, delimiter, chunk_size, x_key, y_key),
+        digits=digits,
     )
     if output_dir is None and len(inputs) == 1:
         from nbcli.io.atomic import check_outputs

@@ -6,7 +6,7 @@ Layout (format version 2; version 1 files, which lack the members marked
 * ``metadata`` - uint8 array holding UTF-8 JSON: ``format`` ("nbcli-model"),
   ``format_version``, ``nbcli_version``, ``model`` (type), ``hyperparameters``,
   ``classes``, ``feature_names``, ``n_features``, ``target``, ``training``
-  (``n_samples``, ``class_counts``, ``data_sha256``; *v2*, optional:
+  (``n_samples``, ``class_counts``, ``data_sha256`` in *v1*; *v2*, optional:
   ``fingerprint`` = ``{"algorithm", "value"}``, the chunk-independent
   training-data fingerprint), ``stats`` (which statistics type and arrays
   follow), ``calibration`` (null, or the calibrator kind and its arrays)

@@ -8,12 +8,10 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from nbcli.errors import NbcliError
 from nbcli.workflows.engine import Engine, LocalEngine, Reporter
 from nbcli.workflows.inputs import ReadOptions
-from nbcli.workflows.scoring import ScoredChunk, iter_scores
+from nbcli.workflows.scoring import iter_scores
 
 if TYPE_CHECKING:
     from nbcli.reports.runs import BatchReport
@@ -48,26 +46,6 @@ def check_keep(keep: list[str] | None, mf, proba: bool) -> None:
             )
 
 
-def prediction_frame(mf, chunk: ScoredChunk, proba: bool):
-    """The predictions CSV rows for one chunk: kept columns, ``prediction``, ``proba_<label>``."""
-    import pandas as pd
-
-    classes = mf.classes
-    cols = dict(chunk.kept)
-    cols["prediction"] = classes[np.argmax(chunk.log_proba, axis=1)]
-    frame = pd.DataFrame(cols)
-    if proba:
-        probs = np.exp(chunk.log_proba)
-        names = [f"proba_{c}" for c in classes.tolist()]
-        frame = pd.concat([frame, pd.DataFrame(probs, columns=names)], axis=1)
-    return frame
-
-
-def write_predictions_chunk(f, mf, chunk: ScoredChunk, proba: bool, *, header: bool) -> None:
-    """Append one chunk's predictions to the open text stream ``f`` (with the header first)."""
-    prediction_frame(mf, chunk, proba).to_csv(f, header=header, index=False, lineterminator="\n")
-
-
 def predict(
     mf,
     in_path: str,
@@ -77,6 +55,7 @@ def predict(
     keep: list[str] | None = None,
     read: ReadOptions | None = None,
     reporter: Reporter | None = None,
+    digits: int | None = None,
 ) -> int:
     """Write predictions for ``in_path`` to ``out_path`` (atomically) or stdout (None or ``-``).
 
@@ -92,6 +71,9 @@ def predict(
         Add one ``proba_<label>`` column per class.
     keep : list of str, optional
         Input columns copied next to the predictions.
+    digits : int, optional
+        Round probabilities to this many decimal places; by default they are
+        written in the shortest form that reads back to the same float64.
     read : ReadOptions, optional
         How to read the input. The model's training target is ignored if
         present.
@@ -108,7 +90,9 @@ def predict(
         streams (stdout, a pipe), the message says how many rows went out.
     """
     from nbcli.io.atomic import atomic_write, resolve_output
+    from nbcli.io.predictions import PredictionWriter
 
+    writer = PredictionWriter.for_path(out_path, mf.classes, proba=proba, digits=digits)
     scores = iter_scores(mf, in_path, read=read, keep=keep, reporter=reporter)
 
     def write(f, streaming: str | None) -> int:
@@ -128,8 +112,9 @@ def predict(
                     exc.exit_code,
                 ) from None
             if chunk is None:
+                writer.close(f)
                 return rows
-            write_predictions_chunk(f, mf, chunk, proba, header=rows == 0)
+            writer.write(f, chunk.kept, chunk.log_proba)
             rows += chunk.n_rows
 
     if out_path is None or out_path == "-":
@@ -138,7 +123,7 @@ def predict(
         return rows
     # A device or named pipe is written in place, as it goes, like stdout.
     _, in_place = resolve_output(out_path)
-    with atomic_write(out_path, "w") as f:
+    with atomic_write(out_path, writer.mode) as f:
         return write(f, streaming=out_path if in_place else None)
 
 

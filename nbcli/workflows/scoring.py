@@ -163,9 +163,10 @@ def score(
     NbcliError
         For unreadable data, a missing target column or no data rows.
     """
-    from nbcli.io.fingerprint import DataFingerprint
+    from nbcli.io.fingerprint import TrainingFingerprint
 
-    fp = DataFingerprint()
+    # The SHA-256 of format version 1 is computed only for a file that has no other.
+    fp = TrainingFingerprint(legacy="fingerprint" not in mf.training)
     logps, ys = [], []
     for chunk in iter_scores(mf, path, read=read, need_target=True, reporter=reporter):
         fp.update(chunk.X, chunk.y)
@@ -175,5 +176,5 @@ def score(
         raise NbcliError(f"{path}: no data rows")
     logp = np.concatenate(logps)
     y = np.concatenate([np.asarray(v, dtype=object) for v in ys]) if len(ys) > 1 else ys[0]
-    match = fp.hexdigest() == mf.training.get("data_sha256")
+    match = fp.matches(mf.training)
     return Scores(log_proba=logp, y_true=y, training_match=match)

@@ -157,7 +157,7 @@ def train(
         fewer samples than the model needs (``min_samples_per_class``).
     """
     from nbcli.io.data import iter_dataset, resolve_labels
-    from nbcli.io.fingerprint import DataFingerprint
+    from nbcli.io.fingerprint import TrainingFingerprint
     from nbcli.io.modelfile import ModelFile
 
     stream = iter_dataset(
@@ -173,7 +173,7 @@ def train(
         raw_labels=True,
     )
     warnings: list[str] = []
-    fp = DataFingerprint()
+    fp = TrainingFingerprint(legacy=False)
     state = _ReadState()
     model_type = estimator.name
     if priors_by_label is not None:
@@ -259,7 +259,7 @@ def train(
     training = {
         "n_samples": int(state.rows),
         "class_counts": counts_out,
-        "data_sha256": fp.hexdigest(),
+        **fp.metadata(),
         "data": path,
     }
     mf = ModelFile(
@@ -327,7 +327,7 @@ def _check_gaussian_spread(path: str, estimator, feature_names, labels) -> None:
     every feature is constant, nor ``var_smoothing=0``. ``labels`` are the
     typed class labels in the order of ``estimator.classes_``.
     """
-    from nbcli.io._csv import quote_names
+    from nbcli.io.messages import quote_names
 
     st = estimator.stats_
     _, _, m2_all = st.pooled()

@@ -1,0 +1,311 @@
+"""Cell conversion: text and typed columns to float64 features and class labels,
+and the one check of feature cells after reading.
+
+Feature cells that are missing (empty, ``NA``, ``NaN``, ``null`` and the
+other spellings of :data:`NA_STRINGS`) become NaN, and cells that are not
+numbers are recorded (first one per column) rather than raised, so that
+:func:`check_cells`, called once per chunk after reading, words the first
+bad cell of the chunk, whatever its kind, exactly as before. That check is
+where missing-value policies plug in.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from nbcli.io.messages import fail, missing_label
+
+__all__ = [
+    "NA_STRINGS",
+    "resolve_labels",
+    "text_labels",
+    "typed_labels",
+    "text_to_float",
+    "column_to_float",
+    "check_cells",
+    "utf8",
+]
+
+#: Cell texts read as a missing value in feature columns (pandas' default
+#: ``na_values`` list, which nbcli has always used); the target uses a
+#: narrower one (only the empty cell), so a class called ``NA`` or ``None``
+#: stays a class.
+NA_STRINGS = (
+    "",
+    "#N/A",
+    "#N/A N/A",
+    "#NA",
+    "-1.#IND",
+    "-1.#QNAN",
+    "-NaN",
+    "-nan",
+    "1.#IND",
+    "1.#QNAN",
+    "<NA>",
+    "N/A",
+    "NA",
+    "NULL",
+    "NaN",
+    "None",
+    "n/a",
+    "nan",
+    "null",
+)
+_TRUE_TEXTS = ("True", "TRUE", "true")
+_FALSE_TEXTS = ("False", "FALSE", "false")
+
+#: Columns and their first unreadable cell: column index -> (0-based row, text).
+Unread = dict[int, tuple[int, str]]
+
+
+# ---------------------------------------------------------------------------
+# Labels
+
+
+def resolve_labels(labels: np.ndarray) -> np.ndarray:
+    """Give labels read as text their natural type.
+
+    Parameters
+    ----------
+    labels : ndarray of shape (n_samples,)
+        Labels as strings (numpy unicode or object array of ``str``).
+
+    Returns
+    -------
+    ndarray of shape (n_samples,)
+        int64 when every label is the exact decimal spelling of an integer
+        that fits in int64 (``str(int(s)) == s``, so ``"01"``, ``"+1"`` and
+        ``"1.0"`` keep the whole column as strings); otherwise a numpy unicode
+        array. Arrays that already hold numbers or booleans are returned as
+        they are.
+    """
+    arr = np.asarray(labels)
+    if arr.dtype.kind not in "OUS":
+        return arr
+    if arr.dtype.kind == "S":
+        arr = arr.astype(str)
+    if arr.size == 0:
+        return arr.astype(str)
+    # Only the few distinct labels are parsed.
+    uniques, codes = np.unique(arr.astype(str), return_inverse=True)
+    spelled = [str(u) for u in uniques.tolist()]
+    as_int = _integers(spelled)
+    if as_int is not None:
+        return as_int[codes.reshape(-1)]
+    return np.asarray(spelled, dtype=str)[codes.reshape(-1)]
+
+
+def _integers(texts: list[str]) -> np.ndarray | None:
+    values = []
+    for text in texts:
+        try:
+            value = int(text)
+        except ValueError:
+            return None
+        if str(value) != text or not -(2**63) <= value < 2**63:
+            return None
+        values.append(value)
+    return np.asarray(values, dtype=np.int64)
+
+
+def text_labels(column, display: str, name: str, row_offset: int, resolve: bool) -> np.ndarray:
+    """Labels from a polars String column (CSV): a numpy unicode array, or
+    with ``resolve`` typed by :func:`resolve_labels`.
+
+    Raises NbcliError for a missing label (an empty cell), naming its row.
+    """
+    import polars as pl
+
+    missing = column.is_null() | (column == "")
+    if missing.any():
+        row = int(missing.arg_true()[0])
+        raise missing_label(display, name, row_offset + row + 1)
+    # The few distinct labels are converted once; dense ranks index them
+    # (both sort the same way, by their bytes).
+    uniques = column.unique().sort()
+    codes = column.rank("dense").cast(pl.Int64).to_numpy() - 1
+    texts = np.asarray(uniques.to_list(), dtype=str)
+    table = resolve_labels(texts) if resolve else texts
+    return table[codes]
+
+
+def typed_labels(values: np.ndarray, display: str, name: str, row_offset: int) -> np.ndarray:
+    """Check labels stored with a type (NPZ, Parquet): keep ints, bools, strings;
+    integral floats become int64; NaN and fractional floats are errors."""
+    if values.ndim == 2 and values.shape[1] == 1:
+        values = values[:, 0]
+    kind = values.dtype.kind
+    if kind in "biuU":
+        return values
+    if kind == "S":
+        return utf8(values, display, f"labels in {name}")
+    if kind == "O":
+        missing = np.fromiter((_is_missing(v) for v in values.tolist()), bool, len(values))
+        if missing.any():
+            raise missing_label(display, name, row_offset + int(np.argmax(missing)) + 1)
+        if values.size == 0:
+            return np.asarray(values, dtype=str)
+        return np.asarray([str(v) for v in values.tolist()], dtype=str)
+    if kind == "f":
+        nan = np.isnan(values)
+        if nan.any():
+            raise missing_label(display, name, row_offset + int(np.argmax(nan)) + 1)
+        fractional = ~np.isfinite(values) | (values != np.round(values))
+        if fractional.any():
+            row = int(np.argmax(fractional))
+            raise fail(
+                display,
+                f"labels in {name} are continuous numbers (value "
+                f"{values[row].item()!r} at row {row_offset + row + 1}); a classifier "
+                "needs class labels, such as integers or names",
+            )
+        return values.astype(np.int64)
+    raise fail(
+        display,
+        f"labels in {name} have the unsupported type {values.dtype}; "
+        "store them as integers or strings",
+    )
+
+
+def _is_missing(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and value != value)
+
+
+def utf8(values: np.ndarray, display: str, what: str) -> np.ndarray:
+    """Bytes (NumPy ``S`` arrays) as text; NumPy's own conversion assumes ASCII."""
+    try:
+        return np.char.decode(values, "utf-8")
+    except UnicodeDecodeError:
+        raise fail(
+            display, f"{what} are bytes that are not UTF-8 text; store them as strings"
+        ) from None
+
+
+# ---------------------------------------------------------------------------
+# Features
+
+
+def text_to_float(column) -> tuple[np.ndarray, tuple[int, str] | None]:
+    """A polars String column as float64 (correctly rounded; NaN where the
+    cell is missing or not a number) and its first cell that is not a
+    number, as (0-based row, text), if any.
+
+    Numbers may carry surrounding spaces; ``True``/``False`` (any of the
+    usual spellings) are 1 and 0, as they always were.
+    """
+    import polars as pl
+
+    values = column.cast(pl.Float64, strict=False)
+    out = values.to_numpy()
+    if values.null_count() == column.null_count():
+        return out, None
+    unread = (values.is_null() & column.is_not_null() & ~column.is_in(NA_STRINGS)).arg_true()
+    if unread.len() == 0:
+        return out, None
+    if not out.flags.writeable:
+        out = out.copy()
+    rows = unread.to_numpy()
+    texts = column.gather(unread)
+    again = np.array(texts.str.strip_chars().cast(pl.Float64, strict=False).to_numpy())
+    words = np.asarray(texts.to_list(), dtype=object)
+    is_true = np.isin(words, _TRUE_TEXTS)
+    is_false = np.isin(words, _FALSE_TEXTS)
+    again[is_true] = 1.0
+    again[is_false] = 0.0
+    out[rows] = again
+    bad = np.flatnonzero(np.isnan(again) & ~(is_true | is_false))
+    if bad.size:
+        return out, (int(rows[bad[0]]), str(words[bad[0]]))
+    return out, None
+
+
+def column_to_float(column) -> tuple[np.ndarray, tuple[int, str] | None]:
+    """A typed polars column (Parquet) as float64, like :func:`text_to_float`:
+    numbers and booleans as they are (nulls NaN), text parsed, anything else
+    (dates, categories, ...) not a number whatever it looks like."""
+    import polars as pl
+
+    dtype = column.dtype
+    if dtype == pl.String:
+        return text_to_float(column)
+    if dtype.is_numeric() or dtype == pl.Boolean or dtype == pl.Null:
+        return column.cast(pl.Float64).to_numpy(), None
+    values = np.full(len(column), np.nan)
+    present = column.is_not_null().arg_true()
+    if present.len():
+        row = int(present[0])
+        return values, (row, str(column[row]))
+    return values, None
+
+
+def features_of(frame, names: list[str], convert) -> tuple[np.ndarray, Unread]:
+    """The columns ``names`` of a polars frame as a column-major float64
+    matrix (n_rows, n_features), converted by ``convert``, and the first
+    unreadable cell of each column that has one."""
+    import polars as pl
+
+    unread: Unread = {}
+    if names and all(frame.schema[n] == pl.Float64 for n in names):
+        # One conversion of the whole block (polars fills the columns in
+        # parallel, nulls as NaN).
+        X = frame.select(names).to_numpy(order="fortran")
+        return (X if X.flags.writeable else X.copy(order="F")), unread
+    X = np.empty((frame.height, len(names)), dtype=np.float64, order="F")
+    for j, name in enumerate(names):
+        X[:, j], first_bad = convert(frame.get_column(name))
+        if first_bad is not None:
+            unread[j] = first_bad
+    return X, unread
+
+
+def check_cells(
+    X: np.ndarray,
+    names: list[str],
+    display: str,
+    row_offset: int,
+    unread: dict[int, tuple[int, str]] | None = None,
+) -> None:
+    """Raise NbcliError for the first row holding a NaN (a missing cell), an
+    infinity or an unreadable cell (``unread``: column -> (row, text)),
+    naming column and row (``row_offset`` rows of the file come before this
+    block).
+
+    This is the one place where missing feature cells are refused: readers
+    hand them on as NaN.
+    """
+    if not unread:
+        # One cheap pass; a closer look only when something is off (the sum
+        # of large finite values can overflow, so the closer look decides).
+        with np.errstate(over="ignore", invalid="ignore"):
+            if np.isfinite(X.sum()):
+                return
+    bad = ~np.isfinite(X)
+    bad_rows = bad.any(axis=1)
+    if not bad_rows.any():
+        return
+    i = int(np.argmax(bad_rows))
+    j = int(np.argmax(bad[i]))
+    row = row_offset + i + 1
+    column = names[j]
+    if unread and j in unread and unread[j][0] == i:
+        text = unread[j][1]
+        hint = ""
+        if "," in text and text.replace(",", "", 1).lstrip("+-").isdigit():
+            hint = " (numbers need a '.' as the decimal point)"
+        raise fail(
+            display,
+            f"column '{column}' has the non-numeric value {text!r} at row {row}"
+            f"{hint}; features must be numbers: fix the value or leave the "
+            "column out",
+        )
+    if np.isnan(X[i, j]):
+        raise fail(
+            display,
+            f"column '{column}' has a missing value at row {row}; fill it in or remove the row",
+        )
+    raise fail(
+        display,
+        f"column '{column}' has an infinite value at row {row}; replace it with a finite number",
+    )

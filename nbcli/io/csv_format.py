@@ -1,0 +1,379 @@
+"""CSV: the header, delimiter detection, and the reader (polars' streaming CSV scan).
+
+Every column is read as text through a schema fixed from the header, so no
+chunk can change a column's type, and converted by the column plan
+(:mod:`nbcli.io.cells`): features to correctly rounded float64 (polars'
+parser), the target as text. A row of nothing but blank cells is a blank
+line and is skipped, as are empty lines; a row with fewer fields than the
+header has missing cells; one with more is an error naming its line. Files
+whose lines end with a lone carriage return (classic Mac OS) are read
+through a translation to ``\\n``, in memory.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any, BinaryIO
+
+import numpy as np
+
+from nbcli.errors import NbcliError
+from nbcli.io.cells import column_to_float, features_of, text_labels
+from nbcli.io.messages import (
+    delimiter_name,
+    error_from_exception,
+    fail,
+    interruption_in,
+    quote_names,
+    translated,
+)
+from nbcli.io.plan import ColumnPlan, ReadOptions, plan_columns
+from nbcli.io.readers import RawChunk, TableReader, labels_or_error, register
+from nbcli.io.sources import Source
+
+__all__ = ["CsvHeader", "CsvReader", "read_header", "delimiter_hint", "DELIMITERS"]
+
+#: Delimiters tried when none is given, in order of preference on a tie.
+DELIMITERS = (",", ";", "\t", "|")
+
+# Header plus this many further lines decide the delimiter.
+_SAMPLE_ROWS = 5
+
+#: A data line longer than this (in bytes) is an error: it is almost always a
+#: file without line breaks, or a quote that is never closed.
+LINE_LIMIT = 100 << 20
+
+
+@dataclass(frozen=True)
+class CsvHeader:
+    """The header of a CSV file.
+
+    ``columns`` are the names as written, ``""`` for a column without a name
+    (such as the index column pandas writes); ``has_data`` tells whether a
+    non-blank line follows the header; ``blank_above`` counts the blank
+    lines above the header; ``lone_cr`` whether lines end with a carriage
+    return alone; ``sample_bytes`` is the length in UTF-8 bytes of the
+    longest line among the header and the few lines read after it.
+    """
+
+    columns: list[str]
+    delimiter: str
+    has_data: bool
+    blank_above: int = 0
+    lone_cr: bool = False
+    sample_bytes: int = 0
+
+
+def normalise_delimiter(delimiter: str, display: str) -> str:
+    """Accept one character, or ``\\t`` / ``tab`` spelled out, as a delimiter."""
+    if delimiter in ("\\t", "tab", "TAB"):
+        return "\t"
+    if not isinstance(delimiter, str) or len(delimiter) != 1 or delimiter in '\r\n"':
+        raise fail(
+            display, f"the delimiter must be one character such as ',' or ';', got {delimiter!r}"
+        )
+    return delimiter
+
+
+def read_header(
+    open_binary: Callable[[], BinaryIO], display: str, delimiter: str | None = None
+) -> CsvHeader:
+    """Read the header and a few lines after it; detect the delimiter.
+
+    The delimiter is ``delimiter`` when given; else, among ``,`` ``;`` tab
+    ``|``, the most frequent one in the header line that splits the next few
+    lines into as many fields as the header (``,`` when none occurs).
+
+    Raises NbcliError for an empty file, text that is not UTF-8, duplicate
+    column names, and the file-system errors of :func:`error_from_exception`.
+    """
+    lines: list[str] = []
+    blank_above = 0
+    with translated(display):
+        with open_binary() as raw:
+            text = io.TextIOWrapper(raw, encoding="utf-8-sig", newline="")
+            while len(lines) <= _SAMPLE_ROWS:
+                line = text.readline()
+                if not line:
+                    break
+                # Blank (and whitespace-only) lines are skipped everywhere.
+                if line.strip():
+                    lines.append(line)
+                elif not lines:
+                    blank_above += 1
+    if not lines:
+        raise fail(display, "is empty; expected a header line followed by data rows")
+    if delimiter is None:
+        delimiter = _detect_delimiter(lines)
+    else:
+        delimiter = normalise_delimiter(delimiter, display)
+    columns = next(csv.reader(lines[:1], delimiter=delimiter))
+    repeated = [name for name, n in Counter(c for c in columns if c).items() if n > 1]
+    if repeated:
+        raise fail(
+            display,
+            f"has repeated column names in its header: {quote_names(repeated)}; "
+            "give every column a distinct name",
+        )
+    return CsvHeader(
+        columns=columns,
+        delimiter=delimiter,
+        has_data=len(lines) > 1,
+        blank_above=blank_above,
+        lone_cr=lines[0].endswith("\r") and not lines[0].endswith("\r\n"),
+        sample_bytes=max(len(line.encode("utf-8")) for line in lines),
+    )
+
+
+def _detect_delimiter(lines: list[str]) -> str:
+    header = lines[0]
+    # sorted() is stable, so ties keep the order of DELIMITERS.
+    ranked = sorted((d for d in DELIMITERS if d in header), key=lambda d: -header.count(d))
+    for delimiter in ranked:
+        try:
+            rows = list(csv.reader(lines, delimiter=delimiter))
+        except csv.Error:
+            continue
+        widths = {len(row) for row in rows if row}
+        if len(widths) == 1:
+            return delimiter
+    return ranked[0] if ranked else ","
+
+
+def _private_names(columns: list[str]) -> list[str]:
+    """Column names for the parser: unnamed columns get private, unique names."""
+    return [name if name else f"\x00unnamed{i}" for i, name in enumerate(columns)]
+
+
+def delimiter_hint(header: CsvHeader, display: str) -> NbcliError | None:
+    """A better error than "no such column" when the header did not split:
+    one column whose name holds another delimiter means the wrong one was used."""
+    if len(header.columns) != 1:
+        return None
+    name = header.columns[0]
+    others = [d for d in DELIMITERS if d != header.delimiter and d in name]
+    if not others:
+        return None
+    return fail(
+        display,
+        f"the header is one column, {name[:60]!r}, when split on "
+        f"{delimiter_name(header.delimiter)}; the file seems to use "
+        f"{delimiter_name(others[0])}: give that delimiter, or none to "
+        "have it detected",
+    )
+
+
+@register
+class CsvReader(TableReader):
+    """Reads a CSV source whole or in chunks, with one plan for every chunk."""
+
+    format = "csv"
+
+    def __init__(self, source: Source, opts: ReadOptions, delimiter: str | None = None):
+        self.source = source
+        display = source.display
+        self.header = read_header(source.open_binary, display, delimiter)
+        if not self.header.has_data:
+            raise fail(display, "has a header but no data rows; add rows below the header")
+        try:
+            self.plan: ColumnPlan = plan_columns(self.header.columns, opts, display)
+        except NbcliError:
+            hint = delimiter_hint(self.header, display)
+            if hint is not None:
+                raise hint from None
+            raise
+        self._names = _private_names(self.header.columns)
+
+    def _scan(self, typed: bool):
+        """The lazy scan: every column as text, or with ``typed`` the plan's
+        numeric features as float64 (the fast path, for files whose feature
+        cells are all plain numbers or empty)."""
+        import polars as pl
+
+        if self.header.lone_cr:
+            with translated(self.source.display), self.source.open_binary() as raw:
+                data = raw.read().replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+            where: Any = io.BytesIO(data)
+        else:
+            where = self.source.file_or_buffer()
+        # A column that is also kept or the target is read as text, as written.
+        numeric = set(self.plan.numeric) - {*self.plan.keep, self.plan.target} if typed else set()
+        schema = {
+            name: pl.Float64 if column in numeric else pl.String
+            for name, column in zip(self._names, self.header.columns)
+        }
+        return pl.scan_csv(
+            where,
+            has_header=True,
+            separator=self.header.delimiter,
+            quote_char='"',
+            skip_lines=self.header.blank_above,
+            schema=schema,
+            encoding="utf8",
+            raise_if_empty=False,
+            truncate_ragged_lines=False,
+            ignore_errors=typed,
+        )
+
+    def _batches(self, lazy, chunk_size: int | None):
+        """The rows of a scan as polars frames of exactly ``chunk_size`` rows
+        (the last may be shorter), or one frame."""
+        if chunk_size is None:
+            yield lazy.collect()
+            return
+        yield from lazy.collect_batches(chunk_size=chunk_size)
+
+    def _frames(self, chunk_size: int | None):
+        """The rows as polars frames, chunk boundaries at multiples of
+        ``chunk_size``; parsing errors become messages.
+
+        The typed scan (float64 features, a cell that is not a plain number
+        read as null) serves every chunk without an empty cell; a chunk with
+        one (a missing value, ``NA``, ``True``, a stray word, a blank line) is
+        read again as text, whose conversion parses numbers with the same
+        parser and words each problem. A malformed line stops the typed scan;
+        the text scan then reads on from the first row not yet handed out and
+        names the line.
+        """
+        done = 0
+        try:
+            for frame in self._batches(self._scan(typed=True), chunk_size):
+                height = frame.height
+                if sum(frame.null_count().row(0)):
+                    frame = self._text_rows(done, height)
+                yield frame
+                done += height
+            return
+        except NbcliError:
+            raise
+        except Exception as exc:
+            interruption = interruption_in(exc)
+            if interruption is not None:
+                raise interruption from None
+        try:
+            yield from self._batches(self._scan(typed=False).slice(done), chunk_size)
+        except Exception as exc:
+            raise self._error(exc) from exc
+
+    def _text_rows(self, start: int, n: int):
+        """Rows ``start`` to ``start + n`` of the file (as the parser counts
+        them, blank lines included), every column as text."""
+        try:
+            return self._scan(typed=False).slice(start, n).collect()
+        except Exception as exc:
+            raise self._error(exc) from exc
+
+    def chunks(self, chunk_size: int | None, resolve: bool) -> Iterator[RawChunk]:
+        offset = 0
+        for frame in self._frames(chunk_size):
+            frame = _without_blank_rows(frame)
+            if frame.height == 0:
+                continue
+            if frame.estimated_size() > LINE_LIMIT:
+                self._check_line_lengths(frame, offset)
+            yield self._convert(frame, offset, resolve)
+            offset += frame.height
+
+    def _convert(self, frame, offset: int, resolve: bool) -> RawChunk:
+        plan = self.plan
+        X, unread = features_of(frame, plan.features, column_to_float)
+        y, label_error = None, None
+        if plan.target is not None:
+            y, label_error = labels_or_error(
+                text_labels,
+                frame.get_column(plan.target),
+                self.source.display,
+                plan.target,
+                offset,
+                resolve,
+            )
+        kept = {k: _text_column(frame.get_column(k)) for k in plan.keep}
+        return RawChunk(
+            X=X, unread=unread, y=y, kept=kept, row_offset=offset, label_error=label_error
+        )
+
+    def _check_line_lengths(self, frame, offset: int) -> None:
+        """Refuse the first row whose cells add up to more than :data:`LINE_LIMIT` bytes."""
+        import polars as pl
+
+        text = [c for c in frame.columns if frame.schema[c] == pl.String]
+        lengths = frame.select(
+            pl.sum_horizontal([pl.col(c).str.len_bytes().fill_null(0) for c in text])
+        ).to_series()
+        long = (lengths > LINE_LIMIT).arg_true()
+        if long.len():
+            raise fail(
+                self.source.display,
+                f"row {offset + int(long[0]) + 1} is longer than {LINE_LIMIT >> 20} MB; "
+                "check that the file has line breaks and that every quote is closed",
+            )
+
+    def _error(self, exc: BaseException) -> NbcliError:
+        interruption = interruption_in(exc)
+        if interruption is not None:
+            raise interruption
+        display = self.source.display
+        if isinstance(exc, NbcliError):
+            return exc
+        message = str(exc)
+        if "more fields" in message or "extra" in message and "column" in message:
+            found = self._long_line()
+            if found is not None:
+                return found
+        return error_from_exception(exc, display)
+
+    def _long_line(self) -> NbcliError | None:
+        """The message for the first row with more fields than the header,
+        found by reading the file again with Python's csv module (only after
+        the parser has refused it, so plain files pay nothing)."""
+        display = self.source.display
+        expected = len(self.header.columns)
+        with translated(display), self.source.open_binary() as raw:
+            text = io.TextIOWrapper(raw, encoding="utf-8-sig", newline="")
+            rows = csv.reader(text, delimiter=self.header.delimiter)
+            data_rows = -1
+            for row in rows:
+                if not row or not any(cell.strip() for cell in row):
+                    continue
+                data_rows += 1
+                if data_rows and len(row) > expected:
+                    if data_rows == 1:
+                        return fail(
+                            display,
+                            "the first data row has more fields than the header; quote "
+                            "values that contain the delimiter, or pass the right delimiter",
+                        )
+                    return fail(
+                        display,
+                        f"line {rows.line_num} has {len(row)} fields but the header has "
+                        f"{expected}; quote values that contain the delimiter, or pass "
+                        "the right delimiter",
+                    )
+        return None
+
+
+def _without_blank_rows(frame):
+    """``frame`` without the rows in which every cell is empty or blank (blank
+    lines, and lines of nothing but delimiters)."""
+    import polars as pl
+
+    if sum(frame.null_count().row(0)) == 0:
+        return frame
+    blank = pl.all_horizontal(
+        [
+            pl.col(c).is_null() | (pl.col(c).str.strip_chars() == "")
+            if frame.schema[c] == pl.String
+            else pl.col(c).is_null()
+            for c in frame.columns
+        ]
+    )
+    return frame.filter(~blank)
+
+
+def _text_column(column) -> np.ndarray:
+    """A kept column as written: an object array of str (an empty cell is "")."""
+    return np.asarray(column.fill_null("").to_list(), dtype=object)

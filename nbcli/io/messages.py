@@ -1,0 +1,132 @@
+"""One-line error messages for data files.
+
+Every function here that words an error takes ``display``, the file name as
+the user should see it (``<stdin>`` for ``-``), and returns
+:class:`~nbcli.errors.NbcliError` with a message that starts with it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import zipfile
+import zlib
+
+from nbcli.errors import NbcliError
+
+__all__ = [
+    "fail",
+    "quote_names",
+    "interruption_in",
+    "error_from_exception",
+    "translated",
+    "delimiter_name",
+    "missing_label",
+]
+
+_DELIMITER_NAMES = {",": "','", ";": "';'", "\t": "tab", "|": "'|'"}
+
+
+def fail(display: str, message: str) -> NbcliError:
+    """An :class:`NbcliError` whose message starts with the file name."""
+    return NbcliError(f"{display}: {message}")
+
+
+def quote_names(names, limit: int = 20) -> str:
+    """``'a', 'b', 'c'`` for a list of column names, shortened after ``limit``."""
+    names = list(names)
+    shown = ", ".join(repr(str(n)) for n in names[:limit])
+    if len(names) > limit:
+        shown += f" and {len(names) - limit} more"
+    return shown
+
+
+def delimiter_name(delimiter: str) -> str:
+    """How a delimiter is written in messages (``tab`` for ``\\t``)."""
+    return _DELIMITER_NAMES.get(delimiter, repr(delimiter))
+
+
+def missing_label(display: str, name: str, row: int) -> NbcliError:
+    """The error for a row without a label (``row`` counts data rows from 1)."""
+    return fail(
+        display,
+        f"target column '{name}' has a missing value at row {row}; "
+        "every row needs a label: fill it in or remove the row",
+    )
+
+
+def interruption_in(exc: BaseException) -> BaseException | None:
+    """The interruption behind an error, if any: the first exception in its
+    ``__cause__``/``__context__`` chain that is not an ``Exception``
+    (KeyboardInterrupt from Ctrl-C, the CLI's exception for SIGTERM), which
+    must win over a message that blames the data."""
+    seen = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if not isinstance(current, Exception):
+            return current
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return None
+
+
+def error_from_exception(exc: BaseException, display: str) -> NbcliError:
+    """Turn an exception raised while reading a file into a one-line error.
+
+    Covers file-system errors (missing file, directory, permissions), broken
+    gzip streams, text that is not UTF-8, and the parser's own errors.
+
+    Raises the interruption instead when the exception stems from one (see
+    :func:`interruption_in`).
+    """
+    interruption = interruption_in(exc)
+    if interruption is not None:
+        raise interruption
+    if isinstance(exc, NbcliError):
+        return exc
+    text = str(exc)
+    if isinstance(exc, UnicodeDecodeError) or "invalid utf-8" in text.lower():
+        return fail(display, "is not UTF-8 text; save it with UTF-8 encoding and try again")
+    if isinstance(exc, FileNotFoundError):
+        return fail(display, "no such file; check the path")
+    if isinstance(exc, IsADirectoryError):
+        return fail(display, "is a directory, not a data file; give the path of a file")
+    if isinstance(exc, PermissionError):
+        return fail(display, "permission denied; check that the file is readable")
+    if (
+        isinstance(exc, (EOFError, zlib.error))
+        or type(exc).__name__ == "BadGzipFile"
+        or "gzip" in text.lower()
+        or "decompress" in text.lower()
+        or "deflate" in text.lower()
+    ):
+        return fail(
+            display,
+            "is not a valid gzip file or is truncated; check that the download or copy finished",
+        )
+    if isinstance(exc, OSError) and not type(exc).__module__.startswith("polars"):
+        reason = exc.strerror or text or type(exc).__name__
+        return fail(display, f"cannot be read ({reason})")
+    first_line = (text.strip().splitlines() or [type(exc).__name__])[0]
+    return fail(display, f"could not be parsed as CSV ({first_line}); check quoting and delimiters")
+
+
+@contextlib.contextmanager
+def translated(display: str):
+    """Re-raise any reading error inside the block as a one-line NbcliError."""
+    try:
+        yield
+    except NbcliError:
+        raise
+    except (
+        ValueError,
+        OSError,
+        EOFError,
+        zlib.error,
+        csv.Error,
+        zipfile.BadZipFile,
+        TypeError,
+        IndexError,
+        OverflowError,
+    ) as exc:
+        raise error_from_exception(exc, display) from exc

@@ -1,0 +1,112 @@
+"""Parquet: read through polars' streaming Parquet scan, in row batches.
+
+Columns keep their stored types: numeric and boolean features become
+float64 (a null is a missing cell), text features are parsed like CSV cells,
+and any other type (dates, categories) is not a number. Labels keep their
+stored type (:func:`nbcli.io.cells.typed_labels`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+
+from nbcli.errors import NbcliError
+from nbcli.io.cells import column_to_float, features_of, typed_labels
+from nbcli.io.messages import error_from_exception, fail, interruption_in, quote_names
+from nbcli.io.plan import ColumnPlan, ReadOptions, plan_columns
+from nbcli.io.readers import RawChunk, TableReader, labels_or_error, register
+from nbcli.io.sources import Source
+
+__all__ = ["ParquetReader"]
+
+
+@register
+class ParquetReader(TableReader):
+    """Reads a Parquet source whole or in batches of rows."""
+
+    format = "parquet"
+
+    def __init__(self, source: Source, opts: ReadOptions, delimiter: str | None = None):
+        import polars as pl
+
+        self.source = source
+        display = source.display
+        try:
+            lazy = pl.scan_parquet(source.file_or_buffer())
+            schema = lazy.collect_schema()
+            columns = list(schema.names())
+            n_rows = int(lazy.select(pl.len()).collect().item())
+        except Exception as exc:
+            raise self._error(exc) from exc
+        repeated = sorted({c for c in columns if columns.count(c) > 1})
+        if repeated:
+            raise fail(
+                display,
+                f"has repeated column names: {quote_names(repeated)}; "
+                "give every column a distinct name",
+            )
+        if n_rows == 0:
+            raise fail(display, "has no data rows; write the table with its rows")
+        self.plan: ColumnPlan = plan_columns(columns, opts, display)
+        wanted = [*self.plan.features, self.plan.target, *self.plan.keep]
+        self._columns = list(dict.fromkeys(c for c in wanted if c is not None))
+
+    def _error(self, exc: BaseException) -> NbcliError:
+        interruption = interruption_in(exc)
+        if interruption is not None:
+            raise interruption
+        if isinstance(exc, NbcliError):
+            return exc
+        if isinstance(exc, OSError) and not type(exc).__module__.startswith("polars"):
+            return error_from_exception(exc, self.source.display)
+        first_line = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        return fail(self.source.display, f"is not a valid Parquet file ({first_line})")
+
+    def _frames(self, chunk_size: int | None):
+        import polars as pl
+
+        try:
+            lazy = pl.scan_parquet(self.source.file_or_buffer()).select(self._columns)
+            if chunk_size is None:
+                yield lazy.collect()
+                return
+            batches = iter(lazy.collect_batches(chunk_size=chunk_size))
+            while True:
+                batch = next(batches, None)
+                if batch is None:
+                    return
+                yield batch
+        except NbcliError:
+            raise
+        except Exception as exc:
+            raise self._error(exc) from exc
+
+    def chunks(self, chunk_size: int | None, resolve: bool) -> Iterator[RawChunk]:
+        import polars as pl
+
+        display = self.source.display
+        offset = 0
+        target = self.plan.target
+        for frame in self._frames(chunk_size):
+            if frame.height == 0:
+                continue
+            X, unread = features_of(frame, self.plan.features, column_to_float)
+            y, label_error = None, None
+            if target is not None:
+                column = frame.get_column(target)
+                if column.dtype in (pl.Categorical, pl.Enum):
+                    column = column.cast(pl.String)
+                if column.dtype == pl.String:
+                    values = np.asarray(column.to_list(), dtype=object)
+                else:
+                    values = column.to_numpy()
+                y, label_error = labels_or_error(typed_labels, values, display, target, offset)
+            kept = {
+                k: np.asarray(frame.get_column(k).to_list(), dtype=object) for k in self.plan.keep
+            }
+            yield RawChunk(
+                X=X, unread=unread, y=y, kept=kept, row_offset=offset, label_error=label_error
+            )
+            offset += frame.height

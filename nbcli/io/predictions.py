@@ -1,0 +1,161 @@
+"""Writing predictions: CSV (or Parquet for a ``.parquet`` path), chunk by chunk.
+
+Each chunk of scored rows becomes the columns kept from the input, then
+``prediction`` (the class of largest posterior), then with ``proba`` one
+``proba_<label>`` column per class. Chunks are written as they come, so
+memory stays bounded by one chunk.
+
+Probabilities are written in the shortest decimal form that reads back to
+the same float64 (polars' float formatting, which is shortest round-trip:
+``0.1``, ``1e-300``, ``0.000025``), unless ``digits`` asks for them rounded
+to that many decimal places, for people reading them. Labels are written as
+they are spelled in the model (booleans as ``True``/``False``).
+"""
+
+from __future__ import annotations
+
+from typing import IO, Any
+
+import numpy as np
+
+from nbcli.errors import NbcliError
+
+__all__ = ["PredictionWriter", "is_parquet_path"]
+
+
+def is_parquet_path(path) -> bool:
+    """Whether predictions to ``path`` are written as Parquet (``.parquet``/``.pq``)."""
+    return path not in (None, "-") and str(path).lower().endswith((".parquet", ".pq"))
+
+
+class PredictionWriter:
+    """Write scored chunks to one open file.
+
+    Parameters
+    ----------
+    classes : ndarray of shape (n_classes,)
+        The model's class labels, in the order of the posterior columns.
+    proba : bool
+        Write the posterior probabilities too.
+    digits : int or None
+        Round probabilities to this many decimal places (0-17); None writes
+        each in full (round-trip exact).
+    parquet : bool
+        Parquet instead of CSV; the file is then opened in binary mode
+        (see :attr:`mode`).
+
+    Raises
+    ------
+    ValueError
+        For ``digits`` outside 0-17.
+    """
+
+    def __init__(self, classes, *, proba: bool, digits: int | None = None, parquet: bool = False):
+        if digits is not None and not 0 <= int(digits) <= 17:
+            raise ValueError(f"digits must be between 0 and 17, got {digits}")
+        self.classes = np.asarray(classes)
+        self.proba = bool(proba)
+        self.digits = None if digits is None else int(digits)
+        self.parquet = bool(parquet)
+        self.rows = 0
+        self._parquet_writer: Any = None
+        self._labels = _as_text(self.classes) if self.classes.dtype.kind == "b" else self.classes
+        self._proba_names = [f"proba_{c}" for c in self.classes.tolist()]
+
+    @classmethod
+    def for_path(cls, path, classes, *, proba: bool, digits: int | None = None):
+        """A writer for output ``path`` (None or ``"-"``: stdout, CSV)."""
+        return cls(classes, proba=proba, digits=digits, parquet=is_parquet_path(path))
+
+    @property
+    def mode(self) -> str:
+        """How to open the output file: ``"wb"`` for Parquet, ``"w"`` for CSV."""
+        return "wb" if self.parquet else "w"
+
+    def frame(self, kept: dict[str, np.ndarray], log_proba: np.ndarray):
+        """The output rows of one chunk as a polars DataFrame.
+
+        ``kept`` maps input column names to arrays of shape (n_rows,);
+        ``log_proba`` is (n_rows, n_classes) log posteriors.
+        """
+        import polars as pl
+
+        columns: dict[str, Any] = {name: _column(values) for name, values in kept.items()}
+        columns["prediction"] = _column(self._labels[np.argmax(log_proba, axis=1)])
+        frame = pl.DataFrame(columns)
+        if self.proba:
+            probs = np.exp(log_proba)
+            if self.digits is not None:
+                probs = np.round(probs, self.digits)
+            probs = np.asarray(probs, dtype=np.float64)
+            frame = frame.hstack(
+                [pl.Series(name, probs[:, k]) for k, name in enumerate(self._proba_names)]
+            )
+        return frame
+
+    def write(self, f: IO, kept: dict[str, np.ndarray], log_proba: np.ndarray) -> None:
+        """Append one chunk to ``f`` (text stream for CSV, binary for Parquet);
+        the CSV header goes out with the first chunk."""
+        frame = self.frame(kept, log_proba)
+        if self.parquet:
+            self._write_parquet(f, frame)
+        else:
+            f.write(frame.write_csv(include_header=self.rows == 0, line_terminator="\n"))
+        self.rows += frame.height
+
+    def _write_parquet(self, f: IO, frame) -> None:
+        try:
+            import pyarrow.parquet as pq
+        except ImportError:
+            raise NbcliError(
+                "writing predictions as Parquet needs pyarrow: pip install 'nbcli[fast]'"
+            ) from None
+
+        table = frame.to_arrow()
+        if self._parquet_writer is None:
+            self._parquet_writer = pq.ParquetWriter(f, table.schema)
+        self._parquet_writer.write_table(table.cast(self._parquet_writer.schema))
+
+    def close(self, f: IO | None = None) -> None:
+        """Finish the file: Parquet's footer (an empty table if no rows came);
+        nothing to do for CSV."""
+        if not self.parquet:
+            return
+        if self._parquet_writer is None and f is not None:
+            empty = {"prediction": self._labels[:0]}
+            self._write_parquet(f, self.frame_from(empty))
+        if self._parquet_writer is not None:
+            self._parquet_writer.close()
+            self._parquet_writer = None
+
+    def frame_from(self, columns: dict[str, np.ndarray]):
+        import polars as pl
+
+        frame = pl.DataFrame({k: _column(v) for k, v in columns.items()})
+        if self.proba:
+            frame = frame.hstack([pl.Series(n, [], dtype=pl.Float64) for n in self._proba_names])
+        return frame
+
+
+def _as_text(values: np.ndarray) -> np.ndarray:
+    """Booleans spelled as Python spells them (``True``/``False``)."""
+    return np.where(values, "True", "False") if values.size else values.astype(str)
+
+
+def _column(values: np.ndarray):
+    """An input array as a polars column: numbers and text natively, booleans
+    and other objects by their ``str`` form (None stays empty)."""
+    import polars as pl
+
+    values = np.asarray(values)
+    kind = values.dtype.kind
+    if kind in "iuf":
+        return pl.Series(values)
+    if kind == "b":
+        return pl.Series(_as_text(values))
+    if kind == "U":
+        return pl.Series(values, dtype=pl.String)
+    return pl.Series(
+        [None if v is None else (v if isinstance(v, str) else str(v)) for v in values.tolist()],
+        dtype=pl.String,
+    )

@@ -1,0 +1,141 @@
+"""One interface for every data format: a reader makes a column plan from the
+header (or schema) and hands out the rows as :class:`RawChunk` blocks.
+
+Readers register themselves by format (:func:`register`); :func:`open_reader`
+picks one from what :class:`~nbcli.io.sources.Source` found, so no caller
+tells readers apart. :func:`read_ahead` parses the next chunk in a worker
+thread while the caller works on this one.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import ClassVar, TypeVar, cast
+
+import numpy as np
+
+from nbcli.errors import NbcliError
+from nbcli.io.plan import ColumnPlan, ReadOptions
+from nbcli.io.sources import Source
+
+__all__ = ["RawChunk", "TableReader", "register", "open_reader", "read_ahead", "labels_or_error"]
+
+T = TypeVar("T")
+
+
+@dataclass
+class RawChunk:
+    """Rows of a file as read, before the check of feature cells.
+
+    Attributes
+    ----------
+    X : ndarray of shape (n_rows, n_features), float64
+        The plan's features; NaN where a cell is missing or unreadable.
+    unread : dict of int to (int, str)
+        Per feature column, the first cell that is not a number: (0-based
+        row in this chunk, its text).
+    y : ndarray of shape (n_rows,) or None
+    kept : dict of str to ndarray of shape (n_rows,)
+    row_offset : int
+        Data rows of the file before this chunk.
+    label_error : NbcliError or None
+        What is wrong with the labels (a missing one, say), raised after the
+        feature cells are checked, so that features are blamed first.
+    """
+
+    X: np.ndarray
+    unread: dict[int, tuple[int, str]]
+    y: np.ndarray | None
+    kept: dict[str, np.ndarray] = field(default_factory=dict)
+    row_offset: int = 0
+    label_error: NbcliError | None = None
+
+    @property
+    def n_rows(self) -> int:
+        return int(self.X.shape[0])
+
+
+class TableReader(abc.ABC):
+    """A data file of one format.
+
+    A reader is made from a :class:`~nbcli.io.sources.Source` and
+    :class:`~nbcli.io.plan.ReadOptions`; making it reads and checks the
+    header (or schema) and decides :attr:`plan`. Iterating :meth:`chunks`
+    reads the rows, from the top each time.
+    """
+
+    #: The :attr:`Source.format` this reader reads.
+    format: ClassVar[str]
+    source: Source
+    plan: ColumnPlan
+
+    @abc.abstractmethod
+    def __init__(self, source: Source, opts: ReadOptions, delimiter: str | None = None): ...
+
+    @abc.abstractmethod
+    def chunks(self, chunk_size: int | None, resolve: bool) -> Iterator[RawChunk]:
+        """The rows in chunks of exactly ``chunk_size`` (the last may be
+        shorter), or in one chunk for None.
+
+        ``resolve`` types text labels (:func:`nbcli.io.cells.resolve_labels`)
+        chunk by chunk; otherwise they stay text. Labels stored with a type
+        keep it either way. Raises NbcliError for unreadable input, in order:
+        rows before the problem are handed out first.
+        """
+
+
+def labels_or_error(convert, *args) -> tuple[np.ndarray | None, NbcliError | None]:
+    """``convert(*args)``, or None and the error it raised (see :attr:`RawChunk.label_error`)."""
+    try:
+        return convert(*args), None
+    except NbcliError as exc:
+        return None, exc
+
+
+_READERS: dict[str, type[TableReader]] = {}
+
+
+def register(cls: type[TableReader]) -> type[TableReader]:
+    """Class decorator: ``cls`` reads sources of ``cls.format``."""
+    _READERS[cls.format] = cls
+    return cls
+
+
+def open_reader(source: Source, opts: ReadOptions, delimiter: str | None = None) -> TableReader:
+    """The reader of ``source``'s format, with its plan made."""
+    # Importing the format modules registers their readers.
+    from nbcli.io import csv_format, npz_format, parquet_format  # noqa: F401
+
+    return _READERS[source.format](source, opts, delimiter)
+
+
+_END = object()
+
+
+def read_ahead(items: Iterator[T]) -> Iterator[T]:
+    """Yield what ``items`` yields, computing the next item in a worker
+    thread while the caller works on the current one.
+
+    polars parses and NumPy converts without holding the GIL, so the next
+    chunk is read while this one is used (a streaming fit, say): one item
+    ahead, so at most two are held. Exceptions reach the caller where the
+    item would have; closing this generator waits for the item in progress,
+    then closes ``items``.
+    """
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="nbcli-read")
+    try:
+        future = pool.submit(next, items, _END)
+        while True:
+            item = future.result()
+            if item is _END:
+                return
+            future = pool.submit(next, items, _END)
+            yield cast(T, item)
+    finally:
+        pool.shutdown(wait=True)
+        close = getattr(items, "close", None)
+        if close is not None:
+            close()

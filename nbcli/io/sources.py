@@ -1,0 +1,194 @@
+"""Where data comes from: files, stdin, named pipes, ``<(...)``; compression sniffing.
+
+Formats are chosen by extension: ``.npz`` is a NumPy archive, ``.parquet`` /
+``.pq`` is Parquet, everything else is CSV, gzip-compressed when the file
+starts with the gzip magic bytes (``.csv.gz``, ``.gz``); bz2, xz, zstd and
+zip are recognised by theirs and refused with a message. ``-`` is stdin,
+read once and kept in memory, as are named pipes, ``/dev/stdin`` and process
+substitutions ``<(...)``; their format is told by their content.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import os
+import re
+import stat
+import sys
+import zlib
+
+from nbcli.errors import NbcliError
+from nbcli.io.messages import error_from_exception, fail, translated
+
+__all__ = ["Source", "file_sha256"]
+
+_GZIP_MAGIC = b"\x1f\x8b"
+_ZIP_MAGIC = b"PK\x03\x04"
+_PARQUET_MAGIC = b"PAR1"
+#: Compressions nbcli recognises but does not read (gzip is read), by the
+#: bytes their files start with. bz2's "BZh" and a block size (1-9) are
+#: followed by a block or end-of-stream marker, so a CSV header that starts
+#: with "BZh" is not mistaken for one.
+_OTHER_COMPRESSIONS = (
+    (re.compile(rb"\ABZh[1-9](1AY&SY|\x17rE8P\x90)"), "bz2"),
+    (re.compile(rb"\A\xfd7zXZ\x00"), "xz"),
+    (re.compile(rb"\A\x28\xb5\x2f\xfd"), "zstd"),
+    (re.compile(rb"\APK\x03\x04"), "zip"),
+)
+_MAGIC_BYTES = 10
+
+
+_stdin_cache: tuple[object, bytes] | None = None
+# Contents of pipes and devices, which can be read only once, by (path, device, inode).
+_stream_cache: dict[tuple[str, int, int], bytes] = {}
+
+
+def _stdin_bytes() -> bytes:
+    """All of stdin, read once; later calls return the same bytes."""
+    global _stdin_cache
+    stream = getattr(sys.stdin, "buffer", sys.stdin)
+    if stream is None:  # started with stdin closed (<&-)
+        raise fail("<stdin>", "is closed; give a file path, or pipe the data in")
+    if _stdin_cache is None or _stdin_cache[0] is not stream:
+        try:
+            data = stream.read()
+        except (OSError, ValueError) as exc:
+            raise fail("<stdin>", f"cannot be read ({exc})") from exc
+        if isinstance(data, str):
+            data = data.encode("utf-8")
+        _stdin_cache = (stream, data)
+    return _stdin_cache[1]
+
+
+def _stream_key(path: str) -> tuple[str, int, int] | None:
+    """A cache key when ``path`` exists and is not a regular file (a named
+    pipe, ``/dev/stdin``, ``<(...)``, a device), else None."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    if stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode):
+        return None
+    return (path, st.st_dev, st.st_ino)
+
+
+def _stream_bytes(path: str, key) -> bytes:
+    """All of a pipe or device, read once; later calls return the same bytes."""
+    if key not in _stream_cache:
+        with translated(path):
+            with open(path, "rb") as handle:
+                _stream_cache[key] = handle.read()
+    return _stream_cache[key]
+
+
+def _compression(magic: bytes) -> str | None:
+    """The name of a compression nbcli does not read, told by its magic bytes."""
+    for pattern, name in _OTHER_COMPRESSIONS:
+        if pattern.match(magic):
+            return name
+    return None
+
+
+def _unreadable_compression(display: str, name: str) -> NbcliError:
+    return fail(
+        display, f"is compressed with {name}, which nbcli does not read; decompress it or use gzip"
+    )
+
+
+class Source:
+    """Where the data comes from: a path or stdin, its format and compression.
+
+    Stdin, named pipes and devices (``/dev/stdin``, ``<(...)``) can be read
+    only once, so they are read whole into memory and their format is told
+    by their content; regular files are opened afresh for each pass.
+    """
+
+    def __init__(self, path):
+        self.path = "-" if path == "-" else os.fspath(path)
+        self.display = "<stdin>" if self.path == "-" else self.path
+        self._data: bytes | None = None
+        self.gzipped = False
+        if self.path == "-":
+            self._from_bytes(_stdin_bytes())
+            return
+        key = _stream_key(self.path)
+        if key is not None:
+            self._from_bytes(_stream_bytes(self.path, key))
+            return
+        # Opening early turns "no such file", "is a directory" and
+        # "permission denied" into messages before any parsing starts.
+        with translated(self.display):
+            with open(self.path, "rb") as handle:
+                magic = handle.read(_MAGIC_BYTES)
+        name = self.path.lower()
+        if name.endswith(".npz"):
+            self.format = "npz"
+        elif name.endswith((".parquet", ".pq")):
+            self.format = "parquet"
+        else:
+            self.format = "csv"
+            self.gzipped = magic[:2] == _GZIP_MAGIC
+            other = _compression(magic)
+            if other is not None:
+                raise _unreadable_compression(self.display, other)
+
+    def _from_bytes(self, data: bytes) -> None:
+        """Take the content from memory; its format is told by its first bytes."""
+        if data[:2] == _GZIP_MAGIC:
+            try:
+                data = gzip.decompress(data)
+            except (OSError, EOFError, zlib.error) as exc:
+                raise error_from_exception(exc, self.display) from exc
+        self._data = data
+        if data.startswith(_ZIP_MAGIC):
+            self.format = "npz"
+        elif data.startswith(_PARQUET_MAGIC):
+            self.format = "parquet"
+        else:
+            other = _compression(data[:_MAGIC_BYTES])
+            if other is not None:
+                raise _unreadable_compression(self.display, other)
+            self.format = "csv"
+
+    def open_binary(self):
+        """A fresh binary stream of the (decompressed) content."""
+        if self._data is not None:
+            return io.BytesIO(self._data)
+        if self.gzipped:
+            return gzip.open(self.path, "rb")
+        return open(self.path, "rb")
+
+    def file_or_buffer(self):
+        """What NumPy or pyarrow should open: the path, or the bytes in memory."""
+        return io.BytesIO(self._data) if self._data is not None else self.path
+
+
+def file_sha256(path) -> str:
+    """Hex SHA-256 of a file's raw bytes, as stored (before any decompression).
+
+    For ``"-"``, a named pipe or a device it hashes the bytes read from it,
+    reading them first if no reader has yet (the readers then use the same
+    bytes).
+
+    Raises NbcliError when the file cannot be read.
+    """
+    if path == "-":
+        return hashlib.sha256(_stdin_bytes()).hexdigest()
+    display = os.fspath(path)
+    key = _stream_key(display)
+    if key is not None:
+        return hashlib.sha256(_stream_bytes(display, key)).hexdigest()
+    digest = hashlib.sha256()
+    with translated(display):
+        with open(path, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+    return digest.hexdigest()
+
+
+def polars_input(source: Source):
+    """What polars should read: the path of a regular file (polars maps it and
+    decompresses gzip itself), or the bytes held in memory."""
+    return source.file_or_buffer()

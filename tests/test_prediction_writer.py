@@ -1,0 +1,95 @@
+"""The predictions writer: round-trip exact probabilities, --digits, Parquet, chunk by chunk."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import polars as pl
+import pytest
+from conftest import fitted_model_file, nbcli_in_process
+
+from nbcli.io.predictions import PredictionWriter, is_parquet_path
+
+
+def _log_proba(n: int, k: int, seed: int = 0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    raw = rng.normal(size=(n, k)) * 40  # posteriors from 1 down to far below 1e-300
+    return raw - np.logaddexp.reduce(raw, axis=1, keepdims=True)
+
+
+def test_probabilities_read_back_to_the_same_doubles_across_chunks():
+    logp = _log_proba(500, 3)
+    writer = PredictionWriter(np.array(["a", "b", "c"]), proba=True)
+    out = io.StringIO()
+    for rows in np.array_split(np.arange(500), [1, 2, 250]):
+        writer.write(out, {"id": np.array([f"r{i}" for i in rows])}, logp[rows])
+    text = out.getvalue()
+    assert text.count("prediction") == 1  # one header, whatever the chunks
+    lines = text.splitlines()
+    assert lines[0] == "id,prediction,proba_a,proba_b,proba_c"
+    back = np.array([[float(v) for v in line.split(",")[2:]] for line in lines[1:]])
+    assert back.tobytes() == np.exp(logp).tobytes()
+    assert [line.split(",")[1] for line in lines[1:]] == list(
+        np.array(["a", "b", "c"])[logp.argmax(axis=1)]
+    )
+    assert writer.rows == 500
+    # Shortest round-trip form: as many significant digits as Python's repr.
+    cells = [v for line in lines[1:] for v in line.split(",")[2:]]
+    assert [_significant(v) for v in cells] == [_significant(repr(float(v))) for v in cells]
+
+
+def _significant(text: str) -> int:
+    mantissa = text.lower().split("e")[0].replace("-", "").replace(".", "")
+    return len(mantissa.strip("0")) or 1
+
+
+def test_digits_rounds_to_decimal_places_and_labels_keep_their_spelling():
+    logp = np.log(np.array([[0.123456, 0.876544], [0.5, 0.5]]))
+    writer = PredictionWriter(np.array([True, False]), proba=True, digits=3)
+    out = io.StringIO()
+    writer.write(out, {}, logp)
+    assert out.getvalue() == (
+        "prediction,proba_True,proba_False\nFalse,0.123,0.877\nTrue,0.5,0.5\n"
+    )
+    with pytest.raises(ValueError):
+        PredictionWriter(np.array([1, 2]), proba=True, digits=18)
+
+
+def test_parquet_output_streams_chunks_with_one_schema(tmp_path):
+    logp = _log_proba(100, 2, seed=1)
+    path = tmp_path / "p.parquet"
+    assert is_parquet_path(path) and not is_parquet_path("-") and not is_parquet_path("x.csv")
+    writer = PredictionWriter.for_path(path, np.array([3, 7]), proba=True)
+    assert writer.mode == "wb"
+    with open(path, "wb") as f:
+        for rows in np.array_split(np.arange(100), 4):
+            writer.write(f, {"id": np.arange(100)[rows]}, logp[rows])
+        writer.close(f)
+    got = pl.read_parquet(path)
+    assert got.columns == ["id", "prediction", "proba_3", "proba_7"]
+    assert got["prediction"].to_list() == np.array([3, 7])[logp.argmax(axis=1)].tolist()
+    assert got.select(["proba_3", "proba_7"]).to_numpy().tobytes() == np.exp(logp).tobytes()
+
+
+def test_predict_writes_parquet_and_rounds_with_digits(tmp_path):
+    fitted_model_file(tmp_path / "m.npz")
+    data = tmp_path / "new.csv"
+    data.write_text("a,b\n1,2\n6,7\n4,4\n", encoding="utf-8")
+    out = tmp_path / "pred.parquet"
+    run = nbcli_in_process("predict", "-m", tmp_path / "m.npz", "-d", data, "--proba", "-o", out)
+    assert run.returncode == 0, run.stderr
+    table = pl.read_parquet(out)
+    assert table["prediction"].to_list()[:2] == ["x", "y"]
+    np.testing.assert_allclose(table.select(["proba_x", "proba_y"]).to_numpy().sum(axis=1), 1)
+    run = nbcli_in_process(
+        "predict", "-m", tmp_path / "m.npz", "-d", data, "--proba", "--digits", "2"
+    )
+    assert run.returncode == 0, run.stderr
+    for line in run.stdout.splitlines()[1:]:
+        for value in line.split(",")[1:]:
+            assert len(value.split(".")[-1]) <= 2, line
+    full = nbcli_in_process("predict", "-m", tmp_path / "m.npz", "-d", data, "--proba")
+    rounded = [[float(v) for v in line.split(",")[1:]] for line in run.stdout.splitlines()[1:]]
+    exact = [[float(v) for v in line.split(",")[1:]] for line in full.stdout.splitlines()[1:]]
+    np.testing.assert_array_equal(np.round(exact, 2), rounded)
