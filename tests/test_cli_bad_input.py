@@ -583,7 +583,7 @@ def test_encodings_delimiters_gzip_and_stdin_read_like_the_plain_csv(tmp_path, s
     for name in ("bs.npz", "gz.npz", "stdin.npz"):
         other = load_model(tmp_path / name)
         assert other.feature_names == plain.feature_names
-        assert other.training["data_sha256"] == plain.training["data_sha256"]
+        assert other.training["fingerprint"] == plain.training["fingerprint"]
         for key, array in plain.model.stats_.arrays().items():
             np.testing.assert_array_equal(other.model.stats_.arrays()[key], array, err_msg=key)
     expected = plain.predict_proba(X_test)

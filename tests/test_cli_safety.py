@@ -503,7 +503,7 @@ def test_a_named_pipe_is_read_once_like_stdin(d):
     from nbcli.io.modelfile import load_model
 
     piped, plain = load_model(d / "p.npz"), load_model(d / "s.npz")
-    assert piped.training["data_sha256"] == plain.training["data_sha256"]
+    assert piped.training["fingerprint"] == plain.training["fingerprint"]
     report = json.loads((d / "fit.json").read_text())
     assert report["inputs"]["data"]["sha256"] == hashlib.sha256(SMALL_CSV.encode()).hexdigest()
     # evaluate hashes the data for its report too: one read serves both.

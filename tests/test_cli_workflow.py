@@ -500,6 +500,6 @@ def test_streaming_fit_equals_whole_fit(tmp_path):
         )
     )
     a, b = load_model(whole), load_model(chunked)
-    assert a.training["data_sha256"] == b.training["data_sha256"]
+    assert a.training["fingerprint"] == b.training["fingerprint"]
     X = pd.read_csv(SAMPLE / "digits_test.csv").drop(columns="label").to_numpy()
     np.testing.assert_allclose(b.predict_proba(X), a.predict_proba(X), rtol=1e-9, atol=1e-12)

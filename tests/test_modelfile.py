@@ -160,7 +160,8 @@ def test_metadata_holds_the_documented_fields(tmp_path):
     assert meta["target"] == "label"
     training = meta["training"]
     assert training["n_samples"] == 4 and training["class_counts"] == [2, 2]
-    assert len(training["data_sha256"]) == 64 and int(training["data_sha256"], 16) >= 0
+    fp = training["fingerprint"]
+    assert fp["algorithm"] == "rowhash64-v1" and int(fp["value"], 16) > 0
     assert meta["calibration"] is None
     members = sorted(_arrays(tmp_path / "m.npz"))
     assert members == ["metadata.npy", "stats.class_count.npy", "stats.feature_count.npy"]

@@ -28,7 +28,11 @@ def test_train_returns_a_report_and_prints_nothing(capfd):
     )
     assert result.facts["n_samples"] == len(y) and result.facts["n_chunks"] == 1
     assert result.facts["training_accuracy"] == pytest.approx(reference.score(X, y))
-    assert result.model_file.training["data_sha256"]
+    from nbcli.io.fingerprint import TrainingFingerprint
+
+    fp = TrainingFingerprint(legacy=False)
+    fp.update(X, y)
+    assert result.model_file.training["fingerprint"] == fp.metadata()["fingerprint"]
 
 
 def test_chunks_give_the_same_model_through_the_public_api():
