@@ -125,19 +125,24 @@ def part_statistics(estimator, chunks: Iterable[Chunk]) -> FitStatistics | None:
     its input checks (the same as in a local fit); it is not modified.
     """
     est = type(estimator)(**estimator.get_params())
-    est._hyperparameter_check()
-    n_rows = 0
-    for chunk in chunks:
-        X, y, *rest = chunk
-        if len(y) == 0:
-            continue
-        # The model's own chunk accumulation: the same checks, label handling
-        # and statistics as ``fit_chunks`` (without turning them into a model,
-        # which a part with one row of a QDA class could not).
-        est._accumulate(X, y, None, rest[0] if rest else None)
-        n_rows += len(y)
-    if not hasattr(est, "stats_"):
-        return None
+    counted = {"rows": 0}
+
+    def nonempty():
+        for chunk in chunks:
+            if len(chunk[1]):
+                counted["rows"] += len(chunk[1])
+                yield chunk
+
+    # The model's own chunk accumulation: the same checks, label handling and
+    # statistics as a local fit, without turning them into a model (which a
+    # part with one row of a QDA class could not be).
+    try:
+        est.fit_chunks(nonempty(), finalize=False)
+    except ValueError:
+        if counted["rows"] == 0:
+            return None
+        raise
+    n_rows = counted["rows"]
     return FitStatistics(
         est.classes_,
         est.stats_,
