@@ -7,7 +7,8 @@ Today's kinds are :data:`NUMERIC` (features, read as float64, NaN where a
 cell is missing), :data:`LABEL` (the target, read as text) and :data:`RAW`
 (kept columns, as written). The kinds of the tables and text-columns work
 (:data:`CATEGORICAL`, :data:`WORDS`) are named here so that a reader can be
-asked for them; a reader that does not handle a kind refuses it.
+asked for them; until their conversion exists, :func:`nbcli.io.readers.open_reader`
+refuses them.
 """
 
 from __future__ import annotations
