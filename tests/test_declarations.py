@@ -172,3 +172,23 @@ def test_help_imports_neither_scipy_nor_pandas():
         [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True
     )
     assert run.stdout.strip() == "[]"
+
+
+def test_the_command_line_and_workflows_use_only_public_names_of_the_core():
+    import ast
+
+    X, y = blobs()
+    private = set()
+    for name, cls in MODELS.items():
+        model = cls(**({"binarize": 0.0} if name == "bernoulli" else {})).fit(np.abs(X), y)
+        private |= {n for n in [*dir(cls), *vars(model), *vars(model.stats_)] if n[:1] == "_"}
+    private = {n for n in private if not n.startswith("__")}
+    used = []
+    for path in [
+        *(ROOT / "nbcli" / "cli").glob("*.py"),
+        *(ROOT / "nbcli" / "workflows").glob("*.py"),
+    ]:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Attribute) and node.attr in private:
+                used.append(f"{path.name}:{node.lineno} .{node.attr}")
+    assert used == []
