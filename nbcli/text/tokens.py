@@ -241,21 +241,33 @@ def _polars_usable(options: TokenOptions) -> bool:
 _WORD = re.compile(r"\w")
 
 
-@functools.cache
-def _disputed(ch: str, lowercase: bool) -> bool:
-    """True when Python and polars could tokenise text holding ``ch`` differently."""
+_VERDICTS: dict[tuple[str, bool], bool] = {}
+
+
+def _disputed(chars: list[str], lowercase: bool) -> list[str]:
+    """The characters on which Python and polars could tokenise differently.
+
+    A character is disputed when the two lowercase it differently, or when
+    it or its lowercase holds a character that one takes as a word character
+    (``\\w``) and the other does not; Greek capital sigma always is, its
+    lowercase depending on context. Verdicts are cached per process.
+    """
     import polars as pl
 
-    if lowercase:
-        theirs = pl.Series([ch]).str.to_lowercase().item()
-        if theirs != ch.lower() or ch == "\u03a3":  # sigma lowercases by context
-            return True
-        chars = ch + ch.lower()
-    else:
-        chars = ch
-    series = pl.Series(list(chars))
-    rust = series.str.contains(r"^\w$").to_list()
-    return any(bool(_WORD.fullmatch(c)) != r for c, r in zip(chars, rust))
+    new = [c for c in chars if (c, lowercase) not in _VERDICTS]
+    if new:
+        lower = [c.lower() for c in new] if lowercase else new
+        if lowercase:
+            theirs = pl.Series(new, dtype=pl.String).str.to_lowercase().to_list()
+            moved = [a != b or c == "\u03a3" for c, a, b in zip(new, lower, theirs)]
+        else:
+            moved = [False] * len(new)
+        pieces = sorted({p for c, low in zip(new, lower) for p in c + low})
+        rust = pl.Series(pieces, dtype=pl.String).str.contains(r"^\w$").to_list()
+        differs = {p for p, r in zip(pieces, rust) if bool(_WORD.fullmatch(p)) != r}
+        for c, low, m in zip(new, lower, moved):
+            _VERDICTS[c, lowercase] = m or any(p in differs for p in c + low)
+    return [c for c in chars if _VERDICTS[c, lowercase]]
 
 
 def _count_polars(docs: list[str], options: TokenOptions) -> DocTermCounts:
@@ -264,7 +276,7 @@ def _count_polars(docs: list[str], options: TokenOptions) -> DocTermCounts:
     n_docs = len(docs)
     text = pl.Series("text", docs, dtype=pl.String)
     wide = text.str.extract_all(r"[^\x00-\x7F]").explode().drop_nulls().unique().to_list()
-    bad = sorted(c for c in wide if _disputed(c, options.lowercase))
+    bad = sorted(_disputed(wide, options.lowercase))
     slow_rows = np.zeros(0, dtype=np.int64)
     if bad:
         cls = "[" + "".join(re.escape(c) for c in bad) + "]"
