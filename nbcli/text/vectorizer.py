@@ -111,14 +111,18 @@ class TextVectorizer:
 
     def fit(self, texts, y=None) -> TextVectorizer:
         """Learn the vocabulary of ``texts`` (labels ``y`` are optional and only kept in ``stats_``)."""
+        self._fit_counts(texts, y)
+        return self
+
+    def _fit_counts(self, texts, y):
+        counts = count_terms(texts, self._options(), self.engine)
         if y is None:
-            y_idx = np.zeros(len(texts), dtype=np.int64)
-            n_classes = 1
+            y_idx = np.zeros(counts.n_docs, dtype=np.int64)
         else:
             _, y_idx = np.unique(np.asarray(y), return_inverse=True)
-            n_classes = int(y_idx.max()) + 1 if y_idx.size else 1
-        self.finalize(self.accumulate(texts, y_idx, n_classes))
-        return self
+        n_classes = int(y_idx.max()) + 1 if y_idx.size else 1
+        self.finalize(TermStats.from_counts(counts, y_idx, n_classes))
+        return counts
 
     def fit_chunks(self, chunks: Iterable, n_classes: int = 1) -> TextVectorizer:
         """Fit from ``(texts, y_idx)`` chunks; equals :meth:`fit` on their concatenation."""
@@ -143,16 +147,7 @@ class TextVectorizer:
 
     def fit_transform(self, texts, y=None) -> sp.csr_array:
         """:meth:`fit` then :meth:`transform` (tokenising once)."""
-        options = self._options()
-        counts = count_terms(texts, options, self.engine)
-        if y is None:
-            y_idx = np.zeros(counts.n_docs, dtype=np.int64)
-            n_classes = 1
-        else:
-            _, y_idx = np.unique(np.asarray(y), return_inverse=True)
-            n_classes = int(y_idx.max()) + 1 if y_idx.size else 1
-        self.finalize(TermStats.from_counts(counts, y_idx, n_classes))
-        return to_csr(counts, self.vocabulary_).X
+        return to_csr(self._fit_counts(texts, y), self.vocabulary_).X
 
     def get_feature_names_out(self) -> np.ndarray:
         """The terms, in column order (object array of str)."""
