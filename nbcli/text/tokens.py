@@ -300,8 +300,7 @@ def _count_polars(docs: list[str], options: TokenOptions) -> DocTermCounts:
 
     n_docs = len(docs)
     text = pl.Series("text", docs, dtype=pl.String)
-    wide = text.str.extract_all(r"[^\x00-\x7F]").explode().drop_nulls().unique().to_list()
-    bad = sorted(_disputed(wide, options.lowercase))
+    bad = sorted(_disputed(_non_ascii_chars(text), options.lowercase))
     slow_rows = np.zeros(0, dtype=np.int64)
     if bad:
         cls = "[" + "".join(re.escape(c) for c in bad) + "]"
@@ -359,6 +358,21 @@ def _count_polars(docs: list[str], options: TokenOptions) -> DocTermCounts:
         X.indices.astype(np.int64),
         X.data.astype(np.int64),
     )
+
+
+def _non_ascii_chars(text) -> list[str]:
+    """The distinct non-ASCII characters of a polars String Series.
+
+    Taken slice by slice, so that text in a non-Latin script (every
+    character non-ASCII) never explodes into one row per character at once.
+    """
+    wide = text.filter(text.str.contains(r"[^\x00-\x7F]").fill_null(False))
+    found: set[str] = set()
+    step = 4096
+    for lo in range(0, wide.len(), step):
+        part = wide.slice(lo, step).str.extract_all(r"[^\x00-\x7F]").explode().drop_nulls()
+        found.update(part.unique().to_list())
+    return sorted(found)
 
 
 def _ngram(tokens_df, n: int):

@@ -239,7 +239,7 @@ class Vocabulary:
         terms = np.asarray(list(terms), dtype=object)
         if terms.size and not all(isinstance(t, str) for t in terms):
             raise ValueError("vocabulary terms must be strings")
-        if any(terms[i] >= terms[i + 1] for i in range(terms.size - 1)):
+        if terms.size > 1 and not np.all(terms[:-1] < terms[1:]):
             raise ValueError("vocabulary terms must be distinct and sorted by code point")
         self.terms = terms
         self.index = {t: i for i, t in enumerate(terms.tolist())}
