@@ -142,6 +142,7 @@ def test_missing_documents_are_empty():
         ({"stop_words": ["free", "money", "now"]}, "empty vocabulary"),
         ({"stop_words": "english"}, "stop_words must be a list of words"),
         ({"token_pattern": r"(a)(b)"}, "more than one capturing group"),
+        ({"token_pattern": r"(\w"}, "not a valid regular expression"),
     ],
 )
 def test_bad_options_are_refused_with_scikit_learns_words(options, message):

@@ -110,7 +110,11 @@ class TokenOptions:
             raise ValueError(
                 f"ngram_range must be two integers 1 <= min_n <= max_n, got {self.ngram_range!r}"
             )
-        if re.compile(self.token_pattern).groups > 1:
+        try:
+            groups = re.compile(self.token_pattern).groups
+        except re.error as exc:
+            raise ValueError(f"token_pattern is not a valid regular expression ({exc})") from None
+        if groups > 1:
             raise ValueError(
                 "token_pattern has more than one capturing group; use at most one "
                 "(its match is the token)"
