@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import os
 import re
 import subprocess
 import sys
@@ -155,19 +156,145 @@ def test_files_use_unix_line_endings():
         assert b"\r" not in data and data.endswith(b"\n"), path.name
 
 
+# The janeaustenr R package, as Debian's r-cran-janeaustenr installs it (or
+# unpacked elsewhere, named by JANEAUSTENR_DIR).
+AUSTEN_DIR = Path(os.environ.get("JANEAUSTENR_DIR", "/usr/lib/R/site-library/janeaustenr"))
+EXPORT_FILES = {
+    "uci": [f"{n}_{s}.csv" for n in NAMES for s in SPLITS],
+    "penguins": ["penguins.csv", "penguins_train.csv", "penguins_test.csv"],
+    "austen": ["austen_train.csv", "austen_test.csv"],
+}
+
+
+def _exportable() -> list[str]:
+    """The sample-data groups whose sources are installed here."""
+    import importlib.util
+
+    have = importlib.util.find_spec
+    sets = []
+    if have("sklearn"):
+        sets.append("uci")
+        if have("palmerpenguins"):
+            sets.append("penguins")
+        if have("rdata") and (AUSTEN_DIR / "data" / "Rdata.rdb").exists():
+            sets.append("austen")
+    return sets
+
+
 def test_export_reproduces_committed_files(tmp_path):
-    pytest.importorskip("sklearn")
+    sets = _exportable()
+    if not sets:
+        pytest.skip("scikit-learn is not installed")
     subprocess.run(
-        [sys.executable, str(SAMPLE_DIR / "export.py"), "--out", str(tmp_path)],
+        [
+            sys.executable,
+            str(SAMPLE_DIR / "export.py"),
+            "--out",
+            str(tmp_path),
+            "--sets",
+            ",".join(sets),
+            "--austen-dir",
+            str(AUSTEN_DIR),
+        ],
         check=True,
         capture_output=True,
     )
     written = sorted(p.name for p in tmp_path.iterdir())
-    assert written == sorted(f"{n}_{s}.csv" for n in NAMES for s in SPLITS)
+    assert written == sorted(f for s in sets for f in EXPORT_FILES[s])
     for file_name in written:
         assert (tmp_path / file_name).read_bytes() == (SAMPLE_DIR / file_name).read_bytes(), (
             file_name
         )
+
+
+def test_export_refuses_an_unknown_set(tmp_path):
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(SAMPLE_DIR / "export.py"),
+            "--out",
+            str(tmp_path),
+            "--sets",
+            "uci,nope",
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 2 and "unknown set(s) nope" in done.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+# --- penguins --------------------------------------------------------------
+
+PENGUIN_COLUMNS = [
+    "species",
+    "island",
+    "bill_length_mm",
+    "bill_depth_mm",
+    "flipper_length_mm",
+    "body_mass_g",
+    "sex",
+    "year",
+]
+
+
+def test_penguins_is_the_shipped_file():
+    frame = pd.read_csv(SAMPLE_DIR / "penguins.csv")
+    assert list(frame.columns) == PENGUIN_COLUMNS
+    assert len(frame) == 344
+    assert frame["species"].value_counts().to_dict() == {
+        "Adelie": 152,
+        "Gentoo": 124,
+        "Chinstrap": 68,
+    }
+    # Issue 11's counts: 2 rows without measurements, 11 without sex.
+    assert frame["bill_length_mm"].isna().sum() == 2
+    assert frame["sex"].isna().sum() == 11
+    assert frame.dropna().shape[0] == 333
+    palmerpenguins = pytest.importorskip("palmerpenguins")
+    shipped = Path(palmerpenguins.__file__).parent / "data" / "penguins.csv"
+    assert (SAMPLE_DIR / "penguins.csv").read_bytes() == shipped.read_bytes()
+
+
+def test_penguins_split_is_stratified_and_holds_every_row_once():
+    whole = (SAMPLE_DIR / "penguins.csv").read_text(encoding="utf-8").splitlines()
+    train = (SAMPLE_DIR / "penguins_train.csv").read_text(encoding="utf-8").splitlines()
+    test = (SAMPLE_DIR / "penguins_test.csv").read_text(encoding="utf-8").splitlines()
+    assert train[0] == test[0] == whole[0]
+    assert Counter(train[1:]) + Counter(test[1:]) == Counter(whole[1:])
+    assert (len(train) - 1, len(test) - 1) == (240, 104)
+    species = Counter(line.split(",")[0] for line in whole[1:])
+    for lines in (train, test):
+        got = Counter(line.split(",")[0] for line in lines[1:])
+        for name, n in species.items():
+            assert abs(got[name] - (len(lines) - 1) * n / 344) <= 1, name
+    # The test split keeps rows with missing cells, for predict to score.
+    assert any(",NA," in line for line in test[1:])
+    assert any(line.split(",")[2] == "NA" for line in test[1:])
+
+
+# --- text ------------------------------------------------------------------
+
+AUSTEN_LABELS = {
+    "emma",
+    "mansfield_park",
+    "northanger_abbey",
+    "persuasion",
+    "pride_and_prejudice",
+    "sense_and_sensibility",
+}
+
+
+def test_austen_sample_has_a_text_and_a_label_column():
+    train = pd.read_csv(SAMPLE_DIR / "austen_train.csv")
+    test = pd.read_csv(SAMPLE_DIR / "austen_test.csv")
+    for frame, per_class in ((train, 140), (test, 60)):
+        assert list(frame.columns) == ["text", "label"]
+        assert frame["label"].value_counts().to_dict() == dict.fromkeys(AUSTEN_LABELS, per_class)
+        assert frame["text"].str.split().str.len().min() >= 8
+    assert not set(train["text"]) & set(test["text"])
+    size = sum((SAMPLE_DIR / f"austen_{s}.csv").stat().st_size for s in ("train", "test"))
+    assert size < 1_000_000
 
 
 # --- config files ----------------------------------------------------------
