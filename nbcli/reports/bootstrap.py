@@ -33,11 +33,30 @@ Resampling is done on the cheapest sufficient representation:
   no interval beyond rounding. With L labels, m non-empty cells
   (m <= min(n, L**2)) and B resamples the work is O(B (m + L)), in blocks of
   bounded size, where whole tables would cost O(B L**2);
-* means of per-row values (log-loss, Brier score) share one matrix of
-  resampled row indices, and their jackknife values have a closed form.
+* a table of counts is drawn in two steps: first how many resampled rows
+  fall in the "correct" cells (the diagonal of a confusion matrix, the
+  "A right" row of an agreement table), one binomial draw per resample made
+  before anything else, then how they spread over the cells on each side
+  (two multinomials). That is the same multinomial distribution, and it makes
+  a model's accuracy the same function of the same draws in ``evaluate`` and
+  in ``compare``: on the same rows and seed, one interval;
+* means of per-row values (log-loss, Brier score): with at most
+  :data:`EXACT_VALUES` resampled values (n rows times B resamples) rows are
+  resampled exactly, columns sharing one matrix of row indices. Beyond that
+  (300,000 rows x 1,000 resamples took 2.2 s) each column is sorted and cut
+  into :data:`GROUPS` groups of consecutive values; a resample draws how many
+  rows fall in each group (a multinomial, as for tables) and sums
+  ``c_g mean_g`` over the groups, plus a normal term of variance
+  ``sum_g c_g var_g`` for the spread of values within the groups (the
+  central limit theorem for the ``c_g`` draws within group g, about n / 1024
+  of them). The variance of the resampled mean is then exact in expectation
+  and the skew between groups is kept; only the skew within groups of
+  neighbouring sorted values is lost. Jackknife values have a closed form
+  and are exact either way.
 
 One ``numpy.random.Generator`` drives all draws, so the same seed gives the
-same intervals.
+same intervals. :mod:`nbcli.reports.poisson` has the Poisson bootstrap, whose
+per-replicate sums merge across partitions by addition.
 """
 
 from __future__ import annotations
@@ -53,6 +72,17 @@ from nbcli.reports.metrics import MarginMetric, confusion_margins, json_number
 
 # Resampled arrays are built this many values at a time, to bound memory.
 _CHUNK_VALUES = 2_000_000
+
+EXACT_VALUES = 20_000_000
+"""Means of per-row values are resampled row by row while rows x resamples
+is at most this (20,000 rows at 1,000 resamples, about 0.15 s); beyond it
+through :data:`GROUPS` groups of sorted values (module docstring)."""
+
+# Resamples per call of the generator when drawing tables (see draw_tables).
+_DRAW_BLOCK = 64
+
+GROUPS = 1024
+"""Number of groups of sorted values in the grouped resampling of means."""
 
 TABLE_CELLS = 1024
 """Confusion matrices with more cells than this (more than 32 labels) are
@@ -199,17 +229,62 @@ def _chunks(n_resamples: int, row_size: int, budget: int = _CHUNK_VALUES):
 # --------------------------------------------------------------------------
 # Statistics of a table of counts (confusion matrix, agreement table)
 
+
+def draw_tables(cell_counts, correct, n_resamples: int, rng: np.random.Generator, step: int):
+    """Multinomial resamples of the cells of a table, in blocks of ``step`` resamples.
+
+    ``cell_counts`` (m,) are the counts of the non-empty cells, ``correct``
+    (m,) bool marks the cells drawn as one group first: for every resample,
+    the number of rows in them is ``Binomial(n, n_correct / n)``, all drawn
+    before any other draw, then each side is spread over its cells by a
+    multinomial. This is the multinomial over all cells, drawn so that the
+    accuracy (the first group's share) depends only on ``n``, ``n_correct``
+    and the generator state, whatever the rest of the table.
+
+    Yields int64 arrays of shape (size, m), ``size <= step``. The generator
+    is called in blocks of :data:`_DRAW_BLOCK` resamples whatever ``step``
+    is, so every caller draws the same resamples from the same state.
+    """
+    counts = np.asarray(cell_counts, dtype=np.int64)
+    correct = np.asarray(correct, dtype=bool)
+    n = int(counts.sum())
+    n_right = int(counts[correct].sum())
+    right = rng.binomial(n, n_right / n, size=n_resamples)
+    sides = [(correct, right, n_right), (~correct, n - right, n - n_right)]
+    step = max(1, step)
+    for start in range(0, n_resamples, _DRAW_BLOCK):
+        stop = min(n_resamples, start + _DRAW_BLOCK)
+        drawn = np.zeros((stop - start, counts.size), dtype=np.int64)
+        for cells, totals, total in sides:
+            if total > 0:
+                drawn[:, cells] = rng.multinomial(totals[start:stop], counts[cells] / total)
+        for lo in range(0, stop - start, step):
+            yield drawn[lo : lo + step]
+
+
+def _diagonal(shape) -> np.ndarray:
+    """Row-major mask of the diagonal cells of a square table (all False otherwise)."""
+    mask = np.zeros(shape, dtype=bool)
+    if len(shape) == 2 and shape[0] == shape[1]:
+        np.fill_diagonal(mask, True)
+    return mask.ravel()
+
+
 Statistic = Callable[[np.ndarray], np.ndarray]
 
 
 def resampled_statistics(
-    counts, statistics: Mapping[str, Statistic], n_resamples: int, rng: np.random.Generator
+    counts,
+    statistics: Mapping[str, Statistic],
+    n_resamples: int,
+    rng: np.random.Generator,
+    correct=None,
 ) -> dict[str, np.ndarray]:
     """Statistics of bootstrap resamples of a table of counts.
 
     Resampling the n rows behind a table of counts with replacement is the
     same as drawing the table from a multinomial with the observed cell
-    frequencies, so only the cells are drawn.
+    frequencies, so only the cells are drawn (by :func:`draw_tables`).
 
     Parameters
     ----------
@@ -218,16 +293,20 @@ def resampled_statistics(
         (B, *counts.shape) to values of shape (B,)
     n_resamples : int
     rng : numpy.random.Generator
+    correct : bool array of the shape of ``counts``, optional
+        The cells whose total is drawn first (see :func:`draw_tables`);
+        default the diagonal of a square table.
 
     Returns {name: array of shape (n_resamples,)}.
     """
     c = np.asarray(counts)
     flat = c.ravel()
     cells = np.flatnonzero(flat)
-    n = int(flat.sum())
-    out = {name: [] for name in statistics}
-    for size in _chunks(n_resamples, flat.size):
-        drawn = rng.multinomial(n, flat[cells] / n, size=size)
+    first = _diagonal(c.shape) if correct is None else np.asarray(correct, dtype=bool).ravel()
+    out: dict[str, list] = {name: [] for name in statistics}
+    step = max(1, _CHUNK_VALUES // max(1, flat.size))
+    for drawn in draw_tables(flat[cells], first[cells], n_resamples, rng, step):
+        size = drawn.shape[0]
         tables = np.zeros((size, flat.size))
         tables[:, cells] = drawn
         tables = tables.reshape((size,) + c.shape)
@@ -274,10 +353,12 @@ def bootstrap_count_statistics(
     n_resamples: int,
     confidence: float,
     rng: np.random.Generator,
+    correct=None,
 ) -> dict[str, Interval]:
     """BCa intervals for statistics of a table of counts (see :func:`resampled_statistics`).
 
-    ``n_resamples=0`` gives estimates without intervals (method "none").
+    ``correct`` marks the cells drawn first (default the diagonal of a square
+    table). ``n_resamples=0`` gives estimates without intervals (method "none").
     """
     _check_confidence(confidence)
     c = np.asarray(counts)
@@ -288,7 +369,7 @@ def bootstrap_count_statistics(
     if n_resamples <= 0 or c.sum() == 0:
         return {name: no_interval(v) for name, v in estimates.items()}
     with np.errstate(divide="ignore", invalid="ignore"):
-        replicates = resampled_statistics(c, statistics, n_resamples, rng)
+        replicates = resampled_statistics(c, statistics, n_resamples, rng, correct)
     jackknife, weights = jackknife_statistics(c, statistics)
     return _bca_intervals(estimates, replicates, jackknife, weights, confidence)
 
@@ -313,8 +394,8 @@ def resampled_margin_statistics(
 ) -> dict[str, np.ndarray]:
     """Metrics of bootstrap resamples of a confusion matrix, through per-label margins.
 
-    Draws exactly what :func:`resampled_statistics` draws (a multinomial over
-    the non-empty cells, same generator calls), so the same generator state
+    Draws exactly what :func:`resampled_statistics` draws (:func:`draw_tables`
+    over the non-empty cells, same generator calls), so the same generator state
     gives the same resamples; each is reduced to per-label hits, support and
     predicted counts (shape (B, L)) by ``numpy.bincount`` over the cells'
     labels, offset per resample. Memory is O(m + L) per resample in blocks
@@ -332,15 +413,15 @@ def resampled_margin_statistics(
     """
     true, predicted, counts = _occupied_cells(confusion)
     n_labels = np.asarray(confusion).shape[1]
-    n = int(counts.sum())
     on_diagonal = true == predicted
     hit_labels = true[on_diagonal]
     out = {name: [] for name in metrics}
     # A block holds the draws (m per resample) and a few (B, L) margin and
     # term arrays; a quarter of the table path's budget keeps the peak at
     # some tens of MB.
-    for size in _chunks(n_resamples, counts.size + n_labels, _CHUNK_VALUES // 4):
-        drawn = rng.multinomial(n, counts / n, size=size)
+    step = max(1, (_CHUNK_VALUES // 4) // (counts.size + n_labels))
+    for drawn in draw_tables(counts, on_diagonal, n_resamples, rng, step):
+        size = drawn.shape[0]
         offsets = (n_labels * np.arange(size))[:, np.newaxis]
         weights = drawn.ravel().astype(float)
         shape = (size, n_labels)
@@ -468,6 +549,41 @@ def resampled_means(values, n_resamples: int, rng: np.random.Generator) -> np.nd
     return np.concatenate(out) if out else np.zeros((0, k))
 
 
+def grouped_resampled_means(
+    values, n_resamples: int, rng: np.random.Generator, groups: int = GROUPS
+) -> np.ndarray:
+    """Column means of bootstrap resamples through groups of sorted values.
+
+    Each column is sorted and cut into ``groups`` groups of (nearly) equal
+    size; a resample draws the number of rows ``c_g`` taken from each group
+    (a multinomial with the groups' shares), and its mean is
+    ``(sum_g c_g mean_g + sqrt(sum_g c_g var_g) Z) / n`` with ``Z`` standard
+    normal, the within-group spread by the central limit theorem (module
+    docstring). Columns are drawn one after the other. Costs a sort per
+    column and O(B groups) draws, against O(B n) for row resampling.
+
+    ``values`` has shape (n_samples, k); returns shape (n_resamples, k).
+    """
+    v = np.asarray(values, dtype=float)
+    n, k = v.shape
+    g = max(1, min(int(groups), n))
+    starts = (np.arange(g) * n) // g
+    sizes = np.diff(np.append(starts, n))
+    member = np.repeat(np.arange(g), sizes)
+    out = np.empty((n_resamples, k))
+    step = max(1, _CHUNK_VALUES // g)
+    for j in range(k):
+        x = np.sort(v[:, j])
+        means = np.add.reduceat(x, starts) / sizes
+        spread = np.add.reduceat((x - means[member]) ** 2, starts) / sizes
+        for lo in range(0, n_resamples, step):
+            size = min(step, n_resamples - lo)
+            c = rng.multinomial(n, sizes / n, size=size).astype(float)
+            noise = np.sqrt(np.maximum(c @ spread, 0.0)) * rng.standard_normal(size)
+            out[lo : lo + size, j] = (c @ means + noise) / n
+    return out
+
+
 def jackknife_means(values) -> np.ndarray:
     """Leave-one-out column means, (sum - x_i) / (n - 1); shape (n_samples, k) like ``values``."""
     v = np.asarray(values, dtype=float)
@@ -484,9 +600,12 @@ def bootstrap_means(
 ) -> dict[str, Interval]:
     """BCa intervals for the means of per-row values, e.g. {"log_loss": ..., "brier": ...}.
 
-    All columns have shape (n_samples,) and share one set of resampled rows.
-    With no rows the estimates are NaN; with one row or ``n_resamples=0``
-    there are no intervals (method "none").
+    All columns have shape (n_samples,). Up to :data:`EXACT_VALUES` rows x
+    resamples they share one set of resampled rows
+    (:func:`resampled_means`); beyond, each is resampled through groups of
+    its sorted values (:func:`grouped_resampled_means`). With no rows the
+    estimates are NaN; with one row or ``n_resamples=0`` there are no
+    intervals (method "none").
     """
     _check_confidence(confidence)
     names = list(columns)
@@ -499,7 +618,10 @@ def bootstrap_means(
     estimates = v.mean(axis=0) if n else np.full(len(names), math.nan)
     if n_resamples <= 0 or n < 2:
         return {k: no_interval(e) for k, e in zip(names, estimates)}
-    replicates = resampled_means(v, n_resamples, rng)
+    if n * n_resamples <= EXACT_VALUES:
+        replicates = resampled_means(v, n_resamples, rng)
+    else:
+        replicates = grouped_resampled_means(v, n_resamples, rng)
     jackknife = jackknife_means(v)
     return {
         k: bca_interval(
