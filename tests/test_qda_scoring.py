@@ -56,3 +56,30 @@ def test_product_scoring_agrees_with_sklearn():
     p = ours.predict_proba(X)
     assert np.mean((p > 1e-3) & (p < 1 - 1e-3)) > 0.01  # not all saturated
     np.testing.assert_allclose(p, theirs.predict_proba(X), atol=1e-8)
+
+
+def test_gaussian_moments_stay_exact_when_the_first_row_is_far_in_a_tail(monkeypatch):
+    from nbcli.models import _stats
+
+    rng = np.random.default_rng(5)
+    x = 1e-3 * rng.normal(size=(5000, 3)) + 1e9
+    x[0] += 1.0  # the shift row sits a thousand spreads from the mean
+    y = np.zeros(5000, dtype=np.intp)
+    calls = []
+    two_pass = _stats._centred_block
+    monkeypatch.setattr(
+        _stats, "_centred_block", lambda *a, **k: calls.append(1) or two_pass(*a, **k)
+    )
+    st = _stats.ClassMoments.from_data(x, y, None, 1)
+    assert calls  # the far first row sends the class to the two-pass algorithm
+    centred = x - x[1]  # exact: nearby values
+    centred -= centred.mean(axis=0)
+    exact = (centred * centred).sum(axis=0)
+    shifted = x - x[0]
+    naive = (shifted * shifted).sum(axis=0) - 5000 * (shifted.mean(axis=0)) ** 2
+    assert np.max(np.abs(naive / exact - 1)) > 1e-11  # the shortcut would lose digits here
+    np.testing.assert_allclose(st.m2[0], exact, rtol=1e-12)
+    near = _stats.ClassMoments.from_data(x[1:], y[1:], None, 1)
+    c = x[1:] - x[1]
+    c -= c.mean(axis=0)
+    np.testing.assert_allclose(near.m2[0], (c * c).sum(axis=0), rtol=1e-12)
