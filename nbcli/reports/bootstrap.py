@@ -43,15 +43,17 @@ Resampling is done on the cheapest sufficient representation:
 * means of per-row values (log-loss, Brier score): with at most
   :data:`EXACT_VALUES` resampled values (n rows times B resamples) rows are
   resampled exactly, columns sharing one matrix of row indices. Beyond that
-  (300,000 rows x 1,000 resamples took 2.2 s) each column is sorted and cut
-  into :data:`GROUPS` groups of consecutive values; a resample draws how many
+  (300,000 rows x 1,000 resamples took 2.2 s) each column is cut into about
+  :data:`GROUPS` groups of neighbouring values (at quantiles of a
+  subsample); a resample draws how many
   rows fall in each group (a multinomial, as for tables) and sums
   ``c_g mean_g`` over the groups, plus a normal term of variance
   ``sum_g c_g var_g`` for the spread of values within the groups (the
   central limit theorem for the ``c_g`` draws within group g, about n / 1024
   of them). The variance of the resampled mean is then exact in expectation
   and the skew between groups is kept; only the skew within groups of
-  neighbouring sorted values is lost. Jackknife values have a closed form
+  neighbouring values is lost (on a log-normal sample of 30,000 rows the
+  95% interval ends moved by 1e-4 of the mean). Jackknife values have a closed form
   and are exact either way.
 
 One ``numpy.random.Generator`` drives all draws, so the same seed gives the
@@ -64,9 +66,9 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from statistics import NormalDist
 
 import numpy as np
-from scipy.special import ndtr, ndtri
 
 from nbcli.reports.metrics import MarginMetric, confusion_margins, json_number
 
@@ -76,13 +78,16 @@ _CHUNK_VALUES = 2_000_000
 EXACT_VALUES = 20_000_000
 """Means of per-row values are resampled row by row while rows x resamples
 is at most this (20,000 rows at 1,000 resamples, about 0.15 s); beyond it
-through :data:`GROUPS` groups of sorted values (module docstring)."""
+through :data:`GROUPS` groups of neighbouring values (module docstring)."""
 
 # Resamples per call of the generator when drawing tables (see draw_tables).
 _DRAW_BLOCK = 64
 
 GROUPS = 1024
-"""Number of groups of sorted values in the grouped resampling of means."""
+"""Number of groups of neighbouring values in the grouped resampling of means."""
+
+# Rows whose sorted values place the group edges in the grouped resampling.
+_EDGE_SAMPLE = 65_536
 
 TABLE_CELLS = 1024
 """Confusion matrices with more cells than this (more than 32 labels) are
@@ -128,6 +133,25 @@ class Interval:
 def no_interval(value: float) -> Interval:
     """An estimate without an interval (zero resamples, or an undefined estimate)."""
     return Interval(float(value), math.nan, math.nan, NONE)
+
+
+# The standard normal of the standard library (its quantile is Wichura's
+# AS 241, accurate to about 1e-16), so that evaluate does not import SciPy.
+_NORMAL = NormalDist()
+
+
+def ndtri(p: float) -> float:
+    """Standard normal quantile; -inf at 0 and +inf at 1, as ``scipy.special.ndtri``."""
+    if not p > 0.0:
+        return -math.inf if p == 0.0 else math.nan
+    if not p < 1.0:
+        return math.inf if p == 1.0 else math.nan
+    return _NORMAL.inv_cdf(p)
+
+
+def ndtr(z: float) -> float:
+    """Standard normal distribution function, as ``scipy.special.ndtr``."""
+    return math.nan if math.isnan(z) else _NORMAL.cdf(z)
 
 
 def _check_confidence(confidence: float) -> None:
@@ -552,34 +576,40 @@ def resampled_means(values, n_resamples: int, rng: np.random.Generator) -> np.nd
 def grouped_resampled_means(
     values, n_resamples: int, rng: np.random.Generator, groups: int = GROUPS
 ) -> np.ndarray:
-    """Column means of bootstrap resamples through groups of sorted values.
+    """Column means of bootstrap resamples through groups of neighbouring values.
 
-    Each column is sorted and cut into ``groups`` groups of (nearly) equal
-    size; a resample draws the number of rows ``c_g`` taken from each group
-    (a multinomial with the groups' shares), and its mean is
+    Each column is cut into about ``groups`` groups of neighbouring values
+    at the quantiles of an evenly spaced subsample of its rows (a sort of at
+    most :data:`_EDGE_SAMPLE` values, then a binary search per row); a
+    resample draws the number of rows ``c_g`` taken from each group (a
+    multinomial with the groups' shares), and its mean is
     ``(sum_g c_g mean_g + sqrt(sum_g c_g var_g) Z) / n`` with ``Z`` standard
     normal, the within-group spread by the central limit theorem (module
-    docstring). Columns are drawn one after the other. Costs a sort per
-    column and O(B groups) draws, against O(B n) for row resampling.
+    docstring). Columns are drawn one after the other. Costs O(n log groups)
+    per column and O(B groups) draws, against O(B n) for row resampling.
 
     ``values`` has shape (n_samples, k); returns shape (n_resamples, k).
     """
     v = np.asarray(values, dtype=float)
     n, k = v.shape
     g = max(1, min(int(groups), n))
-    starts = (np.arange(g) * n) // g
-    sizes = np.diff(np.append(starts, n))
-    member = np.repeat(np.arange(g), sizes)
     out = np.empty((n_resamples, k))
     step = max(1, _CHUNK_VALUES // g)
     for j in range(k):
-        x = np.sort(v[:, j])
-        means = np.add.reduceat(x, starts) / sizes
-        spread = np.add.reduceat((x - means[member]) ** 2, starts) / sizes
+        x = v[:, j]
+        sample = np.sort(x[:: max(1, n // _EDGE_SAMPLE)])
+        inner = sample[(np.arange(1, g) * sample.size) // g]
+        member = np.searchsorted(np.unique(inner), x, side="right")
+        sizes = np.bincount(member)
+        present = sizes > 0
+        means = np.bincount(member, weights=x) / np.where(present, sizes, 1)
+        spread = np.bincount(member, weights=(x - means[member]) ** 2)
+        sizes, means, spread = sizes[present], means[present], spread[present]
         for lo in range(0, n_resamples, step):
             size = min(step, n_resamples - lo)
             c = rng.multinomial(n, sizes / n, size=size).astype(float)
-            noise = np.sqrt(np.maximum(c @ spread, 0.0)) * rng.standard_normal(size)
+            # Sum of c_g draws from group g: variance c_g var_g, var_g = spread_g / size_g.
+            noise = np.sqrt(np.maximum(c @ (spread / sizes), 0.0)) * rng.standard_normal(size)
             out[lo : lo + size, j] = (c @ means + noise) / n
     return out
 
