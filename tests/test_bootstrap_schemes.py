@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nbcli.reports import bootstrap as bs
+from nbcli.reports import means as bm
 from nbcli.reports import metrics as m
 from nbcli.reports import poisson as pb
 from nbcli.reports.comparison import build_comparison
@@ -63,8 +64,8 @@ def test_table_draws_do_not_depend_on_the_block_size():
 def test_grouped_means_match_row_resampling_of_a_skewed_sample():
     rng = np.random.default_rng(1)
     x = rng.lognormal(0.0, 1.2, 40_000)
-    exact = bs.resampled_means(x[:, None], 4000, np.random.default_rng(2))[:, 0]
-    grouped = bs.grouped_resampled_means(x[:, None], 4000, np.random.default_rng(3))[:, 0]
+    exact = bm.resampled_means(x[:, None], 4000, np.random.default_rng(2))[:, 0]
+    grouped = bm.grouped_resampled_means(x[:, None], 4000, np.random.default_rng(3))[:, 0]
     assert grouped.mean() == pytest.approx(x.mean(), rel=2e-3)
     assert grouped.std() == pytest.approx(exact.std(), rel=0.05)
     assert grouped.std() == pytest.approx(x.std() / np.sqrt(x.size), rel=0.05)
@@ -80,8 +81,8 @@ def test_grouped_mean_interval_covers_the_true_mean_about_95_percent_of_the_time
     for _ in range(trials):
         x = rng.exponential(2.0, n)
         # Fewer groups than the default, so that the check stays quick.
-        reps = bs.grouped_resampled_means(x[:, None], 300, rng, groups=128)[:, 0]
-        iv = bs.bca_interval(x.mean(), reps, bs.jackknife_means(x[:, None])[:, 0])
+        reps = bm.grouped_resampled_means(x[:, None], 300, rng, groups=128)[:, 0]
+        iv = bs.bca_interval(x.mean(), reps, bm.jackknife_means(x[:, None])[:, 0])
         assert iv.method == "BCa"
         covered += iv.lower <= 2.0 <= iv.upper
     assert 0.91 <= covered / trials <= 0.98
@@ -90,14 +91,14 @@ def test_grouped_mean_interval_covers_the_true_mean_about_95_percent_of_the_time
 def test_large_samples_take_the_grouped_path(monkeypatch):
     x = np.random.default_rng(0).exponential(1.0, 3000)
     calls = []
-    grouped = bs.grouped_resampled_means
+    grouped = bm.grouped_resampled_means
     monkeypatch.setattr(
-        bs, "grouped_resampled_means", lambda *a, **k: calls.append(1) or grouped(*a, **k)
+        bm, "grouped_resampled_means", lambda *a, **k: calls.append(1) or grouped(*a, **k)
     )
-    bs.bootstrap_means({"x": x}, n_resamples=100, confidence=0.95, rng=np.random.default_rng(0))
+    bm.bootstrap_means({"x": x}, n_resamples=100, confidence=0.95, rng=np.random.default_rng(0))
     assert not calls
-    monkeypatch.setattr(bs, "EXACT_VALUES", 3000 * 100 - 1)
-    iv = bs.bootstrap_means(
+    monkeypatch.setattr(bm, "EXACT_VALUES", 3000 * 100 - 1)
+    iv = bm.bootstrap_means(
         {"x": x}, n_resamples=100, confidence=0.95, rng=np.random.default_rng(0)
     )
     assert calls and iv["x"].lower < x.mean() < iv["x"].upper

@@ -17,11 +17,11 @@ nothing underflows however many features there are.
 from __future__ import annotations
 
 import inspect
-import os
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from nbcli.models._parallel import one_blas_thread, scoring_threads
 from nbcli.models._validation import (
     check_array,
     check_finite,
@@ -46,38 +46,6 @@ _BLOCK_ELEMENTS = 1 << 18
 # products, exp and the reductions) once there are at least this many; below
 # that the pool costs more than it saves.
 _PARALLEL_BLOCKS = 4
-
-
-def scoring_threads() -> int:
-    """Threads that score row blocks: the cores this process may run on, at most 8.
-
-    ``NBCLI_THREADS`` overrides it (1 scores sequentially).
-    """
-    env = os.environ.get("NBCLI_THREADS", "").strip()
-    if env.isdigit() and int(env) > 0:
-        return int(env)
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        cores = os.cpu_count() or 1
-    return max(1, min(8, cores))
-
-
-_BLAS_CONTROLLER = None
-
-
-def _one_blas_thread():
-    """A context in which BLAS runs single-threaded, so block threads do not oversubscribe.
-
-    OpenBLAS and MKL thread counts are process-wide, so the limit holds for
-    every block thread at once. threadpoolctl is imported on first use only.
-    """
-    global _BLAS_CONTROLLER
-    if _BLAS_CONTROLLER is None:
-        from threadpoolctl import ThreadpoolController
-
-        _BLAS_CONTROLLER = ThreadpoolController()
-    return _BLAS_CONTROLLER.limit(limits=1, user_api="blas")
 
 
 def log_normalise(jll: np.ndarray) -> np.ndarray:
@@ -513,7 +481,7 @@ class BayesClassifier:
             hi = min(n, lo + step)
             consume(slice(lo, hi), self._score_block(X, lo, hi))
 
-        with _one_blas_thread(), ThreadPoolExecutor(threads) as pool:
+        with one_blas_thread(), ThreadPoolExecutor(threads) as pool:
             for _ in pool.map(work, starts):
                 pass
 
