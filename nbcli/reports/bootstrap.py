@@ -331,7 +331,7 @@ def jackknife_statistics(
     c = np.asarray(counts)
     flat = c.ravel()
     cells = np.flatnonzero(flat)
-    values = {name: [] for name in statistics}
+    parts: dict[str, list] = {name: [] for name in statistics}
     start = 0
     # One table per non-empty cell: built in blocks so that memory stays
     # bounded however many cells there are.
@@ -342,9 +342,9 @@ def jackknife_statistics(
         tables = tables.reshape((size,) + c.shape)
         with np.errstate(divide="ignore", invalid="ignore"):
             for name, f in statistics.items():
-                values[name].append(np.asarray(f(tables), dtype=float))
+                parts[name].append(np.asarray(f(tables), dtype=float))
         start += size
-    values = {name: np.concatenate(v) if v else np.zeros(0) for name, v in values.items()}
+    values = {name: np.concatenate(v) if v else np.zeros(0) for name, v in parts.items()}
     return values, flat[cells].astype(float)
 
 
@@ -417,7 +417,7 @@ def resampled_margin_statistics(
     n_labels = np.asarray(confusion).shape[1]
     on_diagonal = true == predicted
     hit_labels = true[on_diagonal]
-    out = {name: [] for name in metrics}
+    out: dict[str, list] = {name: [] for name in metrics}
     # A block holds the draws (m per resample) and a few (B, L) margin and
     # term arrays; a quarter of the table path's budget keeps the peak at
     # some tens of MB.
