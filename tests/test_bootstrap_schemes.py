@@ -170,3 +170,28 @@ def test_accuracy_of_a_confusion_matrix_is_drawn_from_its_diagonal_first():
     reps = bs.resampled_statistics(c, {"acc": m.accuracy}, 500, np.random.default_rng(0))
     direct = np.random.default_rng(0).binomial(7, 4 / 7, size=500) / 7
     assert np.array_equal(reps["acc"], direct)
+
+
+def test_poisson_confusion_tables_merge_across_partitions_and_cover():
+    rng = np.random.default_rng(9)
+    n, k = 3000, 3
+    y = rng.integers(0, k, n)
+    pred = np.where(rng.uniform(size=n) < 0.7, y, (y + 1) % k)
+    whole = pb.poisson_tables(y, pred, k, seed=5, row_start=0, n_resamples=400)
+    parts = [
+        pb.poisson_tables(y[a:b], pred[a:b], k, seed=5, row_start=a, n_resamples=400)
+        for a, b in [(0, 1000), (1000, 1001), (1001, 2500), (2500, n)]
+    ]
+    assert np.array_equal(sum(parts), whole)
+    w = pb.poisson_weights(5, 0, n, 400)
+    assert np.array_equal(whole[:, 0, 0], w[(y == 0) & (pred == 0)].sum(axis=0))
+    c = m.confusion_matrix(y, pred, k)
+    ivs = pb.poisson_table_intervals(c, whole, m.CONFUSION_METRICS)
+    acc = ivs["accuracy"]
+    assert acc.method == "poisson-bootstrap" and acc.value == m.accuracy(c[None])[0]
+    # Close to the multinomial bootstrap's interval on the same table.
+    ref = bs.bootstrap_count_statistics(
+        c, {"accuracy": m.accuracy}, n_resamples=2000, confidence=0.95, rng=rng
+    )["accuracy"]
+    width = ref.upper - ref.lower
+    assert abs(acc.lower - ref.lower) < 0.15 * width and abs(acc.upper - ref.upper) < 0.15 * width

@@ -17,7 +17,9 @@ through ``numpy.random.SeedSequence``. A partition holding rows
 and keeps its rows, so the same seed and the same rows give the same
 replicates however the rows are partitioned.
 
-The interval is the percentile interval of the replicate statistics; its
+Per-row means (:func:`poisson_sums`) and confusion matrices
+(:func:`poisson_tables`) are covered. The interval is the percentile
+interval of the replicate statistics; its
 ``method`` is ``"poisson-bootstrap"``. BCa needs a jackknife over all rows,
 which a partitioned computation does not have.
 """
@@ -150,3 +152,63 @@ def poisson_intervals(sums: PoissonSums, *, confidence: float = 0.95) -> list[In
         Interval(float(e), float(lo), float(hi), POISSON_BOOTSTRAP)
         for e, lo, hi in zip(estimates, low, high)
     ]
+
+
+def poisson_tables(
+    true_codes, pred_codes, n_labels: int, *, seed: int, row_start: int, n_resamples: int
+) -> np.ndarray:
+    """Per-replicate Poisson-weighted confusion matrices of one partition.
+
+    Parameters
+    ----------
+    true_codes, pred_codes : int arrays of shape (n_rows,)
+        Label codes in ``range(n_labels)``.
+    n_labels : int
+    seed, row_start, n_resamples
+        As :func:`poisson_sums`: the same global rows get the same weights.
+
+    Returns
+    -------
+    ndarray of shape (n_resamples, n_labels, n_labels)
+        Replicate b's sum of row weights per (true, predicted) cell. Tables of
+        partitions add up to those of all rows, in any order.
+    """
+    t = np.asarray(true_codes, dtype=np.intp)
+    p = np.asarray(pred_codes, dtype=np.intp)
+    w = poisson_weights(seed, row_start, t.size, n_resamples)
+    cell = t * n_labels + p
+    order = np.argsort(cell, kind="stable")
+    cells, starts = np.unique(cell[order], return_index=True)
+    out = np.zeros((n_resamples, n_labels * n_labels))
+    if cells.size:
+        out[:, cells] = np.add.reduceat(w[order], starts, axis=0).T
+    return out.reshape(n_resamples, n_labels, n_labels)
+
+
+def poisson_table_intervals(
+    confusion, tables, statistics, *, confidence: float = 0.95
+) -> dict[str, Interval]:
+    """Percentile intervals of statistics of confusion matrices (method "poisson-bootstrap").
+
+    ``confusion`` (L, L) is the plain table of all rows, for the estimates;
+    ``tables`` (B, L, L) the merged replicate tables of :func:`poisson_tables`;
+    ``statistics`` maps names to functions of stacks of tables, as
+    :data:`nbcli.reports.metrics.CONFUSION_METRICS`. Replicates on which a
+    statistic is undefined are left out.
+    """
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must lie strictly between 0 and 1, got {confidence}")
+    c = np.asarray(confusion, dtype=float)
+    alpha = (1.0 - confidence) / 2.0
+    out = {}
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for name, f in statistics.items():
+            estimate = float(f(c[np.newaxis])[0])
+            r = np.asarray(f(np.asarray(tables, dtype=float)), dtype=float)
+            r = r[np.isfinite(r)]
+            if r.size == 0 or not math.isfinite(estimate):
+                out[name] = no_interval(estimate)
+                continue
+            low, high = np.quantile(r, [alpha, 1.0 - alpha])
+            out[name] = Interval(estimate, float(low), float(high), POISSON_BOOTSTRAP)
+    return out
