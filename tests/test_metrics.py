@@ -259,3 +259,19 @@ def test_most_confused_of_a_large_sparse_matrix_sorts_only_occupied_cells():
         (labels[i], labels[j], -neg) for neg, i, j in sorted(cells)
     ]
     assert [str(x) for x in m.most_confused(c, labels, top=3)] == [str(x) for x in pairs[:3]]
+
+
+def test_object_labels_are_coded_by_their_text_like_a_per_row_reference():
+    from nbcli.reports.metrics import encode_labels, label_key
+
+    rng = np.random.default_rng(0)
+    pool = np.array([1, 1.0, True, "1", "x", "a", 2, 2.5, "2", False, 0], dtype=object)
+    y = pool[rng.integers(0, pool.size, 500)]
+    coding = encode_labels(np.array([0, 1, 2]), y)
+    text = [label_key(label) for label in coding.labels]
+    assert len(set(text)) == len(text)
+    assert [text[c] for c in coding.codes] == [label_key(v) for v in y]
+    assert coding.labels[:3] == [0, 1, 2]
+    strings = np.array(["b", "c", "b", "zz"], dtype=object)
+    coding = encode_labels(np.array(["a", "b"]), strings)
+    assert coding.labels == ["a", "b", "c", "zz"] and coding.codes.tolist() == [1, 2, 1, 3]

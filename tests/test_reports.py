@@ -255,7 +255,6 @@ def test_evaluation_with_many_labels_and_unseen_ones_matches_sklearn_and_the_who
     y = idx.astype(object)
     y[:5] = "new"
     r = build_evaluation(classes, y, p, n_resamples=300, seed=4)
-    assert r.confusion.size > bs.TABLE_CELLS
     yt, yp = y.astype(str), classes[p.argmax(axis=1)].astype(str)
     assert r.metrics["accuracy"].value == pytest.approx(skm.accuracy_score(yt, yp), abs=1e-12)
     assert r.metrics["balanced_accuracy"].value == pytest.approx(

@@ -22,11 +22,13 @@ there are.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
 from nbcli.models._logspace import _log_normalise_columns, _softmax_columns
+from nbcli.models._parallel import one_blas_thread, scoring_threads
 from nbcli.models._params import Parameters
 from nbcli.models._validation import (
     check_array,
@@ -43,6 +45,11 @@ if TYPE_CHECKING:
 # Rows scored per block: enough for BLAS to run at full speed, small enough
 # for the block's temporaries to stay in cache.
 _BLOCK_ELEMENTS = 1 << 18
+
+# Blocks are scored in parallel threads (NumPy releases the GIL in matrix
+# products, exp and the reductions) once there are at least this many; below
+# that the pool costs more than it saves.
+_PARALLEL_BLOCKS = 4
 
 
 class BayesClassifier(Parameters):
@@ -498,38 +505,75 @@ class BayesClassifier(Parameters):
         self._set_feature_names(names, reset=False)
         return X
 
-    def _scored_blocks(self, X):
-        """Yield ``(rows, jll)`` per block of validated ``X``: ``jll`` of shape
-        (n_classes, n_rows_in_block).
+    def _block_step(self) -> int:
+        return max(64, _BLOCK_ELEMENTS // max(1, self.n_features_in_))
 
-        Values are checked block by block, while the block is in cache, and
-        the class-major layout makes the reductions over classes run along
+    def _score_block(self, X, lo: int, hi: int) -> np.ndarray:
+        """Joint log-likelihood of rows ``lo:hi`` of validated ``X``, shape (n_classes, hi - lo).
+
+        Values are checked here, while the block is in cache, and the
+        class-major layout makes the reductions over classes run along
         contiguous memory.
         """
-        step = max(64, _BLOCK_ELEMENTS // max(1, self.n_features_in_))
+        block = X[lo:hi]
+        if self._scan_for_nonfinite:
+            check_finite(block, row_offset=lo)
+        try:
+            self._check_values(block, lo)
+        except ValueError:
+            check_finite(block, row_offset=lo)  # a NaN gets its own message
+            raise
+        with np.errstate(invalid="ignore", over="ignore"):
+            jll = self.joint_log_likelihood_block(block)
+        # NaN or infinity in a row makes its scores non-finite, so the
+        # (smaller) score block tells whether the rows need a closer look.
+        if not np.isfinite(jll).all():
+            check_finite(block, row_offset=lo)
+        return jll
+
+    def _scored_blocks(self, X):
+        """Yield ``(rows, jll)`` per block of validated ``X``, in order, one thread:
+        ``jll`` of shape (n_classes, n_rows_in_block)."""
+        step = self._block_step()
         for lo in range(0, X.shape[0], step):
-            rows = slice(lo, min(X.shape[0], lo + step))
-            block = X[rows]
-            if self._scan_for_nonfinite:
-                check_finite(block, row_offset=lo)
-            try:
-                self._check_values(block, lo)
-            except ValueError:
-                check_finite(block, row_offset=lo)  # a NaN gets its own message
-                raise
-            with np.errstate(invalid="ignore", over="ignore"):
-                jll = self.joint_log_likelihood_block(block)
-            # NaN or infinity in a row makes its scores non-finite, so the
-            # (smaller) score block tells whether the rows need a closer look.
-            if not np.isfinite(jll).all():
-                check_finite(block, row_offset=lo)
-            yield rows, jll
+            hi = min(X.shape[0], lo + step)
+            yield slice(lo, hi), self._score_block(X, lo, hi)
+
+    def _each_block(self, X, consume) -> None:
+        """Call ``consume(rows, jll)`` for every block of validated ``X``.
+
+        With many blocks and several cores the blocks are scored by a pool of
+        :func:`scoring_threads` threads with BLAS held to one thread each,
+        so the cores are shared between blocks rather than oversubscribed.
+        Every block is computed as in the sequential path, so the results are
+        bit for bit the same; ``consume`` must write disjoint rows. Errors
+        surface in row order: the first bad block's message, as sequentially.
+        """
+        step = self._block_step()
+        n = X.shape[0]
+        starts = range(0, n, step)
+        threads = scoring_threads()
+        if threads < 2 or len(starts) < _PARALLEL_BLOCKS:
+            for rows, jll in self._scored_blocks(X):
+                consume(rows, jll)
+            return
+
+        def work(lo: int) -> None:
+            hi = min(n, lo + step)
+            consume(slice(lo, hi), self._score_block(X, lo, hi))
+
+        with one_blas_thread(), ThreadPoolExecutor(threads) as pool:
+            for _ in pool.map(work, starts):
+                pass
 
     def _collect(self, X, transform) -> np.ndarray:
         X = self._check_predict_input(X)
         out = np.empty((X.shape[0], len(self.classes_)))
-        for rows, jll in self._scored_blocks(X):
+
+        def consume(rows, jll):
             out[rows] = transform(jll).T
+
+        self._each_block(X, consume)
         return out
 
     def joint_log_likelihood(self, X) -> np.ndarray:
@@ -579,8 +623,11 @@ class BayesClassifier(Parameters):
         """
         X = self._check_predict_input(X)
         idx = np.empty(X.shape[0], dtype=np.intp)
-        for rows, jll in self._scored_blocks(X):
+
+        def consume(rows, jll):
             idx[rows] = np.argmax(jll, axis=0)
+
+        self._each_block(X, consume)
         return self.classes_[idx]
 
     def score(self, X, y, sample_weight=None) -> float:

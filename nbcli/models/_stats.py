@@ -38,7 +38,10 @@ import numpy as np
 
 def _class_blocks(y_idx: np.ndarray, n_classes: int):
     """Yield ``(k, rows)``: for each class present, the indices of its rows."""
-    order = np.argsort(y_idx, kind="stable")
+    # Small unsigned codes let NumPy's stable sort use radix sort: O(n), not O(n log n).
+    small = np.min_scalar_type(max(0, n_classes - 1))
+    codes = y_idx.astype(small, copy=False) if small.itemsize < y_idx.itemsize else y_idx
+    order = np.argsort(codes, kind="stable")
     bounds = np.searchsorted(y_idx[order], np.arange(n_classes + 1))
     for k in range(n_classes):
         lo, hi = bounds[k], bounds[k + 1]
@@ -78,6 +81,49 @@ def _centred_block(X, rows, w, *, exact: bool = True):
     if exact:
         B -= corr
     return count, shift, offset + corr, B, corr
+
+
+# Sums of squares about the class's first row are used directly while
+# n * offset**2 <= this times the centred sum: the subtraction then loses at
+# most log10(1 + 1e3) ~ 3 of 16 digits. Beyond (a first row far out in a
+# tail), the class is centred again at its mean.
+_SHIFTED_SUMS_LIMIT = 1e3
+
+
+def _shifted_moments(X, rows, w):
+    """Count, shift, offset and centred sum of squares of one class, in three passes.
+
+    The rows minus the class's first row ``shift`` give the offset of the mean
+    and the sum of squares about ``shift``; ``m2 = sum (x - shift)**2 - n
+    offset**2`` (the shifted-data formula, Chan, Golub and LeVeque 1983)
+    is exact to rounding while the first row is not far from the mean
+    against the spread (:data:`_SHIFTED_SUMS_LIMIT`); otherwise the class
+    falls back to the corrected two-pass algorithm of :func:`_centred_block`.
+    """
+    shift = X[rows[0]].copy()
+    B = X[rows]
+    B -= shift
+    if w is None:
+        count = float(B.shape[0])
+        offset = B.sum(axis=0) / count
+        sq = np.einsum("ij,ij->j", B, B)
+    else:
+        wk = w[rows]
+        count = float(wk.sum())
+        if count <= 0:
+            return None
+        offset = (wk @ B) / count
+        sq = np.einsum("i,ij,ij->j", wk, B, B)
+    about_mean = count * offset**2
+    m2 = sq - about_mean
+    if np.any(about_mean > _SHIFTED_SUMS_LIMIT * m2):
+        ck, sk, ok, C, corr = _centred_block(X, rows, w, exact=False)
+        if w is None:
+            sq = np.einsum("ij,ij->j", C, C)
+        else:
+            sq = np.einsum("i,ij,ij->j", w[rows], C, C)
+        return ck, sk, ok, sq - ck * corr**2
+    return count, shift, offset, m2
 
 
 def _merge_location(a, b):
@@ -271,18 +317,9 @@ class ClassMoments(_Located):
         offset = np.zeros((n_classes, d))
         m2 = np.zeros((n_classes, d))
         for k, rows in _class_blocks(y_idx, n_classes):
-            ck, sk, ok, B, corr = _centred_block(X, rows, w, exact=False)
-            if B is None:
-                continue
-            count[k], shift[k], offset[k] = ck, sk, ok
-            # Corrected two-pass sum of squares (Chan, Golub & LeVeque 1983,
-            # eq. 1.7): sum (x - m0)^2 - n (mean - m0)^2, with m0 the first
-            # estimate of the mean and corr = mean - m0 tiny.
-            if w is None:
-                sq = np.einsum("ij,ij->j", B, B)
-            else:
-                sq = np.einsum("i,ij,ij->j", w[rows], B, B)
-            m2[k] = sq - ck * corr**2
+            moments = _shifted_moments(X, rows, w)
+            if moments is not None:
+                count[k], shift[k], offset[k], m2[k] = moments
         return cls(count=count, shift=shift, offset=offset, m2=m2)
 
     def merge(self, other: ClassMoments) -> ClassMoments:

@@ -9,7 +9,9 @@ agreement table
 
 Accuracies, and the difference B - A, are functions of this table, so the
 paired bootstrap (the same resampled rows for both models) draws the four
-cells from a multinomial. McNemar's exact test (McNemar, Psychometrika 12,
+cells from a multinomial, A's right rows first (see
+:func:`nbcli.reports.bootstrap.draw_tables`), so that A's accuracy has the
+interval ``evaluate`` gives model A on the same rows and seed. McNemar's exact test (McNemar, Psychometrika 12,
 1947; the exact binomial form as in Fagerland, Lydersen and Laake, BMC
 Medical Research Methodology 13:91, 2013) asks whether the discordant rows
 split evenly: two-sided ``scipy.stats.binomtest(b, b + c, 0.5)`` with
@@ -57,6 +59,7 @@ def _difference(t):
 
 
 _STATISTICS = {"accuracy_a": _accuracy_a, "accuracy_b": _accuracy_b, "difference": _difference}
+_A_RIGHT = np.array([[True, True], [False, False]])
 
 
 def mcnemar_exact(only_a_correct: int, only_b_correct: int) -> float:
@@ -196,8 +199,15 @@ def build_comparison(
         both_wrong=int(np.count_nonzero(~a & ~b)),
     )
     rng = np.random.default_rng(seed)
+    # A's right rows are drawn first, as evaluate draws a model's diagonal
+    # first: A's accuracy then has the interval evaluate gives it.
     metrics = bootstrap_count_statistics(
-        table.counts, _STATISTICS, n_resamples=n_resamples, confidence=confidence, rng=rng
+        table.counts,
+        _STATISTICS,
+        n_resamples=n_resamples,
+        confidence=confidence,
+        rng=rng,
+        correct=_A_RIGHT,
     )
     computed = {
         "bootstrap_resamples": int(n_resamples),

@@ -22,9 +22,9 @@ import numpy as np
 from nbcli.reports.bootstrap import (
     Interval,
     bootstrap_confusion_metrics,
-    bootstrap_means,
     method_summary,
 )
+from nbcli.reports.means import bootstrap_means
 from nbcli.reports.metrics import (
     MARGIN_METRICS,
     ClassScores,

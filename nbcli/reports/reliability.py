@@ -40,10 +40,10 @@ import numpy as np
 from nbcli.reports.bootstrap import (
     Interval,
     bca_interval,
-    bootstrap_means,
     method_summary,
     no_interval,
 )
+from nbcli.reports.means import bootstrap_means
 from nbcli.reports.metrics import (
     brier_per_row,
     encode_labels,

@@ -1,0 +1,37 @@
+"""How many threads score row blocks, and BLAS held to one thread while they run."""
+
+from __future__ import annotations
+
+import os
+
+
+def scoring_threads() -> int:
+    """Threads that score row blocks: the cores this process may run on, at most 8.
+
+    ``NBCLI_THREADS`` overrides it (1 scores sequentially).
+    """
+    env = os.environ.get("NBCLI_THREADS", "").strip()
+    if env.isdigit() and int(env) > 0:
+        return int(env)
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(8, cores))
+
+
+_BLAS_CONTROLLER = None
+
+
+def one_blas_thread():
+    """A context in which BLAS runs single-threaded, so block threads do not oversubscribe.
+
+    OpenBLAS and MKL thread counts are process-wide, so the limit holds for
+    every block thread at once. threadpoolctl is imported on first use only.
+    """
+    global _BLAS_CONTROLLER
+    if _BLAS_CONTROLLER is None:
+        from threadpoolctl import ThreadpoolController
+
+        _BLAS_CONTROLLER = ThreadpoolController()
+    return _BLAS_CONTROLLER.limit(limits=1, user_api="blas")

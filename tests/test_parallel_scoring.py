@@ -1,0 +1,76 @@
+"""Row blocks scored in parallel threads give the sequential results bit for bit."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import nbcli.models as nb
+from nbcli.models import _base
+
+MODELS = {
+    "gaussian": nb.GaussianNB,
+    "multinomial": nb.MultinomialNB,
+    "bernoulli": lambda: nb.BernoulliNB(binarize=0.0),
+    "lda": nb.LinearDiscriminantAnalysis,
+    "qda": lambda: nb.QuadraticDiscriminantAnalysis(reg_param=0.01),
+}
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(0)
+    n, d = 30_000, 12
+    y = rng.integers(0, 4, n)
+    X = rng.normal(size=(n, d)) + y[:, None] * 0.3
+    return X, y
+
+
+@pytest.fixture(autouse=True)
+def small_blocks(monkeypatch):
+    # Small blocks, so that a small array has many and takes the threaded path.
+    monkeypatch.setattr(_base, "_BLOCK_ELEMENTS", 1 << 12)
+
+
+def _scores(model, X, threads, monkeypatch):
+    monkeypatch.setenv("NBCLI_THREADS", str(threads))
+    return (
+        model.predict_proba(X),
+        model.predict_log_proba(X),
+        model.joint_log_likelihood(X),
+        model.predict(X),
+    )
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_threaded_scoring_is_bit_identical_to_sequential(name, data, monkeypatch):
+    X, y = data
+    if name == "multinomial":
+        X = np.abs(X)
+    model = MODELS[name]().fit(X, y)
+    assert X.shape[0] // model._block_step() >= _base._PARALLEL_BLOCKS
+    seq = _scores(model, X, 1, monkeypatch)
+    par = _scores(model, X, 3, monkeypatch)
+    for a, b in zip(seq, par):
+        assert np.array_equal(a, b)
+    np.testing.assert_allclose(seq[0].sum(axis=1), 1.0, atol=1e-12)
+
+
+def test_threaded_scoring_reports_the_first_bad_row(data, monkeypatch):
+    X, y = data
+    model = nb.GaussianNB().fit(X, y)
+    bad = X.copy()
+    bad[25_000, 3] = np.nan
+    bad[20_001, 0] = np.inf
+    for threads in (1, 3):
+        monkeypatch.setenv("NBCLI_THREADS", str(threads))
+        with pytest.raises(ValueError) as err:
+            model.predict_proba(bad)
+        assert "20001" in str(err.value) or "20002" in str(err.value)
+
+
+def test_scoring_threads_follow_the_environment(monkeypatch):
+    monkeypatch.setenv("NBCLI_THREADS", "3")
+    assert _base.scoring_threads() == 3
+    monkeypatch.setenv("NBCLI_THREADS", "x")
+    assert 1 <= _base.scoring_threads() <= 8
