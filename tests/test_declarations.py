@@ -146,8 +146,9 @@ def test_with_params_equals_a_refit_without_the_data(name, params):
 def test_fit_flags_and_help_come_from_the_specs():
     from typer.testing import CliRunner
 
-    from nbcli.cli.app import app
+    from nbcli.cli.app import app, register_commands
 
+    register_commands(["fit", "--help"])
     out = CliRunner().invoke(app, ["fit", "--help"], terminal_width=200).output
     assert "<gaussian|multinomial|bernoulli|lda|qda>" in out
     for flag in registry.flags().values():

@@ -47,6 +47,28 @@ def test_help_imports_neither_pandas_nor_scipy():
     assert not imported & {"sklearn", "matplotlib", "dask"}
 
 
+def test_help_imports_no_numpy():
+    # The root's listing names the commands without building their options.
+    code = (
+        "import sys; from nbcli.cli.app import main\n"
+        "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+        "sys.stderr.write(str('numpy' in sys.modules))"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert "fit" in run.stdout and "calibrate" in run.stdout
+    assert run.stderr.strip().splitlines()[-1] == "False"
+
+
+def test_command_summaries_are_the_first_paragraph_of_their_docstrings():
+    import inspect
+
+    from nbcli.cli.app import COMMANDS, command_function
+
+    for name, (_, _, summary) in COMMANDS.items():
+        doc = inspect.getdoc(command_function(name))
+        assert summary == " ".join(doc.split("\n\n")[0].split()), name
+
+
 def test_command_help_imports_neither_pandas_nor_scipy():
     for command in ("fit", "predict", "evaluate", "compare", "calibrate"):
         imported = _imported(command, "--help")

@@ -19,7 +19,6 @@ import sys
 import typer
 
 import nbcli
-from nbcli.cli import calibrate_cmd, evaluate_cmd, fit_cmd, predict_cmd
 
 app = typer.Typer(
     name="nbcli",
@@ -54,11 +53,76 @@ def _root(
         os.environ["NBCLI_DEBUG"] = "1"
 
 
-app.command("fit", no_args_is_help=True)(fit_cmd.fit)
-app.command("predict", no_args_is_help=True)(predict_cmd.predict)
-app.command("evaluate", no_args_is_help=True)(evaluate_cmd.evaluate)
-app.command("compare", no_args_is_help=True)(evaluate_cmd.compare)
-app.command("calibrate", no_args_is_help=True)(calibrate_cmd.calibrate)
+#: Every command: ``name -> (module, function, one-line summary)``. A command's
+#: module is imported only when that command runs (or shows its own help):
+#: ``fit`` builds its options from the model classes, which needs NumPy, and
+#: ``nbcli --help`` must not pay for that. The summary is the first paragraph
+#: of the function's docstring (a test keeps the two equal).
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "fit": (
+        "nbcli.cli.fit_cmd",
+        "fit",
+        "Train a model on labelled data and save it as a .npz model file.",
+    ),
+    "predict": (
+        "nbcli.cli.predict_cmd",
+        "predict",
+        "Predict labels (and with --proba, posterior probabilities) for new data.",
+    ),
+    "evaluate": (
+        "nbcli.cli.evaluate_cmd",
+        "evaluate",
+        "Score a model on labelled data: metrics with bootstrap intervals, confusion matrix, "
+        "per-class table and calibration summary.",
+    ),
+    "compare": (
+        "nbcli.cli.evaluate_cmd",
+        "compare",
+        "Compare two models on the same rows: accuracies, the paired difference B - A with a "
+        "bootstrap interval, the agreement table and McNemar's exact test.",
+    ),
+    "calibrate": (
+        "nbcli.cli.calibrate_cmd",
+        "calibrate",
+        "Reliability of the model's posteriors on held-out data, and a repair.",
+    ),
+}
+
+
+def command_function(name: str):
+    """The Typer function of command ``name`` (imports its module)."""
+    import importlib
+
+    module, attr, _ = COMMANDS[name]
+    return getattr(importlib.import_module(module), attr)
+
+
+def _invoked(args: list[str]) -> str | None:
+    """The command named on the command line (the root's options are flags only)."""
+    for arg in args:
+        if not arg.startswith("-"):
+            return arg
+    return None
+
+
+def _placeholder(summary: str):
+    def command():
+        pass
+
+    command.__doc__ = summary
+    return command
+
+
+def register_commands(args: list[str] | None = None) -> None:
+    """Add every command to :data:`app`: the one ``args`` invokes for real, the
+    others (for the root's ``--help`` listing) by their summary alone. With
+    ``args`` None, all for real."""
+    invoked = None if args is None else _invoked(args)
+    app.registered_commands.clear()
+    for name, (_, _, summary) in COMMANDS.items():
+        real = args is None or name == invoked
+        func = command_function(name) if real else _placeholder(summary)
+        app.command(name, no_args_is_help=real, help=None if real else summary)(func)
 
 
 class Terminated(BaseException):
@@ -157,6 +221,7 @@ def _run(args: list[str]) -> int:
     no_args_help = getattr(click, "NoArgsIsHelpError", ())
     debug = "--debug" in args or os.environ.get("NBCLI_DEBUG") == "1"
     try:
+        register_commands(args)
         result = app(args=args, prog_name="nbcli", standalone_mode=False)
         code = result if isinstance(result, int) else 0
         # Typer turns Ctrl-C into exit code 130; say why the command stopped.

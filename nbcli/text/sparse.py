@@ -13,7 +13,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from nbcli.models import BernoulliNB, ClassCounts, MultinomialNB
-from nbcli.models._base import log_normalise
+from nbcli.models._logspace import log_normalise
 
 
 def class_counts_from_csr(X, y_idx, n_classes: int, sample_weight=None, *, binary=False):
