@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from nbcli.reports import ranking
 from nbcli.reports import ranking_bootstrap as rb
-from nbcli.reports.bootstrap import resampled_means
+from nbcli.reports.means import resampled_means
 
 TOL = 1e-12
 

@@ -7,7 +7,7 @@ So each class's column is sorted once, and every resample costs O(n) per
 class instead of a sort: with B resamples, n rows and k classes the work is
 O(k n log n + B k n), in blocks of bounded size.
 
-Rows are resampled as :func:`nbcli.reports.bootstrap.resampled_means`
+Rows are resampled as :func:`nbcli.reports.means.resampled_means`
 resamples them (``rng.integers(0, n, size=(B, n))`` in the same blocks), so
 the same generator state gives the same resamples as the other per-row
 statistics of a report.
