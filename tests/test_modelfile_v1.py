@@ -21,8 +21,14 @@ def test_v1_file_predicts_as_written(stem):
     assert "data_sha256" in mf.training
     (name,) = [part for part in stem.split("_") if part in DATA]
     X = pd.read_csv(ROOT / DATA[name])[mf.feature_names].to_numpy(dtype=np.float64)
-    # Bit for bit: the scoring parameters are rebuilt from the same statistics.
-    np.testing.assert_array_equal(mf.predict_proba(X), EXPECTED[stem])
+    # The scoring parameters are rebuilt from the same statistics: bit for
+    # bit, except that QDA now scores by products with the inverse Cholesky
+    # factors where 0.1.0 solved triangular systems, which moves the last
+    # bits (the two agree to 1e-13 in the posteriors).
+    if mf.model.name == "qda":
+        np.testing.assert_allclose(mf.predict_proba(X), EXPECTED[stem], rtol=0, atol=1e-13)
+    else:
+        np.testing.assert_array_equal(mf.predict_proba(X), EXPECTED[stem])
 
 
 def test_v1_calibrators_survive():

@@ -246,10 +246,9 @@ class QuadraticDiscriminantAnalysis(_DiscriminantBase):
 
     with ``Sigma_k = L_k L_k'`` the Cholesky factorisation: the log-determinant
     is ``2 sum log diag L_k``. For the Mahalanobis term the inverse factors
-    ``L_k^-1`` are formed once at fit, and a block of rows, centred at the
-    prior-weighted mean, is multiplied by all of them in one matrix product
-    (with ``L_k^-1 (mu_k - xbar)`` folded in as one more row), which runs at
-    matrix-product speed where per-class triangular solves do not. Where a
+    ``L_k^-1`` are formed once at fit, and a block of rows, centred at each
+    class mean in turn, is multiplied by them, which runs at matrix-product
+    speed where per-class triangular solves do not. Where a
     factor is ill-conditioned (reciprocal condition number below
     :data:`PRODUCT_RCOND`) the explicit inverse could lose digits, and the
     model scores by triangular solves instead.
@@ -348,7 +347,7 @@ class QuadraticDiscriminantAnalysis(_DiscriminantBase):
         self._product_factors()
 
     def _product_factors(self):
-        """``_A`` of shape (d + 1, K d): ``[x - xbar, 1] @ _A`` gives every ``L_k^-1 (x - mu_k)``."""
+        """``_inv_t`` of shape (K, d, d): ``(x - mu_k) @ _inv_t[k]`` is ``L_k^-1 (x - mu_k)``."""
         from scipy.linalg import solve_triangular
         from scipy.linalg.lapack import dtrcon
 
@@ -357,17 +356,13 @@ class QuadraticDiscriminantAnalysis(_DiscriminantBase):
         self._use_product = bool(min(rcond, default=1.0) >= PRODUCT_RCOND)
         if not self._use_product:
             return
-        # Centring at one reference keeps mean 1e9, spread 1 data exact: only
-        # the class means' offsets from it are multiplied, never raw values.
-        self._xbar = self.priors_ @ self.means_ if np.all(np.isfinite(self.priors_)) else 0.0
-        A = np.empty((d + 1, K * d))
         eye = np.eye(d)
-        for k in range(K):
-            inv = solve_triangular(self._chol[k], eye, lower=True, check_finite=False)
-            cols = slice(k * d, (k + 1) * d)
-            A[:d, cols] = inv.T
-            A[d, cols] = -(inv @ (self.means_[k] - self._xbar))
-        self._A = A
+        self._inv_t = np.stack(
+            [
+                solve_triangular(self._chol[k], eye, lower=True, check_finite=False).T
+                for k in range(K)
+            ]
+        )
 
     def joint_log_likelihood_block(self, X):
         if self._use_product:
@@ -375,19 +370,22 @@ class QuadraticDiscriminantAnalysis(_DiscriminantBase):
         return self._jll_solve(X)
 
     def _jll_product(self, X):
+        # Each class's rows are centred at that class's own mean before the
+        # product: centring at one shared point would leave a difference of
+        # two large terms wherever class means lie far apart (mean 1e6, a
+        # spread of 1e5 between classes), losing digits to cancellation.
         K, d = self.means_.shape
         n = X.shape[0]
         out = np.empty((K, n))
-        step = max(16, _QDA_PRODUCT_ELEMENTS // (K * d))
-        centred = np.empty((min(step, n), d + 1))
-        centred[:, d] = 1.0
+        step = max(16, _QDA_PRODUCT_ELEMENTS // max(1, d))
+        centred = np.empty((min(step, n), d))
         for lo in range(0, n, step):
             hi = min(n, lo + step)
             c = centred[: hi - lo]
-            np.subtract(X[lo:hi], self._xbar, out=c[:, :d])
-            Z = c @ self._A
-            Z *= Z
-            out[:, lo:hi] = Z.reshape(hi - lo, K, d).sum(axis=2).T
+            for k in range(K):
+                np.subtract(X[lo:hi], self.means_[k], out=c)
+                Z = c @ self._inv_t[k]
+                out[k, lo:hi] = np.einsum("ij,ij->i", Z, Z)
         out *= -0.5
         out += self._const[:, None]
         return out
