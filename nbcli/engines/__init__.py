@@ -132,7 +132,8 @@ def open_engine(
             if value is not None
         ]
         if given:
-            raise NbcliError(f"{', '.join(given)} only apply with --engine dask")
+            verb = "applies" if len(given) == 1 else "apply"
+            raise NbcliError(f"{', '.join(given)} only {verb} with --engine dask")
         from nbcli.engines.local import LocalEngine
 
         return LocalEngine(n_jobs=n_jobs)

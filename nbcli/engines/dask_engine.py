@@ -218,7 +218,8 @@ class DaskEngine:
             threads_per_worker=1,
             memory_limit=memory_limit,
             processes=self.processes,
-            dashboard_address=None,
+            # A free port: no warning when 8787 is taken by another cluster.
+            dashboard_address=":0",
             # Dask's own warnings (a worker restarted, a port taken) would
             # interleave with nbcli's one-line messages on stderr.
             silence_logs=logging.ERROR,
