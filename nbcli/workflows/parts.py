@@ -83,7 +83,9 @@ class PartTraining:
     """What every part's fitting task needs: the estimator and the reading options.
 
     Sent once to every worker; the reading options are those of
-    :func:`nbcli.workflows.train.train`, passed to the same reader.
+    :func:`nbcli.workflows.train.train`, passed to the same reader
+    (:func:`nbcli.workflows.train.training_stream`): a reading option added
+    there is added here as a field of the same name.
     """
 
     estimator: Any
@@ -96,21 +98,13 @@ class PartTraining:
     y_key: str = "y"
 
     def stream(self, path: str):
-        """The reader of one part, as :func:`nbcli.workflows.train.train` makes it."""
-        from nbcli.io.data import iter_dataset
+        """The reader of one part: :func:`nbcli.workflows.train.training_stream`."""
+        from dataclasses import fields
 
-        return iter_dataset(
-            path,
-            chunk_size=self.chunk_size,
-            target=self.target,
-            features=self.features,
-            drop=self.drop,
-            need_target=True,
-            delimiter=self.delimiter,
-            x_key=self.x_key,
-            y_key=self.y_key,
-            raw_labels=True,
-        )
+        from nbcli.workflows.train import training_stream
+
+        read = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "estimator"}
+        return training_stream(path, **read)
 
 
 @dataclass

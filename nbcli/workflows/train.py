@@ -110,6 +110,18 @@ def _plain(v):
     return v.item() if isinstance(v, np.generic) else v
 
 
+def training_stream(path: str, **read):
+    """The reader of training data: one file of a one-file fit, or one part of a
+    part-wise fit (:mod:`nbcli.workflows.parts`), so both read through the same
+    column plan. ``read`` holds the reading keywords of :func:`train`
+    (``target``, ``features``, ``drop``, ``delimiter``, ``chunk_size``,
+    ``x_key``, ``y_key``), passed to :func:`nbcli.io.data.iter_dataset`.
+    """
+    from nbcli.io.data import iter_dataset
+
+    return iter_dataset(path, need_target=True, raw_labels=True, **read)
+
+
 def train(
     estimator,
     path: str,
@@ -156,20 +168,17 @@ def train(
         For unreadable or invalid data, a single class, or a class with
         fewer samples than the model needs (``min_samples_per_class``).
     """
-    from nbcli.io.data import iter_dataset
     from nbcli.io.fingerprint import TrainingFingerprint
 
-    stream = iter_dataset(
+    stream = training_stream(
         path,
         chunk_size=chunk_size,
         target=target,
         features=features,
         drop=drop,
-        need_target=True,
         delimiter=delimiter,
         x_key=x_key,
         y_key=y_key,
-        raw_labels=True,
     )
     fp = TrainingFingerprint(legacy=False)
     state = _ReadState()
