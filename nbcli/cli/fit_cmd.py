@@ -139,8 +139,9 @@ def _fit(
                 "target": target,
                 "features": features,
                 "drop": drop,
-                "engine": engine,
             }
+            if common.uses_parts(engine, [data]):
+                report.settings["engine"] = engine
         common.emit_report(report, json_out, quiet=quiet)
     info(f"wrote {output}", quiet or json_out == "-")
 

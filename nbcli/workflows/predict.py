@@ -6,7 +6,7 @@ import glob
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from nbcli.errors import NbcliError
 from nbcli.workflows.engine import Engine, LocalEngine, Reporter
@@ -271,9 +271,10 @@ def predict_batch(
             )
             results = [o.value if o.ok else (o.part[0], 0, o.error, False) for o in outcomes]
         else:
+            local = cast(LocalEngine, engine)
             results = list(
                 reporter.progress(
-                    engine.map(_predict_one, tasks, jobs=jobs), "scoring files", total=len(inputs)
+                    local.map(_predict_one, tasks, jobs=jobs), "scoring files", total=len(inputs)
                 )
             )
     except BaseException:
