@@ -86,9 +86,10 @@ MODEL_TYPES = sorted(registry.model_classes())
 
 @pytest.mark.parametrize("model", MODEL_TYPES)
 def test_fit_on_a_folder_of_parts_equals_a_local_fit_of_the_whole_file(scheduler, tmp_path, model):
-    kind = model if model in ("multinomial", "bernoulli") else "gaussian"
-    if model == "qda":
-        kind = "qda"
+    # Count data for the count models (complement and categorical NB too), else real values.
+    kind = {"bernoulli": "bernoulli", "qda": "qda"}.get(model, "gaussian")
+    if model in ("multinomial", "complement", "categorical"):
+        kind = "multinomial"
     X, _ = write_data(tmp_path, kind)
     extra = HYPERPARAMETERS.get(model, [])
     _ok("fit", "-m", model, "-d", tmp_path / "all.csv", "-o", tmp_path / "one.npz", "-q", *extra)
