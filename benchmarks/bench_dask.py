@@ -62,27 +62,38 @@ def _best(fn, repeat):
     return min(times), statistics.median(times), out
 
 
-_RUN = """
-import json, resource, sys, time
+# Peak memory is the process's own high-water mark of resident memory
+# (VmHWM), which starts afresh at exec; ru_maxrss would carry over the peak
+# of the process that started it.
+_PEAK = """
+def peak_mb():
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+"""
+
+_RUN = (
+    _PEAK
+    + """
+import json, sys, time
 from nbcli.cli.app import main
 t = time.perf_counter()
 try:
     main(sys.argv[1:])
 except SystemExit as exc:
     assert not exc.code, exc.code
-print(json.dumps({"seconds": time.perf_counter() - t,
-                  "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+print(json.dumps({"seconds": time.perf_counter() - t, "peak_mb": peak_mb()}))
 """
+)
 
-_RUN_DASK = """
-import json, resource, sys, time
+_RUN_DASK = (
+    _PEAK
+    + """
+import json, sys, time
 from nbcli.engines import open_engine
 from nbcli.models import GaussianNB
 from nbcli.workflows.parts import expand_parts, train_parts
-
-def peak_mb():
-    import resource
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 t = time.perf_counter()
 with open_engine("dask", workers=2, worker_memory="1GB") as engine:
@@ -93,6 +104,7 @@ with open_engine("dask", workers=2, worker_memory="1GB") as engine:
 print(json.dumps({"seconds": time.perf_counter() - t, "startup": started,
                   "peak_mb": peak_mb(), "workers_mb": workers}))
 """
+)
 
 
 def parquet_benchmark(gigabytes: float, repeat: int) -> None:
