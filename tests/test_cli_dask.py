@@ -274,3 +274,12 @@ def test_dask_options_without_dask_engine_are_refused(tmp_path):
         "predict", "-m", tmp_path / "m.npz", "-d", tmp_path / "all.csv", "--engine", "dask"
     )
     assert_one_error_line(run, "--output-dir")
+
+
+def test_stdin_is_no_part_for_the_workers(scheduler, tmp_path):
+    run = nbcli_in_process(
+        "fit", "-m", "gaussian", "-d", "-", "-o", tmp_path / "m.npz",
+        "--engine", "dask", "--scheduler", scheduler,
+    )  # fmt: skip
+    assert_one_error_line(run, "stdin (-)", "give files")
+    assert not (tmp_path / "m.npz").exists()

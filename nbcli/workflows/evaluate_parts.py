@@ -175,7 +175,9 @@ def evaluate_parts(
     from nbcli.io.modelfile import load_model
     from nbcli.reports.reliability import UNIFORM, bin_edges
     from nbcli.workflows.inputs import ReadOptions
+    from nbcli.workflows.parts import check_parts
 
+    check_parts(parts, engine)
     mf = load_model(model)
     spec = PartScoring(
         mf, read or ReadOptions(), bin_edges(np.zeros(0), bins, UNIFORM), int(bootstrap), seed

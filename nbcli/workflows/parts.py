@@ -70,6 +70,20 @@ def expand_parts(patterns: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+def check_parts(parts: Sequence[str], engine) -> None:
+    """Refuse stdin as a part: a part is opened where its task runs.
+
+    Raises
+    ------
+    NbcliError
+        When ``-`` is among ``parts`` on an engine other than the local one.
+    """
+    if "-" in parts and engine.name != "local":
+        raise NbcliError(
+            f"stdin (-) cannot be read by the workers of --engine {engine.name}; give files"
+        )
+
+
 def names_parts(patterns: Sequence[str]) -> bool:
     """Whether ``--data`` names more than a single file (a folder or a glob)."""
     return any(
@@ -246,6 +260,7 @@ def train_parts(
 
     if priors_by_label is not None:
         estimator.set_params(**{estimator.prior_param: None})
+    check_parts(parts, engine)
     started = time.perf_counter()
     spec = PartTraining(type(estimator)(**estimator.get_params()), **read)
     try:
