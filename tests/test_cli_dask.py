@@ -75,6 +75,14 @@ def write_data(folder: Path, model: str, seed: int = 1, fmt: str = "csv", edit=N
     return X, y
 
 
+def write_training(folder: Path) -> Path:
+    """Training rows in ``folder/train/all.csv`` (another sample of the same classes)."""
+    train = folder / "train"
+    train.mkdir()
+    write_data(train, "gaussian", seed=11)
+    return train / "all.csv"
+
+
 def _ok(*args):
     run = nbcli_in_process(*args)
     assert run.returncode == 0, run.stderr
@@ -283,3 +291,22 @@ def test_stdin_is_no_part_for_the_workers(scheduler, tmp_path):
     )  # fmt: skip
     assert_one_error_line(run, "stdin (-)", "give files")
     assert not (tmp_path / "m.npz").exists()
+
+
+def test_intervals_do_not_depend_on_the_chunk_size(scheduler, tmp_path):
+    model = tmp_path / "m.npz"
+    _ok("fit", "-m", "gaussian", "-d", write_training(tmp_path), "-o", model, "-q")
+    # A label the model never saw on every 11th row.
+    write_data(
+        tmp_path, "gaussian", seed=6, edit=lambda i, line: line[:-2] + "zz" if i % 11 == 0 else line
+    )
+    runs = [
+        _metrics(_ok("evaluate", "-m", model, "-d", tmp_path / "parts", "--json", "-", "-q",
+                     "--bootstrap", "100", "--engine", "dask", "--scheduler", scheduler, *chunks))
+        for chunks in ([], ["--chunk-size", "7"])
+    ]  # fmt: skip
+    whole, chunked = runs
+    assert whole["n_unseen"] > 0 and whole["unseen_labels"] == chunked["unseen_labels"] == ["zz"]
+    for name, iv in whole["metrics"].items():
+        for side in ("value", "lower", "upper"):
+            assert chunked["metrics"][name][side] == pytest.approx(iv[side], rel=1e-12), name

@@ -91,46 +91,41 @@ def score_part(index: int, part: str, spec: PartScoring) -> PartEvaluation:
 
     mf = spec.model_file
     classes = [label_key(c) for c in np.asarray(mf.classes, dtype=object)]
-    index_of = {k: i for i, k in enumerate(classes)}
+    index_of = {key: i for i, key in enumerate(classes)}
     k = len(classes)
-    fp = RowHashFingerprint()
-    chunks = []
-    unseen: dict[str, Any] = {}
+
+    def sums(proba, keys, unseen: dict, offset: int, fp) -> PartEvaluation:
+        order = sorted(unseen)
+        codes_of = {**index_of, **{key: k + i for i, key in enumerate(order)}}
+        codes = np.fromiter((codes_of[key] for key in keys), dtype=np.intp, count=len(keys))
+        total = evaluation_sums(
+            proba,
+            codes,
+            k + len(order),
+            edges=spec.edges,
+            n_replicates=spec.n_replicates,
+            seed=spec.seed,
+            part_index=index,
+            row_offset=offset,
+        )
+        return PartEvaluation(total, {key: unseen[key] for key in order}, fp, k)
+
+    # Chunk by chunk, so that memory holds one chunk's posteriors; a chunk's
+    # unseen labels are coded after the classes and recoded as they merge.
+    result = sums(np.zeros((0, k)), [], {}, 0, RowHashFingerprint())
     rows = 0
     for chunk in iter_scores(mf, part, read=spec.read, need_target=True):
+        fp = RowHashFingerprint()
         fp.update(chunk.X, chunk.y)
         y = np.asarray(chunk.y, dtype=object)
-        keys = np.array([label_key(v) for v in y], dtype=object)
+        keys = [label_key(v) for v in y]
+        unseen = {}
         for key, value in zip(keys, y):
             if key not in index_of and key not in unseen:
                 unseen[key] = value
-        chunks.append((np.exp(chunk.log_proba), keys, rows))
+        result = result.merge(sums(np.exp(chunk.log_proba), keys, unseen, rows, fp))
         rows += chunk.n_rows
-    order = sorted(unseen)
-    codes_of = {**index_of, **{key: k + i for i, key in enumerate(order)}}
-    n_labels = k + len(order)
-    total = evaluation_sums(
-        np.zeros((0, k)),
-        np.zeros(0, np.intp),
-        n_labels,
-        edges=spec.edges,
-        n_replicates=spec.n_replicates,
-    )
-    for proba, keys, offset in chunks:
-        codes = np.fromiter((codes_of[key] for key in keys), dtype=np.intp, count=len(keys))
-        total = total.merge(
-            evaluation_sums(
-                proba,
-                codes,
-                n_labels,
-                edges=spec.edges,
-                n_replicates=spec.n_replicates,
-                seed=spec.seed,
-                part_index=index,
-                row_offset=offset,
-            )
-        )
-    return PartEvaluation(total, {key: unseen[key] for key in order}, fp, k)
+    return result
 
 
 def evaluate_parts(
