@@ -5,6 +5,16 @@ Run by hand (not part of the test suite)::
 
     python benchmarks/bench_dask.py                    # 8 parts x 250,000 rows, d = 20, k = 5
     python benchmarks/bench_dask.py --parts 4 --rows 100000 --features 50 --classes 10
+    python benchmarks/bench_dask.py --parquet-gb 1.6   # the command line on Parquet parts
+
+``--parquet-gb SIZE`` writes a partitioned Parquet data set of about SIZE
+GB (parts of about 100 MB, d = 20, k = 5) in a temporary folder, larger
+than the memory limit of one worker, and times ``nbcli fit -m gaussian``
+on the folder: the local engine (the parts streamed one after another in
+one process) against ``--engine dask --workers 2 --worker-memory 1GB``,
+reporting the median wall time of ``--repeat`` runs and the peak resident
+memory of the process, and of each Dask worker. The data are deleted at
+the end.
 
 Writes the parts as NPZ files in a temporary folder (deleted at the end),
 then for each model type times: the statistics of one part in this process
@@ -52,6 +62,108 @@ def _best(fn, repeat):
     return min(times), statistics.median(times), out
 
 
+# Peak memory is the process's own high-water mark of resident memory
+# (VmHWM), which starts afresh at exec; ru_maxrss would carry over the peak
+# of the process that started it.
+_PEAK = """
+def peak_mb():
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+"""
+
+_RUN = (
+    _PEAK
+    + """
+import json, sys, time
+from nbcli.cli.app import main
+t = time.perf_counter()
+try:
+    main(sys.argv[1:])
+except SystemExit as exc:
+    assert not exc.code, exc.code
+print(json.dumps({"seconds": time.perf_counter() - t, "peak_mb": peak_mb()}))
+"""
+)
+
+_RUN_DASK = (
+    _PEAK
+    + """
+import json, sys, time
+from nbcli.engines import open_engine
+from nbcli.models import GaussianNB
+from nbcli.workflows.parts import expand_parts, train_parts
+
+t = time.perf_counter()
+with open_engine("dask", workers=2, worker_memory="1GB") as engine:
+    engine.client.wait_for_workers(2)
+    started = time.perf_counter() - t
+    train_parts(GaussianNB(), expand_parts([sys.argv[1]]), engine, data=sys.argv[1], target="label")
+    workers = sorted(engine.client.run(peak_mb).values())
+print(json.dumps({"seconds": time.perf_counter() - t, "startup": started,
+                  "peak_mb": peak_mb(), "workers_mb": workers}))
+"""
+)
+
+
+def parquet_benchmark(gigabytes: float, repeat: int) -> None:
+    """Local streaming fit against ``--engine dask`` on Parquet parts larger than a worker's memory."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    import polars as pl
+
+    d, k, rows = 20, 5, 600_000  # about 100 MB of float64 a part
+    n_parts = max(2, round(gigabytes * 1e9 / (rows * (d + 1) * 8)))
+    rng = np.random.default_rng(0)
+    centres = rng.standard_normal((k, d)) * 2
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    with tempfile.TemporaryDirectory(dir=os.environ.get("TMPDIR", "/tmp")) as tmp:
+        t = time.perf_counter()
+        for i in range(n_parts):
+            y = rng.integers(0, k, rows)
+            X = 1e3 + centres[y] + rng.standard_normal((rows, d))
+            frame = pl.DataFrame({f"x{j}": X[:, j] for j in range(d)}).with_columns(
+                pl.Series("label", y)
+            )
+            frame.write_parquet(Path(tmp) / f"part-{i:03d}.parquet", compression="uncompressed")
+        size = sum(p.stat().st_size for p in Path(tmp).iterdir())
+        print(
+            f"{n_parts} Parquet parts x {rows:,} rows = {n_parts * rows:,} rows, d={d}, k={k}: "
+            f"{size / 1e9:.2f} GB on disk, written in {time.perf_counter() - t:.1f} s"
+        )
+        out = Path(tmp) / "model.npz"
+        local_cmd = [sys.executable, "-c", _RUN, "fit", "-m", "gaussian", "-d", tmp, "-t", "label",
+                     "-o", str(out), "-q"]  # fmt: skip
+        runs: dict[str, list[dict]] = {"local": [], "dask": []}
+        for _ in range(repeat):
+            done = subprocess.run(local_cmd, env=env, capture_output=True, text=True, check=True)
+            runs["local"].append(json.loads(done.stdout.splitlines()[-1]))
+            done = subprocess.run(
+                [sys.executable, "-c", _RUN_DASK, tmp],
+                env=env,
+                capture_output=True,
+                text=True,
+                check=True,
+            )
+            runs["dask"].append(json.loads(done.stdout.splitlines()[-1]))
+        med = statistics.median
+        local, dask = runs["local"], runs["dask"]
+        print(
+            f"local engine: median {med(r['seconds'] for r in local):.1f} s, "
+            f"peak memory {med(r['peak_mb'] for r in local):.0f} MB"
+        )
+        workers = [med(r["workers_mb"][i] for r in dask) for i in range(2)]
+        print(
+            f"dask engine, 2 workers x 1 GB: median {med(r['seconds'] for r in dask):.1f} s "
+            f"(cluster start-up {med(r['startup'] for r in dask):.1f} s), peak memory per worker "
+            f"{workers[0]:.0f} and {workers[1]:.0f} MB, client {med(r['peak_mb'] for r in dask):.0f} MB"
+        )
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[1])
     ap.add_argument("--parts", type=int, default=8)
@@ -61,7 +173,11 @@ def main(argv=None) -> None:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--models", default=",".join(MODELS))
+    ap.add_argument("--parquet-gb", type=float, default=None)
     args = ap.parse_args(argv)
+    if args.parquet_gb is not None:
+        parquet_benchmark(args.parquet_gb, args.repeat)
+        return
     rng = np.random.default_rng(0)
     d, k = args.features, args.classes
     centres = rng.standard_normal((k, d)) * 2

@@ -136,3 +136,51 @@ def show_warnings(warnings: list[str]) -> None:
 
     for w in warnings:
         warn(w)
+
+
+# -- engines (--engine dask: nbcli.engines) -------------------------------------
+ENGINE = typer.Option(
+    "--engine",
+    help="Where the work runs: local (this process) or dask (a Dask cluster; needs nbcli[dask]).",
+    case_sensitive=False,
+)
+SCHEDULER = typer.Option(
+    "--scheduler",
+    help="With --engine dask: address of a running Dask scheduler, e.g. tcp://host:8786 "
+    "(tls:// with Dask's TLS configuration). Default: a local cluster, started and closed here.",
+)
+WORKERS = typer.Option(
+    "--workers", help="With --engine dask: workers of the local cluster. Default: one per core."
+)
+WORKER_MEMORY = typer.Option(
+    "--worker-memory",
+    help="With --engine dask: memory limit per local worker, e.g. 2GiB or 500MB. "
+    "Default: the machine's memory shared among the workers.",
+)
+
+
+def open_engine(engine: str, scheduler: str | None, workers: int | None, worker_memory: str | None):
+    """The engine ``--engine``, ``--scheduler``, ``--workers`` and ``--worker-memory`` ask for.
+
+    A context manager (:func:`nbcli.engines.open_engine`); nothing of Dask
+    is imported for ``--engine local``.
+
+    Raises
+    ------
+    NbcliError
+        For Dask options without ``--engine dask``, or Dask not installed
+        (the message says how to install it).
+    """
+    from nbcli.engines import open_engine as open_named
+
+    return open_named(
+        engine.lower(), scheduler=scheduler, workers=workers, worker_memory=worker_memory
+    )
+
+
+def uses_parts(engine: str, data: list[str]) -> bool:
+    """Whether a run reads ``--data`` part by part on an engine: with ``--engine dask``,
+    or when ``--data`` names a folder or a glob."""
+    from nbcli.workflows.parts import names_parts
+
+    return engine.lower() != "local" or names_parts(data)

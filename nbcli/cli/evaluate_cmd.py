@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 import typer
 
@@ -34,7 +34,12 @@ def evaluate(
     model: Annotated[str, common.MODEL],
     data: Annotated[
         str,
-        typer.Option("--data", "-d", help="Labelled test data (CSV, NPZ, Parquet, - for stdin)."),
+        typer.Option(
+            "--data",
+            "-d",
+            help="Labelled test data (CSV, NPZ, Parquet, - for stdin); a folder or quoted glob "
+            "of CSV/Parquet parts is one data set.",
+        ),
     ],
     target: Annotated[str | None, common.TARGET] = None,
     bootstrap: Annotated[int, BOOTSTRAP] = 1000,
@@ -54,10 +59,16 @@ def evaluate(
     x_key: Annotated[str, common.X_KEY] = "X",
     y_key: Annotated[str, common.Y_KEY] = "y",
     quiet: Annotated[bool, common.QUIET] = False,
+    engine: Annotated[Literal["local", "dask"], common.ENGINE] = "local",
+    scheduler: Annotated[str | None, common.SCHEDULER] = None,
+    workers: Annotated[int | None, common.WORKERS] = None,
+    worker_memory: Annotated[str | None, common.WORKER_MEMORY] = None,
 ):
     """Score a model on labelled data: metrics with bootstrap intervals, confusion matrix,
     per-class table and calibration summary.
 
+    With --engine dask, or a folder or glob of parts, each part is scored on its own and
+    the intervals are Poisson-bootstrap percentile intervals.
     Exit codes: 0 ok, 2 bad command or input, 3 a --fail-under/--fail-over threshold missed.
     Example: nbcli evaluate -m iris.npz -d sample_data/iris_test.csv --fail-under accuracy.lower=0.8
     """
@@ -68,16 +79,36 @@ def evaluate(
 
     thresholds = common.parse_thresholds(fail_under, fail_over, EVALUATION_METRICS)
     check_outputs([("--json", json_out)], [("--model", model), ("--data", data)])
-    report = run_evaluation(
-        model,
-        data,
-        read=common.read_options(target, delimiter, chunk_size, x_key, y_key),
-        bootstrap=bootstrap,
-        confidence=confidence,
-        seed=seed,
-        bins=bins,
-        reporter=ConsoleReporter(quiet),
-    )
+    read = common.read_options(target, delimiter, chunk_size, x_key, y_key)
+    if common.uses_parts(engine, [data]):
+        from nbcli.workflows.evaluate_parts import evaluate_parts
+        from nbcli.workflows.parts import expand_parts
+
+        parts = expand_parts([data])
+        with common.open_engine(engine, scheduler, workers, worker_memory) as eng:
+            report = evaluate_parts(
+                model,
+                parts,
+                eng,
+                data=data,
+                read=read,
+                bootstrap=bootstrap,
+                confidence=confidence,
+                seed=seed,
+                bins=bins,
+            )
+    else:
+        common.open_engine(engine, scheduler, workers, worker_memory)  # refuses Dask options
+        report = run_evaluation(
+            model,
+            data,
+            read=read,
+            bootstrap=bootstrap,
+            confidence=confidence,
+            seed=seed,
+            bins=bins,
+            reporter=ConsoleReporter(quiet),
+        )
     common.show_warnings(report.warnings)
     common.emit_report(report, json_out, quiet=quiet)
     common.enforce_thresholds(report.threshold_values(), thresholds)

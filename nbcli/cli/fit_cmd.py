@@ -20,7 +20,10 @@ def _fit(
     data: Annotated[
         str,
         typer.Option(
-            "--data", "-d", help="Training data: CSV (.csv, .csv.gz), NPZ, Parquet, or - for stdin."
+            "--data",
+            "-d",
+            help="Training data: CSV (.csv, .csv.gz), NPZ, Parquet, or - for stdin; a folder or "
+            "quoted glob of CSV/Parquet parts is one data set.",
         ),
     ],
     model: Annotated[
@@ -49,6 +52,10 @@ def _fit(
     y_key: Annotated[str, common.Y_KEY] = "y",
     json_out: Annotated[str | None, common.JSON] = None,
     quiet: Annotated[bool, common.QUIET] = False,
+    engine: Annotated[Literal["local", "dask"], common.ENGINE] = "local",
+    scheduler: Annotated[str | None, common.SCHEDULER] = None,
+    workers: Annotated[int | None, common.WORKERS] = None,
+    worker_memory: Annotated[str | None, common.WORKER_MEMORY] = None,
     **hyperparameter_flags,
 ):
     """Train a model on labelled data and save it as a .npz model file.
@@ -74,9 +81,7 @@ def _fit(
     from nbcli.workflows.train import train
 
     prior = params.get(estimator.prior_param)
-    result = train(
-        estimator,
-        data,
+    read = dict(
         target=target,
         features=features,
         drop=drop,
@@ -84,9 +89,27 @@ def _fit(
         chunk_size=chunk_size,
         x_key=x_key,
         y_key=y_key,
-        priors_by_label=prior if isinstance(prior, dict) else None,
-        progress=lambda chunks, what: progress_iter(chunks, what, quiet=quiet),
     )
+    priors_by_label = prior if isinstance(prior, dict) else None
+    from nbcli.workflows.parts import expand_parts
+
+    if common.uses_parts(engine, [data]):
+        from nbcli.workflows.parts import train_parts
+
+        parts = expand_parts([data])
+        with common.open_engine(engine, scheduler, workers, worker_memory) as eng:
+            result = train_parts(
+                estimator, parts, eng, data=data, priors_by_label=priors_by_label, **read
+            )
+    else:
+        common.open_engine(engine, scheduler, workers, worker_memory)  # refuses Dask options
+        result = train(
+            estimator,
+            data,
+            **read,
+            priors_by_label=priors_by_label,
+            progress=lambda chunks, what: progress_iter(chunks, what, quiet=quiet),
+        )
     for w in result.warnings:
         warn(w)
     for note in result.notes:
@@ -99,7 +122,16 @@ def _fit(
         report = result.summary(output)
         if json_out is not None:
             # Hashing reads the files again: only when a report is asked for.
-            report.inputs = common.inputs_of(data=data, **({"config": config} if config else {}))
+            if common.uses_parts(engine, [data]):
+                # Parts may be readable only by the workers: named, not hashed.
+                report.inputs = {
+                    "data": {"path": data, "parts": expand_parts([data])},
+                    **common.inputs_of(**({"config": config} if config else {})),
+                }
+            else:
+                report.inputs = common.inputs_of(
+                    data=data, **({"config": config} if config else {})
+                )
             report.settings = {
                 "chunk_size": chunk_size,
                 "config": config,
@@ -108,6 +140,8 @@ def _fit(
                 "features": features,
                 "drop": drop,
             }
+            if common.uses_parts(engine, [data]):
+                report.settings["engine"] = engine
         common.emit_report(report, json_out, quiet=quiet)
     info(f"wrote {output}", quiet or json_out == "-")
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 import typer
 
@@ -17,7 +17,8 @@ def predict(
         typer.Option(
             "--data",
             "-d",
-            help="Input file(s): repeat the option or give a quoted glob such as 'in/*.csv'; - for stdin.",
+            help="Input file(s): repeat the option, give a quoted glob such as 'in/*.csv' or a folder "
+            "of CSV/Parquet parts; - for stdin.",
         ),
     ],
     output: Annotated[
@@ -33,6 +34,14 @@ def predict(
             help="Batch mode: write <name>.pred.csv for each input into this folder.",
         ),
     ] = None,
+    output_format: Annotated[
+        Literal["csv", "parquet"],
+        typer.Option(
+            "--output-format",
+            help="Batch mode: write <name>.pred.csv or <name>.pred.parquet.",
+            case_sensitive=False,
+        ),
+    ] = "csv",
     proba: Annotated[
         bool, typer.Option("--proba", help="Add one probability column per class (proba_<label>).")
     ] = False,
@@ -71,6 +80,10 @@ def predict(
     x_key: Annotated[str, common.X_KEY] = "X",
     y_key: Annotated[str, common.Y_KEY] = "y",
     quiet: Annotated[bool, common.QUIET] = False,
+    engine: Annotated[Literal["local", "dask"], common.ENGINE] = "local",
+    scheduler: Annotated[str | None, common.SCHEDULER] = None,
+    workers: Annotated[int | None, common.WORKERS] = None,
+    worker_memory: Annotated[str | None, common.WORKER_MEMORY] = None,
 ):
     """Predict labels (and with --proba, posterior probabilities) for new data.
 
@@ -78,9 +91,12 @@ def predict(
     columns are ignored. Example: nbcli predict -m iris.npz -d sample_data/iris_test.csv --proba
     """
     from nbcli.cli.progress import ConsoleReporter
-    from nbcli.workflows.inputs import expand_inputs
+    from nbcli.workflows.parts import expand_parts
 
-    inputs = expand_inputs(data)
+    inputs = expand_parts(data)
+    dask = engine.lower() == "dask"
+    if dask and output_dir is None:
+        raise NbcliError("--engine dask writes one file per input: give --output-dir")
     keep_cols = common_list(keep)
     options = dict(
         proba=proba,
@@ -89,6 +105,7 @@ def predict(
         digits=digits,
     )
     if output_dir is None and len(inputs) == 1:
+        common.open_engine(engine, scheduler, workers, worker_memory)  # refuses Dask options
         from nbcli.io.atomic import check_outputs
         from nbcli.io.modelfile import load_model
         from nbcli.workflows.predict import check_keep
@@ -106,13 +123,24 @@ def predict(
     if output is not None:
         raise NbcliError(
             "--output is for one input; with --output-dir each input gets <name>.pred.csv"
+            " (or .pred.parquet)"
         )
     from nbcli.cli.console import error_line
     from nbcli.workflows.predict import predict_batch
 
-    report = predict_batch(
-        model, inputs, output_dir, jobs=jobs, reporter=ConsoleReporter(quiet), **options
-    )
+    if dask and jobs is not None:
+        raise NbcliError("--jobs is for --engine local; the Dask cluster's workers run the files")
+    with common.open_engine(engine, scheduler, workers, worker_memory) as eng:
+        report = predict_batch(
+            model,
+            inputs,
+            output_dir,
+            jobs=jobs,
+            reporter=ConsoleReporter(quiet),
+            engine=eng,
+            output_format=output_format.lower(),
+            **options,
+        )
     for in_path, out_path, _, error in report.rows:
         if error is not None:
             stale = (

@@ -12,6 +12,9 @@ so every engine gives the same bits for the same parts:
 * :meth:`Engine.sum_over_parts` - per-part sums, added (evaluation: see
   :mod:`nbcli.engines.sums`).
 
+The local engine also has :meth:`~nbcli.engines.local.LocalEngine.map`, the
+plain task map that local batch prediction runs its files through.
+
 >>> with open_engine("local") as engine:                            # doctest: +SKIP
 ...     stats = engine.fit_statistics(paths, read_part, GaussianNB())
 ...     model = stats.to_estimator(GaussianNB())
@@ -129,7 +132,8 @@ def open_engine(
             if value is not None
         ]
         if given:
-            raise NbcliError(f"{', '.join(given)} only apply with --engine dask")
+            verb = "applies" if len(given) == 1 else "apply"
+            raise NbcliError(f"{', '.join(given)} only {verb} with --engine dask")
         from nbcli.engines.local import LocalEngine
 
         return LocalEngine(n_jobs=n_jobs)

@@ -63,7 +63,12 @@ def _combine(combine: Callable[[Any, Any], Any], a, b):
         return a
     if isinstance(b, _Failed):
         return b
-    return combine(a, b)
+    try:
+        return combine(a, b)
+    except NbcliError as exc:
+        # Parts that cannot be merged (different columns): an error of the
+        # data, which a retry cannot mend.
+        return _Failed(-1, exc)
 
 
 def _read_statistics(index: int, part: Any, read_part: PartReader, estimator):
@@ -218,10 +223,12 @@ class DaskEngine:
             threads_per_worker=1,
             memory_limit=memory_limit,
             processes=self.processes,
-            dashboard_address=None,
-            # Dask's own warnings (a worker restarted, a port taken) would
+            # A free port: no warning when 8787 is taken by another cluster.
+            dashboard_address=":0",
+            # Dask's own warnings and errors (a worker restarted, a port taken,
+            # a heartbeat cut short by the shutdown) would
             # interleave with nbcli's one-line messages on stderr.
-            silence_logs=logging.ERROR,
+            silence_logs=logging.CRITICAL,
         )
         self._client = Client(self._cluster)
 
@@ -350,8 +357,12 @@ class DaskEngine:
         ]
         try:
             return client.gather(futures)
-        finally:
-            client.cancel(futures + [shared_future])
+        except BaseException:
+            client.cancel(futures)
+            raise
+        # The broadcast model is released with the last reference to its
+        # future; cancelling it explicitly races with the release of the
+        # tasks that used it (a scheduler assertion in distributed).
 
     def sum_over_parts(
         self, parts: Sequence[Any], fn: Callable[..., Any], shared: Any = None
@@ -373,8 +384,5 @@ class DaskEngine:
             raise ValueError("nothing to sum: no parts")
         client = self.client
         (shared_future,) = client.scatter([shared], broadcast=True, hash=False)
-        try:
-            futures = self._submit_parts(fn, parts, shared_future)
-            return self._tree(futures, add)
-        finally:
-            client.cancel([shared_future])
+        futures = self._submit_parts(fn, parts, shared_future)
+        return self._tree(futures, add)

@@ -1,8 +1,14 @@
-"""The local engine: every part in this process, one after another or with joblib."""
+"""The local engine: every part in this process, one after another or with joblib.
+
+It is the one local engine of nbcli: the per-part work of the engines
+(:meth:`LocalEngine.fit_statistics`, :meth:`LocalEngine.map_write`,
+:meth:`LocalEngine.sum_over_parts`) and the plain task map batch
+prediction runs its files through (:meth:`LocalEngine.map`).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from nbcli.engines._reduce import (
@@ -41,6 +47,26 @@ class LocalEngine:
 
     def close(self) -> None:
         """Nothing to release; present for symmetry with the Dask engine."""
+
+    def workers(self, jobs: int | None, n_tasks: int) -> int:
+        """Worker processes for ``n_tasks`` tasks: ``jobs`` (default: all cores),
+        but never more than the cores available to this process nor the tasks;
+        more processes than cores only compete for them."""
+        from joblib import cpu_count
+
+        cores = max(1, cpu_count())
+        wanted = cores if jobs is None else jobs
+        return max(1, min(wanted, cores, n_tasks))
+
+    def map(
+        self, func: Callable[..., Any], tasks: Sequence[tuple], *, jobs: int | None = None
+    ) -> Iterator[Any]:
+        """``func(*task)`` for every task in joblib processes, as a generator of
+        results in task order (so that progress can be shown as they come)."""
+        from joblib import Parallel, delayed
+
+        parallel = Parallel(n_jobs=self.workers(jobs, len(tasks)), return_as="generator")
+        return iter(parallel(delayed(func)(*task) for task in tasks))
 
     def _map(self, fn: Callable[..., Any], parts: Sequence[Any], *args) -> list:
         if self.n_jobs == 1 or len(parts) < 2:

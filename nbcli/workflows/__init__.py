@@ -4,7 +4,8 @@ A workflow takes paths (or loaded model files) and options, and returns a
 report object from :mod:`nbcli.reports`; it never prints and never parses
 command-line options. Progress and warnings go to a
 :class:`~nbcli.workflows.engine.Reporter`; independent tasks run on an
-engine (:class:`~nbcli.workflows.engine.LocalEngine` by default).
+engine (:class:`~nbcli.engines.local.LocalEngine` by default, or the Dask
+engine of :mod:`nbcli.engines`).
 
 Import the functions from their modules (``from nbcli.workflows.evaluate
 import evaluate``): this package imports nothing heavy itself, so that

@@ -6,7 +6,7 @@ import glob
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from nbcli.errors import NbcliError
 from nbcli.workflows.engine import Engine, LocalEngine, Reporter
@@ -127,26 +127,31 @@ def predict(
         return write(f, streaming=out_path if in_place else None)
 
 
-def output_name(in_path: str) -> str:
-    """``in/data.csv.gz`` -> ``data.pred.csv``."""
+OUTPUT_FORMATS = ("csv", "parquet")
+
+
+def output_name(in_path: str, output_format: str = "csv") -> str:
+    """``in/data.csv.gz`` -> ``data.pred.csv`` (``data.pred.parquet`` for ``"parquet"``)."""
     name = Path(in_path).name
     for suffix in _SUFFIXES:
         if name.lower().endswith(suffix):
             name = name[: -len(suffix)]
             break
-    return f"{name}.pred.csv"
+    return f"{name}.pred.{output_format}"
 
 
-def _predict_one(model_path: str, in_path: str, out_path: str, options: dict):
+def _predict_one(model, in_path: str, out_path: str, options: dict):
     """One batch task: returns ``(in_path, rows, error message or None, stale output removed)``.
 
-    A failed input's output left from an earlier run is removed, so that no
-    stale predictions sit next to fresh ones (the caller says so).
+    ``model`` is a model file's path (loaded here, in the worker) or a
+    loaded model file. A failed input's output left from an earlier run is
+    removed, so that no stale predictions sit next to fresh ones (the
+    caller says so).
     """
     from nbcli.io.modelfile import load_model
 
     try:
-        mf = load_model(model_path)
+        mf = load_model(model) if isinstance(model, str) else model
         rows = predict(mf, in_path, out_path, **options)
         return in_path, rows, None, False
     except NbcliError as exc:
@@ -154,6 +159,12 @@ def _predict_one(model_path: str, in_path: str, out_path: str, options: dict):
     except Exception as exc:  # a bug must not stop the other files
         error = f"internal error ({type(exc).__name__}: {exc})"
     return in_path, 0, error, _remove_stale(out_path)
+
+
+def _predict_part(index: int, part: tuple[str, str], shared: tuple) -> tuple:
+    """:func:`_predict_one` as a per-part task of an engine; ``shared`` is ``(model file, options)``."""
+    mf, options = shared
+    return _predict_one(mf, part[0], part[1], options)
 
 
 def _remove_stale(path) -> bool:
@@ -189,9 +200,15 @@ def predict_batch(
     jobs: int | None = None,
     reporter: Reporter | None = None,
     engine: Engine | None = None,
+    output_format: str = "csv",
     **options,
 ) -> BatchReport:
     """Predict every input into ``output_dir/<name>.pred.csv``, files in parallel.
+
+    On the local engine the files are scored in joblib processes
+    (``jobs``); on the Dask engine (``engine.name == "dask"``) the model
+    file is sent to every worker once and each input is scored and written
+    by a worker, so the workers must see ``output_dir`` at the same path.
 
     The model file is checked once up front (a bad model fails the whole
     run with exit code 2). A bad input file is recorded in the report and
@@ -200,6 +217,8 @@ def predict_batch(
 
     Parameters
     ----------
+    output_format : {"csv", "parquet"}
+        ``<name>.pred.csv`` or ``<name>.pred.parquet``.
     options
         The keyword options of :func:`predict` (``proba``, ``keep``, ``read``).
 
@@ -229,8 +248,12 @@ def predict_batch(
             f"{output_dir}: cannot create the output folder ({exc.strerror or exc})"
         ) from None
     targets: dict[str, str] = {}
+    if output_format not in OUTPUT_FORMATS:
+        raise NbcliError(
+            f"--output-format {output_format!r}: choose one of {', '.join(OUTPUT_FORMATS)}"
+        )
     for p in inputs:
-        out = str(out_dir / output_name(p))
+        out = str(out_dir / output_name(p, output_format))
         if out in targets.values():
             raise NbcliError(
                 f"{p}: its output {out} would overwrite another input's; rename one of them"
@@ -242,11 +265,18 @@ def predict_batch(
     )
     tasks = [(model_path, p, targets[p], options) for p in inputs]
     try:
-        results = list(
-            reporter.progress(
-                engine.map(_predict_one, tasks, jobs=jobs), "scoring files", total=len(inputs)
+        if engine.name == "dask":
+            outcomes = engine.map_write(
+                [(p, targets[p]) for p in inputs], _predict_part, (mf, options)
             )
-        )
+            results = [o.value if o.ok else (o.part[0], 0, o.error, False) for o in outcomes]
+        else:
+            local = cast(LocalEngine, engine)
+            results = list(
+                reporter.progress(
+                    local.map(_predict_one, tasks, jobs=jobs), "scoring files", total=len(inputs)
+                )
+            )
     except BaseException:
         # Interrupted (Ctrl-C, SIGTERM): joblib kills its workers outright,
         # so their unfinished temporary files are removed here.

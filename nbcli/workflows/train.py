@@ -110,6 +110,18 @@ def _plain(v):
     return v.item() if isinstance(v, np.generic) else v
 
 
+def training_stream(path: str, **read):
+    """The reader of training data: one file of a one-file fit, or one part of a
+    part-wise fit (:mod:`nbcli.workflows.parts`), so both read through the same
+    column plan. ``read`` holds the reading keywords of :func:`train`
+    (``target``, ``features``, ``drop``, ``delimiter``, ``chunk_size``,
+    ``x_key``, ``y_key``), passed to :func:`nbcli.io.data.iter_dataset`.
+    """
+    from nbcli.io.data import iter_dataset
+
+    return iter_dataset(path, need_target=True, raw_labels=True, **read)
+
+
 def train(
     estimator,
     path: str,
@@ -156,26 +168,20 @@ def train(
         For unreadable or invalid data, a single class, or a class with
         fewer samples than the model needs (``min_samples_per_class``).
     """
-    from nbcli.io.data import iter_dataset, resolve_labels
     from nbcli.io.fingerprint import TrainingFingerprint
-    from nbcli.io.modelfile import ModelFile
 
-    stream = iter_dataset(
+    stream = training_stream(
         path,
         chunk_size=chunk_size,
         target=target,
         features=features,
         drop=drop,
-        need_target=True,
         delimiter=delimiter,
         x_key=x_key,
         y_key=y_key,
-        raw_labels=True,
     )
-    warnings: list[str] = []
     fp = TrainingFingerprint(legacy=False)
     state = _ReadState()
-    model_type = estimator.name
     if priors_by_label is not None:
         # Priors given by label can be put in order only once the classes are known.
         estimator.set_params(**{estimator.prior_param: None})
@@ -209,14 +215,80 @@ def train(
         if state.rows == 0:
             raise NbcliError(f"{path}: no data rows") from None
         raise data_error(path, exc, stream.feature_names, state.offset) from None
+    return finish_training(
+        estimator,
+        data=path,
+        target=stream.target,
+        feature_names=list(stream.feature_names),
+        notes=[stream.note] if stream.note else [],
+        n_rows=state.rows,
+        n_chunks=state.chunks,
+        fingerprint=fp.metadata(),
+        priors_by_label=priors_by_label,
+        started=started,
+        first=state.first if state.chunks == 1 else None,
+    )
 
-    _check_finite_statistics(path, estimator, stream.feature_names)
+
+def finish_training(
+    estimator,
+    *,
+    data: str,
+    target: str | None,
+    feature_names: list[str],
+    notes: list[str],
+    n_rows: int,
+    n_chunks: int,
+    fingerprint: dict,
+    priors_by_label=None,
+    started: float | None = None,
+    first=None,
+) -> TrainResult:
+    """Check gathered statistics, make the model from them once, and describe it.
+
+    The second half of :func:`train`, shared with fits whose statistics were
+    gathered part by part (:mod:`nbcli.workflows.parts`), so that both
+    refuse the same data with the same messages and write the same file.
+
+    Parameters
+    ----------
+    estimator : BayesClassifier
+        With ``stats_``, ``classes_`` (labels as read: text from CSV) and
+        ``n_features_in_`` set, not finalized.
+    data : str
+        What ``--data`` named (a file, folder or pattern), for messages and
+        the model file's ``training.data``.
+    target, feature_names, notes
+        As the reader chose them.
+    n_rows, n_chunks : int
+        Rows and chunks read.
+    fingerprint : dict
+        ``TrainingFingerprint.metadata()`` of the rows, in order.
+    priors_by_label, started
+        As in :func:`train`; ``started`` is the ``time.perf_counter()`` of
+        the start of reading.
+    first : Dataset, optional
+        The whole data when it was one chunk (for the training accuracy).
+
+    Raises
+    ------
+    NbcliError
+        As :func:`train`.
+    """
+    from nbcli.io.data import resolve_labels
+    from nbcli.io.modelfile import ModelFile
+
+    path = data
+    started = time.perf_counter() if started is None else started
+    warnings: list[str] = []
+    model_type = estimator.name
+    _check_finite_statistics(path, estimator, feature_names)
     classes = estimator.classes_
     typed = resolve_labels(classes) if classes.dtype.kind in "US" else classes
     counts = estimator.stats_.class_counts
     if len(classes) < 2:
         raise NbcliError(
-            f"{path}: the target {stream.target!r} has a single class ({_plain(typed[0])!r}); "
+            f"{path}: the target {target!r} has a single class ({_plain(typed[0])!r}); "
             "a classifier needs at least two"
         )
     singles = [str(c) for c, n in zip(typed, counts) if n < 2]
@@ -232,7 +304,7 @@ def train(
             )
         warnings.append(f"{path}: {msg}; its probabilities rest on smoothing alone")
     if model_type == "gaussian":
-        _check_gaussian_spread(path, estimator, stream.feature_names, typed)
+        _check_gaussian_spread(path, estimator, feature_names, typed)
     try:
         if typed is not classes:
             estimator.relabel(typed)
@@ -248,8 +320,7 @@ def train(
     seconds = time.perf_counter() - started
 
     accuracy = None
-    first = state.first
-    if first is not None and state.chunks == 1:
+    if first is not None:
         pred = estimator.predict(first.X)
         accuracy = float(np.mean(pred.astype(str) == np.asarray(first.y).astype(str)))
 
@@ -257,32 +328,31 @@ def train(
     counts = estimator.stats_.class_counts
     counts_out = [int(c) if float(c).is_integer() else float(c) for c in counts]
     training = {
-        "n_samples": int(state.rows),
+        "n_samples": int(n_rows),
         "class_counts": counts_out,
-        **fp.metadata(),
+        **fingerprint,
         "data": path,
     }
     mf = ModelFile(
         model=estimator,
-        feature_names=list(stream.feature_names),
-        target=stream.target,
+        feature_names=list(feature_names),
+        target=target,
         training=training,
     )
     facts = dict(
         model_type=model_type,
         hyperparameters={k: _jsonable(v) for k, v in estimator.get_params().items()},
         data=path,
-        target=stream.target,
-        n_samples=int(state.rows),
-        feature_names=list(stream.feature_names),
+        target=target,
+        n_samples=int(n_rows),
+        feature_names=list(feature_names),
         classes=classes_out,
         class_counts=counts_out,
         priors=[float(p) for p in class_priors(estimator)],
         seconds=seconds,
         training_accuracy=accuracy,
-        n_chunks=state.chunks,
+        n_chunks=n_chunks,
     )
-    notes = [stream.note] if stream.note else []
     return TrainResult(model_file=mf, facts=facts, warnings=warnings, notes=notes)
 
 

@@ -1,0 +1,318 @@
+"""``evaluate`` over a data set in parts: sums on the engine, the report from the sums.
+
+Each part is scored where its task runs and reduced to the sums of
+:mod:`nbcli.engines.sums` (confusion counts, summed losses, calibration bin
+sums and their Poisson-bootstrap replicates); only those travel and add.
+The point figures equal those of a local evaluation of the parts joined
+into one file (to rounding, 1e-12); the intervals are Poisson-bootstrap
+percentile intervals (method ``poisson-bootstrap``), fixed by the seed and
+the parts, not the BCa intervals of a one-file evaluation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from nbcli.errors import NbcliError
+
+
+@dataclass(frozen=True)
+class PartScoring:
+    """What every part's scoring task needs, sent once to every worker."""
+
+    model_file: Any
+    read: Any  # ReadOptions
+    edges: np.ndarray
+    n_replicates: int
+    seed: int
+
+
+@dataclass
+class PartEvaluation:
+    """Evaluation sums of one or more consecutive parts, with their unseen labels.
+
+    ``unseen`` maps the text of each test label the model never saw to the
+    label itself; ``sums`` codes them after the model's classes, in the
+    order of ``unseen``'s keys (sorted).
+    """
+
+    sums: Any  # EvaluationSums
+    unseen: dict
+    fingerprint: Any  # RowHashFingerprint
+    n_classes: int
+
+    def merge(self, other: PartEvaluation) -> PartEvaluation:
+        unseen = {**self.unseen, **other.unseen}
+        keys = sorted(unseen)
+        a = _recode(self.sums, list(self.unseen), keys, self.n_classes)
+        b = _recode(other.sums, list(other.unseen), keys, self.n_classes)
+        return PartEvaluation(
+            a.merge(b),
+            {k: unseen[k] for k in keys},
+            self.fingerprint.combine(other.fingerprint),
+            self.n_classes,
+        )
+
+
+def _recode(sums, old: list, new: list, n_classes: int):
+    """``sums`` with its unseen labels ``old`` moved to their places in ``new``."""
+    if old == new:
+        return sums
+    from dataclasses import replace
+
+    where = np.concatenate([np.arange(n_classes), n_classes + np.searchsorted(new, old)]).astype(
+        np.intp
+    )
+    size = n_classes + len(new)
+    confusion = np.zeros((size, size), dtype=sums.confusion.dtype)
+    confusion[np.ix_(where, where)] = sums.confusion
+    replicates = np.zeros((sums.replicate_confusion.shape[0], size, size))
+    replicates[:, where[:, None], where[None, :]] = sums.replicate_confusion
+    return replace(sums, confusion=confusion, replicate_confusion=replicates)
+
+
+def score_part(index: int, part: str, spec: PartScoring) -> PartEvaluation:
+    """The evaluation sums of one labelled part, scored where this task runs.
+
+    Raises
+    ------
+    NbcliError
+        As a one-file evaluation of ``part`` (bad cells, missing columns,
+        values the model refuses), naming the part and its row.
+    """
+    from nbcli.engines.sums import evaluation_sums
+    from nbcli.io.fingerprint import RowHashFingerprint
+    from nbcli.reports.metrics import label_key
+    from nbcli.workflows.scoring import iter_scores
+
+    mf = spec.model_file
+    classes = [label_key(c) for c in np.asarray(mf.classes, dtype=object)]
+    index_of = {key: i for i, key in enumerate(classes)}
+    k = len(classes)
+
+    def sums(proba, keys, unseen: dict, offset: int, fp) -> PartEvaluation:
+        order = sorted(unseen)
+        codes_of = {**index_of, **{key: k + i for i, key in enumerate(order)}}
+        codes = np.fromiter((codes_of[key] for key in keys), dtype=np.intp, count=len(keys))
+        total = evaluation_sums(
+            proba,
+            codes,
+            k + len(order),
+            edges=spec.edges,
+            n_replicates=spec.n_replicates,
+            seed=spec.seed,
+            part_index=index,
+            row_offset=offset,
+        )
+        return PartEvaluation(total, {key: unseen[key] for key in order}, fp, k)
+
+    # Chunk by chunk, so that memory holds one chunk's posteriors; a chunk's
+    # unseen labels are coded after the classes and recoded as they merge.
+    result = sums(np.zeros((0, k)), [], {}, 0, RowHashFingerprint())
+    rows = 0
+    for chunk in iter_scores(mf, part, read=spec.read, need_target=True):
+        fp = RowHashFingerprint()
+        fp.update(chunk.X, chunk.y)
+        y = np.asarray(chunk.y, dtype=object)
+        keys = [label_key(v) for v in y]
+        unseen = {}
+        for key, value in zip(keys, y):
+            if key not in index_of and key not in unseen:
+                unseen[key] = value
+        result = result.merge(sums(np.exp(chunk.log_proba), keys, unseen, rows, fp))
+        rows += chunk.n_rows
+    return result
+
+
+def evaluate_parts(
+    model: str,
+    parts: Sequence[str],
+    engine,
+    *,
+    data: str,
+    read=None,
+    bootstrap: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 0,
+    bins: int = 10,
+):
+    """Score the model file ``model`` on the labelled ``parts`` (in order) on ``engine``.
+
+    Parameters
+    ----------
+    model : str
+        Model file path.
+    parts : sequence of str
+        Part files of one labelled data set.
+    engine : nbcli.engines.Engine
+    data : str
+        What ``--data`` named, for the report's inputs and messages.
+    read, bootstrap, confidence, seed, bins
+        As for :func:`nbcli.workflows.evaluate.evaluate`; ``bootstrap`` is
+        the number of Poisson-bootstrap replicates.
+
+    Returns
+    -------
+    nbcli.reports.evaluation.EvaluationReport
+        The same fields as a one-file evaluation; the intervals' method is
+        ``poisson-bootstrap``.
+
+    Raises
+    ------
+    NbcliError
+        For the lowest-indexed bad part, or a data set without rows.
+    """
+    from nbcli.engines.sums import POISSON_BOOTSTRAP
+    from nbcli.io.modelfile import load_model
+    from nbcli.reports.reliability import UNIFORM, bin_edges
+    from nbcli.workflows.inputs import ReadOptions
+    from nbcli.workflows.parts import check_parts
+
+    check_parts(parts, engine)
+    mf = load_model(model)
+    spec = PartScoring(
+        mf, read or ReadOptions(), bin_edges(np.zeros(0), bins, UNIFORM), int(bootstrap), seed
+    )
+    total: PartEvaluation = engine.sum_over_parts(list(parts), score_part, spec)
+    if total.sums.n_rows == 0:
+        raise NbcliError(f"{data}: no data rows in any of its {len(parts)} parts")
+    report = report_from_sums(
+        mf.classes,
+        total,
+        confidence=confidence,
+        training_match=_matches(mf.training, total.fingerprint),
+    )
+    report.inputs = {"model": _input(model), "data": {"path": data, "parts": list(parts)}}
+    report.settings = {
+        "bootstrap_resamples": int(bootstrap),
+        "confidence": float(confidence),
+        "seed": seed,
+        "bootstrap_method": POISSON_BOOTSTRAP if bootstrap else "none",
+        "bins": int(bins),
+        "engine": engine.name,
+    }
+    return report
+
+
+def _input(path: str) -> dict:
+    from nbcli.io.data import file_sha256
+
+    return {"path": path, "sha256": file_sha256(path)}
+
+
+def _matches(training: dict, fp) -> bool:
+    from nbcli.io.fingerprint import ROWHASH_ALGORITHM
+
+    stored = training.get("fingerprint")
+    return (
+        isinstance(stored, dict)
+        and stored.get("algorithm") == ROWHASH_ALGORITHM
+        and stored.get("value") == fp.value
+    )
+
+
+def report_from_sums(classes, total: PartEvaluation, *, confidence: float, training_match: bool):
+    """An :class:`~nbcli.reports.evaluation.EvaluationReport` from summed evaluation sums."""
+    from nbcli.engines.sums import poisson_interval
+    from nbcli.reports.evaluation import (
+        METRIC_KEYS,
+        TRAINING_DATA_WARNING,
+        CalibrationSummary,
+        EvaluationReport,
+    )
+    from nbcli.reports.metrics import (
+        MARGIN_METRICS,
+        _label_order,
+        json_label,
+        most_confused,
+        per_class_scores,
+    )
+    from nbcli.reports.reliability import ReliabilityBin, ReliabilityDiagram, unseen_warning
+
+    s = total.sums
+    k = total.n_classes
+    # Unseen labels in the order a one-file evaluation lists them.
+    values = [json_label(v) for v in total.unseen.values()]
+    order = sorted(range(len(values)), key=lambda i: _label_order(values[i]))
+    perm = np.concatenate([np.arange(k), k + np.asarray(order, dtype=np.intp)]).astype(np.intp)
+    confusion = s.confusion[np.ix_(perm, perm)]
+    replicate_confusion = s.replicate_confusion[:, perm[:, None], perm[None, :]]
+    unseen_labels = [values[i] for i in order]
+    labels = [json_label(c) for c in np.asarray(classes, dtype=object)] + unseen_labels
+
+    metrics = {}
+    for name, metric in MARGIN_METRICS.items():
+        with np.errstate(divide="ignore", invalid="ignore"):
+            estimate = float(metric(confusion))
+            replicates = metric(replicate_confusion)
+        metrics[name] = poisson_interval(estimate, replicates, confidence=confidence)
+    metrics["log_loss"] = poisson_interval(
+        s.log_loss, s.replicate_means("log_loss"), confidence=confidence
+    )
+    metrics["brier"] = poisson_interval(
+        s.brier_score, s.replicate_means("brier"), confidence=confidence
+    )
+    metrics = {key: metrics[key] for key in METRIC_KEYS}
+
+    count = s.bin_count
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mean_conf = np.where(count > 0, s.bin_confidence / count, np.nan)
+        acc = np.where(count > 0, s.bin_hits / count, np.nan)
+    gaps = np.abs(acc - mean_conf)
+    filled = count > 0
+    n = int(s.n_scored)
+    edges = _edges(len(count))
+    diagram = ReliabilityDiagram(
+        [
+            ReliabilityBin(
+                float(edges[b]),
+                float(edges[b + 1]),
+                int(count[b]),
+                float(mean_conf[b]),
+                float(acc[b]),
+            )
+            for b in range(len(count))
+        ],
+        edges,
+        "uniform",
+        n,
+        float(np.sum(count[filled] / n * gaps[filled])) if n else float("nan"),
+        float(np.max(gaps[filled])) if n and filled.any() else float("nan"),
+    )
+    calibration = CalibrationSummary(
+        mean_confidence=float(s.bin_confidence.sum() / n) if n else float("nan"),
+        accuracy=float(s.bin_hits.sum() / n) if n else float("nan"),
+        diagram=diagram,
+    )
+    rows, averages = per_class_scores(confusion, labels)
+    n_unseen = int(s.n_rows - s.n_scored)
+    warnings = []
+    if n_unseen:
+        warnings.append(unseen_warning(unseen_labels, n_unseen))
+    if training_match:
+        warnings.append(TRAINING_DATA_WARNING)
+    return EvaluationReport(
+        metrics=metrics,
+        labels=labels,
+        confusion=confusion,
+        most_confused=most_confused(confusion, labels, 10),
+        per_class=rows,
+        averages=averages,
+        calibration=calibration,
+        warnings=warnings,
+        n_samples=int(s.n_rows),
+        n_unseen=n_unseen,
+        unseen_labels=unseen_labels,
+        inputs={},
+        settings={},
+    )
+
+
+def _edges(n_bins: int) -> np.ndarray:
+    from nbcli.reports.reliability import UNIFORM, bin_edges
+
+    return bin_edges(np.zeros(0), n_bins, UNIFORM)

@@ -1,0 +1,292 @@
+"""Data sets given as parts: ``--data`` folders and globs, and fits over the parts on an engine.
+
+A folder or a pattern names a data set cut into part files (CSV, ``.csv.gz``,
+Parquet). ``fit`` and ``evaluate`` take the parts as one data set; ``predict``
+writes one output per part. Each part is read where its task runs (in this
+process, or on a Dask worker) by nbcli's own reader,
+:func:`nbcli.io.data.iter_dataset`, with the same options as a one-file run,
+so the parsing, the column plan and the one-line errors (naming the part
+and its row) are those of a local run on that file.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from nbcli.errors import NbcliError
+
+PART_SUFFIXES = (".csv", ".csv.gz", ".parquet")
+"""The files of a folder that are taken as its parts (case-insensitive)."""
+
+
+def is_part_file(name: str) -> bool:
+    """Whether a file of a ``--data`` folder is one of its parts (hidden files are not)."""
+    low = name.lower()
+    return not name.startswith((".", "_")) and low.endswith(PART_SUFFIXES)
+
+
+def expand_parts(patterns: Sequence[str]) -> list[str]:
+    """Part files from ``--data`` values: files as given, folders and globs expanded.
+
+    A folder gives its part files (:data:`PART_SUFFIXES`, not hidden, not in
+    subfolders), sorted by name; a glob gives its matches, sorted, with a
+    folder among them expanded the same way. Duplicates are dropped, first
+    place kept.
+
+    Raises
+    ------
+    NbcliError
+        For a glob that matches nothing or a folder without part files.
+    """
+    out: list[str] = []
+    for p in patterns:
+        if p != "-" and not os.path.exists(p) and glob.has_magic(p):
+            matches = sorted(glob.glob(p))
+            if not matches:
+                raise NbcliError(f"{p}: no files match this pattern")
+        else:
+            matches = [p]
+        for m in matches:
+            if os.path.isdir(m):
+                files = sorted(
+                    os.path.join(m, f)
+                    for f in os.listdir(m)
+                    if is_part_file(f) and os.path.isfile(os.path.join(m, f))
+                )
+                if not files:
+                    raise NbcliError(
+                        f"{m}: the folder holds no part files ({', '.join(PART_SUFFIXES)})"
+                    )
+                out.extend(files)
+            else:
+                out.append(m)
+    return list(dict.fromkeys(out))
+
+
+def check_parts(parts: Sequence[str], engine) -> None:
+    """Refuse stdin as a part: a part is opened where its task runs.
+
+    Raises
+    ------
+    NbcliError
+        When ``-`` is among ``parts`` on an engine other than the local one.
+    """
+    if "-" in parts and engine.name != "local":
+        raise NbcliError(
+            f"stdin (-) cannot be read by the workers of --engine {engine.name}; give files"
+        )
+
+
+def names_parts(patterns: Sequence[str]) -> bool:
+    """Whether ``--data`` names more than a single file (a folder or a glob)."""
+    return any(
+        os.path.isdir(p) or (p != "-" and not os.path.exists(p) and glob.has_magic(p))
+        for p in patterns
+    )
+
+
+@dataclass(frozen=True)
+class PartTraining:
+    """What every part's fitting task needs: the estimator and the reading options.
+
+    Sent once to every worker; the reading options are those of
+    :func:`nbcli.workflows.train.train`, passed to the same reader
+    (:func:`nbcli.workflows.train.training_stream`): a reading option added
+    there is added here as a field of the same name.
+    """
+
+    estimator: Any
+    target: str | None = None
+    features: list[str] | None = None
+    drop: list[str] | None = None
+    delimiter: str | None = None
+    chunk_size: int | None = None
+    x_key: str = "X"
+    y_key: str = "y"
+
+    def stream(self, path: str):
+        """The reader of one part: :func:`nbcli.workflows.train.training_stream`."""
+        from dataclasses import fields
+
+        from nbcli.workflows.train import training_stream
+
+        read = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "estimator"}
+        return training_stream(path, **read)
+
+
+@dataclass
+class PartFit:
+    """Training statistics and fingerprint of one or more consecutive parts.
+
+    ``merge`` puts ``other``'s rows after this one's (the fingerprint depends
+    on the order), so the engines merge in part-index order.
+    """
+
+    part: str
+    stats: Any  # FitStatistics, or None for parts without rows
+    fingerprint: Any  # RowHashFingerprint
+    target: str | None
+    feature_names: tuple
+    notes: list = field(default_factory=list)
+    n_chunks: int = 0
+
+    def merge(self, other: PartFit) -> PartFit:
+        from nbcli.engines._reduce import merge_optional
+
+        if other.feature_names != self.feature_names:
+            raise NbcliError(
+                f"{other.part}: its feature columns ({', '.join(other.feature_names)}) differ "
+                f"from those of {self.part} ({', '.join(self.feature_names)}); the parts of a "
+                "data set must have the same columns"
+            )
+        if other.target != self.target:
+            raise NbcliError(
+                f"{other.part}: its target column {other.target!r} differs from "
+                f"{self.target!r} in {self.part}; give --target"
+            )
+        return PartFit(
+            self.part,
+            merge_optional(self.stats, other.stats),
+            self.fingerprint.combine(other.fingerprint),
+            self.target,
+            self.feature_names,
+            self.notes + [n for n in other.notes if n not in self.notes],
+            self.n_chunks + other.n_chunks,
+        )
+
+
+def fit_part(index: int, part: str, spec: PartTraining) -> PartFit:
+    """The :class:`PartFit` of one part file, read where this task runs.
+
+    Raises
+    ------
+    NbcliError
+        The reader's own message for a bad cell, or the model's refusal of
+        a value, naming the part and its row (rows count from the part's
+        first data row).
+    """
+    from nbcli.engines._reduce import FitStatistics
+    from nbcli.io.fingerprint import RowHashFingerprint
+    from nbcli.workflows.train import data_error
+
+    stream = spec.stream(part)
+    fp = RowHashFingerprint()
+    est = type(spec.estimator)(**spec.estimator.get_params())
+    state = {"rows": 0, "offset": 0, "chunks": 0}
+
+    def chunks():
+        for ds in stream:
+            fp.update(ds.X, ds.y)
+            state["offset"] = state["rows"]
+            state["rows"] += ds.X.shape[0]
+            state["chunks"] += 1
+            if ds.X.shape[0]:
+                yield ds.X, ds.y
+
+    stats = None
+    try:
+        with np.errstate(over="ignore", invalid="ignore"):
+            est.fit_chunks(chunks(), finalize=False)
+    except NbcliError:
+        raise
+    except ValueError as exc:
+        if state["rows"]:
+            raise data_error(part, exc, stream.feature_names, state["offset"]) from None
+    else:
+        stats = FitStatistics(est.classes_, est.stats_, int(est.n_features_in_), state["rows"])
+    return PartFit(
+        part,
+        stats,
+        fp,
+        stream.target,
+        tuple(stream.feature_names),
+        [stream.note] if stream.note else [],
+        state["chunks"],
+    )
+
+
+def train_parts(
+    estimator,
+    parts: Sequence[str],
+    engine,
+    *,
+    data: str,
+    priors_by_label=None,
+    **read,
+):
+    """Fit ``estimator`` on the rows of all ``parts`` in order, part by part on ``engine``.
+
+    Each part's statistics are gathered where its task runs and merged in
+    the engines' fixed tree; the model is made once from the total, by the
+    same checks as a one-file fit
+    (:func:`nbcli.workflows.train.finish_training`), so the model file
+    equals that of a local fit of the parts joined into one file, its
+    fingerprint included.
+
+    Parameters
+    ----------
+    estimator : BayesClassifier
+        Unfitted, with its hyperparameters.
+    parts : sequence of str
+        Part files, in row order.
+    engine : nbcli.engines.Engine
+    data : str
+        What ``--data`` named, recorded in the model file.
+    priors_by_label : dict, optional
+        As in :func:`nbcli.workflows.train.train`.
+    read
+        ``target``, ``features``, ``drop``, ``delimiter``, ``chunk_size``,
+        ``x_key``, ``y_key`` of :class:`PartTraining`.
+
+    Returns
+    -------
+    nbcli.workflows.train.TrainResult
+
+    Raises
+    ------
+    NbcliError
+        For the lowest-indexed bad part (its message names it and its row),
+        parts with different columns, or what a one-file fit refuses.
+    """
+    from nbcli.io.fingerprint import ROWHASH_ALGORITHM
+    from nbcli.workflows.train import finish_training
+
+    if priors_by_label is not None:
+        estimator.set_params(**{estimator.prior_param: None})
+    check_parts(parts, engine)
+    started = time.perf_counter()
+    spec = PartTraining(type(estimator)(**estimator.get_params()), **read)
+    try:
+        total: PartFit = engine.sum_over_parts(list(parts), fit_part, spec)
+    except ValueError as exc:
+        raise NbcliError(f"{data}: {exc}") from None
+    if total.stats is None:
+        raise NbcliError(f"{data}: no data rows in any of its {len(parts)} parts")
+    stats = total.stats
+    est = estimator
+    # The gathered statistics, as a one-file fit_chunks(..., finalize=False) leaves them.
+    est.classes_ = stats.classes
+    est.n_features_in_ = stats.n_features
+    est._fixed_classes = False
+    est.stats_ = stats.stats
+    return finish_training(
+        est,
+        data=data,
+        target=total.target,
+        feature_names=list(total.feature_names),
+        notes=total.notes,
+        n_rows=stats.n_rows,
+        n_chunks=total.n_chunks,
+        fingerprint={
+            "fingerprint": {"algorithm": ROWHASH_ALGORITHM, "value": total.fingerprint.value}
+        },
+        priors_by_label=priors_by_label,
+        started=started,
+    )

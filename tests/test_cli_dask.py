@@ -1,0 +1,312 @@
+"""``--engine dask`` on fit, predict and evaluate: the same models, files and figures as local.
+
+The commands run in this process against one LocalCluster of two one-thread
+workers (threads, so that a cluster starts in well under a second), given
+to them with ``--scheduler``; one test lets ``fit`` start its own cluster.
+Selected with ``-m dask``; skipped when Dask is not installed.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+
+pytest.importorskip("distributed")
+
+from conftest import assert_one_error_line, nbcli_in_process  # noqa: E402
+from engine_parts import make_data  # noqa: E402
+
+from nbcli.io.modelfile import load_model  # noqa: E402
+from nbcli.models import registry  # noqa: E402
+
+pytestmark = pytest.mark.dask
+
+# Uneven parts, one of a single row: 320 rows in all.
+SIZES = (37, 1, 120, 64, 15, 83)
+HYPERPARAMETERS = {"multinomial": ["--alpha", "0.5"], "qda": ["--reg-param", "0.01"]}
+
+
+@pytest.fixture(scope="module")
+def scheduler():
+    from distributed import LocalCluster
+
+    with LocalCluster(
+        n_workers=2,
+        threads_per_worker=1,
+        processes=False,
+        dashboard_address=":0",
+        silence_logs=50,
+    ) as cluster:
+        yield cluster.scheduler_address
+
+
+def _rows(X, y) -> list[str]:
+    # %.17g reads back to the same float64.
+    return [",".join([f"{v:.17g}" for v in row] + [f"c{int(c)}"]) for row, c in zip(X, y)]
+
+
+def write_data(folder: Path, model: str, seed: int = 1, fmt: str = "csv", edit=None):
+    """The rows of ``model`` as one file ``all.csv`` and as parts ``parts/part-NN``.
+
+    ``edit(i, line)`` may change the text of row ``i`` in both.
+    """
+    X, y = make_data(model, sum(SIZES), seed=seed)
+    header = ",".join(f"x{j}" for j in range(X.shape[1])) + ",label"
+    rows = _rows(X, y)
+    if edit is not None:
+        rows = [edit(i, line) for i, line in enumerate(rows)]
+    (folder / "all.csv").write_text("\n".join([header, *rows]) + "\n")
+    parts = folder / "parts"
+    parts.mkdir()
+    start = 0
+    for i, n in enumerate(SIZES):
+        chunk = rows[start : start + n]
+        start += n
+        if fmt == "parquet":
+            pl.read_csv(
+                ("\n".join([header, *chunk]) + "\n").encode(), schema_overrides={"label": pl.Utf8}
+            ).write_parquet(parts / f"part-{i:02d}.parquet")
+        else:
+            (parts / f"part-{i:02d}.csv").write_text("\n".join([header, *chunk]) + "\n")
+    return X, y
+
+
+def write_training(folder: Path) -> Path:
+    """Training rows in ``folder/train/all.csv`` (another sample of the same classes)."""
+    train = folder / "train"
+    train.mkdir()
+    write_data(train, "gaussian", seed=11)
+    return train / "all.csv"
+
+
+def _ok(*args):
+    run = nbcli_in_process(*args)
+    assert run.returncode == 0, run.stderr
+    return run
+
+
+MODEL_TYPES = sorted(registry.model_classes())
+
+
+@pytest.mark.parametrize("model", MODEL_TYPES)
+def test_fit_on_a_folder_of_parts_equals_a_local_fit_of_the_whole_file(scheduler, tmp_path, model):
+    # Count data for the count models (complement and categorical NB too), else real values.
+    kind = {"bernoulli": "bernoulli", "qda": "qda"}.get(model, "gaussian")
+    if model in ("multinomial", "complement", "categorical"):
+        kind = "multinomial"
+    X, _ = write_data(tmp_path, kind)
+    extra = HYPERPARAMETERS.get(model, [])
+    _ok("fit", "-m", model, "-d", tmp_path / "all.csv", "-o", tmp_path / "one.npz", "-q", *extra)
+    _ok(
+        "fit", "-m", model, "-d", tmp_path / "parts", "-o", tmp_path / "dask.npz", "-q",
+        "--engine", "dask", "--scheduler", scheduler, *extra,
+    )  # fmt: skip
+    one, dask = load_model(tmp_path / "one.npz"), load_model(tmp_path / "dask.npz")
+    assert dask.training["n_samples"] == sum(SIZES)
+    # The same rows in the same order: the same chunk-independent fingerprint.
+    assert dask.training["fingerprint"] == one.training["fingerprint"]
+    assert dask.feature_names == one.feature_names and dask.target == one.target
+    np.testing.assert_array_equal(dask.classes, one.classes)
+    Xt, _ = make_data(kind, 200, seed=99)
+    np.testing.assert_allclose(
+        dask.model.predict_proba(Xt), one.model.predict_proba(Xt), rtol=0, atol=1e-12
+    )
+
+
+def test_mean_1e6_and_parquet_parts_keep_full_precision(scheduler, tmp_path):
+    X, y = write_data(tmp_path, "gaussian", seed=2, fmt="parquet")
+    assert abs(X.mean() - 1e6) < 2
+    _ok("fit", "-m", "gaussian", "-d", tmp_path / "all.csv", "-o", tmp_path / "one.npz", "-q")
+    _ok(
+        "fit", "-m", "gaussian", "-d", f"{tmp_path}/parts/*.parquet", "-o", tmp_path / "d.npz",
+        "-q", "--engine", "dask", "--scheduler", scheduler,
+    )  # fmt: skip
+    one, dask = load_model(tmp_path / "one.npz").model, load_model(tmp_path / "d.npz").model
+    np.testing.assert_allclose(dask.var_, one.var_, rtol=1e-12)
+    two_pass = np.array([X[y == k].var(axis=0) for k in range(3)])
+    np.testing.assert_allclose(dask.var_ - dask.epsilon_, two_pass, rtol=1e-9)
+
+
+def test_fit_starts_and_closes_its_own_local_cluster(tmp_path):
+    write_data(tmp_path, "gaussian")
+    _ok("fit", "-m", "gaussian", "-d", tmp_path / "all.csv", "-o", tmp_path / "one.npz", "-q")
+    _ok(
+        "fit", "-m", "gaussian", "-d", tmp_path / "parts", "-o", tmp_path / "d.npz", "-q",
+        "--engine", "dask", "--workers", "1", "--worker-memory", "1GB",
+    )  # fmt: skip
+    a, b = load_model(tmp_path / "one.npz"), load_model(tmp_path / "d.npz")
+    assert a.training["fingerprint"] == b.training["fingerprint"]
+    np.testing.assert_allclose(b.model.theta_, a.model.theta_, rtol=1e-13)
+
+
+def test_predict_writes_one_output_per_part_equal_to_local(scheduler, tmp_path):
+    write_data(tmp_path, "gaussian")
+    model = tmp_path / "m.npz"
+    _ok("fit", "-m", "gaussian", "-d", tmp_path / "all.csv", "-o", model, "-q")
+    _ok(
+        "predict", "-m", model, "-d", tmp_path / "parts", "--output-dir", tmp_path / "out",
+        "--proba", "--keep", "x0", "--engine", "dask", "--scheduler", scheduler, "-q",
+    )  # fmt: skip
+    outputs = sorted(p.name for p in (tmp_path / "out").iterdir())
+    assert outputs == [f"part-{i:02d}.pred.csv" for i in range(6)]
+    for i in range(6):
+        local = _ok("predict", "-m", model, "-d", tmp_path / "parts" / f"part-{i:02d}.csv",
+                    "--proba", "--keep", "x0").stdout  # fmt: skip
+        assert (tmp_path / "out" / f"part-{i:02d}.pred.csv").read_text() == local
+    _ok(
+        "predict", "-m", model, "-d", tmp_path / "parts", "--output-dir", tmp_path / "pq",
+        "--output-format", "parquet", "--engine", "dask", "--scheduler", scheduler, "-q",
+    )  # fmt: skip
+    frame = pl.read_parquet(tmp_path / "pq" / "part-02.pred.parquet")
+    assert frame["prediction"].to_list() == [
+        line.split(",")[1]
+        for line in (tmp_path / "out" / "part-02.pred.csv").read_text().splitlines()[1:]
+    ]
+
+
+def _metrics(run) -> dict:
+    return json.loads(run.stdout)
+
+
+def test_evaluate_gives_local_point_metrics_and_seeded_poisson_intervals(scheduler, tmp_path):
+    write_data(tmp_path, "gaussian", seed=3)
+    model = tmp_path / "m.npz"
+    _ok("fit", "-m", "gaussian", "-d", tmp_path / "parts" / "part-02.csv", "-o", model, "-q")
+    local = _metrics(_ok("evaluate", "-m", model, "-d", tmp_path / "all.csv", "--json", "-",
+                         "-q", "--bootstrap", "0"))  # fmt: skip
+    args = ("evaluate", "-m", model, "-d", tmp_path / "parts", "--json", "-", "-q",
+            "--engine", "dask", "--scheduler", scheduler, "--bootstrap", "200", "--seed", "7")  # fmt: skip
+    dask, again = _metrics(_ok(*args)), _metrics(_ok(*args))
+    for name, iv in local["metrics"].items():
+        assert dask["metrics"][name]["value"] == pytest.approx(iv["value"], rel=0, abs=1e-12)
+        assert dask["metrics"][name]["method"] == "poisson-bootstrap"
+        assert dask["metrics"][name]["lower"] < iv["value"] < dask["metrics"][name]["upper"]
+    assert dask["calibration"]["ece"] == pytest.approx(local["calibration"]["ece"], abs=1e-12)
+    assert dask["confusion_matrix"] == local["confusion_matrix"]
+    assert dask["per_class"] == local["per_class"]
+    assert dask["metrics"] == again["metrics"]
+    other = _metrics(_ok(*args[:-1], "8"))
+    assert other["metrics"]["accuracy"]["lower"] != dask["metrics"]["accuracy"]["lower"]
+    # The local engine over the same parts: the same sums, so the same intervals.
+    on_local = _metrics(_ok(*args[:8], *args[12:]))
+    assert on_local["metrics"] == dask["metrics"]
+
+
+def test_evaluate_counts_labels_the_model_never_saw_like_local(scheduler, tmp_path):
+    model = tmp_path / "m.npz"
+    write_data(tmp_path, "gaussian", seed=4)
+    _ok("fit", "-m", "gaussian", "-d", tmp_path / "all.csv", "-o", model, "-q")
+
+    def new_labels(i, line):
+        # Two labels the model never saw, in different parts.
+        if i % 9 == 0:
+            return line.rsplit(",", 1)[0] + ",zz"
+        if i % 13 == 0:
+            return line.rsplit(",", 1)[0] + ",7"
+        return line
+
+    test = tmp_path / "test"
+    test.mkdir()
+    write_data(test, "gaussian", seed=5, edit=new_labels)
+    tmp_path = test
+    local = _metrics(_ok("evaluate", "-m", model, "-d", tmp_path / "all.csv", "--json", "-",
+                         "-q", "--bootstrap", "0"))  # fmt: skip
+    dask = _metrics(_ok("evaluate", "-m", model, "-d", tmp_path / "parts", "--json", "-", "-q",
+                        "--bootstrap", "0", "--engine", "dask", "--scheduler", scheduler))  # fmt: skip
+    assert local["n_unseen"] > 0
+    for key in ("n_unseen", "unseen_labels", "confusion_matrix", "per_class"):
+        assert dask[key] == local[key], key
+    for name, iv in local["metrics"].items():
+        assert dask["metrics"][name]["value"] == pytest.approx(iv["value"], abs=1e-12)
+
+
+def _break_row(tmp_path, part: int, row: int):
+    path = tmp_path / "parts" / f"part-{part:02d}.csv"
+    lines = path.read_text().splitlines()
+    cells = lines[row].split(",")
+    cells[1] = "oops"
+    lines[row] = ",".join(cells)
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_a_bad_row_fails_fit_and_evaluate_naming_part_and_row(scheduler, tmp_path):
+    write_data(tmp_path, "gaussian")
+    model = tmp_path / "m.npz"
+    _ok("fit", "-m", "gaussian", "-d", tmp_path / "all.csv", "-o", model, "-q")
+    bad = _break_row(tmp_path, 3, 5)
+    local = nbcli_in_process("fit", "-m", "gaussian", "-d", bad, "-o", tmp_path / "x.npz")
+    expected = assert_one_error_line(local, str(bad), "row 5")
+    for engine in (["--engine", "dask", "--scheduler", scheduler], []):
+        run = nbcli_in_process(
+            "fit", "-m", "gaussian", "-d", tmp_path / "parts", "-o", tmp_path / "d.npz", *engine
+        )
+        assert assert_one_error_line(run, str(bad), "row 5") == expected
+        assert not (tmp_path / "d.npz").exists()
+        run = nbcli_in_process(
+            "evaluate", "-m", model, "-d", tmp_path / "parts", "--json", tmp_path / "e.json",
+            *engine,
+        )  # fmt: skip
+        assert_one_error_line(run, str(bad), "row 5")
+        assert not (tmp_path / "e.json").exists()
+
+
+def test_a_bad_part_is_skipped_by_predict_with_exit_4(scheduler, tmp_path):
+    write_data(tmp_path, "gaussian")
+    model = tmp_path / "m.npz"
+    _ok("fit", "-m", "gaussian", "-d", tmp_path / "all.csv", "-o", model, "-q")
+    bad = _break_row(tmp_path, 2, 7)
+    run = nbcli_in_process(
+        "predict", "-m", model, "-d", tmp_path / "parts", "--output-dir", tmp_path / "out",
+        "--engine", "dask", "--scheduler", scheduler, "-q",
+    )  # fmt: skip
+    assert run.returncode == 4, run.stderr
+    errors = [line for line in run.stderr_lines if line.startswith("error:")]
+    assert any(str(bad) in line and "row 7" in line and "skipped" in line for line in errors)
+    written = sorted(p.name for p in (tmp_path / "out").iterdir())
+    assert written == [f"part-{i:02d}.pred.csv" for i in range(6) if i != 2]
+
+
+def test_dask_options_without_dask_engine_are_refused(tmp_path):
+    write_data(tmp_path, "gaussian")
+    run = nbcli_in_process(
+        "fit", "-m", "gaussian", "-d", tmp_path / "all.csv", "-o", tmp_path / "m.npz",
+        "--workers", "2",
+    )  # fmt: skip
+    assert_one_error_line(run, "--workers", "--engine dask")
+    run = nbcli_in_process(
+        "predict", "-m", tmp_path / "m.npz", "-d", tmp_path / "all.csv", "--engine", "dask"
+    )
+    assert_one_error_line(run, "--output-dir")
+
+
+def test_stdin_is_no_part_for_the_workers(scheduler, tmp_path):
+    run = nbcli_in_process(
+        "fit", "-m", "gaussian", "-d", "-", "-o", tmp_path / "m.npz",
+        "--engine", "dask", "--scheduler", scheduler,
+    )  # fmt: skip
+    assert_one_error_line(run, "stdin (-)", "give files")
+    assert not (tmp_path / "m.npz").exists()
+
+
+def test_intervals_do_not_depend_on_the_chunk_size(scheduler, tmp_path):
+    model = tmp_path / "m.npz"
+    _ok("fit", "-m", "gaussian", "-d", write_training(tmp_path), "-o", model, "-q")
+    # A label the model never saw on every 11th row.
+    write_data(
+        tmp_path, "gaussian", seed=6, edit=lambda i, line: line[:-2] + "zz" if i % 11 == 0 else line
+    )
+    runs = [
+        _metrics(_ok("evaluate", "-m", model, "-d", tmp_path / "parts", "--json", "-", "-q",
+                     "--bootstrap", "100", "--engine", "dask", "--scheduler", scheduler, *chunks))
+        for chunks in ([], ["--chunk-size", "7"])
+    ]  # fmt: skip
+    whole, chunked = runs
+    assert whole["n_unseen"] > 0 and whole["unseen_labels"] == chunked["unseen_labels"] == ["zz"]
+    for name, iv in whole["metrics"].items():
+        for side in ("value", "lower", "upper"):
+            assert chunked["metrics"][name][side] == pytest.approx(iv[side], rel=1e-12), name

@@ -1,0 +1,151 @@
+"""``--data`` folders and globs of parts on the local engine; ``--engine dask`` without Dask.
+
+No Dask here: the part-wise runs of the local engine must give the model
+and figures of a one-file run, and must not import Dask.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import assert_one_error_line, nbcli_in_process
+
+import nbcli.engines as engines
+from nbcli.io.modelfile import load_model
+from nbcli.workflows.parts import expand_parts
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _write(folder: Path, n_parts: int = 4, rows: int = 30, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    header = "a,b,label"
+    lines = []
+    for i in range(n_parts * rows):
+        k = i % 3
+        lines.append(f"{rng.normal(k, 1):.17g},{rng.normal(-k, 2):.17g},k{k}")
+    (folder / "all.csv").write_text("\n".join([header, *lines]) + "\n")
+    parts = folder / "parts"
+    parts.mkdir()
+    for p in range(n_parts):
+        body = lines[p * rows : (p + 1) * rows]
+        (parts / f"p{p}.csv").write_text("\n".join([header, *body]) + "\n")
+    (parts / ".hidden.csv").write_text("not,a,part\n")
+    (parts / "README.txt").write_text("not a part either\n")
+    return parts
+
+
+def test_a_folder_is_its_part_files_in_name_order(tmp_path):
+    parts = _write(tmp_path)
+    assert expand_parts([str(parts)]) == [str(parts / f"p{i}.csv") for i in range(4)]
+    assert expand_parts([f"{parts}/p[13].csv", str(parts / "p0.csv")]) == [
+        str(parts / "p1.csv"),
+        str(parts / "p3.csv"),
+        str(parts / "p0.csv"),
+    ]
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(engines.NbcliError, match="no part files"):
+        expand_parts([str(empty)])
+
+
+def test_local_fit_and_evaluate_of_a_folder_equal_one_file(tmp_path):
+    parts = _write(tmp_path)
+    for data, out in ((tmp_path / "all.csv", "one.npz"), (parts, "parts.npz")):
+        run = nbcli_in_process("fit", "-m", "gaussian", "-d", data, "-o", tmp_path / out, "-q")
+        assert run.returncode == 0, run.stderr
+    one, split = load_model(tmp_path / "one.npz"), load_model(tmp_path / "parts.npz")
+    assert split.training["fingerprint"] == one.training["fingerprint"]
+    np.testing.assert_array_equal(split.classes, one.classes)
+    np.testing.assert_allclose(split.model.var_, one.model.var_, rtol=1e-13)
+    figures = []
+    for data in (tmp_path / "all.csv", parts):
+        run = nbcli_in_process(
+            "evaluate", "-m", tmp_path / "one.npz", "-d", data, "--json", "-", "-q",
+            "--bootstrap", "50",
+        )  # fmt: skip
+        assert run.returncode == 0, run.stderr
+        figures.append(json.loads(run.stdout))
+    whole, by_part = figures
+    for name, iv in whole["metrics"].items():
+        assert by_part["metrics"][name]["value"] == pytest.approx(iv["value"], abs=1e-12)
+        assert by_part["metrics"][name]["method"] == "poisson-bootstrap"
+    assert by_part["warnings"] == whole["warnings"] != []  # the training data, recognised
+
+
+def test_predict_of_a_folder_writes_one_file_per_part(tmp_path):
+    parts = _write(tmp_path)
+    run = nbcli_in_process("fit", "-m", "gaussian", "-d", parts, "-o", tmp_path / "m.npz", "-q")
+    assert run.returncode == 0, run.stderr
+    run = nbcli_in_process(
+        "predict",
+        "-m",
+        tmp_path / "m.npz",
+        "-d",
+        parts,
+        "--output-dir",
+        tmp_path / "out",
+        "-q",
+        "-j",
+        "1",
+    )
+    assert run.returncode == 0, run.stderr
+    assert sorted(os.listdir(tmp_path / "out")) == [f"p{i}.pred.csv" for i in range(4)]
+
+
+def test_parts_with_different_columns_are_refused(tmp_path):
+    parts = _write(tmp_path)
+    text = (parts / "p2.csv").read_text().replace("a,b,label", "a,c,label", 1)
+    (parts / "p2.csv").write_text(text)
+    run = nbcli_in_process("fit", "-m", "gaussian", "-d", parts, "-o", tmp_path / "m.npz")
+    assert_one_error_line(run, str(parts / "p2.csv"), "same columns")
+    assert not (tmp_path / "m.npz").exists()
+
+
+def test_engine_dask_without_dask_says_how_to_install(tmp_path, monkeypatch):
+    real = engines.importlib.util.find_spec
+    monkeypatch.setattr(
+        engines.importlib.util,
+        "find_spec",
+        lambda name, *a: None if name in ("dask", "distributed") else real(name, *a),
+    )
+    parts = _write(tmp_path)
+    run = nbcli_in_process(
+        "fit", "-m", "gaussian", "-d", parts, "-o", tmp_path / "m.npz", "--engine", "dask"
+    )
+    assert_one_error_line(run, "pip install 'nbcli[dask]'")
+
+
+def test_part_wise_local_runs_import_nothing_of_dask(tmp_path):
+    parts = _write(tmp_path)
+    probe = (
+        "import sys\n"
+        "from nbcli.cli.app import main\n"
+        "for argv in sys.argv[1:]:\n"
+        "    try:\n"
+        "        main(argv.split('|'))\n"
+        "    except SystemExit as exc:\n"
+        "        assert not exc.code, exc.code\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('dask', 'distributed')))\n"
+    )
+    model = tmp_path / "m.npz"
+    calls = [
+        f"fit|-m|gaussian|-d|{parts}|-o|{model}|-q",
+        f"evaluate|-m|{model}|-d|{parts}|-q|--bootstrap|20",
+        f"predict|-m|{model}|-d|{parts}|--output-dir|{tmp_path / 'out'}|-q|-j|1",
+    ]
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", probe, *calls], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "[]"
