@@ -59,7 +59,7 @@ Resampling is done on the cheapest sufficient representation:
   and are exact either way.
 
 One ``numpy.random.Generator`` drives all draws, so the same seed gives the
-same intervals. :mod:`nbcli.reports.poisson` has the Poisson bootstrap, whose
+same intervals. :mod:`nbcli.engines.sums` has the Poisson bootstrap, whose
 per-replicate sums merge across partitions by addition.
 """
 
