@@ -19,7 +19,7 @@ import sys
 import typer
 
 import nbcli
-from nbcli.cli import calibrate_cmd, evaluate_cmd, fit_cmd, predict_cmd
+from nbcli.cli import calibrate_cmd, evaluate_cmd, fit_cmd, inspect_cmd, predict_cmd, split_cmd
 
 app = typer.Typer(
     name="nbcli",
@@ -59,6 +59,8 @@ app.command("predict", no_args_is_help=True)(predict_cmd.predict)
 app.command("evaluate", no_args_is_help=True)(evaluate_cmd.evaluate)
 app.command("compare", no_args_is_help=True)(evaluate_cmd.compare)
 app.command("calibrate", no_args_is_help=True)(calibrate_cmd.calibrate)
+app.command("split", no_args_is_help=True)(split_cmd.split)
+app.command("inspect", no_args_is_help=True)(inspect_cmd.inspect)
 
 
 class Terminated(BaseException):
