@@ -37,6 +37,12 @@ def render(report) -> list:
     )
     from nbcli.reports.runs import BatchReport, TrainingReport
 
+    from nbcli.reports.model import ModelReport
+
+    if isinstance(report, ModelReport):
+        from nbcli.render.model import render_model
+
+        return render_model(report)
     if isinstance(report, TrainingReport):
         from nbcli.render.summaries import render_training
 
