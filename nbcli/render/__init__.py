@@ -35,9 +35,8 @@ def render(report) -> list:
         EvaluationReport,
         RecalibrationReport,
     )
-    from nbcli.reports.runs import BatchReport, TrainingReport
-
     from nbcli.reports.model import ModelReport
+    from nbcli.reports.runs import BatchReport, TrainingReport
 
     if isinstance(report, ModelReport):
         from nbcli.render.model import render_model
