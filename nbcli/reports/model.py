@@ -16,6 +16,7 @@ NumPy only: no file I/O, no printing.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import numpy as np
 
@@ -255,6 +256,8 @@ class ModelReport:
         QDA: per class label, ``log_determinant`` and ``condition_number``.
     """
 
+    schema: ClassVar[str] = SCHEMA_NAME
+
     path: str
     sha256: str
     format_version: int
@@ -277,7 +280,7 @@ class ModelReport:
     def to_dict(self) -> dict:
         """The JSON form, described by :data:`MODEL_SCHEMA`."""
         out = report_header(
-            SCHEMA_NAME,
+            self.schema,
             {"model": {"path": self.path, "sha256": self.sha256}},
             {"top": self.top},
             SCHEMA_VERSION,
