@@ -15,7 +15,7 @@ import gzip
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import numpy as np
 
@@ -231,7 +231,7 @@ class _Csv(_Format):
     def write(self, parts, handles):
         gz = self.source.gzipped or self.source.display.lower().endswith(".gz")
         with contextlib.ExitStack() as stack:
-            outs: list[BinaryIO] = [
+            outs: list[Any] = [
                 stack.enter_context(gzip.GzipFile(fileobj=h, mode="wb", mtime=0)) if gz else h
                 for h in handles
             ]
