@@ -1,12 +1,16 @@
 """``nbcli split``: exact, stratified, seeded partitions in the input's format."""
 
+import csv
 import gzip
+import io
 from collections import Counter
 
 import numpy as np
 import pandas as pd
 import pytest
 from conftest import nbcli_in_process
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from nbcli.errors import NbcliError
 from nbcli.workflows.split import csv_records, split
@@ -120,3 +124,20 @@ def test_bad_sizes_and_outputs_are_refused_before_any_work(tmp_path):
     )
     assert res.returncode == 0, res.stderr
     assert len(_records(tmp_path / "d.test.test.csv")) == 3
+
+
+# Quotes, delimiters and line breaks inside fields (a lone carriage return
+# and whitespace-only lines are the reader's business, not the splitter's).
+_FIELD = st.text(alphabet='ab,"\n;x', max_size=6)
+
+
+@settings(max_examples=60, deadline=None)
+@given(rows=st.lists(st.lists(_FIELD, min_size=1, max_size=4), min_size=1, max_size=8))
+def test_records_are_the_rows_csv_reads(rows):
+    buffer = io.StringIO(newline="")
+    csv.writer(buffer, lineterminator="\n").writerows(rows)
+    data = buffer.getvalue().encode()
+    records = list(csv_records(io.BytesIO(data)))
+    assert b"".join(records) == data  # every byte in one record, in order
+    parsed = [next(csv.reader([r.decode()])) for r in records]
+    assert parsed == list(csv.reader(io.StringIO(data.decode(), newline="")))
