@@ -99,3 +99,15 @@ def test_qda_rotations_and_scalings_are_scikit_learns(reg_param):
             _aligned(ours.rotations_[k], theirs.rotations_[k]), theirs.rotations_[k], atol=1e-9
         )
         np.testing.assert_allclose(ours.covariance_[k], theirs.covariance_[k], rtol=1e-10)
+
+
+def test_solver_and_n_components_survive_the_model_file(tmp_path):
+    from nbcli.io.modelfile import ModelFile, load_model, save_model
+
+    X, y = load_wine(return_X_y=True)
+    model = LinearDiscriminantAnalysis(solver="eigen", n_components=1).fit(X, y)
+    save_model(ModelFile(model, [f"f{j}" for j in range(13)]), tmp_path / "m.npz")
+    loaded = load_model(tmp_path / "m.npz").model
+    assert loaded.get_params() == model.get_params()
+    np.testing.assert_array_equal(loaded.transform(X), model.transform(X))
+    assert loaded.transform(X).shape == (178, 1)
