@@ -86,6 +86,17 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "calibrate",
         "Reliability of the model's posteriors on held-out data, and a repair.",
     ),
+    "split": (
+        "nbcli.cli.split_cmd",
+        "split",
+        "Split a data file into train, test and calibration files of exact sizes.",
+    ),
+    "inspect": (
+        "nbcli.cli.inspect_cmd",
+        "inspect",
+        "Describe a model file: versions, model, hyperparameters, classes, features, training "
+        "data, calibrator, search; and what the model learnt.",
+    ),
 }
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from enum import Enum
 from typing import Annotated, Literal
 
 import typer
@@ -20,6 +21,13 @@ CONFIDENCE = typer.Option(
 SEED = typer.Option(
     "--seed", min=0, help="Seed of the bootstrap: the same seed gives the same intervals."
 )
+
+
+class PlotFormat(str, Enum):
+    png = "png"
+    svg = "svg"
+
+
 FAIL_UNDER = typer.Option(
     "--fail-under",
     help="METRIC=VALUE: exit 3 if the metric is below VALUE, e.g. accuracy=0.9 or accuracy.lower=0.85. Repeatable.",
@@ -52,6 +60,18 @@ def evaluate(
         ),
     ] = 10,
     json_out: Annotated[str | None, common.JSON] = None,
+    plot: Annotated[
+        str | None,
+        typer.Option(
+            "--plot",
+            metavar="PREFIX",
+            help="Also draw PREFIX.reliability, PREFIX.roc and PREFIX.confusion images (needs matplotlib).",
+        ),
+    ] = None,
+    plot_format: Annotated[
+        PlotFormat,
+        typer.Option("--plot-format", help="Image format of --plot.", case_sensitive=False),
+    ] = PlotFormat.png,
     fail_under: Annotated[list[str] | None, FAIL_UNDER] = None,
     fail_over: Annotated[list[str] | None, FAIL_OVER] = None,
     delimiter: Annotated[str | None, common.DELIMITER] = None,
@@ -78,12 +98,24 @@ def evaluate(
     from nbcli.workflows.evaluate import evaluate as run_evaluation
 
     thresholds = common.parse_thresholds(fail_under, fail_over, EVALUATION_METRICS)
-    check_outputs([("--json", json_out)], [("--model", model), ("--data", data)])
+    plots = plot_paths(plot, plot_format.value)
+    check_outputs(
+        [("--json", json_out), *(("--plot", p) for p in plots.values())],
+        [("--model", model), ("--data", data)],
+    )
+    if plots:
+        from nbcli.cli.calibrate_cmd import check_plot
+
+        check_plot(plots["reliability"])
     read = common.read_options(target, delimiter, chunk_size, x_key, y_key)
     if common.uses_parts(engine, [data]):
         from nbcli.workflows.evaluate_parts import evaluate_parts
         from nbcli.workflows.parts import expand_parts
 
+        if plots:
+            # The part-wise path reduces rows to sums where they are read;
+            # curves need every row's scores in one place.
+            raise NbcliError("--plot needs the rows in one file; it does not work on parts")
         parts = expand_parts([data])
         with common.open_engine(engine, scheduler, workers, worker_memory) as eng:
             report = evaluate_parts(
@@ -108,11 +140,44 @@ def evaluate(
             seed=seed,
             bins=bins,
             reporter=ConsoleReporter(quiet),
+            curves=bool(plots),
         )
+    # Drawn before anything is written, so that a failure leaves no output behind.
+    images = evaluation_images(report, f".{plot_format.value}") if plots else {}
     common.show_warnings(report.warnings)
     common.emit_report(report, json_out, quiet=quiet)
+    if images:
+        import sys
+
+        from nbcli.io.atomic import atomic_write
+
+        for name, path in plots.items():
+            with atomic_write(path, "wb") as f:
+                f.write(images[name])
+            if not quiet and json_out != "-":
+                sys.stderr.write(f"wrote {path}\n")
     common.enforce_thresholds(report.threshold_values(), thresholds)
     return 0
+
+
+def plot_paths(prefix: str | None, fmt: str) -> dict[str, str]:
+    """``{"reliability": PREFIX.reliability.png, "roc": ..., "confusion": ...}`` (empty without a prefix)."""
+    if prefix is None:
+        return {}
+    return {name: f"{prefix}.{name}.{fmt}" for name in ("reliability", "roc", "confusion")}
+
+
+def evaluation_images(report, suffix: str) -> dict[str, bytes]:
+    """The reliability diagram, ROC curves and confusion matrix of ``report`` as image bytes."""
+    from nbcli.render.plot import confusion_image, reliability_image, roc_image
+
+    classes = report.labels[: len(report.labels) - report.n_unseen]
+    bins = report.calibration.to_dict()["bins"]
+    return {
+        "reliability": reliability_image(bins, None, suffix),
+        "roc": roc_image(report.roc_curves or [], classes if report.roc_curves else [], suffix),
+        "confusion": confusion_image(report.confusion, report.labels, suffix),
+    }
 
 
 def compare(

@@ -398,7 +398,7 @@ class BayesClassifier(Parameters):
         return self
 
     @classmethod
-    def from_stats(cls, stats, classes, params: dict, n_features: int):
+    def from_stats(cls, stats, classes, params: dict, n_features: int, *, finalize: bool = True):
         """A fitted estimator built from statistics, without the data.
 
         Parameters
@@ -413,6 +413,10 @@ class BayesClassifier(Parameters):
             Hyperparameters (``__init__`` keywords); the others keep their
             defaults.
         n_features : int
+        finalize : bool, default=True
+            With False, the estimator holds the statistics as
+            ``fit_chunks(..., finalize=False)`` leaves them, for the caller
+            to check or relabel before calling :meth:`finalize`.
 
         Returns
         -------
@@ -432,7 +436,8 @@ class BayesClassifier(Parameters):
         est.n_features_in_ = int(n_features)
         est._fixed_classes = False
         est.stats_ = stats
-        est.finalize()
+        if finalize:
+            est.finalize()
         return est
 
     def with_params(self, **params) -> BayesClassifier:

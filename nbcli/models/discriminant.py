@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from nbcli.models._base import BayesClassifier
+from nbcli.models._directions import discriminant_directions
 from nbcli.models._stats import ClassScatter, PooledScatter, means_about
-from nbcli.models._validation import check_priors, label_text
+from nbcli.models._validation import check_finite, check_priors, label_text
 from nbcli.models.hyperparameters import Hyperparameter, parse_float_or_option, priors
 
 _LOG_2PI = np.log(2.0 * np.pi)
@@ -103,6 +104,17 @@ class LinearDiscriminantAnalysis(_DiscriminantBase):
         scikit-learn's ``lsqr``/``eigen`` solvers.
     tol : float, default=1e-4
         Relative rank threshold (see above).
+    solver : {"svd", "lsqr", "eigen"}, default="svd"
+        scikit-learn's solvers all fit this one model; the choice decides
+        what :meth:`transform` returns, as in scikit-learn: ``"svd"`` the
+        directions of the SVD of the whitened class means (centred rows),
+        ``"eigen"`` the generalised eigenvectors of the between-class
+        scatter against ``covariance_`` (uncentred rows), ``"lsqr"`` none.
+    n_components : int, optional
+        Number of columns :meth:`transform` returns, at most
+        ``min(n_classes - 1, n_features)`` (the default).
+    store_covariance : bool, default=False
+        Accepted for scikit-learn's sake; ``covariance_`` is always set.
 
     Attributes
     ----------
@@ -111,7 +123,12 @@ class LinearDiscriminantAnalysis(_DiscriminantBase):
     intercept_ (n_classes,): the discriminant is ``x @ coef_.T + intercept_``,
     though scoring evaluates it as ``(x - xbar_) @ coef_.T + ...`` for
     precision; rank_ (int), xbar_ (n_features,) the prior-weighted mean,
-    shrinkage_ (n_classes,) for ``"auto"``, stats_ : ClassScatter
+    shrinkage_ (n_classes,) for ``"auto"``, stats_ : ClassScatter;
+    scalings_ (n_features, n_directions) and explained_variance_ratio_
+    (n_components,) as scikit-learn's ``svd`` or ``eigen`` solver defines
+    them (absent with ``"lsqr"``): the discriminant directions, normalised
+    so that ``scalings_' covariance_ scalings_`` is the identity, and the
+    share of the between-class variance along each
 
     Notes
     -----
@@ -119,11 +136,21 @@ class LinearDiscriminantAnalysis(_DiscriminantBase):
     ``priors`` says; scikit-learn's ``lsqr``/``eigen`` solvers weight class
     covariances by the priors instead, so with both user priors and shrinkage
     the two differ (the pooled maximum-likelihood covariance does not depend
-    on the priors).
+    on the priors). With ``solver="eigen"`` and ``shrinkage="auto"``
+    scikit-learn also shrinks the total scatter with its own Ledoit-Wolf
+    intensity, which needs the fourth moments about the overall mean; here
+    the between-class scatter is not shrunk, so the directions differ.
     """
 
     name = "lda"
     hyperparameters = (
+        Hyperparameter(
+            "solver",
+            "choice",
+            "svd",
+            "scikit-learn's solver: the same model; the discriminant directions of transform",
+            options=("svd", "lsqr", "eigen"),
+        ),
         priors("priors"),
         Hyperparameter(
             "shrinkage",
@@ -146,14 +173,41 @@ class LinearDiscriminantAnalysis(_DiscriminantBase):
             high=1.0,
             high_open=True,
         ),
+        Hyperparameter(
+            "n_components",
+            "int",
+            None,
+            "number of discriminant directions transform returns",
+            low=1,
+            allow_none=True,
+            default_text="min(n_classes - 1, n_features)",
+        ),
+        Hyperparameter(
+            "store_covariance",
+            "bool",
+            False,
+            "accepted for scikit-learn; covariance_ is always set",
+        ),
     )
     # The second for shrinkage="auto", which shrinks each class on its own.
     statistics = (PooledScatter, ClassScatter)
     min_samples_per_class = 2
 
-    def __init__(self, *, priors=None, shrinkage=None, tol=1e-4):
-        self.priors = priors
+    def __init__(
+        self,
+        *,
+        solver="svd",
+        shrinkage=None,
+        priors=None,
+        n_components=None,
+        store_covariance=False,
+        tol=1e-4,
+    ):
+        self.solver = solver
         self.shrinkage = shrinkage
+        self.priors = priors
+        self.n_components = n_components
+        self.store_covariance = store_covariance
         self.tol = tol
 
     def accumulate(self, X, y_idx, sample_weight, n_classes):
@@ -215,6 +269,7 @@ class LinearDiscriminantAnalysis(_DiscriminantBase):
         self.coef_ = whitened @ scalings.T
         with np.errstate(divide="ignore"):
             log_prior = np.log(self.priors_)
+        self._directions(about_ref, whitened, scalings)
         self._centred_intercept = -0.5 * np.sum(whitened**2, axis=1) + log_prior
         self.intercept_ = self._centred_intercept - self.coef_ @ self.xbar_
         # Rows are centred before the product only where it matters: when a
@@ -226,6 +281,87 @@ class LinearDiscriminantAnalysis(_DiscriminantBase):
             self._b = self._centred_intercept[:, None]
         else:
             self._b = self.intercept_[:, None]
+
+    def _directions(self, about_ref, whitened, scalings):
+        K, d = len(self.classes_), self.n_features_in_
+        most = min(K - 1, d)
+        # One class has no direction to tell apart: nothing to refuse there.
+        if self.n_components is not None and self.n_components > most and K > 1:
+            raise ValueError(
+                f"n_components cannot be larger than min(n_features, n_classes - 1) = {most}; "
+                f"got {self.n_components}"
+            )
+        self._max_components = most if self.n_components is None else min(most, self.n_components)
+        for attr in ("scalings_", "explained_variance_ratio_"):
+            self.__dict__.pop(attr, None)
+        if self.solver != "lsqr":
+            directions, ratio = discriminant_directions(
+                self.solver,
+                self.stats_.count,
+                self.priors_,
+                about_ref,
+                whitened,
+                scalings,
+                shrinkage=self.shrinkage,
+                tol=self.tol,
+            )
+            self.scalings_ = directions
+            self.explained_variance_ratio_ = ratio[: self._max_components]
+
+    def transform(self, X) -> np.ndarray:
+        """Project rows onto the discriminant directions (Fisher's LDA).
+
+        As scikit-learn's ``transform``: with ``solver="svd"``
+        ``(X - xbar_) @ scalings_``, with ``"eigen"`` ``X @ scalings_``, the
+        first ``n_components`` columns. The directions maximise the ratio of
+        between-class to within-class variance; each is determined up to
+        its sign.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_components)
+            ``min(rank, n_components)`` columns with the ``svd`` solver.
+
+        Raises
+        ------
+        NotImplementedError
+            With ``solver="lsqr"``, as scikit-learn.
+        NotFittedError, ValueError
+            Before ``fit``; for rows of the wrong width.
+        """
+        if self.solver == "lsqr":
+            raise NotImplementedError(
+                "transform not implemented for 'lsqr' solver (use 'svd' or 'eigen')."
+            )
+        X = self._check_predict_input(X)
+        check_finite(X)
+        if self.solver == "svd":
+            out = (X - self.xbar_) @ self.scalings_
+        else:
+            out = X @ self.scalings_
+        return out[:, : self._max_components]
+
+    def __sklearn_tags__(self):
+        """scikit-learn's tags, and those of a transformer (it has ``transform``)."""
+        from sklearn.utils import TransformerTags
+
+        tags = super().__sklearn_tags__()
+        tags.transformer_tags = TransformerTags()
+        return tags
+
+    def fit_transform(self, X, y, sample_weight=None) -> np.ndarray:
+        """``fit(X, y)`` then ``transform(X)``."""
+        return self.fit(X, y, sample_weight=sample_weight).transform(X)
+
+    def get_feature_names_out(self, input_features=None) -> np.ndarray:
+        """Names of :meth:`transform`'s columns: ``lineardiscriminantanalysis0``, ..."""
+        self._check_fitted()
+        n = min(self._max_components, self.scalings_.shape[1])
+        return np.asarray([f"lineardiscriminantanalysis{i}" for i in range(n)], dtype=object)
 
     def joint_log_likelihood_block(self, X):
         out = self.coef_ @ (X - self.xbar_).T if self._centre_rows else self.coef_ @ X.T
@@ -261,8 +397,13 @@ class QuadraticDiscriminantAnalysis(_DiscriminantBase):
     Attributes
     ----------
     classes_, priors_ (n_classes,), means_ (n_classes, n_features),
-    covariance_ (n_classes, n_features, n_features) regularised,
-    log_det_ (n_classes,), stats_ : ClassScatter
+    covariance_ (n_classes, n_features, n_features) regularised (always
+    set: ``store_covariance`` is accepted for scikit-learn's sake),
+    log_det_ (n_classes,), rotations_ (list of n_classes arrays of shape
+    (n_features, n_features)) and scalings_ (list of n_classes arrays of
+    shape (n_features,)): as in scikit-learn, the eigenvectors (columns) and
+    eigenvalues, in decreasing order, of each class's regularised
+    covariance; stats_ : ClassScatter
 
     Raises
     ------
@@ -292,13 +433,20 @@ class QuadraticDiscriminantAnalysis(_DiscriminantBase):
             high=1.0,
             flag="--reg-param",
         ),
+        Hyperparameter(
+            "store_covariance",
+            "bool",
+            False,
+            "accepted for scikit-learn; covariance_ is always set",
+        ),
     )
     statistics = (ClassScatter,)
     min_samples_per_class = 2
 
-    def __init__(self, *, priors=None, reg_param=0.0):
+    def __init__(self, *, priors=None, reg_param=0.0, store_covariance=False):
         self.priors = priors
         self.reg_param = reg_param
+        self.store_covariance = store_covariance
 
     def accumulate(self, X, y_idx, sample_weight, n_classes):
         return ClassScatter.from_data(X, y_idx, sample_weight, n_classes)
@@ -312,6 +460,8 @@ class QuadraticDiscriminantAnalysis(_DiscriminantBase):
         self.covariance_ = np.empty((K, d, d))
         self._chol = np.empty((K, d, d))
         self.log_det_ = np.empty(K)
+        self.scalings_: list[np.ndarray] = []
+        self.rotations_: list[np.ndarray] = []
         for k in range(K):
             label = self.classes_[k]
             n_k = st.count[k]
@@ -342,6 +492,11 @@ class QuadraticDiscriminantAnalysis(_DiscriminantBase):
                 )
             self._chol[k] = L
             self.log_det_[k] = 2.0 * np.sum(np.log(np.diag(L)))
+            # scikit-learn's description of the same covariance: its
+            # principal axes, variances in decreasing order.
+            evals, evecs = np.linalg.eigh(cov)
+            self.scalings_.append(evals[::-1].copy())
+            self.rotations_.append(evecs[:, ::-1].copy())
         with np.errstate(divide="ignore"):
             self._const = np.log(self.priors_) - 0.5 * (self.log_det_ + d * _LOG_2PI)
         self._product_factors()

@@ -46,8 +46,10 @@ class Hyperparameter:
     name : str
         Keyword of the estimator's ``__init__`` and key in config files and
         model files (``var_smoothing``).
-    kind : {"float", "bool", "priors"}
+    kind : {"float", "int", "choice", "bool", "priors"}
         ``float``: a finite real number (not a bool), within ``low``/``high``;
+        ``int``: a whole number (not a bool), within ``low``/``high``;
+        ``choice``: one of the strings in ``options``;
         ``bool``: ``True`` or ``False``; ``priors``: non-negative numbers
         that sum to 1, as a list in class order or, from the command line and
         config files, a mapping from label text to prior.
@@ -98,7 +100,7 @@ class Hyperparameter:
     parse: Callable[[str, str], object] | None = field(default=None, compare=False)
 
     def __post_init__(self):
-        if self.kind not in ("float", "bool", "priors"):
+        if self.kind not in ("float", "int", "choice", "bool", "priors"):
             raise ValueError(f"unknown hyperparameter kind {self.kind!r}")
 
     # -- description ---------------------------------------------------------------
@@ -106,18 +108,21 @@ class Hyperparameter:
         """What a valid value is, as messages say it: ``a number in [0, 1]``."""
         if self.kind == "bool":
             return "true or false"
+        if self.kind == "choice":
+            return "one of " + ", ".join(repr(o) for o in self.options)
         if self.kind == "priors":
             return (
                 "non-negative numbers that sum to 1, as a list in class order or a table "
                 "by class label"
             )
         low, high = self.low, self.high
+        number = "a whole number" if self.kind == "int" else "a finite number"
         if low is None and high is None:
-            text = "a finite number"
+            text = number
         elif high is None:
-            text = f"a finite number {'>' if self.low_open else '>='} {_g(low)}"
+            text = f"{number} {'>' if self.low_open else '>='} {_g(low)}"
         elif low is None:
-            text = f"a finite number {'<' if self.high_open else '<='} {_g(high)}"
+            text = f"{number} {'<' if self.high_open else '<='} {_g(high)}"
         else:
             text = (
                 f"a number in {'(' if self.low_open else '['}{_g(self.low)}, "
@@ -153,8 +158,14 @@ class Hyperparameter:
             if not values or not all(math.isfinite(v) and v >= 0 for v in values):
                 return False
             return abs(math.fsum(values) - 1.0) <= 1e-8
+        if self.kind == "choice":
+            return isinstance(value, str) and value in self.options
         if isinstance(value, str):
             return value in self.options
+        if self.kind == "int" and not (
+            isinstance(value, numbers.Integral) and not isinstance(value, bool)
+        ):
+            return False
         if not _number(value) or not math.isfinite(value):
             return False
         if self.low is not None and (value < self.low or (self.low_open and value == self.low)):
@@ -179,7 +190,17 @@ class Hyperparameter:
 
     def from_text(self, text: str, where: str):
         """The value a command-line flag's ``text`` stands for (validated)."""
-        value = self.parse(text, where) if self.parse is not None else float(text)
+        if self.parse is not None:
+            value = self.parse(text, where)
+        elif self.kind == "choice":
+            value = text.strip().lower()
+        elif self.kind == "int":
+            try:
+                value = int(text)
+            except ValueError:
+                raise ValueError(f"{where} must be {self.describe()}; got {text!r}") from None
+        else:
+            value = float(text)
         return self.check(value, where)
 
 

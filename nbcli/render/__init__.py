@@ -35,8 +35,13 @@ def render(report) -> list:
         EvaluationReport,
         RecalibrationReport,
     )
+    from nbcli.reports.model import ModelReport
     from nbcli.reports.runs import BatchReport, TrainingReport
 
+    if isinstance(report, ModelReport):
+        from nbcli.render.model import render_model
+
+        return render_model(report)
     if isinstance(report, TrainingReport):
         from nbcli.render.summaries import render_training
 

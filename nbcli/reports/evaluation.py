@@ -107,6 +107,8 @@ class EvaluationReport:
     unseen_labels: list
     inputs: dict
     settings: dict
+    #: One-vs-rest ROC curve per model class, when asked for (``evaluate --plot``).
+    roc_curves: list | None = None
 
     def threshold_values(self) -> dict:
         """Values ``--fail-under``/``--fail-over`` can check, by metric name."""

@@ -28,6 +28,7 @@ def evaluate(
     bins: int = 10,
     reporter: Reporter | None = None,
     engine: Engine | None = None,
+    curves: bool = False,
 ) -> EvaluationReport:
     """Score the model file ``model`` on the labelled file ``data``.
 
@@ -49,6 +50,10 @@ def evaluate(
         Equal-width confidence bins of the calibration summary.
     engine : Engine, optional
         Where the work runs; only the local engine exists so far.
+    curves : bool
+        Also compute the one-vs-rest ROC curve of every class (the report's
+        ``roc_curves``, for ``evaluate --plot``), from the rows whose label
+        the model knows.
 
     Returns
     -------
@@ -71,10 +76,11 @@ def evaluate(
         "seed": seed,
         "bins": bins,
     }
-    return build_evaluation(
+    proba = np.exp(scores.log_proba, out=scores.log_proba)
+    report = build_evaluation(
         mf.classes,
         scores.y_true,
-        np.exp(scores.log_proba, out=scores.log_proba),
+        proba,
         n_resamples=bootstrap,
         confidence=confidence,
         seed=seed,
@@ -83,6 +89,14 @@ def evaluate(
         inputs=inputs_of(model=model, data=data),
         settings=settings,
     )
+    if curves:
+        from nbcli.reports.metrics import encode_labels
+        from nbcli.reports.ranking import roc_curves
+
+        coding = encode_labels(mf.classes, scores.y_true)
+        seen = coding.codes < coding.n_classes
+        report.roc_curves = roc_curves(coding.codes[seen], proba[seen]) if seen.any() else []
+    return report
 
 
 def compare(

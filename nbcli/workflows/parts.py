@@ -270,12 +270,10 @@ def train_parts(
     if total.stats is None:
         raise NbcliError(f"{data}: no data rows in any of its {len(parts)} parts")
     stats = total.stats
-    est = estimator
     # The gathered statistics, as a one-file fit_chunks(..., finalize=False) leaves them.
-    est.classes_ = stats.classes
-    est.n_features_in_ = stats.n_features
-    est._fixed_classes = False
-    est.stats_ = stats.stats
+    est = type(estimator).from_stats(
+        stats.stats, stats.classes, estimator.get_params(), stats.n_features, finalize=False
+    )
     return finish_training(
         est,
         data=data,

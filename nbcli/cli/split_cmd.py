@@ -1,0 +1,80 @@
+"""``nbcli split``: train, test and calibration files from one data file."""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated
+
+import typer
+
+from nbcli.cli import common
+from nbcli.errors import NbcliError
+
+SIZE_HELP = "a fraction in (0, 1) of the rows (rounded up) or a row count"
+
+
+def _size(text: str | None, option: str):
+    from nbcli.resampling import parse_size
+
+    if text is None:
+        return 0
+    try:
+        size = parse_size(text)
+    except ValueError as exc:
+        raise NbcliError(f"{option}: {exc}") from None
+    if isinstance(size, int) and size < 1:
+        raise NbcliError(f"{option} must be {SIZE_HELP}; got {text!r}")
+    return size
+
+
+def split(
+    data: Annotated[str, typer.Option("--data", "-d", help="Labelled data file to split.")],
+    test: Annotated[str, typer.Option("--test", help=f"Size of the test part: {SIZE_HELP}.")],
+    output_dir: Annotated[
+        str,
+        typer.Option("--output-dir", help="Existing folder for <stem>.train/.test/.calib.<ext>."),
+    ],
+    calib: Annotated[
+        str | None,
+        typer.Option("--calib", help=f"Size of a calibration part: {SIZE_HELP}. Default: none."),
+    ] = None,
+    stratify: Annotated[
+        bool,
+        typer.Option(
+            "--stratify/--no-stratify",
+            help="Keep each class's share in every part (the split is by the target column).",
+        ),
+    ] = True,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the shuffle.")] = 0,
+    target: Annotated[str | None, common.TARGET] = None,
+    delimiter: Annotated[str | None, common.DELIMITER] = None,
+    x_key: Annotated[str, common.X_KEY] = "X",
+    y_key: Annotated[str, common.Y_KEY] = "y",
+    quiet: Annotated[bool, common.QUIET] = False,
+):
+    """Split a data file into train, test and calibration files of exact sizes.
+
+    Rows are drawn at random (seeded), stratified by the target; each output
+    has the input's format (CSV rows copied byte for byte, with the header,
+    delimiter and gzip kept; Parquet and NPZ alike). The file is read twice:
+    once for the target column, once to copy the rows.
+    Example: nbcli split -d penguins.csv --test 0.2 --calib 0.1 --output-dir splits
+    """
+    from nbcli.workflows.split import split as run_split
+
+    report = run_split(
+        data,
+        test=_size(test, "--test"),
+        calib=_size(calib, "--calib"),
+        stratify=stratify,
+        seed=seed,
+        output_dir=output_dir,
+        target=target,
+        delimiter=delimiter,
+        x_key=x_key,
+        y_key=y_key,
+    )
+    if not quiet:
+        for part, path in report.outputs.items():
+            sys.stderr.write(f"wrote {path} ({report.n_samples[part]} rows)\n")
+    return 0

@@ -1,0 +1,105 @@
+"""Rich tables for ``nbcli inspect``."""
+
+from __future__ import annotations
+
+from rich.table import Table
+from rich.text import Text
+
+
+def _g(x) -> str:
+    return "-" if x is None else f"{x:.6g}"
+
+
+def render_model(report) -> list:
+    """Summary, classes, and the model's own analysis (indicative features,
+    discriminant directions or class covariances)."""
+    head = Table(title="Model file", show_header=False, box=None, pad_edge=False)
+    head.add_column(style="bold", no_wrap=True)
+    head.add_column(overflow="fold")
+    head.add_row("file", Text(report.path))
+    head.add_row(
+        "format", f"version {report.format_version}, written by nbcli {report.nbcli_version}"
+    )
+    head.add_row("model", report.model)
+    params = ", ".join(f"{k}={v}" for k, v in report.hyperparameters.items())
+    head.add_row("hyperparameters", Text(params or "-"))
+    head.add_row("target", Text(str(report.target)))
+    n = len(report.features)
+    shown = ", ".join(
+        f["name"] + (f" ({f['type']})" if "type" in f else "") for f in report.features[:8]
+    )
+    head.add_row("features", Text(f"{n}: {shown}" + (f", ... ({n - 8} more)" if n > 8 else "")))
+    training = report.training
+    head.add_row(
+        "training rows",
+        f"{training.get('n_samples', '-'):,}"
+        if isinstance(training.get("n_samples"), int)
+        else str(training.get("n_samples", "-")),
+    )
+    if training.get("data") is not None:
+        head.add_row("training data", Text(str(training["data"])))
+    fingerprint = training.get("fingerprint")
+    if fingerprint:
+        head.add_row("fingerprint", f"{fingerprint['algorithm']} {fingerprint['value']}")
+    elif training.get("data_sha256"):
+        head.add_row("data sha256", str(training["data_sha256"]))
+    head.add_row("calibrator", report.calibration["method"] if report.calibration else "none")
+    if report.search:
+        best = report.search.get("best", {})
+        text = ", ".join(f"{k}={v}" for k, v in best.get("params", {}).items()) if best else ""
+        head.add_row("search", Text(text or "yes"))
+    out: list = [head]
+
+    classes = Table(title="Classes")
+    classes.add_column("class", overflow="fold")
+    classes.add_column("count", justify="right")
+    classes.add_column("prior", justify="right")
+    for c in report.classes:
+        classes.add_row(Text(str(c["label"])), f"{c['count']:g}", f"{c['prior']:.4f}")
+    out.append(classes)
+
+    if report.indicative is not None:
+        table = Table(
+            title="Most indicative features",
+            caption=Text(f"score: {report.indicative_definition}"),
+        )
+        table.add_column("class", overflow="fold")
+        table.add_column("rank", justify="right")
+        table.add_column("feature", overflow="fold")
+        table.add_column("score", justify="right")
+        for label, rows in report.indicative.items():
+            for i, row in enumerate(rows):
+                name = row["feature"]
+                if "higher" in row:
+                    name += " (higher)" if row["higher"] else " (lower)"
+                table.add_row(
+                    Text(label if i == 0 else ""), str(i + 1), Text(name), _g(row["score"])
+                )
+        out.append(table)
+    if report.discriminant is not None:
+        disc = report.discriminant
+        table = Table(
+            title=f"Discriminant directions ({disc['solver']} solver, covariance rank {disc['rank']})"
+        )
+        table.add_column("direction", justify="right")
+        table.add_column("variance share", justify="right")
+        table.add_column("feature", overflow="fold")
+        table.add_column("standardised weight", justify="right")
+        for i, d in enumerate(disc["directions"]):
+            for j, w in enumerate(d["weights"]):
+                table.add_row(
+                    str(i + 1) if j == 0 else "",
+                    f"{d['explained_variance_ratio']:.4f}" if j == 0 else "",
+                    Text(w["feature"]),
+                    _g(w["standardized"]),
+                )
+        out.append(table)
+    if report.covariances is not None:
+        table = Table(title="Class covariances")
+        table.add_column("class", overflow="fold")
+        table.add_column("log-determinant", justify="right")
+        table.add_column("condition number", justify="right")
+        for label, c in report.covariances.items():
+            table.add_row(Text(label), _g(c["log_determinant"]), _g(c["condition_number"]))
+        out.append(table)
+    return out

@@ -1,0 +1,516 @@
+"""The report of ``nbcli inspect``: what a model file holds and what the model says.
+
+:class:`ModelReport` is plain data; its ``to_dict()`` is the JSON form
+described by :data:`MODEL_SCHEMA` (JSON Schema, draft 2020-12). The analyses
+read only a fitted model's public attributes:
+
+* naive Bayes: the most indicative features of each class (see
+  :func:`indicative_scores` for the definition per model type);
+* LDA: the discriminant directions and the share of the between-class
+  variance along each (:func:`discriminant_directions`);
+* QDA: each class's covariance log-determinant and condition number.
+
+NumPy only: no file I/O, no printing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+import numpy as np
+
+from nbcli.reports.metrics import json_label, json_number, report_header
+
+SCHEMA_NAME = "nbcli.model"
+SCHEMA_VERSION = 1
+
+INDICATIVE_DEFINITIONS = {
+    "multinomial": (
+        "log p(feature j | class) - log p(feature j | other classes) (a word, for a text column), the other classes' "
+        "feature probabilities mixed by their priors (nats)"
+    ),
+    "bernoulli": (
+        "log P(feature j present | class) - log P(feature j present | other classes), "
+        "the other classes mixed by their priors (nats)"
+    ),
+    "gaussian": (
+        "expected log-likelihood ratio E[log p(x_j | class) - log p(x_j | other classes)] "
+        "under the class: the KL divergence of the class's normal density of feature j from "
+        "the normal with the other classes' prior-weighted mean and variance (nats); "
+        "'higher' says whether the class mean is above the others'"
+    ),
+}
+"""What the indicative-feature score means, per model type (the report states it)."""
+
+
+def feature_labels(
+    feature_names: list[str],
+    n_features: int,
+    columns: list | None = None,
+    vocabularies: dict | None = None,
+) -> list[str]:
+    """One name per model feature: column names, with a text column's words.
+
+    A text column with a vocabulary stands for as many model features as it
+    has words, so its words name them (``column:word`` when there are
+    several text columns). When the names still do not add up to
+    ``n_features``, features are called ``feature 1``, ``feature 2``...
+
+    Parameters
+    ----------
+    feature_names : list of str
+        The model file's ``feature_names``.
+    n_features : int
+    columns : list of dict, optional
+        The model file's ``columns`` (names in model order).
+    vocabularies : dict, optional
+        ``{text column: list of words}``.
+    """
+    names = [str(n) for n in feature_names]
+    if len(names) == n_features and not vocabularies:
+        return names
+    vocabularies = vocabularies or {}
+    order = [str(c["name"]) for c in columns] if columns else names
+    out: list[str] = []
+    for name in order:
+        words = vocabularies.get(name)
+        if words is None:
+            out.append(name)
+        elif len(vocabularies) == 1:
+            out.extend(str(w) for w in words)
+        else:
+            out.extend(f"{name}:{w}" for w in words)
+    if len(out) == n_features:
+        return out
+    if len(names) == n_features:
+        return names
+    return [f"feature {j + 1}" for j in range(n_features)]
+
+
+def class_priors(model) -> np.ndarray:
+    """The prior of each class the model scores with, shape (n_classes,)."""
+    for attr in ("priors_", "class_prior_"):
+        if hasattr(model, attr):
+            return np.asarray(getattr(model, attr), dtype=float)
+    if hasattr(model, "class_log_prior_"):
+        return np.exp(model.class_log_prior_)
+    count = class_counts(model)
+    return count / count.sum()
+
+
+def class_counts(model) -> np.ndarray:
+    """Weighted training rows of each class, shape (n_classes,)."""
+    if hasattr(model, "class_count_"):
+        return np.asarray(model.class_count_, dtype=float)
+    return np.asarray(model.stats_.count, dtype=float)
+
+
+def _rest(values: np.ndarray, priors: np.ndarray, k: int) -> np.ndarray:
+    """Prior-weighted mean over the classes other than ``k`` of ``values`` (K, d)."""
+    w = priors.copy()
+    w[k] = 0.0
+    if w.sum() <= 0:
+        w = np.ones_like(w)
+        w[k] = 0.0
+    return (w / w.sum()) @ values
+
+
+def indicative_scores(model) -> tuple[np.ndarray, np.ndarray | None] | None:
+    """How strongly each feature points to each class, shape (n_classes, n_features).
+
+    Returns ``(scores, higher)``, ``higher`` (bool, same shape) for Gaussian
+    naive Bayes only, or None for a model type without a definition here.
+    The definitions are :data:`INDICATIVE_DEFINITIONS`: for each class
+    ``k``, the log-probability ratio of the feature between ``k`` and the
+    other classes taken together (their distributions mixed by prior); for
+    continuous features the ratio's expectation under class ``k``.
+    """
+    name = getattr(model, "name", "")
+    if len(model.classes_) < 2:
+        return None
+    priors = class_priors(model)
+    K = len(model.classes_)
+    if name in ("multinomial", "bernoulli"):
+        theta = np.exp(model.feature_log_prob_)
+        out = np.empty_like(theta)
+        with np.errstate(divide="ignore"):
+            for k in range(K):
+                out[k] = model.feature_log_prob_[k] - np.log(_rest(theta, priors, k))
+        return out, None
+    if name == "gaussian":
+        mean, var = model.theta_, model.var_
+        out = np.empty_like(mean)
+        higher = np.empty(mean.shape, dtype=bool)
+        for k in range(K):
+            m_rest = _rest(mean, priors, k)
+            # Moment-matched variance of the others' mixture.
+            v_rest = _rest(var + mean**2, priors, k) - m_rest**2
+            v_rest = np.maximum(v_rest, np.finfo(float).tiny)
+            out[k] = 0.5 * (
+                np.log(v_rest / var[k]) + (var[k] + (mean[k] - m_rest) ** 2) / v_rest - 1.0
+            )
+            higher[k] = mean[k] > m_rest
+        return out, higher
+    return None
+
+
+def top_indicative(model, names: list[str], top: int) -> dict | None:
+    """``{label text: [{"feature", "score"[, "higher"]}, ...]}``, best ``top`` first."""
+    found = indicative_scores(model)
+    if found is None:
+        return None
+    scores, higher = found
+    out = {}
+    for k, label in enumerate(model.classes_):
+        order = np.argsort(-scores[k], kind="stable")[:top]
+        rows = []
+        for j in order:
+            row = {"feature": names[j], "score": json_number(scores[k, j])}
+            if higher is not None:
+                row["higher"] = bool(higher[k, j])
+            rows.append(row)
+        out[str(json_label(label))] = rows
+    return out
+
+
+def discriminant_directions(model, names: list[str], top: int) -> dict:
+    """LDA's directions: share of between-class variance and the heaviest weights.
+
+    Each direction lists the features with the largest standardised weight
+    (the weight times the feature's within-class standard deviation, so that
+    weights of features in different units compare).
+    """
+    if not hasattr(model, "scalings_"):  # the lsqr solver: same model, svd directions
+        model = model.with_params(solver="svd")
+    scalings = model.scalings_
+    std = np.sqrt(np.diag(model.covariance_))
+    ratio = np.asarray(model.explained_variance_ratio_, dtype=float)
+    directions = []
+    for i in range(min(scalings.shape[1], ratio.size)):
+        weight = scalings[:, i]
+        standard = weight * std
+        order = np.argsort(-np.abs(standard), kind="stable")[:top]
+        directions.append(
+            {
+                "explained_variance_ratio": json_number(ratio[i]),
+                "weights": [
+                    {
+                        "feature": names[j],
+                        "weight": json_number(weight[j]),
+                        "standardized": json_number(standard[j]),
+                    }
+                    for j in order
+                ],
+            }
+        )
+    return {"solver": model.solver, "rank": int(model.rank_), "directions": directions}
+
+
+def class_covariances(model) -> dict:
+    """QDA: ``{label: {"log_determinant", "condition_number"}}`` of each class covariance."""
+    out = {}
+    for k, label in enumerate(model.classes_):
+        variances = np.asarray(model.scalings_[k])
+        out[str(json_label(label))] = {
+            "log_determinant": json_number(model.log_det_[k]),
+            "condition_number": json_number(variances.max() / variances.min()),
+        }
+    return out
+
+
+@dataclass
+class ModelReport:
+    """What ``nbcli inspect`` shows about a model file.
+
+    Attributes
+    ----------
+    path, sha256 : str
+        The model file and its SHA-256.
+    format_version : int
+    nbcli_version : str
+        The nbcli that wrote the file.
+    model : str
+        Model type.
+    hyperparameters : dict
+    target : str or None
+    classes : list of dict
+        ``label``, ``count`` (training rows, weighted) and ``prior``.
+    features : list of dict
+        ``name`` and, where the file records it, ``type``.
+    training : dict
+        ``n_samples``, ``data_sha256``, ``fingerprint`` (or None) and the
+        data the model was fitted on, as the file holds them.
+    calibration : dict or None
+        The calibrator's ``method`` and what the file says about it.
+    search : dict or None
+        The hyperparameter search summary ``tune`` stored.
+    top : int
+        Entries shown per class or direction.
+    indicative : dict or None
+        Naive Bayes: per class label, the ``top`` most indicative features.
+    indicative_definition : str or None
+    discriminant : dict or None
+        LDA: ``solver``, ``rank`` and ``directions``.
+    covariances : dict or None
+        QDA: per class label, ``log_determinant`` and ``condition_number``.
+    """
+
+    schema: ClassVar[str] = SCHEMA_NAME
+
+    path: str
+    sha256: str
+    format_version: int
+    nbcli_version: str
+    model: str
+    hyperparameters: dict
+    target: str | None
+    classes: list
+    features: list
+    training: dict
+    calibration: dict | None
+    search: dict | None
+    top: int
+    indicative: dict | None = None
+    indicative_definition: str | None = None
+    discriminant: dict | None = None
+    covariances: dict | None = None
+    warnings: list = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        """The JSON form, described by :data:`MODEL_SCHEMA`."""
+        out = report_header(
+            self.schema,
+            {"model": {"path": self.path, "sha256": self.sha256}},
+            {"top": self.top},
+            SCHEMA_VERSION,
+        )
+        out.update(
+            format_version=self.format_version,
+            file_nbcli_version=self.nbcli_version,
+            model=self.model,
+            hyperparameters=self.hyperparameters,
+            target=self.target,
+            classes=self.classes,
+            features=self.features,
+            training=self.training,
+            calibration=self.calibration,
+            search=self.search,
+            indicative_features=(
+                None
+                if self.indicative is None
+                else {"definition": self.indicative_definition, "classes": self.indicative}
+            ),
+            discriminant=self.discriminant,
+            covariances=self.covariances,
+            warnings=list(self.warnings),
+        )
+        return out
+
+
+def build_model_report(mf, *, path: str, sha256: str, top: int = 10) -> ModelReport:
+    """The :class:`ModelReport` of a loaded model file (:class:`nbcli.io.modelfile.ModelFile`).
+
+    Raises
+    ------
+    ValueError
+        For ``top`` < 1.
+    """
+    if top < 1:
+        raise ValueError(f"top must be at least 1; got {top}")
+    model = mf.model
+    meta = mf.metadata
+    names = feature_labels(mf.feature_names, model.n_features_in_, mf.columns, mf.vocabularies)
+    priors = class_priors(model)
+    count = np.asarray(class_counts(model), dtype=float)
+    classes = [
+        {"label": json_label(c), "count": json_number(count[k]), "prior": json_number(priors[k])}
+        for k, c in enumerate(model.classes_)
+    ]
+    if mf.columns:
+        features = [{k: v for k, v in c.items() if k != "categories"} for c in mf.columns]
+        for entry, column in zip(features, mf.columns):
+            if column.get("categories") is not None:
+                entry["n_categories"] = len(column["categories"])
+    else:
+        features = [{"name": str(n)} for n in mf.feature_names]
+    if mf.vocabularies:
+        for entry in features:
+            if entry["name"] in mf.vocabularies:
+                entry["n_words"] = len(mf.vocabularies[entry["name"]])
+    training = {k: v for k, v in mf.training.items() if k != "class_counts"}
+    training.setdefault("fingerprint", None)
+    calibration = None
+    if mf.calibrator is not None:
+        info = dict(meta.get("calibration") or {})
+        info.pop("arrays", None)
+        calibration = {"method": mf.calibrator.kind, **info}
+    report = ModelReport(
+        path=path,
+        sha256=sha256,
+        format_version=int(meta.get("format_version", 1)),
+        nbcli_version=str(meta.get("nbcli_version", "unknown")),
+        model=model.name,
+        hyperparameters=dict(meta.get("hyperparameters", {})),
+        target=mf.target,
+        classes=classes,
+        features=features,
+        training=training,
+        calibration=calibration,
+        search=mf.search,
+        top=int(top),
+    )
+    report.indicative = top_indicative(model, names, top)
+    if report.indicative is not None:
+        report.indicative_definition = INDICATIVE_DEFINITIONS[model.name]
+    if model.name == "lda":
+        report.discriminant = discriminant_directions(model, names, top)
+    elif model.name == "qda":
+        report.covariances = class_covariances(model)
+    return report
+
+
+_WEIGHTED = {
+    "type": "array",
+    "items": {
+        "type": "object",
+        "required": ["feature"],
+        "properties": {"feature": {"type": "string"}},
+    },
+}
+
+MODEL_SCHEMA = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "title": "nbcli model report (nbcli inspect)",
+    "type": "object",
+    "required": [
+        "schema",
+        "schema_version",
+        "nbcli_version",
+        "inputs",
+        "settings",
+        "format_version",
+        "file_nbcli_version",
+        "model",
+        "hyperparameters",
+        "target",
+        "classes",
+        "features",
+        "training",
+        "calibration",
+        "search",
+        "indicative_features",
+        "discriminant",
+        "covariances",
+        "warnings",
+    ],
+    "additionalProperties": False,
+    "properties": {
+        "schema": {"const": SCHEMA_NAME},
+        "schema_version": {"const": SCHEMA_VERSION},
+        "nbcli_version": {"type": "string"},
+        "inputs": {
+            "type": "object",
+            "required": ["model"],
+            "properties": {
+                "model": {
+                    "type": "object",
+                    "required": ["path", "sha256"],
+                    "properties": {"path": {"type": "string"}, "sha256": {"type": "string"}},
+                }
+            },
+        },
+        "settings": {
+            "type": "object",
+            "required": ["top"],
+            "properties": {"top": {"type": "integer", "minimum": 1}},
+        },
+        "format_version": {"type": "integer", "minimum": 1},
+        "file_nbcli_version": {"type": "string"},
+        "model": {"type": "string"},
+        "hyperparameters": {"type": "object"},
+        "target": {"type": ["string", "null"]},
+        "classes": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["label", "count", "prior"],
+                "properties": {
+                    "label": {"type": ["string", "number", "boolean"]},
+                    "count": {"type": "number", "minimum": 0},
+                    "prior": {"type": "number", "minimum": 0, "maximum": 1},
+                },
+            },
+        },
+        "features": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["name"],
+                "properties": {
+                    "name": {"type": "string"},
+                    "type": {"type": "string"},
+                    "n_categories": {"type": "integer"},
+                    "n_words": {"type": "integer"},
+                },
+            },
+        },
+        "training": {
+            "type": "object",
+            "required": ["n_samples", "fingerprint"],
+            "properties": {
+                "n_samples": {"type": "number"},
+                "data_sha256": {"type": ["string", "null"]},
+                "fingerprint": {
+                    "type": ["object", "null"],
+                    "required": ["algorithm", "value"],
+                    "properties": {
+                        "algorithm": {"type": "string"},
+                        "value": {"type": "string"},
+                    },
+                },
+            },
+        },
+        "calibration": {
+            "type": ["object", "null"],
+            "required": ["method"],
+            "properties": {"method": {"type": "string"}},
+        },
+        "search": {"type": ["object", "null"]},
+        "indicative_features": {
+            "type": ["object", "null"],
+            "required": ["definition", "classes"],
+            "properties": {
+                "definition": {"type": "string"},
+                "classes": {"type": "object", "additionalProperties": _WEIGHTED},
+            },
+        },
+        "discriminant": {
+            "type": ["object", "null"],
+            "required": ["solver", "rank", "directions"],
+            "properties": {
+                "solver": {"type": "string"},
+                "rank": {"type": "integer"},
+                "directions": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "required": ["explained_variance_ratio", "weights"],
+                        "properties": {
+                            "explained_variance_ratio": {"type": "number"},
+                            "weights": _WEIGHTED,
+                        },
+                    },
+                },
+            },
+        },
+        "covariances": {
+            "type": ["object", "null"],
+            "additionalProperties": {
+                "type": "object",
+                "required": ["log_determinant", "condition_number"],
+            },
+        },
+        "warnings": {"type": "array", "items": {"type": "string"}},
+    },
+}

@@ -1,0 +1,28 @@
+"""``nbcli inspect``: read a model file and describe it."""
+
+from __future__ import annotations
+
+from nbcli.io.modelfile import load_model
+from nbcli.io.sources import file_sha256
+from nbcli.reports.model import ModelReport, build_model_report
+
+
+def inspect_model(path, *, top: int = 10) -> ModelReport:
+    """The :class:`~nbcli.reports.model.ModelReport` of the model file at ``path``.
+
+    Parameters
+    ----------
+    path : str or path-like
+        A model file of any format version nbcli reads (1 or 2).
+    top : int
+        Features listed per class (naive Bayes) or per direction (LDA); at least 1.
+
+    Raises
+    ------
+    NbcliError
+        When the file cannot be read or is not a valid model file.
+    ValueError
+        For ``top`` < 1.
+    """
+    mf = load_model(path)
+    return build_model_report(mf, path=str(path), sha256=file_sha256(path), top=top)

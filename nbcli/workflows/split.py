@@ -1,0 +1,316 @@
+"""``nbcli split``: one data file into train, test and calibration files.
+
+Two passes over the input: the first reads the target column only (to draw
+an exact, stratified split plan, :func:`nbcli.resampling.stratified_split`),
+the second sends each row to its part. Each part keeps the input's format:
+a CSV row is copied byte for byte (header, delimiter, quoting and gzip
+kept), Parquet row groups keep their schema, an NPZ archive keeps its keys.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import gzip
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any, BinaryIO
+
+import numpy as np
+
+from nbcli.errors import NbcliError
+from nbcli.io.atomic import atomic_write, check_outputs
+from nbcli.io.csv_format import read_header
+from nbcli.io.messages import translated
+from nbcli.io.plan import plan_columns, read_options
+from nbcli.io.sources import Source
+from nbcli.resampling import CALIB, TEST, TRAIN, stratified_split
+
+PARTS = ("train", "test", "calib")
+
+# Records whose target field is parsed at a time in the first pass.
+_BLOCK_RECORDS = 1 << 14
+
+
+@dataclass
+class SplitReport:
+    """What ``split`` wrote.
+
+    Attributes
+    ----------
+    data : str
+        The input file.
+    target : str
+        The column the split was stratified by (or read for its size).
+    seed : int
+    stratify : bool
+    outputs : dict of str to str
+        Part (``train``, ``test``, ``calib``) to the file written.
+    n_samples : dict of str to int
+        Rows in each part.
+    class_counts : dict of str to dict of str to int
+        Rows of each class (label text) in each part.
+    """
+
+    data: str
+    target: str
+    seed: int
+    stratify: bool
+    outputs: dict[str, str] = field(default_factory=dict)
+    n_samples: dict[str, int] = field(default_factory=dict)
+    class_counts: dict[str, dict[str, int]] = field(default_factory=dict)
+
+
+def output_paths(data: str, output_dir, with_calib: bool) -> dict[str, str]:
+    """``DIR/<stem>.train.<ext>`` and the others, for ``data`` (``-``: ``stdin.csv``).
+
+    The extension is the last suffix of the file name, the last two for
+    ``.gz`` (``x.csv.gz`` gives ``x.train.csv.gz``); a name without one is CSV.
+    """
+    name = "stdin.csv" if data == "-" else os.path.basename(os.fspath(data))
+    pieces = name.split(".")
+    keep = 2 if len(pieces) > 2 and pieces[-1].lower() == "gz" else 1
+    if len(pieces) > 1:
+        stem, ext = ".".join(pieces[:-keep]), ".".join(pieces[-keep:])
+    else:
+        stem, ext = name, "csv"
+    parts = PARTS if with_calib else PARTS[:2]
+    return {p: os.path.join(os.fspath(output_dir), f"{stem}.{p}.{ext}") for p in parts}
+
+
+def split(
+    data: str,
+    *,
+    test,
+    calib=0,
+    stratify: bool = True,
+    seed: int = 0,
+    output_dir=".",
+    target: str | None = None,
+    delimiter: str | None = None,
+    x_key: str = "X",
+    y_key: str = "y",
+) -> SplitReport:
+    """Split ``data`` into train, test and (with ``calib``) calibration files.
+
+    Parameters
+    ----------
+    data : str
+        A CSV (optionally gzipped), Parquet or NPZ file, or ``-`` for stdin.
+    test, calib : float or int
+        Size of the test and calibration parts: a fraction in (0, 1) of the
+        rows (rounded up) or a row count; ``calib=0`` writes no calibration file.
+    stratify : bool
+        Share each part among the classes of the target in proportion (by
+        the largest-remainder method), else draw from all rows alike.
+    seed : int
+        Seed of the shuffle that picks the rows: the same seed, the same split.
+    output_dir : path
+        Existing folder the parts are written to (see :func:`output_paths`).
+    target, delimiter, x_key, y_key
+        As for reading training data: the target column (default as
+        ``fit`` chooses it), the CSV delimiter (default detected), the NPZ
+        keys of features and labels.
+
+    Returns
+    -------
+    SplitReport
+
+    Raises
+    ------
+    NbcliError
+        For unreadable input, sizes that leave no training row, or outputs
+        that cannot be written (checked before the input is read). Outputs
+        appear together, only when every part has been written.
+    """
+    outputs = output_paths(data, output_dir, bool(calib))
+    if not os.path.isdir(output_dir):
+        raise NbcliError(f"--output-dir {output_dir}: is not an existing folder")
+    check_outputs(
+        [(f"--output-dir ({part})", path) for part, path in outputs.items()],
+        [("--data", data)],
+    )
+    source = Source(data)
+    opts = read_options(target=target, x_key=x_key, y_key=y_key)
+    if source.format == "csv":
+        fmt: _Format = _Csv(source, delimiter)
+    elif source.format == "parquet":
+        fmt = _Parquet(source)
+    else:
+        fmt = _Npz(source)
+    labels, target_name = fmt.labels(opts)
+    classes, codes = np.unique(labels, return_inverse=True)
+    try:
+        parts = stratified_split(codes, test, calib, stratify=stratify, seed=seed)
+    except ValueError as exc:
+        raise NbcliError(f"{source.display}: {exc}") from None
+    with contextlib.ExitStack() as stack:
+        handles = [stack.enter_context(atomic_write(outputs[p])) for p in outputs]
+        fmt.write(parts, handles)
+    report = SplitReport(data=source.display, target=target_name, seed=int(seed), stratify=stratify)
+    report.outputs = dict(outputs)
+    for i, part in enumerate(outputs):
+        report.n_samples[part] = int(np.sum(parts == (TRAIN, TEST, CALIB)[i]))
+    by_part = np.zeros((classes.size, 3), dtype=np.int64)
+    np.add.at(by_part, (codes, parts), 1)
+    report.class_counts = {
+        part: {str(c): int(by_part[k, i]) for k, c in enumerate(classes)}
+        for i, part in enumerate(outputs)
+    }
+    return report
+
+
+class _Format:
+    def labels(self, opts) -> tuple[np.ndarray, str]:
+        raise NotImplementedError
+
+    def write(self, parts: np.ndarray, handles: list[BinaryIO]) -> None:
+        raise NotImplementedError
+
+
+def csv_records(stream: BinaryIO) -> Iterator[bytes]:
+    """The records of a CSV stream as their raw bytes, line ending included.
+
+    A record ends at a line break outside double quotes (RFC 4180: a quote
+    inside a quoted field is doubled, so an odd count of quotes so far means
+    the field is still open); blank lines are skipped, as the reader does.
+    """
+    pending: list[bytes] = []
+    quotes = 0
+    for line in stream:
+        pending.append(line)
+        quotes += line.count(b'"')
+        if quotes % 2:
+            continue
+        record = pending[0] if len(pending) == 1 else b"".join(pending)
+        pending.clear()
+        quotes = 0
+        if record.strip():
+            yield record
+    if pending and b"".join(pending).strip():
+        yield b"".join(pending)
+
+
+class _Csv(_Format):
+    def __init__(self, source: Source, delimiter: str | None):
+        self.source = source
+        self.header = read_header(source.open_binary, source.display, delimiter)
+
+    def labels(self, opts):
+        display = self.source.display
+        plan = plan_columns(list(self.header.columns), opts, display)
+        if plan.target is None:
+            raise NbcliError(f"{display}: has no target column to split by")
+        where = list(self.header.columns).index(plan.target)
+        labels: list[str] = []
+        with translated(display), self.source.open_binary() as stream:
+            records = csv_records(stream)
+            next(records, None)  # the header
+            block: list[str] = []
+            for record in records:
+                block.append(record.decode("utf-8"))
+                if len(block) == _BLOCK_RECORDS:
+                    self._targets(block, where, labels)
+                    block = []
+            self._targets(block, where, labels)
+        if not labels:
+            raise NbcliError(f"{display}: has a header but no data rows")
+        return np.asarray(labels, dtype=str), plan.target
+
+    def _targets(self, block: list[str], where: int, labels: list[str]) -> None:
+        first = len(labels) + 1
+        for i, row in enumerate(csv.reader(block, delimiter=self.header.delimiter)):
+            if len(row) <= where:
+                raise NbcliError(
+                    f"{self.source.display}: data row {first + i} has {len(row)} fields, "
+                    f"fewer than the header's {len(self.header.columns)}"
+                )
+            labels.append(row[where].strip())
+
+    def write(self, parts, handles):
+        gz = self.source.gzipped or self.source.display.lower().endswith(".gz")
+        with contextlib.ExitStack() as stack:
+            outs: list[Any] = [
+                stack.enter_context(gzip.GzipFile(fileobj=h, mode="wb", mtime=0)) if gz else h
+                for h in handles
+            ]
+            with translated(self.source.display), self.source.open_binary() as stream:
+                records = csv_records(stream)
+                header = next(records)
+                ending = b"\r\n" if header.endswith(b"\r\n") else b"\n"
+                if not header.endswith(b"\n"):
+                    header += ending
+                for out in outs:
+                    out.write(header)
+                for i, record in enumerate(records):
+                    if not record.endswith(b"\n"):
+                        record += ending
+                    outs[parts[i]].write(record)
+
+
+class _Parquet(_Format):
+    def __init__(self, source: Source):
+        import pyarrow.parquet as pq
+
+        self.source = source
+        with translated(source.display):
+            self.file = pq.ParquetFile(source.file_or_buffer())
+
+    def labels(self, opts):
+        columns = list(self.file.schema_arrow.names)
+        plan = plan_columns(columns, opts, self.source.display)
+        if plan.target is None:
+            raise NbcliError(f"{self.source.display}: has no target column to split by")
+        with translated(self.source.display):
+            column = self.file.read(columns=[plan.target]).column(0)
+        return np.asarray([str(v) for v in column.to_pylist()], dtype=str), plan.target
+
+    def write(self, parts, handles):
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        schema = self.file.schema_arrow
+        writers = [pq.ParquetWriter(h, schema) for h in handles]
+        start = 0
+        with translated(self.source.display):
+            for batch in self.file.iter_batches():
+                here = parts[start : start + batch.num_rows]
+                for p, writer in enumerate(writers):
+                    writer.write_batch(batch.filter(pa.array(here == p)))
+                start += batch.num_rows
+        for writer in writers:
+            writer.close()
+
+
+class _Npz(_Format):
+    def __init__(self, source: Source):
+        self.source = source
+        with translated(source.display):
+            with np.load(source.file_or_buffer(), allow_pickle=False) as archive:
+                self.arrays = {k: archive[k] for k in archive.files}
+
+    def labels(self, opts):
+        key = opts.target or opts.y_key
+        if key not in self.arrays:
+            raise NbcliError(
+                f"{self.source.display}: has no array {key!r} of labels; give its key with --target"
+            )
+        y = self.arrays[key]
+        if y.ndim != 1 or y.size == 0:
+            raise NbcliError(f"{self.source.display}: array {key!r} is not one label per row")
+        self.n = y.size
+        return y.astype(str), key
+
+    def write(self, parts, handles):
+        # Arrays of one entry per row are split; the rest (feature names) are copied.
+        for p, handle in enumerate(handles):
+            out = {
+                k: (
+                    a[parts == p]
+                    if a.ndim >= 1 and a.shape[0] == self.n and k != "feature_names"
+                    else a
+                )
+                for k, a in self.arrays.items()
+            }
+            np.savez(handle, **out)

@@ -1,0 +1,62 @@
+"""``evaluate --plot PREFIX``: reliability, ROC and confusion images."""
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from conftest import nbcli_in_process
+from sklearn.metrics import roc_auc_score, roc_curve
+
+from nbcli.io.modelfile import load_model
+from nbcli.workflows.evaluate import evaluate
+
+SAMPLE = Path(__file__).resolve().parents[1] / "sample_data"
+
+
+@pytest.fixture(scope="module")
+def model(tmp_path_factory):
+    path = tmp_path_factory.mktemp("m") / "bc.npz"
+    run = nbcli_in_process(
+        "fit", "-m", "gaussian", "-d", SAMPLE / "breast_cancer_train.csv", "-o", path, "-q"
+    )
+    assert run.returncode == 0, run.stderr
+    return path
+
+
+def test_curves_are_scikit_learns(model):
+    test = SAMPLE / "breast_cancer_test.csv"
+    report = evaluate(str(model), str(test), bootstrap=0, curves=True)
+    mf = load_model(model)
+    frame = pd.read_csv(test)
+    proba = mf.predict_proba(frame[mf.feature_names].to_numpy(float))
+    y = frame[mf.target].to_numpy()
+    for k, curve in enumerate(report.roc_curves):
+        positive = y == mf.classes[k]
+        fpr, tpr, _ = roc_curve(positive, proba[:, k])
+        np.testing.assert_allclose(curve.x, fpr, atol=1e-12)
+        np.testing.assert_allclose(curve.y, tpr, atol=1e-12)
+        assert curve.area == pytest.approx(roc_auc_score(positive, proba[:, k]), abs=1e-12)
+    assert evaluate(str(model), str(test), bootstrap=0).roc_curves is None
+
+
+@pytest.mark.parametrize("fmt, magic", [("png", b"\x89PNG"), ("svg", b"<?xml")])
+def test_plot_writes_three_images(model, tmp_path, fmt, magic):
+    args = ["evaluate", "-m", model, "-d", SAMPLE / "breast_cancer_test.csv", "--bootstrap", "0"]
+    args += ["--plot", tmp_path / "ev"] + (["--plot-format", fmt] if fmt != "png" else [])
+    run = nbcli_in_process(*args)
+    assert run.returncode == 0, run.stderr
+    for name in ("reliability", "roc", "confusion"):
+        path = tmp_path / f"ev.{name}.{fmt}"
+        assert path.read_bytes().startswith(magic)
+        assert f"wrote {path}" in run.stderr
+
+
+def test_plot_outputs_are_checked_before_any_work(model, tmp_path):
+    test = SAMPLE / "breast_cancer_test.csv"
+    run = nbcli_in_process("evaluate", "-m", model, "-d", test, "--plot", tmp_path / "no" / "ev")
+    assert run.returncode == 2 and "does not exist" in run.stderr
+    run = nbcli_in_process(
+        "evaluate", "-m", model, "-d", test, "--plot", tmp_path / "e", "--plot-format", "gif"
+    )
+    assert run.returncode == 2 and not list(tmp_path.iterdir())

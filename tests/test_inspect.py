@@ -1,0 +1,149 @@
+"""``nbcli inspect``: the nbcli.model report on every model type and format version."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import nbcli_in_process
+from scipy import integrate, stats
+from sklearn.datasets import load_wine
+from sklearn.discriminant_analysis import LinearDiscriminantAnalysis as SkLDA
+from test_reports import validate
+
+from nbcli.io.modelfile import ModelFile, load_model, save_model
+from nbcli.models import (
+    BernoulliNB,
+    GaussianNB,
+    LinearDiscriminantAnalysis,
+    MultinomialNB,
+    QuadraticDiscriminantAnalysis,
+)
+from nbcli.reports.model import MODEL_SCHEMA, feature_labels, indicative_scores
+from nbcli.workflows.inspect import inspect_model
+
+V1 = Path(__file__).parent / "data" / "v1"
+
+
+@pytest.mark.parametrize("path", sorted(p.name for p in V1.glob("*_*.npz")))
+def test_every_version_1_file_is_described(path):
+    run = nbcli_in_process("inspect", V1 / path, "--json", "-", "--top", "2", "-q")
+    assert run.returncode == 0, run.stderr
+    doc = json.loads(run.stdout)
+    assert validate(doc, MODEL_SCHEMA) == []
+    assert doc["format_version"] == 1 and doc["file_nbcli_version"] == "0.1.0"
+    mf = load_model(V1 / path)
+    assert [c["label"] for c in doc["classes"]] == mf.classes.tolist()
+    assert sum(c["count"] for c in doc["classes"]) == mf.training["n_samples"]
+    assert (doc["calibration"] is None) == (mf.calibrator is None)
+    kind = doc["model"]
+    assert (doc["indicative_features"] is not None) == (
+        kind in ("gaussian", "multinomial", "bernoulli")
+    )
+    assert (doc["discriminant"] is not None) == (kind == "lda")
+    assert (doc["covariances"] is not None) == (kind == "qda")
+
+
+def _save(tmp_path, model, names, **members):
+    path = tmp_path / "m.npz"
+    save_model(ModelFile(model, names, target="y", training={"n_samples": 0}, **members), path)
+    return path
+
+
+def test_multinomial_scores_are_log_probability_ratios(tmp_path):
+    X = np.array([[5.0, 0, 1], [4, 1, 0], [0, 3, 2], [1, 4, 2], [0, 0, 9]])
+    y = np.array([0, 0, 1, 1, 2])
+    m = MultinomialNB().fit(X, y)
+    theta, prior = np.exp(m.feature_log_prob_), np.exp(m.class_log_prior_)
+    scores, _ = indicative_scores(m)
+    rest = (prior[1] * theta[1] + prior[2] * theta[2]) / (prior[1] + prior[2])
+    np.testing.assert_allclose(scores[0], np.log(theta[0] / rest), rtol=1e-12)
+    report = inspect_model(_save(tmp_path, m, ["a", "b", "c"]), top=1)
+    top = {k: v[0]["feature"] for k, v in report.indicative.items()}
+    assert top == {"0": "a", "1": "b", "2": "c"}
+    # Bernoulli: the presence ratio of the feature.
+    b = BernoulliNB(binarize=0.5).fit(X, y)
+    scores, _ = indicative_scores(b)
+    p = np.exp(b.feature_log_prob_)
+    bp = np.exp(b.class_log_prior_)
+    np.testing.assert_allclose(
+        scores[2], np.log(p[2] / ((bp[0] * p[0] + bp[1] * p[1]) / (bp[0] + bp[1]))), rtol=1e-12
+    )
+
+
+def test_gaussian_score_is_the_expected_log_likelihood_ratio():
+    rng = np.random.default_rng(0)
+    X = np.vstack([rng.normal([0, 5], [1, 2], size=(40, 2)), rng.normal([3, 5], [1, 1], (60, 2))])
+    y = np.repeat([0, 1], [40, 60])
+    m = GaussianNB().fit(X, y)
+    scores, higher = indicative_scores(m)
+    # Two classes: "the others" is the other class itself, so the score is the KL divergence.
+    for j in range(2):
+        p = stats.norm(m.theta_[0, j], np.sqrt(m.var_[0, j]))
+        q = stats.norm(m.theta_[1, j], np.sqrt(m.var_[1, j]))
+        kl = integrate.quad(lambda x, p=p, q=q: p.pdf(x) * (p.logpdf(x) - q.logpdf(x)), -30, 40)[0]
+        assert scores[0, j] == pytest.approx(kl, rel=1e-7)
+    assert higher[1, 0] and not higher[0, 0]
+
+
+def test_lda_directions_and_qda_determinants(tmp_path):
+    X, y = load_wine(return_X_y=True)
+    names = [f"f{j}" for j in range(13)]
+    lda = LinearDiscriminantAnalysis(solver="lsqr").fit(X, y)
+    report = inspect_model(_save(tmp_path, lda, names), top=3)
+    ratios = [d["explained_variance_ratio"] for d in report.discriminant["directions"]]
+    np.testing.assert_allclose(ratios, SkLDA().fit(X, y).explained_variance_ratio_, atol=1e-12)
+    assert report.discriminant["solver"] == "svd" and report.discriminant["rank"] == 13
+    assert all(len(d["weights"]) == 3 for d in report.discriminant["directions"])
+    qda = QuadraticDiscriminantAnalysis(reg_param=0.01).fit(X, y)
+    report = inspect_model(_save(tmp_path, qda, names))
+    for k, entry in enumerate(report.covariances.values()):
+        sign, logdet = np.linalg.slogdet(qda.covariance_[k])
+        assert sign == 1 and entry["log_determinant"] == pytest.approx(logdet, rel=1e-10)
+        assert entry["condition_number"] == pytest.approx(np.linalg.cond(qda.covariance_[k]))
+
+
+def test_version_2_members_are_shown(tmp_path):
+    X = np.array([[1.0, 0], [0, 1], [1, 1], [0, 0]])
+    m = GaussianNB().fit(X, [0, 0, 1, 1])
+    search = {"best": {"params": {"var_smoothing": 0.01}, "metric": "accuracy", "value": 0.9}}
+    columns = [{"name": "a", "type": "gaussian"}, {"name": "b", "type": "gaussian"}]
+    fingerprint = {"algorithm": "rowhash64-v1", "value": "00ff"}
+    mf = ModelFile(
+        m,
+        ["a", "b"],
+        training={"n_samples": 4, "fingerprint": fingerprint},
+        search=search,
+        columns=columns,
+    )
+    save_model(mf, tmp_path / "v2.npz")
+    run = nbcli_in_process("inspect", tmp_path / "v2.npz", "--json", tmp_path / "r.json")
+    assert run.returncode == 0, run.stderr
+    assert "var_smoothing=0.01" in run.stdout and "rowhash64-v1" in run.stdout
+    doc = json.loads((tmp_path / "r.json").read_text())
+    assert validate(doc, MODEL_SCHEMA) == []
+    assert doc["search"] == search and doc["training"]["fingerprint"] == fingerprint
+    assert doc["features"] == columns and doc["format_version"] == 2
+
+
+def test_a_vocabulary_names_the_features():
+    columns = [{"name": "n", "type": "numeric"}, {"name": "body", "type": "text"}]
+    vocab = {"body": ["cheap", "meeting", "viagra"]}
+    assert feature_labels(["n", "body"], 4, columns, vocab) == ["n", "cheap", "meeting", "viagra"]
+    two = {"body": ["a"], "title": ["b", "c"]}
+    cols = [*columns, {"name": "title", "type": "text"}]
+    assert feature_labels(["n", "body", "title"], 4, cols, two) == [
+        "n",
+        "body:a",
+        "title:b",
+        "title:c",
+    ]
+    assert feature_labels(["x"], 2) == ["feature 1", "feature 2"]
+
+
+def test_bad_input_is_one_line(tmp_path):
+    (tmp_path / "not.npz").write_text("a,b\n1,2\n")
+    for args in (["inspect", tmp_path / "not.npz"], ["inspect", V1 / "lda_iris.npz", "--top", "0"]):
+        run = nbcli_in_process(*args)
+        assert run.returncode == 2 and run.stderr.startswith("error: ")
+        assert run.stderr.count("\n") == 1

@@ -1,0 +1,143 @@
+"""``nbcli split``: exact, stratified, seeded partitions in the input's format."""
+
+import csv
+import gzip
+import io
+from collections import Counter
+
+import numpy as np
+import pandas as pd
+import pytest
+from conftest import nbcli_in_process
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from nbcli.errors import NbcliError
+from nbcli.workflows.split import csv_records, split
+
+
+def _csv(tmp_path, name="d.csv", newline="\n", n=103):
+    rng = np.random.default_rng(0)
+    labels = rng.choice(["a", "b", "c"], size=n, p=[0.6, 0.3, 0.1])
+    lines = ["x;note;label"]
+    for i, lab in enumerate(labels):
+        note = f'"line one{newline}line ""two"""' if i % 7 == 0 else f"n{i}"
+        lines.append(f"{rng.normal():.17g};{note};{lab}")
+    path = tmp_path / name
+    path.write_bytes((newline.join(lines) + newline).encode())
+    return path, labels
+
+
+def _records(path):
+    opener = gzip.open if str(path).endswith(".gz") else open
+    with opener(path, "rb") as f:
+        return list(csv_records(f))
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_csv_parts_partition_the_rows_byte_for_byte(tmp_path, newline):
+    path, labels = _csv(tmp_path, newline=newline)
+    out = tmp_path / "out"
+    out.mkdir()
+    report = split(str(path), test=0.2, calib=10, seed=3, output_dir=out)
+    header, *rows = _records(path)
+    parts = {p: _records(out / f"d.{p}.csv") for p in ("train", "test", "calib")}
+    assert all(recs[0] == header for recs in parts.values())
+    written = [r for recs in parts.values() for r in recs[1:]]
+    assert Counter(written) == Counter(rows)  # every row once, bytes unchanged
+    assert {p: len(r) - 1 for p, r in parts.items()} == {"train": 72, "test": 21, "calib": 10}
+    assert report.n_samples == {"train": 72, "test": 21, "calib": 10}
+    # Stratified: each class's test share is its share of 21 rows, within one row.
+    test_labels = pd.read_csv(out / "d.test.csv", sep=";")["label"]
+    for lab, n in Counter(labels).items():
+        assert abs((test_labels == lab).sum() - 21 * n / len(labels)) < 1
+    assert report.class_counts["test"] == {k: int((test_labels == k).sum()) for k in "abc"}
+
+
+def test_seed_reproduces_and_changes_the_split(tmp_path):
+    path, _ = _csv(tmp_path)
+    got = []
+    for i, seed in enumerate([1, 1, 2]):
+        out = tmp_path / f"o{i}"
+        out.mkdir()
+        split(str(path), test=30, seed=seed, output_dir=out)
+        got.append((out / "d.test.csv").read_bytes())
+    assert got[0] == got[1] and got[0] != got[2]
+
+
+def test_gzip_is_kept_and_no_stratify_draws_from_all_rows(tmp_path):
+    path, _ = _csv(tmp_path)
+    gz = tmp_path / "d.csv.gz"
+    gz.write_bytes(gzip.compress(path.read_bytes()))
+    out = tmp_path / "out"
+    out.mkdir()
+    report = split(str(gz), test=0.5, stratify=False, output_dir=out)
+    assert set(report.outputs) == {"train", "test"}
+    train, test = (_records(out / f"d.{p}.csv.gz") for p in ("train", "test"))
+    assert len(train) - 1 == 51 and len(test) - 1 == 52
+    assert Counter(train[1:] + test[1:]) == Counter(_records(path)[1:])
+
+
+def test_parquet_and_npz_keep_their_format(tmp_path):
+    rng = np.random.default_rng(1)
+    df = pd.DataFrame({"a": rng.normal(size=40), "b": rng.integers(0, 9, 40), "y": [0, 1] * 20})
+    df.to_parquet(tmp_path / "t.parquet")
+    np.savez(
+        tmp_path / "t.npz",
+        X=df[["a", "b"]].to_numpy(float),
+        y=df["y"].to_numpy(),
+        feature_names=np.array(["a", "b"]),
+    )
+    for ext in ("parquet", "npz"):
+        out = tmp_path / ext
+        out.mkdir()
+        split(str(tmp_path / f"t.{ext}"), test=0.25, output_dir=out, target="y")
+        if ext == "parquet":
+            parts = [pd.read_parquet(out / f"t.{p}.parquet") for p in ("train", "test")]
+            assert parts[1]["y"].value_counts().to_dict() == {0: 5, 1: 5}
+            both = pd.concat(parts).sort_values("a").reset_index(drop=True)
+            pd.testing.assert_frame_equal(both, df.sort_values("a").reset_index(drop=True))
+        else:
+            parts = [np.load(out / f"t.{p}.npz") for p in ("train", "test")]
+            assert parts[1]["X"].shape == (10, 2)
+            assert parts[0]["feature_names"].tolist() == ["a", "b"]
+            X = np.vstack([p["X"] for p in parts])
+            np.testing.assert_array_equal(np.sort(X[:, 0]), np.sort(df["a"].to_numpy()))
+
+
+def test_bad_sizes_and_outputs_are_refused_before_any_work(tmp_path):
+    path, _ = _csv(tmp_path)
+    with pytest.raises(NbcliError, match="no row of 103 for training"):
+        split(str(path), test=60, calib=43, output_dir=tmp_path)
+    with pytest.raises(NbcliError, match="not an existing folder"):
+        split(str(path), test=0.2, output_dir=tmp_path / "missing")
+    res = nbcli_in_process("split", "-d", path, "--test", "1.5", "--output-dir", tmp_path)
+    assert res.returncode == 2 and "fraction in (0, 1)" in res.stderr
+    assert res.stderr.startswith("error: ") and res.stderr.count("\n") == 1
+    assert not list(tmp_path.glob("d.t*"))
+    res = nbcli_in_process("split", "-d", path, "--test", "0.1", "--output-dir", tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert "wrote " in res.stderr
+    assert len(_records(tmp_path / "d.test.csv")) == 12
+    res = nbcli_in_process(
+        "split", "-d", tmp_path / "d.test.csv", "--test", "2", "--output-dir", tmp_path
+    )
+    assert res.returncode == 0, res.stderr
+    assert len(_records(tmp_path / "d.test.test.csv")) == 3
+
+
+# Quotes, delimiters and line breaks inside fields (a lone carriage return
+# and whitespace-only lines are the reader's business, not the splitter's).
+_FIELD = st.text(alphabet='ab,"\n;x', max_size=6)
+
+
+@settings(max_examples=60, deadline=None)
+@given(rows=st.lists(st.lists(_FIELD, min_size=1, max_size=4), min_size=1, max_size=8))
+def test_records_are_the_rows_csv_reads(rows):
+    buffer = io.StringIO(newline="")
+    csv.writer(buffer, lineterminator="\n").writerows(rows)
+    data = buffer.getvalue().encode()
+    records = list(csv_records(io.BytesIO(data)))
+    assert b"".join(records) == data  # every byte in one record, in order
+    parsed = [next(csv.reader([r.decode()])) for r in records]
+    assert parsed == list(csv.reader(io.StringIO(data.decode(), newline="")))
