@@ -329,13 +329,28 @@ def test_statistics_no_data_could_give_are_refused(tmp_path, name, member, value
     _refusal(path, fragment, "the file is corrupt")
 
 
-def test_a_model_that_cannot_score_its_own_class_means_is_refused(tmp_path, sample_dir):
-    """Finite statistics and parameters, but one class mean near -1e308:
-    scoring overflows into NaN (a case the fuzz tests found)."""
+def test_a_model_that_cannot_score_its_own_class_means_is_refused(
+    tmp_path, sample_dir, monkeypatch
+):
+    """Finite statistics and parameters whose scores are still NaN are refused.
+
+    The fuzz tests found such a file (one QDA class mean near -1e308, where
+    triangular solves overflowed into inf - inf); QDA now scores that file
+    finitely, so the scores are made NaN here to keep the guard tested."""
     fitted_model_file(tmp_path / "m.npz", "qda", (sample_dir / "iris_train.csv").read_text())
     offset = load_model(tmp_path / "m.npz").model.stats_.offset.copy()
     offset[0, 0] = -1e308
     _rewrite(tmp_path / "m.npz", stats__offset=offset)
+    assert np.isfinite(load_model(tmp_path / "m.npz").model.means_).all()
+    qda = MODELS["qda"]
+    real = qda.joint_log_likelihood_block
+
+    def overflowing(self, X):
+        out = real(self, X)
+        out[0] = np.nan
+        return out
+
+    monkeypatch.setattr(qda, "joint_log_likelihood_block", overflowing)
     _refusal(tmp_path / "m.npz", "cannot score even its own class means")
 
 
