@@ -164,6 +164,10 @@ def build_metadata(mf: ModelFile) -> dict:
         "stats": {"type": type(stats).__name__, "arrays": sorted(stats.arrays())},
         "calibration": None,
     }
+    dims = stats.dimensions()
+    if dims:
+        # Sizes the shapes of these statistics use besides classes and features.
+        meta["stats"]["dims"] = dims
     if mf.calibrator is not None:
         info = dict(mf.calibration_info or {})
         info.update(method=mf.calibrator.kind, arrays=sorted(mf.calibrator.to_arrays()))
