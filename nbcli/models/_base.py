@@ -585,8 +585,10 @@ class BayesClassifier(Parameters):
         Raises
         ------
         NotFittedError, ValueError
-            Before ``fit``; on invalid ``X`` (NaN, infinity, values the model
-            cannot take) or a wrong number of features.
+            Before ``fit``; on invalid ``X`` (NaN unless ``missing`` allows
+            it, infinity, values the model cannot take) or a wrong number of
+            features. Under ``missing="drop"`` a row with a NaN cell scores
+            NaN for every class.
         """
         return self._collect(X, lambda jll: jll)
 
@@ -610,7 +612,9 @@ class BayesClassifier(Parameters):
     def predict(self, X) -> np.ndarray:
         """Most probable class (maximum a posteriori) per sample, shape (n_samples,).
 
-        Labels are taken from ``classes_``, so they keep the type given at fit.
+        Labels are taken from ``classes_``, so they keep the type given at fit;
+        under ``missing="drop"`` a row with a missing cell has no label
+        (``None``, in an array of dtype object).
         """
         X = self._check_predict_input(X)
         idx = np.empty(X.shape[0], dtype=np.intp)
