@@ -28,8 +28,15 @@ from typing import TYPE_CHECKING, ClassVar
 import numpy as np
 
 from nbcli.models._logspace import _log_normalise_columns, _softmax_columns
+from nbcli.models._missing import (
+    check_no_infinity,
+    drop_incomplete,
+    labels_of,
+    score_with_missing,
+)
 from nbcli.models._parallel import one_blas_thread, scoring_threads
 from nbcli.models._params import Parameters
+from nbcli.models._rebuild import FromStatistics
 from nbcli.models._validation import (
     check_array,
     check_finite,
@@ -52,7 +59,7 @@ _BLOCK_ELEMENTS = 1 << 18
 _PARALLEL_BLOCKS = 4
 
 
-class BayesClassifier(Parameters):
+class BayesClassifier(FromStatistics, Parameters):
     """Common machinery: parameters, labels, statistics, log-space prediction.
 
     A subclass is a model type. It declares the class attributes below and
@@ -170,17 +177,32 @@ class BayesClassifier(Parameters):
             spec.check(getattr(self, spec.name))
 
     # -- fitting ------------------------------------------------------------------
+    @property
+    def missing_policy(self) -> str:
+        """What a missing cell (NaN) does: ``"error"``, ``"ignore"`` or ``"drop"``.
+
+        The model's ``missing`` hyperparameter, ``"error"`` for a model without one.
+        """
+        return getattr(self, "missing", "error")
+
     def _prepare_X(self, X) -> np.ndarray:
-        """Validated float64 rows (all checks, for fitting)."""
-        X = check_array(X)
+        """Validated float64 rows (all checks, for fitting); NaN only if ``missing`` allows."""
+        X = check_array(X, finite=self.missing_policy == "error")
+        if self.missing_policy != "error":
+            check_no_infinity(X)
         self._check_values(X)
         return X
 
     def _check_values(self, X, row_offset: int = 0) -> None:
-        """Model-specific checks of finite values (multinomial: no negatives...).
+        """Model-specific checks of values (multinomial: no negatives...).
 
-        ``row_offset`` is added to row numbers in messages, for blocks of a larger array.
+        ``row_offset`` is added to row numbers in messages, for blocks of a
+        larger array. Under ``missing="ignore"`` or ``"drop"`` a NaN cell
+        must pass (it is missing, not a bad value).
         """
+
+    def _check_unseen(self, X, row_offset: int = 0) -> None:
+        """Refuse values the fitted model has no parameters for (scoring only)."""
 
     def _check_training(self, X, y, sample_weight):
         if y is None:
@@ -191,7 +213,8 @@ class BayesClassifier(Parameters):
         X = self._prepare_X(X)
         y = check_labels(y, X.shape[0])
         w = check_sample_weight(sample_weight, X.shape[0])
-        return X, y, w, names
+        X, y, w, n_dropped = drop_incomplete(X, y, w, self.missing_policy)
+        return X, y, w, names, n_dropped
 
     def _set_feature_names(self, names, reset: bool):
         if names is not None and all(isinstance(c, str) for c in names):
@@ -230,7 +253,10 @@ class BayesClassifier(Parameters):
             estimator's parameter notes).
         """
         self.check_hyperparameters()
-        X, y, w, names = self._check_training(X, y, sample_weight)
+        X, y, w, names, n_dropped = self._check_training(X, y, sample_weight)
+        if X.shape[0] == 0:
+            raise ValueError("no training rows: every row has a missing cell (missing='drop')")
+        self.n_dropped_ = n_dropped
         classes, y_idx = np.unique(y, return_inverse=True)
         self.classes_ = classes
         self.n_features_in_ = X.shape[1]
@@ -312,8 +338,9 @@ class BayesClassifier(Parameters):
         return self
 
     def _accumulate(self, X, y, classes, sample_weight):
-        X, y, w, names = self._check_training(X, y, sample_weight)
+        X, y, w, names, n_dropped = self._check_training(X, y, sample_weight)
         first = not hasattr(self, "stats_")
+        self.n_dropped_ = n_dropped + (0 if first else getattr(self, "n_dropped_", 0))
         if first:
             if classes is not None:
                 self.classes_ = np.unique(check_labels(classes, len(classes)))
@@ -394,97 +421,9 @@ class BayesClassifier(Parameters):
             np.searchsorted(self.classes_, other.classes_), len(self.classes_)
         )
         self.stats_ = self.stats_.merge(theirs)
+        self.n_dropped_ = getattr(self, "n_dropped_", 0) + getattr(other, "n_dropped_", 0)
         self.finalize()
         return self
-
-    @classmethod
-    def from_stats(cls, stats, classes, params: dict, n_features: int, *, finalize: bool = True):
-        """A fitted estimator built from statistics, without the data.
-
-        Parameters
-        ----------
-        stats : statistics
-            An instance of one of the classes in :attr:`statistics`, with
-            ``n_classes`` rows (model files store them; cross-validation
-            merges those of folds).
-        classes : array-like of shape (n_classes,)
-            Sorted class labels, in the order of the statistics' rows.
-        params : dict
-            Hyperparameters (``__init__`` keywords); the others keep their
-            defaults.
-        n_features : int
-        finalize : bool, default=True
-            With False, the estimator holds the statistics as
-            ``fit_chunks(..., finalize=False)`` leaves them, for the caller
-            to check or relabel before calling :meth:`finalize`.
-
-        Returns
-        -------
-        estimator
-            Finalized with ``params``: equal to a fit on the data the
-            statistics came from.
-
-        Raises
-        ------
-        ValueError
-            For invalid hyperparameters, or when no model follows from the
-            statistics with them (see :meth:`finalize`).
-        """
-        est = cls(**params)
-        est.check_hyperparameters()
-        est.classes_ = np.asarray(classes)
-        est.n_features_in_ = int(n_features)
-        est._fixed_classes = False
-        est.stats_ = stats
-        if finalize:
-            est.finalize()
-        return est
-
-    def with_params(self, **params) -> BayesClassifier:
-        """A new fitted estimator from this one's statistics with other hyperparameters.
-
-        No data are read again: the statistics (copied) are finalized with
-        the hyperparameters of ``self`` updated by ``params``, which is how
-        a search over ``alpha`` or ``var_smoothing`` re-uses one pass over
-        the data. ``self`` is left unchanged.
-
-        Raises
-        ------
-        ValueError
-            For a name that is not a hyperparameter, an invalid value, or
-            one the statistics cannot serve (LDA's ``shrinkage="auto"``
-            needs statistics gathered with it).
-        """
-        self._check_fitted()
-        valid = self._get_param_names()
-        unknown = sorted(set(params) - set(valid))
-        if unknown:
-            raise ValueError(
-                f"invalid parameter {unknown[0]!r} for {type(self).__name__}; "
-                f"valid parameters are {valid}"
-            )
-        est = type(self).from_stats(
-            self.stats_.copy(),
-            self.classes_.copy(),
-            {**self.get_params(), **params},
-            self.n_features_in_,
-        )
-        if hasattr(self, "feature_names_in_"):
-            est.feature_names_in_ = self.feature_names_in_.copy()
-        return est
-
-    def undefined_parameter(self) -> str | None:
-        """Name of the first scoring parameter that came out undefined, or None.
-
-        Undefined: NaN, or +inf (infinitely favourable; -inf is legitimate,
-        the log of a zero prior). Statistics of too extreme values, or
-        damaged ones, give such parameters; a caller refuses the model.
-        """
-        for name, value in vars(self).items():
-            if isinstance(value, np.ndarray) and value.dtype.kind == "f":
-                if np.isnan(value).any() or (value == np.inf).any():
-                    return name.strip("_")
-        return None
 
     # -- scoring ------------------------------------------------------------------
     def _check_fitted(self):
@@ -521,10 +460,13 @@ class BayesClassifier(Parameters):
         contiguous memory.
         """
         block = X[lo:hi]
+        if self.missing_policy != "error":
+            return score_with_missing(self, block, lo)
         if self._scan_for_nonfinite:
             check_finite(block, row_offset=lo)
         try:
             self._check_values(block, lo)
+            self._check_unseen(block, lo)
         except ValueError:
             check_finite(block, row_offset=lo)  # a NaN gets its own message
             raise
@@ -599,8 +541,10 @@ class BayesClassifier(Parameters):
         Raises
         ------
         NotFittedError, ValueError
-            Before ``fit``; on invalid ``X`` (NaN, infinity, values the model
-            cannot take) or a wrong number of features.
+            Before ``fit``; on invalid ``X`` (NaN unless ``missing`` allows
+            it, infinity, values the model cannot take) or a wrong number of
+            features. Under ``missing="drop"`` a row with a NaN cell scores
+            NaN for every class.
         """
         return self._collect(X, lambda jll: jll)
 
@@ -624,16 +568,19 @@ class BayesClassifier(Parameters):
     def predict(self, X) -> np.ndarray:
         """Most probable class (maximum a posteriori) per sample, shape (n_samples,).
 
-        Labels are taken from ``classes_``, so they keep the type given at fit.
+        Labels are taken from ``classes_``, so they keep the type given at fit;
+        under ``missing="drop"`` a row with a missing cell has no label
+        (``None``, in an array of dtype object).
         """
         X = self._check_predict_input(X)
         idx = np.empty(X.shape[0], dtype=np.intp)
 
         def consume(rows, jll):
             idx[rows] = np.argmax(jll, axis=0)
+            idx[rows][np.isnan(jll[0])] = -1  # a row dropped for a missing cell
 
         self._each_block(X, consume)
-        return self.classes_[idx]
+        return labels_of(self.classes_, idx)
 
     def score(self, X, y, sample_weight=None) -> float:
         """Mean accuracy of ``predict(X)`` against ``y``."""

@@ -8,7 +8,13 @@ from nbcli.models._base import BayesClassifier
 from nbcli.models._directions import discriminant_directions
 from nbcli.models._stats import ClassScatter, PooledScatter, means_about
 from nbcli.models._validation import check_finite, check_priors, label_text
-from nbcli.models.hyperparameters import Hyperparameter, parse_float_or_option, priors
+from nbcli.models.hyperparameters import (
+    MISSING_ROWS_ONLY,
+    Hyperparameter,
+    missing,
+    parse_float_or_option,
+    priors,
+)
 
 _LOG_2PI = np.log(2.0 * np.pi)
 
@@ -115,6 +121,10 @@ class LinearDiscriminantAnalysis(_DiscriminantBase):
         ``min(n_classes - 1, n_features)`` (the default).
     store_covariance : bool, default=False
         Accepted for scikit-learn's sake; ``covariance_`` is always set.
+    missing : {"error", "drop"}, default="error"
+        ``"drop"``: rows with a NaN cell are skipped at fit (counted in
+        ``n_dropped_``) and get NaN posteriors at predict. A covariance
+        couples the features, so a cell cannot be left out on its own.
 
     Attributes
     ----------
@@ -188,6 +198,7 @@ class LinearDiscriminantAnalysis(_DiscriminantBase):
             False,
             "accepted for scikit-learn; covariance_ is always set",
         ),
+        missing(MISSING_ROWS_ONLY),
     )
     # The second for shrinkage="auto", which shrinks each class on its own.
     statistics = (PooledScatter, ClassScatter)
@@ -202,6 +213,7 @@ class LinearDiscriminantAnalysis(_DiscriminantBase):
         n_components=None,
         store_covariance=False,
         tol=1e-4,
+        missing="error",
     ):
         self.solver = solver
         self.shrinkage = shrinkage
@@ -209,6 +221,7 @@ class LinearDiscriminantAnalysis(_DiscriminantBase):
         self.n_components = n_components
         self.store_covariance = store_covariance
         self.tol = tol
+        self.missing = missing
 
     def accumulate(self, X, y_idx, sample_weight, n_classes):
         # Ledoit-Wolf shrinks each class on its own, so it needs per-class
@@ -393,6 +406,8 @@ class QuadraticDiscriminantAnalysis(_DiscriminantBase):
     ----------
     priors : array-like of shape (n_classes,), optional
     reg_param : float in [0, 1], default=0.0
+    missing : {"error", "drop"}, default="error"
+        As for :class:`LinearDiscriminantAnalysis`.
 
     Attributes
     ----------
@@ -439,14 +454,16 @@ class QuadraticDiscriminantAnalysis(_DiscriminantBase):
             False,
             "accepted for scikit-learn; covariance_ is always set",
         ),
+        missing(MISSING_ROWS_ONLY),
     )
     statistics = (ClassScatter,)
     min_samples_per_class = 2
 
-    def __init__(self, *, priors=None, reg_param=0.0, store_covariance=False):
+    def __init__(self, *, priors=None, reg_param=0.0, store_covariance=False, missing="error"):
         self.priors = priors
         self.reg_param = reg_param
         self.store_covariance = store_covariance
+        self.missing = missing
 
     def accumulate(self, X, y_idx, sample_weight, n_classes):
         return ClassScatter.from_data(X, y_idx, sample_weight, n_classes)

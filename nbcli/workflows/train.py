@@ -408,7 +408,8 @@ def _check_gaussian_spread(path: str, estimator, feature_names, labels) -> None:
             "check that the right file and columns were read"
         )
     if estimator.var_smoothing == 0:
-        flat = (st.m2 <= 0) & (st.count[:, None] > 0)
+        # Per class, or per class and feature when missing cells are left out.
+        flat = (st.m2 <= 0) & (st.count.reshape(len(st.count), -1) > 0)
         if flat.any():
             k, j = np.argwhere(flat)[0]
             raise NbcliError(
