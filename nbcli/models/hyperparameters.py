@@ -95,6 +95,9 @@ class Hyperparameter:
         ``auto`` or a number); raises ``ValueError`` with a message that
         starts with ``where``. Without it, a ``float`` flag is read by the
         command-line parser as a number.
+    per_feature : bool
+        An ``int`` that may also be a list with one value per feature
+        (``min_categories``).
     """
 
     name: str
@@ -111,6 +114,7 @@ class Hyperparameter:
     cli_default: object = field(default=SAME, compare=False)
     default_text: str | None = None
     parse: Callable[[str, str], object] | None = field(default=None, compare=False)
+    per_feature: bool = False
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -130,7 +134,7 @@ class Hyperparameter:
                 f"a column type ({', '.join(self.options)}), a list of them (one per "
                 "column) or a table from column index or name to type"
             )
-        if self.kind == "int":
+        if self.kind == "int" and self.per_feature:
             bound = "" if self.low is None else f" >= {int(self.low)}"
             return f"an integer{bound} or a list of them (one per feature)"
         if self.kind == "priors":
@@ -178,6 +182,8 @@ class Hyperparameter:
             return self._valid_column_types(value)
         if self.kind == "int":
             values = value.tolist() if hasattr(value, "tolist") else value
+            if isinstance(values, (list, tuple)) and not self.per_feature:
+                return False
             values = values if isinstance(values, (list, tuple)) else [values]
             return all(
                 _integer(v)
@@ -438,6 +444,7 @@ def min_categories() -> Hyperparameter:
         allow_none=True,
         flag="--min-categories",
         parse=parse_int,
+        per_feature=True,
     )
 
 
