@@ -2,12 +2,24 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
-from nbcli.models._base import BayesClassifier
+from nbcli.models._base import BayesClassifier, UndeterminedError
+from nbcli.models._sklearn_api import (
+    ClassNamePrefixFeaturesOut,
+    DiscriminantAPI,
+    qda_decision_offset,
+)
 from nbcli.models._stats import ClassScatter, PooledScatter, means_about
 from nbcli.models._validation import check_priors, label_text
-from nbcli.models.hyperparameters import Hyperparameter, parse_float_or_option, priors
+from nbcli.models.hyperparameters import (
+    Hyperparameter,
+    parse_float_or_option,
+    priors,
+    solver,
+)
 
 _LOG_2PI = np.log(2.0 * np.pi)
 
@@ -21,7 +33,9 @@ the solve's does; below it, by triangular solves."""
 _QDA_PRODUCT_ELEMENTS = 1 << 18
 
 
-def ledoit_wolf_from_stats(count: float, scatter: np.ndarray, fourth: np.ndarray):
+def ledoit_wolf_from_stats(
+    count: float, scatter: np.ndarray, fourth: np.ndarray, *, standardise: bool = True
+):
     """Ledoit-Wolf shrunk covariance of one class, from its co-moments.
 
     The features are standardised (centred, divided by their standard
@@ -40,6 +54,9 @@ def ledoit_wolf_from_stats(count: float, scatter: np.ndarray, fourth: np.ndarray
         ``sum_i w_i c_i c_i^T`` with ``c_i`` the centred rows.
     fourth : ndarray of shape (n_features, n_features)
         ``sum_i w_i c_ij^2 c_ik^2``.
+    standardise : bool, default=True
+        False: shrink the covariance of the features as they are (what
+        scikit-learn's ``LedoitWolf`` estimator does), not standardised.
 
     Returns
     -------
@@ -49,6 +66,8 @@ def ledoit_wolf_from_stats(count: float, scatter: np.ndarray, fourth: np.ndarray
     d = scatter.shape[0]
     s = np.sqrt(np.diag(scatter) / count)
     s[s < 10 * np.finfo(np.float64).eps] = 1.0
+    if not standardise:
+        s[:] = 1.0
     emp = scatter / count / np.outer(s, s)
     if d == 1:
         return emp * np.outer(s, s), 0.0
@@ -65,15 +84,78 @@ def ledoit_wolf_from_stats(count: float, scatter: np.ndarray, fourth: np.ndarray
     return shrunk * np.outer(s, s), float(shrinkage)
 
 
-class _DiscriminantBase(BayesClassifier):
+def covariance_estimate(estimator):
+    """What a scikit-learn covariance estimator computes, in terms of mergeable statistics.
+
+    Parameters
+    ----------
+    estimator : object or None
+        ``None``, or an instance of scikit-learn's ``EmpiricalCovariance``,
+        ``ShrunkCovariance`` or ``LedoitWolf`` (by class name, so scikit-learn
+        is not imported), with ``assume_centered=False``.
+
+    Returns
+    -------
+    None, float or "ledoit-wolf"
+        ``None``: the empirical covariance; a float: linear shrinkage
+        towards ``tr(Sigma)/d I`` with that intensity; ``"ledoit-wolf"``:
+        Ledoit-Wolf shrinkage of the features as they are.
+
+    Raises
+    ------
+    ValueError
+        For an estimator that does not follow from counts, means and
+        scatter matrices (``OAS``, ``MinCovDet``, ``GraphicalLasso``, ...),
+        or one with ``assume_centered=True``.
+    """
+    if estimator is None:
+        return None
+    kind = type(estimator).__name__
+    supported = ("EmpiricalCovariance", "ShrunkCovariance", "LedoitWolf")
+    if kind not in supported or getattr(estimator, "assume_centered", False):
+        raise ValueError(
+            f"covariance_estimator={kind} is not supported: the covariance must follow "
+            f"from mergeable statistics, which {', '.join(supported)} (with "
+            "assume_centered=False) do; use shrinkage for a fixed or Ledoit-Wolf intensity"
+        )
+    if kind == "ShrunkCovariance":
+        return float(estimator.shrinkage)
+    return "ledoit-wolf" if kind == "LedoitWolf" else None
+
+
+class _DiscriminantBase(DiscriminantAPI, BayesClassifier):
     def _priors(self):
-        if self.priors is not None:
-            return check_priors(self.priors, len(self.classes_))
+        if self.priors is None:
+            count = self.stats_.count
+            return count / count.sum()
+        # A copy: the caller's array may change after fit, priors_ must not.
+        p = np.array(self.priors, dtype=np.float64).ravel()
+        if p.shape[0] == len(self.classes_) and p.sum() > 0 and abs(p.sum() - 1.0) > 1e-5:
+            warnings.warn("The priors do not sum to 1. Renormalizing", UserWarning, stacklevel=2)
+            p = p / p.sum()
+        return check_priors(p, len(self.classes_))
+
+    def _covariance_kind(self):
+        """``None``, a float, ``"auto"`` or ``"ledoit-wolf"``: the shrinkage asked for."""
+        est = getattr(self, "covariance_estimator", None)
+        if est is not None and self.shrinkage is not None:
+            raise ValueError(
+                "covariance_estimator and shrinkage parameters are not None. "
+                "Only one of the two can be set."
+            )
+        return self.shrinkage if est is None else covariance_estimate(est)
+
+    def _check_enough_samples(self):
         count = self.stats_.count
-        return count / count.sum()
+        if count.sum() <= np.count_nonzero(count):
+            raise UndeterminedError(
+                f"{count.sum():g} samples for {np.count_nonzero(count)} classes give no "
+                "within-class spread (The number of samples must be more than the number "
+                "of classes)"
+            )
 
 
-class LinearDiscriminantAnalysis(_DiscriminantBase):
+class LinearDiscriminantAnalysis(ClassNamePrefixFeaturesOut, _DiscriminantBase):
     """Linear discriminant analysis: Gaussian classes sharing one covariance.
 
     The shared covariance is the maximum-likelihood pooled within-class
@@ -94,8 +176,13 @@ class LinearDiscriminantAnalysis(_DiscriminantBase):
 
     Parameters
     ----------
+    solver : {"svd", "lsqr", "eigen"}, default="svd"
+        scikit-learn's solver; accepted for compatibility. The model follows
+        from the statistics, so every solver gives the same one (shrinkage
+        and ``covariance_estimator`` work with each).
     priors : array-like of shape (n_classes,), optional
-        Class priors; default the (weighted) class frequencies.
+        Class priors; default the (weighted) class frequencies. Priors that
+        do not sum to 1 are renormalised, with a warning, as in scikit-learn.
     shrinkage : None, "auto" or float in [0, 1], default=None
         ``None``: no shrinkage. A float ``a``: ``(1 - a) Sigma + a tr(Sigma)/d I``.
         ``"auto"``: each class covariance is shrunk with its own Ledoit-Wolf
@@ -103,6 +190,11 @@ class LinearDiscriminantAnalysis(_DiscriminantBase):
         scikit-learn's ``lsqr``/``eigen`` solvers.
     tol : float, default=1e-4
         Relative rank threshold (see above).
+    covariance_estimator : object, optional
+        scikit-learn's ``EmpiricalCovariance``, ``ShrunkCovariance`` or
+        ``LedoitWolf`` (each class's covariance estimated by it, then
+        pooled); others are refused, as they do not follow from mergeable
+        statistics (see :func:`covariance_estimate`). Not with ``shrinkage``.
 
     Attributes
     ----------
@@ -124,7 +216,8 @@ class LinearDiscriminantAnalysis(_DiscriminantBase):
 
     name = "lda"
     hyperparameters = (
-        priors("priors"),
+        solver(("svd", "lsqr", "eigen")),
+        priors("priors", sums_to_one=False),
         Hyperparameter(
             "shrinkage",
             "float",
@@ -146,20 +239,39 @@ class LinearDiscriminantAnalysis(_DiscriminantBase):
             high=1.0,
             high_open=True,
         ),
+        Hyperparameter(
+            "covariance_estimator",
+            "object",
+            None,
+            "a scikit-learn covariance estimator (Python API only)",
+            allow_none=True,
+        ),
     )
-    # The second for shrinkage="auto", which shrinks each class on its own.
+    # The second for Ledoit-Wolf shrinkage, which shrinks each class on its own.
     statistics = (PooledScatter, ClassScatter)
     min_samples_per_class = 2
 
-    def __init__(self, *, priors=None, shrinkage=None, tol=1e-4):
+    def __init__(
+        self, *, solver="svd", priors=None, shrinkage=None, tol=1e-4, covariance_estimator=None
+    ):
+        self.solver = solver
         self.priors = priors
         self.shrinkage = shrinkage
         self.tol = tol
+        self.covariance_estimator = covariance_estimator
+
+    @property
+    def _n_features_out(self) -> int:
+        """Number of discriminant components (scikit-learn's ``_max_components``)."""
+        n_components = getattr(self, "n_components", None)
+        if n_components is not None:
+            return int(n_components)
+        return min(len(self.classes_) - 1, self.n_features_in_)
 
     def accumulate(self, X, y_idx, sample_weight, n_classes):
         # Ledoit-Wolf shrinks each class on its own, so it needs per-class
         # moments; otherwise one pooled scatter matrix is all LDA uses.
-        if self.shrinkage == "auto":
+        if self._covariance_kind() in ("auto", "ledoit-wolf"):
             return ClassScatter.from_data(X, y_idx, sample_weight, n_classes, higher=True)
         return PooledScatter.from_data(X, y_idx, sample_weight, n_classes)
 
@@ -169,25 +281,29 @@ class LinearDiscriminantAnalysis(_DiscriminantBase):
         count = st.count
         total = count.sum()
         present = count > 0
-        if self.shrinkage == "auto":
+        kind = self._covariance_kind()
+        self._check_enough_samples()
+        if kind in ("auto", "ledoit-wolf"):
             if not isinstance(st, ClassScatter):
                 raise ValueError(
-                    "shrinkage='auto' needs per-class statistics; refit the model with it"
+                    "Ledoit-Wolf shrinkage needs per-class statistics; refit the model with it"
                 )
             cov = np.zeros((d, d))
             intensities = np.zeros(len(count))
             for k in np.flatnonzero(present):
-                ck, intensities[k] = ledoit_wolf_from_stats(count[k], st.scatter[k], st.fourth[k])
+                ck, intensities[k] = ledoit_wolf_from_stats(
+                    count[k], st.scatter[k], st.fourth[k], standardise=kind == "auto"
+                )
                 cov += (count[k] / total) * ck
             self.shrinkage_ = intensities
         else:
             if not isinstance(st, PooledScatter):
                 raise ValueError(
-                    "these statistics were gathered for shrinkage='auto'; refit to change it"
+                    "these statistics were gathered for Ledoit-Wolf shrinkage; refit to change it"
                 )
             cov = st.within / total
-            if self.shrinkage is not None and self.shrinkage > 0:
-                a = float(self.shrinkage)
+            if kind is not None and kind > 0:
+                a = float(kind)
                 mu = np.trace(cov) / d
                 cov = (1.0 - a) * cov
                 cov.flat[:: d + 1] += a * mu
@@ -256,6 +372,8 @@ class QuadraticDiscriminantAnalysis(_DiscriminantBase):
 
     Parameters
     ----------
+    solver : {"svd", "eigen"}, default="svd"
+        scikit-learn's solver; accepted for compatibility, the same model for each.
     priors : array-like of shape (n_classes,), optional
     reg_param : float in [0, 1], default=0.0
 
@@ -267,10 +385,12 @@ class QuadraticDiscriminantAnalysis(_DiscriminantBase):
 
     Raises
     ------
-    ValueError
-        When a class's covariance is singular: fewer samples than features,
-        a feature constant within the class, or collinear features, with
-        ``reg_param=0``. The message names the class.
+    numpy.linalg.LinAlgError
+        (a ``ValueError``) When a class's covariance is singular: no more
+        samples than features, a feature constant within the class, or
+        collinear features, with ``reg_param=0``. The message names the class.
+    UndeterminedError
+        (a ``ValueError``) When a class has fewer than two samples.
 
     Notes
     -----
@@ -283,6 +403,7 @@ class QuadraticDiscriminantAnalysis(_DiscriminantBase):
 
     name = "qda"
     hyperparameters = (
+        solver(("svd", "eigen")),
         priors("priors"),
         Hyperparameter(
             "reg_param",
@@ -297,7 +418,8 @@ class QuadraticDiscriminantAnalysis(_DiscriminantBase):
     statistics = (ClassScatter,)
     min_samples_per_class = 2
 
-    def __init__(self, *, priors=None, reg_param=0.0):
+    def __init__(self, *, solver="svd", priors=None, reg_param=0.0):
+        self.solver = solver
         self.priors = priors
         self.reg_param = reg_param
 
@@ -317,11 +439,16 @@ class QuadraticDiscriminantAnalysis(_DiscriminantBase):
             label = self.classes_[k]
             n_k = st.count[k]
             if n_k <= 0:
-                raise ValueError(
+                raise UndeterminedError(
                     f"class {label_text(label)} has no samples (all its weights are zero)"
                 )
+            if r == 0 and n_k <= 1:
+                # scikit-learn's wording: one row has no spread.
+                raise UndeterminedError(
+                    f"y has only 1 sample in class {label_text(label)}, covariance is ill defined"
+                )
             if r == 0 and n_k <= d:
-                raise ValueError(
+                raise np.linalg.LinAlgError(
                     f"class {label_text(label)} has {n_k:g} samples for {d} features, so its covariance "
                     "is singular; QDA needs reg_param > 0 here"
                 )
@@ -337,7 +464,7 @@ class QuadraticDiscriminantAnalysis(_DiscriminantBase):
             except np.linalg.LinAlgError:
                 singular = True
             if singular:
-                raise ValueError(
+                raise np.linalg.LinAlgError(
                     f"the covariance of class {label_text(label)} is singular (a feature constant "
                     "within the class, or collinear features); set reg_param > 0"
                 )
@@ -345,6 +472,7 @@ class QuadraticDiscriminantAnalysis(_DiscriminantBase):
             self.log_det_[k] = 2.0 * np.sum(np.log(np.diag(L)))
         with np.errstate(divide="ignore"):
             self._const = np.log(self.priors_) - 0.5 * (self.log_det_ + d * _LOG_2PI)
+        self._decision_offset = qda_decision_offset(d)
         self._product_factors()
 
     def _product_factors(self):

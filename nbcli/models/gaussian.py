@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from nbcli.models._base import BayesClassifier
+from nbcli.models._base import BayesClassifier, UndeterminedError
+from nbcli.models._sklearn_api import NaiveBayesAPI
 from nbcli.models._stats import ClassMoments, means_about
 from nbcli.models._validation import check_priors, label_text
 from nbcli.models.hyperparameters import Hyperparameter, priors
@@ -12,7 +13,7 @@ from nbcli.models.hyperparameters import Hyperparameter, priors
 _LOG_2PI = np.log(2.0 * np.pi)
 
 
-class GaussianNB(BayesClassifier):
+class GaussianNB(NaiveBayesAPI, BayesClassifier):
     """Gaussian naive Bayes: features independent and normal within each class.
 
     The likelihood of class ``k`` is ``prod_j N(x_j; theta_kj, var_kj)`` with
@@ -113,14 +114,14 @@ class GaussianNB(BayesClassifier):
         else:
             self.class_prior_ = count / count.sum()
         if not np.any(var_all > 0) and self.var_smoothing > 0:
-            raise ValueError(
+            raise UndeterminedError(
                 f"every feature is constant in the training data (n_samples = {total:g}), so "
                 "there is no variance to smooth with; Gaussian NB needs at least one feature "
                 "that varies (one sample is not enough)"
             )
         if np.any(self.var_[count > 0] <= 0):
-            k, j = np.argwhere(self.var_ <= 0)[0]
-            raise ValueError(
+            k, j = np.argwhere((self.var_ <= 0) & (count[:, None] > 0))[0]
+            raise UndeterminedError(
                 f"feature {j} has zero variance in class {label_text(self.classes_[k])}; "
                 "set var_smoothing > 0"
             )

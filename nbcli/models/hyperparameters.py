@@ -46,11 +46,14 @@ class Hyperparameter:
     name : str
         Keyword of the estimator's ``__init__`` and key in config files and
         model files (``var_smoothing``).
-    kind : {"float", "bool", "priors"}
+    kind : {"float", "bool", "priors", "choice", "object"}
         ``float``: a finite real number (not a bool), within ``low``/``high``;
         ``bool``: ``True`` or ``False``; ``priors``: non-negative numbers
         that sum to 1, as a list in class order or, from the command line and
-        config files, a mapping from label text to prior.
+        config files, a mapping from label text to prior; ``choice``: one of
+        the strings in ``options``; ``object``: any value, checked by the
+        estimator itself (scikit-learn objects such as a covariance
+        estimator; Python API only, so ``flag`` is None).
     default
         The Python API's default (the ``__init__`` default).
     help : str
@@ -63,7 +66,8 @@ class Hyperparameter:
         ``None`` is a valid value (it means "unset": no shrinkage, no
         threshold, priors from the data).
     options : tuple of str
-        Strings accepted besides numbers (``"auto"`` for LDA's shrinkage).
+        Strings accepted besides numbers (``"auto"`` for LDA's shrinkage);
+        for a ``choice``, the strings accepted.
     flag : str, optional
         Command-line flag of ``nbcli fit`` (``--var-smoothing``); for a bool,
         the pair ``--fit-prior/--no-fit-prior``. ``None``: config files only.
@@ -75,6 +79,11 @@ class Hyperparameter:
     default_text : str, optional
         The default as the docs show it (``"class frequencies"``); by
         default the value itself.
+    sums_to_one : bool
+        For ``priors``: whether the values must sum to 1 (within 1e-8). With
+        False any non-negative values with a positive sum are accepted and
+        the estimator renormalises them, with a warning (LDA and QDA, as
+        scikit-learn's do).
     parse : callable ``(text, where) -> value``, optional
         How the flag's text becomes a value (priors lists, shrinkage
         ``auto`` or a number); raises ``ValueError`` with a message that
@@ -96,9 +105,10 @@ class Hyperparameter:
     cli_default: object = field(default=SAME, compare=False)
     default_text: str | None = None
     parse: Callable[[str, str], object] | None = field(default=None, compare=False)
+    sums_to_one: bool = True
 
     def __post_init__(self):
-        if self.kind not in ("float", "bool", "priors"):
+        if self.kind not in ("float", "bool", "priors", "choice", "object"):
             raise ValueError(f"unknown hyperparameter kind {self.kind!r}")
 
     # -- description ---------------------------------------------------------------
@@ -107,10 +117,15 @@ class Hyperparameter:
         if self.kind == "bool":
             return "true or false"
         if self.kind == "priors":
+            total = "sum to 1" if self.sums_to_one else "have a positive sum"
             return (
-                "non-negative numbers that sum to 1, as a list in class order or a table "
+                f"non-negative numbers that {total}, as a list in class order or a table "
                 "by class label"
             )
+        if self.kind == "choice":
+            return "one of " + ", ".join(repr(o) for o in self.options)
+        if self.kind == "object":
+            return "an object the estimator accepts"
         low, high = self.low, self.high
         if low is None and high is None:
             text = "a finite number"
@@ -142,6 +157,10 @@ class Hyperparameter:
         """Whether ``value`` is acceptable (the single definition of validity)."""
         if value is None:
             return self.allow_none
+        if self.kind == "object":
+            return True
+        if self.kind == "choice":
+            return isinstance(value, str) and value in self.options
         if self.kind == "bool":
             return isinstance(value, bool) or type(value).__name__ == "bool_"
         if self.kind == "priors":
@@ -152,6 +171,8 @@ class Hyperparameter:
                 return False
             if not values or not all(math.isfinite(v) and v >= 0 for v in values):
                 return False
+            if not self.sums_to_one:
+                return math.fsum(values) > 0
             return abs(math.fsum(values) - 1.0) <= 1e-8
         if isinstance(value, str):
             return value in self.options
@@ -231,8 +252,12 @@ def parse_priors(text: str, where: str):
         ) from None
 
 
-def priors(name: str = "priors") -> Hyperparameter:
-    """The class-prior hyperparameter every model has (``priors`` or ``class_prior``)."""
+def priors(name: str = "priors", *, sums_to_one: bool = True) -> Hyperparameter:
+    """The class-prior hyperparameter every model has (``priors`` or ``class_prior``).
+
+    ``sums_to_one=False``: priors are renormalised (with a warning) rather
+    than refused when they do not sum to 1.
+    """
     return Hyperparameter(
         name,
         "priors",
@@ -242,6 +267,7 @@ def priors(name: str = "priors") -> Hyperparameter:
         flag="--priors",
         default_text="class frequencies",
         parse=parse_priors,
+        sums_to_one=sums_to_one,
     )
 
 
@@ -261,6 +287,36 @@ def fit_prior() -> Hyperparameter:
         "learn class priors from frequencies, or use uniform ones",
         flag="--fit-prior/--no-fit-prior",
         default_text="learn",
+    )
+
+
+def force_alpha() -> Hyperparameter:
+    """Whether ``alpha`` is used as given even below 1e-10 (scikit-learn's ``force_alpha``).
+
+    The command line keeps the floor (``cli_default=False``), so ``--alpha 0``
+    never gives a log-probability of minus infinity.
+    """
+    return Hyperparameter(
+        "force_alpha",
+        "bool",
+        True,
+        "use alpha as given even below 1e-10 (else raise it to 1e-10, with a warning)",
+        cli_default=False,
+    )
+
+
+def solver(options: tuple[str, ...]) -> Hyperparameter:
+    """scikit-learn's ``solver`` of LDA and QDA: accepted, and the same model for each.
+
+    The statistics determine the model; how scikit-learn would have solved
+    for it (SVD of the rows, least squares, an eigenproblem) does not change it.
+    """
+    return Hyperparameter(
+        "solver",
+        "choice",
+        options[0],
+        "scikit-learn's solver name; every solver gives the same model here",
+        options=options,
     )
 
 
