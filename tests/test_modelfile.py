@@ -151,9 +151,10 @@ def test_metadata_holds_the_documented_fields(tmp_path):
     assert meta["model"] == "bernoulli"
     assert meta["hyperparameters"] == {
         "alpha": 1.0,
-        "binarize": None,
+        "binarize": 0.0,
         "class_prior": None,
         "fit_prior": True,
+        "force_alpha": True,
     }
     assert meta["classes"] == ["x", "y"]
     assert meta["feature_names"] == ["a", "b"] and meta["n_features"] == 2

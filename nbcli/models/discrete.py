@@ -36,10 +36,10 @@ def _warn_alpha_floor(model) -> None:
         )
 
 
-def _check_representable(log_prob, alpha):
-    # -inf is the log of a zero probability (alpha=0 with force_alpha); NaN
-    # or +inf only come from smoothed counts that overflowed.
-    if np.any(np.isnan(log_prob)) or np.any(log_prob == np.inf):
+def _check_representable(smoothed_counts, alpha):
+    # The smoothed counts and their totals, not the log-probabilities: -inf
+    # there is the log of a zero probability (alpha=0 with force_alpha).
+    if not all(np.all(np.isfinite(a)) for a in smoothed_counts):
         raise ValueError(
             f"alpha={alpha:g} is too large: the smoothed counts overflow float64; "
             "use a smaller alpha (1 is Laplace smoothing)"
@@ -137,8 +137,9 @@ class MultinomialNB(_DiscreteNB):
         self.feature_count_ = st.feature_count.copy()
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
             smoothed = st.feature_count + alpha
-            self.feature_log_prob_ = np.log(smoothed) - np.log(smoothed.sum(axis=1, keepdims=True))
-        _check_representable(self.feature_log_prob_, alpha)
+            total = smoothed.sum(axis=1, keepdims=True)
+            self.feature_log_prob_ = np.log(smoothed) - np.log(total)
+        _check_representable((smoothed, total), alpha)
         self.class_log_prior_ = self._class_log_prior()
         self._b = self.class_log_prior_[:, None]
 
@@ -262,7 +263,7 @@ class BernoulliNB(_DiscreteNB):
             self.feature_log_prob_ = np.log(smoothed_fc) - np.log(smoothed_cc)
             # log(1 - p) from the counts directly: accurate even when p is near 1.
             neg = np.log(smoothed_cc - smoothed_fc) - np.log(smoothed_cc)
-        _check_representable(self.feature_log_prob_ + neg, alpha)
+        _check_representable((smoothed_fc, smoothed_cc), alpha)
         self.class_log_prior_ = self._class_log_prior()
         self._w = self.feature_log_prob_ - neg
         self._b = (self.class_log_prior_ + neg.sum(axis=1))[:, None]

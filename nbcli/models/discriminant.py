@@ -449,8 +449,9 @@ class QuadraticDiscriminantAnalysis(_DiscriminantBase):
                 )
             if r == 0 and n_k <= d:
                 raise np.linalg.LinAlgError(
-                    f"class {label_text(label)} has {n_k:g} samples for {d} features, so its covariance "
-                    "is singular; QDA needs reg_param > 0 here"
+                    f"class {label_text(label)} has {n_k:g} samples for {d} features, so its "
+                    "covariance is singular; QDA needs reg_param > 0 here (The covariance "
+                    f"matrix of class {label_text(label)} is not full rank.)"
                 )
             cov = (1.0 - r) * st.scatter[k] / n_k
             cov.flat[:: d + 1] += r
@@ -466,7 +467,8 @@ class QuadraticDiscriminantAnalysis(_DiscriminantBase):
             if singular:
                 raise np.linalg.LinAlgError(
                     f"the covariance of class {label_text(label)} is singular (a feature constant "
-                    "within the class, or collinear features); set reg_param > 0"
+                    "within the class, or collinear features); set reg_param > 0 (The "
+                    f"covariance matrix of class {label_text(label)} is not full rank.)"
                 )
             self._chol[k] = L
             self.log_det_[k] = 2.0 * np.sum(np.log(np.diag(L)))

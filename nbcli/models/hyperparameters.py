@@ -192,11 +192,25 @@ class Hyperparameter:
         alpha`` or ``alpha``.
         """
         if not self.is_valid(value):
-            # NumPy scalars print as plain values (``0.5``, not ``np.float64(0.5)``).
-            plain = value.item() if type(value).__module__ == "numpy" else value
+            # NumPy values print as plain ones (``0.5``, not ``np.float64(0.5)``).
+            plain = value.tolist() if type(value).__module__ == "numpy" else value
             shown = repr(plain)
-            raise ValueError(f"{where or self.name} must be {self.describe()}; got {shown}")
+            reason = self._priors_reason(plain) if self.kind == "priors" else None
+            # scikit-learn's wording of the reason, which its users match on.
+            tail = f" ({reason})" if reason else ""
+            raise ValueError(f"{where or self.name} must be {self.describe()}; got {shown}{tail}")
         return value
+
+    @staticmethod
+    def _priors_reason(value) -> str | None:
+        values = list(value.values()) if isinstance(value, dict) else value
+        try:
+            numbers = [float(v) for v in values]
+        except (TypeError, ValueError):
+            return None
+        if any(not v >= 0 for v in numbers):
+            return "Priors must be non-negative"
+        return "The sum of the priors should be 1"
 
     def from_text(self, text: str, where: str):
         """The value a command-line flag's ``text`` stands for (validated)."""
