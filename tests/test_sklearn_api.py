@@ -76,6 +76,37 @@ def test_lda_covariance_estimator_equals_scikit_learn(iris, estimator):
     np.testing.assert_allclose(merged.predict_proba(X), ours.predict_proba(X), atol=1e-12)
 
 
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"shrinkage": 0.2},
+        {"shrinkage": "auto"},
+        {"covariance_estimator": sk_cov.LedoitWolf()},
+        {"covariance_estimator": sk_cov.ShrunkCovariance(shrinkage=0.3)},
+    ],
+    ids=repr,
+)
+def test_qda_shrinkage_equals_scikit_learns_eigen_solver(iris, params):
+    X, y = iris
+    ours = QuadraticDiscriminantAnalysis(**params).fit(X, y)
+    ref = sk_da.QuadraticDiscriminantAnalysis(solver="eigen", **params).fit(X, y)
+    np.testing.assert_allclose(ours.predict_proba(X), ref.predict_proba(X), atol=1e-8)
+    chunks = [(X[i::4], y[i::4]) for i in range(4)]
+    merged = QuadraticDiscriminantAnalysis(**params).fit_chunks(chunks)
+    np.testing.assert_allclose(merged.predict_proba(X), ours.predict_proba(X), atol=1e-12)
+
+
+def test_qda_shrinkage_fits_a_class_with_fewer_samples_than_features():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(9, 4))
+    y = np.array([1, 1, 1, 1, 1, 1, 2, 2, 2])
+    with pytest.raises(np.linalg.LinAlgError, match="not full rank"):
+        QuadraticDiscriminantAnalysis().fit(X, y)
+    model = QuadraticDiscriminantAnalysis(shrinkage=0.3).fit(X, y)
+    ref = sk_da.QuadraticDiscriminantAnalysis(solver="eigen", shrinkage=0.3).fit(X, y)
+    np.testing.assert_allclose(model.predict_proba(X), ref.predict_proba(X), atol=1e-8)
+
+
 def test_lda_covariance_estimator_refuses_what_statistics_cannot_give(iris):
     with pytest.raises(ValueError, match="covariance_estimator=OAS is not supported"):
         LinearDiscriminantAnalysis(covariance_estimator=sk_cov.OAS()).fit(*iris)

@@ -373,9 +373,16 @@ class QuadraticDiscriminantAnalysis(_DiscriminantBase):
     Parameters
     ----------
     solver : {"svd", "eigen"}, default="svd"
-        scikit-learn's solver; accepted for compatibility, the same model for each.
+        scikit-learn's solver; accepted for compatibility, the same model for
+        each (shrinkage and ``covariance_estimator`` work with both).
+    shrinkage : None, "auto" or float in [0, 1], default=None
+        Shrinkage of each class covariance, as LDA's (``"auto"``: the
+        Ledoit-Wolf intensity of each class on standardised features).
     priors : array-like of shape (n_classes,), optional
     reg_param : float in [0, 1], default=0.0
+        Applied after any shrinkage.
+    covariance_estimator : object, optional
+        As LDA's (:func:`covariance_estimate`); not with ``shrinkage``.
 
     Attributes
     ----------
@@ -404,6 +411,16 @@ class QuadraticDiscriminantAnalysis(_DiscriminantBase):
     name = "qda"
     hyperparameters = (
         solver(("svd", "eigen")),
+        Hyperparameter(
+            "shrinkage",
+            "float",
+            None,
+            "'auto' (Ledoit-Wolf) or a number in [0, 1]",
+            low=0.0,
+            high=1.0,
+            allow_none=True,
+            options=("auto",),
+        ),
         priors("priors"),
         Hyperparameter(
             "reg_param",
@@ -414,22 +431,60 @@ class QuadraticDiscriminantAnalysis(_DiscriminantBase):
             high=1.0,
             flag="--reg-param",
         ),
+        Hyperparameter(
+            "covariance_estimator",
+            "object",
+            None,
+            "a scikit-learn covariance estimator (Python API only)",
+            allow_none=True,
+        ),
     )
     statistics = (ClassScatter,)
     min_samples_per_class = 2
 
-    def __init__(self, *, solver="svd", priors=None, reg_param=0.0):
+    def __init__(
+        self, *, solver="svd", shrinkage=None, priors=None, reg_param=0.0, covariance_estimator=None
+    ):
         self.solver = solver
+        self.shrinkage = shrinkage
         self.priors = priors
         self.reg_param = reg_param
+        self.covariance_estimator = covariance_estimator
+
+    def check_hyperparameters(self) -> None:
+        super().check_hyperparameters()
+        self._covariance_kind()
 
     def accumulate(self, X, y_idx, sample_weight, n_classes):
-        return ClassScatter.from_data(X, y_idx, sample_weight, n_classes)
+        higher = self._covariance_kind() in ("auto", "ledoit-wolf")
+        return ClassScatter.from_data(X, y_idx, sample_weight, n_classes, higher=higher)
+
+    def _class_covariance(self, k: int, kind) -> np.ndarray:
+        """Class ``k``'s covariance before ``reg_param``: empirical, shrunk or Ledoit-Wolf."""
+        st = self.stats_
+        n_k = st.count[k]
+        if kind in ("auto", "ledoit-wolf"):
+            if st.fourth is None:
+                raise ValueError(
+                    "Ledoit-Wolf shrinkage needs per-class fourth moments; refit the model with it"
+                )
+            return ledoit_wolf_from_stats(
+                n_k, st.scatter[k], st.fourth[k], standardise=kind == "auto"
+            )[0]
+        cov = st.scatter[k] / n_k
+        if kind is not None and kind > 0:
+            d = cov.shape[0]
+            mu = np.trace(cov) / d
+            cov = (1.0 - float(kind)) * cov
+            cov.flat[:: d + 1] += float(kind) * mu
+        return cov
 
     def finalize(self):
         st = self.stats_
         K, d = st.mean.shape
         r = float(self.reg_param)
+        kind = self._covariance_kind()
+        shrunk = kind not in (None, 0.0)
         self.means_ = st.mean.copy()
         self.priors_ = self._priors()
         self.covariance_ = np.empty((K, d, d))
@@ -447,13 +502,13 @@ class QuadraticDiscriminantAnalysis(_DiscriminantBase):
                 raise UndeterminedError(
                     f"y has only 1 sample in class {label_text(label)}, covariance is ill defined"
                 )
-            if r == 0 and n_k <= d:
+            if r == 0 and n_k <= d and not shrunk:
                 raise np.linalg.LinAlgError(
                     f"class {label_text(label)} has {n_k:g} samples for {d} features, so its "
                     "covariance is singular; QDA needs reg_param > 0 here (The covariance "
                     f"matrix of class {label_text(label)} is not full rank.)"
                 )
-            cov = (1.0 - r) * st.scatter[k] / n_k
+            cov = (1.0 - r) * self._class_covariance(k, kind)
             cov.flat[:: d + 1] += r
             self.covariance_[k] = cov
             diag = np.diag(cov).copy()
