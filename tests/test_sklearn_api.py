@@ -270,7 +270,9 @@ def test_150_single_rows_equal_one_fit(iris, model):
 def test_an_undetermined_model_accumulates_and_refuses_only_at_predict(iris, model):
     X, y = iris
     model.partial_fit(X[:1], y[:1], classes=[0, 1, 2])  # one row: no spread yet
-    with pytest.raises(UndeterminedError, match="cannot score yet: .*add more rows with partial_fit"):
+    with pytest.raises(
+        UndeterminedError, match="cannot score yet: .*add more rows with partial_fit"
+    ):
         model.predict(X[:1])
     with pytest.raises(ValueError, match="cannot score yet"):
         model.predict_proba(X[:1])

@@ -124,6 +124,10 @@ def covariance_estimate(estimator):
 
 
 class _DiscriminantBase(DiscriminantAPI, BayesClassifier):
+    # Hyperparameters both subclasses have (set by their __init__).
+    priors: object
+    shrinkage: object
+
     def _priors(self):
         if self.priors is None:
             count = self.stats_.count

@@ -73,16 +73,14 @@ DIFFERENCES: dict[str, str] = {
         "nbcli computes in float64 whatever the input (the statistics merge across chunks); "
         "coef_ is float64 for float32 input"
     ),
-    DA + "test_qda_regularization[*": (
+    DA + "test_qda_regularization[42-svd]": (
         "nbcli's reg_param gives a full-rank covariance, so a class with fewer samples "
-        "than features fits with reg_param > 0 (scikit-learn's svd solver still refuses); "
-        "QDA shrinkage is not implemented"
+        "than features fits with reg_param > 0; scikit-learn's svd solver still refuses"
     ),
     DA + "test_qda_covariance_estimator": (
-        "QDA's shrinkage and covariance_estimator (scikit-learn's eigen solver) are not "
-        "implemented: reg_param is QDA's regularisation"
+        "shrinkage and covariance_estimator work with either solver (every solver gives "
+        "the same model); scikit-learn's svd solver refuses them"
     ),
-    DA + "test_qda_shrinkage_performance[*": "QDA shrinkage is not implemented (see above)",
 }
 
 

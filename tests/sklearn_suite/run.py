@@ -134,7 +134,11 @@ def run(dest: Path, timeout: float = 600) -> Outcome:
     """Copy the tests into ``dest``, run them with pytest, count the outcomes."""
     copy_tests(dest)
     report = dest / "report.xml"
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    env = dict(
+        os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])
+    )
+    # scikit-learn's default seed (42), so that item ids are the same every run.
+    env.pop("SKLEARN_TESTS_GLOBAL_RANDOM_SEED", None)
     # One BLAS thread: these are small problems and the machine is shared.
     env.setdefault("OMP_NUM_THREADS", "1")
     subprocess.run(
