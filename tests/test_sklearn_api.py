@@ -14,6 +14,7 @@ from sklearn import discriminant_analysis as sk_da  # noqa: E402
 from sklearn import naive_bayes as sk_nb  # noqa: E402
 
 from nbcli.models import (  # noqa: E402
+    MODELS,
     BernoulliNB,
     GaussianNB,
     LinearDiscriminantAnalysis,
@@ -238,20 +239,21 @@ def test_messages_print_plain_values():
 
 
 # -- online learning -------------------------------------------------------------------------
-ONLINE = [
-    GaussianNB(),
-    MultinomialNB(),
-    BernoulliNB(binarize=3.0),
-    LinearDiscriminantAnalysis(),
-    LinearDiscriminantAnalysis(shrinkage="auto"),
-    QuadraticDiscriminantAnalysis(),
-    QuadraticDiscriminantAnalysis(reg_param=0.1),
+# Every registered model type with its defaults, and settings that change the statistics.
+_SETTINGS = {"bernoulli": {"binarize": 3.0}}
+ONLINE = [(name, _SETTINGS.get(name, {})) for name in MODELS] + [
+    ("lda", {"shrinkage": "auto"}),
+    ("qda", {"reg_param": 0.1}),
+    ("qda", {"shrinkage": "auto"}),
 ]
 
 
-@pytest.mark.parametrize("model", ONLINE, ids=repr)
-def test_150_single_rows_equal_one_fit(iris, model):
+@pytest.mark.parametrize("name, params", ONLINE, ids=lambda v: str(v))
+def test_150_single_rows_equal_one_fit(iris, name, params):
     X, y = iris
+    if name == "categorical":
+        X = np.round(X).astype(int)  # category codes
+    model = MODELS[name](**params)
     rng = np.random.default_rng(0)
     order = rng.permutation(len(y))
     online = sklearn.base.clone(model)
