@@ -287,3 +287,17 @@ def test_an_undetermined_model_accumulates_and_refuses_only_at_predict(iris, mod
 def test_fit_still_refuses_at_once():
     with pytest.raises(ValueError, match="one sample is not enough"):
         GaussianNB().fit([[1.0, 2.0]], [0])
+
+
+def test_models_learnt_online_merge_before_they_can_score(iris):
+    X, y = iris
+    a = QuadraticDiscriminantAnalysis().partial_fit(X[::2][:3], y[::2][:3], classes=[0, 1, 2])
+    b = QuadraticDiscriminantAnalysis().partial_fit(X[1::2][:3], y[1::2][:3], classes=[0, 1, 2])
+    a.merge(b)
+    with pytest.raises(UndeterminedError, match="cannot score yet"):
+        a.predict(X)
+    a.partial_fit(X, y)
+    whole = QuadraticDiscriminantAnalysis().fit(
+        np.concatenate([X[::2][:3], X[1::2][:3], X]), np.concatenate([y[::2][:3], y[1::2][:3], y])
+    )
+    np.testing.assert_allclose(a.predict_proba(X), whole.predict_proba(X), atol=1e-12)

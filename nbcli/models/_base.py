@@ -401,12 +401,16 @@ class BayesClassifier(Parameters):
         """Combine with a model fitted on other data, in place; returns ``self``.
 
         Both must be the same estimator type with equal hyperparameters and
-        the same features. The result equals a fit on both data sets.
+        the same features. The result equals a fit on both data sets. Models
+        still being learnt online may be merged before they can score: as
+        after :meth:`partial_fit`, a result that is not determined yet
+        refuses to score until more rows are added.
         """
         if type(other) is not type(self) or other.get_params() != self.get_params():
             raise ValueError("can only merge estimators of the same type and hyperparameters")
-        self._check_fitted()
-        other._check_fitted()
+        for model in (self, other):
+            if not hasattr(model, "stats_"):
+                model._check_fitted()  # NotFittedError
         if other.n_features_in_ != self.n_features_in_:
             raise ValueError(
                 f"cannot merge models with {self.n_features_in_} and {other.n_features_in_} features"
@@ -416,7 +420,7 @@ class BayesClassifier(Parameters):
             np.searchsorted(self.classes_, other.classes_), len(self.classes_)
         )
         self.stats_ = self.stats_.merge(theirs)
-        self.finalize()
+        self._finalize_online()
         return self
 
     @classmethod
