@@ -20,8 +20,8 @@ from nbcli.models import (  # noqa: E402
     LinearDiscriminantAnalysis,
     MultinomialNB,
     QuadraticDiscriminantAnalysis,
+    UndeterminedError,
 )
-from nbcli.models._base import UndeterminedError  # noqa: E402
 
 
 @pytest.fixture(scope="module")
