@@ -164,6 +164,10 @@ def test_force_alpha_keeps_alpha_or_floors_it_with_scikit_learns_warning():
             ref.fit(X, y)
         np.testing.assert_allclose(floored.predict_proba(X), ref.predict_proba(X), atol=1e-12)
         assert np.all(np.isfinite(floored.feature_log_prob_))
+    # The command line's chunked path floors alpha as documented, without the warning.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        MultinomialNB(alpha=0.0, force_alpha=False).fit_chunks([(X, y)])
 
 
 def test_bernoulli_binarizes_at_zero_by_default_as_scikit_learn(iris):

@@ -25,14 +25,15 @@ def _alpha(alpha, force: bool = False) -> float:
 
 
 def _warn_alpha_floor(model) -> None:
-    """scikit-learn's warning when the floor replaces ``alpha``: given while
-    fitting (each chunk), not when a stored model is rebuilt."""
+    """scikit-learn's warning when the floor replaces ``alpha``, from ``fit`` and
+    ``partial_fit`` as there; ``fit_chunks`` (the command line's path, whose
+    floor is documented) and rebuilding a stored model stay quiet."""
     if not model.force_alpha and float(model.alpha) < ALPHA_FLOOR:
         warnings.warn(
             f"alpha too small will result in numeric errors, setting alpha = {ALPHA_FLOOR:.1e}. "
             "Use `force_alpha=True` to keep alpha unchanged.",
             UserWarning,
-            stacklevel=5,
+            stacklevel=3,
         )
 
 
@@ -52,8 +53,15 @@ class _DiscreteNB(NaiveBayesAPI, BayesClassifier):
     statistics = (ClassCounts,)
     prior_param = "class_prior"
 
-    def accumulate(self, X, y_idx, sample_weight, n_classes):
+    def fit(self, X, y, sample_weight=None):
         _warn_alpha_floor(self)
+        return super().fit(X, y, sample_weight)
+
+    def partial_fit(self, X, y, classes=None, sample_weight=None):
+        _warn_alpha_floor(self)
+        return super().partial_fit(X, y, classes, sample_weight)
+
+    def accumulate(self, X, y_idx, sample_weight, n_classes):
         return ClassCounts.from_data(X, y_idx, sample_weight, n_classes)
 
     def _class_log_prior(self):
@@ -249,7 +257,6 @@ class BernoulliNB(_DiscreteNB):
         return (X > self.binarize).astype(np.float64)
 
     def accumulate(self, X, y_idx, sample_weight, n_classes):
-        _warn_alpha_floor(self)
         return ClassCounts.from_data(self._binary(X), y_idx, sample_weight, n_classes)
 
     def finalize(self):
