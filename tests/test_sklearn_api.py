@@ -6,6 +6,8 @@ import warnings
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 sklearn = pytest.importorskip("sklearn")
 from sklearn import covariance as sk_cov  # noqa: E402
@@ -305,3 +307,21 @@ def test_models_learnt_online_merge_before_they_can_score(iris):
         np.concatenate([X[::2][:3], X[1::2][:3], X]), np.concatenate([y[::2][:3], y[1::2][:3], y])
     )
     np.testing.assert_allclose(a.predict_proba(X), whole.predict_proba(X), atol=1e-12)
+
+
+@settings(max_examples=15, deadline=None)
+@given(
+    name=st.sampled_from(["gaussian", "multinomial", "lda", "qda"]),
+    sizes=st.lists(st.integers(1, 4), min_size=1, max_size=60),
+    seed=st.integers(0, 2**16),
+)
+def test_online_learning_in_chunks_of_a_few_rows_equals_one_fit(name, sizes, seed):
+    X, y = datasets.load_iris(return_X_y=True)
+    order = np.random.default_rng(seed).permutation(len(y))
+    cuts = np.cumsum(sizes)
+    cuts = cuts[cuts < len(y)]
+    model = MODELS[name]()
+    for rows in np.split(order, cuts):
+        model.partial_fit(X[rows], y[rows], classes=[0, 1, 2])
+    batch = MODELS[name]().fit(X, y)
+    np.testing.assert_allclose(model.predict_proba(X), batch.predict_proba(X), atol=1e-12)
