@@ -175,10 +175,11 @@ def test_metadata_holds_the_documented_fields(tmp_path):
     assert meta["model"] == "bernoulli"
     assert meta["hyperparameters"] == {
         "alpha": 1.0,
-        "binarize": None,
+        "binarize": 0.0,
         "class_prior": None,
         "fit_prior": True,
         "missing": "error",
+        "force_alpha": True,
     }
     assert meta["classes"] == ["x", "y"]
     assert meta["feature_names"] == ["a", "b"] and meta["n_features"] == 2
@@ -414,3 +415,22 @@ def test_duplicate_members_are_refused(saved):
         with zipfile.ZipFile(saved, "a") as zf:
             zf.writestr("stats.m2.npy", contents["stats.m2.npy"])
     _refusal(saved, "twice")
+
+
+def test_a_file_from_before_force_alpha_keeps_the_alpha_floor(tmp_path):
+    from nbcli.models import MultinomialNB
+
+    X = np.array([[1.0, 0.0], [1.0, 1.0]])
+    y = np.array([0, 1])
+    floored = MultinomialNB(alpha=0.0, force_alpha=False)
+    with pytest.warns(UserWarning, match="alpha too small"):
+        floored.fit(X, y)
+    path = tmp_path / "old.npz"
+    save_model(ModelFile(model=floored, feature_names=["a", "b"]), path)
+    meta = _metadata(path)
+    del meta["hyperparameters"]["force_alpha"]  # as files written before it existed
+    _rewrite(path, metadata=meta)
+    loaded = load_model(path).model
+    assert loaded.force_alpha is False
+    np.testing.assert_array_equal(loaded.feature_log_prob_, floored.feature_log_prob_)
+    assert np.all(np.isfinite(loaded.feature_log_prob_))

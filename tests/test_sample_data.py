@@ -306,8 +306,20 @@ def _load(path: Path) -> dict:
 
 
 def _constructor_defaults(model: str) -> dict:
+    """The defaults a config file documents: the constructor's, except where the
+    command line declares its own (Bernoulli's binarize), for every
+    hyperparameter a config file can hold (not Python objects such as a
+    covariance estimator)."""
+    from nbcli.models.hyperparameters import SAME
+
     params = inspect.signature(MODELS[model].__init__).parameters
-    return {n: p.default for n, p in params.items() if n != "self"}
+    specs = {s.name: s for s in MODELS[model].hyperparameters}
+    out = {}
+    for n, p in params.items():
+        if n == "self" or specs[n].kind == "object":
+            continue
+        out[n] = p.default if specs[n].cli_default is SAME else specs[n].cli_default
+    return out
 
 
 def test_one_config_per_model():

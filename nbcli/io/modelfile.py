@@ -45,6 +45,7 @@ from nbcli.io.model_validation import FORMAT, FORMAT_VERSION, METADATA_LIMIT
 from nbcli.io.safe_npz import NpzArchive, open_npz, refuse
 from nbcli.io.text_arrays import decode_texts, encode_texts
 from nbcli.models import BayesClassifier, registry
+from nbcli.models.hyperparameters import SAME
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "ModelFile", "build_metadata", "load_model", "save_model"]
 
@@ -121,6 +122,14 @@ def _json_param(v):
         return v.item()
     if isinstance(v, (list, tuple)):
         return [_json_param(x) for x in v]
+    if isinstance(v, dict):
+        return {k: _json_param(x) for k, x in v.items()}
+    if v is not None and not isinstance(v, (str, int, float, bool)):
+        # A Python-only hyperparameter such as a covariance estimator object.
+        raise ValueError(
+            f"a hyperparameter set to a {type(v).__name__} object cannot be stored in a model "
+            "file; use the equivalent number (LDA/QDA: shrinkage) instead"
+        )
     return v
 
 
@@ -276,9 +285,15 @@ def _load_members(path, archive: NpzArchive) -> ModelFile:
     stats = stats_cls(**{n: arrays[f"stats.{n}"] for n in meta["stats"]["arrays"]})
     check.check_stats(path, stats)
     classes = np.asarray(meta["classes"])
+    params = dict(meta["hyperparameters"])
+    # A file written before a hyperparameter existed behaved as the command
+    # line's default for it still does (force_alpha: the 1e-10 floor).
+    for spec in cls.hyperparameters:
+        if spec.name not in params and spec.cli_default is not SAME:
+            params[spec.name] = spec.cli_default
     try:
         with np.errstate(all="ignore"):  # the result is checked just below
-            model = cls.from_stats(stats, classes, meta["hyperparameters"], meta["n_features"])
+            model = cls.from_stats(stats, classes, params, meta["n_features"])
     except (ValueError, ArithmeticError) as exc:
         refuse(path, f"holds a model that cannot be rebuilt: {' '.join(str(exc).split())[:200]}")
     check.check_rebuilt(path, model)

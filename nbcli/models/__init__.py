@@ -7,7 +7,7 @@
 NumPy and SciPy only: no file I/O, no printing.
 """
 
-from nbcli.models._base import BayesClassifier, NotFittedError
+from nbcli.models._base import BayesClassifier, NotFittedError, UndeterminedError
 from nbcli.models._logspace import log_normalise
 from nbcli.models._stats import ClassCounts, ClassMoments, ClassScatter, PooledScatter
 from nbcli.models._table_stats import CategoryCounts, MixedStats, ObservedCounts, ObservedMoments
@@ -46,5 +46,6 @@ __all__ = [
     "ObservedMoments",
     "PooledScatter",
     "QuadraticDiscriminantAnalysis",
+    "UndeterminedError",
     "log_normalise",
 ]

@@ -262,6 +262,7 @@ class BayesClassifier(FromStatistics, Parameters):
         self.n_features_in_ = X.shape[1]
         self._set_feature_names(names, reset=True)
         self._fixed_classes = False
+        self._undetermined = None
         self.stats_ = self.accumulate(X, y_idx, w, len(classes))
         self.finalize()
         return self
@@ -291,12 +292,30 @@ class BayesClassifier(FromStatistics, Parameters):
         ------
         ValueError
             On invalid input, a change in the number of features, or a label
-            outside ``classes``.
+            outside ``classes``. Statistics that do not determine a model yet
+            (a single row, a class with too few rows for its covariance) are
+            not an error here: scoring refuses, saying why, until enough
+            rows have been added (see :class:`UndeterminedError`).
         """
         self.check_hyperparameters()
         self._accumulate(X, y, classes, sample_weight)
-        self.finalize()
+        self._finalize_online()
         return self
+
+    def _finalize_online(self) -> None:
+        """Finalize after a chunk of online learning, or note why the model cannot score yet.
+
+        Statistics that do not determine a model yet (one row, no spread
+        yet, a class not seen yet) are not an error while learning: they are
+        kept, and :meth:`_check_fitted` refuses to score, with the reason,
+        until later chunks determine the model.
+        """
+        try:
+            self.finalize()
+        except (UndeterminedError, np.linalg.LinAlgError) as exc:
+            self._undetermined = str(exc)
+        else:
+            self._undetermined = None
 
     def fit_chunks(self, chunks, *, finalize: bool = True):
         """Fit from an iterable of chunks, turning statistics into a model once.
@@ -333,6 +352,7 @@ class BayesClassifier(FromStatistics, Parameters):
             self._accumulate(X, y, None, rest[0] if rest else None)
         if not hasattr(self, "stats_"):
             raise ValueError("no training data: the chunks were empty")
+        self._undetermined = None
         if finalize:
             self.finalize()
         return self
@@ -357,8 +377,9 @@ class BayesClassifier(FromStatistics, Parameters):
                 np.unique(check_labels(classes, len(classes))), self.classes_
             ):
                 raise ValueError(
-                    f"classes={list(classes)} differs from the classes of the first call, "
-                    f"{self.classes_.tolist()}"
+                    f"classes={np.asarray(classes).tolist()} differs from the classes of the "
+                    f"first call, {self.classes_.tolist()} (`classes={np.asarray(classes).tolist()}` "
+                    "is not the same as on last call to partial_fit)"
                 )
         self._absorb_labels(np.unique(y))
         y_idx = np.searchsorted(self.classes_, y)
@@ -395,7 +416,8 @@ class BayesClassifier(FromStatistics, Parameters):
         if getattr(self, "_fixed_classes", False):
             raise ValueError(
                 f"labels {new.tolist()} are not in classes={self.classes_.tolist()} "
-                "given on the first call to partial_fit"
+                "given on the first call to partial_fit (The target labels in y do not "
+                "exist in the initial classes)"
             )
         merged = np.union1d(self.classes_, new)
         if hasattr(self, "stats_"):
@@ -406,12 +428,16 @@ class BayesClassifier(FromStatistics, Parameters):
         """Combine with a model fitted on other data, in place; returns ``self``.
 
         Both must be the same estimator type with equal hyperparameters and
-        the same features. The result equals a fit on both data sets.
+        the same features. The result equals a fit on both data sets. Models
+        still being learnt online may be merged before they can score: as
+        after :meth:`partial_fit`, a result that is not determined yet
+        refuses to score until more rows are added.
         """
         if type(other) is not type(self) or other.get_params() != self.get_params():
             raise ValueError("can only merge estimators of the same type and hyperparameters")
-        self._check_fitted()
-        other._check_fitted()
+        for model in (self, other):
+            if not hasattr(model, "stats_"):
+                model._check_fitted()  # NotFittedError
         if other.n_features_in_ != self.n_features_in_:
             raise ValueError(
                 f"cannot merge models with {self.n_features_in_} and {other.n_features_in_} features"
@@ -422,7 +448,7 @@ class BayesClassifier(FromStatistics, Parameters):
         )
         self.stats_ = self.stats_.merge(theirs)
         self.n_dropped_ = getattr(self, "n_dropped_", 0) + getattr(other, "n_dropped_", 0)
-        self.finalize()
+        self._finalize_online()
         return self
 
     # -- scoring ------------------------------------------------------------------
@@ -432,6 +458,12 @@ class BayesClassifier(FromStatistics, Parameters):
             raise sklearn_compatible(NotFittedError)(
                 f"This {type(self).__name__} instance is not fitted yet. Call 'fit' "
                 "with appropriate arguments before using this estimator."
+            )
+        reason = getattr(self, "_undetermined", None)
+        if reason is not None:
+            raise UndeterminedError(
+                f"This {type(self).__name__} cannot score yet: {reason}; "
+                "add more rows with partial_fit"
             )
 
     def _check_n_features(self, X):
@@ -592,3 +624,14 @@ class BayesClassifier(FromStatistics, Parameters):
 
 class NotFittedError(ValueError, AttributeError):
     """Raised when scoring with an estimator that has not been fitted."""
+
+
+class UndeterminedError(ValueError):
+    """The statistics do not determine a model yet.
+
+    Raised by :meth:`BayesClassifier.finalize` where more rows would make a
+    model (too few samples for a class's spread or covariance, no variance
+    at all yet); :meth:`BayesClassifier.partial_fit` keeps the statistics
+    and scoring raises it, with the reason, until they do. ``fit``,
+    ``fit_chunks`` and ``from_stats`` raise it at once, as any ``ValueError``.
+    """

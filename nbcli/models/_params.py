@@ -46,7 +46,11 @@ class Parameters:
         return self
 
     def __repr__(self):
-        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
+        # NumPy scalars show as plain values (alpha=0.5, not alpha=np.float64(0.5)).
+        args = ", ".join(
+            f"{k}={(v.item() if hasattr(v, 'item') and getattr(v, 'ndim', 1) == 0 else v)!r}"
+            for k, v in self.get_params().items()
+        )
         return f"{type(self).__name__}({args})"
 
     def __sklearn_tags__(self):

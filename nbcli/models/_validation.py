@@ -249,9 +249,12 @@ def label_text(label) -> str:
 
 def check_priors(priors, n_classes: int, name: str = "priors") -> np.ndarray:
     """Validate user-given class priors: length ``n_classes``, non-negative, sum 1."""
-    p = np.asarray(priors, dtype=np.float64).ravel()
+    p = np.array(priors, dtype=np.float64).ravel()  # a copy: never the caller's array
     if p.shape[0] != n_classes:
-        raise ValueError(f"{name} has {p.shape[0]} values but there are {n_classes} classes")
+        raise ValueError(
+            f"{name} has {p.shape[0]} values but there are {n_classes} classes "
+            "(Number of priors must match number of classes)"
+        )
     if not np.all(np.isfinite(p)) or np.any(p < 0):
         raise ValueError(f"{name} must be non-negative numbers")
     if not np.isclose(p.sum(), 1.0, rtol=0, atol=1e-8):

@@ -2,41 +2,75 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import ClassVar
 
 import numpy as np
 
 from nbcli.models._base import BayesClassifier
 from nbcli.models._missing import first_negative, zero_missing
+from nbcli.models._sklearn_api import NaiveBayesAPI
 from nbcli.models._stats import ClassCounts, _Stats
 from nbcli.models._table_stats import ObservedCounts
 from nbcli.models._validation import DataValueError, check_priors
-from nbcli.models.hyperparameters import Hyperparameter, alpha, fit_prior, missing, priors
+from nbcli.models.hyperparameters import (
+    Hyperparameter,
+    alpha,
+    fit_prior,
+    force_alpha,
+    missing,
+    priors,
+)
 
 # Below this, a Lidstone alpha would let an unseen feature drive a log
 # probability to -inf; scikit-learn uses the same floor.
 ALPHA_FLOOR = 1e-10
 
 
-def _alpha(alpha) -> float:
-    """The smoothing applied: ``alpha`` (valid, see its spec) raised to the floor."""
-    return max(float(alpha), ALPHA_FLOOR)
+def _alpha(alpha, force: bool = False) -> float:
+    """The smoothing applied: ``alpha`` (valid, see its spec), raised to the floor
+    unless ``force`` (scikit-learn's ``force_alpha``)."""
+    alpha = float(alpha)
+    return alpha if force or alpha >= ALPHA_FLOOR else ALPHA_FLOOR
 
 
-def _check_representable(log_prob, alpha):
-    if not np.all(np.isfinite(log_prob)):
+def _warn_alpha_floor(model) -> None:
+    """scikit-learn's warning when the floor replaces ``alpha``, from ``fit`` and
+    ``partial_fit`` as there; ``fit_chunks`` (the command line's path, whose
+    floor is documented) and rebuilding a stored model stay quiet."""
+    if not model.force_alpha and float(model.alpha) < ALPHA_FLOOR:
+        warnings.warn(
+            f"alpha too small will result in numeric errors, setting alpha = {ALPHA_FLOOR:.1e}. "
+            "Use `force_alpha=True` to keep alpha unchanged.",
+            UserWarning,
+            stacklevel=3,
+        )
+
+
+def _check_representable(smoothed_counts, alpha):
+    # The smoothed counts and their totals, not the log-probabilities: -inf
+    # there is the log of a zero probability (alpha=0 with force_alpha).
+    if not all(np.all(np.isfinite(a)) for a in smoothed_counts):
         raise ValueError(
             f"alpha={alpha:g} is too large: the smoothed counts overflow float64; "
             "use a smaller alpha (1 is Laplace smoothing)"
         )
 
 
-class _DiscreteNB(BayesClassifier):
+class _DiscreteNB(NaiveBayesAPI, BayesClassifier):
     """Shared prior handling for the count-based models."""
 
     statistics: ClassVar[tuple[type[_Stats], ...]] = (ClassCounts,)
     prior_param = "class_prior"
     missing: str
+
+    def fit(self, X, y, sample_weight=None):
+        _warn_alpha_floor(self)
+        return super().fit(X, y, sample_weight)
+
+    def partial_fit(self, X, y, classes=None, sample_weight=None):
+        _warn_alpha_floor(self)
+        return super().partial_fit(X, y, classes, sample_weight)
 
     def accumulate(self, X, y_idx, sample_weight, n_classes):
         stats = ClassCounts.from_data(X, y_idx, sample_weight, n_classes)
@@ -72,7 +106,11 @@ class MultinomialNB(_DiscreteNB):
     Parameters
     ----------
     alpha : float, default=1.0
-        Additive (Lidstone) smoothing; values below 1e-10 are raised to 1e-10.
+        Additive (Lidstone) smoothing.
+    force_alpha : bool, default=True
+        Use ``alpha`` as given; with False, values below 1e-10 are raised to
+        1e-10 with a warning (``alpha=0`` would give log-probabilities of
+        minus infinity for unseen features). The command line uses False.
     fit_prior : bool, default=True
         Learn class priors from class frequencies; when False, use a uniform
         prior.
@@ -98,13 +136,16 @@ class MultinomialNB(_DiscreteNB):
     """
 
     name = "multinomial"
-    hyperparameters = (alpha(), fit_prior(), priors("class_prior"), missing())
+    hyperparameters = (alpha(), force_alpha(), fit_prior(), priors("class_prior"), missing())
     # Counts cannot be negative, and the model is not meant for the Gaussian
     # blobs scikit-learn scores every classifier on (its own tags).
     sklearn_tags = {"positive_only": True, "poor_score": True}
 
-    def __init__(self, *, alpha=1.0, fit_prior=True, class_prior=None, missing="error"):
+    def __init__(
+        self, *, alpha=1.0, force_alpha=True, fit_prior=True, class_prior=None, missing="error"
+    ):
         self.alpha = alpha
+        self.force_alpha = force_alpha
         self.fit_prior = fit_prior
         self.class_prior = class_prior
         self.missing = missing
@@ -122,14 +163,15 @@ class MultinomialNB(_DiscreteNB):
             )
 
     def finalize(self):
-        alpha = _alpha(self.alpha)
+        alpha = _alpha(self.alpha, self.force_alpha)
         st = self.stats_
         self.class_count_ = st.class_count.copy()
         self.feature_count_ = st.feature_count.copy()
-        with np.errstate(over="ignore", invalid="ignore"):
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
             smoothed = st.feature_count + alpha
-            self.feature_log_prob_ = np.log(smoothed) - np.log(smoothed.sum(axis=1, keepdims=True))
-        _check_representable(self.feature_log_prob_, alpha)
+            total = smoothed.sum(axis=1, keepdims=True)
+            self.feature_log_prob_ = np.log(smoothed) - np.log(total)
+        _check_representable((smoothed, total), alpha)
         self.class_log_prior_ = self._class_log_prior()
         self._b = self.class_log_prior_[:, None]
 
@@ -160,11 +202,14 @@ class BernoulliNB(_DiscreteNB):
     Parameters
     ----------
     alpha : float, default=1.0
-        Additive (Lidstone) smoothing; values below 1e-10 are raised to 1e-10.
-    binarize : float or None, default=None
-        Threshold: values greater than it become 1, others 0. ``None`` means
-        the input is already binary, and any value other than 0 or 1 is an
-        error. (scikit-learn's default is 0.0.)
+        Additive (Lidstone) smoothing.
+    force_alpha : bool, default=True
+        As for :class:`MultinomialNB`.
+    binarize : float or None, default=0.0
+        Threshold: values greater than it become 1, others 0, as in
+        scikit-learn. ``None`` means the input is already binary, and any
+        value other than 0 or 1 is an error: the command line's default,
+        which binarises only when asked to.
     fit_prior : bool, default=True
     class_prior : array-like of shape (n_classes,), optional
     missing : {"error", "ignore", "drop"}, default="error"
@@ -190,10 +235,11 @@ class BernoulliNB(_DiscreteNB):
     name = "bernoulli"
     hyperparameters = (
         alpha(),
+        force_alpha(),
         Hyperparameter(
             "binarize",
             "float",
-            None,
+            0.0,
             "values above this become 1, others 0",
             allow_none=True,
             flag="--binarize",
@@ -210,9 +256,17 @@ class BernoulliNB(_DiscreteNB):
     sklearn_tags = {"poor_score": True}
 
     def __init__(
-        self, *, alpha=1.0, binarize=None, fit_prior=True, class_prior=None, missing="error"
+        self,
+        *,
+        alpha=1.0,
+        force_alpha=True,
+        binarize=0.0,
+        fit_prior=True,
+        class_prior=None,
+        missing="error",
     ):
         self.alpha = alpha
+        self.force_alpha = force_alpha
         self.binarize = binarize
         self.fit_prior = fit_prior
         self.class_prior = class_prior
@@ -257,11 +311,11 @@ class BernoulliNB(_DiscreteNB):
         return ClassCounts.from_data(self._binary(X), y_idx, sample_weight, n_classes)
 
     def finalize(self):
-        alpha = _alpha(self.alpha)
+        alpha = _alpha(self.alpha, self.force_alpha)
         st = self.stats_
         self.class_count_ = st.class_count.copy()
         self.feature_count_ = st.feature_count.copy()
-        with np.errstate(over="ignore", invalid="ignore"):
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
             smoothed_fc = st.feature_count + alpha
             if isinstance(st, ObservedCounts):
                 smoothed_cc = st.observed_count + 2.0 * alpha
@@ -270,7 +324,7 @@ class BernoulliNB(_DiscreteNB):
             self.feature_log_prob_ = np.log(smoothed_fc) - np.log(smoothed_cc)
             # log(1 - p) from the counts directly: accurate even when p is near 1.
             neg = np.log(smoothed_cc - smoothed_fc) - np.log(smoothed_cc)
-        _check_representable(self.feature_log_prob_ + neg, alpha)
+        _check_representable((smoothed_fc, smoothed_cc), alpha)
         self.class_log_prior_ = self._class_log_prior()
         self._w = self.feature_log_prob_ - neg
         self._neg = neg

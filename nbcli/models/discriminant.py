@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
-from nbcli.models._base import BayesClassifier
+from nbcli.models._base import BayesClassifier, UndeterminedError
+from nbcli.models._covariance import covariance_estimate, ledoit_wolf_from_stats
 from nbcli.models._directions import discriminant_directions
+from nbcli.models._sklearn_api import (
+    ClassNamePrefixFeaturesOut,
+    DiscriminantAPI,
+    qda_decision_offset,
+)
 from nbcli.models._stats import ClassScatter, PooledScatter, means_about
 from nbcli.models._validation import check_finite, check_priors, label_text
 from nbcli.models.hyperparameters import (
@@ -14,6 +22,7 @@ from nbcli.models.hyperparameters import (
     missing,
     parse_float_or_option,
     priors,
+    solver,
 )
 
 _LOG_2PI = np.log(2.0 * np.pi)
@@ -28,59 +37,43 @@ the solve's does; below it, by triangular solves."""
 _QDA_PRODUCT_ELEMENTS = 1 << 18
 
 
-def ledoit_wolf_from_stats(count: float, scatter: np.ndarray, fourth: np.ndarray):
-    """Ledoit-Wolf shrunk covariance of one class, from its co-moments.
+class _DiscriminantBase(DiscriminantAPI, BayesClassifier):
+    # Hyperparameters both subclasses have (set by their __init__).
+    priors: object
+    shrinkage: object
 
-    The features are standardised (centred, divided by their standard
-    deviation, a zero deviation counting as 1), the optimal shrinkage towards
-    ``mu * I`` is estimated by the formula of Ledoit and Wolf, "A well-conditioned
-    estimator for large-dimensional covariance matrices", J. Multivariate
-    Analysis 88 (2004), and the result is scaled back. This is what
-    scikit-learn's LDA does with ``shrinkage="auto"``, but computed from the
-    mergeable statistics rather than the rows.
-
-    Parameters
-    ----------
-    count : float
-        Weighted number of samples ``n``.
-    scatter : ndarray of shape (n_features, n_features)
-        ``sum_i w_i c_i c_i^T`` with ``c_i`` the centred rows.
-    fourth : ndarray of shape (n_features, n_features)
-        ``sum_i w_i c_ij^2 c_ik^2``.
-
-    Returns
-    -------
-    cov : ndarray of shape (n_features, n_features)
-    shrinkage : float in [0, 1]
-    """
-    d = scatter.shape[0]
-    s = np.sqrt(np.diag(scatter) / count)
-    s[s < 10 * np.finfo(np.float64).eps] = 1.0
-    emp = scatter / count / np.outer(s, s)
-    if d == 1:
-        return emp * np.outer(s, s), 0.0
-    mu = np.trace(emp) / d
-    inv_s2 = 1.0 / s**2
-    beta_ = inv_s2 @ fourth @ inv_s2
-    delta_ = np.sum(emp**2)
-    beta = (beta_ / count - delta_) / (d * count)
-    delta = (delta_ - 2.0 * mu * np.trace(emp) + d * mu**2) / d
-    beta = min(beta, delta)
-    shrinkage = 0.0 if beta == 0 else beta / delta
-    shrunk = (1.0 - shrinkage) * emp
-    shrunk.flat[:: d + 1] += shrinkage * mu
-    return shrunk * np.outer(s, s), float(shrinkage)
-
-
-class _DiscriminantBase(BayesClassifier):
     def _priors(self):
-        if self.priors is not None:
-            return check_priors(self.priors, len(self.classes_))
+        if self.priors is None:
+            count = self.stats_.count
+            return count / count.sum()
+        # A copy: the caller's array may change after fit, priors_ must not.
+        p = np.array(self.priors, dtype=np.float64).ravel()
+        if p.shape[0] == len(self.classes_) and p.sum() > 0 and abs(p.sum() - 1.0) > 1e-5:
+            warnings.warn("The priors do not sum to 1. Renormalizing", UserWarning, stacklevel=2)
+            p = p / p.sum()
+        return check_priors(p, len(self.classes_))
+
+    def _covariance_kind(self):
+        """``None``, a float, ``"auto"`` or ``"ledoit-wolf"``: the shrinkage asked for."""
+        est = getattr(self, "covariance_estimator", None)
+        if est is not None and self.shrinkage is not None:
+            raise ValueError(
+                "covariance_estimator and shrinkage parameters are not None. "
+                "Only one of the two can be set."
+            )
+        return self.shrinkage if est is None else covariance_estimate(est)
+
+    def _check_enough_samples(self):
         count = self.stats_.count
-        return count / count.sum()
+        if count.sum() <= np.count_nonzero(count):
+            raise UndeterminedError(
+                f"{count.sum():g} samples for {np.count_nonzero(count)} classes give no "
+                "within-class spread (The number of samples must be more than the number "
+                "of classes)"
+            )
 
 
-class LinearDiscriminantAnalysis(_DiscriminantBase):
+class LinearDiscriminantAnalysis(ClassNamePrefixFeaturesOut, _DiscriminantBase):
     """Linear discriminant analysis: Gaussian classes sharing one covariance.
 
     The shared covariance is the maximum-likelihood pooled within-class
@@ -101,8 +94,13 @@ class LinearDiscriminantAnalysis(_DiscriminantBase):
 
     Parameters
     ----------
+    solver : {"svd", "lsqr", "eigen"}, default="svd"
+        scikit-learn's solver; accepted for compatibility. The model follows
+        from the statistics, so every solver gives the same one (shrinkage
+        and ``covariance_estimator`` work with each).
     priors : array-like of shape (n_classes,), optional
-        Class priors; default the (weighted) class frequencies.
+        Class priors; default the (weighted) class frequencies. Priors that
+        do not sum to 1 are renormalised, with a warning, as in scikit-learn.
     shrinkage : None, "auto" or float in [0, 1], default=None
         ``None``: no shrinkage. A float ``a``: ``(1 - a) Sigma + a tr(Sigma)/d I``.
         ``"auto"``: each class covariance is shrunk with its own Ledoit-Wolf
@@ -125,6 +123,11 @@ class LinearDiscriminantAnalysis(_DiscriminantBase):
         ``"drop"``: rows with a NaN cell are skipped at fit (counted in
         ``n_dropped_``) and get NaN posteriors at predict. A covariance
         couples the features, so a cell cannot be left out on its own.
+    covariance_estimator : object, optional
+        scikit-learn's ``EmpiricalCovariance``, ``ShrunkCovariance`` or
+        ``LedoitWolf`` (each class's covariance estimated by it, then
+        pooled); others are refused, as they do not follow from mergeable
+        statistics (see :func:`covariance_estimate`). Not with ``shrinkage``.
 
     Attributes
     ----------
@@ -154,14 +157,8 @@ class LinearDiscriminantAnalysis(_DiscriminantBase):
 
     name = "lda"
     hyperparameters = (
-        Hyperparameter(
-            "solver",
-            "choice",
-            "svd",
-            "scikit-learn's solver: the same model; the discriminant directions of transform",
-            options=("svd", "lsqr", "eigen"),
-        ),
-        priors("priors"),
+        solver(("svd", "lsqr", "eigen")),
+        priors("priors", sums_to_one=False),
         Hyperparameter(
             "shrinkage",
             "float",
@@ -198,9 +195,16 @@ class LinearDiscriminantAnalysis(_DiscriminantBase):
             False,
             "accepted for scikit-learn; covariance_ is always set",
         ),
+        Hyperparameter(
+            "covariance_estimator",
+            "object",
+            None,
+            "a scikit-learn covariance estimator (Python API only)",
+            allow_none=True,
+        ),
         missing(MISSING_ROWS_ONLY),
     )
-    # The second for shrinkage="auto", which shrinks each class on its own.
+    # The second for Ledoit-Wolf shrinkage, which shrinks each class on its own.
     statistics = (PooledScatter, ClassScatter)
     min_samples_per_class = 2
 
@@ -213,6 +217,7 @@ class LinearDiscriminantAnalysis(_DiscriminantBase):
         n_components=None,
         store_covariance=False,
         tol=1e-4,
+        covariance_estimator=None,
         missing="error",
     ):
         self.solver = solver
@@ -222,11 +227,20 @@ class LinearDiscriminantAnalysis(_DiscriminantBase):
         self.store_covariance = store_covariance
         self.tol = tol
         self.missing = missing
+        self.covariance_estimator = covariance_estimator
+
+    @property
+    def _n_features_out(self) -> int:
+        """Number of discriminant components (scikit-learn's ``_max_components``)."""
+        n_components = getattr(self, "n_components", None)
+        if n_components is not None:
+            return int(n_components)
+        return min(len(self.classes_) - 1, self.n_features_in_)
 
     def accumulate(self, X, y_idx, sample_weight, n_classes):
         # Ledoit-Wolf shrinks each class on its own, so it needs per-class
         # moments; otherwise one pooled scatter matrix is all LDA uses.
-        if self.shrinkage == "auto":
+        if self._covariance_kind() in ("auto", "ledoit-wolf"):
             return ClassScatter.from_data(X, y_idx, sample_weight, n_classes, higher=True)
         return PooledScatter.from_data(X, y_idx, sample_weight, n_classes)
 
@@ -236,25 +250,29 @@ class LinearDiscriminantAnalysis(_DiscriminantBase):
         count = st.count
         total = count.sum()
         present = count > 0
-        if self.shrinkage == "auto":
+        kind = self._covariance_kind()
+        self._check_enough_samples()
+        if kind in ("auto", "ledoit-wolf"):
             if not isinstance(st, ClassScatter):
                 raise ValueError(
-                    "shrinkage='auto' needs per-class statistics; refit the model with it"
+                    "Ledoit-Wolf shrinkage needs per-class statistics; refit the model with it"
                 )
             cov = np.zeros((d, d))
             intensities = np.zeros(len(count))
             for k in np.flatnonzero(present):
-                ck, intensities[k] = ledoit_wolf_from_stats(count[k], st.scatter[k], st.fourth[k])
+                ck, intensities[k] = ledoit_wolf_from_stats(
+                    count[k], st.scatter[k], st.fourth[k], standardise=kind == "auto"
+                )
                 cov += (count[k] / total) * ck
             self.shrinkage_ = intensities
         else:
             if not isinstance(st, PooledScatter):
                 raise ValueError(
-                    "these statistics were gathered for shrinkage='auto'; refit to change it"
+                    "these statistics were gathered for Ledoit-Wolf shrinkage; refit to change it"
                 )
             cov = st.within / total
-            if self.shrinkage is not None and self.shrinkage > 0:
-                a = float(self.shrinkage)
+            if kind is not None and kind > 0:
+                a = float(kind)
                 mu = np.trace(cov) / d
                 cov = (1.0 - a) * cov
                 cov.flat[:: d + 1] += a * mu
@@ -404,8 +422,17 @@ class QuadraticDiscriminantAnalysis(_DiscriminantBase):
 
     Parameters
     ----------
+    solver : {"svd", "eigen"}, default="svd"
+        scikit-learn's solver; accepted for compatibility, the same model for
+        each (shrinkage and ``covariance_estimator`` work with both).
+    shrinkage : None, "auto" or float in [0, 1], default=None
+        Shrinkage of each class covariance, as LDA's (``"auto"``: the
+        Ledoit-Wolf intensity of each class on standardised features).
     priors : array-like of shape (n_classes,), optional
     reg_param : float in [0, 1], default=0.0
+        Applied after any shrinkage.
+    covariance_estimator : object, optional
+        As LDA's (:func:`covariance_estimate`); not with ``shrinkage``.
     missing : {"error", "drop"}, default="error"
         As for :class:`LinearDiscriminantAnalysis`.
 
@@ -422,10 +449,12 @@ class QuadraticDiscriminantAnalysis(_DiscriminantBase):
 
     Raises
     ------
-    ValueError
-        When a class's covariance is singular: fewer samples than features,
-        a feature constant within the class, or collinear features, with
-        ``reg_param=0``. The message names the class.
+    numpy.linalg.LinAlgError
+        (a ``ValueError``) When a class's covariance is singular: no more
+        samples than features, a feature constant within the class, or
+        collinear features, with ``reg_param=0``. The message names the class.
+    UndeterminedError
+        (a ``ValueError``) When a class has fewer than two samples.
 
     Notes
     -----
@@ -438,6 +467,17 @@ class QuadraticDiscriminantAnalysis(_DiscriminantBase):
 
     name = "qda"
     hyperparameters = (
+        solver(("svd", "eigen")),
+        Hyperparameter(
+            "shrinkage",
+            "float",
+            None,
+            "'auto' (Ledoit-Wolf) or a number in [0, 1]",
+            low=0.0,
+            high=1.0,
+            allow_none=True,
+            options=("auto",),
+        ),
         priors("priors"),
         Hyperparameter(
             "reg_param",
@@ -454,24 +494,71 @@ class QuadraticDiscriminantAnalysis(_DiscriminantBase):
             False,
             "accepted for scikit-learn; covariance_ is always set",
         ),
+        Hyperparameter(
+            "covariance_estimator",
+            "object",
+            None,
+            "a scikit-learn covariance estimator (Python API only)",
+            allow_none=True,
+        ),
         missing(MISSING_ROWS_ONLY),
     )
     statistics = (ClassScatter,)
     min_samples_per_class = 2
 
-    def __init__(self, *, priors=None, reg_param=0.0, store_covariance=False, missing="error"):
+    def __init__(
+        self,
+        *,
+        solver="svd",
+        shrinkage=None,
+        priors=None,
+        reg_param=0.0,
+        store_covariance=False,
+        covariance_estimator=None,
+        missing="error",
+    ):
+        self.solver = solver
+        self.shrinkage = shrinkage
         self.priors = priors
         self.reg_param = reg_param
         self.store_covariance = store_covariance
+        self.covariance_estimator = covariance_estimator
         self.missing = missing
 
+    def check_hyperparameters(self) -> None:
+        super().check_hyperparameters()
+        self._covariance_kind()
+
     def accumulate(self, X, y_idx, sample_weight, n_classes):
-        return ClassScatter.from_data(X, y_idx, sample_weight, n_classes)
+        higher = self._covariance_kind() in ("auto", "ledoit-wolf")
+        return ClassScatter.from_data(X, y_idx, sample_weight, n_classes, higher=higher)
+
+    def _class_covariance(self, k: int, kind) -> np.ndarray:
+        """Class ``k``'s covariance before ``reg_param``: empirical, shrunk or Ledoit-Wolf."""
+        st = self.stats_
+        n_k = st.count[k]
+        if kind in ("auto", "ledoit-wolf"):
+            if st.fourth is None:
+                raise ValueError(
+                    "Ledoit-Wolf shrinkage needs per-class fourth moments; refit the model with it"
+                )
+            return ledoit_wolf_from_stats(
+                n_k, st.scatter[k], st.fourth[k], standardise=kind == "auto"
+            )[0]
+        cov = st.scatter[k] / n_k
+        if kind is not None and kind > 0:
+            d = cov.shape[0]
+            mu = np.trace(cov) / d
+            cov = (1.0 - float(kind)) * cov
+            cov.flat[:: d + 1] += float(kind) * mu
+        return cov
 
     def finalize(self):
         st = self.stats_
         K, d = st.mean.shape
         r = float(self.reg_param)
+        kind = self._covariance_kind()
+        shrunk = kind not in (None, 0.0)
         self.means_ = st.mean.copy()
         self.priors_ = self._priors()
         self.covariance_ = np.empty((K, d, d))
@@ -483,15 +570,21 @@ class QuadraticDiscriminantAnalysis(_DiscriminantBase):
             label = self.classes_[k]
             n_k = st.count[k]
             if n_k <= 0:
-                raise ValueError(
+                raise UndeterminedError(
                     f"class {label_text(label)} has no samples (all its weights are zero)"
                 )
-            if r == 0 and n_k <= d:
-                raise ValueError(
-                    f"class {label_text(label)} has {n_k:g} samples for {d} features, so its covariance "
-                    "is singular; QDA needs reg_param > 0 here"
+            if r == 0 and n_k <= 1:
+                # scikit-learn's wording: one row has no spread.
+                raise UndeterminedError(
+                    f"y has only 1 sample in class {label_text(label)}, covariance is ill defined"
                 )
-            cov = (1.0 - r) * st.scatter[k] / n_k
+            if r == 0 and n_k <= d and not shrunk:
+                raise np.linalg.LinAlgError(
+                    f"class {label_text(label)} has {n_k:g} samples for {d} features, so its "
+                    "covariance is singular; QDA needs reg_param > 0 here (The covariance "
+                    f"matrix of class {label_text(label)} is not full rank.)"
+                )
+            cov = (1.0 - r) * self._class_covariance(k, kind)
             cov.flat[:: d + 1] += r
             self.covariance_[k] = cov
             diag = np.diag(cov).copy()
@@ -503,9 +596,10 @@ class QuadraticDiscriminantAnalysis(_DiscriminantBase):
             except np.linalg.LinAlgError:
                 singular = True
             if singular:
-                raise ValueError(
+                raise np.linalg.LinAlgError(
                     f"the covariance of class {label_text(label)} is singular (a feature constant "
-                    "within the class, or collinear features); set reg_param > 0"
+                    "within the class, or collinear features); set reg_param > 0 (The "
+                    f"covariance matrix of class {label_text(label)} is not full rank.)"
                 )
             self._chol[k] = L
             self.log_det_[k] = 2.0 * np.sum(np.log(np.diag(L)))
@@ -516,6 +610,7 @@ class QuadraticDiscriminantAnalysis(_DiscriminantBase):
             self.rotations_.append(evecs[:, ::-1].copy())
         with np.errstate(divide="ignore"):
             self._const = np.log(self.priors_) - 0.5 * (self.log_det_ + d * _LOG_2PI)
+        self._decision_offset = qda_decision_offset(d)
         self._product_factors()
 
     def _product_factors(self):

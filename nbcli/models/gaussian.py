@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from nbcli.models._base import BayesClassifier
+from nbcli.models._base import BayesClassifier, UndeterminedError
+from nbcli.models._sklearn_api import NaiveBayesAPI
 from nbcli.models._stats import ClassMoments, means_about
 from nbcli.models._table_stats import ObservedMoments
 from nbcli.models._validation import check_priors, label_text
@@ -13,7 +14,7 @@ from nbcli.models.hyperparameters import missing, priors, var_smoothing, var_smo
 _LOG_2PI = np.log(2.0 * np.pi)
 
 
-class GaussianNB(BayesClassifier):
+class GaussianNB(NaiveBayesAPI, BayesClassifier):
     """Gaussian naive Bayes: features independent and normal within each class.
 
     The likelihood of class ``k`` is ``prod_j N(x_j; theta_kj, var_kj)`` with
@@ -155,7 +156,7 @@ class GaussianNB(BayesClassifier):
         else:
             self.class_prior_ = count / count.sum()
         if not np.any(var_all > 0) and self.var_smoothing > 0:
-            raise ValueError(
+            raise UndeterminedError(
                 f"every feature is constant in the training data (n_samples = {total:g}), so "
                 "there is no variance to smooth with; Gaussian NB needs at least one feature "
                 "that varies (one sample is not enough)"
@@ -168,7 +169,7 @@ class GaussianNB(BayesClassifier):
                 if self.var_smoothing_scale == "feature" and var_all[j] == 0
                 else "set var_smoothing > 0"
             )
-            raise ValueError(
+            raise UndeterminedError(
                 f"feature {j} has zero variance in class {label_text(self.classes_[k])}; {fix}"
             )
         # Scoring constants in standardised coordinates z = (x - centre) / scale.

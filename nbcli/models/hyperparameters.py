@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 SAME = object()
 
 #: The kinds of value a :class:`Hyperparameter` can take.
-KINDS = ("float", "bool", "priors", "choice", "int", "column_types")
+KINDS = ("float", "bool", "priors", "choice", "int", "column_types", "object")
 
 
 def _number(value) -> bool:
@@ -53,7 +53,7 @@ class Hyperparameter:
     name : str
         Keyword of the estimator's ``__init__`` and key in config files and
         model files (``var_smoothing``).
-    kind : {"float", "bool", "priors", "choice", "int", "column_types"}
+    kind : {"float", "bool", "priors", "choice", "int", "column_types", "object"}
         ``float``: a finite real number (not a bool), within ``low``/``high``;
         ``int``: a whole number (not a bool), within ``low``/``high``;
         ``choice``: one of the strings in ``options``;
@@ -64,7 +64,9 @@ class Hyperparameter:
         ``low``/``high``, or a list of them (one per feature); ``column_types``:
         a type name from ``options``, a list of them (one per column) or a
         mapping from column (index or name) to type name; the command line
-        sets it from its column plan, so it has no flag.
+        sets it from its column plan, so it has no flag; ``object``: any value, checked by the
+        estimator itself (scikit-learn objects such as a covariance
+        estimator; Python API only, so ``flag`` is None).
     default
         The Python API's default (the ``__init__`` default).
     help : str
@@ -90,6 +92,11 @@ class Hyperparameter:
     default_text : str, optional
         The default as the docs show it (``"class frequencies"``); by
         default the value itself.
+    sums_to_one : bool
+        For ``priors``: whether the values must sum to 1 (within 1e-8). With
+        False any non-negative values with a positive sum are accepted and
+        the estimator renormalises them, with a warning (LDA and QDA, as
+        scikit-learn's do).
     parse : callable ``(text, where) -> value``, optional
         How the flag's text becomes a value (priors lists, shrinkage
         ``auto`` or a number); raises ``ValueError`` with a message that
@@ -115,6 +122,7 @@ class Hyperparameter:
     default_text: str | None = None
     parse: Callable[[str, str], object] | None = field(default=None, compare=False)
     per_feature: bool = False
+    sums_to_one: bool = True
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -138,10 +146,15 @@ class Hyperparameter:
             bound = "" if self.low is None else f" >= {int(self.low)}"
             return f"an integer{bound} or a list of them (one per feature)"
         if self.kind == "priors":
+            total = "sum to 1" if self.sums_to_one else "have a positive sum"
             return (
-                "non-negative numbers that sum to 1, as a list in class order or a table "
+                f"non-negative numbers that {total}, as a list in class order or a table "
                 "by class label"
             )
+        if self.kind == "choice":
+            return "one of " + ", ".join(repr(o) for o in self.options)
+        if self.kind == "object":
+            return "an object the estimator accepts"
         low, high = self.low, self.high
         number = "a whole number" if self.kind == "int" else "a finite number"
         if low is None and high is None:
@@ -174,6 +187,10 @@ class Hyperparameter:
         """Whether ``value`` is acceptable (the single definition of validity)."""
         if value is None:
             return self.allow_none
+        if self.kind == "object":
+            return True
+        if self.kind == "choice":
+            return isinstance(value, str) and value in self.options
         if self.kind == "bool":
             return isinstance(value, bool) or type(value).__name__ == "bool_"
         if self.kind == "choice":
@@ -199,6 +216,8 @@ class Hyperparameter:
                 return False
             if not values or not all(math.isfinite(v) and v >= 0 for v in values):
                 return False
+            if not self.sums_to_one:
+                return math.fsum(values) > 0
             return abs(math.fsum(values) - 1.0) <= 1e-8
         if self.kind == "choice":
             return isinstance(value, str) and value in self.options
@@ -234,11 +253,25 @@ class Hyperparameter:
         alpha`` or ``alpha``.
         """
         if not self.is_valid(value):
-            # NumPy scalars print as plain values (``0.5``, not ``np.float64(0.5)``).
-            plain = value.item() if type(value).__module__ == "numpy" else value
+            # NumPy values print as plain ones (``0.5``, not ``np.float64(0.5)``).
+            plain = value.tolist() if type(value).__module__ == "numpy" else value
             shown = repr(plain)
-            raise ValueError(f"{where or self.name} must be {self.describe()}; got {shown}")
+            reason = self._priors_reason(plain) if self.kind == "priors" else None
+            # scikit-learn's wording of the reason, which its users match on.
+            tail = f" ({reason})" if reason else ""
+            raise ValueError(f"{where or self.name} must be {self.describe()}; got {shown}{tail}")
         return value
+
+    @staticmethod
+    def _priors_reason(value) -> str | None:
+        values = list(value.values()) if isinstance(value, dict) else value
+        try:
+            numbers = [float(v) for v in values]
+        except (TypeError, ValueError):
+            return None
+        if any(not v >= 0 for v in numbers):
+            return "Priors must be non-negative"
+        return "The sum of the priors should be 1"
 
     def from_text(self, text: str, where: str):
         """The value a command-line flag's ``text`` stands for (validated)."""
@@ -323,8 +356,12 @@ def parse_priors(text: str, where: str):
         ) from None
 
 
-def priors(name: str = "priors") -> Hyperparameter:
-    """The class-prior hyperparameter every model has (``priors`` or ``class_prior``)."""
+def priors(name: str = "priors", *, sums_to_one: bool = True) -> Hyperparameter:
+    """The class-prior hyperparameter every model has (``priors`` or ``class_prior``).
+
+    ``sums_to_one=False``: priors are renormalised (with a warning) rather
+    than refused when they do not sum to 1.
+    """
     return Hyperparameter(
         name,
         "priors",
@@ -334,6 +371,7 @@ def priors(name: str = "priors") -> Hyperparameter:
         flag="--priors",
         default_text="class frequencies",
         parse=parse_priors,
+        sums_to_one=sums_to_one,
     )
 
 
@@ -445,6 +483,36 @@ def min_categories() -> Hyperparameter:
         flag="--min-categories",
         parse=parse_int,
         per_feature=True,
+    )
+
+
+def force_alpha() -> Hyperparameter:
+    """Whether ``alpha`` is used as given even below 1e-10 (scikit-learn's ``force_alpha``).
+
+    The command line keeps the floor (``cli_default=False``), so ``--alpha 0``
+    never gives a log-probability of minus infinity.
+    """
+    return Hyperparameter(
+        "force_alpha",
+        "bool",
+        True,
+        "use alpha as given even below 1e-10 (else raise it to 1e-10, with a warning)",
+        cli_default=False,
+    )
+
+
+def solver(options: tuple[str, ...]) -> Hyperparameter:
+    """scikit-learn's ``solver`` of LDA and QDA: accepted, and the same model for each.
+
+    The statistics determine the model; how scikit-learn would have solved
+    for it (SVD of the rows, least squares, an eigenproblem) does not change it.
+    """
+    return Hyperparameter(
+        "solver",
+        "choice",
+        options[0],
+        "scikit-learn's solver name; every solver gives the same model here",
+        options=options,
     )
 
 

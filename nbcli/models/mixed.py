@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nbcli.models._base import BayesClassifier
+from nbcli.models._base import BayesClassifier, UndeterminedError
 from nbcli.models._table_stats import MixedStats, pooled_moments
 from nbcli.models._validation import DataValueError, label_text
 from nbcli.models.categorical import (
@@ -381,7 +381,9 @@ class MixedNB(BayesClassifier):
         n_all, _, m2_all = pooled_moments(count, shift, offset, m2)
         if np.any(n_all <= 0):
             j = int(lay.gaussian[np.argmax(n_all <= 0)])
-            raise ValueError(f"Gaussian {feature_label(self, j)} has no observed value in training")
+            raise UndeterminedError(
+                f"Gaussian {feature_label(self, j)} has no observed value in training"
+            )
         var_all = m2_all / n_all
         with np.errstate(over="ignore"):
             if self.var_smoothing_scale == "feature":
@@ -394,7 +396,7 @@ class MixedNB(BayesClassifier):
                 "it overflows float64; use a fraction such as 1e-9 to 1"
             )
         if g and self.var_smoothing > 0 and not np.any(var_all > 0):
-            raise ValueError(
+            raise UndeterminedError(
                 f"every Gaussian column is constant in the training data (n_samples = "
                 f"{st.class_count.sum():g}), so there is no variance to smooth with; at least "
                 "one Gaussian column must vary (one sample is not enough)"
@@ -406,7 +408,7 @@ class MixedNB(BayesClassifier):
         empty = live[:, None] & (count <= 0)
         if empty.any():
             k, jj = np.argwhere(empty)[0]
-            raise ValueError(
+            raise UndeterminedError(
                 f"Gaussian {feature_label(self, int(lay.gaussian[jj]))} has no observed value "
                 f"in class {label_text(self.classes_[k])}; a mean and variance need at least one"
             )
