@@ -73,7 +73,9 @@ def test_cells_and_layouts(tmp_path):
 
     assert read('a,y\n1,"x,z"\n2,y\n').y.tolist() == ["x,z", "y"]
     assert read('"a","y"\n1,x\n2,y\n').feature_names == ["a"]
-    assert read("a,b,y\nTrue,1,x\nfalse,0.5,y\n").X.tolist() == [[1, 1], [0, 0.5]]
+    # True/False are words, not numbers: a boolean column is categorical (mixed).
+    with pytest.raises(NbcliError, match=r"column 'a' has the non-numeric value 'True' at row 1"):
+        read("a,b,y\nTrue,1,x\nfalse,0.5,y\n")
     assert read("a,b,y\n 1.5,2 ,x\n").X.tolist() == [[1.5, 2.0]]
     assert read("\n\n1,y\n2,x\n3,z\n").X[:, 0].tolist() == [2, 3]
     assert read("a,y\n1,x\n   \n\n2,y\n").X[:, 0].tolist() == [1, 2]
