@@ -292,3 +292,19 @@ def test_rows_stay_in_order_up_to_a_bad_cell_in_chunks_of_one(tmp_path):
         for chunk in iter_dataset(path, chunk_size=1, keep=["id"]):
             seen.extend(chunk.kept["id"].tolist())
     assert seen == [f"r{i}" for i in range(3000)]
+
+
+def test_the_plan_gives_every_feature_a_kind_and_refuses_kinds_not_read_yet(tmp_path):
+    from nbcli.io.plan import CATEGORICAL, LABEL, NUMERIC, RAW, WORDS, read_options
+    from nbcli.io.readers import open_reader
+    from nbcli.io.sources import Source
+
+    path = write(tmp_path, "k.csv", "id,a,b,label\n1,2,3,x\n")
+    reader = open_reader(Source(path), read_options(keep=["id"]))
+    plan = reader.plan
+    assert plan.kinds == {"a": NUMERIC, "b": NUMERIC} and plan.numeric == ["a", "b"]
+    assert (plan.kind("label"), plan.kind("id"), plan.kind("a")) == (LABEL, RAW, NUMERIC)
+    with pytest.raises(NbcliError, match=r"k\.csv: column 'b': words columns"):
+        open_reader(Source(path), read_options(keep=["id"], kinds={"b": WORDS}))
+    categorical = open_reader(Source(path), read_options(keep=["id"], kinds={"b": CATEGORICAL}))
+    assert categorical.plan.kinds["b"] == CATEGORICAL and list(categorical.encoders) == ["b"]

@@ -172,3 +172,47 @@ def test_help_imports_neither_scipy_nor_pandas():
         [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True
     )
     assert run.stdout.strip() == "[]"
+
+
+def test_the_command_line_and_workflows_use_only_public_names_of_the_core():
+    import ast
+
+    X, y = blobs()
+    private = set()
+    for name, cls in MODELS.items():
+        model = cls(**({"binarize": 0.0} if name == "bernoulli" else {})).fit(np.abs(X), y)
+        private |= {n for n in [*dir(cls), *vars(model), *vars(model.stats_)] if n[:1] == "_"}
+    private = {n for n in private if not n.startswith("__")}
+    used = []
+    for path in [
+        *(ROOT / "nbcli" / "cli").glob("*.py"),
+        *(ROOT / "nbcli" / "workflows").glob("*.py"),
+    ]:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Attribute) and node.attr in private:
+                used.append(f"{path.name}:{node.lineno} .{node.attr}")
+    assert used == []
+
+
+@pytest.mark.parametrize("name", list(MODELS))
+def test_statistics_say_what_no_data_could_give(name):
+    X, y = blobs(n_per_class=6, d=2)  # two classes and two features: square arrays
+    model = MODELS[name](**({"binarize": 0.0} if name == "bernoulli" else {})).fit(np.abs(X), y)
+    stats = model.stats_
+    assert stats.implausible() is None
+    broken = stats.copy()
+    broken.class_counts[0] = -1
+    assert broken.implausible() == "class counts that are negative or all zero"
+    for field_name, what in type(stats)._non_negative.items():
+        broken = stats.copy()
+        array = getattr(broken, field_name)
+        array[(0,) * array.ndim] = -1.0  # a diagonal entry of a matrix
+        assert broken.implausible() == f"negative {what}"
+        off = stats.copy()
+        array = getattr(off, field_name)
+        if type(stats).shapes[field_name].endswith("dd"):
+            array[..., 0, 1] = -1.0  # off the diagonal a cross product may be negative
+            assert off.implausible() is None
+        else:
+            array[0, 1] = -1.0  # (n_classes, n_features) is square here, yet no matrix
+            assert off.implausible() == f"negative {what}"

@@ -227,24 +227,12 @@ def check_members(path, headers: dict, expected: dict) -> None:
 
 
 def check_stats(path, stats) -> None:
-    """Refuse statistics no data set could have produced: negative counts,
-    sums of squares or feature sums, or no sample at all. (Subtler damage
-    shows in the rebuilt model, see :func:`check_rebuilt`.)"""
-    arrays = stats.arrays()
-    if not all(np.all(np.isfinite(a)) for a in arrays.values()):
-        refuse(path, "holds non-finite statistics; the file is corrupt")
-    counts = stats.class_counts
-    if np.any(counts < 0) or not counts.sum() > 0:
-        refuse(path, "holds class counts that are negative or all zero; the file is corrupt")
-    squares = arrays.get("m2")
-    if squares is None and "scatter" in arrays:
-        squares = np.diagonal(arrays["scatter"], axis1=1, axis2=2)
-    if squares is None and "within" in arrays:
-        squares = np.diagonal(arrays["within"])
-    if squares is not None and np.any(squares < 0):
-        refuse(path, "holds negative sums of squares; the file is corrupt")
-    if "feature_count" in arrays and np.any(arrays["feature_count"] < 0):
-        refuse(path, "holds negative feature counts; the file is corrupt")
+    """Refuse statistics no data set could have produced (each statistics
+    class says what that is: ``implausible``). Subtler damage shows in the
+    rebuilt model, see :func:`check_rebuilt`."""
+    why = stats.implausible()
+    if why is not None:
+        refuse(path, f"holds {why}; the file is corrupt")
 
 
 def check_rebuilt(path, model) -> None:

@@ -19,7 +19,7 @@ import numpy as np
 
 from nbcli.errors import NbcliError
 from nbcli.io.categories import Categories
-from nbcli.io.plan import CATEGORICAL, ColumnPlan, ReadOptions, decide_kinds
+from nbcli.io.plan import CATEGORICAL, NUMERIC, ColumnPlan, ReadOptions, decide_kinds
 from nbcli.io.sources import Source
 
 __all__ = [
@@ -149,7 +149,18 @@ def open_reader(source: Source, opts: ReadOptions, delimiter: str | None = None)
     # Importing the format modules registers their readers.
     from nbcli.io import csv_format, npz_format, parquet_format  # noqa: F401
 
-    return _READERS[source.format](source, opts, delimiter)
+    reader = _READERS[source.format](source, opts, delimiter)
+    other = {
+        c: k
+        for c, k in reader.plan.kinds.items()
+        if k != NUMERIC and not (k == CATEGORICAL and c in reader.encoders)
+    }
+    if other:
+        # Kinds are planned here; a reader converts those it has tables for
+        # (categories in CSV and Parquet; word columns come with their reader).
+        name, kind = next(iter(other.items()))
+        raise NbcliError(f"{source.display}: column {name!r}: {kind} columns are not read yet")
+    return reader
 
 
 _END = object()

@@ -109,6 +109,8 @@ class _Stats:
     optional: ClassVar[tuple[str, ...]] = ()
     # Fields without a leading class axis (kept as they are when re-indexing).
     _pooled_fields: ClassVar[tuple[str, ...]] = ()
+    # Fields that sum non-negative terms, and what they are called in messages.
+    _non_negative: ClassVar[dict[str, str]] = {}
 
     @classmethod
     def array_shapes(cls, n_classes: int, n_features: int) -> dict[str, tuple[int, ...]]:
@@ -137,6 +139,29 @@ class _Stats:
         """Weighted number of samples per class, shape (n_classes,)."""
         # Counts are "count" in the moment statistics, "class_count" in ClassCounts.
         return self.count if hasattr(self, "count") else self.class_count  # type: ignore[attr-defined]
+
+    def implausible(self) -> str | None:
+        """What no data set could have given in these statistics, or None.
+
+        Model files are untrusted: a loaded file's statistics must be
+        finite, with non-negative class counts that are not all zero, and
+        non-negative sums where only squares or non-negative values were
+        added (the names in ``_non_negative``; the diagonal of a ``dd`` matrix).
+        Subtler damage shows in the model rebuilt from them.
+        """
+        arrays = self.arrays()
+        if not all(np.all(np.isfinite(a)) for a in arrays.values()):
+            return "non-finite statistics"
+        counts = self.class_counts
+        if np.any(counts < 0) or not counts.sum() > 0:
+            return "class counts that are negative or all zero"
+        for name, what in self._non_negative.items():
+            a = arrays.get(name)
+            if a is not None and self.shapes[name].endswith("dd"):
+                a = np.diagonal(a, axis1=-2, axis2=-1)  # a scatter matrix: its squares
+            if a is not None and np.any(a < 0):
+                return f"negative {what}"
+        return None
 
     def copy(self):
         return replace(
@@ -179,6 +204,7 @@ class ClassCounts(_Stats):
     feature_count: np.ndarray
 
     shapes = {"class_count": "K", "feature_count": "Kd"}
+    _non_negative = {"feature_count": "feature counts"}
 
     @classmethod
     def from_data(cls, X, y_idx, w, n_classes):
@@ -235,6 +261,7 @@ class ClassMoments(_Located):
     m2: np.ndarray
 
     shapes = {"count": "K", "shift": "Kd", "offset": "Kd", "m2": "Kd"}
+    _non_negative = {"m2": "sums of squares"}
 
     @classmethod
     def from_data(cls, X, y_idx, w, n_classes):
@@ -312,6 +339,7 @@ class ClassScatter(_Located):
         "fourth": "Kdd",
     }
     optional = ("third", "fourth")
+    _non_negative = {"scatter": "sums of squares"}
 
     @classmethod
     def from_data(cls, X, y_idx, w, n_classes, *, higher: bool = False):
@@ -410,6 +438,7 @@ class PooledScatter(_Located):
     within: np.ndarray
 
     shapes = {"count": "K", "shift": "Kd", "offset": "Kd", "within": "dd"}
+    _non_negative = {"within": "sums of squares"}
     _pooled_fields = ("within",)
 
     @classmethod

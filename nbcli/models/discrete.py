@@ -7,7 +7,7 @@ import numpy as np
 from nbcli.models._base import BayesClassifier
 from nbcli.models._stats import ClassCounts
 from nbcli.models._validation import DataValueError, check_priors
-from nbcli.models.hyperparameters import Hyperparameter, priors
+from nbcli.models.hyperparameters import Hyperparameter, alpha, fit_prior, priors
 
 # Below this, a Lidstone alpha would let an unseen feature drive a log
 # probability to -inf; scikit-learn uses the same floor.
@@ -15,25 +15,8 @@ ALPHA_FLOOR = 1e-10
 
 
 def _alpha(alpha) -> float:
+    """The smoothing applied: ``alpha`` (valid, see its spec) raised to the floor."""
     return max(float(alpha), ALPHA_FLOOR)
-
-
-_ALPHA = Hyperparameter(
-    "alpha",
-    "float",
-    1.0,
-    "Lidstone smoothing (1 = Laplace)",
-    low=0.0,
-    flag="--alpha",
-)
-_FIT_PRIOR = Hyperparameter(
-    "fit_prior",
-    "bool",
-    True,
-    "learn class priors from frequencies, or use uniform ones",
-    flag="--fit-prior/--no-fit-prior",
-    default_text="learn",
-)
 
 
 def _check_representable(log_prob, alpha):
@@ -101,7 +84,7 @@ class MultinomialNB(_DiscreteNB):
     """
 
     name = "multinomial"
-    hyperparameters = (_ALPHA, _FIT_PRIOR, priors("class_prior"))
+    hyperparameters = (alpha(), fit_prior(), priors("class_prior"))
     # Counts cannot be negative, and the model is not meant for the Gaussian
     # blobs scikit-learn scores every classifier on (its own tags).
     sklearn_tags = {"positive_only": True, "poor_score": True}
@@ -180,7 +163,7 @@ class BernoulliNB(_DiscreteNB):
 
     name = "bernoulli"
     hyperparameters = (
-        _ALPHA,
+        alpha(),
         Hyperparameter(
             "binarize",
             "float",
@@ -193,7 +176,7 @@ class BernoulliNB(_DiscreteNB):
             cli_default=None,
             default_text="none: input must be 0/1",
         ),
-        _FIT_PRIOR,
+        fit_prior(),
         priors("class_prior"),
     )
     sklearn_tags = {"poor_score": True}

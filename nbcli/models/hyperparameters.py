@@ -245,6 +245,25 @@ def priors(name: str = "priors") -> Hyperparameter:
     )
 
 
+def alpha(default: float = 1.0) -> Hyperparameter:
+    """Additive (Lidstone) smoothing, shared by the count-based naive Bayes models."""
+    return Hyperparameter(
+        "alpha", "float", default, "Lidstone smoothing (1 = Laplace)", low=0.0, flag="--alpha"
+    )
+
+
+def fit_prior() -> Hyperparameter:
+    """Whether class priors are learnt from frequencies (naive Bayes models)."""
+    return Hyperparameter(
+        "fit_prior",
+        "bool",
+        True,
+        "learn class priors from frequencies, or use uniform ones",
+        flag="--fit-prior/--no-fit-prior",
+        default_text="learn",
+    )
+
+
 def check_hyperparameters(specs, params: dict, origins: dict | None = None) -> None:
     """Check each of ``params`` against its spec in ``specs`` (names without one are skipped).
 
