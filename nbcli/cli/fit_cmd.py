@@ -5,7 +5,7 @@ from typing import Annotated, Literal
 
 import typer
 
-from nbcli.cli import common
+from nbcli.cli import common, table_options
 from nbcli.cli.console import info, warn
 from nbcli.cli.options import read_config, split_list
 from nbcli.errors import NbcliError
@@ -35,12 +35,19 @@ def _fit(
     target: Annotated[str | None, common.TARGET] = None,
     features: Annotated[list[str] | None, common.FEATURES] = None,
     drop: Annotated[list[str] | None, common.DROP] = None,
+    missing: Annotated[str | None, table_options.MISSING] = None,
+    unseen: Annotated[str | None, table_options.UNSEEN] = None,
+    column: Annotated[list[str] | None, table_options.COLUMN] = None,
+    na_values: Annotated[list[str] | None, table_options.NA_VALUES] = None,
     config: Annotated[
         str | None,
         typer.Option(
             "--config",
             "-c",
-            help="TOML file with model, [hyperparameters] and [data]; flags override it.",
+            help=(
+                "TOML file with model, [hyperparameters] and [data] (target, features, drop, "
+                "missing, unseen, na_values, columns = {NAME = TYPE}); flags override it."
+            ),
         ),
     ] = None,
     delimiter: Annotated[str | None, common.DELIMITER] = None,
@@ -69,6 +76,16 @@ def _fit(
     target = target if target is not None else data_cfg.get("target")
     features = split_list(features) or data_cfg.get("features")
     drop = split_list(drop) or data_cfg.get("drop")
+    missing = missing if missing is not None else data_cfg.get("missing")
+    unseen = unseen if unseen is not None else data_cfg.get("unseen", "error")
+    na_values = split_list(na_values) or data_cfg.get("na_values")
+
+    from nbcli.workflows.tables import UNSEEN_POLICIES, parse_column_types
+
+    if unseen not in UNSEEN_POLICIES:
+        raise NbcliError(f"--unseen must be one of {', '.join(UNSEEN_POLICIES)}; got {unseen!r}")
+    column_types = parse_column_types(data_cfg.get("columns"))
+    column_types.update(parse_column_types(column))
 
     from nbcli.cli.progress import progress_iter
     from nbcli.workflows.train import train
@@ -86,6 +103,10 @@ def _fit(
         y_key=y_key,
         priors_by_label=prior if isinstance(prior, dict) else None,
         progress=lambda chunks, what: progress_iter(chunks, what, quiet=quiet),
+        missing=missing,
+        unseen=unseen,
+        na_values=na_values,
+        column_types=column_types,
     )
     for w in result.warnings:
         warn(w)
@@ -107,6 +128,10 @@ def _fit(
                 "target": target,
                 "features": features,
                 "drop": drop,
+                "missing": result.model_file.training.get("missing"),
+                "unseen": unseen,
+                "na_values": na_values,
+                "columns": column_types or None,
             }
         common.emit_report(report, json_out, quiet=quiet)
     info(f"wrote {output}", quiet or json_out == "-")

@@ -213,12 +213,16 @@ class CsvReader(TableReader):
             name: pl.Float64 if column in numeric else pl.String
             for name, column in zip(self._names, self.header.columns)
         }
+        # An unnamed column ("" in the header) has a private name in the
+        # schema, which polars refuses to match with the header's "": the
+        # header is skipped as a line instead, the names coming from the schema.
+        unnamed = "" in self.header.columns
         return pl.scan_csv(
             where,
-            has_header=True,
+            has_header=not unnamed,
             separator=self.header.delimiter,
             quote_char='"',
-            skip_lines=self.header.blank_above,
+            skip_lines=self.header.blank_above + (1 if unnamed else 0),
             schema=schema,
             encoding="utf8",
             raise_if_empty=False,

@@ -15,6 +15,10 @@ import numpy as np
 from nbcli.errors import NbcliError
 from nbcli.models import DataValueError
 
+#: Models whose features may be categories: text, boolean and categorical
+#: columns become category codes for them instead of being refused.
+CATEGORY_MODELS = ("mixed", "categorical")
+
 if TYPE_CHECKING:
     # The reports package loads SciPy's statistics (over half a second);
     # scoring, failing early and ``fit --quiet`` do without it.
@@ -22,11 +26,18 @@ if TYPE_CHECKING:
     from nbcli.reports.runs import TrainingReport
 
 
-def data_error(path: str, exc: ValueError, feature_names, row_offset: int) -> NbcliError:
-    """Turn a core ``ValueError`` about a data chunk into a one-line error naming file, column and row."""
+def data_error(path: str, exc: ValueError, feature_names, row_offset: int, rows=None) -> NbcliError:
+    """Turn a core ``ValueError`` about a data chunk into a one-line error naming file, column and row.
+
+    ``rows``, when given, maps the chunk's rows to their 0-based rows in the
+    file (rows were skipped before the model saw the chunk).
+    """
     if isinstance(exc, DataValueError) and feature_names is not None:
         col = feature_names[exc.column] if exc.column < len(feature_names) else exc.column
-        return NbcliError(f"{path}: column {col!r}, row {row_offset + exc.row + 1}: {exc.reason}")
+        row = row_offset + exc.row
+        if rows is not None and 0 <= exc.row < len(rows):
+            row = int(rows[exc.row])
+        return NbcliError(f"{path}: column {col!r}, row {row + 1}: {exc.reason}")
     return NbcliError(f"{path}: {exc}")
 
 
@@ -104,6 +115,7 @@ class _ReadState:
     rows: int = 0
     offset: int = 0
     reading: bool = False
+    kept: Any = None
 
 
 def _plain(v):
@@ -123,6 +135,10 @@ def train(
     y_key="y",
     priors_by_label=None,
     progress=None,
+    missing=None,
+    unseen="error",
+    na_values=None,
+    column_types=None,
 ) -> TrainResult:
     """Fit ``estimator`` on the data file at ``path``, chunk by chunk.
 
@@ -145,6 +161,21 @@ def train(
         known, then used as the estimator's prior (``estimator.prior_param``).
     progress : callable ``(iterable, description) -> iterable``, optional
         Wraps the stream of chunks (a progress bar); default none.
+    missing : {"error", "ignore", "drop"}, optional
+        Missing feature cells: refused (naming the row), left out of their
+        feature's statistics (the models that can), or their rows skipped
+        and counted. Default :func:`default_missing` (``ignore`` for the
+        naive Bayes models, ``drop`` for LDA and QDA). Rows whose label is
+        missing are skipped and counted whatever the policy.
+    unseen : {"error", "ignore"}
+        Stored in the model: what predict does with a category never seen
+        in training.
+    na_values : list of str, optional
+        Cell texts read as missing (default :data:`nbcli.io.cells.NA_STRINGS`).
+    column_types : dict of str to str, optional
+        ``--column NAME=TYPE``: ``gaussian``, ``categorical``, ``bernoulli``
+        or ``multinomial`` (the mixed model; ``categorical`` also for the
+        categorical model).
 
     Returns
     -------
@@ -159,7 +190,19 @@ def train(
     from nbcli.io.data import iter_dataset, resolve_labels
     from nbcli.io.fingerprint import TrainingFingerprint
     from nbcli.io.modelfile import ModelFile
+    from nbcli.workflows.tables import (
+        RowCounts,
+        apply_column_types,
+        check_column_types,
+        choose_missing,
+        column_records,
+        set_category_counts,
+        smoothing_warnings,
+    )
 
+    column_types = dict(column_types or {})
+    missing = choose_missing(estimator, missing)
+    check_column_types(estimator, column_types)
     stream = iter_dataset(
         path,
         chunk_size=chunk_size,
@@ -171,8 +214,17 @@ def train(
         x_key=x_key,
         y_key=y_key,
         raw_labels=True,
+        missing=missing,
+        na_values=None if na_values is None else tuple(str(v) for v in na_values),
+        infer=True,
+        categorical=estimator.name in CATEGORY_MODELS,
+        column_types=column_types,
+        skip_missing_labels=True,
+        model=estimator.name,
     )
-    warnings: list[str] = []
+    warnings: list[str] = list(stream.plan.warnings)
+    apply_column_types(estimator, stream.plan, column_types, missing, unseen)
+    counts_of_rows = RowCounts()
     fp = TrainingFingerprint(legacy=False)
     state = _ReadState()
     model_type = estimator.name
@@ -190,10 +242,14 @@ def train(
             if ds is None:
                 return
             state.chunks += 1
+            ds = counts_of_rows.filter(ds, missing)
             # Keep the first chunk only while it may turn out to be the whole file.
             state.first = ds if state.chunks == 1 else None
+            if ds.X.shape[0] == 0:
+                continue
             fp.update(ds.X, ds.y)
             state.offset = state.rows
+            state.kept = counts_of_rows.kept_rows
             state.rows += ds.X.shape[0]
             yield ds.X, ds.y
 
@@ -208,7 +264,7 @@ def train(
             raise
         if state.rows == 0:
             raise NbcliError(f"{path}: no data rows") from None
-        raise data_error(path, exc, stream.feature_names, state.offset) from None
+        raise data_error(path, exc, stream.feature_names, 0, rows=state.kept) from None
 
     _check_finite_statistics(path, estimator, stream.feature_names)
     classes = estimator.classes_
@@ -233,7 +289,9 @@ def train(
         warnings.append(f"{path}: {msg}; its probabilities rest on smoothing alone")
     if model_type == "gaussian":
         _check_gaussian_spread(path, estimator, stream.feature_names, typed)
+    categories = stream.categories
     try:
+        set_category_counts(estimator, stream.feature_names, categories)
         if typed is not classes:
             estimator.relabel(typed)
         if priors_by_label is not None:
@@ -245,35 +303,47 @@ def train(
     except ValueError as exc:
         raise NbcliError(f"{path}: {exc}") from None
     _check_finite_parameters(path, estimator)
+    warnings.extend(smoothing_warnings(path, estimator, stream.feature_names))
+    warnings.extend(counts_of_rows.warnings(path, missing))
     seconds = time.perf_counter() - started
 
     accuracy = None
     first = state.first
-    if first is not None and state.chunks == 1:
-        pred = estimator.predict(first.X)
-        accuracy = float(np.mean(pred.astype(str) == np.asarray(first.y).astype(str)))
+    if first is not None and state.chunks == 1 and first.X.shape[0]:
+        # Rows with missing cells count only where the model scores them.
+        scored = np.ones(first.X.shape[0], bool) if missing == "ignore" else None
+        if scored is None:
+            scored = ~np.isnan(first.X).any(axis=1)
+        if scored.any():
+            pred = estimator.predict(first.X[scored])
+            truth = np.asarray(first.y)[scored].astype(str)
+            accuracy = float(np.mean(pred.astype(str) == truth))
 
     classes_out = [_plain(c) for c in estimator.classes_.tolist()]
     counts = estimator.stats_.class_counts
     counts_out = [int(c) if float(c).is_integer() else float(c) for c in counts]
     training = {
-        "n_samples": int(state.rows),
+        "n_samples": int(counts_of_rows.used),
         "class_counts": counts_out,
         **fp.metadata(),
         "data": path,
+        "missing": missing,
+        "unseen": unseen,
+        **({"na_values": [str(v) for v in na_values]} if na_values is not None else {}),
     }
     mf = ModelFile(
         model=estimator,
         feature_names=list(stream.feature_names),
         target=stream.target,
         training=training,
+        columns=column_records(estimator, stream.plan, categories),
     )
     facts = dict(
         model_type=model_type,
         hyperparameters={k: _jsonable(v) for k, v in estimator.get_params().items()},
         data=path,
         target=stream.target,
-        n_samples=int(state.rows),
+        n_samples=int(counts_of_rows.used),
         feature_names=list(stream.feature_names),
         classes=classes_out,
         class_counts=counts_out,
@@ -283,6 +353,7 @@ def train(
         n_chunks=state.chunks,
     )
     notes = [stream.note] if stream.note else []
+    notes.extend(counts_of_rows.notes(path, missing, mf.columns or []))
     return TrainResult(model_file=mf, facts=facts, warnings=warnings, notes=notes)
 
 
