@@ -76,8 +76,16 @@ def _fit(
     target = target if target is not None else data_cfg.get("target")
     features = split_list(features) or data_cfg.get("features")
     drop = split_list(drop) or data_cfg.get("drop")
-    missing = missing if missing is not None else data_cfg.get("missing")
-    unseen = unseen if unseen is not None else data_cfg.get("unseen", "error")
+    # The policies are also hyperparameters of the models that declare them
+    # (config [hyperparameters], or their command-line defaults).
+    missing = next(
+        (v for v in (missing, data_cfg.get("missing"), params.get("missing")) if v is not None),
+        None,
+    )
+    unseen = next(
+        (v for v in (unseen, data_cfg.get("unseen"), params.get("unseen")) if v is not None),
+        "error",
+    )
     na_values = split_list(na_values) or data_cfg.get("na_values")
 
     from nbcli.workflows.tables import UNSEEN_POLICIES, parse_column_types
@@ -227,11 +235,15 @@ def _with_hyperparameter_options(func):
     """
     signature = inspect.signature(func, eval_str=True)
     fixed = [p for p in signature.parameters.values() if p.kind != p.VAR_KEYWORD]
-    generated = [_hyperparameter_parameter(f) for f in registry.flags().values()]
+    # Flags the command declares itself (--missing, --unseen: reading
+    # policies as much as hyperparameters) are not generated again.
+    own = {f"--{p.name.replace('_', '-')}" for p in fixed}
+    flags = [f for f in registry.flags().values() if f.flag.split("/")[0] not in own]
+    generated = [_hyperparameter_parameter(f) for f in flags]
     at = [p.name for p in fixed].index("config") + 1
     fixed = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in fixed]
     parameters = fixed[:at] + generated + fixed[at:]
-    names = {f.dest for f in registry.flags().values()}
+    names = {f.dest for f in flags}
 
     def command(**options):
         flags = {name: options.pop(name) for name in names}

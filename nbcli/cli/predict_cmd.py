@@ -104,7 +104,7 @@ def predict(
         from nbcli.cli.console import info, warn
         from nbcli.io.atomic import check_outputs
         from nbcli.io.modelfile import load_model
-        from nbcli.reports.prediction import PredictionSummary
+        from nbcli.workflows.summary import PredictionSummary
         from nbcli.workflows.predict import check_keep
         from nbcli.workflows.predict import predict as predict_file
 

@@ -29,6 +29,8 @@ __all__ = [
 
 #: Rows of the planning sample.
 SAMPLE_ROWS = 10_000
+#: Rows a column must have to be taken for a row number because it counts them.
+COUNTING_ROWS = 10
 
 #: Value types of a column: numbers with a fractional part somewhere ...
 NUMBER = "number"
@@ -71,7 +73,8 @@ class ColumnProfile:
     example : str or None
         A present value that is not a number (the first one), for messages.
     counting : bool
-        Whole numbers equal to 0, 1, ..., n - 1 or 1, 2, ..., n, row after row.
+        Whole numbers equal to 0, 1, ..., n - 1 or 1, 2, ..., n, row after
+        row, in a sample of at least :data:`COUNTING_ROWS` rows.
     """
 
     name: str
@@ -152,7 +155,9 @@ def _numbers(name, present, n, whole) -> ColumnProfile:
     finite = values[np.isfinite(values)]
     integral = bool(np.all(finite == np.round(finite)))
     counting = False
-    if integral and present.len() == n and n > 1:
+    # Few rows count up by chance (a toy table's 1, 2, 3); from COUNTING_ROWS on
+    # a feature that does so is all but surely a row number.
+    if integral and present.len() == n and n >= COUNTING_ROWS:
         all_values = whole.cast(pl.Float64).to_numpy()
         steps = np.arange(n, dtype=np.float64)
         counting = bool(np.array_equal(all_values, steps) or np.array_equal(all_values, steps + 1))

@@ -78,7 +78,7 @@ def predict(
     read : ReadOptions, optional
         How to read the input. The model's training target is ignored if
         present.
-    summary : nbcli.reports.prediction.PredictionSummary, optional
+    summary : nbcli.workflows.summary.PredictionSummary, optional
         Filled in as the rows go: rows written, scored, left empty (a row
         that cannot be scored gets an empty prediction), unseen categories.
 
@@ -95,7 +95,7 @@ def predict(
     """
     from nbcli.io.atomic import atomic_write, resolve_output
     from nbcli.io.predictions import PredictionWriter
-    from nbcli.reports.prediction import PredictionSummary
+    from nbcli.workflows.summary import PredictionSummary
     from nbcli.workflows.tables import read_options_for
 
     writer = PredictionWriter.for_path(out_path, mf.classes, proba=proba, digits=digits)

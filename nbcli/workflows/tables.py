@@ -219,7 +219,7 @@ def smoothing_warnings(path: str, estimator, feature_names) -> list[str]:
         return []
     pairs = [(int(k), int(j)) for k, j in np.argwhere(flat)]
     classes = estimator.classes_
-    shown = "; ".join(f"'{names[j]}' in class {classes[k]!r}" for k, j in pairs[:5])
+    shown = "; ".join(f"'{names[j]}' in class {_plain(classes[k])!r}" for k, j in pairs[:5])
     more = f" and {len(pairs) - 5} more" if len(pairs) > 5 else ""
     return [
         f"{path}: a variance set by smoothing alone (the feature is constant within the "
@@ -227,6 +227,10 @@ def smoothing_warnings(path: str, estimator, feature_names) -> list[str]:
         "consider --var-smoothing-scale feature, a larger --var-smoothing, or "
         "--model mixed with --column NAME=categorical"
     ]
+
+
+def _plain(value):
+    return value.item() if isinstance(value, np.generic) else value
 
 
 @dataclass

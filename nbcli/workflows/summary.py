@@ -1,4 +1,9 @@
-"""What ``nbcli predict`` did: rows scored, rows left empty, unseen categories."""
+"""What ``nbcli predict`` did: rows scored, rows left empty, unseen categories.
+
+A plain data object like the reports of :mod:`nbcli.reports`, kept out of
+that package because predicting a small file must not load SciPy (which
+the reports package does).
+"""
 
 from __future__ import annotations
 
