@@ -206,12 +206,3 @@ def lying_archive(d: int = 4000) -> bytes:
 @pytest.fixture(scope="session")
 def sample_dir() -> Path:
     return SAMPLE
-
-
-# The complement, categorical and mixed models are being moved onto the
-# declared model contract; their tests return with them.
-collect_ignore = [
-    "test_complement_categorical.py",
-    "test_mixed.py",
-    "test_estimator_checks_tables.py",
-]

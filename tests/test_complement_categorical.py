@@ -112,7 +112,7 @@ def test_complement_refuses_negative_counts_and_bad_parameters():
         ComplementNB().fit([[1.0], [-1.0]], [0, 1])
     with pytest.raises(ValueError, match="alpha"):
         ComplementNB(alpha=-1).fit([[1.0], [2.0]], [0, 1])
-    with pytest.raises(ValueError, match="norm must be a boolean"):
+    with pytest.raises(ValueError, match="norm must be true or false"):
         ComplementNB(norm="yes").fit([[1.0], [2.0]], [0, 1])
 
 
@@ -272,11 +272,12 @@ def test_categorical_refuses_values_that_are_not_codes(bad, text):
 def test_categorical_bad_hyperparameters():
     X, y = [[0.0], [1.0]], [0, 1]
     for params, text in [
-        ({"missing": "drop"}, "missing must be one of 'error', 'ignore'"),
+        ({"missing": "skip"}, "missing must be one of 'error', 'ignore', 'drop'"),
         ({"unseen": "skip"}, "unseen must be one of"),
         ({"min_categories": 2.5}, "min_categories must be an integer"),
+        ({"min_categories": -1}, "min_categories must be an integer >= 0"),
         ({"min_categories": [2, 3]}, "min_categories has 2 values but there are 1 features"),
-        ({"alpha": -0.1}, "alpha must be a non-negative number"),
+        ({"alpha": -0.1}, "alpha must be a finite number >= 0"),
     ]:
         with pytest.raises(ValueError, match=text):
             CategoricalNB(**params).fit(X, y)

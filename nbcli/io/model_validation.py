@@ -250,7 +250,7 @@ def check_rebuilt(path, model) -> None:
     stats = model.stats_
     if hasattr(stats, "mean"):
         with np.errstate(all="ignore"):
-            logp = model.predict_log_proba(stats.mean[stats.count > 0])
+            logp = model.predict_log_proba(stats.mean[stats.class_counts > 0])
         if np.isnan(logp).any() or not np.isfinite(logp.max(axis=1)).all():
             refuse(
                 path,

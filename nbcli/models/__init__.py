@@ -10,11 +10,15 @@ NumPy and SciPy only: no file I/O, no printing.
 from nbcli.models._base import BayesClassifier, NotFittedError
 from nbcli.models._logspace import log_normalise
 from nbcli.models._stats import ClassCounts, ClassMoments, ClassScatter, PooledScatter
+from nbcli.models._table_stats import CategoryCounts, MixedStats, ObservedCounts, ObservedMoments
 from nbcli.models._validation import DataValueError
+from nbcli.models.categorical import CategoricalNB
+from nbcli.models.complement import ComplementNB
 from nbcli.models.discrete import BernoulliNB, MultinomialNB
 from nbcli.models.discriminant import LinearDiscriminantAnalysis, QuadraticDiscriminantAnalysis
 from nbcli.models.gaussian import GaussianNB
 from nbcli.models.hyperparameters import Hyperparameter
+from nbcli.models.mixed import MixedNB
 from nbcli.models.registry import model_classes
 
 #: ``{model type: class}``, as found by :mod:`nbcli.models.registry`.
@@ -23,16 +27,23 @@ MODELS: dict[str, type[BayesClassifier]] = model_classes()
 __all__ = [
     "BayesClassifier",
     "BernoulliNB",
+    "CategoricalNB",
+    "CategoryCounts",
     "ClassCounts",
     "ClassMoments",
     "ClassScatter",
+    "ComplementNB",
     "DataValueError",
     "GaussianNB",
     "Hyperparameter",
     "LinearDiscriminantAnalysis",
     "MODELS",
+    "MixedNB",
+    "MixedStats",
     "MultinomialNB",
     "NotFittedError",
+    "ObservedCounts",
+    "ObservedMoments",
     "PooledScatter",
     "QuadraticDiscriminantAnalysis",
     "log_normalise",

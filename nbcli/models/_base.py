@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, ClassVar
 import numpy as np
 
 from nbcli.models._logspace import _log_normalise_columns, _softmax_columns
+from nbcli.models._missing import check_no_infinity
 from nbcli.models._params import Parameters
 from nbcli.models._validation import (
     check_array,
@@ -163,17 +164,34 @@ class BayesClassifier(Parameters):
             spec.check(getattr(self, spec.name))
 
     # -- fitting ------------------------------------------------------------------
+    @property
+    def missing_policy(self) -> str:
+        """What a missing cell (NaN) does: ``"error"``, ``"ignore"`` or ``"drop"``.
+
+        The model's ``missing`` hyperparameter, ``"error"`` for a model without one.
+        """
+        return getattr(self, "missing", "error")
+
     def _prepare_X(self, X) -> np.ndarray:
-        """Validated float64 rows (all checks, for fitting)."""
-        X = check_array(X)
+        """Validated float64 rows (all checks, for fitting); NaN only if ``missing`` allows."""
+        if self.missing_policy == "error":
+            X = check_array(X)
+        else:
+            X = check_array(X, finite=False)
+            check_no_infinity(X)
         self._check_values(X)
         return X
 
     def _check_values(self, X, row_offset: int = 0) -> None:
-        """Model-specific checks of finite values (multinomial: no negatives...).
+        """Model-specific checks of values (multinomial: no negatives...).
 
-        ``row_offset`` is added to row numbers in messages, for blocks of a larger array.
+        ``row_offset`` is added to row numbers in messages, for blocks of a
+        larger array. Under ``missing="ignore"`` or ``"drop"`` a NaN cell
+        must pass (it is missing, not a bad value).
         """
+
+    def _check_unseen(self, X, row_offset: int = 0) -> None:
+        """Refuse values the fitted model has no parameters for (scoring only)."""
 
     def _check_training(self, X, y, sample_weight):
         if y is None:
@@ -184,7 +202,14 @@ class BayesClassifier(Parameters):
         X = self._prepare_X(X)
         y = check_labels(y, X.shape[0])
         w = check_sample_weight(sample_weight, X.shape[0])
-        return X, y, w, names
+        n_dropped = 0
+        if self.missing_policy == "drop":
+            complete = ~np.isnan(X).any(axis=1)
+            n_dropped = int(X.shape[0] - complete.sum())
+            if n_dropped:
+                X, y = X[complete], y[complete]
+                w = None if w is None else w[complete]
+        return X, y, w, names, n_dropped
 
     def _set_feature_names(self, names, reset: bool):
         if names is not None and all(isinstance(c, str) for c in names):
@@ -223,7 +248,10 @@ class BayesClassifier(Parameters):
             estimator's parameter notes).
         """
         self.check_hyperparameters()
-        X, y, w, names = self._check_training(X, y, sample_weight)
+        X, y, w, names, n_dropped = self._check_training(X, y, sample_weight)
+        if X.shape[0] == 0:
+            raise ValueError("no training rows: every row has a missing cell (missing='drop')")
+        self.n_dropped_ = n_dropped
         classes, y_idx = np.unique(y, return_inverse=True)
         self.classes_ = classes
         self.n_features_in_ = X.shape[1]
@@ -305,8 +333,9 @@ class BayesClassifier(Parameters):
         return self
 
     def _accumulate(self, X, y, classes, sample_weight):
-        X, y, w, names = self._check_training(X, y, sample_weight)
+        X, y, w, names, n_dropped = self._check_training(X, y, sample_weight)
         first = not hasattr(self, "stats_")
+        self.n_dropped_ = n_dropped + (0 if first else getattr(self, "n_dropped_", 0))
         if first:
             if classes is not None:
                 self.classes_ = np.unique(check_labels(classes, len(classes)))
@@ -387,6 +416,7 @@ class BayesClassifier(Parameters):
             np.searchsorted(self.classes_, other.classes_), len(self.classes_)
         )
         self.stats_ = self.stats_.merge(theirs)
+        self.n_dropped_ = getattr(self, "n_dropped_", 0) + getattr(other, "n_dropped_", 0)
         self.finalize()
         return self
 
@@ -459,6 +489,7 @@ class BayesClassifier(Parameters):
         )
         if hasattr(self, "feature_names_in_"):
             est.feature_names_in_ = self.feature_names_in_.copy()
+        est.n_dropped_ = getattr(self, "n_dropped_", 0)
         return est
 
     def undefined_parameter(self) -> str | None:
@@ -507,13 +538,18 @@ class BayesClassifier(Parameters):
         contiguous memory.
         """
         step = max(64, _BLOCK_ELEMENTS // max(1, self.n_features_in_))
+        policy = self.missing_policy
         for lo in range(0, X.shape[0], step):
             rows = slice(lo, min(X.shape[0], lo + step))
             block = X[rows]
+            if policy != "error":
+                yield rows, self._score_with_missing(block, lo, policy)
+                continue
             if self._scan_for_nonfinite:
                 check_finite(block, row_offset=lo)
             try:
                 self._check_values(block, lo)
+                self._check_unseen(block, lo)
             except ValueError:
                 check_finite(block, row_offset=lo)  # a NaN gets its own message
                 raise
@@ -524,6 +560,27 @@ class BayesClassifier(Parameters):
             if not np.isfinite(jll).all():
                 check_finite(block, row_offset=lo)
             yield rows, jll
+
+    def _score_with_missing(self, block, lo: int, policy: str) -> np.ndarray:
+        """Scores of a block that may hold NaN cells (``missing`` is not ``"error"``).
+
+        ``"ignore"``: the model's :meth:`joint_log_likelihood_block` leaves
+        NaN cells out itself. ``"drop"``: rows with a NaN cell get NaN
+        scores (hence NaN posteriors) and the others are scored as usual.
+        """
+        check_no_infinity(block, row_offset=lo)
+        self._check_values(block, lo)
+        self._check_unseen(block, lo)
+        with np.errstate(invalid="ignore", over="ignore"):
+            if policy == "ignore":
+                return self.joint_log_likelihood_block(block)
+            incomplete = np.isnan(block).any(axis=1)
+            if not incomplete.any():
+                return self.joint_log_likelihood_block(block)
+            jll = np.full((len(self.classes_), block.shape[0]), np.nan)
+            if not incomplete.all():
+                jll[:, ~incomplete] = self.joint_log_likelihood_block(block[~incomplete])
+            return jll
 
     def _collect(self, X, transform) -> np.ndarray:
         X = self._check_predict_input(X)
@@ -581,6 +638,13 @@ class BayesClassifier(Parameters):
         idx = np.empty(X.shape[0], dtype=np.intp)
         for rows, jll in self._scored_blocks(X):
             idx[rows] = np.argmax(jll, axis=0)
+            if self.missing_policy == "drop":
+                idx[rows][np.isnan(jll[0])] = -1
+        if self.missing_policy == "drop" and (idx < 0).any():
+            # Rows dropped for a missing cell have no label.
+            labels = self.classes_.astype(object)[idx]
+            labels[idx < 0] = None
+            return labels
         return self.classes_[idx]
 
     def score(self, X, y, sample_weight=None) -> float:

@@ -1,33 +1,33 @@
-"""Missing cells (NaN) for the models that can leave them out.
+"""Missing cells (NaN): the rule every model follows, and helpers for it.
 
-A model that mixes in :class:`MissingAware` takes ``missing="error"`` (NaN
-refused, as scikit-learn refuses it) or ``missing="ignore"``: a NaN cell is
-left out of its feature's statistics at fit and out of the product of
-per-feature likelihoods at predict. In naive Bayes that is exact
-marginalisation of the missing feature under missing-at-random (Little and
-Rubin, *Statistical Analysis with Missing Data*, 2nd ed., 2002, section 1.3):
-``sum_v p(x_j = v | k) = 1``, so summing the joint likelihood over the
-unobserved value removes the feature's factor and nothing else.
+Every model takes ``missing=``:
 
-Infinity is never missing: it stays an error in both modes.
+* ``"error"`` (the Python default, as scikit-learn refuses NaN): a NaN cell
+  is an error naming its row and column;
+* ``"ignore"`` (the naive Bayes models): a NaN cell is left out of its
+  feature's statistics at fit and out of the product of per-feature
+  likelihoods at predict. In naive Bayes that is exact marginalisation of
+  the missing feature under missing-at-random (Little and Rubin,
+  *Statistical Analysis with Missing Data*, 2nd ed., 2002, section 1.3):
+  ``sum_v p(x_j = v | k) = 1`` (an integral for a density), so summing the
+  joint likelihood over the unobserved value removes the feature's factor
+  and nothing else. For count features (multinomial, complement) a missing
+  count contributes nothing, which is the same as a count of 0 at fit and
+  in the product;
+* ``"drop"`` (every model): a row with a NaN cell is skipped at fit and
+  counted (``n_dropped_``), and at predict gets NaN posteriors and no label.
+
+Infinity is never missing: it stays an error whatever ``missing`` says.
+The base class (:class:`~nbcli.models._base.BayesClassifier`) applies the
+rule at fit and in its scoring loop; a model that ignores cells handles NaN
+in ``accumulate`` and ``joint_log_likelihood_block``.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from nbcli.models._base import _BLOCK_ELEMENTS
-from nbcli.models._validation import DataValueError, check_array, check_finite
-
-MISSING_MODES = ("error", "ignore")
-UNSEEN_MODES = ("error", "ignore")
-
-
-def check_mode(value, name: str, modes: tuple[str, ...]) -> str:
-    """Return ``value`` if it is one of ``modes``, else raise ``ValueError``."""
-    if not isinstance(value, str) or value not in modes:
-        raise ValueError(f"{name} must be one of {', '.join(map(repr, modes))}; got {value!r}")
-    return value
+from nbcli.models._validation import DataValueError
 
 
 def check_no_infinity(X: np.ndarray, *, name: str = "X", row_offset: int = 0) -> None:
@@ -45,51 +45,23 @@ def check_no_infinity(X: np.ndarray, *, name: str = "X", row_offset: int = 0) ->
     )
 
 
-class MissingAware:
-    """Validation of cells for models with a ``missing`` hyperparameter.
+def zero_missing(X: np.ndarray) -> np.ndarray:
+    """``X`` with NaN cells replaced by 0 (a new array), for sums that leave them out."""
+    return np.where(np.isnan(X), 0.0, X)
 
-    The model's own checks of observed values go in ``_check_values(X,
-    row_offset)`` (NaN cells must pass when ``missing="ignore"``) and, for
-    values the fitted model cannot score, ``_check_unseen(X, row_offset)``.
-    Both get the row offset of the block, so messages name rows of the
-    whole array. Unlike the default path of :class:`BayesClassifier`, a
-    value error in a block with missing cells is reported as itself rather
-    than as the NaN.
+
+def first_negative(X: np.ndarray):
+    """``(row, column)`` of the first negative cell of ``X`` (NaN ignored), or None.
+
+    The minimum answers for a block without NaN in one pass; a NaN minimum
+    needs the closer look.
     """
-
-    missing: str
-    n_features_in_: int
-
-    def _check_nonfinite(self, X: np.ndarray, row_offset: int = 0) -> None:
-        if self.missing == "ignore":
-            check_no_infinity(X, row_offset=row_offset)
-        else:
-            check_finite(X, row_offset=row_offset)
-
-    def _prepare_X(self, X) -> np.ndarray:
-        # Value checks that need the column layout run in ``_new_stats``,
-        # once the feature names of the chunk are known.
-        X = check_array(X, finite=False)
-        self._check_nonfinite(X)
-        return X
-
-    def _check_values(self, X: np.ndarray, row_offset: int = 0) -> None:
-        """Model-specific checks of the observed cells of a block."""
-
-    def _check_unseen(self, X: np.ndarray, row_offset: int = 0) -> None:
-        """Refuse values the fitted model has no parameters for (scoring only)."""
-
-    def _jll_block(self, X: np.ndarray) -> np.ndarray:
-        raise NotImplementedError
-
-    def _scored_blocks(self, X):
-        step = max(64, _BLOCK_ELEMENTS // max(1, self.n_features_in_))
-        for lo in range(0, X.shape[0], step):
-            rows = slice(lo, min(X.shape[0], lo + step))
-            block = X[rows]
-            self._check_nonfinite(block, lo)
-            self._check_values(block, lo)
-            self._check_unseen(block, lo)
-            with np.errstate(invalid="ignore", over="ignore"):
-                jll = self._jll_block(block)
-            yield rows, jll
+    low = X.min() if X.size else 0.0
+    if not (low < 0 or low != low):
+        return None
+    with np.errstate(invalid="ignore"):
+        bad = X < 0
+    if not bad.any():
+        return None
+    i, j = np.argwhere(bad)[0]
+    return int(i), int(j)

@@ -63,7 +63,8 @@ class Parameters:
             target_tags=TargetTags(required=True),
             classifier_tags=ClassifierTags(),
         )
-        tags.input_tags.allow_nan = False
+        # NaN is accepted where the model's missing-value policy says what it does.
+        tags.input_tags.allow_nan = getattr(self, "missing", "error") != "error"
         tags.input_tags.sparse = False
         tags.input_tags.positive_only = self.sklearn_tags.get("positive_only", False)
         tags.classifier_tags.poor_score = self.sklearn_tags.get("poor_score", False)

@@ -107,16 +107,40 @@ class _Stats:
 
     shapes: ClassVar[dict[str, str]] = {}
     optional: ClassVar[tuple[str, ...]] = ()
+    #: Dimensions ``shapes`` uses besides ``K`` and ``d``, one letter each
+    #: (``S``: the total number of categories, ``sum_j K_j``). Their sizes
+    #: follow from the data, not from the metadata every model file has, so
+    #: :meth:`dimensions` gives them and model files store them with the
+    #: statistics.
+    extra_dims: ClassVar[tuple[str, ...]] = ()
     # Fields without a leading class axis (kept as they are when re-indexing).
     _pooled_fields: ClassVar[tuple[str, ...]] = ()
     # Fields that sum non-negative terms, and what they are called in messages.
     _non_negative: ClassVar[dict[str, str]] = {}
 
     @classmethod
-    def array_shapes(cls, n_classes: int, n_features: int) -> dict[str, tuple[int, ...]]:
-        """Shape of each array these statistics store, for ``n_classes`` and ``n_features``."""
-        size = {"K": n_classes, "d": n_features}
+    def array_shapes(
+        cls, n_classes: int, n_features: int, dims: dict[str, int] | None = None
+    ) -> dict[str, tuple[int, ...]]:
+        """Shape of each array these statistics store.
+
+        ``dims`` gives the size of each of :attr:`extra_dims` (as
+        :meth:`dimensions` returned it).
+        """
+        size = {"K": n_classes, "d": n_features, **(dims or {})}
         return {name: tuple(size[c] for c in units) for name, units in cls.shapes.items()}
+
+    def dimensions(self) -> dict[str, int]:
+        """Size of each of :attr:`extra_dims`, read off the arrays (empty for most statistics)."""
+        out: dict[str, int] = {}
+        for name, units in self.shapes.items():
+            a = getattr(self, name)
+            if a is None:
+                continue
+            for axis, unit in enumerate(units):
+                if unit in self.extra_dims:
+                    out[unit] = int(a.shape[axis])
+        return out
 
     def reindex(self, new_index: np.ndarray, n_classes: int):
         """Return a copy whose class ``k`` is this one's class ``i`` where ``new_index[i] == k``.
@@ -138,7 +162,10 @@ class _Stats:
     def class_counts(self) -> np.ndarray:
         """Weighted number of samples per class, shape (n_classes,)."""
         # Counts are "count" in the moment statistics, "class_count" in ClassCounts.
-        return self.count if hasattr(self, "count") else self.class_count  # type: ignore[attr-defined]
+        # Statistics with per-feature observed counts keep the rows' count in class_count.
+        if hasattr(self, "class_count"):
+            return self.class_count  # type: ignore[attr-defined]
+        return self.count  # type: ignore[attr-defined]
 
     def implausible(self) -> str | None:
         """What no data set could have given in these statistics, or None.

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nbcli.models._stats import _class_blocks, _Stats
+from nbcli.models._stats import ClassMoments, _class_blocks, _Stats
 
 
 def category_offsets(n_categories: np.ndarray) -> np.ndarray:
@@ -107,7 +107,16 @@ class CategoryCounts(_Stats):
     category_count: np.ndarray
     n_categories: np.ndarray
 
+    shapes = {"class_count": "K", "category_count": "KS", "n_categories": "d"}
+    extra_dims = ("S",)
     _pooled_fields = ("n_categories",)
+    _non_negative = {"category_count": "category counts"}
+
+    def implausible(self) -> str | None:
+        """As :meth:`_Stats.implausible`, and ``n_categories`` must lay out the counts."""
+        return super().implausible() or _categories_implausible(
+            self.n_categories, self.category_count
+        )
 
     @classmethod
     def from_data(cls, C, y_idx, w, n_classes):
@@ -127,6 +136,15 @@ class CategoryCounts(_Stats):
             category_count=counts,
             n_categories=n,
         )
+
+
+def _categories_implausible(n_categories: np.ndarray, counts: np.ndarray) -> str | None:
+    """Why ``n_categories`` cannot describe the columns of ``counts``, or None."""
+    if np.any(n_categories < 0) or np.any(n_categories != np.floor(n_categories)):
+        return "numbers of categories that are not non-negative integers"
+    if n_categories.sum() != counts.shape[1]:
+        return "numbers of categories that do not add up to the category counts' width"
+    return None
 
 
 def observed_moments(X: np.ndarray, y_idx, w, n_classes: int):
@@ -224,7 +242,37 @@ class MixedStats(_Stats):
     bernoulli_observed: np.ndarray
     multinomial_count: np.ndarray
 
+    shapes = {
+        "class_count": "K",
+        "gaussian_count": "Kg",
+        "gaussian_shift": "Kg",
+        "gaussian_offset": "Kg",
+        "gaussian_m2": "Kg",
+        "category_count": "KS",
+        "n_categories": "c",
+        "bernoulli_count": "Kb",
+        "bernoulli_observed": "Kb",
+        "multinomial_count": "Km",
+    }
+    extra_dims = ("g", "S", "c", "b", "m")
     _pooled_fields = ("n_categories",)
+    _non_negative = {
+        "gaussian_count": "observed weights",
+        "gaussian_m2": "sums of squares",
+        "category_count": "category counts",
+        "bernoulli_count": "counts",
+        "bernoulli_observed": "observed weights",
+        "multinomial_count": "counts",
+    }
+
+    def implausible(self) -> str | None:
+        """As :meth:`_Stats.implausible`, with the category layout and Bernoulli counts checked."""
+        why = super().implausible() or _categories_implausible(
+            self.n_categories, self.category_count
+        )
+        if why is None and np.any(self.bernoulli_count > self.bernoulli_observed):
+            return "Bernoulli counts above the observed weights"
+        return why
 
     @classmethod
     def from_data(cls, X, y_idx, w, n_classes, layout):
@@ -272,4 +320,110 @@ class MixedStats(_Stats):
             bernoulli_count=self.bernoulli_count + other.bernoulli_count,
             bernoulli_observed=self.bernoulli_observed + other.bernoulli_observed,
             multinomial_count=self.multinomial_count + other.multinomial_count,
+        )
+
+
+@dataclass
+class ObservedMoments(_Stats):
+    """Moments of features with missing cells: per class and feature observed weights.
+
+    What Gaussian naive Bayes with ``missing="ignore"`` keeps: a NaN cell is
+    left out of its feature's weight, mean and sum of squares, so the
+    weights differ by feature.
+
+    Attributes
+    ----------
+    class_count : ndarray of shape (n_classes,)
+        Sum of sample weights per class (every row, observed or not).
+    count, shift, offset, m2 : ndarray of shape (n_classes, n_features)
+        Observed weight, mean (``shift + offset``) and centred sum of squares
+        of each feature's observed cells in each class.
+    """
+
+    class_count: np.ndarray
+    count: np.ndarray
+    shift: np.ndarray
+    offset: np.ndarray
+    m2: np.ndarray
+
+    shapes = {"class_count": "K", "count": "Kd", "shift": "Kd", "offset": "Kd", "m2": "Kd"}
+    _non_negative = {"count": "observed weights", "m2": "sums of squares"}
+
+    @classmethod
+    def from_data(cls, X, y_idx, w, n_classes):
+        """Statistics of one chunk; NaN cells of ``X`` are left out."""
+        n = X.shape[0]
+        weights = np.ones(n) if w is None else w
+        class_count = np.bincount(y_idx, weights=weights, minlength=n_classes).astype(np.float64)
+        if not np.isnan(X).any():
+            # Without missing cells, the moments of complete rows (one weight per class).
+            full = ClassMoments.from_data(X, y_idx, w, n_classes)
+            count = np.repeat(full.count[:, None], X.shape[1], axis=1)
+            return cls(class_count, count, full.shift, full.offset, full.m2)
+        count, shift, offset, m2 = observed_moments(X, y_idx, w, n_classes)
+        return cls(class_count, count, shift, offset, m2)
+
+    @property
+    def mean(self) -> np.ndarray:
+        """Per class and feature mean of the observed cells (0 where none)."""
+        return np.where(self.count > 0, self.shift + self.offset, 0.0)
+
+    def moments(self):
+        return self.count, self.shift, self.offset, self.m2
+
+    def merge(self, other: ObservedMoments) -> ObservedMoments:
+        """Chan-Golub-LeVeque update, feature by feature."""
+        return ObservedMoments(
+            self.class_count + other.class_count, *merge_moments(self.moments(), other.moments())
+        )
+
+    def pooled(self):
+        """Observed weight, mean and m2 of each feature over all classes, each (n_features,)."""
+        return pooled_moments(*self.moments())
+
+
+@dataclass
+class ObservedCounts(_Stats):
+    """Class counts, per-feature sums and per-feature observed weights.
+
+    What Bernoulli naive Bayes with ``missing="ignore"`` keeps: the
+    denominator of ``p_kj`` counts the class-``k`` rows where feature ``j``
+    is observed.
+
+    Attributes
+    ----------
+    class_count : ndarray of shape (n_classes,)
+    feature_count : ndarray of shape (n_classes, n_features)
+        Weighted sum of the observed values (the ones, for binary features).
+    observed_count : ndarray of shape (n_classes, n_features)
+        Weight of the rows where the feature is observed.
+    """
+
+    class_count: np.ndarray
+    feature_count: np.ndarray
+    observed_count: np.ndarray
+
+    shapes = {"class_count": "K", "feature_count": "Kd", "observed_count": "Kd"}
+    _non_negative = {"feature_count": "feature counts", "observed_count": "observed weights"}
+
+    @classmethod
+    def from_data(cls, X, y_idx, w, n_classes):
+        """Statistics of one chunk; NaN cells of ``X`` are left out."""
+        n = X.shape[0]
+        onehot = np.zeros((n_classes, n))
+        onehot[y_idx, np.arange(n)] = np.ones(n) if w is None else w
+        class_count = onehot.sum(axis=1)
+        feature_count = onehot @ X
+        if not np.isnan(feature_count).any():
+            observed = np.repeat(class_count[:, None], X.shape[1], axis=1)
+            return cls(class_count, feature_count, observed)
+        seen = ~np.isnan(X)
+        return cls(class_count, onehot @ np.where(seen, X, 0.0), onehot @ seen.astype(np.float64))
+
+    def merge(self, other: ObservedCounts) -> ObservedCounts:
+        """Statistics of both chunks (sums add)."""
+        return ObservedCounts(
+            self.class_count + other.class_count,
+            self.feature_count + other.feature_count,
+            self.observed_count + other.observed_count,
         )

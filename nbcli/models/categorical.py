@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 
 from nbcli.models._base import BayesClassifier
-from nbcli.models._missing import MISSING_MODES, UNSEEN_MODES, MissingAware, check_mode
 from nbcli.models._table_stats import CategoryCounts, category_offsets, grow_categories
 from nbcli.models._validation import DataValueError, check_priors
-from nbcli.models.discrete import _alpha as _check_alpha
+from nbcli.models.discrete import _alpha
+from nbcli.models.hyperparameters import (
+    alpha,
+    fit_prior,
+    min_categories,
+    missing,
+    priors,
+    unseen,
+)
 
 # A code this large would need a count array of that many columns per class;
 # a "category" with so many values is an identifier, not a category.
@@ -95,17 +100,17 @@ def check_known(model, C, columns, n_categories, row_offset: int = 0) -> None:
     )
 
 
-def check_min_categories(value, n_features: int | None = None) -> np.ndarray | None:
-    """``min_categories`` as an int array of shape (n_features,), or None."""
+def check_min_categories(value, n_features: int) -> np.ndarray | None:
+    """``min_categories`` (valid, see its spec) as an int array of shape (n_features,), or None.
+
+    Raises
+    ------
+    ValueError
+        When a list does not give one value per feature.
+    """
     if value is None:
         return None
-    arr = np.asarray(value)
-    if arr.dtype.kind not in "iu" or (arr.ndim == 0 and isinstance(value, bool)):
-        raise ValueError(f"min_categories must be an integer or integers, got {value!r}")
-    if arr.ndim > 1 or np.any(arr < 0):
-        raise ValueError("min_categories must be a non-negative integer or one per feature")
-    if n_features is None:
-        return None
+    arr = np.asarray(value, dtype=np.intp)
     if arr.ndim == 1 and arr.shape[0] != n_features:
         raise ValueError(
             f"min_categories has {arr.shape[0]} values but there are {n_features} features"
@@ -171,7 +176,7 @@ def category_terms(log_prob, C, n_categories) -> np.ndarray:
     return out
 
 
-class CategoricalNB(MissingAware, BayesClassifier):
+class CategoricalNB(BayesClassifier):
     """Categorical naive Bayes: each feature a categorical distribution per class.
 
     Features hold integer codes ``0..K_j - 1`` (for example from an ordinal
@@ -203,10 +208,11 @@ class CategoricalNB(MissingAware, BayesClassifier):
         Fixed class priors, overriding ``fit_prior``; must sum to 1.
     min_categories : int or array-like of shape (n_features,), optional
         Lower bound on ``K_j``, for categories that may not occur in training.
-    missing : {"error", "ignore"}, default="error"
+    missing : {"error", "ignore", "drop"}, default="error"
         ``"error"`` refuses NaN, as scikit-learn does; ``"ignore"`` leaves a
         NaN cell out of ``N_cjv`` and ``N_cj`` at fit and out of the product
-        at predict.
+        at predict; ``"drop"`` skips rows with a NaN cell at fit (counted in
+        ``n_dropped_``) and gives them NaN posteriors at predict.
     unseen : {"error", "ignore"}, default="error"
         A code ``>= K_j`` at predict: ``"error"`` raises ``ValueError``
         naming the row, the feature and the value; ``"ignore"`` leaves the
@@ -234,7 +240,20 @@ class CategoricalNB(MissingAware, BayesClassifier):
         messages name the row and the column.
     """
 
-    model_type = "categorical"
+    name = "categorical"
+    hyperparameters = (
+        alpha(),
+        fit_prior(),
+        priors("class_prior"),
+        min_categories(),
+        missing(),
+        unseen(),
+    )
+    statistics = (CategoryCounts,)
+    prior_param = "class_prior"
+    sklearn_tags = {"positive_only": True}
+    # NaN must be caught before scoring: a NaN cell scores as a missing one.
+    _scan_for_nonfinite = True
 
     def __init__(
         self,
@@ -255,18 +274,8 @@ class CategoricalNB(MissingAware, BayesClassifier):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.input_tags.positive_only = True
         tags.input_tags.categorical = True
-        tags.input_tags.allow_nan = self.missing == "ignore"
         return tags
-
-    def _hyperparameter_check(self):
-        _check_alpha(self.alpha)
-        check_mode(self.missing, "missing", MISSING_MODES)
-        check_mode(self.unseen, "unseen", UNSEEN_MODES)
-        check_min_categories(self.min_categories)
-        if not isinstance(self.fit_prior, (bool, np.bool_, numbers.Integral)):
-            raise ValueError(f"fit_prior must be a boolean, got {self.fit_prior!r}")
 
     def _check_values(self, X, row_offset=0):
         check_codes(self, X, np.arange(X.shape[1]), row_offset)
@@ -275,15 +284,16 @@ class CategoricalNB(MissingAware, BayesClassifier):
         if self.unseen == "error":
             check_known(self, X, np.arange(X.shape[1]), self._n_cat, row_offset)
 
-    def _new_stats(self, X, y_idx, w, n_classes):
-        self._check_values(X)
-        return CategoryCounts.from_data(X, y_idx, w, n_classes)
+    def accumulate(self, X, y_idx, sample_weight, n_classes):
+        return CategoryCounts.from_data(X, y_idx, sample_weight, n_classes)
 
-    def _finalize(self):
+    def finalize(self):
         st = self.stats_
+        if st.n_categories.shape != (self.n_features_in_,):
+            raise ValueError("the statistics do not match the number of features; refit the model")
         min_cat = check_min_categories(self.min_categories, self.n_features_in_)
         self._log_prob, counts, self._n_cat = category_log_prob(
-            st.category_count, st.n_categories, _check_alpha(self.alpha), min_cat
+            st.category_count, st.n_categories, _alpha(self.alpha), min_cat
         )
         bounds = np.cumsum(self._n_cat)[:-1]
         self.n_categories_ = self._n_cat.astype(np.int64)
@@ -292,7 +302,7 @@ class CategoricalNB(MissingAware, BayesClassifier):
         self.class_count_ = st.class_count.copy()
         self.class_log_prior_ = class_log_prior(st.class_count, self.fit_prior, self.class_prior)
 
-    def _jll_block(self, X):
+    def joint_log_likelihood_block(self, X):
         out = category_terms(self._log_prob, X, self._n_cat)
         out += self.class_log_prior_[:, None]
         return out

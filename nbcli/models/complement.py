@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 
 from nbcli.models._base import BayesClassifier
+from nbcli.models._missing import first_negative, zero_missing
 from nbcli.models._stats import ClassCounts
 from nbcli.models._validation import DataValueError
 from nbcli.models.categorical import class_log_prior
-from nbcli.models.discrete import _alpha as _check_alpha
+from nbcli.models.discrete import _alpha
+from nbcli.models.hyperparameters import Hyperparameter, alpha, fit_prior, missing, priors
 
 
 class ComplementNB(BayesClassifier):
@@ -48,6 +48,16 @@ class ComplementNB(BayesClassifier):
         they enter the scores only with a single class, as in scikit-learn.
     class_prior : array-like of shape (n_classes,), optional
         Fixed class priors, overriding ``fit_prior``; must sum to 1.
+    missing : {"error", "ignore", "drop"}, default="error"
+        ``"ignore"``: a missing count contributes nothing, which is the same
+        as a count of 0 at fit and in the product; ``"drop"``: rows with a
+        NaN cell are skipped at fit and get NaN posteriors at predict.
+
+    Conventions (as scikit-learn's): the weights are those of Rennie et
+    al.'s equations 6 and 8 (complement counts smoothed with ``alpha`` per
+    feature, log, optionally normalised), without their TF-IDF and length
+    normalisation of the documents, which belong to the input; the score of
+    a class is ``x @ feature_log_prob_[c]``, the negated complement fit.
 
     Attributes
     ----------
@@ -69,31 +79,37 @@ class ComplementNB(BayesClassifier):
         its row and column).
     """
 
-    model_type = "complement"
+    name = "complement"
+    hyperparameters = (
+        alpha(),
+        Hyperparameter(
+            "norm",
+            "bool",
+            False,
+            "normalise each class's weights (Rennie et al. 2003, section 3.3)",
+            flag="--norm/--no-norm",
+            default_text="no",
+        ),
+        fit_prior(),
+        priors("class_prior"),
+        missing(),
+    )
+    statistics = (ClassCounts,)
+    prior_param = "class_prior"
+    # As scikit-learn's discrete naive Bayes: not meant for its Gaussian test blobs.
+    sklearn_tags = {"positive_only": True, "poor_score": True}
 
-    def __init__(self, *, alpha=1.0, norm=False, fit_prior=True, class_prior=None):
+    def __init__(self, *, alpha=1.0, norm=False, fit_prior=True, class_prior=None, missing="error"):
         self.alpha = alpha
         self.norm = norm
         self.fit_prior = fit_prior
         self.class_prior = class_prior
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        # As scikit-learn's discrete naive Bayes: not meant for its Gaussian test blobs.
-        tags.input_tags.positive_only = True
-        tags.classifier_tags.poor_score = True
-        return tags
-
-    def _hyperparameter_check(self):
-        _check_alpha(self.alpha)
-        for name in ("norm", "fit_prior"):
-            value = getattr(self, name)
-            if not isinstance(value, (bool, np.bool_, numbers.Integral)):
-                raise ValueError(f"{name} must be a boolean, got {value!r}")
+        self.missing = missing
 
     def _check_values(self, X, row_offset=0):
-        if X.min() < 0:
-            i, j = (int(v) for v in np.argwhere(X < 0)[0])
+        found = first_negative(X)
+        if found is not None:
+            i, j = found
             raise DataValueError(
                 f"negative value {X[i, j]:g} at row {i + row_offset}, column {j}: complement "
                 "naive Bayes needs non-negative counts (Negative values in data passed to "
@@ -103,11 +119,14 @@ class ComplementNB(BayesClassifier):
                 f"negative value {X[i, j]:g}: the complement model needs non-negative counts",
             )
 
-    def _new_stats(self, X, y_idx, w, n_classes):
-        return ClassCounts.from_data(X, y_idx, w, n_classes)
+    def accumulate(self, X, y_idx, sample_weight, n_classes):
+        stats = ClassCounts.from_data(X, y_idx, sample_weight, n_classes)
+        if self.missing == "ignore" and np.isnan(stats.feature_count).any():
+            stats = ClassCounts.from_data(zero_missing(X), y_idx, sample_weight, n_classes)
+        return stats
 
-    def _finalize(self):
-        alpha = _check_alpha(self.alpha)
+    def finalize(self):
+        alpha = _alpha(self.alpha)
         st = self.stats_
         if self.norm and self.n_features_in_ == 1:
             # The one weight is log 1 = 0, and normalising it divides 0 by 0.
@@ -136,7 +155,9 @@ class ComplementNB(BayesClassifier):
         single = len(self.classes_) == 1
         self._b = (self.class_log_prior_ if single else np.zeros(len(self.classes_)))[:, None]
 
-    def _jll_block(self, X):
+    def joint_log_likelihood_block(self, X):
         out = self.feature_log_prob_ @ X.T
+        if self.missing == "ignore" and np.isnan(out).any():
+            out = self.feature_log_prob_ @ zero_missing(X).T
         out += self._b
         return out

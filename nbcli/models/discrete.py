@@ -5,9 +5,11 @@ from __future__ import annotations
 import numpy as np
 
 from nbcli.models._base import BayesClassifier
+from nbcli.models._missing import first_negative, zero_missing
 from nbcli.models._stats import ClassCounts
+from nbcli.models._table_stats import ObservedCounts
 from nbcli.models._validation import DataValueError, check_priors
-from nbcli.models.hyperparameters import Hyperparameter, alpha, fit_prior, priors
+from nbcli.models.hyperparameters import Hyperparameter, alpha, fit_prior, missing, priors
 
 # Below this, a Lidstone alpha would let an unseen feature drive a log
 # probability to -inf; scikit-learn uses the same floor.
@@ -34,7 +36,11 @@ class _DiscreteNB(BayesClassifier):
     prior_param = "class_prior"
 
     def accumulate(self, X, y_idx, sample_weight, n_classes):
-        return ClassCounts.from_data(X, y_idx, sample_weight, n_classes)
+        stats = ClassCounts.from_data(X, y_idx, sample_weight, n_classes)
+        if self.missing == "ignore" and np.isnan(stats.feature_count).any():
+            # A missing count contributes nothing: the same as a count of 0.
+            stats = ClassCounts.from_data(zero_missing(X), y_idx, sample_weight, n_classes)
+        return stats
 
     def _class_log_prior(self):
         count = self.stats_.class_count
@@ -69,6 +75,11 @@ class MultinomialNB(_DiscreteNB):
         prior.
     class_prior : array-like of shape (n_classes,), optional
         Fixed class priors (override ``fit_prior``); must sum to 1.
+    missing : {"error", "ignore", "drop"}, default="error"
+        ``"ignore"``: a missing count contributes nothing, which is the same
+        as a count of 0 at fit (``N_kj`` and ``N_k`` leave it out) and in the
+        product; ``"drop"``: rows with a NaN cell are skipped at fit (counted
+        in ``n_dropped_``) and get NaN posteriors at predict.
 
     Attributes
     ----------
@@ -84,19 +95,21 @@ class MultinomialNB(_DiscreteNB):
     """
 
     name = "multinomial"
-    hyperparameters = (alpha(), fit_prior(), priors("class_prior"))
+    hyperparameters = (alpha(), fit_prior(), priors("class_prior"), missing())
     # Counts cannot be negative, and the model is not meant for the Gaussian
     # blobs scikit-learn scores every classifier on (its own tags).
     sklearn_tags = {"positive_only": True, "poor_score": True}
 
-    def __init__(self, *, alpha=1.0, fit_prior=True, class_prior=None):
+    def __init__(self, *, alpha=1.0, fit_prior=True, class_prior=None, missing="error"):
         self.alpha = alpha
         self.fit_prior = fit_prior
         self.class_prior = class_prior
+        self.missing = missing
 
     def _check_values(self, X, row_offset=0):
-        if X.min() < 0:
-            i, j = np.argwhere(X < 0)[0]
+        found = first_negative(X)
+        if found is not None:
+            i, j = found
             raise DataValueError(
                 f"negative value {X[i, j]:g} at row {i + row_offset}, column {j}: multinomial naive "
                 "Bayes needs non-negative counts (Negative values in data passed to MultinomialNB)",
@@ -119,6 +132,8 @@ class MultinomialNB(_DiscreteNB):
 
     def joint_log_likelihood_block(self, X):
         out = self.feature_log_prob_ @ X.T
+        if self.missing == "ignore" and np.isnan(out).any():
+            out = self.feature_log_prob_ @ zero_missing(X).T
         out += self._b
         return out
 
@@ -149,11 +164,19 @@ class BernoulliNB(_DiscreteNB):
         error. (scikit-learn's default is 0.0.)
     fit_prior : bool, default=True
     class_prior : array-like of shape (n_classes,), optional
+    missing : {"error", "ignore", "drop"}, default="error"
+        ``"ignore"``: a NaN cell is left out of its feature's counts at fit,
+        so ``p_kj = (N_kj + alpha) / (n_kj + 2 alpha)`` with ``n_kj`` the
+        weight of the class-``k`` rows where feature ``j`` is observed, and
+        out of the product at predict (exact marginalisation under
+        missing-at-random); ``"drop"``: rows with a NaN cell are skipped at
+        fit and get NaN posteriors at predict.
 
     Attributes
     ----------
     classes_, class_count_, feature_count_, feature_log_prob_,
-    class_log_prior_, stats_ : as for :class:`MultinomialNB`.
+    class_log_prior_ : as for :class:`MultinomialNB`.
+    stats_ : ClassCounts, or ObservedCounts with ``missing="ignore"``
 
     Raises
     ------
@@ -178,18 +201,25 @@ class BernoulliNB(_DiscreteNB):
         ),
         fit_prior(),
         priors("class_prior"),
+        missing(),
     )
+    statistics = (ClassCounts, ObservedCounts)
     sklearn_tags = {"poor_score": True}
 
-    def __init__(self, *, alpha=1.0, binarize=None, fit_prior=True, class_prior=None):
+    def __init__(
+        self, *, alpha=1.0, binarize=None, fit_prior=True, class_prior=None, missing="error"
+    ):
         self.alpha = alpha
         self.binarize = binarize
         self.fit_prior = fit_prior
         self.class_prior = class_prior
+        self.missing = missing
 
     def _check_values(self, X, row_offset=0):
         if self.binarize is None:
             bad = (X != 0) & (X != 1)
+            if bad.any() and self.missing != "error":
+                bad &= ~np.isnan(X)
             if bad.any():
                 i, j = np.argwhere(bad)[0]
                 fix = (
@@ -213,9 +243,14 @@ class BernoulliNB(_DiscreteNB):
     def _binary(self, X):
         if self.binarize is None:
             return X
-        return (X > self.binarize).astype(np.float64)
+        binary = (X > self.binarize).astype(np.float64)
+        if self.missing != "error":
+            binary[np.isnan(X)] = np.nan  # missing stays missing
+        return binary
 
     def accumulate(self, X, y_idx, sample_weight, n_classes):
+        if self.missing == "ignore":
+            return ObservedCounts.from_data(self._binary(X), y_idx, sample_weight, n_classes)
         return ClassCounts.from_data(self._binary(X), y_idx, sample_weight, n_classes)
 
     def finalize(self):
@@ -225,16 +260,25 @@ class BernoulliNB(_DiscreteNB):
         self.feature_count_ = st.feature_count.copy()
         with np.errstate(over="ignore", invalid="ignore"):
             smoothed_fc = st.feature_count + alpha
-            smoothed_cc = (st.class_count + 2.0 * alpha)[:, None]
+            if isinstance(st, ObservedCounts):
+                smoothed_cc = st.observed_count + 2.0 * alpha
+            else:
+                smoothed_cc = (st.class_count + 2.0 * alpha)[:, None]
             self.feature_log_prob_ = np.log(smoothed_fc) - np.log(smoothed_cc)
             # log(1 - p) from the counts directly: accurate even when p is near 1.
             neg = np.log(smoothed_cc - smoothed_fc) - np.log(smoothed_cc)
         _check_representable(self.feature_log_prob_ + neg, alpha)
         self.class_log_prior_ = self._class_log_prior()
         self._w = self.feature_log_prob_ - neg
+        self._neg = neg
         self._b = (self.class_log_prior_ + neg.sum(axis=1))[:, None]
 
     def joint_log_likelihood_block(self, X):
-        out = self._w @ self._binary(X).T
+        B = self._binary(X)
+        out = self._w @ B.T
+        if self.missing == "ignore" and np.isnan(out).any():
+            # A missing cell's factor, log(1 - p) in the constant, is taken back out.
+            seen = ~np.isnan(B)
+            out = self._w @ np.where(seen, B, 0.0).T - self._neg @ (~seen).T.astype(np.float64)
         out += self._b
         return out

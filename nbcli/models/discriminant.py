@@ -7,7 +7,13 @@ import numpy as np
 from nbcli.models._base import BayesClassifier
 from nbcli.models._stats import ClassScatter, PooledScatter, means_about
 from nbcli.models._validation import check_priors, label_text
-from nbcli.models.hyperparameters import Hyperparameter, parse_float_or_option, priors
+from nbcli.models.hyperparameters import (
+    MISSING_ROWS_ONLY,
+    Hyperparameter,
+    missing,
+    parse_float_or_option,
+    priors,
+)
 
 _LOG_2PI = np.log(2.0 * np.pi)
 
@@ -94,6 +100,10 @@ class LinearDiscriminantAnalysis(_DiscriminantBase):
         scikit-learn's ``lsqr``/``eigen`` solvers.
     tol : float, default=1e-4
         Relative rank threshold (see above).
+    missing : {"error", "drop"}, default="error"
+        ``"drop"``: rows with a NaN cell are skipped at fit (counted in
+        ``n_dropped_``) and get NaN posteriors at predict. A covariance
+        couples the features, so a cell cannot be left out on its own.
 
     Attributes
     ----------
@@ -137,15 +147,17 @@ class LinearDiscriminantAnalysis(_DiscriminantBase):
             high=1.0,
             high_open=True,
         ),
+        missing(MISSING_ROWS_ONLY),
     )
     # The second for shrinkage="auto", which shrinks each class on its own.
     statistics = (PooledScatter, ClassScatter)
     min_samples_per_class = 2
 
-    def __init__(self, *, priors=None, shrinkage=None, tol=1e-4):
+    def __init__(self, *, priors=None, shrinkage=None, tol=1e-4, missing="error"):
         self.priors = priors
         self.shrinkage = shrinkage
         self.tol = tol
+        self.missing = missing
 
     def accumulate(self, X, y_idx, sample_weight, n_classes):
         # Ledoit-Wolf shrinks each class on its own, so it needs per-class
@@ -243,6 +255,8 @@ class QuadraticDiscriminantAnalysis(_DiscriminantBase):
     ----------
     priors : array-like of shape (n_classes,), optional
     reg_param : float in [0, 1], default=0.0
+    missing : {"error", "drop"}, default="error"
+        As for :class:`LinearDiscriminantAnalysis`.
 
     Attributes
     ----------
@@ -278,13 +292,15 @@ class QuadraticDiscriminantAnalysis(_DiscriminantBase):
             high=1.0,
             flag="--reg-param",
         ),
+        missing(MISSING_ROWS_ONLY),
     )
     statistics = (ClassScatter,)
     min_samples_per_class = 2
 
-    def __init__(self, *, priors=None, reg_param=0.0):
+    def __init__(self, *, priors=None, reg_param=0.0, missing="error"):
         self.priors = priors
         self.reg_param = reg_param
+        self.missing = missing
 
     def accumulate(self, X, y_idx, sample_weight, n_classes):
         return ClassScatter.from_data(X, y_idx, sample_weight, n_classes)

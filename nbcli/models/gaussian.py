@@ -6,8 +6,9 @@ import numpy as np
 
 from nbcli.models._base import BayesClassifier
 from nbcli.models._stats import ClassMoments, means_about
+from nbcli.models._table_stats import ObservedMoments
 from nbcli.models._validation import check_priors, label_text
-from nbcli.models.hyperparameters import Hyperparameter, priors
+from nbcli.models.hyperparameters import missing, priors, var_smoothing, var_smoothing_scale
 
 _LOG_2PI = np.log(2.0 * np.pi)
 
@@ -45,6 +46,22 @@ class GaussianNB(BayesClassifier):
         added to every per-class variance, which keeps a feature that is
         constant within a class from giving a zero variance. Same meaning as
         in scikit-learn.
+    var_smoothing_scale : {"global", "feature"}, default="global"
+        ``"global"``: ``epsilon = var_smoothing * max_j var_j``, as
+        scikit-learn (a column of large units then sets every feature's
+        smoothing); ``"feature"``: ``epsilon_j = var_smoothing * var_j``,
+        each feature's own variance, so rescaling a column changes no
+        posterior. A feature constant in all the training data has no
+        variance to scale and is refused under ``"feature"``.
+    missing : {"error", "ignore", "drop"}, default="error"
+        ``"ignore"``: a NaN cell is left out of its feature's weight, mean
+        and variance in its class at fit (the statistics keep per class and
+        feature observed weights) and out of the product at predict:
+        ``log p(x, k) = log pi_k + sum_{j observed} log N(x_j; theta_kj,
+        var_kj)``, exact marginalisation under missing-at-random, and
+        ``var_j`` behind ``epsilon`` is that of the observed cells.
+        ``"drop"``: rows with a NaN cell are skipped at fit (counted in
+        ``n_dropped_``) and get NaN posteriors at predict.
 
     Attributes
     ----------
@@ -56,9 +73,16 @@ class GaussianNB(BayesClassifier):
         Per-class feature means.
     var_ : ndarray of shape (n_classes, n_features)
         Per-class feature variances, including ``epsilon_``.
-    epsilon_ : float
-        ``var_smoothing`` times the largest feature variance.
-    stats_ : ClassMoments
+    epsilon_ : float, or ndarray of shape (n_features,)
+        ``var_smoothing`` times the largest feature variance; with
+        ``var_smoothing_scale="feature"``, one value per feature.
+    zero_variance_ : ndarray of shape (n_pairs, 2), int
+        ``(class index, feature index)`` pairs whose within-class variance is
+        zero before smoothing: their variance is ``epsilon`` alone, which can
+        rule the class out on that feature by itself.
+    n_dropped_ : int
+        Training rows skipped for a missing cell (``missing="drop"``).
+    stats_ : ClassMoments, or ObservedMoments with ``missing="ignore"``
         Mergeable sufficient statistics.
 
     Notes
@@ -69,43 +93,61 @@ class GaussianNB(BayesClassifier):
     """
 
     name = "gaussian"
-    hyperparameters = (
-        priors("priors"),
-        Hyperparameter(
-            "var_smoothing",
-            "float",
-            1e-9,
-            "fraction of the largest feature variance added to every variance",
-            low=0.0,
-            flag="--var-smoothing",
-        ),
-    )
-    statistics = (ClassMoments,)
+    hyperparameters = (priors("priors"), var_smoothing(), var_smoothing_scale(), missing())
+    statistics = (ClassMoments, ObservedMoments)
     # One sample per class gives no variance.
     min_samples_per_class = 2
 
-    def __init__(self, *, priors=None, var_smoothing=1e-9):
+    def __init__(
+        self, *, priors=None, var_smoothing=1e-9, var_smoothing_scale="global", missing="error"
+    ):
         self.priors = priors
         self.var_smoothing = var_smoothing
+        self.var_smoothing_scale = var_smoothing_scale
+        self.missing = missing
 
     def accumulate(self, X, y_idx, sample_weight, n_classes):
+        if self.missing == "ignore":
+            return ObservedMoments.from_data(X, y_idx, sample_weight, n_classes)
         return ClassMoments.from_data(X, y_idx, sample_weight, n_classes)
 
     def finalize(self):
         st = self.stats_
-        total, _, m2_all = st.pooled()
-        var_all = m2_all / total
+        count = st.class_counts
+        if isinstance(st, ObservedMoments):
+            n_all, _, m2_all = st.pooled()
+            total = float(count.sum())
+            with np.errstate(divide="ignore", invalid="ignore"):
+                var_all = np.where(n_all > 0, m2_all / n_all, 0.0)
+            cell_count = st.count
+        else:
+            total, _, m2_all = st.pooled()
+            var_all = m2_all / total
+            cell_count = np.repeat(count[:, None], var_all.shape[0], axis=1)
         with np.errstate(over="ignore"):
-            self.epsilon_ = float(self.var_smoothing * var_all.max())
-        if not np.isfinite(self.epsilon_) and np.all(np.isfinite(var_all)):
+            if self.var_smoothing_scale == "feature":
+                eps = self.var_smoothing * var_all
+                self.epsilon_ = eps
+            else:
+                self.epsilon_ = float(self.var_smoothing * var_all.max())
+                eps = self.epsilon_
+        if not np.all(np.isfinite(eps)) and np.all(np.isfinite(var_all)):
             raise ValueError(
-                f"var_smoothing={self.var_smoothing:g} is too large: times the largest feature "
+                f"var_smoothing={self.var_smoothing:g} is too large: times the feature "
                 "variance it overflows float64; use a fraction such as 1e-9 to 1"
             )
-        count = st.count
+        present = count > 0
+        unobserved = present[:, None] & (cell_count <= 0)
+        if unobserved.any():
+            k, j = np.argwhere(unobserved)[0]
+            raise ValueError(
+                f"feature {j} has no observed value in class {label_text(self.classes_[k])}; "
+                "a mean and variance need at least one"
+            )
         with np.errstate(divide="ignore", invalid="ignore"):
-            var = np.where(count[:, None] > 0, st.m2 / count[:, None], 0.0)
-        self.var_ = var + self.epsilon_
+            var = np.where(cell_count > 0, st.m2 / cell_count, 0.0)
+        self.zero_variance_ = np.argwhere(present[:, None] & (var <= 0))
+        self.var_ = var + eps
         self.theta_ = st.mean.copy()
         self.class_count_ = count.copy()
         if self.priors is not None:
@@ -118,11 +160,16 @@ class GaussianNB(BayesClassifier):
                 "there is no variance to smooth with; Gaussian NB needs at least one feature "
                 "that varies (one sample is not enough)"
             )
-        if np.any(self.var_[count > 0] <= 0):
-            k, j = np.argwhere(self.var_ <= 0)[0]
+        if np.any(self.var_[present] <= 0):
+            k, j = np.argwhere(present[:, None] & (self.var_ <= 0))[0]
+            fix = (
+                "it is constant in the training data, so var_smoothing_scale='feature' gives "
+                "it no smoothing; drop the feature or use var_smoothing_scale='global'"
+                if self.var_smoothing_scale == "feature" and var_all[j] == 0
+                else "set var_smoothing > 0"
+            )
             raise ValueError(
-                f"feature {j} has zero variance in class {label_text(self.classes_[k])}; "
-                "set var_smoothing > 0"
+                f"feature {j} has zero variance in class {label_text(self.classes_[k])}; {fix}"
             )
         # Scoring constants in standardised coordinates z = (x - centre) / scale.
         # The centre is the precision-weighted mean of the class means, so it
@@ -154,6 +201,8 @@ class GaussianNB(BayesClassifier):
         self._bT = theta_z * a * flat  # (K, d)
         with np.errstate(divide="ignore"):
             log_prior = np.log(self.class_prior_)
+        # Each feature's share of the constant, taken back out for a missing cell.
+        self._c_feature = -0.5 * (_LOG_2PI + np.log(self.var_)) - 0.5 * theta_z**2 * a * flat
         self._c = (
             log_prior
             - 0.5 * np.sum(_LOG_2PI + np.log(self.var_), axis=1)
@@ -162,15 +211,28 @@ class GaussianNB(BayesClassifier):
         self._cT = self._c[:, None]
 
     def joint_log_likelihood_block(self, X):
+        out = self._scores(X, None)
+        if self.missing == "ignore" and np.isnan(out).any():
+            # Only blocks with a missing cell pay for the mask.
+            out = self._scores(X, np.isnan(X))
+        return out
+
+    def _scores(self, X, missing):
         Z = X - self._centre
         Z *= self._inv_scale
+        if missing is not None:
+            Z[missing] = 0.0
         out = self._bT @ Z.T
         if self._stiff.size:
             D = Z[:, self._stiff, None] - self._stiff_theta  # (rows, s, K)
             D *= D
             D *= self._stiff_a
+            if missing is not None:
+                D[missing[:, self._stiff]] = 0.0
             out += D.sum(axis=1).T
         Z *= Z
         out += self._aT @ Z.T
         out += self._cT
+        if missing is not None:
+            out -= self._c_feature @ missing.T.astype(np.float64)
         return out

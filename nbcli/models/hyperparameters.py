@@ -21,9 +21,16 @@ from dataclasses import dataclass, field
 #: Marks "the command line uses the Python default" in :attr:`Hyperparameter.cli_default`.
 SAME = object()
 
+#: The kinds of value a :class:`Hyperparameter` can take.
+KINDS = ("float", "bool", "priors", "choice", "int", "column_types")
+
 
 def _number(value) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def _integer(value) -> bool:
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
 def _g(x: float | None) -> str:
@@ -46,11 +53,16 @@ class Hyperparameter:
     name : str
         Keyword of the estimator's ``__init__`` and key in config files and
         model files (``var_smoothing``).
-    kind : {"float", "bool", "priors"}
+    kind : {"float", "bool", "priors", "choice", "int", "column_types"}
         ``float``: a finite real number (not a bool), within ``low``/``high``;
         ``bool``: ``True`` or ``False``; ``priors``: non-negative numbers
         that sum to 1, as a list in class order or, from the command line and
-        config files, a mapping from label text to prior.
+        config files, a mapping from label text to prior; ``choice``: one of
+        the strings in ``options``; ``int``: an integer (not a bool) within
+        ``low``/``high``, or a list of them (one per feature); ``column_types``:
+        a type name from ``options``, a list of them (one per column) or a
+        mapping from column (index or name) to type name; the command line
+        sets it from its column plan, so it has no flag.
     default
         The Python API's default (the ``__init__`` default).
     help : str
@@ -63,7 +75,8 @@ class Hyperparameter:
         ``None`` is a valid value (it means "unset": no shrinkage, no
         threshold, priors from the data).
     options : tuple of str
-        Strings accepted besides numbers (``"auto"`` for LDA's shrinkage).
+        Strings accepted besides numbers (``"auto"`` for LDA's shrinkage);
+        for a ``choice`` or ``column_types``, the strings accepted.
     flag : str, optional
         Command-line flag of ``nbcli fit`` (``--var-smoothing``); for a bool,
         the pair ``--fit-prior/--no-fit-prior``. ``None``: config files only.
@@ -98,14 +111,26 @@ class Hyperparameter:
     parse: Callable[[str, str], object] | None = field(default=None, compare=False)
 
     def __post_init__(self):
-        if self.kind not in ("float", "bool", "priors"):
+        if self.kind not in KINDS:
             raise ValueError(f"unknown hyperparameter kind {self.kind!r}")
+        if self.kind in ("choice", "column_types") and not self.options:
+            raise ValueError(f"a {self.kind} hyperparameter needs options")
 
     # -- description ---------------------------------------------------------------
     def describe(self) -> str:
         """What a valid value is, as messages say it: ``a number in [0, 1]``."""
         if self.kind == "bool":
             return "true or false"
+        if self.kind == "choice":
+            return f"one of {', '.join(map(repr, self.options))}"
+        if self.kind == "column_types":
+            return (
+                f"a column type ({', '.join(self.options)}), a list of them (one per "
+                "column) or a table from column index or name to type"
+            )
+        if self.kind == "int":
+            bound = "" if self.low is None else f" >= {int(self.low)}"
+            return f"an integer{bound} or a list of them (one per feature)"
         if self.kind == "priors":
             return (
                 "non-negative numbers that sum to 1, as a list in class order or a table "
@@ -144,6 +169,19 @@ class Hyperparameter:
             return self.allow_none
         if self.kind == "bool":
             return isinstance(value, bool) or type(value).__name__ == "bool_"
+        if self.kind == "choice":
+            return isinstance(value, str) and value in self.options
+        if self.kind == "column_types":
+            return self._valid_column_types(value)
+        if self.kind == "int":
+            values = value.tolist() if hasattr(value, "tolist") else value
+            values = values if isinstance(values, (list, tuple)) else [values]
+            return all(
+                _integer(v)
+                and (self.low is None or v >= self.low)
+                and (self.high is None or v <= self.high)
+                for v in values
+            )
         if self.kind == "priors":
             values = list(value.values()) if isinstance(value, dict) else value
             try:
@@ -162,6 +200,16 @@ class Hyperparameter:
         return self.high is None or not (
             value > self.high or (self.high_open and value == self.high)
         )
+
+    def _valid_column_types(self, value) -> bool:
+        if isinstance(value, str):
+            return value in self.options
+        if isinstance(value, dict):
+            keys_ok = all(isinstance(k, str) or (_integer(k) and k >= 0) for k in value)
+            return keys_ok and all(isinstance(v, str) and v in self.options for v in value.values())
+        if isinstance(value, (list, tuple)):
+            return all(isinstance(v, str) and v in self.options for v in value)
+        return False
 
     def check(self, value, where: str | None = None):
         """Return ``value`` if valid, else raise ``ValueError``.
@@ -184,6 +232,25 @@ class Hyperparameter:
 
 
 # -- parsers of flag text ----------------------------------------------------------------
+
+
+def parse_choice(text: str, where: str) -> str:
+    """A choice's flag text: the word, in lower case (checked against the options after)."""
+    return text.strip().lower()
+
+
+def parse_int(text: str, where: str):
+    """``3`` -> 3, ``2,3,4`` -> [2, 3, 4] (one per feature), ``none`` -> None."""
+    t = text.strip().lower()
+    if t in ("none", ""):
+        return None
+    try:
+        parts = [int(p) for p in t.split(",")]
+    except ValueError:
+        raise ValueError(
+            f"{where} must be an integer, or integers separated by commas; got {text!r}"
+        ) from None
+    return parts[0] if len(parts) == 1 else parts
 
 
 def parse_float_or_option(options: tuple[str, ...], description: str):
@@ -261,6 +328,97 @@ def fit_prior() -> Hyperparameter:
         "learn class priors from frequencies, or use uniform ones",
         flag="--fit-prior/--no-fit-prior",
         default_text="learn",
+    )
+
+
+def choice(
+    name: str,
+    options: tuple[str, ...],
+    default: str,
+    help: str,
+    *,
+    cli_default: object = SAME,
+    default_text: str | None = None,
+) -> Hyperparameter:
+    """A hyperparameter that takes one of a few words, with the flag ``--name``."""
+    return Hyperparameter(
+        name,
+        "choice",
+        default,
+        help,
+        options=options,
+        flag="--" + name.replace("_", "-"),
+        cli_default=cli_default,
+        default_text=default_text,
+        parse=parse_choice,
+    )
+
+
+#: ``missing=``'s options for the naive Bayes models and for the others (LDA, QDA).
+MISSING_NAIVE_BAYES = ("error", "ignore", "drop")
+MISSING_ROWS_ONLY = ("error", "drop")
+
+
+def missing(options: tuple[str, ...] = MISSING_NAIVE_BAYES) -> Hyperparameter:
+    """What a missing cell (NaN) does; ``"error"`` in Python, as scikit-learn refuses NaN.
+
+    The command line's default is ``"ignore"`` where the model can leave a
+    cell out of its product (the naive Bayes models), ``"drop"`` otherwise.
+    """
+    return choice(
+        "missing",
+        options,
+        "error",
+        "missing cells: error, ignore (left out of the product; naive Bayes) or drop the row",
+        cli_default="ignore" if "ignore" in options else "drop",
+        default_text="ignore (lda, qda: drop)",
+    )
+
+
+def unseen() -> Hyperparameter:
+    """What a category unseen in training does at predict."""
+    return choice(
+        "unseen",
+        ("error", "ignore"),
+        "error",
+        "categories unseen in training: error, or ignore (left out of the product)",
+    )
+
+
+def var_smoothing() -> Hyperparameter:
+    """Gaussian variance smoothing, as scikit-learn's ``GaussianNB`` has it."""
+    return Hyperparameter(
+        "var_smoothing",
+        "float",
+        1e-9,
+        "fraction of the largest feature variance (or, with --var-smoothing-scale feature, "
+        "of each feature's own) added to every variance",
+        low=0.0,
+        flag="--var-smoothing",
+    )
+
+
+def var_smoothing_scale() -> Hyperparameter:
+    """What ``var_smoothing`` is a fraction of (Gaussian columns)."""
+    return choice(
+        "var_smoothing_scale",
+        ("global", "feature"),
+        "global",
+        "var_smoothing is a fraction of the largest variance (global) or each feature's own",
+    )
+
+
+def min_categories() -> Hyperparameter:
+    """A lower bound on the number of categories of categorical features."""
+    return Hyperparameter(
+        "min_categories",
+        "int",
+        None,
+        "least number of categories per categorical feature (one, or one per feature)",
+        low=0,
+        allow_none=True,
+        flag="--min-categories",
+        parse=parse_int,
     )
 
 

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import numbers
 from dataclasses import dataclass
 
 import numpy as np
 
 from nbcli.models._base import BayesClassifier
-from nbcli.models._missing import MISSING_MODES, UNSEEN_MODES, MissingAware, check_mode
 from nbcli.models._table_stats import MixedStats, pooled_moments
 from nbcli.models._validation import DataValueError, label_text
 from nbcli.models.categorical import (
@@ -21,10 +19,20 @@ from nbcli.models.categorical import (
     feature_label,
     value_text,
 )
-from nbcli.models.discrete import _alpha as _check_alpha
+from nbcli.models.discrete import _alpha
+from nbcli.models.hyperparameters import (
+    Hyperparameter,
+    alpha,
+    fit_prior,
+    min_categories,
+    missing,
+    priors,
+    unseen,
+    var_smoothing,
+    var_smoothing_scale,
+)
 
 COLUMN_TYPES = ("gaussian", "categorical", "bernoulli", "multinomial")
-VAR_SMOOTHING_SCALES = ("global", "feature")
 
 _LOG_2PI = np.log(2.0 * np.pi)
 
@@ -88,6 +96,9 @@ def resolve_column_types(column_types, n_features: int, names=None) -> ColumnLay
     elif isinstance(column_types, dict):
         lookup = {} if names is None else {str(n): i for i, n in enumerate(names)}
         for key, kind in _type_entries(column_types):
+            if isinstance(key, str) and key not in lookup and key.isdigit():
+                # Keys of a table read back from JSON (model files) are text.
+                key = int(key)
             if isinstance(key, str):
                 if key not in lookup:
                     known = "the model has no feature names" if names is None else "no such column"
@@ -113,7 +124,7 @@ def resolve_column_types(column_types, n_features: int, names=None) -> ColumnLay
     return ColumnLayout(types=tuple(types), **where)
 
 
-class MixedNB(MissingAware, BayesClassifier):
+class MixedNB(BayesClassifier):
     """Naive Bayes over mixed columns: a class-conditional distribution per column type.
 
     Each column ``j`` has its own distribution, chosen by ``column_types``,
@@ -201,7 +212,30 @@ class MixedNB(MissingAware, BayesClassifier):
         or a zero variance that smoothing does not lift.
     """
 
-    model_type = "mixed"
+    name = "mixed"
+    hyperparameters = (
+        Hyperparameter(
+            "column_types",
+            "column_types",
+            None,
+            "the distribution of each column (the command line sets it from the column plan)",
+            options=COLUMN_TYPES,
+            allow_none=True,
+            default_text="from the column types",
+        ),
+        var_smoothing(),
+        var_smoothing_scale(),
+        alpha(),
+        min_categories(),
+        fit_prior(),
+        priors("class_prior"),
+        missing(),
+        unseen(),
+    )
+    statistics = (MixedStats,)
+    prior_param = "class_prior"
+    # NaN must be caught before scoring: a NaN cell scores as a missing one.
+    _scan_for_nonfinite = True
 
     def __init__(
         self,
@@ -228,7 +262,6 @@ class MixedNB(MissingAware, BayesClassifier):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = self.missing == "ignore"
         ct = self.column_types
         try:
             kinds = [ct] if isinstance(ct, str) else [t for _, t in _type_entries(ct)]
@@ -237,24 +270,6 @@ class MixedNB(MissingAware, BayesClassifier):
         tags.input_tags.categorical = "categorical" in kinds
         return tags
 
-    def _hyperparameter_check(self):
-        _type_entries(self.column_types)
-        vs = self.var_smoothing
-        if (
-            isinstance(vs, bool)
-            or not isinstance(vs, (int, float, np.floating, np.integer))
-            or not np.isfinite(vs)
-            or vs < 0
-        ):
-            raise ValueError(f"var_smoothing must be a non-negative number, got {vs!r}")
-        check_mode(self.var_smoothing_scale, "var_smoothing_scale", VAR_SMOOTHING_SCALES)
-        _check_alpha(self.alpha)
-        check_min_categories(self.min_categories)
-        check_mode(self.missing, "missing", MISSING_MODES)
-        check_mode(self.unseen, "unseen", UNSEEN_MODES)
-        if not isinstance(self.fit_prior, (bool, np.bool_, numbers.Integral)):
-            raise ValueError(f"fit_prior must be a boolean, got {self.fit_prior!r}")
-
     def _resolve_layout(self) -> ColumnLayout:
         return resolve_column_types(
             self.column_types, self.n_features_in_, getattr(self, "feature_names_in_", None)
@@ -262,6 +277,12 @@ class MixedNB(MissingAware, BayesClassifier):
 
     # -- values -------------------------------------------------------------------
     def _check_values(self, X, row_offset=0):
+        # At the first fit the layout needs the feature names, which are set
+        # after this check: accumulate checks the cells then.
+        if hasattr(self, "_layout") and hasattr(self, "stats_"):
+            self._check_cells(X, row_offset)
+
+    def _check_cells(self, X, row_offset=0):
         lay = self._layout
         check_codes(self, X[:, lay.categorical], lay.categorical, row_offset)
         Xb = X[:, lay.bernoulli]
@@ -301,12 +322,12 @@ class MixedNB(MissingAware, BayesClassifier):
             check_known(self, X[:, lay.categorical], lay.categorical, self._n_cat, row_offset)
 
     # -- fitting ------------------------------------------------------------------
-    def _new_stats(self, X, y_idx, w, n_classes):
+    def accumulate(self, X, y_idx, sample_weight, n_classes):
         self._layout = self._resolve_layout()
-        self._check_values(X)
-        return MixedStats.from_data(X, y_idx, w, n_classes, self._layout)
+        self._check_cells(X)
+        return MixedStats.from_data(X, y_idx, sample_weight, n_classes, self._layout)
 
-    def _finalize(self):
+    def finalize(self):
         lay = self._layout = self._resolve_layout()
         st = self.stats_
         if st.gaussian_count.shape[1] != lay.gaussian.size or st.n_categories.size != (
@@ -316,7 +337,7 @@ class MixedNB(MissingAware, BayesClassifier):
         self.column_types_ = list(lay.types)
         self.class_count_ = st.class_count.copy()
         self.class_log_prior_ = class_log_prior(st.class_count, self.fit_prior, self.class_prior)
-        alpha = _check_alpha(self.alpha)
+        alpha = _alpha(self.alpha)
         self._finalize_gaussian(st, lay)
         min_cat = check_min_categories(self.min_categories, self.n_features_in_)
         self._cat_log_prob, _, self._n_cat = category_log_prob(
@@ -403,7 +424,7 @@ class MixedNB(MissingAware, BayesClassifier):
         self._log_norm = -0.5 * (_LOG_2PI + np.log(var))
 
     # -- scoring ------------------------------------------------------------------
-    def _jll_block(self, X):
+    def joint_log_likelihood_block(self, X):
         lay = self._layout
         out = np.repeat(self.class_log_prior_[:, None], X.shape[0], axis=1)
         if lay.gaussian.size:
