@@ -227,14 +227,14 @@ def test_a_continuous_target_is_refused_unless_chosen(tmp_path):
         "-d",
         tmp_path / "c.csv",
         "-t",
-        "flipper_length_mm",
+        "bill_length_mm",
         "-o",
         tmp_path / "m.npz",
         "-q",
     )
     assert run.returncode == 0
     assert (
-        "warning:" in run.stderr and "the target 'flipper_length_mm' looks continuous" in run.stderr
+        "warning:" in run.stderr and "the target 'bill_length_mm' looks continuous" in run.stderr
     )
 
 
