@@ -72,7 +72,8 @@ def mixed_log_posterior(train: pd.DataFrame, X: pd.DataFrame, alpha=1.0, var_smo
                 v: (np.sum(rows[col] == v) + alpha) / (observed + alpha * len(values))
                 for v in values
             }
-            term = X[col].map(lambda v: np.log(probs[v]) if v in probs else 0.0)
+            logs = {v: np.log(p) for v, p in probs.items()}
+            term = X[col].map(lambda v, logs=logs: logs.get(v, 0.0))
             score += np.where(X[col].isna(), 0.0, term.fillna(0.0))
         out[:, k] = score
     out -= np.logaddexp.reduce(out, axis=1, keepdims=True)
@@ -233,9 +234,7 @@ def test_a_continuous_target_is_refused_unless_chosen(tmp_path):
         "-q",
     )
     assert run.returncode == 0
-    assert (
-        "warning:" in run.stderr and "the target 'bill_length_mm' looks continuous" in run.stderr
-    )
+    assert "warning:" in run.stderr and "the target 'bill_length_mm' looks continuous" in run.stderr
 
 
 @pytest.mark.parametrize(

@@ -104,9 +104,9 @@ def predict(
         from nbcli.cli.console import info, warn
         from nbcli.io.atomic import check_outputs
         from nbcli.io.modelfile import load_model
-        from nbcli.workflows.summary import PredictionSummary
         from nbcli.workflows.predict import check_keep
         from nbcli.workflows.predict import predict as predict_file
+        from nbcli.workflows.summary import PredictionSummary
 
         outputs = [("--output", output or "-")] + ([("--json", json_out)] if json_out else [])
         check_outputs(outputs, [("--model", model), ("--data", inputs[0])])

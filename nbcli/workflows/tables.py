@@ -142,7 +142,7 @@ def apply_column_types(estimator, plan, column_types: dict, missing: str, unseen
             f"{'is' if len(unknown) == 1 else 'are'} not a feature; the features are: "
             f"{', '.join(plan.features)}"
         )
-    params = {}
+    params: dict[str, object] = {}
     if "column_types" in estimator.get_params():
         params["column_types"] = [_column_type(c, plan, column_types) for c in plan.features]
     if _accepts(estimator, "missing", missing):
