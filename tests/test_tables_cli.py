@@ -398,3 +398,50 @@ def test_na_values_are_configurable(tmp_path):
     assert np.isnan(ds.X[[0, 3], 1]).all() and ds.X[1, 1] == 3
     with pytest.raises(NbcliError, match=r"column 'b' has the non-numeric value '\?' at row 4"):
         read_dataset(data, missing="ignore")
+
+
+def test_a_chunked_mixed_fit_equals_one_fit(split):
+    from nbcli.models import MixedNB
+    from nbcli.workflows.train import train
+
+    d, _, test = split
+    whole = train(MixedNB(), str(d / "train.csv"), target="species")
+    chunked = train(MixedNB(), str(d / "train.csv"), target="species", chunk_size=50)
+    assert whole.model_file.columns == chunked.model_file.columns
+    X = read_dataset(
+        d / "test.csv",
+        model_features=FEATURES,
+        need_target=False,
+        missing="ignore",
+        kinds={c: "categorical" for c in CATEGORICAL},
+        categories={
+            c["name"]: c["categories"] for c in whole.model_file.columns if "categories" in c
+        },
+    ).X
+    np.testing.assert_allclose(
+        chunked.model_file.model.predict_proba(X),
+        whole.model_file.model.predict_proba(X),
+        rtol=0,
+        atol=1e-12,
+    )
+
+
+def test_parquet_booleans_and_categoricals_are_categories(tmp_path):
+    frame = penguins().dropna().iloc[::5].reset_index(drop=True)
+    frame["island"] = frame["island"].astype("category")
+    frame["heavy"] = frame["body_mass_g"] > 4000
+    frame.to_parquet(tmp_path / "p.parquet")
+    run = nbcli_in_process(
+        "fit",
+        "-m",
+        "mixed",
+        "-d",
+        tmp_path / "p.parquet",
+        "-t",
+        "species",
+        "-o",
+        tmp_path / "m.npz",
+    )
+    assert run.returncode == 0, run.stderr
+    assert "island=categorical" in run.stderr and "heavy=categorical (2 categories)" in run.stderr
+    assert "sex=categorical (2 categories)" in run.stderr

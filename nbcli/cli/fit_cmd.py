@@ -86,7 +86,7 @@ def _fit(
         (v for v in (unseen, data_cfg.get("unseen"), params.get("unseen")) if v is not None),
         "error",
     )
-    na_values = split_list(na_values) or data_cfg.get("na_values")
+    na_values = split_list(na_values) or split_list(_as_list(data_cfg.get("na_values")))
 
     from nbcli.workflows.tables import UNSEEN_POLICIES, parse_column_types
 
@@ -198,6 +198,13 @@ def _estimator(model: str | None, cfg: dict, config: str | None, flags: dict):
         if spec.cli_default is not SAME and spec.name not in params:
             params[spec.name] = spec.cli_default
     return cls(**params), params
+
+
+def _as_list(value) -> list[str] | None:
+    """A config value given as a list or as one comma-separated string."""
+    if value is None:
+        return None
+    return [str(v) for v in value] if isinstance(value, list) else [str(value)]
 
 
 def flag_values(flag: registry.Flag, value):
