@@ -280,6 +280,8 @@ def test_lda_drops_rows_with_missing_cells_by_default(tmp_path):
     assert run.returncode == 0, run.stderr
     assert "missing cells: drop (their rows skipped); 1 row dropped; 6 rows used" in run.stderr
     run = nbcli_in_process("fit", "-m", "lda", "-d", data, "--missing", "ignore")
+    assert_one_error_line(run, "--missing must be one of 'error', 'drop'; got 'ignore'")
+    run = nbcli_in_process("predict", "-m", tmp_path / "m.npz", "-d", data, "--missing", "ignore")
     assert_one_error_line(run, "--missing ignore", "lda model cannot leave a missing cell out")
 
 

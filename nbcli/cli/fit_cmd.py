@@ -35,8 +35,6 @@ def _fit(
     target: Annotated[str | None, common.TARGET] = None,
     features: Annotated[list[str] | None, common.FEATURES] = None,
     drop: Annotated[list[str] | None, common.DROP] = None,
-    missing: Annotated[str | None, table_options.MISSING] = None,
-    unseen: Annotated[str | None, table_options.UNSEEN] = None,
     column: Annotated[list[str] | None, table_options.COLUMN] = None,
     na_values: Annotated[list[str] | None, table_options.NA_VALUES] = None,
     config: Annotated[
@@ -45,8 +43,8 @@ def _fit(
             "--config",
             "-c",
             help=(
-                "TOML file with model, [hyperparameters] and [data] (target, features, drop, "
-                "missing, unseen, na_values, columns = {NAME = TYPE}); flags override it."
+                "TOML file with model, [hyperparameters] (missing, unseen too) and [data] "
+                "(target, features, drop, na_values, columns = {NAME = TYPE}); flags override it."
             ),
         ),
     ] = None,
@@ -76,16 +74,10 @@ def _fit(
     target = target if target is not None else data_cfg.get("target")
     features = split_list(features) or data_cfg.get("features")
     drop = split_list(drop) or data_cfg.get("drop")
-    # The policies are also hyperparameters of the models that declare them
-    # (config [hyperparameters], or their command-line defaults).
-    missing = next(
-        (v for v in (missing, data_cfg.get("missing"), params.get("missing")) if v is not None),
-        None,
-    )
-    unseen = next(
-        (v for v in (unseen, data_cfg.get("unseen"), params.get("unseen")) if v is not None),
-        "error",
-    )
+    # --missing and --unseen are hyperparameters of the models that declare
+    # them (flags, config [hyperparameters], or their command-line defaults).
+    missing = params.get("missing")
+    unseen = params.get("unseen", "error")
     na_values = split_list(na_values) or split_list(_as_list(data_cfg.get("na_values")))
 
     from nbcli.workflows.tables import UNSEEN_POLICIES, parse_column_types
