@@ -43,8 +43,8 @@ def _fit(
             "--config",
             "-c",
             help=(
-                "TOML file with model, [hyperparameters] (missing, unseen too) and [data] "
-                "(target, features, drop, na_values, columns = {NAME = TYPE}); flags override it."
+                "TOML file with model, [hyperparameters] and [data] (target, features, drop, "
+                "na_values, columns = {NAME = TYPE}); flags override it."
             ),
         ),
     ] = None,
