@@ -447,3 +447,33 @@ def test_parquet_booleans_and_categoricals_are_categories(tmp_path):
     assert run.returncode == 0, run.stderr
     assert "island=categorical" in run.stderr and "heavy=categorical (2 categories)" in run.stderr
     assert "sex=categorical (2 categories)" in run.stderr
+
+
+def test_infinity_is_not_missing(tmp_path):
+    data = tmp_path / "inf.csv"
+    data.write_text("a,b,label\n1,2,x\n2,inf,x\n3,1,y\n4,,y\n", encoding="utf-8")
+    for policy in ("ignore", "drop"):
+        run = nbcli_in_process("fit", "-m", "gaussian", "-d", data, "--missing", policy)
+        assert_one_error_line(run, "column 'b' has an infinite value at row 2")
+
+
+def test_categorical_model_reads_text_columns_as_categories(split):
+    d, _, _ = split
+    run = nbcli_in_process(
+        "fit",
+        "-m",
+        "categorical",
+        "-d",
+        d / "train.csv",
+        "-t",
+        "species",
+        "--features",
+        "island,sex",
+        "-o",
+        d / "cat.npz",
+    )
+    assert run.returncode == 0, run.stderr
+    assert (
+        "column types: island=categorical (3 categories), sex=categorical (2 categories)"
+        in run.stderr
+    )
