@@ -30,9 +30,38 @@ from nbcli.models.hyperparameters import SAME, Hyperparameter, parse_priors
 ROOT = Path(__file__).parent.parent
 
 
+def _fittable(name: str, X: np.ndarray):
+    """``X`` (any reals) turned into what model ``name`` takes, and hyperparameters for it.
+
+    Every model gets every kind of statistics array filled: the mixed model
+    one column of each type.
+    """
+    X = np.abs(X)
+    params: dict = {"bernoulli": {"binarize": 0.0}}.get(name, {})
+    if name == "categorical":
+        X = np.round(X)
+    if name == "mixed":
+        X = X.copy()
+        X[:, 1] = np.round(X[:, 1])
+        types = ["gaussian", "categorical", "bernoulli", "multinomial"][: X.shape[1]]
+        if X.shape[1] > 2:
+            X[:, 2] = X[:, 2] > 0.5
+        params = {"column_types": types}
+    return X, params
+
+
 def test_registry_finds_every_model_class_by_its_declared_name():
     found = registry.model_classes()
-    assert list(found) == ["gaussian", "multinomial", "bernoulli", "lda", "qda"]
+    assert list(found) == [
+        "gaussian",
+        "multinomial",
+        "bernoulli",
+        "lda",
+        "qda",
+        "categorical",
+        "complement",
+        "mixed",
+    ]
     assert found is registry.model_classes() and MODELS == found
     for name, cls in found.items():
         assert cls.name == name == cls.model_type
@@ -67,13 +96,17 @@ def test_statistics_declare_exactly_the_arrays_they_store(name):
     cls = MODELS[name]
     X, y = blobs(n_per_class=10, d=3)
     X = np.abs(X) if name != "bernoulli" else (X > 0).astype(float)
-    params = {"shrinkage": "auto"} if name == "lda" else {}
+    X, params = _fittable(name, X)
+    params = {"shrinkage": "auto"} if name == "lda" else params
+    params.pop("binarize", None)
     model = cls(**params).fit(X, y)
     assert isinstance(model.stats_, cls.statistics)
     for stats_cls in cls.statistics:
         assert set(stats_cls.shapes) == {f.name for f in fields(stats_cls)}
+        units = set("".join(stats_cls.shapes.values()))
+        assert units - {"K", "d"} == set(stats_cls.extra_dims)
     stats_cls = type(model.stats_)
-    shapes = stats_cls.array_shapes(2, 3)
+    shapes = stats_cls.array_shapes(2, 3, model.stats_.dimensions())
     stored = {k: v.shape for k, v in model.stats_.arrays().items()}
     assert set(shapes) - set(stored) <= set(stats_cls.optional)
     assert stored == {k: shapes[k] for k in stored}
@@ -149,13 +182,23 @@ def test_fit_flags_and_help_come_from_the_specs():
     from nbcli.cli.app import app
 
     out = CliRunner().invoke(app, ["fit", "--help"], terminal_width=200).output
-    assert "<gaussian|multinomial|bernoulli|lda|qda>" in out
+    assert "<gaussian|multinomial|bernoulli|lda|qda|categorical|complement|mixed>" in out
     for flag in registry.flags().values():
         for part in flag.flag.split("/"):
             assert part in out
         assert registry.flag_help(flag).split(" [")[0][:30] in " ".join(out.split())
     assert set(registry.flags()["--priors"].params.values()) == {"priors", "class_prior"}
-    assert registry.flags()["--alpha"].models == ["multinomial", "bernoulli"]
+    assert registry.flags()["--alpha"].models == [
+        "multinomial",
+        "bernoulli",
+        "categorical",
+        "complement",
+        "mixed",
+    ]
+    for flag in ("--norm/--no-norm", "--min-categories", "--missing", "--unseen"):
+        assert flag in registry.flags()
+    # Set from the column plan, never by a flag of its own.
+    assert all(f.spec.name != "column_types" for f in registry.flags().values())
 
 
 def test_readme_table_of_hyperparameters_is_the_rendered_one():
@@ -180,7 +223,8 @@ def test_the_command_line_and_workflows_use_only_public_names_of_the_core():
     X, y = blobs()
     private = set()
     for name, cls in MODELS.items():
-        model = cls(**({"binarize": 0.0} if name == "bernoulli" else {})).fit(np.abs(X), y)
+        Xm, params = _fittable(name, X)
+        model = cls(**params).fit(Xm, y)
         private |= {n for n in [*dir(cls), *vars(model), *vars(model.stats_)] if n[:1] == "_"}
     private = {n for n in private if not n.startswith("__")}
     used = []
@@ -197,7 +241,8 @@ def test_the_command_line_and_workflows_use_only_public_names_of_the_core():
 @pytest.mark.parametrize("name", list(MODELS))
 def test_statistics_say_what_no_data_could_give(name):
     X, y = blobs(n_per_class=6, d=2)  # two classes and two features: square arrays
-    model = MODELS[name](**({"binarize": 0.0} if name == "bernoulli" else {})).fit(np.abs(X), y)
+    X, params = _fittable(name, X)
+    model = MODELS[name](**params).fit(X, y)
     stats = model.stats_
     assert stats.implausible() is None
     broken = stats.copy()
@@ -206,6 +251,8 @@ def test_statistics_say_what_no_data_could_give(name):
     for field_name, what in type(stats)._non_negative.items():
         broken = stats.copy()
         array = getattr(broken, field_name)
+        if array.size == 0:  # a column type the table does not have
+            continue
         array[(0,) * array.ndim] = -1.0  # a diagonal entry of a matrix
         assert broken.implausible() == f"negative {what}"
         off = stats.copy()
@@ -214,5 +261,5 @@ def test_statistics_say_what_no_data_could_give(name):
             array[..., 0, 1] = -1.0  # off the diagonal a cross product may be negative
             assert off.implausible() is None
         else:
-            array[0, 1] = -1.0  # (n_classes, n_features) is square here, yet no matrix
+            array[0, -1] = -1.0  # (n_classes, n_features) is square here, yet no matrix
             assert off.implausible() == f"negative {what}"

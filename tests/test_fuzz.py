@@ -300,9 +300,16 @@ def _model_file(name: str) -> ModelFile:
         "bernoulli": {"binarize": 1.0},
         "lda": {"shrinkage": "auto"},
         "qda": {"reg_param": 0.1},
+        "mixed": {"column_types": {0: "categorical"}, "missing": "ignore"},
+        "categorical": {"missing": "ignore"},
     }.get(name, {})
-    if name == "multinomial":
+    if name in ("multinomial", "complement"):
         X = np.abs(X)
+    if name in ("categorical", "mixed"):
+        X[:, 0] = np.round(np.abs(X[:, 0]))
+        X[::5, 1] = np.nan
+    if name == "categorical":
+        X = np.round(np.abs(X))
     model = MODELS[name](**params).fit(X, y)
     return ModelFile(
         model=model, feature_names=["f1", "f2", "f3"], target="label", training={"n_samples": 24}

@@ -33,13 +33,31 @@ SETTINGS = {
     "bernoulli": {"alpha": 2.0, "binarize": 0.25, "class_prior": [0.6, 0.4]},
     "lda": {"shrinkage": "auto"},
     "qda": {"reg_param": 0.125},
+    "categorical": {"alpha": 0.5, "min_categories": 12, "missing": "ignore", "unseen": "ignore"},
+    "complement": {"alpha": 0.75, "norm": True},
+    "mixed": {
+        # By index, as JSON cannot keep: the file stores the keys as text.
+        "column_types": {1: "categorical", 2: "bernoulli", 3: "multinomial"},
+        "var_smoothing_scale": "feature",
+        "alpha": 0.5,
+        "missing": "ignore",
+        "unseen": "ignore",
+    },
 }
 
 
 def _data(name, seed=0):
     X, y = blobs(n_per_class=25, d=4, seed=seed)
-    if name == "multinomial":
+    if name in ("multinomial", "complement", "categorical"):
         X = np.round(np.abs(X) * 3)
+    if name == "categorical":
+        X[::7, 1] = np.nan
+    if name == "mixed":
+        X[:, 1] = np.round(np.abs(X[:, 1]))
+        X[:, 2] = X[:, 2] > 1
+        X[:, 3] = np.round(np.abs(X[:, 3]) * 3)
+        X[::5, 0] = np.nan
+        X[1::6, 1:] = np.nan
     return X, y
 
 
@@ -97,7 +115,13 @@ def test_round_trip_is_bit_for_bit(tmp_path, name):
     for key in saved:
         assert loaded[key].dtype == np.float64
         np.testing.assert_array_equal(loaded[key], saved[key], err_msg=key)
-    assert back.model.get_params() == mf.model.get_params()
+    expected = mf.model.get_params()
+    if name == "mixed":
+        # JSON keys are text; the model reads "1" as the column index 1.
+        expected["column_types"] = {str(k): v for k, v in expected["column_types"].items()}
+        assert back.model.column_types_ == mf.model.column_types_
+        assert _metadata(path)["stats"]["dims"] == {"g": 1, "S": 5, "c": 1, "b": 1, "m": 1}
+    assert back.model.get_params() == expected
     X, _ = _data(name, seed=5)
     assert np.all(back.model.predict_proba(X) == mf.model.predict_proba(X))
     assert np.all(back.predict_proba(X) == mf.predict_proba(X))
@@ -154,6 +178,7 @@ def test_metadata_holds_the_documented_fields(tmp_path):
         "binarize": None,
         "class_prior": None,
         "fit_prior": True,
+        "missing": "error",
     }
     assert meta["classes"] == ["x", "y"]
     assert meta["feature_names"] == ["a", "b"] and meta["n_features"] == 2

@@ -1,4 +1,4 @@
-"""Invariants of all five models, checked on generated data (hypothesis)."""
+"""Invariants of every model type, checked on generated data (hypothesis)."""
 
 import numpy as np
 import pytest
@@ -8,7 +8,13 @@ from hypothesis import strategies as st
 from nbcli.models import MODELS
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-PARAMS = {"qda": {"reg_param": 0.05}, "bernoulli": {"binarize": 0.0}}
+PARAMS = {
+    "qda": {"reg_param": 0.05},
+    "bernoulli": {"binarize": 0.0},
+    "categorical": {"unseen": "ignore"},
+}
+#: Models whose features are non-negative counts or codes.
+COUNTS = ("multinomial", "complement", "categorical")
 
 
 @st.composite
@@ -20,7 +26,7 @@ def datasets(draw, model):
     rng = np.random.default_rng(seed)
     centres = rng.normal(scale=3.0, size=(n_classes, d))
     X = np.concatenate([rng.normal(size=(per_class, d)) + c for c in centres])
-    if model == "multinomial":
+    if model in COUNTS:
         X = np.abs(np.round(X * 2))
     y = np.repeat(np.arange(n_classes), per_class)
     return X, y, rng
@@ -37,8 +43,8 @@ def test_probabilities_are_finite_and_sum_to_one(name, data):
     X, y, rng = data.draw(datasets(name))
     model = _fit(name, X, y)
     query = X + rng.normal(scale=5.0, size=X.shape)
-    if name == "multinomial":
-        query = np.abs(query)
+    if name in COUNTS:
+        query = np.abs(np.round(query))
     p = model.predict_proba(query)
     logp = model.predict_log_proba(query)
     assert np.all(np.isfinite(logp))
@@ -94,8 +100,11 @@ def test_duplicating_every_row_keeps_the_parameters(name, data):
             np.testing.assert_allclose(
                 getattr(b, attr), getattr(a, attr), rtol=1e-9, atol=1e-12, err_msg=attr
             )
-    if name in ("gaussian", "lda", "qda"):
+    if name in ("gaussian", "lda", "qda", "mixed"):
         np.testing.assert_allclose(b.predict_proba(X), a.predict_proba(X), rtol=1e-9, atol=1e-12)
+    elif name == "categorical":
+        for count_b, count_a in zip(b.category_count_, a.category_count_):
+            np.testing.assert_allclose(count_b, 2 * count_a)
     else:  # smoothing weighs less against doubled counts; relative frequencies stay
         np.testing.assert_allclose(b.feature_count_, 2 * a.feature_count_)
 

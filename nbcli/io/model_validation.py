@@ -21,6 +21,8 @@ FORMAT = "nbcli-model"
 #: The version this nbcli writes; it reads every version from 1 up to it.
 FORMAT_VERSION = 2
 METADATA_LIMIT = 64 * 1024 * 1024
+#: Largest size of an extra statistics dimension (``stats.dims``): 2**24 categories.
+MAX_DIMENSION = 1 << 24
 #: Types a feature column can have in ``columns`` (format version 2).
 COLUMN_TYPES = ("numeric", "gaussian", "categorical", "bernoulli", "multinomial", "text")
 
@@ -114,6 +116,17 @@ def check_metadata(path, meta) -> None:
     missing = sorted(set(stats_cls.shapes) - set(stats_cls.optional) - set(st["arrays"]))
     if missing:
         refuse(path, f"lacks statistics {', '.join(missing)}; the file is corrupt")
+    dims = st.get("dims", {})
+    if (
+        not isinstance(dims, dict)
+        or set(dims) != set(stats_cls.extra_dims)
+        or not all(_is_int(v) and 0 <= v <= MAX_DIMENSION for v in dims.values())
+    ):
+        refuse(
+            path,
+            f"statistics dims must give sizes of {', '.join(stats_cls.extra_dims) or 'nothing'}"
+            "; the file is corrupt",
+        )
     specs = {s.name: s for s in cls.hyperparameters}
     unknown = sorted(set(meta["hyperparameters"]) - set(specs))
     if unknown:
@@ -189,7 +202,9 @@ def expected_members(meta) -> dict[str, tuple | str | None]:
     """
     cls = registry.get(meta["model"])
     stats_cls = {s.__name__: s for s in cls.statistics}[meta["stats"]["type"]]
-    shapes = stats_cls.array_shapes(len(meta["classes"]), meta["n_features"])
+    shapes = stats_cls.array_shapes(
+        len(meta["classes"]), meta["n_features"], meta["stats"].get("dims")
+    )
     expected: dict[str, tuple | str | None] = {
         f"stats.{n}": shapes[n] for n in meta["stats"]["arrays"]
     }

@@ -146,6 +146,16 @@ def _text_arrays(mf: ModelFile) -> tuple[dict, list | None, dict | None]:
     return texts, columns, vocabularies
 
 
+def _stats_metadata(stats) -> dict:
+    """``{"type", "arrays"}`` of the statistics, and ``dims`` where their shapes need sizes
+    besides classes and features (the number of categories)."""
+    out: dict = {"type": type(stats).__name__, "arrays": sorted(stats.arrays())}
+    dims = stats.dimensions()
+    if dims:
+        out["dims"] = dims
+    return out
+
+
 def build_metadata(mf: ModelFile) -> dict:
     """The metadata ``save_model`` writes for ``mf`` (a JSON-ready dict)."""
     model = mf.model
@@ -161,7 +171,7 @@ def build_metadata(mf: ModelFile) -> dict:
         "n_features": int(model.n_features_in_),
         "target": mf.target,
         "training": mf.training,
-        "stats": {"type": type(stats).__name__, "arrays": sorted(stats.arrays())},
+        "stats": _stats_metadata(stats),
         "calibration": None,
     }
     if mf.calibrator is not None:

@@ -27,7 +27,12 @@ from typing import TYPE_CHECKING, ClassVar
 import numpy as np
 
 from nbcli.models._logspace import _log_normalise_columns, _softmax_columns
-from nbcli.models._missing import check_no_infinity
+from nbcli.models._missing import (
+    check_no_infinity,
+    drop_incomplete,
+    labels_of,
+    score_with_missing,
+)
 from nbcli.models._params import Parameters
 from nbcli.models._validation import (
     check_array,
@@ -174,10 +179,8 @@ class BayesClassifier(Parameters):
 
     def _prepare_X(self, X) -> np.ndarray:
         """Validated float64 rows (all checks, for fitting); NaN only if ``missing`` allows."""
-        if self.missing_policy == "error":
-            X = check_array(X)
-        else:
-            X = check_array(X, finite=False)
+        X = check_array(X, finite=self.missing_policy == "error")
+        if self.missing_policy != "error":
             check_no_infinity(X)
         self._check_values(X)
         return X
@@ -202,13 +205,7 @@ class BayesClassifier(Parameters):
         X = self._prepare_X(X)
         y = check_labels(y, X.shape[0])
         w = check_sample_weight(sample_weight, X.shape[0])
-        n_dropped = 0
-        if self.missing_policy == "drop":
-            complete = ~np.isnan(X).any(axis=1)
-            n_dropped = int(X.shape[0] - complete.sum())
-            if n_dropped:
-                X, y = X[complete], y[complete]
-                w = None if w is None else w[complete]
+        X, y, w, n_dropped = drop_incomplete(X, y, w, self.missing_policy)
         return X, y, w, names, n_dropped
 
     def _set_feature_names(self, names, reset: bool):
@@ -529,58 +526,39 @@ class BayesClassifier(Parameters):
         self._set_feature_names(names, reset=False)
         return X
 
-    def _scored_blocks(self, X):
-        """Yield ``(rows, jll)`` per block of validated ``X``: ``jll`` of shape
-        (n_classes, n_rows_in_block).
+    def _score_block(self, X, lo: int, hi: int) -> np.ndarray:
+        """Joint log-likelihood of rows ``lo:hi`` of validated ``X``, shape (n_classes, hi - lo).
 
-        Values are checked block by block, while the block is in cache, and
-        the class-major layout makes the reductions over classes run along
+        Values are checked here, while the block is in cache, and the
+        class-major layout makes the reductions over classes run along
         contiguous memory.
         """
-        step = max(64, _BLOCK_ELEMENTS // max(1, self.n_features_in_))
-        policy = self.missing_policy
-        for lo in range(0, X.shape[0], step):
-            rows = slice(lo, min(X.shape[0], lo + step))
-            block = X[rows]
-            if policy != "error":
-                yield rows, self._score_with_missing(block, lo, policy)
-                continue
-            if self._scan_for_nonfinite:
-                check_finite(block, row_offset=lo)
-            try:
-                self._check_values(block, lo)
-                self._check_unseen(block, lo)
-            except ValueError:
-                check_finite(block, row_offset=lo)  # a NaN gets its own message
-                raise
-            with np.errstate(invalid="ignore", over="ignore"):
-                jll = self.joint_log_likelihood_block(block)
-            # NaN or infinity in a row makes its scores non-finite, so the
-            # (smaller) score block tells whether the rows need a closer look.
-            if not np.isfinite(jll).all():
-                check_finite(block, row_offset=lo)
-            yield rows, jll
-
-    def _score_with_missing(self, block, lo: int, policy: str) -> np.ndarray:
-        """Scores of a block that may hold NaN cells (``missing`` is not ``"error"``).
-
-        ``"ignore"``: the model's :meth:`joint_log_likelihood_block` leaves
-        NaN cells out itself. ``"drop"``: rows with a NaN cell get NaN
-        scores (hence NaN posteriors) and the others are scored as usual.
-        """
-        check_no_infinity(block, row_offset=lo)
-        self._check_values(block, lo)
-        self._check_unseen(block, lo)
+        block = X[lo:hi]
+        if self.missing_policy != "error":
+            return score_with_missing(self, block, lo)
+        if self._scan_for_nonfinite:
+            check_finite(block, row_offset=lo)
+        try:
+            self._check_values(block, lo)
+            self._check_unseen(block, lo)
+        except ValueError:
+            check_finite(block, row_offset=lo)  # a NaN gets its own message
+            raise
         with np.errstate(invalid="ignore", over="ignore"):
-            if policy == "ignore":
-                return self.joint_log_likelihood_block(block)
-            incomplete = np.isnan(block).any(axis=1)
-            if not incomplete.any():
-                return self.joint_log_likelihood_block(block)
-            jll = np.full((len(self.classes_), block.shape[0]), np.nan)
-            if not incomplete.all():
-                jll[:, ~incomplete] = self.joint_log_likelihood_block(block[~incomplete])
-            return jll
+            jll = self.joint_log_likelihood_block(block)
+        # NaN or infinity in a row makes its scores non-finite, so the
+        # (smaller) score block tells whether the rows need a closer look.
+        if not np.isfinite(jll).all():
+            check_finite(block, row_offset=lo)
+        return jll
+
+    def _scored_blocks(self, X):
+        """Yield ``(rows, jll)`` per block of validated ``X``: ``jll`` of shape
+        (n_classes, n_rows_in_block)."""
+        step = max(64, _BLOCK_ELEMENTS // max(1, self.n_features_in_))
+        for lo in range(0, X.shape[0], step):
+            hi = min(X.shape[0], lo + step)
+            yield slice(lo, hi), self._score_block(X, lo, hi)
 
     def _collect(self, X, transform) -> np.ndarray:
         X = self._check_predict_input(X)
@@ -638,14 +616,8 @@ class BayesClassifier(Parameters):
         idx = np.empty(X.shape[0], dtype=np.intp)
         for rows, jll in self._scored_blocks(X):
             idx[rows] = np.argmax(jll, axis=0)
-            if self.missing_policy == "drop":
-                idx[rows][np.isnan(jll[0])] = -1
-        if self.missing_policy == "drop" and (idx < 0).any():
-            # Rows dropped for a missing cell have no label.
-            labels = self.classes_.astype(object)[idx]
-            labels[idx < 0] = None
-            return labels
-        return self.classes_[idx]
+            idx[rows][np.isnan(jll[0])] = -1  # a row dropped for a missing cell
+        return labels_of(self.classes_, idx)
 
     def score(self, X, y, sample_weight=None) -> float:
         """Mean accuracy of ``predict(X)`` against ``y``."""

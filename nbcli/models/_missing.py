@@ -65,3 +65,47 @@ def first_negative(X: np.ndarray):
         return None
     i, j = np.argwhere(bad)[0]
     return int(i), int(j)
+
+
+def drop_incomplete(X: np.ndarray, y: np.ndarray, w, policy: str):
+    """``(X, y, w, n_dropped)``: under ``"drop"``, without the rows that have a NaN cell."""
+    if policy != "drop":
+        return X, y, w, 0
+    complete = ~np.isnan(X).any(axis=1)
+    n_dropped = int(X.shape[0] - complete.sum())
+    if n_dropped:
+        X, y = X[complete], y[complete]
+        w = None if w is None else w[complete]
+    return X, y, w, n_dropped
+
+
+def score_with_missing(model, block: np.ndarray, lo: int) -> np.ndarray:
+    """Joint log-likelihood, (n_classes, n_rows), of a block that may hold NaN cells.
+
+    Under ``"ignore"`` the model's ``joint_log_likelihood_block`` leaves NaN
+    cells out itself; under ``"drop"`` rows with a NaN cell get NaN scores
+    (hence NaN posteriors) and the others are scored as usual. Values are
+    checked first (``lo``: the block's first row, for messages).
+    """
+    check_no_infinity(block, row_offset=lo)
+    model._check_values(block, lo)
+    model._check_unseen(block, lo)
+    with np.errstate(invalid="ignore", over="ignore"):
+        if model.missing_policy == "ignore":
+            return model.joint_log_likelihood_block(block)
+        incomplete = np.isnan(block).any(axis=1)
+        if not incomplete.any():
+            return model.joint_log_likelihood_block(block)
+        jll = np.full((len(model.classes_), block.shape[0]), np.nan)
+        if not incomplete.all():
+            jll[:, ~incomplete] = model.joint_log_likelihood_block(block[~incomplete])
+        return jll
+
+
+def labels_of(classes: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """``classes[idx]``; where ``idx`` is -1 (a dropped row), ``None`` in an object array."""
+    if not (idx < 0).any():
+        return classes[idx]
+    labels = classes.astype(object)[idx]
+    labels[idx < 0] = None
+    return labels

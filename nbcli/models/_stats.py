@@ -161,11 +161,10 @@ class _Stats:
     @property
     def class_counts(self) -> np.ndarray:
         """Weighted number of samples per class, shape (n_classes,)."""
-        # Counts are "count" in the moment statistics, "class_count" in ClassCounts.
-        # Statistics with per-feature observed counts keep the rows' count in class_count.
-        if hasattr(self, "class_count"):
-            return self.class_count  # type: ignore[attr-defined]
-        return self.count  # type: ignore[attr-defined]
+        # "count" in the moment statistics, "class_count" in the others (those
+        # with per-feature observed counts keep the rows' count there).
+        counts = getattr(self, "class_count", None)
+        return self.count if counts is None else counts  # type: ignore[attr-defined]
 
     def implausible(self) -> str | None:
         """What no data set could have given in these statistics, or None.

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import numpy as np
 
 from nbcli.models._base import BayesClassifier
 from nbcli.models._missing import first_negative, zero_missing
-from nbcli.models._stats import ClassCounts
+from nbcli.models._stats import ClassCounts, _Stats
 from nbcli.models._table_stats import ObservedCounts
 from nbcli.models._validation import DataValueError, check_priors
 from nbcli.models.hyperparameters import Hyperparameter, alpha, fit_prior, missing, priors
@@ -32,8 +34,9 @@ def _check_representable(log_prob, alpha):
 class _DiscreteNB(BayesClassifier):
     """Shared prior handling for the count-based models."""
 
-    statistics = (ClassCounts,)
+    statistics: ClassVar[tuple[type[_Stats], ...]] = (ClassCounts,)
     prior_param = "class_prior"
+    missing: str
 
     def accumulate(self, X, y_idx, sample_weight, n_classes):
         stats = ClassCounts.from_data(X, y_idx, sample_weight, n_classes)

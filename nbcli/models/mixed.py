@@ -183,7 +183,9 @@ class MixedNB(BayesClassifier):
         rows; when False, uniform.
     class_prior : array-like of shape (n_classes,), optional
         Fixed class priors, overriding ``fit_prior``; must sum to 1.
-    missing : {"error", "ignore"}, default="error"
+    missing : {"error", "ignore", "drop"}, default="error"
+        ``"ignore"``: see above; ``"drop"``: rows with a NaN cell are skipped
+        at fit and get NaN posteriors at predict.
     unseen : {"error", "ignore"}, default="error"
         A categorical code ``>= K_j`` at predict: an error naming row,
         column and value, or left out of the product like a missing cell.
@@ -195,6 +197,12 @@ class MixedNB(BayesClassifier):
     theta_, var_ : ndarray of shape (n_classes, n_gaussian)
         Means and variances (including ``epsilon_``) of the Gaussian columns.
     epsilon_ : ndarray of shape (n_gaussian,)
+    zero_variance_ : ndarray of shape (n_pairs, 2), int
+        ``(class index, column index)`` of the Gaussian columns whose
+        within-class variance is zero before smoothing (set by ``epsilon_``
+        alone).
+    n_dropped_ : int
+        Training rows skipped for a missing cell (``missing="drop"``).
     n_categories_ : ndarray of shape (n_categorical,), int
     category_log_prob_ : list of ndarrays of shape (n_classes, K_j)
     bernoulli_log_prob_, multinomial_log_prob_ : ndarray of shape (n_classes, n_columns_of_type)
@@ -393,7 +401,8 @@ class MixedNB(BayesClassifier):
             )
         live = st.class_count > 0
         with np.errstate(divide="ignore", invalid="ignore"):
-            var = np.where(count > 0, m2 / count, 0.0) + eps
+            raw = np.where(count > 0, m2 / count, 0.0)
+        var = raw + eps
         empty = live[:, None] & (count <= 0)
         if empty.any():
             k, jj = np.argwhere(empty)[0]
@@ -414,6 +423,10 @@ class MixedNB(BayesClassifier):
                 f"Gaussian {feature_label(self, int(lay.gaussian[jj]))} has zero variance in "
                 f"class {label_text(self.classes_[k])}: {fix}"
             )
+        # Pairs whose variance is the smoothing alone, by column of the table.
+        zero = np.argwhere(live[:, None] & (raw <= 0))
+        zero[:, 1] = lay.gaussian[zero[:, 1]]
+        self.zero_variance_ = zero
         # Classes without rows never win (their prior is zero unless fixed);
         # unit variance keeps their scores finite.
         var[~live] = 1.0

@@ -409,9 +409,8 @@ def _check_gaussian_spread(path: str, estimator, feature_names, labels) -> None:
             "check that the right file and columns were read"
         )
     if estimator.var_smoothing == 0:
-        # Counts are per class, or per class and feature where cells may be missing.
-        count = st.count if st.count.ndim == 2 else st.count[:, None]
-        flat = (st.m2 <= 0) & (count > 0)
+        # Per class, or per class and feature when missing cells are left out.
+        flat = (st.m2 <= 0) & (st.count.reshape(len(st.count), -1) > 0)
         if flat.any():
             k, j = np.argwhere(flat)[0]
             raise NbcliError(

@@ -1,0 +1,75 @@
+"""var_smoothing_scale: scikit-learn's global epsilon, or one per feature that follows its units."""
+
+import numpy as np
+import pytest
+
+from nbcli.models import GaussianNB, MixedNB
+
+sklearn = pytest.importorskip("sklearn")
+from sklearn.datasets import load_breast_cancer  # noqa: E402
+from sklearn.model_selection import train_test_split  # noqa: E402
+from sklearn.naive_bayes import GaussianNB as SkGaussianNB  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def cancer():
+    data = load_breast_cancer()
+    split = train_test_split(
+        data.data, data.target, test_size=114, random_state=0, stratify=data.target
+    )
+    column = list(data.feature_names).index("worst area")
+    return split, column
+
+
+def _rescaled(X, column, factor=1000.0):
+    X = X.copy()
+    X[:, column] *= factor
+    return X
+
+
+def test_global_scale_is_scikit_learns_and_depends_on_the_units(cancer):
+    (Xtr, Xte, ytr, _), column = cancer
+    ours = GaussianNB(var_smoothing=1e-2).fit(Xtr, ytr)
+    theirs = SkGaussianNB(var_smoothing=1e-2).fit(Xtr, ytr)
+    np.testing.assert_allclose(ours.predict_proba(Xte), theirs.predict_proba(Xte), atol=1e-8)
+    assert isinstance(ours.epsilon_, float)
+    big = GaussianNB(var_smoothing=1e-2).fit(_rescaled(Xtr, column), ytr)
+    # The largest variance now belongs to the rescaled column and swamps the others.
+    assert (big.predict(_rescaled(Xte, column)) != ours.predict(Xte)).sum() > 0
+
+
+@pytest.mark.parametrize("cls", [GaussianNB, MixedNB])
+def test_feature_scale_makes_posteriors_independent_of_a_columns_units(cancer, cls):
+    (Xtr, Xte, ytr, _), column = cancer
+    a = cls(var_smoothing=1e-2, var_smoothing_scale="feature").fit(Xtr, ytr)
+    b = cls(var_smoothing=1e-2, var_smoothing_scale="feature").fit(_rescaled(Xtr, column), ytr)
+    np.testing.assert_allclose(
+        b.predict_proba(_rescaled(Xte, column)), a.predict_proba(Xte), rtol=0, atol=1e-9
+    )
+    np.testing.assert_allclose(b.epsilon_[column], 1e6 * a.epsilon_[column], rtol=1e-12)
+    np.testing.assert_allclose(a.epsilon_, 1e-2 * Xtr.var(axis=0), rtol=1e-12)
+
+
+def test_feature_scale_is_the_formula():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3)) * [1.0, 100.0, 0.01]
+    y = np.repeat([0, 1], 20)
+    model = GaussianNB(var_smoothing=0.1, var_smoothing_scale="feature").fit(X, y)
+    for k in (0, 1):
+        np.testing.assert_allclose(
+            model.var_[k], X[y == k].var(axis=0) + 0.1 * X.var(axis=0), rtol=1e-12
+        )
+
+
+def test_feature_scale_refuses_a_feature_constant_everywhere():
+    X = np.array([[1.0, 5.0], [2.0, 5.0], [3.0, 5.0], [4.0, 5.0]])
+    with pytest.raises(ValueError, match="feature 1 has zero variance in class 0; it is constant"):
+        GaussianNB(var_smoothing_scale="feature").fit(X, [0, 0, 1, 1])
+
+
+@pytest.mark.parametrize("cls", [GaussianNB, MixedNB])
+def test_zero_variance_lists_the_pairs_set_by_smoothing_alone(cls):
+    X = np.array([[1.0, 5.0], [2.0, 5.0], [3.0, 4.0], [4.0, 6.0], [7.0, 7.0], [7.0, 1.0]])
+    model = cls().fit(X, [0, 0, 1, 1, 2, 2])
+    assert model.zero_variance_.tolist() == [[0, 1], [2, 0]]
+    assert cls().fit(X[2:4], [0, 1]).zero_variance_.tolist() == [[0, 0], [0, 1], [1, 0], [1, 1]]
