@@ -407,8 +407,10 @@ def test_a_chunked_mixed_fit_equals_one_fit(split):
     from nbcli.workflows.train import train
 
     d, _, test = split
-    whole = train(MixedNB(), str(d / "train.csv"), target="species")
-    chunked = train(MixedNB(), str(d / "train.csv"), target="species", chunk_size=50)
+    whole = train(MixedNB(missing="ignore"), str(d / "train.csv"), target="species")
+    chunked = train(
+        MixedNB(missing="ignore"), str(d / "train.csv"), target="species", chunk_size=50
+    )
     assert whole.model_file.columns == chunked.model_file.columns
     X = read_dataset(
         d / "test.csv",

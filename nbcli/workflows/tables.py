@@ -54,10 +54,11 @@ def can_ignore_missing(estimator) -> bool:
 
 
 def choose_missing(estimator, missing: str | None) -> str:
-    """The missing-value policy of a fit: ``missing`` checked, or the default
-    (``ignore`` for the models that can leave a cell out, the naive Bayes
-    ones; ``drop`` for the others, LDA and QDA, which model the features
-    jointly).
+    """The missing-value policy of a fit: ``missing`` checked, or by default
+    the estimator's own ``missing`` (the command line sets it to its
+    defaults: ``ignore`` for the models that can leave a cell out, the naive
+    Bayes ones; ``drop`` for LDA and QDA, which model the features jointly);
+    for an estimator without one, ``drop``.
 
     Raises
     ------
@@ -65,7 +66,7 @@ def choose_missing(estimator, missing: str | None) -> str:
         For an unknown policy, or ``ignore`` for a model that cannot.
     """
     if missing is None:
-        return "ignore" if can_ignore_missing(estimator) else "drop"
+        missing = estimator.get_params().get("missing", "drop")
     if missing not in MISSING_POLICIES:
         raise NbcliError(f"--missing must be one of {', '.join(MISSING_POLICIES)}; got {missing!r}")
     if missing == "ignore" and not can_ignore_missing(estimator):

@@ -164,8 +164,8 @@ def train(
     missing : {"error", "ignore", "drop"}, optional
         Missing feature cells: refused (naming the row), left out of their
         feature's statistics (the models that can), or their rows skipped
-        and counted. Default :func:`default_missing` (``ignore`` for the
-        naive Bayes models, ``drop`` for LDA and QDA). Rows whose label is
+        and counted. Default: the estimator's ``missing`` (see
+        :func:`nbcli.workflows.tables.choose_missing`). Rows whose label is
         missing are skipped and counted whatever the policy.
     unseen : {"error", "ignore"}
         Stored in the model: what predict does with a category never seen
