@@ -36,7 +36,7 @@ def iris(tmp_path_factory):
     from nbcli.workflows.train import train
 
     d = tmp_path_factory.mktemp("wf")
-    result = train(GaussianNB(), str(SAMPLE / "iris_train.csv"), quiet=True)
+    result = train(GaussianNB(), str(SAMPLE / "iris_train.csv"))
     save_model(result.model_file, d / "iris.npz")
     frame = pd.read_csv(SAMPLE / "iris_train.csv")
     core = GaussianNB().fit(frame.drop(columns="label").to_numpy(), frame["label"].to_numpy())
