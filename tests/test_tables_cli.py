@@ -479,3 +479,16 @@ def test_categorical_model_reads_text_columns_as_categories(split):
         "column types: island=categorical (3 categories), sex=categorical (2 categories)"
         in run.stderr
     )
+
+
+def test_npz_missing_cells_follow_the_policy(tmp_path):
+    X = np.arange(12, dtype=float).reshape(6, 2)
+    X[2, 1] = np.nan
+    np.savez(tmp_path / "d.npz", X=X, y=np.array([0, 0, 0, 1, 1, 1]))
+    assert np.isnan(read_dataset(tmp_path / "d.npz", missing="ignore").X[2, 1])
+    with pytest.raises(NbcliError, match="column 'x1' has a missing value at row 3"):
+        read_dataset(tmp_path / "d.npz")
+    run = nbcli_in_process(
+        "fit", "-m", "gaussian", "-d", tmp_path / "d.npz", "-o", tmp_path / "m.npz"
+    )
+    assert run.returncode == 0 and "1 row with one; 6 rows used" in run.stderr, run.stderr

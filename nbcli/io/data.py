@@ -79,10 +79,10 @@ class Dataset:
         return int(self.X.shape[0])
 
 
-def _dataset(reader: TableReader, chunk: RawChunk) -> Dataset:
-    """A chunk as a Dataset, after the one check of its feature cells."""
+def _dataset(reader: TableReader, chunk: RawChunk, missing: str) -> Dataset:
+    """A chunk as a Dataset, after the one check of its feature cells
+    (missing cells refused under ``missing="error"``)."""
     plan = reader.plan
-    missing = getattr(getattr(reader, "opts", None), "missing", "error")
     check_cells(
         chunk.X, plan.features, reader.source.display, chunk.row_offset, chunk.unread, missing
     )
@@ -183,7 +183,7 @@ def read_dataset(
     chunk = next(iter(reader.chunks(None, resolve=True)), None)
     if chunk is None:
         raise _no_rows(reader.source.display)
-    return _dataset(reader, chunk)
+    return _dataset(reader, chunk, opts.missing)
 
 
 # Values per chunk when the caller does not choose: 8 million float64 is
@@ -238,6 +238,7 @@ class DatasetStream:
         self.path = source.path
         self._raw_labels = raw_labels
         self._reader = open_reader(source, opts, delimiter)
+        self._missing = opts.missing
         plan = self._reader.plan
         self.feature_names = list(plan.features)
         self.target = plan.target
@@ -263,7 +264,7 @@ class DatasetStream:
         rows = 0
         try:
             for chunk in chunks:
-                yield _dataset(reader, chunk)
+                yield _dataset(reader, chunk, self._missing)
                 rows += chunk.n_rows
         finally:
             chunks.close()  # type: ignore[attr-defined]
