@@ -9,6 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 from conftest import SAMPLE, assert_one_error_line, nbcli_in_process
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from nbcli.errors import NbcliError
 from nbcli.io.data import iter_dataset, read_dataset
@@ -492,3 +494,30 @@ def test_npz_missing_cells_follow_the_policy(tmp_path):
         "fit", "-m", "gaussian", "-d", tmp_path / "d.npz", "-o", tmp_path / "m.npz"
     )
     assert run.returncode == 0 and "1 row with one; 6 rows used" in run.stderr, run.stderr
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    cells=st.lists(
+        st.sampled_from(["a", "b", " c", "NA", "", "dé", "a "]), min_size=1, max_size=30
+    ),
+    chunk_size=st.integers(1, 8),
+)
+def test_category_codes_do_not_depend_on_the_chunks(tmp_path_factory, cells, chunk_size):
+    path = tmp_path_factory.mktemp("codes") / "c.csv"
+    labels = ["x" if i % 2 else "y" for i in range(len(cells))]
+    text = "c,label\n" + "".join(f"{c},{y}\n" for c, y in zip(cells, labels))
+    path.write_text(text, encoding="utf-8")
+    stream = iter_dataset(
+        path, chunk_size=chunk_size, infer=True, categorical=True, missing="ignore"
+    )
+    try:
+        codes = np.concatenate([ds.X[:, 0] for ds in stream])
+    except NbcliError:
+        # Nothing but missing cells is a numeric column of NaN; that is fine too.
+        return
+    seen = list(dict.fromkeys(c.strip() for c in cells if c.strip() not in ("", "NA")))
+    expected = [seen.index(c.strip()) if c.strip() in seen else np.nan for c in cells]
+    if stream.categories:
+        assert stream.categories == {"c": seen}
+        np.testing.assert_array_equal(codes, expected)
