@@ -1,4 +1,5 @@
-"""scikit-learn's own estimator checks, run on ComplementNB, CategoricalNB and MixedNB."""
+"""scikit-learn's own estimator checks, run on ComplementNB, CategoricalNB and MixedNB,
+and on the other models with missing cells allowed."""
 
 from __future__ import annotations
 
@@ -11,7 +12,16 @@ pytest.importorskip("sklearn")
 from sklearn.utils import get_tags  # noqa: E402
 from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 
-from nbcli.models import CategoricalNB, ComplementNB, MixedNB  # noqa: E402
+from nbcli.models import (  # noqa: E402
+    BernoulliNB,
+    CategoricalNB,
+    ComplementNB,
+    GaussianNB,
+    LinearDiscriminantAnalysis,
+    MixedNB,
+    MultinomialNB,
+    QuadraticDiscriminantAnalysis,
+)
 
 ESTIMATORS = [
     ComplementNB(),
@@ -20,6 +30,12 @@ ESTIMATORS = [
     CategoricalNB(missing="ignore"),
     MixedNB(),
     MixedNB(missing="ignore", var_smoothing_scale="feature"),
+    GaussianNB(missing="ignore", var_smoothing_scale="feature"),
+    MultinomialNB(missing="ignore"),
+    BernoulliNB(missing="ignore", binarize=0.0),
+    ComplementNB(missing="drop"),
+    LinearDiscriminantAnalysis(missing="drop"),
+    QuadraticDiscriminantAnalysis(missing="drop", reg_param=0.1),
 ]
 
 # scikit-learn's CategoricalNB truncates real values to integer codes
@@ -34,8 +50,20 @@ EXPECTED_FAILURES = {
 }
 
 
+# With missing="drop", a row with a NaN cell gets no label (None), which the
+# pickling check, comparing predictions on data with NaN put in, cannot subtract.
+_DROPPED = "predict leaves rows with a missing cell unlabelled (None) under missing='drop'"
+DROP_FAILURES = {
+    "check_estimators_pickle": _DROPPED,
+    "check_estimators_pickle(readonly_memmap=True)": _DROPPED,
+}
+
+
 def _expected_failures(estimator) -> dict[str, str]:
-    return EXPECTED_FAILURES.get(type(estimator).__name__, {})
+    expected = dict(EXPECTED_FAILURES.get(type(estimator).__name__, {}))
+    if estimator.missing == "drop":
+        expected.update(DROP_FAILURES)
+    return expected
 
 
 with warnings.catch_warnings():

@@ -62,9 +62,16 @@ def test_infinity_is_never_missing():
     for cls in (GaussianNB, LinearDiscriminantAnalysis):
         with pytest.raises(DataValueError, match="infinity at row 1, column 1"):
             cls(missing="drop").fit(X, [0, 0, 1, 1])
-    model = GaussianNB(missing="ignore").fit(np.nan_to_num(X, posinf=2.0), [0, 0, 1, 1])
-    with pytest.raises(DataValueError, match="infinity at row 1, column 1"):
-        model.predict_proba(X)
+    finite = np.nan_to_num(X, posinf=2.0)
+    for model in (
+        GaussianNB(missing="ignore"),
+        BernoulliNB(missing="ignore", binarize=0.5),  # infinity would binarise to 1
+        MultinomialNB(missing="ignore"),
+        ComplementNB(missing="ignore"),
+    ):
+        model.fit(finite, [0, 0, 1, 1])
+        with pytest.raises(DataValueError, match="infinity at row 1, column 1"):
+            model.predict_proba(np.vstack([X[:1], [[NAN, 1.0]], X[1:]])[[0, 2, 1, 3]])
 
 
 def test_gaussian_ignore_is_the_formula_over_observed_cells():

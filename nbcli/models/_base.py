@@ -34,6 +34,7 @@ from nbcli.models._missing import (
     score_with_missing,
 )
 from nbcli.models._params import Parameters
+from nbcli.models._rebuild import FromStatistics
 from nbcli.models._validation import (
     check_array,
     check_finite,
@@ -51,7 +52,7 @@ if TYPE_CHECKING:
 _BLOCK_ELEMENTS = 1 << 18
 
 
-class BayesClassifier(Parameters):
+class BayesClassifier(FromStatistics, Parameters):
     """Common machinery: parameters, labels, statistics, log-space prediction.
 
     A subclass is a model type. It declares the class attributes below and
@@ -417,91 +418,6 @@ class BayesClassifier(Parameters):
         self.finalize()
         return self
 
-    @classmethod
-    def from_stats(cls, stats, classes, params: dict, n_features: int):
-        """A fitted estimator built from statistics, without the data.
-
-        Parameters
-        ----------
-        stats : statistics
-            An instance of one of the classes in :attr:`statistics`, with
-            ``n_classes`` rows (model files store them; cross-validation
-            merges those of folds).
-        classes : array-like of shape (n_classes,)
-            Sorted class labels, in the order of the statistics' rows.
-        params : dict
-            Hyperparameters (``__init__`` keywords); the others keep their
-            defaults.
-        n_features : int
-
-        Returns
-        -------
-        estimator
-            Finalized with ``params``: equal to a fit on the data the
-            statistics came from.
-
-        Raises
-        ------
-        ValueError
-            For invalid hyperparameters, or when no model follows from the
-            statistics with them (see :meth:`finalize`).
-        """
-        est = cls(**params)
-        est.check_hyperparameters()
-        est.classes_ = np.asarray(classes)
-        est.n_features_in_ = int(n_features)
-        est._fixed_classes = False
-        est.stats_ = stats
-        est.finalize()
-        return est
-
-    def with_params(self, **params) -> BayesClassifier:
-        """A new fitted estimator from this one's statistics with other hyperparameters.
-
-        No data are read again: the statistics (copied) are finalized with
-        the hyperparameters of ``self`` updated by ``params``, which is how
-        a search over ``alpha`` or ``var_smoothing`` re-uses one pass over
-        the data. ``self`` is left unchanged.
-
-        Raises
-        ------
-        ValueError
-            For a name that is not a hyperparameter, an invalid value, or
-            one the statistics cannot serve (LDA's ``shrinkage="auto"``
-            needs statistics gathered with it).
-        """
-        self._check_fitted()
-        valid = self._get_param_names()
-        unknown = sorted(set(params) - set(valid))
-        if unknown:
-            raise ValueError(
-                f"invalid parameter {unknown[0]!r} for {type(self).__name__}; "
-                f"valid parameters are {valid}"
-            )
-        est = type(self).from_stats(
-            self.stats_.copy(),
-            self.classes_.copy(),
-            {**self.get_params(), **params},
-            self.n_features_in_,
-        )
-        if hasattr(self, "feature_names_in_"):
-            est.feature_names_in_ = self.feature_names_in_.copy()
-        est.n_dropped_ = getattr(self, "n_dropped_", 0)
-        return est
-
-    def undefined_parameter(self) -> str | None:
-        """Name of the first scoring parameter that came out undefined, or None.
-
-        Undefined: NaN, or +inf (infinitely favourable; -inf is legitimate,
-        the log of a zero prior). Statistics of too extreme values, or
-        damaged ones, give such parameters; a caller refuses the model.
-        """
-        for name, value in vars(self).items():
-            if isinstance(value, np.ndarray) and value.dtype.kind == "f":
-                if np.isnan(value).any() or (value == np.inf).any():
-                    return name.strip("_")
-        return None
-
     # -- scoring ------------------------------------------------------------------
     def _check_fitted(self):
         if not hasattr(self, "stats_"):
@@ -585,8 +501,10 @@ class BayesClassifier(Parameters):
         Raises
         ------
         NotFittedError, ValueError
-            Before ``fit``; on invalid ``X`` (NaN, infinity, values the model
-            cannot take) or a wrong number of features.
+            Before ``fit``; on invalid ``X`` (NaN unless ``missing`` allows
+            it, infinity, values the model cannot take) or a wrong number of
+            features. Under ``missing="drop"`` a row with a NaN cell scores
+            NaN for every class.
         """
         return self._collect(X, lambda jll: jll)
 
@@ -610,7 +528,9 @@ class BayesClassifier(Parameters):
     def predict(self, X) -> np.ndarray:
         """Most probable class (maximum a posteriori) per sample, shape (n_samples,).
 
-        Labels are taken from ``classes_``, so they keep the type given at fit.
+        Labels are taken from ``classes_``, so they keep the type given at fit;
+        under ``missing="drop"`` a row with a missing cell has no label
+        (``None``, in an array of dtype object).
         """
         X = self._check_predict_input(X)
         idx = np.empty(X.shape[0], dtype=np.intp)

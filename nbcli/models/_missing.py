@@ -87,12 +87,22 @@ def score_with_missing(model, block: np.ndarray, lo: int) -> np.ndarray:
     (hence NaN posteriors) and the others are scored as usual. Values are
     checked first (``lo``: the block's first row, for messages).
     """
-    check_no_infinity(block, row_offset=lo)
-    model._check_values(block, lo)
-    model._check_unseen(block, lo)
+    if model._scan_for_nonfinite:  # a model whose scores need not show infinity
+        check_no_infinity(block, row_offset=lo)
+    try:
+        model._check_values(block, lo)
+        model._check_unseen(block, lo)
+    except ValueError:
+        check_no_infinity(block, row_offset=lo)  # infinity gets its own message
+        raise
     with np.errstate(invalid="ignore", over="ignore"):
         if model.missing_policy == "ignore":
-            return model.joint_log_likelihood_block(block)
+            jll = model.joint_log_likelihood_block(block)
+            # Infinity makes scores non-finite, so only then is the block scanned.
+            if not np.isfinite(jll).all():
+                check_no_infinity(block, row_offset=lo)
+            return jll
+        check_no_infinity(block, row_offset=lo)
         incomplete = np.isnan(block).any(axis=1)
         if not incomplete.any():
             return model.joint_log_likelihood_block(block)
