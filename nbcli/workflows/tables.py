@@ -201,26 +201,18 @@ def set_category_counts(estimator, feature_names, categories: dict) -> None:
 
 def smoothing_warnings(path: str, estimator, feature_names) -> list[str]:
     """A warning when a class-feature variance is ``var_smoothing``'s epsilon
-    alone (the feature is constant within the class), naming both."""
-    var = getattr(estimator, "var_", None)
-    eps = getattr(estimator, "epsilon_", None)
-    if var is None or eps is None:
+    alone (the feature is constant within the class), naming both.
+
+    The models say which pairs those are (``zero_variance_``: class index,
+    feature index in the table); without smoothing no such pair is fitted.
+    """
+    pairs = getattr(estimator, "zero_variance_", None)
+    if pairs is None or len(pairs) == 0 or not getattr(estimator, "var_smoothing", 0):
         return []
-    var = np.asarray(var, dtype=float)
-    if var.ndim != 2 or var.shape[1] == 0:
-        return []
-    names = list(feature_names)
-    types = getattr(estimator, "column_types_", None)
-    if types is not None:
-        names = [n for n, t in zip(feature_names, types) if t == "gaussian"]
-    eps = np.broadcast_to(np.asarray(eps, dtype=float), (var.shape[1],))
-    live = np.asarray(getattr(estimator, "class_count_", np.ones(var.shape[0]))) > 0
-    flat = (var <= eps * (1 + 1e-9)) & (eps > 0) & live[:, None]
-    if not flat.any() or len(names) != var.shape[1]:
-        return []
-    pairs = [(int(k), int(j)) for k, j in np.argwhere(flat)]
     classes = estimator.classes_
-    shown = "; ".join(f"'{names[j]}' in class {_plain(classes[k])!r}" for k, j in pairs[:5])
+    shown = "; ".join(
+        f"'{feature_names[int(j)]}' in class {_plain(classes[int(k)])!r}" for k, j in pairs[:5]
+    )
     more = f" and {len(pairs) - 5} more" if len(pairs) > 5 else ""
     return [
         f"{path}: a variance set by smoothing alone (the feature is constant within the "
