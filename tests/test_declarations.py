@@ -157,6 +157,10 @@ def test_priors_parse_in_class_order_or_by_label():
         ("bernoulli", {"alpha": 3.0, "class_prior": [0.2, 0.8]}),
         ("lda", {"shrinkage": 0.4}),
         ("qda", {"reg_param": 0.3}),
+        ("gaussian", {"var_smoothing": 1e-2, "var_smoothing_scale": "feature"}),
+        ("complement", {"alpha": 0.3, "norm": True}),
+        ("categorical", {"alpha": 2.0, "min_categories": 9}),
+        ("mixed", {"var_smoothing": 1e-1, "var_smoothing_scale": "feature"}),
     ],
 )
 def test_with_params_equals_a_refit_without_the_data(name, params):
