@@ -73,7 +73,9 @@ def test_cells_and_layouts(tmp_path):
 
     assert read('a,y\n1,"x,z"\n2,y\n').y.tolist() == ["x,z", "y"]
     assert read('"a","y"\n1,x\n2,y\n').feature_names == ["a"]
-    assert read("a,b,y\nTrue,1,x\nfalse,0.5,y\n").X.tolist() == [[1, 1], [0, 0.5]]
+    # True/False are words, not numbers: a boolean column is categorical (mixed).
+    with pytest.raises(NbcliError, match=r"column 'a' has the non-numeric value 'True' at row 1"):
+        read("a,b,y\nTrue,1,x\nfalse,0.5,y\n")
     assert read("a,b,y\n 1.5,2 ,x\n").X.tolist() == [[1.5, 2.0]]
     assert read("\n\n1,y\n2,x\n3,z\n").X[:, 0].tolist() == [2, 3]
     assert read("a,y\n1,x\n   \n\n2,y\n").X[:, 0].tolist() == [1, 2]
@@ -293,7 +295,7 @@ def test_rows_stay_in_order_up_to_a_bad_cell_in_chunks_of_one(tmp_path):
 
 
 def test_the_plan_gives_every_feature_a_kind_and_refuses_kinds_not_read_yet(tmp_path):
-    from nbcli.io.plan import CATEGORICAL, LABEL, NUMERIC, RAW, read_options
+    from nbcli.io.plan import CATEGORICAL, LABEL, NUMERIC, RAW, WORDS, read_options
     from nbcli.io.readers import open_reader
     from nbcli.io.sources import Source
 
@@ -302,5 +304,7 @@ def test_the_plan_gives_every_feature_a_kind_and_refuses_kinds_not_read_yet(tmp_
     plan = reader.plan
     assert plan.kinds == {"a": NUMERIC, "b": NUMERIC} and plan.numeric == ["a", "b"]
     assert (plan.kind("label"), plan.kind("id"), plan.kind("a")) == (LABEL, RAW, NUMERIC)
-    with pytest.raises(NbcliError, match=r"k\.csv: column 'b': categorical columns"):
-        open_reader(Source(path), read_options(keep=["id"], kinds={"b": CATEGORICAL}))
+    with pytest.raises(NbcliError, match=r"k\.csv: column 'b': words columns"):
+        open_reader(Source(path), read_options(keep=["id"], kinds={"b": WORDS}))
+    categorical = open_reader(Source(path), read_options(keep=["id"], kinds={"b": CATEGORICAL}))
+    assert categorical.plan.kinds["b"] == CATEGORICAL and list(categorical.encoders) == ["b"]

@@ -5,7 +5,7 @@ from typing import Annotated, Literal
 
 import typer
 
-from nbcli.cli import common
+from nbcli.cli import common, table_options
 from nbcli.cli.console import info, warn
 from nbcli.cli.options import read_config, split_list
 from nbcli.errors import NbcliError
@@ -38,12 +38,17 @@ def _fit(
     target: Annotated[str | None, common.TARGET] = None,
     features: Annotated[list[str] | None, common.FEATURES] = None,
     drop: Annotated[list[str] | None, common.DROP] = None,
+    column: Annotated[list[str] | None, table_options.COLUMN] = None,
+    na_values: Annotated[list[str] | None, table_options.NA_VALUES] = None,
     config: Annotated[
         str | None,
         typer.Option(
             "--config",
             "-c",
-            help="TOML file with model, [hyperparameters] and [data]; flags override it.",
+            help=(
+                "TOML file with model, [hyperparameters] and [data] (target, features, drop, "
+                "na_values, columns = {NAME = TYPE}); flags override it."
+            ),
         ),
     ] = None,
     delimiter: Annotated[str | None, common.DELIMITER] = None,
@@ -76,6 +81,18 @@ def _fit(
     target = target if target is not None else data_cfg.get("target")
     features = split_list(features) or data_cfg.get("features")
     drop = split_list(drop) or data_cfg.get("drop")
+    # --missing and --unseen are hyperparameters of the models that declare
+    # them (flags, config [hyperparameters], or their command-line defaults).
+    missing = params.get("missing")
+    unseen = params.get("unseen", "error")
+    na_values = split_list(na_values) or split_list(_as_list(data_cfg.get("na_values")))
+
+    from nbcli.workflows.tables import UNSEEN_POLICIES, parse_column_types
+
+    if unseen not in UNSEEN_POLICIES:
+        raise NbcliError(f"--unseen must be one of {', '.join(UNSEEN_POLICIES)}; got {unseen!r}")
+    column_types = parse_column_types(data_cfg.get("columns"))
+    column_types.update(parse_column_types(column))
 
     from nbcli.cli.progress import progress_iter
     from nbcli.workflows.train import train
@@ -109,6 +126,10 @@ def _fit(
             **read,
             priors_by_label=priors_by_label,
             progress=lambda chunks, what: progress_iter(chunks, what, quiet=quiet),
+            missing=missing,
+            unseen=unseen,
+            na_values=na_values,
+            column_types=column_types,
         )
     for w in result.warnings:
         warn(w)
@@ -139,6 +160,10 @@ def _fit(
                 "target": target,
                 "features": features,
                 "drop": drop,
+                "missing": result.model_file.training.get("missing"),
+                "unseen": unseen,
+                "na_values": na_values,
+                "columns": column_types or None,
             }
             if common.uses_parts(engine, [data]):
                 report.settings["engine"] = engine
@@ -201,6 +226,13 @@ def _estimator(model: str | None, cfg: dict, config: str | None, flags: dict):
     return cls(**params), params
 
 
+def _as_list(value) -> list[str] | None:
+    """A config value given as a list or as one comma-separated string."""
+    if value is None:
+        return None
+    return [str(v) for v in value] if isinstance(value, list) else [str(value)]
+
+
 def flag_values(flag: registry.Flag, value):
     """A flag's value from its text (``--priors 0.3,0.7`` -> a list); None when not given."""
     if value is None or not isinstance(value, str):
@@ -236,11 +268,15 @@ def _with_hyperparameter_options(func):
     """
     signature = inspect.signature(func, eval_str=True)
     fixed = [p for p in signature.parameters.values() if p.kind != p.VAR_KEYWORD]
-    generated = [_hyperparameter_parameter(f) for f in registry.flags().values()]
+    # Flags the command declares itself (--missing, --unseen: reading
+    # policies as much as hyperparameters) are not generated again.
+    own = {f"--{p.name.replace('_', '-')}" for p in fixed}
+    flags = [f for f in registry.flags().values() if f.flag.split("/")[0] not in own]
+    generated = [_hyperparameter_parameter(f) for f in flags]
     at = [p.name for p in fixed].index("config") + 1
     fixed = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in fixed]
     parameters = fixed[:at] + generated + fixed[at:]
-    names = {f.dest for f in registry.flags().values()}
+    names = {f.dest for f in flags}
 
     def command(**options):
         flags = {name: options.pop(name) for name in names}

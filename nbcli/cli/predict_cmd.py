@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 import typer
 
-from nbcli.cli import common
+from nbcli.cli import common, table_options
 from nbcli.errors import PARTIAL_FAILURE, NbcliError
 
 
@@ -75,6 +75,16 @@ def predict(
             help="Round probabilities to N decimal places. Default: every digit needed to read them back exactly.",
         ),
     ] = None,
+    missing: Annotated[str | None, table_options.MISSING] = None,
+    unseen: Annotated[str | None, table_options.UNSEEN] = None,
+    json_out: Annotated[
+        str | None,
+        typer.Option(
+            "--json",
+            help="Write the run's summary (rows scored, left empty, unseen categories; "
+            "schema nbcli.prediction) as JSON to PATH (one input).",
+        ),
+    ] = None,
     delimiter: Annotated[str | None, common.DELIMITER] = None,
     chunk_size: Annotated[int | None, common.CHUNK_SIZE] = None,
     x_key: Annotated[str, common.X_KEY] = "X",
@@ -90,6 +100,8 @@ def predict(
     Columns are matched to the model's features by name, in any order; extra
     columns are ignored. Example: nbcli predict -m iris.npz -d sample_data/iris_test.csv --proba
     """
+    import dataclasses
+
     from nbcli.cli.progress import ConsoleReporter
     from nbcli.workflows.parts import expand_parts
 
@@ -98,24 +110,41 @@ def predict(
     if dask and output_dir is None:
         raise NbcliError("--engine dask writes one file per input: give --output-dir")
     keep_cols = common_list(keep)
-    options = dict(
-        proba=proba,
-        keep=keep_cols,
-        read=common.read_options(target, delimiter, chunk_size, x_key, y_key),
-        digits=digits,
+    read = dataclasses.replace(
+        common.read_options(target, delimiter, chunk_size, x_key, y_key),
+        missing=missing,
+        unseen=unseen,
     )
+    options = dict(proba=proba, keep=keep_cols, read=read, digits=digits)
     if output_dir is None and len(inputs) == 1:
         common.open_engine(engine, scheduler, workers, worker_memory)  # refuses Dask options
+        from nbcli.cli.console import info, warn
         from nbcli.io.atomic import check_outputs
         from nbcli.io.modelfile import load_model
         from nbcli.workflows.predict import check_keep
         from nbcli.workflows.predict import predict as predict_file
+        from nbcli.workflows.summary import PredictionSummary
 
-        check_outputs([("--output", output or "-")], [("--model", model), ("--data", inputs[0])])
+        outputs = [("--output", output or "-")] + ([("--json", json_out)] if json_out else [])
+        check_outputs(outputs, [("--model", model), ("--data", inputs[0])])
         mf = load_model(model)
         check_keep(keep_cols, mf, proba)
-        predict_file(mf, inputs[0], output, reporter=ConsoleReporter(quiet), **options)
+        summary = PredictionSummary(model=model)
+        predict_file(
+            mf, inputs[0], output, reporter=ConsoleReporter(quiet), summary=summary, **options
+        )
+        if summary.empty:
+            warn(
+                f"{inputs[0]}: {summary.line()}: a row with a missing value cannot be scored "
+                f"under --missing {summary.missing}; its prediction is empty"
+            )
+        else:
+            info(summary.line(), quiet)
+        if json_out is not None:
+            common.write_json(summary.to_dict(), json_out)
         return 0
+    if json_out is not None:
+        raise NbcliError("--json is for one input; batch mode reports each file on stderr")
     if output_dir is None:
         raise NbcliError(
             f"{len(inputs)} input files need --output-dir to write one predictions file each"

@@ -25,6 +25,8 @@ __all__ = [
     "text_to_float",
     "column_to_float",
     "check_cells",
+    "features_of",
+    "missing_labels",
     "utf8",
 ]
 
@@ -53,8 +55,6 @@ NA_STRINGS = (
     "nan",
     "null",
 )
-_TRUE_TEXTS = ("True", "TRUE", "true")
-_FALSE_TEXTS = ("False", "FALSE", "false")
 
 #: Columns and their first unreadable cell: column index -> (0-based row, text).
 Unread = dict[int, tuple[int, str]]
@@ -110,16 +110,22 @@ def _integers(texts: list[str]) -> np.ndarray | None:
     return np.asarray(values, dtype=np.int64)
 
 
-def text_labels(column, display: str, name: str, row_offset: int, resolve: bool) -> np.ndarray:
+def text_labels(
+    column, display: str, name: str, row_offset: int, resolve: bool, allow_missing: bool = False
+) -> np.ndarray:
     """Labels from a polars String column (CSV): a numpy unicode array, or
     with ``resolve`` typed by :func:`resolve_labels`.
 
-    Raises NbcliError for a missing label (an empty cell), naming its row.
+    Raises NbcliError for a missing label (an empty cell), naming its row,
+    unless ``allow_missing``: then a missing label is ``""`` (the caller
+    skips the row, see :func:`missing_labels`).
     """
     import polars as pl
 
     missing = column.is_null() | (column == "")
-    if missing.any():
+    if allow_missing:
+        column = column.fill_null("")
+    elif missing.any():
         row = int(missing.arg_true()[0])
         raise missing_label(display, name, row_offset + row + 1)
     # The few distinct labels are converted once; dense ranks index them
@@ -169,6 +175,33 @@ def typed_labels(values: np.ndarray, display: str, name: str, row_offset: int) -
     )
 
 
+def missing_labels(values) -> np.ndarray:
+    """Which labels are missing (None, NaN, an empty or blank text): a bool
+    array of shape (n_rows,). ``values`` is a polars Series or a NumPy array."""
+    if (
+        hasattr(values, "to_numpy")
+        and hasattr(values, "dtype")
+        and not isinstance(values, np.ndarray)
+    ):
+        import polars as pl
+
+        if values.dtype == pl.String:
+            return (values.is_null() | (values.str.strip_chars() == "")).to_numpy()
+        values = np.asarray(values.to_list(), dtype=object)
+    values = np.asarray(values)
+    if values.ndim == 2 and values.shape[1] == 1:
+        values = values[:, 0]
+    if values.dtype.kind == "f":
+        return np.isnan(values)
+    if values.dtype.kind in "OUS":
+        return np.fromiter(
+            (_is_missing(v) or (isinstance(v, str) and not v.strip()) for v in values.tolist()),
+            bool,
+            len(values),
+        )
+    return np.zeros(len(values), dtype=bool)
+
+
 def _is_missing(value: Any) -> bool:
     return value is None or (isinstance(value, float) and value != value)
 
@@ -187,21 +220,28 @@ def utf8(values: np.ndarray, display: str, what: str) -> np.ndarray:
 # Features
 
 
-def text_to_float(column) -> tuple[np.ndarray, tuple[int, str] | None]:
+def text_to_float(column, na_values=NA_STRINGS) -> tuple[np.ndarray, tuple[int, str] | None]:
     """A polars String column as float64 (correctly rounded; NaN where the
     cell is missing or not a number) and its first cell that is not a
     number, as (0-based row, text), if any.
 
-    Numbers may carry surrounding spaces; ``True``/``False`` (any of the
-    usual spellings) are 1 and 0, as they always were.
+    Numbers may carry surrounding spaces. ``True``/``False`` are text like
+    any other word: a boolean column is categorical (``--model mixed``), not
+    a number. Cells whose text (spaces stripped) is one of ``na_values``
+    are missing, even when they spell a number (``--na-values -999``).
     """
     import polars as pl
 
     values = column.cast(pl.Float64, strict=False)
     out = values.to_numpy()
-    if values.null_count() == column.null_count():
+    custom = na_values is not NA_STRINGS
+    if values.null_count() == column.null_count() and not custom:
         return out, None
-    unread = (values.is_null() & column.is_not_null() & ~column.is_in(NA_STRINGS)).arg_true()
+    na = column.str.strip_chars().is_in(list(na_values)).fill_null(True)
+    if custom and na.any():
+        out = out.copy()
+        out[na.to_numpy()] = np.nan
+    unread = (values.is_null() & ~na).arg_true()
     if unread.len() == 0:
         return out, None
     if not out.flags.writeable:
@@ -210,18 +250,14 @@ def text_to_float(column) -> tuple[np.ndarray, tuple[int, str] | None]:
     texts = column.gather(unread)
     again = np.array(texts.str.strip_chars().cast(pl.Float64, strict=False).to_numpy())
     words = np.asarray(texts.to_list(), dtype=object)
-    is_true = np.isin(words, _TRUE_TEXTS)
-    is_false = np.isin(words, _FALSE_TEXTS)
-    again[is_true] = 1.0
-    again[is_false] = 0.0
     out[rows] = again
-    bad = np.flatnonzero(np.isnan(again) & ~(is_true | is_false))
+    bad = np.flatnonzero(np.isnan(again))
     if bad.size:
         return out, (int(rows[bad[0]]), str(words[bad[0]]))
     return out, None
 
 
-def column_to_float(column) -> tuple[np.ndarray, tuple[int, str] | None]:
+def column_to_float(column, na_values=NA_STRINGS) -> tuple[np.ndarray, tuple[int, str] | None]:
     """A typed polars column (Parquet) as float64, like :func:`text_to_float`:
     numbers and booleans as they are (nulls NaN), text parsed, anything else
     (dates, categories, ...) not a number whatever it looks like."""
@@ -229,8 +265,8 @@ def column_to_float(column) -> tuple[np.ndarray, tuple[int, str] | None]:
 
     dtype = column.dtype
     if dtype == pl.String:
-        return text_to_float(column)
-    if dtype.is_numeric() or dtype == pl.Boolean or dtype == pl.Null:
+        return text_to_float(column, na_values)
+    if dtype.is_numeric() or dtype == pl.Null:
         return column.cast(pl.Float64).to_numpy(), None
     values = np.full(len(column), np.nan)
     present = column.is_not_null().arg_true()
@@ -240,23 +276,43 @@ def column_to_float(column) -> tuple[np.ndarray, tuple[int, str] | None]:
     return values, None
 
 
-def features_of(frame, names: list[str], convert) -> tuple[np.ndarray, Unread]:
-    """The columns ``names`` of a polars frame as a column-major float64
-    matrix (n_rows, n_features), converted by ``convert``, and the first
-    unreadable cell of each column that has one."""
+def features_of(
+    frame, plan, display: str, row_offset: int, encoders=None, na_values=NA_STRINGS
+) -> tuple[np.ndarray, Unread]:
+    """The plan's features of a polars frame as a column-major float64
+    matrix (n_rows, n_features), and the first unreadable cell of each
+    numeric column that has one.
+
+    This is where each kind of column is converted: :data:`NUMERIC` by
+    :func:`column_to_float`, :data:`CATEGORICAL` by its
+    :class:`~nbcli.io.categories.Categories` in ``encoders`` (codes, NaN
+    where missing); a kind without a converter here is refused.
+    """
     import polars as pl
 
+    from nbcli.io.plan import CATEGORICAL, NUMERIC
+
+    names = plan.features
     unread: Unread = {}
-    if names and all(frame.schema[n] == pl.Float64 for n in names):
+    if names and all(frame.schema[n] == pl.Float64 and plan.kind(n) == NUMERIC for n in names):
         # One conversion of the whole block (polars fills the columns in
         # parallel, nulls as NaN).
         X = frame.select(names).to_numpy(order="fortran")
         return (X if X.flags.writeable else X.copy(order="F")), unread
     X = np.empty((frame.height, len(names)), dtype=np.float64, order="F")
     for j, name in enumerate(names):
-        X[:, j], first_bad = convert(frame.get_column(name))
-        if first_bad is not None:
-            unread[j] = first_bad
+        kind = plan.kind(name)
+        column = frame.get_column(name)
+        if kind == NUMERIC:
+            X[:, j], first_bad = column_to_float(column, na_values)
+            if first_bad is not None:
+                unread[j] = first_bad
+        elif kind == CATEGORICAL and encoders is not None and name in encoders:
+            X[:, j] = encoders[name].encode(column, na_values, display, row_offset)
+        else:
+            raise fail(
+                display, f"column '{name}' is of kind {kind!r}, which this reader cannot read"
+            )
     return X, unread
 
 
@@ -266,14 +322,15 @@ def check_cells(
     display: str,
     row_offset: int,
     unread: dict[int, tuple[int, str]] | None = None,
+    missing: str = "error",
 ) -> None:
-    """Raise NbcliError for the first row holding a NaN (a missing cell), an
-    infinity or an unreadable cell (``unread``: column -> (row, text)),
-    naming column and row (``row_offset`` rows of the file come before this
-    block).
+    """Raise NbcliError for the first row holding an infinity, an unreadable
+    cell (``unread``: column -> (row, text)) or, with ``missing="error"``, a
+    NaN (a missing cell), naming column and row (``row_offset`` rows of the
+    file come before this block).
 
     This is the one place where missing feature cells are refused: readers
-    hand them on as NaN.
+    hand them on as NaN, and under the other policies they stay NaN.
     """
     if not unread:
         # One cheap pass; a closer look only when something is off (the sum
@@ -281,7 +338,13 @@ def check_cells(
         with np.errstate(over="ignore", invalid="ignore"):
             if np.isfinite(X.sum()):
                 return
-    bad = ~np.isfinite(X)
+    if missing == "error":
+        bad = ~np.isfinite(X)
+    else:
+        # Missing cells stay NaN; only infinities and unreadable cells are refused.
+        bad = np.isinf(X)
+        for j, (i, _) in (unread or {}).items():
+            bad[i, j] = True
     bad_rows = bad.any(axis=1)
     if not bad_rows.any():
         return
@@ -294,6 +357,11 @@ def check_cells(
         hint = ""
         if "," in text and text.replace(",", "", 1).lstrip("+-").isdigit():
             hint = " (numbers need a '.' as the decimal point)"
+        if row > _sample_rows():
+            hint += (
+                f" (the column was planned as numeric from the first {_sample_rows()} rows,"
+                " which hold numbers only)"
+            )
         raise fail(
             display,
             f"column '{column}' has the non-numeric value {text!r} at row {row}"
@@ -303,9 +371,16 @@ def check_cells(
     if np.isnan(X[i, j]):
         raise fail(
             display,
-            f"column '{column}' has a missing value at row {row}; fill it in or remove the row",
+            f"column '{column}' has a missing value at row {row}; fill it in, or pass "
+            "--missing ignore (leave the cell out) or --missing drop (skip the row)",
         )
     raise fail(
         display,
         f"column '{column}' has an infinite value at row {row}; replace it with a finite number",
     )
+
+
+def _sample_rows() -> int:
+    from nbcli.io.profile import SAMPLE_ROWS
+
+    return SAMPLE_ROWS

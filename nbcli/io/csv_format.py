@@ -22,7 +22,7 @@ from typing import Any, BinaryIO
 import numpy as np
 
 from nbcli.errors import NbcliError
-from nbcli.io.cells import column_to_float, features_of, text_labels
+from nbcli.io.cells import features_of, missing_labels, text_labels
 from nbcli.io.messages import (
     delimiter_name,
     error_from_exception,
@@ -32,7 +32,8 @@ from nbcli.io.messages import (
     translated,
 )
 from nbcli.io.plan import ColumnPlan, ReadOptions, plan_columns
-from nbcli.io.readers import RawChunk, TableReader, labels_or_error, register
+from nbcli.io.profile import SAMPLE_ROWS
+from nbcli.io.readers import RawChunk, TableReader, finish_plan, labels_or_error, register
 from nbcli.io.sources import Source
 
 __all__ = ["CsvHeader", "CsvReader", "read_header", "delimiter_hint", "DELIMITERS"]
@@ -187,6 +188,10 @@ class CsvReader(TableReader):
                 raise hint from None
             raise
         self._names = _private_names(self.header.columns)
+        self.opts = opts
+        self.plan, self.encoders = finish_plan(
+            self.plan, opts, display, lambda: self._text_rows(0, SAMPLE_ROWS)
+        )
 
     def _scan(self, typed: bool):
         """The lazy scan: every column as text, or with ``typed`` the plan's
@@ -200,18 +205,24 @@ class CsvReader(TableReader):
             where: Any = io.BytesIO(data)
         else:
             where = self.source.file_or_buffer()
-        # A column that is also kept or the target is read as text, as written.
+        # A column that is also kept or the target is read as text, as written;
+        # cells spelled like numbers may be missing values (--na-values).
+        typed = typed and self.opts.na_values is None
         numeric = set(self.plan.numeric) - {*self.plan.keep, self.plan.target} if typed else set()
         schema = {
             name: pl.Float64 if column in numeric else pl.String
             for name, column in zip(self._names, self.header.columns)
         }
+        # An unnamed column ("" in the header) has a private name in the
+        # schema, which polars refuses to match with the header's "": the
+        # header is skipped as a line instead, the names coming from the schema.
+        unnamed = "" in self.header.columns
         return pl.scan_csv(
             where,
-            has_header=True,
+            has_header=not unnamed,
             separator=self.header.delimiter,
             quote_char='"',
-            skip_lines=self.header.blank_above,
+            skip_lines=self.header.blank_above + (1 if unnamed else 0),
             schema=schema,
             encoding="utf8",
             raise_if_empty=False,
@@ -280,20 +291,26 @@ class CsvReader(TableReader):
 
     def _convert(self, frame, offset: int, resolve: bool) -> RawChunk:
         plan = self.plan
-        X, unread = features_of(frame, plan.features, column_to_float)
-        y, label_error = None, None
+        display = self.source.display
+        X, unread = features_of(frame, plan, display, offset, self.encoders, self.opts.na_texts)
+        y, label_error, y_missing = None, None, None
         if plan.target is not None:
+            labels = frame.get_column(plan.target)
+            skip = self.opts.skip_missing_labels
+            if skip:
+                y_missing = missing_labels(labels)
             y, label_error = labels_or_error(
-                text_labels,
-                frame.get_column(plan.target),
-                self.source.display,
-                plan.target,
-                offset,
-                resolve,
+                text_labels, labels, display, plan.target, offset, resolve, skip
             )
         kept = {k: _text_column(frame.get_column(k)) for k in plan.keep}
         return RawChunk(
-            X=X, unread=unread, y=y, kept=kept, row_offset=offset, label_error=label_error
+            X=X,
+            unread=unread,
+            y=y,
+            kept=kept,
+            row_offset=offset,
+            label_error=label_error,
+            y_missing=y_missing,
         )
 
     def _check_line_lengths(self, frame, offset: int) -> None:

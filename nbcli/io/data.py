@@ -60,6 +60,9 @@ class Dataset:
     note : str or None
         A sentence worth showing the user, such as which column became the
         target and why.
+    y_missing : ndarray of shape (n_samples,), bool, or None
+        Rows without a label (only when the read options let them through:
+        ``skip_missing_labels``); their ``y`` entry is a placeholder.
     """
 
     X: np.ndarray
@@ -69,16 +72,20 @@ class Dataset:
     path: str
     kept: dict[str, np.ndarray] = field(default_factory=dict)
     note: str | None = None
+    y_missing: np.ndarray | None = None
 
     @property
     def n_samples(self) -> int:
         return int(self.X.shape[0])
 
 
-def _dataset(reader: TableReader, chunk: RawChunk) -> Dataset:
-    """A chunk as a Dataset, after the one check of its feature cells."""
+def _dataset(reader: TableReader, chunk: RawChunk, missing: str) -> Dataset:
+    """A chunk as a Dataset, after the one check of its feature cells
+    (missing cells refused under ``missing="error"``)."""
     plan = reader.plan
-    check_cells(chunk.X, plan.features, reader.source.display, chunk.row_offset, chunk.unread)
+    check_cells(
+        chunk.X, plan.features, reader.source.display, chunk.row_offset, chunk.unread, missing
+    )
     if chunk.label_error is not None:
         raise chunk.label_error
     return Dataset(
@@ -89,6 +96,7 @@ def _dataset(reader: TableReader, chunk: RawChunk) -> Dataset:
         path=reader.source.path,
         kept=chunk.kept,
         note=plan.note,
+        y_missing=chunk.y_missing,
     )
 
 
@@ -109,6 +117,7 @@ def read_dataset(
     y_key="y",
     keep=None,
     target_hint=None,
+    **more,
 ) -> Dataset:
     """Read a whole data file into a :class:`Dataset`.
 
@@ -139,6 +148,11 @@ def read_dataset(
         Columns returned as read in ``Dataset.kept`` (e.g. an ID column).
     target_hint : str, optional
         The target name known from training.
+    **more
+        Further fields of :class:`~nbcli.io.plan.ReadOptions`: ``missing``,
+        ``na_values``, ``infer`` and ``categorical`` (decide the kinds of
+        the columns from the first rows), ``column_types``, ``categories``,
+        ``unseen``, ``skip_missing_labels``, ``kinds``.
 
     Returns
     -------
@@ -154,13 +168,22 @@ def read_dataset(
         first offending row (1-based, header not counted) in the message.
     """
     opts = read_options(
-        target, features, drop, model_features, need_target, keep, target_hint, x_key, y_key
+        target,
+        features,
+        drop,
+        model_features,
+        need_target,
+        keep,
+        target_hint,
+        x_key,
+        y_key,
+        **more,
     )
     reader = open_reader(Source(path), opts, delimiter)
     chunk = next(iter(reader.chunks(None, resolve=True)), None)
     if chunk is None:
         raise _no_rows(reader.source.display)
-    return _dataset(reader, chunk)
+    return _dataset(reader, chunk, opts.missing)
 
 
 # Values per chunk when the caller does not choose: 8 million float64 is
@@ -189,6 +212,8 @@ class DatasetStream:
     target : str or None
     note : str or None
     path : str
+    plan : ColumnPlan
+        With the kinds and warnings of the plan.
     """
 
     def __init__(
@@ -213,13 +238,25 @@ class DatasetStream:
         self.path = source.path
         self._raw_labels = raw_labels
         self._reader = open_reader(source, opts, delimiter)
+        self._missing = opts.missing
         plan = self._reader.plan
         self.feature_names = list(plan.features)
         self.target = plan.target
         self.note = plan.note
+        self.plan = plan
         if chunk_size is None:
             chunk_size = default_chunk_rows(len(self.feature_names) + 1)
         self.chunk_size = int(chunk_size)
+
+    @property
+    def categories(self) -> dict[str, list[str]]:
+        """The categories of each categorical feature, as read so far."""
+        return {name: list(t.values) for name, t in self._reader.encoders.items()}
+
+    @property
+    def unseen(self) -> dict[str, int]:
+        """Cells per categorical feature given the unseen code so far."""
+        return {name: t.n_unseen for name, t in self._reader.encoders.items()}
 
     def __iter__(self) -> Iterator[Dataset]:
         reader = self._reader
@@ -227,7 +264,7 @@ class DatasetStream:
         rows = 0
         try:
             for chunk in chunks:
-                yield _dataset(reader, chunk)
+                yield _dataset(reader, chunk, self._missing)
                 rows += chunk.n_rows
         finally:
             chunks.close()  # type: ignore[attr-defined]
@@ -250,6 +287,7 @@ def iter_dataset(
     keep=None,
     target_hint=None,
     raw_labels=False,
+    **more,
 ) -> DatasetStream:
     """Read a data file in chunks of at most ``chunk_size`` rows
     (None: about 8 million values per chunk, see :func:`default_chunk_rows`).
@@ -270,7 +308,16 @@ def iter_dataset(
         first data row of the file, not of the chunk).
     """
     opts = read_options(
-        target, features, drop, model_features, need_target, keep, target_hint, x_key, y_key
+        target,
+        features,
+        drop,
+        model_features,
+        need_target,
+        keep,
+        target_hint,
+        x_key,
+        y_key,
+        **more,
     )
     return DatasetStream(
         path, chunk_size=chunk_size, opts=opts, delimiter=delimiter, raw_labels=raw_labels

@@ -13,10 +13,11 @@ from collections.abc import Iterator
 import numpy as np
 
 from nbcli.errors import NbcliError
-from nbcli.io.cells import column_to_float, features_of, typed_labels
+from nbcli.io.cells import features_of, missing_labels, typed_labels
 from nbcli.io.messages import error_from_exception, fail, interruption_in, quote_names
 from nbcli.io.plan import ColumnPlan, ReadOptions, plan_columns
-from nbcli.io.readers import RawChunk, TableReader, labels_or_error, register
+from nbcli.io.profile import SAMPLE_ROWS
+from nbcli.io.readers import RawChunk, TableReader, finish_plan, labels_or_error, register
 from nbcli.io.sources import Source
 
 __all__ = ["ParquetReader"]
@@ -49,9 +50,17 @@ class ParquetReader(TableReader):
             )
         if n_rows == 0:
             raise fail(display, "has no data rows; write the table with its rows")
+        self.opts = opts
         self.plan: ColumnPlan = plan_columns(columns, opts, display)
+        self.plan, self.encoders = finish_plan(self.plan, opts, display, lambda: self._sample(lazy))
         wanted = [*self.plan.features, self.plan.target, *self.plan.keep]
         self._columns = list(dict.fromkeys(c for c in wanted if c is not None))
+
+    def _sample(self, lazy):
+        try:
+            return lazy.head(SAMPLE_ROWS).collect()
+        except Exception as exc:
+            raise self._error(exc) from exc
 
     def _error(self, exc: BaseException) -> NbcliError:
         interruption = interruption_in(exc)
@@ -92,8 +101,10 @@ class ParquetReader(TableReader):
         for frame in self._frames(chunk_size):
             if frame.height == 0:
                 continue
-            X, unread = features_of(frame, self.plan.features, column_to_float)
-            y, label_error = None, None
+            X, unread = features_of(
+                frame, self.plan, display, offset, self.encoders, self.opts.na_texts
+            )
+            y, label_error, y_missing = None, None, None
             if target is not None:
                 column = frame.get_column(target)
                 if column.dtype in (pl.Categorical, pl.Enum):
@@ -102,11 +113,22 @@ class ParquetReader(TableReader):
                     values = np.asarray(column.to_list(), dtype=object)
                 else:
                     values = column.to_numpy()
+                if self.opts.skip_missing_labels:
+                    y_missing = missing_labels(values)
+                    if y_missing.any():
+                        values = values.copy()
+                        values[y_missing] = "" if values.dtype.kind == "O" else 0
                 y, label_error = labels_or_error(typed_labels, values, display, target, offset)
             kept = {
                 k: np.asarray(frame.get_column(k).to_list(), dtype=object) for k in self.plan.keep
             }
             yield RawChunk(
-                X=X, unread=unread, y=y, kept=kept, row_offset=offset, label_error=label_error
+                X=X,
+                unread=unread,
+                y=y,
+                kept=kept,
+                row_offset=offset,
+                label_error=label_error,
+                y_missing=y_missing,
             )
             offset += frame.height

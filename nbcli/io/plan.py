@@ -1,20 +1,29 @@
 """Column planning: which column is the target, which are features, which are
 kept or dropped, and what kind of values each one holds.
 
-The plan is made once, from the header (or schema), before any row is read,
-and every chunk is read through it: no chunk can change a column's kind.
-Today's kinds are :data:`NUMERIC` (features, read as float64, NaN where a
-cell is missing), :data:`LABEL` (the target, read as text) and :data:`RAW`
-(kept columns, as written). The kinds of the tables and text-columns work
-(:data:`CATEGORICAL`, :data:`WORDS`) are named here so that a reader can be
-asked for them; until their conversion exists, :func:`nbcli.io.readers.open_reader`
-refuses them.
+The plan is made in two steps before the rows are read: the roles, from
+the header (or schema) alone (:func:`plan_columns`), then, at fit time,
+the kinds, from the first :data:`~nbcli.io.profile.SAMPLE_ROWS` data rows
+(:func:`decide_kinds`); every chunk is read through the result, so no
+chunk can change a column's kind (a later cell that contradicts it, text
+in a numeric column, is an error naming its row). At predict time the
+kinds and categories come from the model file. The kinds are
+:data:`NUMERIC` (features, read as float64, NaN where a cell is missing),
+:data:`CATEGORICAL` (text, boolean or categorical-typed features, read as
+float64 category codes, NaN where missing; see :mod:`nbcli.io.categories`),
+:data:`WORDS` (text to be split into words), :data:`LABEL` (the target,
+read as text) and :data:`RAW` (kept columns, as written).
+
+:func:`decide_kinds` is the one place where a column's kind is chosen:
+explicit kinds (``ReadOptions.kinds``, such as the words columns) first,
+then ``--column`` types, then what the sample holds.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
+from nbcli.io import profile as pf
 from nbcli.io.messages import fail, quote_names
 
 __all__ = [
@@ -26,8 +35,13 @@ __all__ = [
     "ReadOptions",
     "ColumnPlan",
     "plan_columns",
+    "decide_kinds",
     "read_options",
+    "NUMERIC_TYPES",
 ]
+
+#: ``--column`` types read as numbers (the others: ``categorical``).
+NUMERIC_TYPES = ("gaussian", "bernoulli", "multinomial")
 
 #: Feature read as float64; missing cells are NaN.
 NUMERIC = "numeric"
@@ -57,6 +71,36 @@ class ReadOptions:
     x_key: str = "X"
     y_key: str = "y"
     kinds: dict[str, str] = field(default_factory=dict)
+    #: Cell texts that mean a missing feature cell (None: :data:`nbcli.io.cells.NA_STRINGS`).
+    na_values: tuple[str, ...] | None = None
+    #: ``"error"``: a missing feature cell is refused while reading; otherwise
+    #: it is handed on as NaN (the caller decides between ignore and drop).
+    missing: str = "error"
+    #: A row without a label is handed on (its ``Dataset.y_missing`` set)
+    #: instead of refused.
+    skip_missing_labels: bool = False
+    #: Decide kinds from the planning sample (fit time).
+    infer: bool = False
+    #: Whether text, boolean and categorical columns may be categorical
+    #: features (mixed and categorical models); otherwise they are refused,
+    #: all at once, naming the ways on.
+    categorical: bool = False
+    #: ``--column NAME=TYPE`` overrides: :data:`NUMERIC_TYPES` or ``categorical``.
+    column_types: dict[str, str] = field(default_factory=dict)
+    #: Known categories per column (predict time, from the model file).
+    categories: dict[str, list[str]] = field(default_factory=dict)
+    #: What an unseen category gets at predict time (``error``/``ignore``).
+    unseen: str = "error"
+    #: The model type, for messages.
+    model: str | None = None
+
+    @property
+    def na_texts(self) -> tuple[str, ...]:
+        from nbcli.io.cells import NA_STRINGS
+
+        if self.na_values is None:
+            return NA_STRINGS
+        return tuple(dict.fromkeys(("", *self.na_values)))
 
 
 def read_options(
@@ -70,8 +114,10 @@ def read_options(
     x_key="X",
     y_key="y",
     kinds=None,
+    **more,
 ) -> ReadOptions:
-    """:class:`ReadOptions` with every list of names as a list of str."""
+    """:class:`ReadOptions` with every list of names as a list of str
+    (``more``: the other fields of :class:`ReadOptions`)."""
 
     def as_list(names):
         return None if names is None else [str(n) for n in names]
@@ -87,6 +133,7 @@ def read_options(
         x_key=x_key,
         y_key=y_key,
         kinds=dict(kinds or {}),
+        **more,
     )
 
 
@@ -104,6 +151,13 @@ class ColumnPlan:
         Which column became the target and why, when it was chosen.
     kinds : dict of str to str
         Each feature's kind (:data:`NUMERIC` unless asked otherwise).
+    warnings : list of str
+        What the user should hear about the plan (a column left out as a
+        row index, a target that looks continuous).
+    profiles : dict of str to ColumnProfile
+        The planning sample's facts per column (fit time only).
+    unnamed : int
+        Columns without a name in the header (never used).
     """
 
     target: str | None
@@ -111,6 +165,9 @@ class ColumnPlan:
     keep: list[str]
     note: str | None
     kinds: dict[str, str] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    profiles: dict = field(default_factory=dict)
+    unnamed: int = 0
 
     def kind(self, name: str) -> str:
         """The kind of column ``name``: its feature kind, LABEL, or RAW."""
@@ -193,7 +250,14 @@ def plan_columns(columns: list[str], opts: ReadOptions, display: str) -> ColumnP
             "list each feature once",
         )
     kinds = {c: opts.kinds.get(c, NUMERIC) for c in features}
-    return ColumnPlan(target=target, features=features, keep=keep, note=note, kinds=kinds)
+    return ColumnPlan(
+        target=target,
+        features=features,
+        keep=keep,
+        note=note,
+        kinds=kinds,
+        unnamed=len(columns) - len(named),
+    )
 
 
 def _choose_target(named: list[str], opts: ReadOptions, display: str, unknown):
@@ -225,3 +289,141 @@ def _choose_target(named: list[str], opts: ReadOptions, display: str, unknown):
         return chosen, f"using column '{chosen}' as the target (named like a target)"
     chosen = candidates[-1]
     return chosen, f"using column '{chosen}' as the target (the last column)"
+
+
+def decide_kinds(plan: ColumnPlan, profiles: dict, opts: ReadOptions, display: str) -> ColumnPlan:
+    """The plan with the kinds of its features decided from the planning sample.
+
+    ``profiles`` maps column names to :class:`~nbcli.io.profile.ColumnProfile`.
+    At fit time (``opts.infer``) columns that look like a row index are left
+    out (unless named in ``features``), a target chosen by default that
+    looks continuous is refused (an explicit one gets a warning), and each
+    feature gets its kind: the caller's (``opts.kinds``), else its
+    ``--column`` type, else :data:`NUMERIC` for numbers and, when
+    ``opts.categorical``, :data:`CATEGORICAL` for text, boolean and
+    categorical-typed columns. Text columns a numeric model cannot take are
+    refused all at once; text that looks like names or dates is refused as
+    a category unless its type is given.
+
+    Raises
+    ------
+    NbcliError
+        As described, naming the columns and the ways on.
+    """
+    if not opts.infer:
+        return plan
+    warnings = list(plan.warnings)
+    chosen = opts.features is None and opts.model_features is None
+    if plan.unnamed and chosen:
+        word = "a column" if plan.unnamed == 1 else f"{plan.unnamed} columns"
+        warnings.append(
+            f"{display}: {word} without a name in the header left out (an unnamed column is "
+            "usually a row index); give it a name in the header to use it as a feature"
+        )
+    features = list(plan.features)
+    if chosen:
+        typed = set(opts.kinds) | set(opts.column_types)
+        index = [
+            c
+            for c in features
+            if c not in typed and (pf.index_name(c) or (c in profiles and profiles[c].counting))
+        ]
+        for c in index:
+            why = (
+                "its name"
+                if pf.index_name(c)
+                else "it counts the rows 0, 1, 2, ... or 1, 2, 3, ..."
+            )
+            warnings.append(
+                f"{display}: column '{c}' looks like a row index ({why}) and is left out; "
+                "name it in --features to use it as a feature"
+            )
+        features = [c for c in features if c not in index]
+        if not features:
+            raise fail(
+                display,
+                "has no feature columns left after leaving out the row-index columns "
+                f"{quote_names(index)}; name the features with --features",
+            )
+    if plan.target is not None and plan.target in profiles:
+        warnings.extend(_check_target(plan, profiles[plan.target], opts, display))
+    kinds, refused, not_categories = {}, [], []
+    for c in features:
+        given = opts.column_types.get(c)
+        p = profiles.get(c)
+        if c in opts.kinds:
+            kinds[c] = opts.kinds[c]
+        elif given == "categorical":
+            kinds[c] = CATEGORICAL
+        elif given is not None or p is None or p.is_number:
+            kinds[c] = NUMERIC
+        elif not opts.categorical:
+            refused.append(p)
+        elif p.value_type == pf.DATETIME or (
+            p.value_type == pf.TEXT and p.n_distinct > max(5, p.n_present / 2)
+        ):
+            not_categories.append(p)
+        else:
+            kinds[c] = CATEGORICAL
+    if refused:
+        raise fail(display, _text_columns_message(refused, opts))
+    if not_categories:
+        raise fail(display, _not_categories_message(not_categories))
+    return replace(plan, features=features, kinds=kinds, warnings=warnings, profiles=profiles)
+
+
+def _check_target(plan: ColumnPlan, p, opts: ReadOptions, display: str) -> list[str]:
+    """Refuse a target chosen by default that looks continuous; warn for a chosen one."""
+    fractional = p.value_type == pf.NUMBER
+    many = p.n_distinct > max(10, p.n_present / 5)
+    if not (fractional or many):
+        return []
+    what = (
+        "numbers with fractional parts"
+        if fractional
+        else f"{p.n_distinct} distinct values in {p.n_present} rows"
+    )
+    if opts.target is None and plan.note is not None and "training time" not in plan.note:
+        how = plan.note.split("(", 1)[-1].rstrip(")") if "(" in plan.note else "chosen by default"
+        raise fail(
+            display,
+            f"column '{plan.target}' ({how}) looks continuous, not like class labels ({what} "
+            "in the first rows); pass --target NAME to choose the label column",
+        )
+    return [
+        f"{display}: the target '{plan.target}' looks continuous ({what} in the first rows); "
+        "each distinct value becomes a class"
+    ]
+
+
+def _text_columns_message(refused: list, opts: ReadOptions) -> str:
+    names = [p.name for p in refused]
+    model = f"the {opts.model} model" if opts.model else "this model"
+    examples = ", ".join(f"{p.name}={p.example!r}" for p in refused[:5])
+    booleans = all(p.value_type == pf.BOOLEAN for p in refused)
+    word = "column" if len(names) == 1 else "columns"
+    holds = "True/False values" if booleans else "text"
+    return (
+        f"{word} {quote_names(names)} hold{'s' if len(names) == 1 else ''} {holds} "
+        f"(such as {examples}) and {model} takes numbers only; leave "
+        f"{'it' if len(names) == 1 else 'them'} out with --drop {','.join(names)}, "
+        "use --model mixed (text and boolean columns become categorical features), "
+        "or --text NAME for a column of words"
+    )
+
+
+def _not_categories_message(columns: list) -> str:
+    parts = []
+    for p in columns:
+        if p.value_type == pf.DATETIME:
+            parts.append(f"'{p.name}' holds dates or times (such as {p.example!r})")
+        else:
+            parts.append(
+                f"'{p.name}' has {p.n_distinct} distinct values in {p.n_present} rows "
+                "(names, identifiers or free text rather than categories)"
+            )
+    first = columns[0].name
+    return (
+        f"column {'; column '.join(parts)}; leave it out with --drop {first}, treat it as "
+        f"words with --text {first}, or insist with --column {first}=categorical"
+    )

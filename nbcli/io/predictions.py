@@ -81,16 +81,23 @@ class PredictionWriter:
         import polars as pl
 
         columns: dict[str, Any] = {name: _column(values) for name, values in kept.items()}
-        columns["prediction"] = _column(self._labels[np.argmax(log_proba, axis=1)])
+        # A row that could not be scored (NaN posteriors) is written with
+        # empty cells, never left out.
+        empty = np.isnan(log_proba).all(axis=1) if log_proba.shape[1] else None
+        predicted = _column(self._labels[np.argmax(np.nan_to_num(log_proba, nan=-np.inf), axis=1)])
+        if empty is not None and empty.any():
+            predicted = predicted.scatter(np.flatnonzero(empty), None)
+        columns["prediction"] = predicted
         frame = pl.DataFrame(columns)
         if self.proba:
             probs = np.exp(log_proba)
             if self.digits is not None:
                 probs = np.round(probs, self.digits)
             probs = np.asarray(probs, dtype=np.float64)
-            frame = frame.hstack(
-                [pl.Series(name, probs[:, k]) for k, name in enumerate(self._proba_names)]
-            )
+            series = [pl.Series(name, probs[:, k]) for k, name in enumerate(self._proba_names)]
+            if empty is not None and empty.any():
+                series = [s.fill_nan(None) for s in series]
+            frame = frame.hstack(series)
         return frame
 
     def write(self, f: IO, kept: dict[str, np.ndarray], log_proba: np.ndarray) -> None:

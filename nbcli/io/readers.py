@@ -18,10 +18,19 @@ from typing import ClassVar, TypeVar, cast
 import numpy as np
 
 from nbcli.errors import NbcliError
-from nbcli.io.plan import NUMERIC, ColumnPlan, ReadOptions
+from nbcli.io.categories import Categories
+from nbcli.io.plan import CATEGORICAL, NUMERIC, ColumnPlan, ReadOptions, decide_kinds
 from nbcli.io.sources import Source
 
-__all__ = ["RawChunk", "TableReader", "register", "open_reader", "read_ahead", "labels_or_error"]
+__all__ = [
+    "RawChunk",
+    "TableReader",
+    "register",
+    "open_reader",
+    "read_ahead",
+    "labels_or_error",
+    "finish_plan",
+]
 
 T = TypeVar("T")
 
@@ -44,6 +53,9 @@ class RawChunk:
     label_error : NbcliError or None
         What is wrong with the labels (a missing one, say), raised after the
         feature cells are checked, so that features are blamed first.
+    y_missing : ndarray of shape (n_rows,), bool, or None
+        Rows whose label is missing, when the options let them through
+        (``ReadOptions.skip_missing_labels``).
     """
 
     X: np.ndarray
@@ -52,6 +64,7 @@ class RawChunk:
     kept: dict[str, np.ndarray] = field(default_factory=dict)
     row_offset: int = 0
     label_error: NbcliError | None = None
+    y_missing: np.ndarray | None = None
 
     @property
     def n_rows(self) -> int:
@@ -71,6 +84,8 @@ class TableReader(abc.ABC):
     format: ClassVar[str]
     source: Source
     plan: ColumnPlan
+    #: The category tables of the plan's categorical features.
+    encoders: dict[str, Categories] = {}
 
     @abc.abstractmethod
     def __init__(self, source: Source, opts: ReadOptions, delimiter: str | None = None): ...
@@ -95,6 +110,31 @@ def labels_or_error(convert, *args) -> tuple[np.ndarray | None, NbcliError | Non
         return None, exc
 
 
+def finish_plan(
+    plan: ColumnPlan, opts: ReadOptions, display: str, sample
+) -> tuple[ColumnPlan, dict[str, Categories]]:
+    """The plan with its kinds decided and the category tables of its
+    categorical features.
+
+    ``sample()`` returns the planning sample as a polars frame (the first
+    :data:`~nbcli.io.profile.SAMPLE_ROWS` data rows, columns as the reader
+    reads them); it is called only at fit time (``opts.infer``). At predict
+    time the tables are the model's (``opts.categories``), fixed.
+    """
+    from nbcli.io.profile import profile_columns
+
+    if opts.infer:
+        names = [*plan.features, *([plan.target] if plan.target is not None else [])]
+        profiles = profile_columns(sample(), names, opts.na_texts)
+        plan = decide_kinds(plan, profiles, opts, display)
+    encoders = {
+        name: Categories(name, opts.categories.get(name), frozen=not opts.infer, unseen=opts.unseen)
+        for name in plan.features
+        if plan.kind(name) == CATEGORICAL
+    }
+    return plan, encoders
+
+
 _READERS: dict[str, type[TableReader]] = {}
 
 
@@ -110,10 +150,14 @@ def open_reader(source: Source, opts: ReadOptions, delimiter: str | None = None)
     from nbcli.io import csv_format, npz_format, parquet_format  # noqa: F401
 
     reader = _READERS[source.format](source, opts, delimiter)
-    other = {c: k for c, k in reader.plan.kinds.items() if k != NUMERIC}
+    other = {
+        c: k
+        for c, k in reader.plan.kinds.items()
+        if k != NUMERIC and not (k == CATEGORICAL and c in reader.encoders)
+    }
     if other:
-        # Categorical and word columns are planned here; their conversion is
-        # added with the models that use them.
+        # Kinds are planned here; a reader converts those it has tables for
+        # (categories in CSV and Parquet; word columns come with their reader).
         name, kind = next(iter(other.items()))
         raise NbcliError(f"{source.display}: column {name!r}: {kind} columns are not read yet")
     return reader

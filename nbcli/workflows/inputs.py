@@ -59,6 +59,10 @@ class ReadOptions:
         Rows read at a time from CSV files; None: about 64 MB of values.
     x_key, y_key : str
         Names of the feature and label arrays in ``.npz`` input.
+    missing : {"error", "ignore", "drop"} or None
+        Missing feature cells; None: the policy stored in the model.
+    unseen : {"error", "ignore"} or None
+        Categories never seen in training; None: the model's policy.
     """
 
     target: str | None = None
@@ -66,3 +70,5 @@ class ReadOptions:
     chunk_size: int | None = None
     x_key: str = "X"
     y_key: str = "y"
+    missing: str | None = None
+    unseen: str | None = None

@@ -56,6 +56,7 @@ def predict(
     read: ReadOptions | None = None,
     reporter: Reporter | None = None,
     digits: int | None = None,
+    summary=None,
 ) -> int:
     """Write predictions for ``in_path`` to ``out_path`` (atomically) or stdout (None or ``-``).
 
@@ -77,6 +78,9 @@ def predict(
     read : ReadOptions, optional
         How to read the input. The model's training target is ignored if
         present.
+    summary : nbcli.workflows.summary.PredictionSummary, optional
+        Filled in as the rows go: rows written, scored, left empty (a row
+        that cannot be scored gets an empty prediction), unseen categories.
 
     Returns
     -------
@@ -91,9 +95,18 @@ def predict(
     """
     from nbcli.io.atomic import atomic_write, resolve_output
     from nbcli.io.predictions import PredictionWriter
+    from nbcli.workflows.summary import PredictionSummary
+    from nbcli.workflows.tables import read_options_for
 
     writer = PredictionWriter.for_path(out_path, mf.classes, proba=proba, digits=digits)
-    scores = iter_scores(mf, in_path, read=read, keep=keep, reporter=reporter)
+    summary = summary if summary is not None else PredictionSummary()
+    read = read or ReadOptions()
+    policy = read_options_for(mf, missing=read.missing, unseen=read.unseen)
+    summary.missing, summary.unseen_policy = policy["missing"], policy["unseen"]
+    summary.data, summary.output = in_path, None if out_path in (None, "-") else out_path
+    scores = iter_scores(
+        mf, in_path, read=read, keep=keep, reporter=reporter, unseen_counts=summary.unseen
+    )
 
     def write(f, streaming: str | None) -> int:
         rows = 0
@@ -116,6 +129,8 @@ def predict(
                 return rows
             writer.write(f, chunk.kept, chunk.log_proba)
             rows += chunk.n_rows
+            summary.rows += chunk.n_rows
+            summary.scored += chunk.n_scored
 
     if out_path is None or out_path == "-":
         rows = write(sys.stdout, streaming="stdout")

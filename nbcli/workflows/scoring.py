@@ -25,6 +25,14 @@ class ScoredChunk:
     y: np.ndarray | None  # labels from the file, if it has the target column
     kept: dict
     X: np.ndarray
+    #: Rows that were scored (the others, under ``--missing drop``, have NaN rows).
+    scored: np.ndarray | None = None
+    #: Rows of the file before this chunk.
+    row_offset: int = 0
+
+    @property
+    def n_scored(self) -> int:
+        return self.n_rows if self.scored is None else int(self.scored.sum())
 
     @property
     def n_rows(self) -> int:
@@ -58,6 +66,7 @@ def iter_scores(
     need_target: bool = False,
     keep: list[str] | None = None,
     reporter: Reporter | None = None,
+    unseen_counts: dict | None = None,
 ) -> Iterator[ScoredChunk]:
     """Stream a data file through a model; yields :class:`ScoredChunk`.
 
@@ -73,6 +82,15 @@ def iter_scores(
         Refuse a file without the label column.
     keep : list of str, optional
         Input columns to carry along in each chunk's ``kept``.
+    unseen_counts : dict, optional
+        Filled as the chunks go with ``{categorical column: cells with a
+        category unseen in training}`` (under ``unseen="ignore"``).
+
+    Categorical columns are read through the model file's categories and
+    missing cells by the model's policy (``read.missing``/``read.unseen``
+    override them): under ``ignore`` every row is scored; under ``drop`` a
+    row with a missing cell is not, and its ``log_proba`` row is NaN (an
+    empty prediction), ``ScoredChunk.scored`` saying which were.
 
     Raises
     ------
@@ -81,10 +99,12 @@ def iter_scores(
         refuses (the message names file, column and row).
     """
     from nbcli.io.data import iter_dataset
+    from nbcli.workflows.tables import read_options_for
     from nbcli.workflows.train import data_error
 
     reporter = reporter or Reporter()
     read = read or ReadOptions()
+    table = read_options_for(mf, missing=read.missing, unseen=read.unseen)
     stream = iter_dataset(
         path,
         chunk_size=read.chunk_size,
@@ -96,29 +116,56 @@ def iter_scores(
         y_key=read.y_key,
         keep=keep,
         target_hint=mf.target,
+        **table,
     )
+    if unseen_counts is not None:
+        unseen_counts.update({name: 0 for name in stream.categories})
     rows = 0
     for ds in reporter.progress(stream, f"scoring {path}"):
+        scored = None
+        if table["missing"] != "ignore":
+            holes = np.isnan(ds.X).any(axis=1)
+            if holes.any():
+                scored = ~holes
+        X = ds.X if scored is None else ds.X[scored]
+        where = None if scored is None else np.flatnonzero(scored)
         try:
             # Rows the model cannot score are refused just below, not warned about.
             with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-                logp = mf.model.predict_log_proba(ds.X)
+                logp = mf.model.predict_log_proba(X)
         except ValueError as exc:
-            raise data_error(path, exc, mf.feature_names, rows) from None
+            raise data_error(
+                path, exc, mf.feature_names, rows, rows=_file_rows(where, rows)
+            ) from None
         # The model's own posteriors are checked before any calibrator sees
         # them, so a row that cannot be scored is named the same way with or
         # without one.
-        _check_scored(path, logp, ds.X, mf.feature_names, rows)
+        _check_scored(path, logp, X, mf.feature_names, rows, where)
         if mf.calibrator is not None:
             try:
                 logp = mf.calibrator.transform(logp)
             except ValueError as exc:
                 raise data_error(path, exc, mf.feature_names, rows) from None
+        if scored is not None:
+            # Rows that cannot be scored get an empty prediction, never dropped.
+            full = np.full((ds.X.shape[0], logp.shape[1]), np.nan)
+            full[scored] = logp
+            logp = full
+        if unseen_counts is not None:
+            unseen_counts.update(stream.unseen)
+        yield ScoredChunk(
+            log_proba=logp, y=ds.y, kept=ds.kept, X=ds.X, scored=scored, row_offset=rows
+        )
         rows += ds.X.shape[0]
-        yield ScoredChunk(log_proba=logp, y=ds.y, kept=ds.kept, X=ds.X)
 
 
-def _check_scored(path, logp: np.ndarray, X: np.ndarray, feature_names, row_offset: int) -> None:
+def _file_rows(where, offset: int):
+    return None if where is None else offset + where
+
+
+def _check_scored(
+    path, logp: np.ndarray, X: np.ndarray, feature_names, row_offset: int, where=None
+) -> None:
     """Refuse the first row whose posterior is undefined (NaN).
 
     That happens when a row lies so far from the training data (by more
@@ -130,9 +177,10 @@ def _check_scored(path, logp: np.ndarray, X: np.ndarray, feature_names, row_offs
     if not undefined.any():
         return
     i = int(np.argmax(undefined))
-    j = int(np.argmax(np.abs(X[i])))
+    j = int(np.nanargmax(np.abs(X[i]))) if not np.isnan(X[i]).all() else 0
+    row = row_offset + (i if where is None else int(where[i])) + 1
     raise NbcliError(
-        f"{path}: row {row_offset + i + 1} cannot be scored: its values are so far from the "
+        f"{path}: row {row} cannot be scored: its values are so far from the "
         "training data that its likelihood underflows to zero for every class (largest "
         f"value: column {feature_names[j]!r} = {X[i, j]:g}); check that row's values and units"
     )
@@ -169,6 +217,13 @@ def score(
     fp = TrainingFingerprint(legacy="fingerprint" not in mf.training)
     logps, ys = [], []
     for chunk in iter_scores(mf, path, read=read, need_target=True, reporter=reporter):
+        if chunk.scored is not None:
+            i = int(np.argmin(chunk.scored))
+            raise NbcliError(
+                f"{path}: row {chunk.row_offset + i + 1} has a missing value, which the model "
+                "cannot score under --missing drop; every row needs a score here: fill the "
+                "value in, remove the row, or pass --missing ignore (naive Bayes models)"
+            )
         fp.update(chunk.X, chunk.y)
         logps.append(chunk.log_proba)
         ys.append(np.asarray(chunk.y))

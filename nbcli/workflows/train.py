@@ -15,6 +15,10 @@ import numpy as np
 from nbcli.errors import NbcliError
 from nbcli.models import DataValueError
 
+#: Models whose features may be categories: text, boolean and categorical
+#: columns become category codes for them instead of being refused.
+CATEGORY_MODELS = ("mixed", "categorical")
+
 if TYPE_CHECKING:
     # The reports package loads SciPy's statistics (over half a second);
     # scoring, failing early and ``fit --quiet`` do without it.
@@ -22,11 +26,18 @@ if TYPE_CHECKING:
     from nbcli.reports.runs import TrainingReport
 
 
-def data_error(path: str, exc: ValueError, feature_names, row_offset: int) -> NbcliError:
-    """Turn a core ``ValueError`` about a data chunk into a one-line error naming file, column and row."""
+def data_error(path: str, exc: ValueError, feature_names, row_offset: int, rows=None) -> NbcliError:
+    """Turn a core ``ValueError`` about a data chunk into a one-line error naming file, column and row.
+
+    ``rows``, when given, maps the chunk's rows to their 0-based rows in the
+    file (rows were skipped before the model saw the chunk).
+    """
     if isinstance(exc, DataValueError) and feature_names is not None:
         col = feature_names[exc.column] if exc.column < len(feature_names) else exc.column
-        return NbcliError(f"{path}: column {col!r}, row {row_offset + exc.row + 1}: {exc.reason}")
+        row = row_offset + exc.row
+        if rows is not None and 0 <= exc.row < len(rows):
+            row = int(rows[exc.row])
+        return NbcliError(f"{path}: column {col!r}, row {row + 1}: {exc.reason}")
     return NbcliError(f"{path}: {exc}")
 
 
@@ -104,6 +115,7 @@ class _ReadState:
     rows: int = 0
     offset: int = 0
     reading: bool = False
+    kept: Any = None
 
 
 def _plain(v):
@@ -135,6 +147,10 @@ def train(
     y_key="y",
     priors_by_label=None,
     progress=None,
+    missing=None,
+    unseen="error",
+    na_values=None,
+    column_types=None,
 ) -> TrainResult:
     """Fit ``estimator`` on the data file at ``path``, chunk by chunk.
 
@@ -157,6 +173,21 @@ def train(
         known, then used as the estimator's prior (``estimator.prior_param``).
     progress : callable ``(iterable, description) -> iterable``, optional
         Wraps the stream of chunks (a progress bar); default none.
+    missing : {"error", "ignore", "drop"}, optional
+        Missing feature cells: refused (naming the row), left out of their
+        feature's statistics (the models that can), or their rows skipped
+        and counted. Default: the estimator's ``missing`` (see
+        :func:`nbcli.workflows.tables.choose_missing`). Rows whose label is
+        missing are skipped and counted whatever the policy.
+    unseen : {"error", "ignore"}
+        Stored in the model: what predict does with a category never seen
+        in training.
+    na_values : list of str, optional
+        Cell texts read as missing (default :data:`nbcli.io.cells.NA_STRINGS`).
+    column_types : dict of str to str, optional
+        ``--column NAME=TYPE``: ``gaussian``, ``categorical``, ``bernoulli``
+        or ``multinomial`` (the mixed model; ``categorical`` also for the
+        categorical model).
 
     Returns
     -------
@@ -169,7 +200,16 @@ def train(
         fewer samples than the model needs (``min_samples_per_class``).
     """
     from nbcli.io.fingerprint import TrainingFingerprint
+    from nbcli.workflows.tables import (
+        RowCounts,
+        apply_column_types,
+        check_column_types,
+        choose_missing,
+    )
 
+    column_types = dict(column_types or {})
+    missing = choose_missing(estimator, missing)
+    check_column_types(estimator, column_types)
     stream = training_stream(
         path,
         chunk_size=chunk_size,
@@ -179,7 +219,17 @@ def train(
         delimiter=delimiter,
         x_key=x_key,
         y_key=y_key,
+        missing=missing,
+        na_values=None if na_values is None else tuple(str(v) for v in na_values),
+        infer=True,
+        categorical=estimator.name in CATEGORY_MODELS,
+        column_types=column_types,
+        skip_missing_labels=True,
+        model=estimator.name,
     )
+    warnings: list[str] = list(stream.plan.warnings)
+    apply_column_types(estimator, stream.plan, column_types, missing, unseen)
+    counts_of_rows = RowCounts()
     fp = TrainingFingerprint(legacy=False)
     state = _ReadState()
     if priors_by_label is not None:
@@ -196,10 +246,14 @@ def train(
             if ds is None:
                 return
             state.chunks += 1
+            ds = counts_of_rows.filter(ds, missing)
             # Keep the first chunk only while it may turn out to be the whole file.
             state.first = ds if state.chunks == 1 else None
+            if ds.X.shape[0] == 0:
+                continue
             fp.update(ds.X, ds.y)
             state.offset = state.rows
+            state.kept = counts_of_rows.kept_rows
             state.rows += ds.X.shape[0]
             yield ds.X, ds.y
 
@@ -214,7 +268,7 @@ def train(
             raise
         if state.rows == 0:
             raise NbcliError(f"{path}: no data rows") from None
-        raise data_error(path, exc, stream.feature_names, state.offset) from None
+        raise data_error(path, exc, stream.feature_names, 0, rows=state.kept) from None
     return finish_training(
         estimator,
         data=path,
@@ -227,7 +281,42 @@ def train(
         priors_by_label=priors_by_label,
         started=started,
         first=state.first if state.chunks == 1 else None,
+        warnings=warnings,
+        tables=TableFacts(
+            plan=stream.plan,
+            categories=stream.categories,
+            missing=missing,
+            unseen=unseen,
+            na_values=na_values,
+            row_counts=counts_of_rows,
+        ),
     )
+
+
+@dataclass
+class TableFacts:
+    """What reading a table decided, for the model file and the summary.
+
+    Attributes
+    ----------
+    plan : ColumnPlan
+        Column kinds as the reader chose them.
+    categories : dict
+        ``{column: Categories}`` of the categorical columns.
+    missing, unseen : str
+        The policies, stored in the model.
+    na_values : list of str or None
+        Cell texts read as missing, when not the default.
+    row_counts : RowCounts
+        Rows used, skipped for a missing label, dropped for a missing cell.
+    """
+
+    plan: Any
+    categories: Any
+    missing: str
+    unseen: str
+    na_values: Any = None
+    row_counts: Any = None
 
 
 def finish_training(
@@ -243,6 +332,8 @@ def finish_training(
     priors_by_label=None,
     started: float | None = None,
     first=None,
+    warnings: list[str] | None = None,
+    tables: TableFacts | None = None,
 ) -> TrainResult:
     """Check gathered statistics, make the model from them once, and describe it.
 
@@ -269,6 +360,11 @@ def finish_training(
         the start of reading.
     first : Dataset, optional
         The whole data when it was one chunk (for the training accuracy).
+    warnings : list of str, optional
+        Warnings already found while reading (the column plan's).
+    tables : TableFacts, optional
+        Column kinds, categories, missing-value policies and row counts of a
+        table read by :func:`train`; the model file records them.
 
     Raises
     ------
@@ -277,10 +373,11 @@ def finish_training(
     """
     from nbcli.io.data import resolve_labels
     from nbcli.io.modelfile import ModelFile
+    from nbcli.workflows.tables import column_records, set_category_counts, smoothing_warnings
 
     path = data
     started = time.perf_counter() if started is None else started
-    warnings: list[str] = []
+    warnings = list(warnings or [])
     model_type = estimator.name
     _check_finite_statistics(path, estimator, feature_names)
     classes = estimator.classes_
@@ -306,6 +403,8 @@ def finish_training(
     if model_type == "gaussian":
         _check_gaussian_spread(path, estimator, feature_names, typed)
     try:
+        if tables is not None:
+            set_category_counts(estimator, feature_names, tables.categories)
         if typed is not classes:
             estimator.relabel(typed)
         if priors_by_label is not None:
@@ -317,12 +416,25 @@ def finish_training(
     except ValueError as exc:
         raise NbcliError(f"{path}: {exc}") from None
     _check_finite_parameters(path, estimator)
+    warnings.extend(smoothing_warnings(path, estimator, feature_names))
+    if tables is not None and tables.row_counts is not None:
+        warnings.extend(tables.row_counts.warnings(path, tables.missing))
+        n_rows = tables.row_counts.used
     seconds = time.perf_counter() - started
 
     accuracy = None
-    if first is not None:
-        pred = estimator.predict(first.X)
-        accuracy = float(np.mean(pred.astype(str) == np.asarray(first.y).astype(str)))
+    if first is not None and first.X.shape[0]:
+        # Rows with missing cells count only where the model scores them.
+        missing = getattr(estimator, "missing", "error")
+        scored = (
+            np.ones(first.X.shape[0], bool)
+            if missing == "ignore"
+            else ~np.isnan(first.X).any(axis=1)
+        )
+        if scored.any():
+            pred = estimator.predict(first.X[scored])
+            truth = np.asarray(first.y)[scored].astype(str)
+            accuracy = float(np.mean(pred.astype(str) == truth))
 
     classes_out = [_plain(c) for c in estimator.classes_.tolist()]
     counts = estimator.stats_.class_counts
@@ -333,11 +445,19 @@ def finish_training(
         **fingerprint,
         "data": path,
     }
+    if tables is not None:
+        training["missing"] = tables.missing
+        training["unseen"] = tables.unseen
+        if tables.na_values is not None:
+            training["na_values"] = [str(v) for v in tables.na_values]
     mf = ModelFile(
         model=estimator,
         feature_names=list(feature_names),
         target=target,
         training=training,
+        columns=None
+        if tables is None
+        else column_records(estimator, tables.plan, tables.categories),
     )
     facts = dict(
         model_type=model_type,
@@ -353,6 +473,9 @@ def finish_training(
         training_accuracy=accuracy,
         n_chunks=n_chunks,
     )
+    notes = list(notes)
+    if tables is not None and tables.row_counts is not None:
+        notes.extend(tables.row_counts.notes(path, tables.missing, mf.columns or []))
     return TrainResult(model_file=mf, facts=facts, warnings=warnings, notes=notes)
 
 

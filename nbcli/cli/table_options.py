@@ -1,0 +1,37 @@
+"""Options about tables as they come: missing cells, unseen categories, column types."""
+
+import typer
+
+MISSING = typer.Option(
+    "--missing",
+    help=(
+        "Missing feature cells: error (refuse), ignore (leave the cell out of its feature's "
+        "likelihood) or drop (skip the row). Fit default: ignore for naive Bayes models, drop "
+        "for LDA/QDA; predict and evaluate default: the model's."
+    ),
+    metavar="error|ignore|drop",
+)
+UNSEEN = typer.Option(
+    "--unseen",
+    help=(
+        "A category never seen in training: error, or ignore (left out of the product like a "
+        "missing cell). Stored in the model at fit; predict can override it."
+    ),
+    metavar="error|ignore",
+)
+NA_VALUES = typer.Option(
+    "--na-values",
+    help=(
+        "Cell texts that mean a missing value (comma-separated or repeated; the empty cell "
+        "always does). Default: NA, NaN, null, None, N/A, empty and the other usual spellings."
+    ),
+)
+COLUMN = typer.Option(
+    "--column",
+    help=(
+        "Per-column distribution of the mixed model, NAME=gaussian|categorical|bernoulli|"
+        "multinomial (repeatable, or comma-separated). Default: text and boolean columns "
+        "categorical, numbers gaussian."
+    ),
+    metavar="NAME=TYPE",
+)

@@ -1,0 +1,128 @@
+"""Category columns: text values to integer codes and back.
+
+A :class:`Categories` table gives every distinct value of a categorical
+column a code ``0, 1, 2, ...`` in the order the values are first seen in
+the file (surrounding spaces stripped), so the codes of a streamed file do
+not depend on how it is cut into chunks. At fit the table grows as new
+values come in; at predict it is the model file's list, fixed: a value not
+in it is an unseen category, refused (naming column, value and row) or,
+with ``unseen="ignore"``, given the code ``len(values)``, which no training
+row had, so the model leaves it out of the product as it leaves out a
+missing cell. Codes are float64 with NaN for a missing cell, so that they
+sit in the feature matrix beside numeric columns.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from nbcli.io.messages import fail
+
+__all__ = ["Categories"]
+
+
+class Categories:
+    """The categories of one column, in first-seen order.
+
+    Parameters
+    ----------
+    name : str
+        The column, for messages.
+    values : list of str, optional
+        Known categories (from a model file); with ``frozen`` no others are added.
+    frozen : bool
+        True at predict time.
+    unseen : {"error", "ignore"}
+        What a value outside a frozen table gets.
+
+    Attributes
+    ----------
+    values : list of str
+    n_unseen : int
+        Cells given the unseen code so far.
+    """
+
+    def __init__(self, name: str, values=None, *, frozen: bool = False, unseen: str = "error"):
+        self.name = name
+        self.values: list[str] = [str(v) for v in (values or [])]
+        self._index = {v: i for i, v in enumerate(self.values)}
+        self.frozen = frozen
+        self.unseen = unseen
+        self.n_unseen = 0
+        # Chunks are read one at a time, but the reader thread and the caller
+        # may both look at the table.
+        self._lock = threading.Lock()
+
+    def encode(self, column, na_values, display: str, row_offset: int) -> np.ndarray:
+        """Codes of a polars column (any type; cast to text), NaN where missing.
+
+        Parameters
+        ----------
+        column : polars.Series of length n_rows
+        na_values : sequence of str
+            Texts that mean a missing cell (compared after stripping spaces).
+        display : str
+            The file, for messages.
+        row_offset : int
+            Data rows of the file before this column's first cell.
+
+        Returns
+        -------
+        ndarray of shape (n_rows,), float64
+
+        Raises
+        ------
+        NbcliError
+            For a value outside a frozen table when ``unseen="error"``.
+        """
+        import polars as pl
+
+        text = _as_text(column).str.strip_chars()
+        text = pl.select(
+            pl.when(text.is_in(list(na_values))).then(None).otherwise(text).alias("v")
+        ).to_series()
+        with self._lock:
+            if not self.frozen:
+                for value in text.drop_nulls().unique(maintain_order=True).to_list():
+                    if value not in self._index:
+                        self._index[value] = len(self.values)
+                        self.values.append(value)
+            known = list(self._index)
+            codes = text.replace_strict(
+                known,
+                list(range(len(known))),
+                default=len(known),
+                return_dtype=pl.Float64,
+            )
+            out = codes.to_numpy().copy()
+            out[text.is_null().to_numpy()] = np.nan
+            unseen = np.flatnonzero(out == len(known))
+            if unseen.size:
+                if self.unseen != "ignore":
+                    i = int(unseen[0])
+                    raise fail(
+                        display,
+                        f"column '{self.name}' has the category {text[i]!r} at row "
+                        f"{row_offset + i + 1}, which the model never saw in training "
+                        f"(it knows {_some(known)}); fix the value, or pass --unseen "
+                        "ignore to leave unseen categories out of the prediction",
+                    )
+                self.n_unseen += int(unseen.size)
+        return out
+
+
+def _as_text(column):
+    import polars as pl
+
+    if column.dtype == pl.String:
+        return column
+    if column.dtype == pl.Boolean:
+        return column.cast(pl.String).str.replace("true", "True").str.replace("false", "False")
+    return column.cast(pl.String)
+
+
+def _some(values: list[str], limit: int = 8) -> str:
+    shown = ", ".join(repr(v) for v in values[:limit])
+    return shown + (f" and {len(values) - limit} more" if len(values) > limit else "")

@@ -1,0 +1,187 @@
+"""What the first rows of a column look like: the facts the column plan decides on.
+
+:func:`profile_columns` looks at the planning sample (the first
+:data:`SAMPLE_ROWS` data rows of the file, whatever the chunk size, so a
+chunked fit plans its columns exactly as a fit in one chunk does) and
+tells, per column, whether its cells are numbers, whole numbers,
+booleans, dates or times, or text, how many are present and distinct, and
+whether it looks like a row index.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+__all__ = [
+    "SAMPLE_ROWS",
+    "NUMBER",
+    "INTEGER",
+    "BOOLEAN",
+    "TEXT",
+    "DATETIME",
+    "CATEGORY",
+    "EMPTY",
+    "ColumnProfile",
+    "profile_columns",
+    "index_name",
+]
+
+#: Rows of the planning sample.
+SAMPLE_ROWS = 10_000
+#: Rows a column must have to be taken for a row number because it counts them.
+COUNTING_ROWS = 10
+
+#: Value types of a column: numbers with a fractional part somewhere ...
+NUMBER = "number"
+#: ... whole numbers only ...
+INTEGER = "integer"
+#: ... ``True``/``False`` (any of the usual spellings, or a boolean type) ...
+BOOLEAN = "boolean"
+#: ... text that is not all numbers ...
+TEXT = "text"
+#: ... dates, times or timestamps ...
+DATETIME = "datetime"
+#: ... a categorical type (Parquet, pandas) ...
+CATEGORY = "category"
+#: ... or no cell present at all.
+EMPTY = "empty"
+
+TRUE_TEXTS = ("True", "TRUE", "true")
+FALSE_TEXTS = ("False", "FALSE", "false")
+
+_INDEX_NAMES = re.compile(r"^(rownames|row\.names|unnamed: *\d+)$", re.IGNORECASE)
+_DATE_LIKE = re.compile(r"^\d{1,4}[-/.:]\d{1,2}([-/.:]\d{1,4})?([ T]\d{1,2}:\d{2}.*)?$")
+
+
+@dataclass(frozen=True)
+class ColumnProfile:
+    """One column of the planning sample.
+
+    Attributes
+    ----------
+    name : str
+    value_type : str
+        One of :data:`NUMBER`, :data:`INTEGER`, :data:`BOOLEAN`,
+        :data:`TEXT`, :data:`DATETIME`, :data:`CATEGORY`, :data:`EMPTY`.
+    n_rows : int
+        Rows in the sample.
+    n_present : int
+        Cells that are not missing.
+    n_distinct : int
+        Distinct present values.
+    example : str or None
+        A present value that is not a number (the first one), for messages.
+    counting : bool
+        Whole numbers equal to 0, 1, ..., n - 1 or 1, 2, ..., n, row after
+        row, in a sample of at least :data:`COUNTING_ROWS` rows.
+    """
+
+    name: str
+    value_type: str
+    n_rows: int
+    n_present: int
+    n_distinct: int
+    example: str | None = None
+    counting: bool = False
+
+    @property
+    def is_number(self) -> bool:
+        return self.value_type in (NUMBER, INTEGER, EMPTY)
+
+
+def index_name(name: str) -> bool:
+    """Names that data exports give a row-index column (``rownames``, ``Unnamed: 0``)."""
+    return bool(_INDEX_NAMES.match(name.strip()))
+
+
+def profile_columns(frame, names, na_values) -> dict[str, ColumnProfile]:
+    """Profiles of the columns ``names`` of a polars frame (the planning sample).
+
+    Text cells are stripped of surrounding spaces; those in ``na_values``
+    are missing.
+    """
+    return {name: _profile(name, frame.get_column(name), na_values) for name in names}
+
+
+def _profile(name: str, column, na_values) -> ColumnProfile:
+    import polars as pl
+
+    n = len(column)
+    dtype = column.dtype
+    if dtype == pl.Boolean:
+        return _simple(name, column, BOOLEAN)
+    if dtype in (pl.Categorical, pl.Enum):
+        return _simple(name, column, CATEGORY)
+    if dtype.is_temporal():
+        return _simple(name, column, DATETIME)
+    if dtype == pl.Null:
+        return ColumnProfile(name, EMPTY, n, 0, 0)
+    if dtype.is_numeric():
+        present = column.drop_nulls()
+        if dtype.is_float():
+            present = present.drop_nans()
+        return _numbers(name, present, n, column)
+    if dtype != pl.String:
+        return _simple(name, column, TEXT)
+    text = column.str.strip_chars()
+    present = text.filter(text.is_not_null() & ~text.is_in(list(na_values)))
+    if present.len() == 0:
+        return ColumnProfile(name, EMPTY, n, 0, 0)
+    numbers = present.cast(pl.Float64, strict=False)
+    if numbers.null_count() == 0:
+        return _numbers(name, numbers, n, text.cast(pl.Float64, strict=False))
+    distinct = present.n_unique()
+    example = str(present.filter(numbers.is_null())[0])
+    if present.is_in([*TRUE_TEXTS, *FALSE_TEXTS]).all():
+        return ColumnProfile(name, BOOLEAN, n, present.len(), distinct, example)
+    if _dates(present):
+        return ColumnProfile(name, DATETIME, n, present.len(), distinct, example)
+    return ColumnProfile(name, TEXT, n, present.len(), distinct, example)
+
+
+def _simple(name, column, value_type) -> ColumnProfile:
+    present = column.drop_nulls()
+    example = str(present[0]) if present.len() else None
+    return ColumnProfile(name, value_type, len(column), present.len(), present.n_unique(), example)
+
+
+def _numbers(name, present, n, whole) -> ColumnProfile:
+    """A column whose present cells are all numbers (``whole``: every cell, nulls included)."""
+    import numpy as np
+    import polars as pl
+
+    values = present.cast(pl.Float64).to_numpy()
+    finite = values[np.isfinite(values)]
+    integral = bool(np.all(finite == np.round(finite)))
+    counting = False
+    # Few rows count up by chance (a toy table's 1, 2, 3); from COUNTING_ROWS on
+    # a feature that does so is all but surely a row number.
+    if integral and present.len() == n and n >= COUNTING_ROWS:
+        all_values = whole.cast(pl.Float64).to_numpy()
+        steps = np.arange(n, dtype=np.float64)
+        counting = bool(np.array_equal(all_values, steps) or np.array_equal(all_values, steps + 1))
+    return ColumnProfile(
+        name,
+        INTEGER if integral else NUMBER,
+        n,
+        present.len(),
+        present.n_unique(),
+        None,
+        counting,
+    )
+
+
+def _dates(present) -> bool:
+    """Every present cell a date, time or timestamp (ISO or the usual numeric spellings)."""
+    first = str(present[0])
+    if not _DATE_LIKE.match(first):
+        return False
+    for parse in ("to_datetime", "to_date", "to_time"):
+        try:
+            parsed = getattr(present.str, parse)(strict=False)
+        except Exception:  # a format polars cannot infer is not a date to it either
+            continue
+        if parsed.null_count() == 0:
+            return True
+    return False

@@ -1,0 +1,340 @@
+"""Tables as they come: the missing-value policy, column types and categories
+between the reader, the model and the model file.
+
+:func:`nbcli.workflows.train.train` and the scoring path use these so that
+fit and predict agree: the policy chosen at fit (``missing``, ``unseen``,
+the ``na_values``) is stored in the model file's ``training`` record, the
+column types and categories in its ``columns`` member, and predict reads
+the file through them (:func:`read_options_for`), overriding the policy
+only where asked.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from nbcli.errors import NbcliError
+
+__all__ = [
+    "MISSING_POLICIES",
+    "UNSEEN_POLICIES",
+    "COLUMN_TYPES",
+    "RowCounts",
+    "choose_missing",
+    "can_ignore_missing",
+    "check_column_types",
+    "apply_column_types",
+    "column_records",
+    "set_category_counts",
+    "smoothing_warnings",
+    "read_options_for",
+    "parse_column_types",
+]
+
+MISSING_POLICIES = ("error", "ignore", "drop")
+UNSEEN_POLICIES = ("error", "ignore")
+#: ``--column NAME=TYPE`` types (the mixed model's per-column distributions).
+COLUMN_TYPES = ("gaussian", "categorical", "bernoulli", "multinomial")
+
+
+def _spec(estimator, name: str):
+    return {s.name: s for s in type(estimator).hyperparameters}.get(name)
+
+
+def _accepts(estimator, name: str, value) -> bool:
+    spec = _spec(estimator, name)
+    return spec is not None and spec.is_valid(value)
+
+
+def can_ignore_missing(estimator) -> bool:
+    """Whether the model can leave a missing cell out (its ``missing`` takes ``"ignore"``)."""
+    return _accepts(estimator, "missing", "ignore")
+
+
+def choose_missing(estimator, missing: str | None) -> str:
+    """The missing-value policy of a fit: ``missing`` checked, or by default
+    the estimator's own ``missing`` (the command line sets it to its
+    defaults: ``ignore`` for the models that can leave a cell out, the naive
+    Bayes ones; ``drop`` for LDA and QDA, which model the features jointly);
+    for an estimator without one, ``drop``.
+
+    Raises
+    ------
+    NbcliError
+        For an unknown policy, or ``ignore`` for a model that cannot.
+    """
+    if missing is None:
+        missing = estimator.get_params().get("missing", "drop")
+    if missing not in MISSING_POLICIES:
+        raise NbcliError(f"--missing must be one of {', '.join(MISSING_POLICIES)}; got {missing!r}")
+    if missing == "ignore" and not can_ignore_missing(estimator):
+        raise NbcliError(
+            f"--missing ignore: the {estimator.name} model cannot leave a missing cell out "
+            "(it models the features jointly); use --missing drop to skip such rows, or "
+            "--missing error"
+        )
+    return missing
+
+
+def parse_column_types(values) -> dict[str, str]:
+    """``["sex=categorical", "a=gaussian,b=bernoulli"]`` (or a dict) -> ``{name: type}``.
+
+    Raises
+    ------
+    NbcliError
+        For an entry without ``=`` or an unknown type.
+    """
+    if values is None:
+        return {}
+    if isinstance(values, dict):
+        items = [(str(k), str(v)) for k, v in values.items()]
+    else:
+        items = []
+        for value in values:
+            for part in str(value).split(","):
+                if not part.strip():
+                    continue
+                name, sep, kind = part.rpartition("=")
+                if not sep or not name.strip():
+                    raise NbcliError(
+                        f"--column {part!r}: expected NAME=TYPE, TYPE one of "
+                        f"{', '.join(COLUMN_TYPES)}"
+                    )
+                items.append((name.strip(), kind.strip().lower()))
+    out = {}
+    for name, kind in items:
+        if kind not in COLUMN_TYPES:
+            raise NbcliError(
+                f"--column {name}={kind}: unknown column type; choose one of "
+                f"{', '.join(COLUMN_TYPES)}"
+            )
+        out[name] = kind
+    return out
+
+
+def check_column_types(estimator, column_types: dict[str, str]) -> None:
+    """Refuse ``--column`` types the model cannot take."""
+    if not column_types:
+        return
+    if "column_types" in estimator.get_params():
+        return
+    if estimator.name == "categorical" and set(column_types.values()) <= {"categorical"}:
+        return
+    raise NbcliError(
+        f"--column sets per-column distributions, which the {estimator.name} model does not "
+        "have; use --model mixed"
+    )
+
+
+def apply_column_types(estimator, plan, column_types: dict, missing: str, unseen: str) -> None:
+    """Set the model's ``column_types`` (mixed), ``missing`` and ``unseen`` from the plan.
+
+    Raises
+    ------
+    NbcliError
+        For ``--column`` naming a column that is not a feature.
+    """
+    unknown = [c for c in column_types if c not in plan.features]
+    if unknown:
+        raise NbcliError(
+            f"--column names {', '.join(repr(c) for c in unknown)}, which "
+            f"{'is' if len(unknown) == 1 else 'are'} not a feature; the features are: "
+            f"{', '.join(plan.features)}"
+        )
+    params: dict[str, object] = {}
+    if "column_types" in estimator.get_params():
+        params["column_types"] = [_column_type(c, plan, column_types) for c in plan.features]
+    if _accepts(estimator, "missing", missing):
+        params["missing"] = missing
+    if _accepts(estimator, "unseen", unseen):
+        params["unseen"] = unseen
+    if params:
+        estimator.set_params(**params)
+
+
+def _column_type(name: str, plan, column_types: dict) -> str:
+    from nbcli.io.plan import CATEGORICAL
+
+    if name in column_types:
+        return column_types[name]
+    return "categorical" if plan.kind(name) == CATEGORICAL else "gaussian"
+
+
+def column_records(estimator, plan, categories: dict) -> list[dict]:
+    """The model file's ``columns`` member: per feature ``name``, ``type``
+    and, for a column read as categories, ``categories`` (first-seen order)."""
+    types = estimator.get_params().get("column_types")
+    out = []
+    for j, name in enumerate(plan.features):
+        if isinstance(types, (list, tuple)) and len(types) == len(plan.features):
+            kind = str(types[j])
+        elif estimator.name == "categorical":
+            kind = "categorical"
+        else:
+            kind = "numeric"
+        record: dict = {"name": name, "type": kind}
+        if name in categories:
+            record["categories"] = list(categories[name])
+        out.append(record)
+    return out
+
+
+def set_category_counts(estimator, feature_names, categories: dict) -> None:
+    """Give each categorical column as many categories as its table holds
+    (``min_categories``), so a category seen only in skipped rows still
+    has its (smoothed) probability, and the stored list and the model agree."""
+    if not categories or "min_categories" not in estimator.get_params():
+        return
+    counts = np.zeros(len(feature_names), dtype=np.int64)
+    for j, name in enumerate(feature_names):
+        if name in categories:
+            counts[j] = len(categories[name])
+    given = estimator.get_params()["min_categories"]
+    if given is not None:
+        counts = np.maximum(
+            counts, np.broadcast_to(np.asarray(given, dtype=np.int64), counts.shape)
+        )
+    estimator.set_params(min_categories=counts)
+
+
+def smoothing_warnings(path: str, estimator, feature_names) -> list[str]:
+    """A warning when a class-feature variance is ``var_smoothing``'s epsilon
+    alone (the feature is constant within the class), naming both.
+
+    The models say which pairs those are (``zero_variance_``: class index,
+    feature index in the table); without smoothing no such pair is fitted.
+    """
+    pairs = getattr(estimator, "zero_variance_", None)
+    if pairs is None or len(pairs) == 0 or not getattr(estimator, "var_smoothing", 0):
+        return []
+    classes = estimator.classes_
+    shown = "; ".join(
+        f"'{feature_names[int(j)]}' in class {_plain(classes[int(k)])!r}" for k, j in pairs[:5]
+    )
+    more = f" and {len(pairs) - 5} more" if len(pairs) > 5 else ""
+    return [
+        f"{path}: a variance set by smoothing alone (the feature is constant within the "
+        f"class): {shown}{more}; such a feature can rule its class out by itself: "
+        "consider --var-smoothing-scale feature, a larger --var-smoothing, or "
+        "--model mixed with --column NAME=categorical"
+    ]
+
+
+def _plain(value):
+    return value.item() if isinstance(value, np.generic) else value
+
+
+@dataclass
+class RowCounts:
+    """Rows of a fit: read, used, skipped for a missing label, dropped or
+    holding missing cells; the file rows of the current chunk's kept rows."""
+
+    read: int = 0
+    used: int = 0
+    no_label: int = 0
+    dropped: int = 0
+    with_missing: int = 0
+    first_no_label: int | None = None
+    kept_rows: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+
+    def filter(self, ds, missing: str):
+        """``ds`` without the rows the policy skips, counted."""
+        n = ds.X.shape[0]
+        keep = np.ones(n, dtype=bool)
+        if ds.y_missing is not None and ds.y_missing.any():
+            keep &= ~ds.y_missing
+            if self.first_no_label is None:
+                self.first_no_label = self.read + int(np.argmax(ds.y_missing)) + 1
+            self.no_label += int(ds.y_missing.sum())
+        holes = np.isnan(ds.X).any(axis=1) & keep
+        if missing == "drop":
+            keep &= ~holes
+            self.dropped += int(holes.sum())
+        else:
+            self.with_missing += int(holes.sum())
+        self.kept_rows = self.read + np.flatnonzero(keep)
+        self.read += n
+        self.used += int(keep.sum())
+        if keep.all():
+            return replace(ds, y_missing=None)
+        return replace(
+            ds,
+            X=np.asfortranarray(ds.X[keep]),
+            y=None if ds.y is None else np.asarray(ds.y)[keep],
+            kept={k: v[keep] for k, v in ds.kept.items()},
+            y_missing=None,
+        )
+
+    def warnings(self, path: str, missing: str) -> list[str]:
+        out = []
+        if self.no_label:
+            out.append(
+                f"{path}: skipped {self.no_label} row{'s' if self.no_label != 1 else ''} "
+                f"without a label (the first at row {self.first_no_label})"
+            )
+        return out
+
+    def notes(self, path: str, missing: str, columns: list[dict]) -> list[str]:
+        """The fit summary's lines about the columns and the missing cells."""
+        described = []
+        for c in columns:
+            text = f"{c['name']}={c['type']}"
+            if "categories" in c:
+                text += f" ({len(c['categories'])} categories)"
+            described.append(text)
+        out = [f"column types: {', '.join(described)}"]
+        how = {
+            "ignore": "left out of their feature's likelihood",
+            "drop": "their rows skipped",
+            "error": "refused",
+        }[missing]
+        if missing == "drop":
+            counted = f"{self.dropped} row{'s' if self.dropped != 1 else ''} dropped"
+        else:
+            counted = f"{self.with_missing} row{'s' if self.with_missing != 1 else ''} with one"
+        out.append(f"missing cells: {missing} ({how}); {counted}; {self.used} rows used")
+        return out
+
+
+def read_options_for(mf, *, missing: str | None = None, unseen: str | None = None) -> dict:
+    """Reader options that read a file as the model was trained: its
+    categorical columns through the stored categories, missing cells and
+    unseen categories by the stored policy (or the override).
+
+    Returns
+    -------
+    dict
+        Keyword options of :func:`nbcli.io.data.iter_dataset`, and
+        ``"missing"``: the policy in force.
+
+    Raises
+    ------
+    NbcliError
+        For an unknown policy, or ``ignore`` for a model that cannot.
+    """
+    from nbcli.io.plan import CATEGORICAL
+
+    training = mf.training or {}
+    if missing is None:
+        missing = training.get("missing") or "error"
+    else:
+        missing = choose_missing(mf.model, missing)
+    if unseen is None:
+        unseen = training.get("unseen") or "error"
+    elif unseen not in UNSEEN_POLICIES:
+        raise NbcliError(f"--unseen must be one of {', '.join(UNSEEN_POLICIES)}; got {unseen!r}")
+    categories = {c["name"]: list(c["categories"]) for c in (mf.columns or []) if "categories" in c}
+    if unseen == "ignore" and _accepts(mf.model, "unseen", "ignore"):
+        mf.model.set_params(unseen="ignore")
+    if missing == "ignore" and _accepts(mf.model, "missing", "ignore"):
+        mf.model.set_params(missing="ignore")
+    na_values = training.get("na_values")
+    return {
+        "missing": missing,
+        "unseen": unseen,
+        "kinds": {name: CATEGORICAL for name in categories},
+        "categories": categories,
+        "na_values": None if na_values is None else tuple(str(v) for v in na_values),
+    }
