@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from nbcli.models._base import BayesClassifier
+from nbcli.models import _sparse
+from nbcli.models._base import _BLOCK_ELEMENTS, BayesClassifier
 from nbcli.models._stats import ClassCounts
 from nbcli.models._validation import DataValueError, check_priors
 from nbcli.models.hyperparameters import Hyperparameter, alpha, fit_prior, priors
@@ -27,6 +28,35 @@ def _check_representable(log_prob, alpha):
         )
 
 
+def _sparse_counts(X, y_idx, sample_weight, n_classes) -> ClassCounts:
+    w = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+    return ClassCounts(
+        class_count=np.bincount(y_idx, weights=w, minlength=n_classes).astype(np.float64),
+        feature_count=_sparse.class_sums(X, y_idx, w, n_classes),
+    )
+
+
+def _negative(v, row, col) -> DataValueError:
+    return DataValueError(
+        f"negative value {v:g} at row {row}, column {col}: multinomial naive "
+        "Bayes needs non-negative counts (Negative values in data passed to MultinomialNB)",
+        int(row),
+        int(col),
+        f"negative value {v:g}: the multinomial model needs non-negative counts",
+    )
+
+
+def _not_binary(v, row, col, fitted: bool) -> DataValueError:
+    fix = "retrain with --binarize THRESHOLD" if fitted else "set --binarize THRESHOLD"
+    return DataValueError(
+        f"value {v:g} at row {row}, column {col} is not 0 or 1: Bernoulli "
+        "naive Bayes needs binary features; set binarize to a threshold",
+        int(row),
+        int(col),
+        f"value {v:g} is not 0 or 1: the bernoulli model was trained on binary features; {fix}",
+    )
+
+
 class _DiscreteNB(BayesClassifier):
     """Shared prior handling for the count-based models."""
 
@@ -34,7 +64,35 @@ class _DiscreteNB(BayesClassifier):
     prior_param = "class_prior"
 
     def accumulate(self, X, y_idx, sample_weight, n_classes):
+        if _sparse.is_sparse(X):
+            return _sparse_counts(X, y_idx, sample_weight, n_classes)
         return ClassCounts.from_data(X, y_idx, sample_weight, n_classes)
+
+    # -- sparse input (scipy.sparse): validated as CSR, never made dense ---------
+    def _prepare_X(self, X):
+        if _sparse.is_sparse(X):
+            X = _sparse.check_sparse(X)
+            self._check_values(X)
+            return X
+        return super()._prepare_X(X)
+
+    def _check_predict_input(self, X):
+        if _sparse.is_sparse(X):
+            self._check_fitted()
+            X = _sparse.check_sparse(X)
+            self._check_n_features(X)
+            return X
+        return super()._check_predict_input(X)
+
+    def _each_block(self, X, consume) -> None:
+        if not _sparse.is_sparse(X):
+            return super()._each_block(X, consume)
+        # A sparse block costs its non-zeros, so blocks are sized by the
+        # (dense) scores they produce, not by rows times features.
+        step = max(64, _BLOCK_ELEMENTS // max(1, len(self.classes_)))
+        for lo in range(0, X.shape[0], step):
+            hi = min(X.shape[0], lo + step)
+            consume(slice(lo, hi), self._score_block(X, lo, hi))
 
     def _class_log_prior(self):
         count = self.stats_.class_count
@@ -95,6 +153,12 @@ class MultinomialNB(_DiscreteNB):
         self.class_prior = class_prior
 
     def _check_values(self, X, row_offset=0):
+        if _sparse.is_sparse(X):
+            negative = X.data < 0
+            if negative.any():
+                i, j, v = _sparse.first_entry(X, negative)
+                raise _negative(v, i + row_offset, j)
+            return
         if X.min() < 0:
             i, j = np.argwhere(X < 0)[0]
             raise DataValueError(
@@ -118,7 +182,10 @@ class MultinomialNB(_DiscreteNB):
         self._b = self.class_log_prior_[:, None]
 
     def joint_log_likelihood_block(self, X):
-        out = self.feature_log_prob_ @ X.T
+        if _sparse.is_sparse(X):
+            out = _sparse.scores(self.feature_log_prob_, X)
+        else:
+            out = self.feature_log_prob_ @ X.T
         out += self._b
         return out
 
@@ -188,6 +255,12 @@ class BernoulliNB(_DiscreteNB):
         self.class_prior = class_prior
 
     def _check_values(self, X, row_offset=0):
+        if self.binarize is None and _sparse.is_sparse(X):
+            bad_data = (X.data != 0) & (X.data != 1)
+            if bad_data.any():
+                i, j, v = _sparse.first_entry(X, bad_data)
+                raise _not_binary(v, i + row_offset, j, hasattr(self, "stats_"))
+            return
         if self.binarize is None:
             bad = (X != 0) & (X != 1)
             if bad.any():
@@ -213,10 +286,12 @@ class BernoulliNB(_DiscreteNB):
     def _binary(self, X):
         if self.binarize is None:
             return X
+        if _sparse.is_sparse(X):
+            return _sparse.binarize(X, self.binarize)
         return (X > self.binarize).astype(np.float64)
 
     def accumulate(self, X, y_idx, sample_weight, n_classes):
-        return ClassCounts.from_data(self._binary(X), y_idx, sample_weight, n_classes)
+        return super().accumulate(self._binary(X), y_idx, sample_weight, n_classes)
 
     def finalize(self):
         alpha = _alpha(self.alpha)
@@ -235,6 +310,7 @@ class BernoulliNB(_DiscreteNB):
         self._b = (self.class_log_prior_ + neg.sum(axis=1))[:, None]
 
     def joint_log_likelihood_block(self, X):
-        out = self._w @ self._binary(X).T
+        X = self._binary(X)
+        out = _sparse.scores(self._w, X) if _sparse.is_sparse(X) else self._w @ X.T
         out += self._b
         return out
