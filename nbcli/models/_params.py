@@ -64,7 +64,7 @@ class Parameters:
             classifier_tags=ClassifierTags(),
         )
         tags.input_tags.allow_nan = False
-        tags.input_tags.sparse = False
+        tags.input_tags.sparse = self.sklearn_tags.get("sparse", False)
         tags.input_tags.positive_only = self.sklearn_tags.get("positive_only", False)
         tags.classifier_tags.poor_score = self.sklearn_tags.get("poor_score", False)
         return tags

@@ -145,7 +145,7 @@ class MultinomialNB(_DiscreteNB):
     hyperparameters = (alpha(), fit_prior(), priors("class_prior"))
     # Counts cannot be negative, and the model is not meant for the Gaussian
     # blobs scikit-learn scores every classifier on (its own tags).
-    sklearn_tags = {"positive_only": True, "poor_score": True}
+    sklearn_tags = {"positive_only": True, "poor_score": True, "sparse": True}
 
     def __init__(self, *, alpha=1.0, fit_prior=True, class_prior=None):
         self.alpha = alpha
@@ -246,7 +246,7 @@ class BernoulliNB(_DiscreteNB):
         fit_prior(),
         priors("class_prior"),
     )
-    sklearn_tags = {"poor_score": True}
+    sklearn_tags = {"poor_score": True, "sparse": True}
 
     def __init__(self, *, alpha=1.0, binarize=None, fit_prior=True, class_prior=None):
         self.alpha = alpha
