@@ -6,6 +6,7 @@ from typing import Annotated, Literal
 import typer
 
 from nbcli.cli import common
+from nbcli.cli import text_options as text_opts
 from nbcli.cli.console import info, warn
 from nbcli.cli.options import read_config, split_list
 from nbcli.errors import NbcliError
@@ -49,6 +50,13 @@ def _fit(
     y_key: Annotated[str, common.Y_KEY] = "y",
     json_out: Annotated[str | None, common.JSON] = None,
     quiet: Annotated[bool, common.QUIET] = False,
+    text: Annotated[list[str] | None, text_opts.TEXT] = None,
+    ngram: Annotated[str | None, text_opts.NGRAM] = None,
+    min_df: Annotated[str | None, text_opts.MIN_DF] = None,
+    max_df: Annotated[str | None, text_opts.MAX_DF] = None,
+    max_features: Annotated[int | None, text_opts.MAX_FEATURES] = None,
+    stop_words: Annotated[str | None, text_opts.STOP_WORDS] = None,
+    lowercase: Annotated[bool | None, text_opts.LOWERCASE] = None,
     **hyperparameter_flags,
 ):
     """Train a model on labelled data and save it as a .npz model file.
@@ -69,6 +77,17 @@ def _fit(
     target = target if target is not None else data_cfg.get("target")
     features = split_list(features) or data_cfg.get("features")
     drop = split_list(drop) or data_cfg.get("drop")
+    text_settings = text_opts.text_settings(
+        cfg,
+        config,
+        text=text,
+        ngram=ngram,
+        min_df=min_df,
+        max_df=max_df,
+        max_features=max_features,
+        stop_words=stop_words,
+        lowercase=lowercase,
+    )
 
     from nbcli.cli.progress import progress_iter
     from nbcli.workflows.train import train
@@ -86,6 +105,7 @@ def _fit(
         y_key=y_key,
         priors_by_label=prior if isinstance(prior, dict) else None,
         progress=lambda chunks, what: progress_iter(chunks, what, quiet=quiet),
+        text=text_settings,
     )
     for w in result.warnings:
         warn(w)
@@ -107,6 +127,7 @@ def _fit(
                 "target": target,
                 "features": features,
                 "drop": drop,
+                "text": None if text_settings is None else text_settings.to_metadata(),
             }
         common.emit_report(report, json_out, quiet=quiet)
     info(f"wrote {output}", quiet or json_out == "-")

@@ -34,6 +34,7 @@ from nbcli.io.messages import (
 from nbcli.io.plan import ColumnPlan, ReadOptions, plan_columns
 from nbcli.io.readers import RawChunk, TableReader, labels_or_error, register
 from nbcli.io.sources import Source
+from nbcli.io.words import words_of
 
 __all__ = ["CsvHeader", "CsvReader", "read_header", "delimiter_hint", "DELIMITERS"]
 
@@ -280,7 +281,7 @@ class CsvReader(TableReader):
 
     def _convert(self, frame, offset: int, resolve: bool) -> RawChunk:
         plan = self.plan
-        X, unread = features_of(frame, plan.features, column_to_float)
+        X, unread = features_of(frame, plan.numeric, column_to_float)
         y, label_error = None, None
         if plan.target is not None:
             y, label_error = labels_or_error(
@@ -293,7 +294,13 @@ class CsvReader(TableReader):
             )
         kept = {k: _text_column(frame.get_column(k)) for k in plan.keep}
         return RawChunk(
-            X=X, unread=unread, y=y, kept=kept, row_offset=offset, label_error=label_error
+            X=X,
+            unread=unread,
+            y=y,
+            kept=kept,
+            row_offset=offset,
+            label_error=label_error,
+            words=words_of(frame, plan),
         )
 
     def _check_line_lengths(self, frame, offset: int) -> None:

@@ -47,10 +47,11 @@ class Dataset:
     Attributes
     ----------
     X : ndarray of shape (n_samples, n_features), float64
-        Finite feature values (possibly column-major).
+        Finite values of the numeric features (possibly column-major).
     y : ndarray of shape (n_samples,) or None
         Class labels (int64, bool or str), or None when there is no target.
     feature_names : list of str, length n_features
+        The numeric features, the columns of ``X``.
     target : str or None
         The target column (CSV, Parquet) or array key (NPZ) used for ``y``.
     path : str
@@ -60,6 +61,9 @@ class Dataset:
     note : str or None
         A sentence worth showing the user, such as which column became the
         target and why.
+    words : dict of str to ndarray of shape (n_samples,)
+        Text features read as words (``kinds={column: "words"}``): object
+        arrays of str, a missing cell an empty document.
     """
 
     X: np.ndarray
@@ -69,6 +73,7 @@ class Dataset:
     path: str
     kept: dict[str, np.ndarray] = field(default_factory=dict)
     note: str | None = None
+    words: dict[str, np.ndarray] = field(default_factory=dict)
 
     @property
     def n_samples(self) -> int:
@@ -78,17 +83,18 @@ class Dataset:
 def _dataset(reader: TableReader, chunk: RawChunk) -> Dataset:
     """A chunk as a Dataset, after the one check of its feature cells."""
     plan = reader.plan
-    check_cells(chunk.X, plan.features, reader.source.display, chunk.row_offset, chunk.unread)
+    check_cells(chunk.X, plan.numeric, reader.source.display, chunk.row_offset, chunk.unread)
     if chunk.label_error is not None:
         raise chunk.label_error
     return Dataset(
         X=chunk.X,
         y=chunk.y,
-        feature_names=list(plan.features),
+        feature_names=list(plan.numeric),
         target=plan.target,
         path=reader.source.path,
         kept=chunk.kept,
         note=plan.note,
+        words=chunk.words,
     )
 
 
@@ -109,6 +115,7 @@ def read_dataset(
     y_key="y",
     keep=None,
     target_hint=None,
+    kinds=None,
 ) -> Dataset:
     """Read a whole data file into a :class:`Dataset`.
 
@@ -139,6 +146,9 @@ def read_dataset(
         Columns returned as read in ``Dataset.kept`` (e.g. an ID column).
     target_hint : str, optional
         The target name known from training.
+    kinds : dict of str to str, optional
+        Feature kinds other than numeric (:mod:`nbcli.io.plan`), e.g.
+        ``{"body": "words"}``; a WORDS column lands in ``Dataset.words``.
 
     Returns
     -------
@@ -154,7 +164,7 @@ def read_dataset(
         first offending row (1-based, header not counted) in the message.
     """
     opts = read_options(
-        target, features, drop, model_features, need_target, keep, target_hint, x_key, y_key
+        target, features, drop, model_features, need_target, keep, target_hint, x_key, y_key, kinds
     )
     reader = open_reader(Source(path), opts, delimiter)
     chunk = next(iter(reader.chunks(None, resolve=True)), None)
@@ -166,6 +176,10 @@ def read_dataset(
 # Values per chunk when the caller does not choose: 8 million float64 is
 # 64 MB; the text of the chunk is held beside it while it is converted.
 CHUNK_VALUES = 8 << 20
+
+
+#: Rows per chunk, at most, when the file has text columns read as words.
+TEXT_CHUNK_ROWS = 50_000
 
 
 def default_chunk_rows(n_columns: int) -> int:
@@ -186,6 +200,9 @@ class DatasetStream:
     Attributes
     ----------
     feature_names : list of str
+        The numeric features.
+    word_columns : list of str
+        The WORDS features (text read as words), in feature order.
     target : str or None
     note : str or None
     path : str
@@ -214,11 +231,16 @@ class DatasetStream:
         self._raw_labels = raw_labels
         self._reader = open_reader(source, opts, delimiter)
         plan = self._reader.plan
-        self.feature_names = list(plan.features)
+        self.feature_names = list(plan.numeric)
+        self.word_columns = [c for c in plan.features if c not in plan.numeric]
         self.target = plan.target
         self.note = plan.note
         if chunk_size is None:
             chunk_size = default_chunk_rows(len(self.feature_names) + 1)
+            if self.word_columns:
+                # A document is many values once tokenised (and a Python
+                # string before that): fewer rows keep a chunk to tens of MB.
+                chunk_size = min(chunk_size, TEXT_CHUNK_ROWS)
         self.chunk_size = int(chunk_size)
 
     def __iter__(self) -> Iterator[Dataset]:
@@ -250,6 +272,7 @@ def iter_dataset(
     keep=None,
     target_hint=None,
     raw_labels=False,
+    kinds=None,
 ) -> DatasetStream:
     """Read a data file in chunks of at most ``chunk_size`` rows
     (None: about 8 million values per chunk, see :func:`default_chunk_rows`).
@@ -270,7 +293,7 @@ def iter_dataset(
         first data row of the file, not of the chunk).
     """
     opts = read_options(
-        target, features, drop, model_features, need_target, keep, target_hint, x_key, y_key
+        target, features, drop, model_features, need_target, keep, target_hint, x_key, y_key, kinds
     )
     return DatasetStream(
         path, chunk_size=chunk_size, opts=opts, delimiter=delimiter, raw_labels=raw_labels

@@ -18,6 +18,7 @@ from nbcli.io.messages import error_from_exception, fail, interruption_in, quote
 from nbcli.io.plan import ColumnPlan, ReadOptions, plan_columns
 from nbcli.io.readers import RawChunk, TableReader, labels_or_error, register
 from nbcli.io.sources import Source
+from nbcli.io.words import words_of
 
 __all__ = ["ParquetReader"]
 
@@ -92,7 +93,7 @@ class ParquetReader(TableReader):
         for frame in self._frames(chunk_size):
             if frame.height == 0:
                 continue
-            X, unread = features_of(frame, self.plan.features, column_to_float)
+            X, unread = features_of(frame, self.plan.numeric, column_to_float)
             y, label_error = None, None
             if target is not None:
                 column = frame.get_column(target)
@@ -107,6 +108,12 @@ class ParquetReader(TableReader):
                 k: np.asarray(frame.get_column(k).to_list(), dtype=object) for k in self.plan.keep
             }
             yield RawChunk(
-                X=X, unread=unread, y=y, kept=kept, row_offset=offset, label_error=label_error
+                X=X,
+                unread=unread,
+                y=y,
+                kept=kept,
+                row_offset=offset,
+                label_error=label_error,
+                words=words_of(frame, self.plan),
             )
             offset += frame.height

@@ -18,7 +18,7 @@ from typing import ClassVar, TypeVar, cast
 import numpy as np
 
 from nbcli.errors import NbcliError
-from nbcli.io.plan import NUMERIC, ColumnPlan, ReadOptions
+from nbcli.io.plan import NUMERIC, WORDS, ColumnPlan, ReadOptions
 from nbcli.io.sources import Source
 
 __all__ = ["RawChunk", "TableReader", "register", "open_reader", "read_ahead", "labels_or_error"]
@@ -32,8 +32,8 @@ class RawChunk:
 
     Attributes
     ----------
-    X : ndarray of shape (n_rows, n_features), float64
-        The plan's features; NaN where a cell is missing or unreadable.
+    X : ndarray of shape (n_rows, n_numeric), float64
+        The plan's numeric features; NaN where a cell is missing or unreadable.
     unread : dict of int to (int, str)
         Per feature column, the first cell that is not a number: (0-based
         row in this chunk, its text).
@@ -44,6 +44,8 @@ class RawChunk:
     label_error : NbcliError or None
         What is wrong with the labels (a missing one, say), raised after the
         feature cells are checked, so that features are blamed first.
+    words : dict of str to ndarray of shape (n_rows,)
+        The plan's WORDS features, as text (see :mod:`nbcli.io.words`).
     """
 
     X: np.ndarray
@@ -52,6 +54,7 @@ class RawChunk:
     kept: dict[str, np.ndarray] = field(default_factory=dict)
     row_offset: int = 0
     label_error: NbcliError | None = None
+    words: dict[str, np.ndarray] = field(default_factory=dict)
 
     @property
     def n_rows(self) -> int:
@@ -110,7 +113,13 @@ def open_reader(source: Source, opts: ReadOptions, delimiter: str | None = None)
     from nbcli.io import csv_format, npz_format, parquet_format  # noqa: F401
 
     reader = _READERS[source.format](source, opts, delimiter)
-    other = {c: k for c, k in reader.plan.kinds.items() if k != NUMERIC}
+    other = {c: k for c, k in reader.plan.kinds.items() if k not in (NUMERIC, WORDS)}
+    if WORDS in reader.plan.kinds.values() and source.format == "npz":
+        name = next(c for c, k in reader.plan.kinds.items() if k == WORDS)
+        raise NbcliError(
+            f"{source.display}: column {name!r}: an NPZ archive holds numbers only; "
+            "text columns are read from CSV or Parquet"
+        )
     if other:
         # Categorical and word columns are planned here; their conversion is
         # added with the models that use them.

@@ -24,7 +24,8 @@ class ScoredChunk:
     log_proba: np.ndarray  # (n_rows, n_classes), calibrated if the model file has a calibrator
     y: np.ndarray | None  # labels from the file, if it has the target column
     kept: dict
-    X: np.ndarray
+    X: np.ndarray  # the numeric features (and, with text columns, one CRC-32 per document)
+    unseen_words: int = 0  # word occurrences of text columns that training never kept
 
     @property
     def n_rows(self) -> int:
@@ -81,15 +82,18 @@ def iter_scores(
         refuses (the message names file, column and row).
     """
     from nbcli.io.data import iter_dataset
+    from nbcli.workflows.text_features import TextModel, fingerprint_columns
     from nbcli.workflows.train import data_error
 
     reporter = reporter or Reporter()
     read = read or ReadOptions()
+    text = TextModel.of(mf)
     stream = iter_dataset(
         path,
         chunk_size=read.chunk_size,
         target=read.target,
-        model_features=list(mf.feature_names),
+        model_features=list(mf.feature_names) if text is None else text.input_columns,
+        kinds=None if text is None else text.kinds,
         need_target=need_target,
         delimiter=read.delimiter,
         x_key=read.x_key,
@@ -99,23 +103,31 @@ def iter_scores(
     )
     rows = 0
     for ds in reporter.progress(stream, f"scoring {path}"):
+        X, unseen, fingerprinted = ds.X, 0, ds.X
+        if text is not None:
+            counts = text.matrix(ds.X, ds.words)
+            X, unseen = counts.X, counts.unseen_tokens
+            fingerprinted = fingerprint_columns(ds.X, ds.words, text.settings.columns)
         try:
             # Rows the model cannot score are refused just below, not warned about.
             with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-                logp = mf.model.predict_log_proba(ds.X)
+                logp = mf.model.predict_log_proba(X)
         except ValueError as exc:
             raise data_error(path, exc, mf.feature_names, rows) from None
         # The model's own posteriors are checked before any calibrator sees
         # them, so a row that cannot be scored is named the same way with or
         # without one.
-        _check_scored(path, logp, ds.X, mf.feature_names, rows)
+        if ds.X.shape[1]:
+            _check_scored(path, logp, ds.X, ds.feature_names, rows)
         if mf.calibrator is not None:
             try:
                 logp = mf.calibrator.transform(logp)
             except ValueError as exc:
                 raise data_error(path, exc, mf.feature_names, rows) from None
         rows += ds.X.shape[0]
-        yield ScoredChunk(log_proba=logp, y=ds.y, kept=ds.kept, X=ds.X)
+        yield ScoredChunk(
+            log_proba=logp, y=ds.y, kept=ds.kept, X=fingerprinted, unseen_words=unseen
+        )
 
 
 def _check_scored(path, logp: np.ndarray, X: np.ndarray, feature_names, row_offset: int) -> None:

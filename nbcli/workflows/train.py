@@ -123,6 +123,7 @@ def train(
     y_key="y",
     priors_by_label=None,
     progress=None,
+    text=None,
 ) -> TrainResult:
     """Fit ``estimator`` on the data file at ``path``, chunk by chunk.
 
@@ -145,6 +146,9 @@ def train(
         known, then used as the estimator's prior (``estimator.prior_param``).
     progress : callable ``(iterable, description) -> iterable``, optional
         Wraps the stream of chunks (a progress bar); default none.
+    text : nbcli.text.settings.TextSettings, optional
+        Text columns whose word counts are features (count models only; see
+        :mod:`nbcli.workflows.text_features`).
 
     Returns
     -------
@@ -160,6 +164,17 @@ def train(
     from nbcli.io.fingerprint import TrainingFingerprint
     from nbcli.io.modelfile import ModelFile
 
+    if text is not None:
+        from nbcli.text.vocabulary import Vocabulary
+        from nbcli.workflows.text_features import (
+            check_text_model,
+            fingerprint_columns,
+            fit_text_chunks,
+            text_matrix,
+        )
+
+        check_text_model(estimator)
+
     stream = iter_dataset(
         path,
         chunk_size=chunk_size,
@@ -171,6 +186,7 @@ def train(
         x_key=x_key,
         y_key=y_key,
         raw_labels=True,
+        kinds=None if text is None else {c: "words" for c in text.columns},
     )
     warnings: list[str] = []
     fp = TrainingFingerprint(legacy=False)
@@ -192,17 +208,25 @@ def train(
             state.chunks += 1
             # Keep the first chunk only while it may turn out to be the whole file.
             state.first = ds if state.chunks == 1 else None
-            fp.update(ds.X, ds.y)
+            if text is None:
+                fp.update(ds.X, ds.y)
+            else:
+                fp.update(fingerprint_columns(ds.X, ds.words, text.columns), ds.y)
             state.offset = state.rows
             state.rows += ds.X.shape[0]
-            yield ds.X, ds.y
+            yield (ds.X, ds.y) if text is None else (ds.X, ds.y, ds.words)
 
     started = time.perf_counter()
     try:
         # Overflow (squares of values beyond ~1e154) is caught below, by
         # column, rather than printed as NumPy warnings.
         with np.errstate(over="ignore", invalid="ignore"):
-            estimator.fit_chunks(chunks(), finalize=False)
+            if text is None:
+                estimator.fit_chunks(chunks(), finalize=False)
+            else:
+                vocabularies = fit_text_chunks(
+                    estimator, text, chunks(), list(stream.feature_names)
+                )
     except ValueError as exc:
         if state.reading:
             raise
@@ -210,7 +234,10 @@ def train(
             raise NbcliError(f"{path}: no data rows") from None
         raise data_error(path, exc, stream.feature_names, state.offset) from None
 
-    _check_finite_statistics(path, estimator, stream.feature_names)
+    feature_names = list(stream.feature_names)
+    if text is not None:
+        feature_names = list(estimator.feature_names_in_)
+    _check_finite_statistics(path, estimator, feature_names)
     classes = estimator.classes_
     typed = resolve_labels(classes) if classes.dtype.kind in "US" else classes
     counts = estimator.stats_.class_counts
@@ -250,7 +277,13 @@ def train(
     accuracy = None
     first = state.first
     if first is not None and state.chunks == 1:
-        pred = estimator.predict(first.X)
+        pred = estimator.predict(
+            first.X
+            if text is None
+            else text_matrix(
+                first.X, first.words, text, {c: Vocabulary(v) for c, v in vocabularies.items()}
+            ).X
+        )
         accuracy = float(np.mean(pred.astype(str) == np.asarray(first.y).astype(str)))
 
     classes_out = [_plain(c) for c in estimator.classes_.tolist()]
@@ -264,9 +297,11 @@ def train(
     }
     mf = ModelFile(
         model=estimator,
-        feature_names=list(stream.feature_names),
+        feature_names=feature_names,
         target=stream.target,
         training=training,
+        vocabularies=None if text is None else vocabularies,
+        text=text,
     )
     facts = dict(
         model_type=model_type,
@@ -274,7 +309,7 @@ def train(
         data=path,
         target=stream.target,
         n_samples=int(state.rows),
-        feature_names=list(stream.feature_names),
+        feature_names=feature_names,
         classes=classes_out,
         class_counts=counts_out,
         priors=[float(p) for p in class_priors(estimator)],
