@@ -154,6 +154,8 @@ def plan_columns(columns: list[str], opts: ReadOptions, display: str) -> ColumnP
     if opts.features is not None:
         unknown(opts.features, "to use as a feature")
     unknown(opts.drop or [], "to drop")
+    for name, kind in opts.kinds.items():
+        unknown([name], f"to read as {kind}")
 
     target, note = _choose_target(named, opts, display, unknown)
 

@@ -188,6 +188,13 @@ def train(
         raw_labels=True,
         kinds=None if text is None else {c: "words" for c in text.columns},
     )
+    if text is not None:
+        outside = [c for c in text.columns if c not in stream.word_columns]
+        if outside:
+            raise NbcliError(
+                f"{path}: --text {outside[0]}: the column is the target or left out of the "
+                "features (--features, --drop); a text column must be a feature"
+            )
     warnings: list[str] = []
     fp = TrainingFingerprint(legacy=False)
     state = _ReadState()
