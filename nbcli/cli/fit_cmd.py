@@ -127,8 +127,9 @@ def _fit(
                 "target": target,
                 "features": features,
                 "drop": drop,
-                "text": None if text_settings is None else text_settings.to_metadata(),
             }
+            if text_settings is not None:
+                report.settings["text"] = text_settings.to_metadata()
         common.emit_report(report, json_out, quiet=quiet)
     info(f"wrote {output}", quiet or json_out == "-")
 

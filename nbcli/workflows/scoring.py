@@ -82,12 +82,16 @@ def iter_scores(
         refuses (the message names file, column and row).
     """
     from nbcli.io.data import iter_dataset
-    from nbcli.workflows.text_features import TextModel, fingerprint_columns
     from nbcli.workflows.train import data_error
 
     reporter = reporter or Reporter()
     read = read or ReadOptions()
-    text = TextModel.of(mf)
+    text = None
+    if getattr(mf, "text", None) is not None:
+        # The tokeniser (and SciPy) load only for a model with text columns.
+        from nbcli.workflows.text_features import TextModel, fingerprint_columns
+
+        text = TextModel(mf)
     stream = iter_dataset(
         path,
         chunk_size=read.chunk_size,
