@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -107,7 +108,8 @@ def iter_scores(
     )
     rows = 0
     for ds in reporter.progress(stream, f"scoring {path}"):
-        X, unseen, fingerprinted = ds.X, 0, ds.X
+        X: Any = ds.X
+        unseen, fingerprinted = 0, ds.X
         if text is not None:
             counts = text.matrix(ds.X, ds.words)
             X, unseen = counts.X, counts.unseen_tokens

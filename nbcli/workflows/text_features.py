@@ -188,6 +188,7 @@ def finalize_text(
     clash = sorted(set(numeric_names) & set(names[len(numeric_names) :]))
     if clash:
         raise NbcliError(f"column {clash[0]!r} has the name of a word feature; rename the column")
+    assert class_count is not None  # settings name at least one text column
     estimator.classes_ = stats.classes
     estimator.n_features_in_ = len(names)
     estimator.stats_ = ClassCounts(class_count=class_count, feature_count=np.hstack(blocks))
