@@ -16,6 +16,8 @@ import numpy as np
 import pandas as pd
 import pytest
 import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from nbcli.io.modelfile import load_model
 
@@ -301,3 +303,52 @@ def test_seed_001_free_money_from_the_command_line(tmp_path):
     assert got.prediction[0] == "spam"
     assert got.proba_spam[0] == pytest.approx(64 / 65, rel=1e-8)
     assert got.proba_spam[0] / got.proba_ham[0] == pytest.approx(64.0, rel=1e-8)
+
+
+@settings(max_examples=15, deadline=None)
+@given(
+    docs=st.lists(
+        st.tuples(st.text("ab cé", max_size=12), st.sampled_from(["x", "y", "z"])),
+        min_size=2,
+        max_size=30,
+    ),
+    cuts=st.lists(st.integers(1, 29), max_size=4),
+)
+def test_any_chunking_gives_the_model_of_one_fit(docs, cuts):
+    from nbcli.models import MultinomialNB
+    from nbcli.text.settings import TextSettings
+    from nbcli.text.vocabulary import Vocabulary
+    from nbcli.workflows.text_features import accumulate_text, finalize_text, text_matrix
+
+    texts = np.array([d for d, _ in docs], dtype=object)
+    y = np.array([label for _, label in docs])
+    X = np.arange(len(docs), dtype=np.float64)[:, None] % 3
+    settings = TextSettings(columns=("doc",), ngram_range=(1, 2))
+    if not any(len(t.replace(" ", "")) >= 2 for t in texts):
+        return  # no token at all: both fits refuse it alike
+    bounds = [0, *sorted({c for c in cuts if c < len(docs)}), len(docs)]
+    est = MultinomialNB()
+
+    def part(lo, hi):
+        return accumulate_text(est, settings, X[lo:hi], {"doc": texts[lo:hi]}, y[lo:hi])
+
+    whole = part(0, len(docs))
+    merged = None
+    for lo, hi in reversed(list(zip(bounds[:-1], bounds[1:]))):  # any order
+        if hi > lo:
+            merged = part(lo, hi) if merged is None else merged.merge(part(lo, hi))
+    a, b = MultinomialNB(), MultinomialNB()
+    try:
+        va = finalize_text(a, settings, whole, ["n"])
+    except Exception as exc:
+        with pytest.raises(type(exc)):
+            finalize_text(b, settings, merged, ["n"])
+        return
+    vb = finalize_text(b, settings, merged, ["n"])
+    assert va == vb
+    a.finalize()
+    b.finalize()
+    np.testing.assert_array_equal(a.classes_, b.classes_)
+    np.testing.assert_allclose(a.feature_log_prob_, b.feature_log_prob_, atol=1e-12)
+    counts = text_matrix(X, {"doc": texts}, settings, {"doc": Vocabulary(va["doc"])})
+    np.testing.assert_allclose(a.predict_proba(counts.X), b.predict_proba(counts.X), atol=1e-12)
