@@ -189,8 +189,13 @@ def run_cli(args, train, y, test, y_test) -> None:
                     "-q",
                 ]
             )
+            sk_secs, sk_peak = measured(
+                [sys.executable, "-c", SKLEARN_SCRIPT, d / "big.csv", d / "test.csv", d / "sk.csv"]
+            )
             print(
-                f"| nbcli fit, {real:.0f} MB text CSV ({n} documents) | {secs:.1f} | {peak:.0f} |"
+                f"| {real:.0f} MB text CSV ({n} documents) | nbcli fit {secs:.1f} s, "
+                f"{peak:.0f} MB | scikit-learn script {sk_secs:.1f} s, {sk_peak:.0f} MB "
+                f"| memory ratio {peak / sk_peak:.2f} |"
             )
 
 

@@ -179,7 +179,7 @@ CHUNK_VALUES = 8 << 20
 
 
 #: Rows per chunk, at most, when the file has text columns read as words.
-TEXT_CHUNK_ROWS = 50_000
+TEXT_CHUNK_ROWS = 20_000
 
 
 def default_chunk_rows(n_columns: int) -> int:
