@@ -352,3 +352,25 @@ def test_any_chunking_gives_the_model_of_one_fit(docs, cuts):
     np.testing.assert_allclose(a.feature_log_prob_, b.feature_log_prob_, atol=1e-12)
     counts = text_matrix(X, {"doc": texts}, settings, {"doc": Vocabulary(va["doc"])})
     np.testing.assert_allclose(a.predict_proba(counts.X), b.predict_proba(counts.X), atol=1e-12)
+
+
+def test_indicative_words_map_feature_indices_to_words(tmp_path):
+    from nbcli.workflows.text_features import indicative_words
+
+    data = tmp_path / "spam.csv"
+    pd.DataFrame(
+        {
+            "links": [3, 2, 0, 0],
+            "text": ["free money free", "money now", "meeting at noon", "noon agenda"],
+            "label": list("sshh"),
+        }
+    ).to_csv(data, index=False)
+    model = tmp_path / "m.npz"
+    ok(nbcli("fit", "--data", data, "--model", "multinomial", "--text", "text", "-o", model, "-q"))
+    words = indicative_words(load_model(model), n=2)
+    assert [w for _, w, _ in words["s"]] == ["free", "money"]
+    assert [w for _, w, _ in words["h"]] == ["noon", "agenda"]
+    mf = load_model(model)
+    j = mf.feature_names.index("text:free")
+    expected = mf.model.feature_log_prob_[1, j] - mf.model.feature_log_prob_[0, j]
+    assert words["s"][0] == ("text", "free", pytest.approx(expected))

@@ -43,6 +43,7 @@ __all__ = [
     "check_text_model",
     "finalize_text",
     "fingerprint_columns",
+    "indicative_words",
     "text_matrix",
 ]
 
@@ -307,3 +308,32 @@ class TextModel:
     def matrix(self, X: np.ndarray, words: dict) -> TextMatrix:
         """:func:`text_matrix` over this model's vocabularies."""
         return text_matrix(X, words, self.settings, self.vocabularies)
+
+
+def indicative_words(mf, n: int = 10) -> dict[str, list[tuple[str, str, float]]]:
+    """The words that most favour each class: largest ``log p(w | k) - max_{j != k} log p(w | j)``.
+
+    Parameters
+    ----------
+    mf : nbcli.io.modelfile.ModelFile
+        A model with text columns and ``feature_log_prob_`` (multinomial, Bernoulli).
+    n : int
+        Words per class.
+
+    Returns
+    -------
+    dict of str to list of (column, word, log ratio)
+        Per class label (as text), best first; the ratio in nats.
+    """
+    text = TextModel(mf)
+    logp = np.asarray(mf.model.feature_log_prob_)
+    start = len(text.numeric)
+    words = [(c, t) for c in text.settings.columns for t in text.vocabularies[c].terms.tolist()]
+    block = logp[:, start:]
+    out = {}
+    for k, label in enumerate(mf.model.classes_.tolist()):
+        others = np.delete(block, k, axis=0)
+        ratio = block[k] - (others.max(axis=0) if others.size else 0.0)
+        best = np.argsort(-ratio, kind="stable")[:n]
+        out[str(label)] = [(words[j][0], words[j][1], float(ratio[j])) for j in best]
+    return out
