@@ -57,8 +57,9 @@ def check_text_model(estimator) -> str:
     Raises
     ------
     NbcliError
-        For a model that cannot take word counts, or a Bernoulli model
-        whose threshold is not 0 (word presence).
+        For a model that cannot take word counts or sparse input
+        (``sklearn_tags["sparse"]``), or a Bernoulli model whose threshold
+        is not 0 (word presence).
     """
     kind = TEXT_KINDS.get(estimator.name)
     if kind is None:
@@ -66,6 +67,9 @@ def check_text_model(estimator) -> str:
             f"--text needs a model of word counts: {', '.join(TEXT_KINDS)} "
             f"(the {estimator.name} model does not take text columns)"
         )
+    if not type(estimator).sklearn_tags.get("sparse", False):
+        # Counts reach the scorer as a sparse matrix (see nbcli.models._sparse).
+        raise NbcliError(f"the {estimator.name} model does not take sparse word counts yet")
     if kind == "bernoulli" and getattr(estimator, "binarize", None) != 0:
         raise NbcliError(
             "--text with the bernoulli model needs --binarize 0 (a word is present "
