@@ -88,7 +88,7 @@ def test_specs_are_the_constructor(name):
             assert spec.is_valid(spec.cli_default)
     assert specs[cls.prior_param].kind == "priors"
     assert cls.min_samples_per_class in (1, 2)
-    assert set(cls.sklearn_tags) <= {"positive_only", "poor_score"}
+    assert set(cls.sklearn_tags) <= {"positive_only", "poor_score", "sparse"}
 
 
 @pytest.mark.parametrize("name", list(MODELS))

@@ -25,12 +25,9 @@ from nbcli.text import (
     TextVectorizer,
     TokenOptions,
     Vocabulary,
-    class_counts_from_csr,
     count_terms,
     decode_text_array,
     encode_text_array,
-    joint_log_likelihood_sparse,
-    predict_proba_sparse,
 )
 
 sklearn_text = pytest.importorskip("sklearn.feature_extraction.text")
@@ -277,8 +274,7 @@ def test_multinomial_posteriors_equal_the_scikit_learn_pipeline(austen, engine, 
     kept = vec.finalize(vec.accumulate(train, y_idx, len(classes)))
     model = _fit_from_stats(vec.stats_, kept, classes, "multinomial", alpha=alpha)
     X_test = vec.transform(test)
-    np.testing.assert_allclose(predict_proba_sparse(model, X_test), expected, rtol=0, atol=1e-8)
-    # The estimator itself takes dense input today.
+    np.testing.assert_allclose(model.predict_proba(X_test), expected, rtol=0, atol=1e-8)
     np.testing.assert_allclose(model.predict_proba(X_test.toarray()), expected, rtol=0, atol=1e-8)
     np.testing.assert_array_equal(model.feature_count_, sk.feature_count_)
     np.testing.assert_array_equal(model.class_count_, sk.class_count_)
@@ -297,7 +293,7 @@ def test_bernoulli_posteriors_equal_the_scikit_learn_pipeline(austen, engine):
     kept = vec.finalize(vec.accumulate(train, y_idx, len(classes)))
     model = _fit_from_stats(vec.stats_, kept, classes, "bernoulli", binarize=0.0)
     X_test = vec.transform(test)
-    np.testing.assert_allclose(predict_proba_sparse(model, X_test), expected, rtol=0, atol=1e-8)
+    np.testing.assert_allclose(model.predict_proba(X_test), expected, rtol=0, atol=1e-8)
     np.testing.assert_allclose(model.predict_proba(X_test.toarray()), expected, rtol=0, atol=1e-8)
     np.testing.assert_array_equal(model.feature_count_, sk.feature_count_)
 
@@ -317,28 +313,35 @@ def test_complement_statistics_equal_scikit_learns(austen):
     np.testing.assert_array_equal(counts.class_count, sk.class_count_)
 
 
-def test_statistics_from_csr_equal_the_estimators(austen):
+def test_statistics_from_csr_equal_the_term_statistics(austen):
+    # The estimators fitted on the sparse counts, the same fitted on them
+    # made dense, and the term statistics of the vectoriser all agree.
     train, y, _ = austen
     vec = TextVectorizer()
-    X = vec.fit_transform(train)
     classes, y_idx = np.unique(y, return_inverse=True)
+    kept = vec.finalize(vec.accumulate(train, y_idx, len(classes)))
+    X = vec.transform(train)
     dense = X.toarray()
-    for binary, est in ((False, MultinomialNB()), (True, BernoulliNB(binarize=0.0))):
-        stats = class_counts_from_csr(X, y_idx, len(classes), binary=binary)
-        est.fit(dense, y)
-        np.testing.assert_array_equal(stats.feature_count, est.feature_count_)
-        np.testing.assert_array_equal(stats.class_count, est.class_count_)
+    for kind, make in (
+        ("multinomial", MultinomialNB),
+        ("bernoulli", lambda: BernoulliNB(binarize=0.0)),
+    ):
+        sparse_fit, dense_fit = make().fit(X, y), make().fit(dense, y)
+        stats = vec.stats_.class_counts(kept, kind)
+        np.testing.assert_array_equal(sparse_fit.feature_count_, stats.feature_count)
+        np.testing.assert_array_equal(sparse_fit.feature_count_, dense_fit.feature_count_)
+        np.testing.assert_array_equal(sparse_fit.class_count_, dense_fit.class_count_)
 
 
 def test_sparse_scoring_refuses_what_the_estimators_refuse():
     model = MultinomialNB().fit(np.array([[1.0, 0.0], [0.0, 2.0]]), [0, 1])
     with pytest.raises(ValueError, match="expecting 2 features"):
-        joint_log_likelihood_sparse(model, sp.csr_array(np.ones((1, 3))))
-    with pytest.raises(ValueError, match="negative counts"):
-        joint_log_likelihood_sparse(model, sp.csr_array(np.array([[-1.0, 0.0]])))
+        model.joint_log_likelihood(sp.csr_array(np.ones((1, 3))))
+    with pytest.raises(ValueError, match="negative value -1 at row 0, column 0"):
+        model.joint_log_likelihood(sp.csr_array(np.array([[-1.0, 0.0]])))
     bern = BernoulliNB().fit(np.array([[1.0, 0.0], [0.0, 1.0]]), [0, 1])
-    with pytest.raises(ValueError, match="binarize set"):
-        joint_log_likelihood_sparse(bern, sp.csr_array(np.ones((1, 2))))
+    with pytest.raises(ValueError, match="value 2 at row 0, column 1 is not 0 or 1"):
+        bern.joint_log_likelihood(sp.csr_array(np.array([[1.0, 2.0]])))
 
 
 # --- chunks merge exactly ---------------------------------------------------------
@@ -468,7 +471,7 @@ def test_seed_001_free_money_is_spam_at_64_to_1():
     params = {"alpha": 0.0, "class_prior": [0.6, 0.4]}
     model = MultinomialNB.from_stats(counts, classes, params, len(kept))
     X = vec.transform(["free money"])
-    jll = joint_log_likelihood_sparse(model, X)[0]
+    jll = model.joint_log_likelihood(X)[0]
     np.testing.assert_allclose(np.exp(jll), [0.00012, 0.00768], rtol=1e-8)
     assert np.exp(jll[1] - jll[0]) == pytest.approx(64.0, rel=1e-8)
     proba = model.predict_proba(X.toarray())[0]

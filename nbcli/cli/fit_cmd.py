@@ -6,6 +6,7 @@ from typing import Annotated, Literal
 import typer
 
 from nbcli.cli import common, table_options
+from nbcli.cli import text_options as text_opts
 from nbcli.cli.console import info, warn
 from nbcli.cli.options import read_config, split_list
 from nbcli.errors import NbcliError
@@ -61,6 +62,13 @@ def _fit(
     scheduler: Annotated[str | None, common.SCHEDULER] = None,
     workers: Annotated[int | None, common.WORKERS] = None,
     worker_memory: Annotated[str | None, common.WORKER_MEMORY] = None,
+    text: Annotated[list[str] | None, text_opts.TEXT] = None,
+    ngram: Annotated[str | None, text_opts.NGRAM] = None,
+    min_df: Annotated[str | None, text_opts.MIN_DF] = None,
+    max_df: Annotated[str | None, text_opts.MAX_DF] = None,
+    max_features: Annotated[int | None, text_opts.MAX_FEATURES] = None,
+    stop_words: Annotated[str | None, text_opts.STOP_WORDS] = None,
+    lowercase: Annotated[bool | None, text_opts.LOWERCASE] = None,
     **hyperparameter_flags,
 ):
     """Train a model on labelled data and save it as a .npz model file.
@@ -93,6 +101,17 @@ def _fit(
         raise NbcliError(f"--unseen must be one of {', '.join(UNSEEN_POLICIES)}; got {unseen!r}")
     column_types = parse_column_types(data_cfg.get("columns"))
     column_types.update(parse_column_types(column))
+    text_settings = text_opts.text_settings(
+        cfg,
+        config,
+        text=text,
+        ngram=ngram,
+        min_df=min_df,
+        max_df=max_df,
+        max_features=max_features,
+        stop_words=stop_words,
+        lowercase=lowercase,
+    )
 
     from nbcli.cli.progress import progress_iter
     from nbcli.workflows.train import train
@@ -113,6 +132,13 @@ def _fit(
     if common.uses_parts(engine, [data]):
         from nbcli.workflows.parts import train_parts
 
+        if text_settings is not None or column_types:
+            # Part-wise reading has no vocabulary or category list to share yet.
+            raise NbcliError(
+                "--text and --column work on one data file; join the parts first "
+                "(part-wise fits take numeric columns)"
+            )
+
         parts = expand_parts([data])
         with common.open_engine(engine, scheduler, workers, worker_memory) as eng:
             result = train_parts(
@@ -130,6 +156,7 @@ def _fit(
             unseen=unseen,
             na_values=na_values,
             column_types=column_types,
+            text=text_settings,
         )
     for w in result.warnings:
         warn(w)
@@ -167,6 +194,8 @@ def _fit(
             }
             if common.uses_parts(engine, [data]):
                 report.settings["engine"] = engine
+            if text_settings is not None:
+                report.settings["text"] = text_settings.to_metadata()
         common.emit_report(report, json_out, quiet=quiet)
     info(f"wrote {output}", quiet or json_out == "-")
 

@@ -40,10 +40,11 @@ def read_config(path: str | None) -> dict:
         raise NbcliError(f"{path}: cannot read the config file ({exc.strerror or exc})") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise NbcliError(f"{path}: invalid TOML ({' '.join(str(exc).split())})") from None
-    unknown = sorted(set(config) - {"model", "hyperparameters", "data"})
+    unknown = sorted(set(config) - {"model", "hyperparameters", "data", "text"})
     if unknown:
         raise NbcliError(
-            f"{path}: unknown config keys {', '.join(unknown)} (known: model, hyperparameters, data)"
+            f"{path}: unknown config keys {', '.join(unknown)} "
+            "(known: model, hyperparameters, data, text)"
         )
     data = config.get("data", {})
     if not isinstance(data, dict) or set(data) - {"target", "features", "drop"}:

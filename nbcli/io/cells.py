@@ -292,7 +292,7 @@ def features_of(
 
     from nbcli.io.plan import CATEGORICAL, NUMERIC
 
-    names = plan.features
+    names = plan.matrix
     unread: Unread = {}
     if names and all(frame.schema[n] == pl.Float64 and plan.kind(n) == NUMERIC for n in names):
         # One conversion of the whole block (polars fills the columns in

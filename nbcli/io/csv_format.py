@@ -35,6 +35,7 @@ from nbcli.io.plan import ColumnPlan, ReadOptions, plan_columns
 from nbcli.io.profile import SAMPLE_ROWS
 from nbcli.io.readers import RawChunk, TableReader, finish_plan, labels_or_error, register
 from nbcli.io.sources import Source
+from nbcli.io.words import words_of
 
 __all__ = ["CsvHeader", "CsvReader", "read_header", "delimiter_hint", "DELIMITERS"]
 
@@ -311,6 +312,7 @@ class CsvReader(TableReader):
             row_offset=offset,
             label_error=label_error,
             y_missing=y_missing,
+            words=words_of(frame, plan),
         )
 
     def _check_line_lengths(self, frame, offset: int) -> None:

@@ -47,10 +47,11 @@ class Dataset:
     Attributes
     ----------
     X : ndarray of shape (n_samples, n_features), float64
-        Finite feature values (possibly column-major).
+        Finite values of the numeric features (possibly column-major).
     y : ndarray of shape (n_samples,) or None
         Class labels (int64, bool or str), or None when there is no target.
     feature_names : list of str, length n_features
+        The numeric features, the columns of ``X``.
     target : str or None
         The target column (CSV, Parquet) or array key (NPZ) used for ``y``.
     path : str
@@ -63,6 +64,9 @@ class Dataset:
     y_missing : ndarray of shape (n_samples,), bool, or None
         Rows without a label (only when the read options let them through:
         ``skip_missing_labels``); their ``y`` entry is a placeholder.
+    words : dict of str to ndarray of shape (n_samples,)
+        Text features read as words (``kinds={column: "words"}``): object
+        arrays of str, a missing cell an empty document.
     """
 
     X: np.ndarray
@@ -73,6 +77,7 @@ class Dataset:
     kept: dict[str, np.ndarray] = field(default_factory=dict)
     note: str | None = None
     y_missing: np.ndarray | None = None
+    words: dict[str, np.ndarray] = field(default_factory=dict)
 
     @property
     def n_samples(self) -> int:
@@ -84,19 +89,20 @@ def _dataset(reader: TableReader, chunk: RawChunk, missing: str) -> Dataset:
     (missing cells refused under ``missing="error"``)."""
     plan = reader.plan
     check_cells(
-        chunk.X, plan.features, reader.source.display, chunk.row_offset, chunk.unread, missing
+        chunk.X, plan.matrix, reader.source.display, chunk.row_offset, chunk.unread, missing
     )
     if chunk.label_error is not None:
         raise chunk.label_error
     return Dataset(
         X=chunk.X,
         y=chunk.y,
-        feature_names=list(plan.features),
+        feature_names=list(plan.matrix),
         target=plan.target,
         path=reader.source.path,
         kept=chunk.kept,
         note=plan.note,
         y_missing=chunk.y_missing,
+        words=chunk.words,
     )
 
 
@@ -191,6 +197,10 @@ def read_dataset(
 CHUNK_VALUES = 8 << 20
 
 
+#: Rows per chunk, at most, when the file has text columns read as words.
+TEXT_CHUNK_ROWS = 20_000
+
+
 def default_chunk_rows(n_columns: int) -> int:
     """Rows per chunk so that one chunk holds about :data:`CHUNK_VALUES` values."""
     return max(1_000, min(1_000_000, CHUNK_VALUES // max(1, n_columns)))
@@ -209,6 +219,9 @@ class DatasetStream:
     Attributes
     ----------
     feature_names : list of str
+        The numeric features.
+    word_columns : list of str
+        The WORDS features (text read as words), in feature order.
     target : str or None
     note : str or None
     path : str
@@ -240,12 +253,17 @@ class DatasetStream:
         self._reader = open_reader(source, opts, delimiter)
         self._missing = opts.missing
         plan = self._reader.plan
-        self.feature_names = list(plan.features)
+        self.feature_names = list(plan.matrix)
+        self.word_columns = [c for c in plan.features if c not in plan.matrix]
         self.target = plan.target
         self.note = plan.note
         self.plan = plan
         if chunk_size is None:
             chunk_size = default_chunk_rows(len(self.feature_names) + 1)
+            if self.word_columns:
+                # A document is many values once tokenised (and a Python
+                # string before that): fewer rows keep a chunk to tens of MB.
+                chunk_size = min(chunk_size, TEXT_CHUNK_ROWS)
         self.chunk_size = int(chunk_size)
 
     @property

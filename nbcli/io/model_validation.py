@@ -192,6 +192,55 @@ def check_version_2(path, meta) -> None:
     search = meta.get("search")
     if search is not None and not isinstance(search, dict):
         refuse(path, "metadata field 'search' must be an object; the file is corrupt")
+    if meta.get("text") is not None and vocabularies is None:
+        refuse(path, "has text settings but no vocabularies; the file is corrupt")
+
+
+def check_text(path, meta, vocabularies: dict | None):
+    """The text settings of a model file whose vocabularies are read, checked.
+
+    Refuses settings that are not valid, vocabularies that are not exactly
+    the text columns', a vocabulary that is not distinct terms in code-point
+    order, and feature names that are not ``column:term`` for every term of
+    every vocabulary, after the numeric features.
+
+    Returns
+    -------
+    nbcli.text.settings.TextSettings
+    """
+    # Loaded here only: a model without text never imports the tokeniser.
+    from nbcli.text.settings import TextSettings, feature_name
+    from nbcli.text.vocabulary import Vocabulary
+
+    try:
+        settings = TextSettings.from_metadata(meta["text"])
+    except (ValueError, TypeError) as exc:
+        refuse(path, f"has invalid text settings ({str(exc)[:120]}); the file is corrupt")
+    vocabularies = vocabularies or {}
+    # Metadata keys are written sorted: the settings keep the column order.
+    if set(vocabularies) != set(settings.columns):
+        refuse(path, "has vocabularies that are not those of its text columns; the file is corrupt")
+    names: list[str] = []
+    for column in settings.columns:
+        terms = vocabularies[column]
+        try:
+            Vocabulary(terms)
+        except ValueError as exc:
+            refuse(path, f"holds a damaged vocabulary of column {column[:40]!r} ({exc})")
+        if not terms:
+            refuse(
+                path, f"holds an empty vocabulary of column {column[:40]!r}; the file is corrupt"
+            )
+        names.extend(feature_name(column, t) for t in terms)
+    if (
+        len(names) > meta["n_features"]
+        or meta["feature_names"][len(meta["feature_names"]) - len(names) :] != names
+    ):
+        refuse(
+            path,
+            "has feature names that do not match its vocabularies; the file is corrupt",
+        )
+    return settings
 
 
 def expected_members(meta) -> dict[str, tuple | str | None]:

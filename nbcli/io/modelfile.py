@@ -13,8 +13,11 @@ Layout (format version 2; version 1 files, which lack the members marked
   and, *v2*, optional: ``texts`` (names of the text arrays), ``columns``
   (per feature column ``name``, ``type`` and, for a categorical column,
   ``categories``: the name of the text array of its category values),
-  ``vocabularies`` (``{text column: text array name}``) and ``search``
-  (a hyperparameter search summary, JSON).
+  ``vocabularies`` (``{text column: text array name}``), ``text`` (the
+  tokenisation settings of the text columns, see
+  :class:`nbcli.text.settings.TextSettings`; a model with text columns has
+  their terms as its last features, named ``column:term`` in vocabulary
+  order) and ``search`` (a hyperparameter search summary, JSON).
 * ``stats.<name>`` - the model's sufficient statistics (float64). The
   scoring parameters are derived from them at load time, deterministically,
   so a loaded model predicts bit for bit as the saved one did, and two model
@@ -73,6 +76,9 @@ class ModelFile:
         Format version 2: ``{text column name: list of str}``.
     search : dict or None
         Format version 2: the summary of the hyperparameter search that chose the model.
+    text : TextSettings or None
+        Format version 2: how the text columns (the keys of ``vocabularies``)
+        are tokenised; None for a model without text columns.
     metadata : dict
         The raw metadata as read (or as it will be written).
     """
@@ -86,6 +92,7 @@ class ModelFile:
     columns: list | None = None
     vocabularies: dict | None = None
     search: dict | None = None
+    text: Any = None
     metadata: dict = field(default_factory=dict)
 
     @property
@@ -196,6 +203,8 @@ def build_metadata(mf: ModelFile) -> dict:
         meta["vocabularies"] = vocabularies
     if mf.search is not None:
         meta["search"] = mf.search
+    if mf.text is not None:
+        meta["text"] = mf.text.to_metadata()
     return meta
 
 
@@ -312,6 +321,10 @@ def _load_members(path, archive: NpzArchive) -> ModelFile:
     vocabularies = None
     if meta.get("vocabularies") is not None:
         vocabularies = {column: texts[name] for column, name in meta["vocabularies"].items()}
+    text = None
+    if meta.get("text") is not None:
+        text = check.check_text(path, meta, vocabularies)
+        vocabularies = {c: vocabularies[c] for c in text.columns}  # type: ignore[index]
     return ModelFile(
         model=model,
         feature_names=list(meta["feature_names"]),
@@ -322,6 +335,7 @@ def _load_members(path, archive: NpzArchive) -> ModelFile:
         columns=columns,
         vocabularies=vocabularies,
         search=meta.get("search"),
+        text=text,
         metadata=meta,
     )
 

@@ -19,6 +19,7 @@ from nbcli.io.plan import ColumnPlan, ReadOptions, plan_columns
 from nbcli.io.profile import SAMPLE_ROWS
 from nbcli.io.readers import RawChunk, TableReader, finish_plan, labels_or_error, register
 from nbcli.io.sources import Source
+from nbcli.io.words import words_of
 
 __all__ = ["ParquetReader"]
 
@@ -130,5 +131,6 @@ class ParquetReader(TableReader):
                 row_offset=offset,
                 label_error=label_error,
                 y_missing=y_missing,
+                words=words_of(frame, self.plan),
             )
             offset += frame.height

@@ -182,6 +182,12 @@ class ColumnPlan:
         """The NUMERIC features, in order."""
         return [c for c in self.features if self.kinds.get(c, NUMERIC) == NUMERIC]
 
+    @property
+    def matrix(self) -> list[str]:
+        """The features of the matrix ``X``, in order: every kind but WORDS
+        (numbers, and category codes), which are read as text instead."""
+        return [c for c in self.features if self.kinds.get(c, NUMERIC) != WORDS]
+
 
 def plan_columns(columns: list[str], opts: ReadOptions, display: str) -> ColumnPlan:
     """Choose the target, feature and kept columns of a table.
@@ -211,6 +217,8 @@ def plan_columns(columns: list[str], opts: ReadOptions, display: str) -> ColumnP
     if opts.features is not None:
         unknown(opts.features, "to use as a feature")
     unknown(opts.drop or [], "to drop")
+    for name, kind in opts.kinds.items():
+        unknown([name], f"to read as {kind}")
 
     target, note = _choose_target(named, opts, display, unknown)
 

@@ -19,7 +19,7 @@ import numpy as np
 
 from nbcli.errors import NbcliError
 from nbcli.io.categories import Categories
-from nbcli.io.plan import CATEGORICAL, NUMERIC, ColumnPlan, ReadOptions, decide_kinds
+from nbcli.io.plan import CATEGORICAL, NUMERIC, WORDS, ColumnPlan, ReadOptions, decide_kinds
 from nbcli.io.sources import Source
 
 __all__ = [
@@ -41,8 +41,8 @@ class RawChunk:
 
     Attributes
     ----------
-    X : ndarray of shape (n_rows, n_features), float64
-        The plan's features; NaN where a cell is missing or unreadable.
+    X : ndarray of shape (n_rows, n_numeric), float64
+        The plan's numeric features; NaN where a cell is missing or unreadable.
     unread : dict of int to (int, str)
         Per feature column, the first cell that is not a number: (0-based
         row in this chunk, its text).
@@ -56,6 +56,8 @@ class RawChunk:
     y_missing : ndarray of shape (n_rows,), bool, or None
         Rows whose label is missing, when the options let them through
         (``ReadOptions.skip_missing_labels``).
+    words : dict of str to ndarray of shape (n_rows,)
+        The plan's WORDS features, as text (see :mod:`nbcli.io.words`).
     """
 
     X: np.ndarray
@@ -65,6 +67,7 @@ class RawChunk:
     row_offset: int = 0
     label_error: NbcliError | None = None
     y_missing: np.ndarray | None = None
+    words: dict[str, np.ndarray] = field(default_factory=dict)
 
     @property
     def n_rows(self) -> int:
@@ -153,8 +156,14 @@ def open_reader(source: Source, opts: ReadOptions, delimiter: str | None = None)
     other = {
         c: k
         for c, k in reader.plan.kinds.items()
-        if k != NUMERIC and not (k == CATEGORICAL and c in reader.encoders)
+        if k not in (NUMERIC, WORDS) and not (k == CATEGORICAL and c in reader.encoders)
     }
+    if WORDS in reader.plan.kinds.values() and source.format == "npz":
+        name = next(c for c, k in reader.plan.kinds.items() if k == WORDS)
+        raise NbcliError(
+            f"{source.display}: column {name!r}: an NPZ archive holds numbers only; "
+            "text columns are read from CSV or Parquet"
+        )
     if other:
         # Kinds are planned here; a reader converts those it has tables for
         # (categories in CSV and Parquet; word columns come with their reader).

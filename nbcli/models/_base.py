@@ -82,7 +82,9 @@ class BayesClassifier(FromStatistics, Parameters):
         the usual one; LDA with ``shrinkage="auto"`` uses the second).
     sklearn_tags : dict
         Tags that differ from scikit-learn's defaults (``positive_only``,
-        ``poor_score``), as scikit-learn sets them for its own estimator.
+        ``poor_score``), as scikit-learn sets them for its own estimator, and
+        ``sparse`` for a model that takes ``scipy.sparse`` input (see
+        :mod:`nbcli.models._sparse`).
     min_samples_per_class : int
         Below this many samples a class has no estimate (one sample has no
         spread); with 1, such a class rests on smoothing alone.

@@ -69,7 +69,7 @@ class Parameters:
         )
         # NaN is accepted where the model's missing-value policy says what it does.
         tags.input_tags.allow_nan = getattr(self, "missing", "error") != "error"
-        tags.input_tags.sparse = False
+        tags.input_tags.sparse = self.sklearn_tags.get("sparse", False)
         tags.input_tags.positive_only = self.sklearn_tags.get("positive_only", False)
         tags.classifier_tags.poor_score = self.sklearn_tags.get("poor_score", False)
         return tags

@@ -7,7 +7,8 @@ from typing import ClassVar
 
 import numpy as np
 
-from nbcli.models._base import BayesClassifier
+from nbcli.models import _sparse
+from nbcli.models._base import _BLOCK_ELEMENTS, BayesClassifier
 from nbcli.models._missing import first_negative, zero_missing
 from nbcli.models._sklearn_api import NaiveBayesAPI
 from nbcli.models._stats import ClassCounts, _Stats
@@ -57,6 +58,35 @@ def _check_representable(smoothed_counts, alpha):
         )
 
 
+def _sparse_counts(X, y_idx, sample_weight, n_classes) -> ClassCounts:
+    w = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+    return ClassCounts(
+        class_count=np.bincount(y_idx, weights=w, minlength=n_classes).astype(np.float64),
+        feature_count=_sparse.class_sums(X, y_idx, w, n_classes),
+    )
+
+
+def _negative(v, row, col) -> DataValueError:
+    return DataValueError(
+        f"negative value {v:g} at row {row}, column {col}: multinomial naive "
+        "Bayes needs non-negative counts (Negative values in data passed to MultinomialNB)",
+        int(row),
+        int(col),
+        f"negative value {v:g}: the multinomial model needs non-negative counts",
+    )
+
+
+def _not_binary(v, row, col, fitted: bool) -> DataValueError:
+    fix = "retrain with --binarize THRESHOLD" if fitted else "set --binarize THRESHOLD"
+    return DataValueError(
+        f"value {v:g} at row {row}, column {col} is not 0 or 1: Bernoulli "
+        "naive Bayes needs binary features; set binarize to a threshold",
+        int(row),
+        int(col),
+        f"value {v:g} is not 0 or 1: the bernoulli model was trained on binary features; {fix}",
+    )
+
+
 class _DiscreteNB(NaiveBayesAPI, BayesClassifier):
     """Shared prior handling for the count-based models."""
 
@@ -73,11 +103,39 @@ class _DiscreteNB(NaiveBayesAPI, BayesClassifier):
         return super().partial_fit(X, y, classes, sample_weight)
 
     def accumulate(self, X, y_idx, sample_weight, n_classes):
+        if _sparse.is_sparse(X):
+            return _sparse_counts(X, y_idx, sample_weight, n_classes)
         stats = ClassCounts.from_data(X, y_idx, sample_weight, n_classes)
         if self.missing == "ignore" and np.isnan(stats.feature_count).any():
             # A missing count contributes nothing: the same as a count of 0.
             stats = ClassCounts.from_data(zero_missing(X), y_idx, sample_weight, n_classes)
         return stats
+
+    # -- sparse input (scipy.sparse): validated as CSR, never made dense ---------
+    def _prepare_X(self, X):
+        if _sparse.is_sparse(X):
+            X = _sparse.check_sparse(X)
+            self._check_values(X)
+            return X
+        return super()._prepare_X(X)
+
+    def _check_predict_input(self, X):
+        if _sparse.is_sparse(X):
+            self._check_fitted()
+            X = _sparse.check_sparse(X)
+            self._check_n_features(X)
+            return X
+        return super()._check_predict_input(X)
+
+    def _each_block(self, X, consume) -> None:
+        if not _sparse.is_sparse(X):
+            return super()._each_block(X, consume)
+        # A sparse block costs its non-zeros, so blocks are sized by the
+        # (dense) scores they produce, not by rows times features.
+        step = max(64, _BLOCK_ELEMENTS // max(1, len(self.classes_)))
+        for lo in range(0, X.shape[0], step):
+            hi = min(X.shape[0], lo + step)
+            consume(slice(lo, hi), self._score_block(X, lo, hi))
 
     def _class_log_prior(self):
         count = self.stats_.class_count
@@ -139,7 +197,7 @@ class MultinomialNB(_DiscreteNB):
     hyperparameters = (alpha(), force_alpha(), fit_prior(), priors("class_prior"), missing())
     # Counts cannot be negative, and the model is not meant for the Gaussian
     # blobs scikit-learn scores every classifier on (its own tags).
-    sklearn_tags = {"positive_only": True, "poor_score": True}
+    sklearn_tags = {"positive_only": True, "poor_score": True, "sparse": True}
 
     def __init__(
         self, *, alpha=1.0, force_alpha=True, fit_prior=True, class_prior=None, missing="error"
@@ -151,6 +209,12 @@ class MultinomialNB(_DiscreteNB):
         self.missing = missing
 
     def _check_values(self, X, row_offset=0):
+        if _sparse.is_sparse(X):
+            negative = X.data < 0
+            if negative.any():
+                i, j, v = _sparse.first_entry(X, negative)
+                raise _negative(v, i + row_offset, j)
+            return
         found = first_negative(X)
         if found is not None:
             i, j = found
@@ -176,9 +240,12 @@ class MultinomialNB(_DiscreteNB):
         self._b = self.class_log_prior_[:, None]
 
     def joint_log_likelihood_block(self, X):
-        out = self.feature_log_prob_ @ X.T
-        if self.missing == "ignore" and np.isnan(out).any():
-            out = self.feature_log_prob_ @ zero_missing(X).T
+        if _sparse.is_sparse(X):
+            out = _sparse.scores(self.feature_log_prob_, X)
+        else:
+            out = self.feature_log_prob_ @ X.T
+            if self.missing == "ignore" and np.isnan(out).any():
+                out = self.feature_log_prob_ @ zero_missing(X).T
         out += self._b
         return out
 
@@ -253,7 +320,7 @@ class BernoulliNB(_DiscreteNB):
         missing(),
     )
     statistics = (ClassCounts, ObservedCounts)
-    sklearn_tags = {"poor_score": True}
+    sklearn_tags = {"poor_score": True, "sparse": True}
 
     def __init__(
         self,
@@ -273,6 +340,12 @@ class BernoulliNB(_DiscreteNB):
         self.missing = missing
 
     def _check_values(self, X, row_offset=0):
+        if self.binarize is None and _sparse.is_sparse(X):
+            bad_data = (X.data != 0) & (X.data != 1)
+            if bad_data.any():
+                i, j, v = _sparse.first_entry(X, bad_data)
+                raise _not_binary(v, i + row_offset, j, hasattr(self, "stats_"))
+            return
         if self.binarize is None:
             bad = (X != 0) & (X != 1)
             if bad.any() and self.missing != "error":
@@ -300,12 +373,16 @@ class BernoulliNB(_DiscreteNB):
     def _binary(self, X):
         if self.binarize is None:
             return X
+        if _sparse.is_sparse(X):
+            return _sparse.binarize(X, self.binarize)
         binary = (X > self.binarize).astype(np.float64)
         if self.missing != "error":
             binary[np.isnan(X)] = np.nan  # missing stays missing
         return binary
 
     def accumulate(self, X, y_idx, sample_weight, n_classes):
+        if _sparse.is_sparse(X):
+            return super().accumulate(self._binary(X), y_idx, sample_weight, n_classes)
         if self.missing == "ignore":
             return ObservedCounts.from_data(self._binary(X), y_idx, sample_weight, n_classes)
         return ClassCounts.from_data(self._binary(X), y_idx, sample_weight, n_classes)
@@ -332,6 +409,10 @@ class BernoulliNB(_DiscreteNB):
 
     def joint_log_likelihood_block(self, X):
         B = self._binary(X)
+        if _sparse.is_sparse(B):
+            out = _sparse.scores(self._w, B)
+            out += self._b
+            return out
         out = self._w @ B.T
         if self.missing == "ignore" and np.isnan(out).any():
             # A missing cell's factor, log(1 - p) in the constant, is taken back out.

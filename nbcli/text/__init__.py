@@ -9,11 +9,6 @@ NumPy and SciPy only (polars, when installed, makes tokenising faster and
 gives the same counts); no file I/O, no printing.
 """
 
-from nbcli.text.sparse import (
-    class_counts_from_csr,
-    joint_log_likelihood_sparse,
-    predict_proba_sparse,
-)
 from nbcli.text.tokens import DEFAULT_TOKEN_PATTERN, DocTermCounts, TokenOptions, count_terms
 from nbcli.text.vectorizer import TextVectorizer
 from nbcli.text.vocabulary import (
@@ -33,11 +28,8 @@ __all__ = [
     "TokenOptions",
     "Transformed",
     "Vocabulary",
-    "class_counts_from_csr",
     "count_terms",
     "decode_text_array",
     "encode_text_array",
-    "joint_log_likelihood_sparse",
-    "predict_proba_sparse",
     "to_csr",
 ]

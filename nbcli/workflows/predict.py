@@ -108,7 +108,10 @@ def predict(
         mf, in_path, read=read, keep=keep, reporter=reporter, unseen_counts=summary.unseen
     )
 
+    unseen = 0
+
     def write(f, streaming: str | None) -> int:
+        nonlocal unseen
         rows = 0
         chunks = iter(scores)
         while True:
@@ -131,15 +134,26 @@ def predict(
             rows += chunk.n_rows
             summary.rows += chunk.n_rows
             summary.scored += chunk.n_scored
+            summary.unseen_words += chunk.unseen_words
+            unseen += chunk.unseen_words
 
     if out_path is None or out_path == "-":
         rows = write(sys.stdout, streaming="stdout")
         sys.stdout.flush()
-        return rows
-    # A device or named pipe is written in place, as it goes, like stdout.
-    _, in_place = resolve_output(out_path)
-    with atomic_write(out_path, writer.mode) as f:
-        return write(f, streaming=out_path if in_place else None)
+    else:
+        # A device or named pipe is written in place, as it goes, like stdout.
+        _, in_place = resolve_output(out_path)
+        with atomic_write(out_path, writer.mode) as f:
+            rows = write(f, streaming=out_path if in_place else None)
+    if mf.text is not None and reporter is not None and unseen:
+        reporter.advise(unseen_words_line(in_path, rows, unseen))
+    return rows
+
+
+def unseen_words_line(in_path: str, rows: int, unseen: int) -> str:
+    """The summary of words a text model ignored: ``"data.csv: 120 rows scored; 37 words ..."``."""
+    word = "word" if unseen == 1 else "words"
+    return f"{in_path}: {rows} rows scored; {unseen} {word} not in the model's vocabulary ignored"
 
 
 OUTPUT_FORMATS = ("csv", "parquet")

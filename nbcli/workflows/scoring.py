@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -24,11 +25,13 @@ class ScoredChunk:
     log_proba: np.ndarray  # (n_rows, n_classes), calibrated if the model file has a calibrator
     y: np.ndarray | None  # labels from the file, if it has the target column
     kept: dict
-    X: np.ndarray
+    X: np.ndarray  # the numeric features (with text columns, one CRC-32 per document too)
     #: Rows that were scored (the others, under ``--missing drop``, have NaN rows).
     scored: np.ndarray | None = None
     #: Rows of the file before this chunk.
     row_offset: int = 0
+    #: Word occurrences of text columns that training never kept.
+    unseen_words: int = 0
 
     @property
     def n_scored(self) -> int:
@@ -105,11 +108,17 @@ def iter_scores(
     reporter = reporter or Reporter()
     read = read or ReadOptions()
     table = read_options_for(mf, missing=read.missing, unseen=read.unseen)
+    text = None
+    if getattr(mf, "text", None) is not None:
+        # The tokeniser (and SciPy) load only for a model with text columns.
+        from nbcli.workflows.text_features import TextModel, fingerprint_columns
+
+        text = TextModel(mf)
     stream = iter_dataset(
         path,
         chunk_size=read.chunk_size,
         target=read.target,
-        model_features=list(mf.feature_names),
+        model_features=list(mf.feature_names) if text is None else text.input_columns,
         need_target=need_target,
         delimiter=read.delimiter,
         x_key=read.x_key,
@@ -117,18 +126,24 @@ def iter_scores(
         keep=keep,
         target_hint=mf.target,
         **table,
+        **({} if text is None else {"kinds": text.kinds}),
     )
     if unseen_counts is not None:
         unseen_counts.update({name: 0 for name in stream.categories})
     rows = 0
     for ds in reporter.progress(stream, f"scoring {path}"):
         scored = None
-        if table["missing"] != "ignore":
+        if table["missing"] != "ignore" and ds.X.shape[1]:
             holes = np.isnan(ds.X).any(axis=1)
             if holes.any():
                 scored = ~holes
-        X = ds.X if scored is None else ds.X[scored]
+        X: Any = ds.X if scored is None else ds.X[scored]
         where = None if scored is None else np.flatnonzero(scored)
+        unseen_words, fingerprinted = 0, ds.X
+        if text is not None:
+            counts = text.matrix(X, ds.words if scored is None else _rows_of(ds.words, scored))
+            X, unseen_words = counts.X, counts.unseen_tokens
+            fingerprinted = fingerprint_columns(ds.X, ds.words, text.settings.columns)
         try:
             # Rows the model cannot score are refused just below, not warned about.
             with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
@@ -140,7 +155,9 @@ def iter_scores(
         # The model's own posteriors are checked before any calibrator sees
         # them, so a row that cannot be scored is named the same way with or
         # without one.
-        _check_scored(path, logp, X, mf.feature_names, rows, where)
+        if ds.X.shape[1]:
+            numeric = ds.X if scored is None else ds.X[scored]
+            _check_scored(path, logp, numeric, ds.feature_names, rows, where)
         if mf.calibrator is not None:
             try:
                 logp = mf.calibrator.transform(logp)
@@ -154,9 +171,19 @@ def iter_scores(
         if unseen_counts is not None:
             unseen_counts.update(stream.unseen)
         yield ScoredChunk(
-            log_proba=logp, y=ds.y, kept=ds.kept, X=ds.X, scored=scored, row_offset=rows
+            log_proba=logp,
+            y=ds.y,
+            kept=ds.kept,
+            X=fingerprinted,
+            scored=scored,
+            row_offset=rows,
+            unseen_words=unseen_words,
         )
         rows += ds.X.shape[0]
+
+
+def _rows_of(words: dict, rows: np.ndarray) -> dict:
+    return {name: values[rows] for name, values in words.items()}
 
 
 def _file_rows(where, offset: int):

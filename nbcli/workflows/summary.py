@@ -27,6 +27,9 @@ class PredictionSummary:
     unseen : dict of str to int
         Per categorical column, cells whose category the model never saw
         (left out of the product under ``ignore``).
+    unseen_words : int
+        Word occurrences in text columns that are not in the model's
+        vocabulary (ignored, as scikit-learn's CountVectorizer ignores them).
     model, data, output : str or None
         The files involved (``output`` None: stdout).
     """
@@ -36,6 +39,7 @@ class PredictionSummary:
     missing: str = "error"
     unseen_policy: str = "error"
     unseen: dict = field(default_factory=dict)
+    unseen_words: int = 0
     model: str | None = None
     data: str | None = None
     output: str | None = None
@@ -56,6 +60,8 @@ class PredictionSummary:
             text += f", {unseen} unseen categor{'y' if unseen == 1 else 'ies'}"
             if unseen:
                 text += " (" + ", ".join(f"{k}: {v}" for k, v in self.unseen.items() if v) + ")"
+        if self.unseen_words:
+            text += f", {self.unseen_words} words not in the vocabulary ignored"
         return text
 
     def to_dict(self) -> dict:
@@ -70,4 +76,5 @@ class PredictionSummary:
             "empty": self.empty,
             "missing": self.missing,
             "unseen": {"policy": self.unseen_policy, "cells": dict(self.unseen)},
+            "unseen_words": self.unseen_words,
         }

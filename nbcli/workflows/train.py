@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -151,6 +152,7 @@ def train(
     unseen="error",
     na_values=None,
     column_types=None,
+    text=None,
 ) -> TrainResult:
     """Fit ``estimator`` on the data file at ``path``, chunk by chunk.
 
@@ -188,6 +190,9 @@ def train(
         ``--column NAME=TYPE``: ``gaussian``, ``categorical``, ``bernoulli``
         or ``multinomial`` (the mixed model; ``categorical`` also for the
         categorical model).
+    text : nbcli.text.settings.TextSettings, optional
+        Text columns whose word counts are features (count models only; see
+        :mod:`nbcli.workflows.text_features`).
 
     Returns
     -------
@@ -206,6 +211,17 @@ def train(
         check_column_types,
         choose_missing,
     )
+
+    if text is not None:
+        from nbcli.text.vocabulary import Vocabulary
+        from nbcli.workflows.text_features import (
+            check_text_model,
+            fingerprint_columns,
+            fit_text_chunks,
+            text_matrix,
+        )
+
+        check_text_model(estimator)
 
     column_types = dict(column_types or {})
     missing = choose_missing(estimator, missing)
@@ -226,7 +242,15 @@ def train(
         column_types=column_types,
         skip_missing_labels=True,
         model=estimator.name,
+        kinds=None if text is None else {c: "words" for c in text.columns},
     )
+    if text is not None:
+        outside = [c for c in text.columns if c not in stream.word_columns]
+        if outside:
+            raise NbcliError(
+                f"{path}: --text {outside[0]}: the column is the target or left out of the "
+                "features (--features, --drop); a text column must be a feature"
+            )
     warnings: list[str] = list(stream.plan.warnings)
     apply_column_types(estimator, stream.plan, column_types, missing, unseen)
     counts_of_rows = RowCounts()
@@ -251,37 +275,54 @@ def train(
             state.first = ds if state.chunks == 1 else None
             if ds.X.shape[0] == 0:
                 continue
-            fp.update(ds.X, ds.y)
+            if text is None:
+                fp.update(ds.X, ds.y)
+            else:
+                fp.update(fingerprint_columns(ds.X, ds.words, text.columns), ds.y)
             state.offset = state.rows
             state.kept = counts_of_rows.kept_rows
             state.rows += ds.X.shape[0]
-            yield ds.X, ds.y
+            yield (ds.X, ds.y) if text is None else (ds.X, ds.y, ds.words)
 
     started = time.perf_counter()
     try:
         # Overflow (squares of values beyond ~1e154) is caught below, by
         # column, rather than printed as NumPy warnings.
         with np.errstate(over="ignore", invalid="ignore"):
-            estimator.fit_chunks(chunks(), finalize=False)
+            if text is None:
+                estimator.fit_chunks(chunks(), finalize=False)
+            else:
+                vocabularies = fit_text_chunks(
+                    estimator, text, chunks(), list(stream.feature_names)
+                )
     except ValueError as exc:
         if state.reading:
             raise
         if state.rows == 0:
             raise NbcliError(f"{path}: no data rows") from None
         raise data_error(path, exc, stream.feature_names, 0, rows=state.kept) from None
+    first = state.first if state.chunks == 1 else None
+    feature_names = list(stream.feature_names)
+    if text is not None:
+        feature_names = list(estimator.feature_names_in_)
+        if first is not None:
+            vocab = {c: Vocabulary(v) for c, v in vocabularies.items()}
+            first = SimpleNamespace(X=text_matrix(first.X, first.words, text, vocab).X, y=first.y)
     return finish_training(
         estimator,
         data=path,
         target=stream.target,
-        feature_names=list(stream.feature_names),
+        feature_names=feature_names,
         notes=[stream.note] if stream.note else [],
         n_rows=state.rows,
         n_chunks=state.chunks,
         fingerprint=fp.metadata(),
         priors_by_label=priors_by_label,
         started=started,
-        first=state.first if state.chunks == 1 else None,
+        first=first,
         warnings=warnings,
+        text=text,
+        vocabularies=None if text is None else vocabularies,
         tables=TableFacts(
             plan=stream.plan,
             categories=stream.categories,
@@ -334,6 +375,8 @@ def finish_training(
     first=None,
     warnings: list[str] | None = None,
     tables: TableFacts | None = None,
+    text=None,
+    vocabularies: dict | None = None,
 ) -> TrainResult:
     """Check gathered statistics, make the model from them once, and describe it.
 
@@ -365,6 +408,9 @@ def finish_training(
     tables : TableFacts, optional
         Column kinds, categories, missing-value policies and row counts of a
         table read by :func:`train`; the model file records them.
+    text : TextSettings, optional
+        The text columns and their tokenisation, with ``vocabularies``
+        (``{column: list of terms}``), for the model file.
 
     Raises
     ------
@@ -426,9 +472,10 @@ def finish_training(
     if first is not None and first.X.shape[0]:
         # Rows with missing cells count only where the model scores them.
         missing = getattr(estimator, "missing", "error")
+        sparse = hasattr(first.X, "tocsr")  # word counts hold no missing cell
         scored = (
             np.ones(first.X.shape[0], bool)
-            if missing == "ignore"
+            if missing == "ignore" or sparse
             else ~np.isnan(first.X).any(axis=1)
         )
         if scored.any():
@@ -458,6 +505,8 @@ def finish_training(
         columns=None
         if tables is None
         else column_records(estimator, tables.plan, tables.categories),
+        vocabularies=vocabularies,
+        text=text,
     )
     facts = dict(
         model_type=model_type,

@@ -1,0 +1,146 @@
+"""The text-column options of ``fit`` (and of the commands that fit): ``--text COL`` and tokenisation.
+
+Flags override the ``[text]`` table of a config file::
+
+    [text]
+    columns = ["body"]          # or "body,subject"
+    ngram = "1,2"               # or [1, 2]
+    min_df = 2                  # documents (an integer) or a fraction (a float)
+    max_df = 0.9
+    max_features = 50000
+    stop_words = "stop.txt"     # one word per line
+    lowercase = true
+"""
+
+from __future__ import annotations
+
+import typer
+
+from nbcli.cli.options import column_names, split_list
+from nbcli.errors import NbcliError
+
+TEXT = typer.Option(
+    "--text",
+    help="Column of text whose word counts are features (comma-separated or repeated); "
+    "models multinomial, complement, bernoulli (with --binarize 0).",
+)
+NGRAM = typer.Option("--ngram", metavar="MIN,MAX", help="Word n-gram lengths (default 1,1).")
+MIN_DF = typer.Option(
+    "--min-df", help="Keep words in at least this many documents (or this fraction, 0-1)."
+)
+MAX_DF = typer.Option(
+    "--max-df", help="Keep words in at most this many documents (or this fraction, 0-1)."
+)
+MAX_FEATURES = typer.Option(
+    "--max-features", help="Keep only the most frequent words, this many per text column."
+)
+STOP_WORDS = typer.Option("--stop-words", help="File of stop words, one per line (UTF-8).")
+LOWERCASE = typer.Option(
+    "--lowercase/--no-lowercase", help="Lowercase text before splitting it (default: yes)."
+)
+
+_KEYS = {"columns", "ngram", "min_df", "max_df", "max_features", "stop_words", "lowercase"}
+
+
+def parse_df(value, flag: str) -> int | float:
+    """``"2"`` -> 2 documents, ``"0.5"`` -> half of them (as ``CountVectorizer`` reads them)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return value
+    text = str(value).strip()
+    try:
+        return float(text) if any(c in text for c in ".eE") else int(text)
+    except ValueError:
+        raise NbcliError(
+            f"{flag} must be a number of documents (an integer) or a fraction (0-1), got {value!r}"
+        ) from None
+
+
+def parse_ngram(value, flag: str = "--ngram") -> tuple[int, int]:
+    """``"1,2"`` or ``[1, 2]`` -> (1, 2); one number ``"2"`` -> (2, 2)."""
+    parts = value if isinstance(value, list) else str(value).split(",")
+    try:
+        numbers = [int(str(p).strip()) for p in parts]
+    except ValueError:
+        numbers = []
+    if len(numbers) == 1:
+        numbers *= 2
+    if len(numbers) != 2 or not 1 <= numbers[0] <= numbers[1]:
+        raise NbcliError(f"{flag} must be MIN,MAX with 1 <= MIN <= MAX (e.g. 1,2), got {value!r}")
+    return numbers[0], numbers[1]
+
+
+def read_stop_words(path: str, flag: str = "--stop-words") -> tuple[str, ...]:
+    """The words of a stop-word file: one per line, blank lines and ``#`` comments skipped."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+    except FileNotFoundError:
+        raise NbcliError(f"{flag} {path}: no such file") from None
+    except UnicodeDecodeError:
+        raise NbcliError(f"{flag} {path}: the file is not UTF-8 text") from None
+    except OSError as exc:
+        raise NbcliError(f"{flag} {path}: cannot read it ({exc.strerror or exc})") from None
+    words = [w.strip() for w in lines]
+    return tuple(sorted({w for w in words if w and not w.startswith("#")}))
+
+
+def text_settings(
+    cfg: dict,
+    config: str | None,
+    *,
+    text=None,
+    ngram=None,
+    min_df=None,
+    max_df=None,
+    max_features=None,
+    stop_words=None,
+    lowercase=None,
+):
+    """The :class:`~nbcli.text.settings.TextSettings` asked for, or None without text columns.
+
+    Raises
+    ------
+    NbcliError
+        For an invalid value (naming the flag or config key), or tokenisation
+        options given without any text column.
+    """
+    table = cfg.get("text", {})
+    where = f"{config}: [text]"
+    if not isinstance(table, dict) or set(table) - _KEYS:
+        raise NbcliError(f"{where} may hold {', '.join(sorted(_KEYS))} only")
+    columns = split_list(text) or (
+        column_names(table["columns"], f"{where} columns") if "columns" in table else None
+    )
+    given = {
+        "--ngram": ngram,
+        "--min-df": min_df,
+        "--max-df": max_df,
+        "--max-features": max_features,
+        "--stop-words": stop_words,
+        "--lowercase": lowercase,
+    }
+    if not columns:
+        named = [flag for flag, v in given.items() if v is not None]
+        if named:
+            raise NbcliError(f"{named[0]} applies to text columns: name them with --text COL")
+        return None
+    from nbcli.text.settings import TextSettings
+
+    ngram = ngram if ngram is not None else table.get("ngram")
+    min_df = min_df if min_df is not None else table.get("min_df")
+    max_df = max_df if max_df is not None else table.get("max_df")
+    max_features = max_features if max_features is not None else table.get("max_features")
+    stop_words = stop_words if stop_words is not None else table.get("stop_words")
+    lowercase = lowercase if lowercase is not None else table.get("lowercase", True)
+    try:
+        return TextSettings(
+            columns=tuple(columns),
+            lowercase=lowercase,
+            ngram_range=(1, 1) if ngram is None else parse_ngram(ngram),
+            min_df=1 if min_df is None else parse_df(min_df, "--min-df"),
+            max_df=1.0 if max_df is None else parse_df(max_df, "--max-df"),
+            max_features=max_features,
+            stop_words=None if stop_words is None else read_stop_words(stop_words),
+        )
+    except ValueError as exc:
+        raise NbcliError(f"--text: {exc}") from None

@@ -1,0 +1,343 @@
+"""Text columns as features of the count models: fit statistics and count matrices.
+
+A model with text columns has as features its numeric columns (first, in
+file order) and then, per text column, one count per vocabulary term, named
+``column:term`` (:func:`nbcli.text.settings.feature_name`). Fitting streams:
+
+1. :func:`accumulate_text` turns one chunk into :class:`TextChunkStats`: the
+   estimator's statistics of the numeric columns, and per text column the
+   per-class statistics of every term seen (:class:`nbcli.text.TermStats`);
+2. chunks :meth:`~TextChunkStats.merge` exactly (sums of counts; classes
+   found in later chunks are added), in any order;
+3. :func:`finalize_text` chooses each column's vocabulary from the totals,
+   as ``CountVectorizer`` does after seeing every document, and gives the
+   estimator its statistics over the kept terms (not finalized, so priors
+   and labels can still be set).
+
+Scoring, :func:`text_matrix`: a chunk's counts over the model's vocabularies
+as one SciPy CSR matrix (numeric columns beside them), terms unseen in
+training left out and counted. Cross-validation reuses both halves: fold
+statistics from :func:`accumulate_text`, held-out rows through
+:func:`text_matrix`.
+"""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass
+
+import numpy as np
+
+from nbcli.errors import NbcliError
+from nbcli.models import ClassCounts
+from nbcli.text.settings import TextSettings, feature_name
+from nbcli.text.tokens import count_terms
+from nbcli.text.vocabulary import TermStats, Vocabulary, to_csr
+
+__all__ = [
+    "TEXT_KINDS",
+    "TextChunkStats",
+    "TextMatrix",
+    "TextModel",
+    "accumulate_text",
+    "check_text_model",
+    "finalize_text",
+    "fingerprint_columns",
+    "indicative_words",
+    "text_matrix",
+]
+
+#: Model types that take text columns, and which term statistic each uses.
+TEXT_KINDS = {"multinomial": "multinomial", "complement": "complement", "bernoulli": "bernoulli"}
+
+
+def check_text_model(estimator) -> str:
+    """The term statistic ``estimator`` needs (see :data:`TEXT_KINDS`).
+
+    Raises
+    ------
+    NbcliError
+        For a model that cannot take word counts or sparse input
+        (``sklearn_tags["sparse"]``), or a Bernoulli model whose threshold
+        is not 0 (word presence).
+    """
+    kind = TEXT_KINDS.get(estimator.name)
+    if kind is None:
+        raise NbcliError(
+            f"--text needs a model of word counts: {', '.join(TEXT_KINDS)} "
+            f"(the {estimator.name} model does not take text columns)"
+        )
+    if not type(estimator).sklearn_tags.get("sparse", False):
+        # Counts reach the scorer as a sparse matrix (see nbcli.models._sparse).
+        raise NbcliError(f"the {estimator.name} model does not take sparse word counts yet")
+    if kind == "bernoulli" and getattr(estimator, "binarize", None) != 0:
+        raise NbcliError(
+            "--text with the bernoulli model needs --binarize 0 (a word is present "
+            "or not in a document)"
+        )
+    return kind
+
+
+@dataclass
+class TextChunkStats:
+    """Fit statistics of some rows of a file with text columns.
+
+    Attributes
+    ----------
+    classes : ndarray of shape (n_classes,)
+        Sorted labels; row ``k`` of every statistic is class ``classes[k]``.
+    numeric : ClassCounts or None
+        The estimator's statistics of the numeric columns (None without any).
+    terms : dict of str to TermStats
+        Per text column, the statistics of every term seen.
+    """
+
+    classes: np.ndarray
+    numeric: ClassCounts | None
+    terms: dict[str, TermStats]
+
+    def reindex(self, classes: np.ndarray) -> TextChunkStats:
+        """The same statistics over ``classes`` (sorted, a superset of this object's)."""
+        where = np.searchsorted(classes, self.classes)
+        k = len(classes)
+        return TextChunkStats(
+            classes=classes,
+            numeric=None if self.numeric is None else self.numeric.reindex(where, k),
+            terms={c: t.reindex(where, k) for c, t in self.terms.items()},
+        )
+
+    def merge(self, other: TextChunkStats) -> TextChunkStats:
+        """Statistics of both objects' rows (exact: counts add)."""
+        classes = np.union1d(self.classes, other.classes)
+        a, b = self.reindex(classes), other.reindex(classes)
+        return TextChunkStats(
+            classes=classes,
+            numeric=None if a.numeric is None else a.numeric.merge(b.numeric),  # type: ignore[arg-type]
+            terms={c: a.terms[c].merge(b.terms[c]) for c in a.terms},
+        )
+
+
+def accumulate_text(
+    estimator, settings: TextSettings, X: np.ndarray, words: dict, y, sample_weight=None
+) -> TextChunkStats:
+    """Fit statistics of one chunk; ``estimator`` is not changed.
+
+    Parameters
+    ----------
+    estimator : BayesClassifier
+        A count model (:func:`check_text_model`) with its hyperparameters set.
+    settings : TextSettings
+    X : ndarray of shape (n_rows, n_numeric)
+        The numeric columns (may have none).
+    words : dict of str to sequence of str
+        Each text column's documents (``settings.columns``), ``n_rows`` each.
+    y : array-like of shape (n_rows,)
+        Class labels.
+    sample_weight : array-like of shape (n_rows,), optional
+
+    Raises
+    ------
+    ValueError
+        From the estimator, for numeric values it refuses.
+    """
+    y = np.asarray(y)
+    classes, y_idx = np.unique(y, return_inverse=True)
+    numeric = None
+    if X.shape[1]:
+        clone = type(estimator)(**estimator.get_params())
+        chunk = [(X, y) if sample_weight is None else (X, y, sample_weight)]
+        numeric = clone.fit_chunks(chunk, finalize=False).stats_
+    options = settings.options()
+    terms = {
+        c: TermStats.from_counts(count_terms(words[c], options), y_idx, len(classes), sample_weight)
+        for c in settings.columns
+    }
+    return TextChunkStats(classes=classes, numeric=numeric, terms=terms)
+
+
+def finalize_text(
+    estimator, settings: TextSettings, stats: TextChunkStats, numeric_names: list[str]
+) -> dict[str, list[str]]:
+    """Choose the vocabularies and give ``estimator`` its statistics over them.
+
+    Sets ``estimator.classes_``, ``n_features_in_`` and ``stats_`` (the
+    caller calls ``finalize``, after relabelling or setting priors).
+
+    Returns
+    -------
+    dict of str to list of str
+        Each text column's vocabulary, in column order.
+
+    Raises
+    ------
+    NbcliError
+        When a column keeps no term (only stop words, or pruned away).
+    """
+    kind = check_text_model(estimator)
+    vocabularies: dict[str, list[str]] = {}
+    blocks = [] if stats.numeric is None else [stats.numeric.feature_count]
+    class_count = None if stats.numeric is None else stats.numeric.class_count
+    for column in settings.columns:
+        term_stats = stats.terms[column]
+        try:
+            kept = term_stats.select(settings.min_df, settings.max_df, settings.max_features)
+        except ValueError as exc:
+            raise NbcliError(f"text column {column!r}: {exc}") from None
+        counts = term_stats.class_counts(kept, kind)
+        blocks.append(counts.feature_count)
+        class_count = counts.class_count if class_count is None else class_count
+        vocabularies[column] = term_stats.terms[kept].tolist()
+    names = list(numeric_names) + [
+        feature_name(c, t) for c, terms in vocabularies.items() for t in terms
+    ]
+    clash = sorted(set(numeric_names) & set(names[len(numeric_names) :]))
+    if clash:
+        raise NbcliError(f"column {clash[0]!r} has the name of a word feature; rename the column")
+    assert class_count is not None  # settings name at least one text column
+    estimator.classes_ = stats.classes
+    estimator.n_features_in_ = len(names)
+    estimator.stats_ = ClassCounts(class_count=class_count, feature_count=np.hstack(blocks))
+    estimator.feature_names_in_ = np.asarray(names, dtype=object)
+    return vocabularies
+
+
+def fit_text_chunks(estimator, settings: TextSettings, chunks, numeric_names) -> dict:
+    """Stream ``(X, y, words)`` chunks into ``estimator``'s statistics (not finalized).
+
+    :func:`accumulate_text` per chunk, merged, then :func:`finalize_text`;
+    returns the vocabularies. Raises ValueError from the estimator for bad
+    numeric values and "no training data" for no chunks.
+    """
+    check_text_model(estimator)
+    total = None
+    for X, y, words in chunks:
+        part = accumulate_text(estimator, settings, X, words, y)
+        total = part if total is None else total.merge(part)
+    if total is None:
+        raise ValueError("no training data: the chunks were empty")
+    return finalize_text(estimator, settings, total, numeric_names)
+
+
+@dataclass
+class TextMatrix:
+    """A chunk's features as the model sees them.
+
+    Attributes
+    ----------
+    X : scipy.sparse.csr_array of float64, shape (n_rows, n_features)
+        Numeric columns first, then each text column's term counts.
+    unseen_tokens : int
+        Word occurrences left out because training never kept the term.
+    """
+
+    X: object
+    unseen_tokens: int
+
+
+def text_matrix(
+    X: np.ndarray, words: dict, settings: TextSettings, vocabularies: dict[str, Vocabulary]
+) -> TextMatrix:
+    """Counts of a chunk over the model's vocabularies, beside its numeric columns.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_rows, n_numeric)
+    words : dict of str to sequence of str
+        Each text column's documents.
+    settings : TextSettings
+    vocabularies : dict of str to Vocabulary
+        The model's (see :class:`TextModel`).
+
+    Returns
+    -------
+    TextMatrix
+    """
+    import scipy.sparse as sp
+
+    options = settings.options()
+    parts = [sp.csr_array(X)] if X.shape[1] else []
+    unseen = 0
+    for column in settings.columns:
+        t = to_csr(count_terms(words[column], options), vocabularies[column])
+        parts.append(t.X)
+        unseen += t.unseen_tokens
+    matrix = parts[0] if len(parts) == 1 else sp.hstack(parts, format="csr")
+    return TextMatrix(X=sp.csr_array(matrix, dtype=np.float64), unseen_tokens=unseen)
+
+
+def fingerprint_columns(X: np.ndarray, words: dict, columns) -> np.ndarray:
+    """``X`` with one column per text column: each document's CRC-32, for the
+    chunk-independent training fingerprint (exact in float64)."""
+    crcs = [
+        np.fromiter(
+            (zlib.crc32(d.encode("utf-8")) for d in words[c]), dtype=np.float64, count=len(words[c])
+        )
+        for c in columns
+    ]
+    return np.column_stack([np.asarray(X, dtype=np.float64), *crcs])
+
+
+class TextModel:
+    """The text side of a loaded model file: settings, vocabularies and input columns.
+
+    Parameters
+    ----------
+    mf : nbcli.io.modelfile.ModelFile
+        With ``text`` settings and ``vocabularies`` (see :meth:`of`).
+    """
+
+    def __init__(self, mf):
+        self.settings: TextSettings = mf.text
+        self.vocabularies = {c: Vocabulary(mf.vocabularies[c]) for c in self.settings.columns}
+        n_text = sum(len(v) for v in self.vocabularies.values())
+        self.numeric: list[str] = list(mf.feature_names[: len(mf.feature_names) - n_text])
+
+    @classmethod
+    def of(cls, mf) -> TextModel | None:
+        """The text side of ``mf``, or None for a model without text columns."""
+        return None if getattr(mf, "text", None) is None else cls(mf)
+
+    @property
+    def input_columns(self) -> list[str]:
+        """The columns a data file must have: numeric ones, then the text ones."""
+        return self.numeric + list(self.settings.columns)
+
+    @property
+    def kinds(self) -> dict[str, str]:
+        """Reader kinds of the text columns (``{column: "words"}``)."""
+        from nbcli.io.plan import WORDS
+
+        return {c: WORDS for c in self.settings.columns}
+
+    def matrix(self, X: np.ndarray, words: dict) -> TextMatrix:
+        """:func:`text_matrix` over this model's vocabularies."""
+        return text_matrix(X, words, self.settings, self.vocabularies)
+
+
+def indicative_words(mf, n: int = 10) -> dict[str, list[tuple[str, str, float]]]:
+    """The words that most favour each class: largest ``log p(w | k) - max_{j != k} log p(w | j)``.
+
+    Parameters
+    ----------
+    mf : nbcli.io.modelfile.ModelFile
+        A model with text columns and ``feature_log_prob_`` (multinomial, Bernoulli).
+    n : int
+        Words per class.
+
+    Returns
+    -------
+    dict of str to list of (column, word, log ratio)
+        Per class label (as text), best first; the ratio in nats.
+    """
+    text = TextModel(mf)
+    logp = np.asarray(mf.model.feature_log_prob_)
+    start = len(text.numeric)
+    words = [(c, t) for c in text.settings.columns for t in text.vocabularies[c].terms.tolist()]
+    block = logp[:, start:]
+    out = {}
+    for k, label in enumerate(mf.model.classes_.tolist()):
+        others = np.delete(block, k, axis=0)
+        ratio = block[k] - (others.max(axis=0) if others.size else 0.0)
+        best = np.argsort(-ratio, kind="stable")[:n]
+        out[str(label)] = [(words[j][0], words[j][1], float(ratio[j])) for j in best]
+    return out
