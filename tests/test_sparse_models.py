@@ -81,7 +81,7 @@ def test_sparse_input_errors_name_row_and_column():
     with pytest.raises(ValueError, match="NaN at row 1, column 0"):
         MultinomialNB().fit(sp.csr_array(np.array([[0.0, 1.0], [np.nan, 0.0]])), [0, 1])
     with pytest.raises(ValueError, match="value 4 at row 0, column 1 is not 0 or 1"):
-        BernoulliNB().fit(sp.csr_array(np.array([[0.0, 4.0], [1.0, 0.0]])), [0, 1])
+        BernoulliNB(binarize=None).fit(sp.csr_array(np.array([[0.0, 4.0], [1.0, 0.0]])), [0, 1])
     fitted = MultinomialNB().fit(np.eye(3), [0, 1, 1])
     with pytest.raises(ValueError, match="expecting 3 features"):
         fitted.predict(sp.csr_array(np.ones((2, 4))))

@@ -339,7 +339,7 @@ def test_sparse_scoring_refuses_what_the_estimators_refuse():
         model.joint_log_likelihood(sp.csr_array(np.ones((1, 3))))
     with pytest.raises(ValueError, match="negative value -1 at row 0, column 0"):
         model.joint_log_likelihood(sp.csr_array(np.array([[-1.0, 0.0]])))
-    bern = BernoulliNB().fit(np.array([[1.0, 0.0], [0.0, 1.0]]), [0, 1])
+    bern = BernoulliNB(binarize=None).fit(np.array([[1.0, 0.0], [0.0, 1.0]]), [0, 1])
     with pytest.raises(ValueError, match="value 2 at row 0, column 1 is not 0 or 1"):
         bern.joint_log_likelihood(sp.csr_array(np.array([[1.0, 2.0]])))
 

@@ -494,7 +494,8 @@ class BayesClassifier(FromStatistics, Parameters):
         contiguous memory.
         """
         block = X[lo:hi]
-        if self.missing_policy != "error":
+        # Sparse counts (text columns) have no missing cells to leave out.
+        if self.missing_policy != "error" and not hasattr(block, "tocsr"):
             return score_with_missing(self, block, lo)
         if self._scan_for_nonfinite:
             check_finite(block, row_offset=lo)

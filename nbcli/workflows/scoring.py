@@ -125,8 +125,7 @@ def iter_scores(
         y_key=read.y_key,
         keep=keep,
         target_hint=mf.target,
-        **table,
-        **({} if text is None else {"kinds": text.kinds}),
+        **{**table, "kinds": {**table["kinds"], **(text.kinds if text is not None else {})}},
     )
     if unseen_counts is not None:
         unseen_counts.update({name: 0 for name in stream.categories})

@@ -222,6 +222,11 @@ def train(
         )
 
         check_text_model(estimator)
+        if target is not None and target in text.columns:
+            raise NbcliError(
+                f"{path}: --text {target}: the column is the target; a text column must be a "
+                "feature"
+            )
 
     column_types = dict(column_types or {})
     missing = choose_missing(estimator, missing)
