@@ -14,7 +14,8 @@ NumPy only: no file I/O, no printing.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import warnings as _warnings
+from dataclasses import dataclass, field, replace
 from typing import ClassVar
 
 import numpy as np
@@ -24,6 +25,7 @@ from nbcli.reports.bootstrap import (
     bootstrap_confusion_metrics,
     bootstrap_means,
     method_summary,
+    no_interval,
 )
 from nbcli.reports.metrics import (
     MARGIN_METRICS,
@@ -50,8 +52,27 @@ from nbcli.reports.reliability import (
 SCHEMA_NAME = "nbcli.evaluation"
 SCHEMA_VERSION = 1
 
-METRIC_KEYS = ("accuracy", "balanced_accuracy", "macro_f1", "cohen_kappa", "log_loss", "brier")
+METRIC_KEYS = (
+    "accuracy",
+    "balanced_accuracy",
+    "macro_f1",
+    "cohen_kappa",
+    "log_loss",
+    "brier",
+    "roc_auc",
+    "roc_auc_weighted",
+    "average_precision",
+)
 """Headline metrics, in report order."""
+
+RANKING_KEYS = ("roc_auc", "roc_auc_weighted", "average_precision")
+"""The ranking metrics among them (one-vs-rest; see :mod:`nbcli.reports.ranking`)."""
+
+RANKING_BOOTSTRAP_BUDGET = 20_000_000
+"""Largest ``resamples x rows x scored columns`` for which the ranking metrics are
+bootstrapped (about a second); above it ROC AUC takes DeLong's interval, which
+costs one sort per class, and average precision, which has no such closed form,
+goes without an interval."""
 
 TRAINING_DATA_WARNING = "scored on the data the model was trained on; these numbers overstate how well it does on new data"
 
@@ -107,6 +128,10 @@ class EvaluationReport:
     unseen_labels: list
     inputs: dict
     settings: dict
+    #: One-vs-rest ROC and precision-recall curve of every model class, in
+    #: class order (:class:`nbcli.reports.ranking.Curve`), for plots; not in the JSON.
+    roc_curves: list = field(default_factory=list)
+    pr_curves: list = field(default_factory=list)
 
     def threshold_values(self) -> dict:
         """Values ``--fail-under``/``--fail-over`` can check, by metric name."""
@@ -214,6 +239,14 @@ def build_evaluation(
             rng=rng,
         )
     )
+    ranking, curves, ranking_warnings = ranking_metrics(
+        coding.codes[known],
+        proba[known],
+        n_resamples=n_resamples,
+        confidence=confidence,
+        rng=rng,
+    )
+    metrics.update(ranking)
     metrics = {k: metrics[k] for k in METRIC_KEYS}
 
     conf, correct = (v[known] for v in top_class_confidence(proba, codes))
@@ -223,8 +256,10 @@ def build_evaluation(
         diagram=reliability_diagram(conf, correct, bins),
     )
     rows, averages = per_class_scores(confusion, labels)
+    area = {labels[c]: curve.area for c, curve in enumerate(curves[0])}
+    rows = [replace(r, roc_auc=float(area.get(r.label, float("nan")))) for r in rows]
 
-    warnings = []
+    warnings = list(ranking_warnings)
     if coding.n_unseen:
         warnings.append(unseen_warning(coding.unseen_labels, coding.n_unseen))
     if training_match:
@@ -250,7 +285,76 @@ def build_evaluation(
         unseen_labels=coding.unseen_labels,
         inputs=dict(inputs or {}),
         settings={**(settings or {}), **computed},
+        roc_curves=curves[0],
+        pr_curves=curves[1],
     )
+
+
+def ranking_metrics(
+    codes,
+    proba,
+    *,
+    n_resamples: int,
+    confidence: float,
+    rng: np.random.Generator,
+    budget: int = RANKING_BOOTSTRAP_BUDGET,
+) -> tuple[dict[str, Interval], tuple[list, list], list[str]]:
+    """ROC AUC (macro and weighted) and average precision with intervals, and the curves.
+
+    Parameters
+    ----------
+    codes : ndarray of int, shape (n_samples,)
+        True class of each row as a column of ``proba`` (rows of labels the
+        model never saw left out by the caller).
+    proba : ndarray of float, shape (n_samples, n_classes)
+        Posterior probabilities.
+    n_resamples, confidence, rng
+        Bootstrap settings, as for the other metrics of the report.
+    budget : int
+        Bootstrap when ``n_resamples * n_samples * scored columns`` is at
+        most this (see :data:`RANKING_BOOTSTRAP_BUDGET`); otherwise ROC AUC
+        gets DeLong's interval and average precision none.
+
+    Returns
+    -------
+    metrics : dict of str to Interval
+        Keys :data:`RANKING_KEYS`; each interval names its method (``BCa``,
+        ``percentile``, ``DeLong`` or ``none``).
+    curves : (list of Curve, list of Curve)
+        ROC and precision-recall curves of every class, in column order.
+    warnings : list of str
+        Classes left out of an average because the metric is undefined for
+        them (no rows of the class, or none of the others).
+    """
+    from nbcli.reports.delong import roc_auc_delong
+    from nbcli.reports.ranking import precision_recall_curves, roc_curves
+    from nbcli.reports.ranking_bootstrap import bootstrap_ranking
+
+    codes = np.asarray(codes, dtype=np.intp)
+    k = proba.shape[1]
+    nan = no_interval(float("nan"))
+    if codes.size == 0:
+        return dict.fromkeys(RANKING_KEYS, nan), ([], []), []
+    with _warnings.catch_warnings(record=True) as caught:
+        _warnings.simplefilter("always")
+        curves = (roc_curves(codes, proba), precision_recall_curves(codes, proba))
+        columns = 1 if k == 2 else k
+        if n_resamples > 0 and n_resamples * codes.size * columns > budget:
+            metrics = {
+                "roc_auc": roc_auc_delong(codes, proba, confidence=confidence),
+                "roc_auc_weighted": roc_auc_delong(
+                    codes, proba, weighted=True, confidence=confidence
+                ),
+            }
+            from nbcli.reports.ranking import average_precision
+
+            metrics["average_precision"] = no_interval(average_precision(codes, proba))
+        else:
+            metrics = bootstrap_ranking(
+                codes, proba, n_resamples=n_resamples, confidence=confidence, rng=rng
+            )
+    notes = list(dict.fromkeys(str(w.message) for w in caught))
+    return {key: metrics[key] for key in RANKING_KEYS}, curves, notes
 
 
 # --------------------------------------------------------------------------
@@ -268,7 +372,7 @@ INTERVAL_SCHEMA = {
         "value": _NUMBER_OR_NULL,
         "lower": _NUMBER_OR_NULL,
         "upper": _NUMBER_OR_NULL,
-        "method": {"enum": ["BCa", "percentile", "none"]},
+        "method": {"enum": ["BCa", "percentile", "DeLong", "none"]},
     },
 }
 
@@ -282,6 +386,7 @@ _CLASS_SCORES = {
         "recall": {"type": "number", "minimum": 0, "maximum": 1},
         "f1": {"type": "number", "minimum": 0, "maximum": 1},
         "support": _COUNT,
+        "roc_auc": _NUMBER_OR_NULL,
     },
 }
 
