@@ -74,6 +74,10 @@ bootstrapped (about a second); above it ROC AUC takes DeLong's interval, which
 costs one sort per class, and average precision, which has no such closed form,
 goes without an interval."""
 
+MAX_CURVE_CLASSES = 50
+"""Curves are kept on the report for at most this many classes (a plot of more
+is unreadable, and their points would take memory in proportion to rows x classes)."""
+
 TRAINING_DATA_WARNING = "scored on the data the model was trained on; these numbers overstate how well it does on new data"
 
 
@@ -239,7 +243,7 @@ def build_evaluation(
             rng=rng,
         )
     )
-    ranking, curves, ranking_warnings = ranking_metrics(
+    ranking, areas, curves, ranking_warnings = ranking_metrics(
         coding.codes[known],
         proba[known],
         n_resamples=n_resamples,
@@ -256,7 +260,7 @@ def build_evaluation(
         diagram=reliability_diagram(conf, correct, bins),
     )
     rows, averages = per_class_scores(confusion, labels)
-    area = {labels[c]: curve.area for c, curve in enumerate(curves[0])}
+    area = dict(zip(labels, areas))
     rows = [replace(r, roc_auc=float(area.get(r.label, float("nan")))) for r in rows]
 
     warnings = list(ranking_warnings)
@@ -298,8 +302,9 @@ def ranking_metrics(
     confidence: float,
     rng: np.random.Generator,
     budget: int = RANKING_BOOTSTRAP_BUDGET,
-) -> tuple[dict[str, Interval], tuple[list, list], list[str]]:
-    """ROC AUC (macro and weighted) and average precision with intervals, and the curves.
+) -> tuple[dict[str, Interval], np.ndarray, tuple[list, list], list[str]]:
+    """ROC AUC (macro and weighted) and average precision with intervals, per-class
+    ROC AUC and the curves.
 
     Parameters
     ----------
@@ -320,41 +325,70 @@ def ranking_metrics(
     metrics : dict of str to Interval
         Keys :data:`RANKING_KEYS`; each interval names its method (``BCa``,
         ``percentile``, ``DeLong`` or ``none``).
+    areas : ndarray of shape (n_classes,)
+        One-vs-rest ROC AUC of every class (NaN where undefined).
     curves : (list of Curve, list of Curve)
-        ROC and precision-recall curves of every class, in column order.
+        ROC and precision-recall curves of every class, in column order;
+        empty lists beyond :data:`MAX_CURVE_CLASSES` classes.
     warnings : list of str
         Classes left out of an average because the metric is undefined for
         them (no rows of the class, or none of the others).
     """
     from nbcli.reports.delong import roc_auc_delong
-    from nbcli.reports.ranking import precision_recall_curves, roc_curves
+    from nbcli.reports.ranking import average_precision, precision_recall_curves, roc_curves
     from nbcli.reports.ranking_bootstrap import bootstrap_ranking
 
     codes = np.asarray(codes, dtype=np.intp)
     k = proba.shape[1]
     nan = no_interval(float("nan"))
     if codes.size == 0:
-        return dict.fromkeys(RANKING_KEYS, nan), ([], []), []
+        return dict.fromkeys(RANKING_KEYS, nan), np.full(k, np.nan), ([], []), []
     with _warnings.catch_warnings(record=True) as caught:
         _warnings.simplefilter("always")
-        curves = (roc_curves(codes, proba), precision_recall_curves(codes, proba))
-        columns = 1 if k == 2 else k
-        if n_resamples > 0 and n_resamples * codes.size * columns > budget:
-            metrics = {
-                "roc_auc": roc_auc_delong(codes, proba, confidence=confidence),
-                "roc_auc_weighted": roc_auc_delong(
-                    codes, proba, weighted=True, confidence=confidence
-                ),
-            }
-            from nbcli.reports.ranking import average_precision
-
-            metrics["average_precision"] = no_interval(average_precision(codes, proba))
+        if k > MAX_CURVE_CLASSES:
+            # Class by class, keeping only the areas: no curves, no intervals.
+            metrics, areas = _many_class_ranking(codes, proba)
+            curves: tuple[list, list] = ([], [])
         else:
-            metrics = bootstrap_ranking(
-                codes, proba, n_resamples=n_resamples, confidence=confidence, rng=rng
-            )
+            curves = (roc_curves(codes, proba), precision_recall_curves(codes, proba))
+            areas = np.array([c.area for c in curves[0]])
+            columns = 1 if k == 2 else k
+            if n_resamples > 0 and n_resamples * codes.size * columns > budget:
+                metrics = {
+                    "roc_auc": roc_auc_delong(codes, proba, confidence=confidence),
+                    "roc_auc_weighted": roc_auc_delong(
+                        codes, proba, weighted=True, confidence=confidence
+                    ),
+                    "average_precision": no_interval(average_precision(codes, proba)),
+                }
+            else:
+                metrics = bootstrap_ranking(
+                    codes, proba, n_resamples=n_resamples, confidence=confidence, rng=rng
+                )
     notes = list(dict.fromkeys(str(w.message) for w in caught))
-    return {key: metrics[key] for key in RANKING_KEYS}, curves, notes
+    return {key: metrics[key] for key in RANKING_KEYS}, areas, curves, notes
+
+
+def _many_class_ranking(codes: np.ndarray, proba: np.ndarray):
+    """Point estimates of the ranking metrics, one class at a time (memory: one curve)."""
+    from nbcli.reports.ranking import binary_precision_recall_curve, binary_roc_curve
+
+    k = proba.shape[1]
+    auc = np.array([binary_roc_curve(codes == c, proba[:, c]).area for c in range(k)])
+    ap = np.array([binary_precision_recall_curve(codes == c, proba[:, c]).area for c in range(k)])
+    size = np.bincount(codes, minlength=k).astype(float)
+
+    def mean(values, weights):
+        ok = np.isfinite(values) & (weights > 0)
+        return float(np.average(values[ok], weights=weights[ok])) if ok.any() else float("nan")
+
+    ones = np.ones(k)
+    metrics = {
+        "roc_auc": no_interval(mean(auc, ones)),
+        "roc_auc_weighted": no_interval(mean(auc, size)),
+        "average_precision": no_interval(mean(ap, ones)),
+    }
+    return metrics, auc
 
 
 # --------------------------------------------------------------------------
