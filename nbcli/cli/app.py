@@ -19,7 +19,7 @@ import sys
 import typer
 
 import nbcli
-from nbcli.cli import calibrate_cmd, evaluate_cmd, fit_cmd, predict_cmd
+from nbcli.cli import calibrate_cmd, cv_cmd, evaluate_cmd, fit_cmd, predict_cmd, tune_cmd
 
 app = typer.Typer(
     name="nbcli",
@@ -59,6 +59,8 @@ app.command("predict", no_args_is_help=True)(predict_cmd.predict)
 app.command("evaluate", no_args_is_help=True)(evaluate_cmd.evaluate)
 app.command("compare", no_args_is_help=True)(evaluate_cmd.compare)
 app.command("calibrate", no_args_is_help=True)(calibrate_cmd.calibrate)
+app.command("cv", no_args_is_help=True)(cv_cmd.cv)
+app.command("tune", no_args_is_help=True)(tune_cmd.tune)
 
 
 class Terminated(BaseException):

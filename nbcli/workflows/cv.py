@@ -356,7 +356,10 @@ def _check_folds(fs: FoldStatistics, min_per_class: int) -> None:
     """Refuse a fold whose model would lack a class (or a spread for it)."""
     for r in range(fs.n_repeats):
         per_fold = np.stack(
-            [np.bincount(fs.codes[fs.folds[r] == f], minlength=fs.classes.size) for f in range(fs.n_folds)]
+            [
+                np.bincount(fs.codes[fs.folds[r] == f], minlength=fs.classes.size)
+                for f in range(fs.n_folds)
+            ]
         )
         outside = per_fold.sum(axis=0) - per_fold
         need = max(1, min_per_class)
