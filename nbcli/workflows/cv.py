@@ -227,7 +227,7 @@ def collect_fold_statistics(
         whose complement lacks a class (or has fewer rows of it than the
         model needs).
     """
-    from nbcli.io.data import iter_dataset
+    from nbcli.io.data import iter_dataset, resolve_labels
     from nbcli.io.fingerprint import TrainingFingerprint
     from nbcli.resampling import folds_from_column, repeated_group_folds, repeated_stratified_folds
     from nbcli.workflows.train import data_error, order_priors
@@ -284,7 +284,11 @@ def collect_fold_statistics(
         estimator.set_params(**{estimator.prior_param: order_priors(priors_by_label, classes)})
     try:
         if fold_column is not None:
-            column = folds_from_column(np.concatenate([k[fold_column] for k in kept]))
+            values = np.concatenate([k[fold_column] for k in kept])
+            if values.dtype.kind in "USO" and all(isinstance(v, str) for v in values):
+                # CSV text: whole numbers as numbers, as labels are typed.
+                values = resolve_labels(values.astype(str))
+            column = folds_from_column(values)
             folds, fold_values, method = column.folds[None, :], column.values, "column"
         elif group_column is not None:
             groups = np.concatenate([k[group_column] for k in kept])
