@@ -320,3 +320,13 @@ def test_evaluate_json_ranking_metrics_equal_scikit_learn(folded, tmp_path):
         "evaluate", "-m", model, "-d", test_csv, "--fail-under", "average_precision=1", "-q"
     )
     assert gate.returncode == 3 and "average_precision" in gate.stderr
+
+
+def test_tune_skips_a_combination_without_a_model(tmp_path):
+    X, y = _counts(n=120)
+    X = np.column_stack([X, X[:, 0]])  # a repeated column: QDA needs regularisation
+    path = _write_csv(tmp_path / "dup.csv", X, y)
+    report, mf = tune(MODELS["qda"](), str(path), {"reg_param": [0.0, 0.2]}, n_folds=3, bootstrap=0)
+    assert np.isnan(report.results[0].metrics["log_loss"].value)
+    assert report.best["index"] == 1 and mf.model.reg_param == 0.2
+    assert report.warnings and report.warnings[0].startswith("reg_param=0.0: no model")

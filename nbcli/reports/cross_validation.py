@@ -223,7 +223,7 @@ def build_cross_validation(
 # --------------------------------------------------------------------------
 # JSON Schema of CrossValidationReport.to_dict()
 
-_E = EVALUATION_SCHEMA["properties"]
+_E: dict = EVALUATION_SCHEMA["properties"]  # type: ignore[assignment]
 _NUMBER_OR_NULL = {"type": ["number", "null"]}
 _POOLED_KEYS = (
     "n_samples",

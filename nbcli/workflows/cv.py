@@ -140,20 +140,47 @@ class FoldStatistics:
         sizes = np.stack([np.bincount(r, minlength=self.n_folds) for r in self.folds])
         return self.codes.size - sizes
 
-    def out_of_fold(self, param_sets: list[dict]) -> list[np.ndarray]:
+    def out_of_fold(self, param_sets: list[dict], failed: dict | None = None) -> list[np.ndarray]:
         """Out-of-fold log posteriors for every set of hyperparameters, in one pass.
+
+        Parameters
+        ----------
+        param_sets : list of dict
+            Hyperparameters of each set (the others are the template's).
+        failed : dict, optional
+            When given, a set whose fold models cannot be built (a singular
+            covariance) gets NaN posteriors and ``failed[index]`` the message,
+            instead of an error.
 
         Returns
         -------
         list of ndarray of shape (n_repeats * n_samples, n_classes)
             Entry ``p`` for ``param_sets[p]``; rows repeat after repeat, in file order.
+
+        Raises
+        ------
+        NbcliError
+            When a fold model cannot be built and ``failed`` is None.
         """
         n, k = self.codes.size, self.classes.size
-        models = [
-            [[self.model(p, r, f) for f in range(self.n_folds)] for r in range(self.n_repeats)]
-            for p in param_sets
-        ]
-        out = [np.empty((self.n_repeats * n, k)) for _ in param_sets]
+        models: list = []
+        for i, p in enumerate(param_sets):
+            try:
+                models.append(
+                    [
+                        [self.model(p, r, f) for f in range(self.n_folds)]
+                        for r in range(self.n_repeats)
+                    ]
+                )
+            except NbcliError as exc:
+                if failed is None:
+                    raise
+                failed[i] = str(exc)
+                models.append(None)
+        out = [np.full((self.n_repeats * n, k), np.nan) for _ in param_sets]
+        live = [j for j in range(len(param_sets)) if models[j] is not None]
+        if not live:
+            return out
         for start, X in self.rows():
             stop = start + X.shape[0]
             for r in range(self.n_repeats):
@@ -161,8 +188,8 @@ class FoldStatistics:
                 for f in np.unique(chunk_folds):
                     at = np.flatnonzero(chunk_folds == f)
                     Xf = X[at]
-                    for p in range(len(param_sets)):
-                        out[p][r * n + start + at] = models[p][r][f].predict_log_proba(Xf)
+                    for j in live:
+                        out[j][r * n + start + at] = models[j][r][f].predict_log_proba(Xf)
         return out
 
 

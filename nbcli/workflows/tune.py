@@ -114,6 +114,10 @@ def check_grid(estimator: BayesClassifier, grid: dict[str, list]) -> None:
                 raise NbcliError(str(exc)) from None
 
 
+def _describe(params: dict) -> str:
+    return ", ".join(f"{k}={v}" for k, v in params.items())
+
+
 def _plain(v):
     if isinstance(v, np.generic):
         return v.item()
@@ -175,6 +179,7 @@ def tune(
         combination gives a defined metric.
     """
     from nbcli.io.modelfile import ModelFile
+    from nbcli.reports.bootstrap import no_interval
     from nbcli.reports.evaluation import build_evaluation
     from nbcli.reports.tuning import SEARCH_METRICS, SearchResult, TuningReport, best_index
 
@@ -201,10 +206,18 @@ def tune(
     per_combo = max(1, labels.size * fs.classes.size * 8)
     batch = max(1, OUT_OF_FOLD_BUDGET // per_combo)
     results = []
+    warnings = []
     for first in range(0, len(combos), batch):
         part = combos[first : first + batch]
-        for params, log_proba in zip(part, fs.out_of_fold(part)):
-            report = build_evaluation(
+        failed: dict[int, str] = {}
+        for i, (params, log_proba) in enumerate(zip(part, fs.out_of_fold(part, failed))):
+            shown = {k: _plain(v) for k, v in params.items()}
+            if i in failed:
+                warnings.append(f"{_describe(shown)}: no model ({failed[i]})")
+                metrics = {k: no_interval(float("nan")) for k in SEARCH_METRICS}
+                results.append(SearchResult(shown, metrics))
+                continue
+            evaluation = build_evaluation(
                 fs.classes,
                 labels,
                 np.exp(log_proba, out=log_proba),
@@ -212,7 +225,7 @@ def tune(
                 confidence=confidence,
                 seed=seed,
             )
-            results.append(SearchResult({k: _plain(v) for k, v in params.items()}, report.metrics))
+            results.append(SearchResult(shown, evaluation.metrics))
     values = [r.metrics[metric].value for r in results]
     index = best_index(values, metric)
     if index is None:
@@ -239,6 +252,7 @@ def tune(
             "confidence": float(confidence),
             "seed": seed,
         },
+        warnings=warnings,
     )
     if fs.n_repeats > 1 and bootstrap > 0:
         from nbcli.reports.cross_validation import REPEATS_WARNING
