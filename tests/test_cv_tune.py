@@ -330,3 +330,32 @@ def test_tune_skips_a_combination_without_a_model(tmp_path):
     assert np.isnan(report.results[0].metrics["log_loss"].value)
     assert report.best["index"] == 1 and mf.model.reg_param == 0.2
     assert report.warnings and report.warnings[0].startswith("reg_param=0.0: no model")
+
+
+def test_method_summary_names_delong_and_percentile():
+    from nbcli.reports.bootstrap import Interval, method_summary, no_interval
+
+    ivs = {
+        "accuracy": Interval(0.9, 0.8, 0.95, "BCa"),
+        "roc_auc": Interval(0.9, 0.85, 0.95, "DeLong"),
+        "average_precision": Interval(0.9, 0.8, 0.95, "percentile"),
+        "brier": no_interval(0.1),
+    }
+    assert method_summary(ivs) == "BCa (DeLong for: roc_auc; percentile for: average_precision)"
+    assert method_summary({"roc_auc": ivs["roc_auc"]}) == "DeLong"
+
+
+def test_large_test_sets_take_delong_intervals_equal_to_delong_module():
+    from nbcli.reports.delong import roc_auc_delong
+    from nbcli.reports.evaluation import build_evaluation
+
+    rng = np.random.default_rng(2)
+    y = rng.integers(0, 2, 3000)
+    p1 = np.clip(0.5 + 0.2 * (y - 0.5) + rng.normal(0, 0.2, y.size), 0.01, 0.99)
+    proba = np.column_stack([1 - p1, p1])
+    report = build_evaluation([0, 1], y, proba, n_resamples=10_000)
+    iv = report.metrics["roc_auc"]
+    ref = roc_auc_delong(y, proba)
+    assert iv.method == "DeLong" and (iv.lower, iv.upper) == (ref.lower, ref.upper)
+    assert iv.value == pytest.approx(roc_auc_score(y, p1), abs=1e-12)
+    assert report.metrics["average_precision"].method == "none"

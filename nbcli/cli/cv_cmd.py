@@ -28,13 +28,14 @@ CONFIG = typer.Option(
 )
 
 
-def plan_options(fold_column, group_column, features, drop, cfg):
-    """Features and drop lists from the options and config, as ``nbcli fit`` takes them."""
+def column_options(features, drop, cfg: dict):
+    """``--features`` and ``--drop`` as lists, else the config's ``[data]`` ones."""
     from nbcli.cli.options import split_list
 
     data_cfg = cfg.get("data", {})
-    return split_list(features) or data_cfg.get("features"), split_list(drop) or data_cfg.get(
-        "drop"
+    return (
+        split_list(features) or data_cfg.get("features"),
+        split_list(drop) or data_cfg.get("drop"),
     )
 
 
@@ -103,7 +104,7 @@ def _cv(
     )
     cfg = read_config(config)
     estimator, params = _estimator(model, cfg, config, hyperparameter_flags)
-    features, drop = plan_options(fold_column, group_column, features, drop, cfg)
+    features, drop = column_options(features, drop, cfg)
     target = target if target is not None else cfg.get("data", {}).get("target")
     prior = params.get(estimator.prior_param)
     report = cross_validate(
