@@ -42,7 +42,7 @@ _METRIC_NAMES = {
     "log_loss": "Log-loss",
     "brier": "Brier score",
     "roc_auc": "ROC AUC",
-    "roc_auc_weighted": "ROC AUC (weighted)",
+    "roc_auc_weighted": "Weighted ROC AUC",
     "average_precision": "Average precision",
     "ece": "ECE",
     "mce": "MCE",
