@@ -27,6 +27,7 @@ from nbcli.reports.evaluation import EVALUATION_SCHEMA
 from nbcli.reports.tuning import TUNING_SCHEMA, best_index
 from nbcli.workflows.cv import cross_validate
 from nbcli.workflows.evaluate import evaluate
+from nbcli.workflows.inputs import ReadOptions
 from nbcli.workflows.train import train
 from nbcli.workflows.tune import combinations, parse_values, tune
 
@@ -359,3 +360,33 @@ def test_large_test_sets_take_delong_intervals_equal_to_delong_module():
     assert iv.method == "DeLong" and (iv.lower, iv.upper) == (ref.lower, ref.upper)
     assert iv.value == pytest.approx(roc_auc_score(y, p1), abs=1e-12)
     assert report.metrics["average_precision"].method == "none"
+
+
+def test_cv_with_a_fold_column_streams_the_file_twice(folded):
+    path = folded[0]
+    kept = cross_validate(MODELS["qda"](), str(path), fold_column="fold", bootstrap=0)
+    streamed = cross_validate(
+        MODELS["qda"](), str(path), fold_column="fold", bootstrap=0, memory_budget=0,
+        read=ReadOptions(chunk_size=7),
+    )  # fmt: skip
+    assert kept.plan["passes"] == 1 and streamed.plan["passes"] == 2
+    for a, b in zip(kept.folds, streamed.folds):
+        assert a.fold == b.fold and a.n_samples == b.n_samples
+        for key, value in a.metrics.items():
+            assert b.metrics[key] == pytest.approx(value, abs=1e-12), key
+
+
+def test_cv_streamed_with_classes_and_folds_arriving_late(tmp_path):
+    X, y = _counts(n=90)
+    order = np.argsort(y, kind="stable")  # classes one after the other
+    fold = np.array([3, 1, 2] * 30)
+    path = _write_csv(tmp_path / "sorted.csv", X[order], y[order], fold)
+    kept = cross_validate(MODELS["gaussian"](), str(path), fold_column="fold", bootstrap=0)
+    streamed = cross_validate(
+        MODELS["gaussian"](), str(path), fold_column="fold", bootstrap=0, memory_budget=0,
+        read=ReadOptions(chunk_size=10),
+    )  # fmt: skip
+    assert [f.fold for f in streamed.folds] == [1, 2, 3]
+    for a, b in zip(kept.folds, streamed.folds):
+        for key, value in a.metrics.items():
+            assert b.metrics[key] == pytest.approx(value, abs=1e-12), key

@@ -11,8 +11,9 @@ them (``with_params``-style re-finalisation, no re-reading of statistics).
 
 Where the feature values fit in ``memory_budget`` they are parsed once and
 kept; otherwise the file is read again for the statistics and once more for
-the scores (the first pass reads the labels the folds are planned from).
-The report says how many passes it took.
+the scores (the first pass reads the labels the folds are planned from; with
+a fold column it gathers the statistics too, so two passes do). The report
+says how many passes it took.
 """
 
 from __future__ import annotations
@@ -284,15 +285,22 @@ def collect_fold_statistics(
     ys, kept = [], []
     chunks: list | None = []
     held, start = 0, 0
+    # With a fold column the folds are known row by row: their statistics are
+    # gathered in this first pass (classes and folds numbered as they come).
+    early = _EarlyFolds(estimator) if fold_column is not None else None
     for ds in reporter.progress(stream, f"reading {data}"):
         fp.update(ds.X, ds.y)
         ys.append(np.asarray(ds.y))
         kept.append({c: np.asarray(ds.kept[c]) for c in keep})
-        if chunks is not None:
+        if chunks is not None or early is not None:
             try:
                 X = estimator._prepare_X(ds.X)
+                if early is not None:
+                    with np.errstate(over="ignore", invalid="ignore"):
+                        early.add(X, ds.y, kept[-1][fold_column])
             except ValueError as exc:
                 raise data_error(data, exc, names, start) from None
+        if chunks is not None:
             held += X.nbytes
             if held <= memory_budget:
                 chunks.append(X)
@@ -358,9 +366,64 @@ def collect_fold_statistics(
         _chunks=chunks,
         _stream=stream,
     )
-    _accumulate_folds(fs)
+    if early is not None:
+        fold_text = np.concatenate([k[fold_column] for k in kept]).astype(str)
+        fs.stats = [early.final(fs, raw_classes, position, fold_text)]
+    else:
+        _accumulate_folds(fs)
     _check_folds(fs, estimator.min_samples_per_class)
     return fs
+
+
+class _EarlyFolds:
+    """Fold statistics gathered before the classes and folds are all known.
+
+    Classes and folds get provisional numbers in the order they first appear;
+    :meth:`final` re-indexes the statistics to the sorted classes and folds.
+    """
+
+    def __init__(self, estimator):
+        self.estimator = estimator
+        self.labels: dict = {}
+        self.folds: dict = {}
+        self.stats: dict = {}
+
+    @staticmethod
+    def _number(values: np.ndarray, table: dict) -> np.ndarray:
+        unique, inverse = np.unique(values, return_inverse=True)
+        for u in unique.tolist():
+            table.setdefault(u, len(table))
+        return np.array([table[u] for u in unique.tolist()], dtype=np.intp)[inverse.reshape(-1)]
+
+    def add(self, X: np.ndarray, y, fold_values) -> None:
+        codes = self._number(np.asarray(y), self.labels)
+        k = len(self.labels)
+        folds = self._number(np.asarray(fold_values).astype(str), self.folds)
+        for f in np.unique(folds).tolist():
+            at = np.flatnonzero(folds == f)
+            s = self.estimator.accumulate(X[at], codes[at], None, k)
+            old = self.stats.get(f)
+            if old is not None:
+                had = old.class_counts.shape[0]
+                if had < k:
+                    old = old.reindex(np.arange(had), k)
+                s = old.merge(s)
+            self.stats[f] = s
+
+    def final(self, fs: FoldStatistics, raw_classes, position, fold_text) -> list:
+        """The statistics of each final fold, classes in ``fs.classes`` order."""
+        seen = np.array(list(self.labels))
+        class_of = position[np.searchsorted(raw_classes, seen)]
+        unique, first = np.unique(fold_text, return_index=True)
+        fold_of = dict(zip(unique.tolist(), fs.folds[0][first].tolist()))
+        out: list = [None] * fs.n_folds
+        k = fs.classes.size
+        for text, f in self.folds.items():
+            s = self.stats[f]
+            s = s.reindex(class_of[: s.class_counts.shape[0]], k)
+            t = fold_of[text]
+            out[t] = s if out[t] is None else out[t].merge(s)
+        return out
 
 
 def _accumulate_folds(fs: FoldStatistics) -> None:
