@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from nbcli.errors import NbcliError
-from nbcli.workflows.cv import MEMORY_BUDGET, collect_fold_statistics
 from nbcli.workflows.engine import Reporter
+from nbcli.workflows.folds import MEMORY_BUDGET, collect_fold_statistics
 from nbcli.workflows.inputs import ReadOptions, inputs_of
 
 if TYPE_CHECKING:
