@@ -47,8 +47,8 @@ print(time.perf_counter() - t)
 
 
 def nbcli_cmd() -> list[str]:
-    exe = shutil.which("nbcli", path=str(Path(sys.executable).parent)) or shutil.which("nbcli")
-    return [exe] if exe else [sys.executable, "-m", "nbcli"]
+    # ``python -m`` so that PYTHONPATH picks the nbcli being measured.
+    return [sys.executable, "-m", "nbcli"]
 
 
 def timed(cmd: list[str], repeat: int) -> float:
