@@ -108,15 +108,23 @@ def main() -> None:
                 "--metric", "accuracy", "--bootstrap", "0", "-o", out, "-q",
             ],
         }  # fmt: skip
-        seconds = {k: timed([str(c) for c in v], args.repeat) for k, v in cases.items()}
-        if not args.no_sklearn:
-            seconds["GridSearchCV 20 x 10 (gaussian)"] = sklearn_seconds(data, "gaussian", 1)
-            seconds["GridSearchCV 20 x 10 (qda)"] = sklearn_seconds(data, "qda", 1)
-        unit = {"gaussian": seconds["fit (gaussian)"], "qda": seconds["fit (qda)"]}
-        print(f"{args.rows} rows x 40 features, median of {args.repeat}")
-        for name, s in seconds.items():
+        print(f"{args.rows} rows x 40 features, median of {args.repeat}", flush=True)
+        seconds: dict[str, float] = {}
+        unit: dict[str, float] = {}
+
+        def show(name: str, s: float) -> None:
             kind = "qda" if "qda" in name else "gaussian"
-            print(f"{name:34s} {s:8.2f} s  {s / unit[kind]:6.2f} x one fit")
+            unit.setdefault(kind, s)
+            print(f"{name:34s} {s:8.2f} s  {s / unit[kind]:6.2f} x one fit", flush=True)
+
+        for name, cmd in cases.items():
+            seconds[name] = timed([str(c) for c in cmd], args.repeat)
+            show(name, seconds[name])
+        if not args.no_sklearn:
+            for kind in ("gaussian", "qda"):
+                name = f"GridSearchCV 20 x 10 ({kind})"
+                seconds[name] = sklearn_seconds(data, kind, 1)
+                show(name, seconds[name])
     finally:
         if args.workdir is None:
             shutil.rmtree(work, ignore_errors=True)
