@@ -123,6 +123,8 @@ def _cv(
         confidence=confidence,
         bins=bins,
         oof_output=oof_output,
+        # Hashing reads the file again: only for a JSON report.
+        hash_inputs=json_out is not None,
         reporter=ConsoleReporter(quiet),
     )
     common.show_warnings(report.warnings)

@@ -140,6 +140,8 @@ def _tune(
         priors_by_label=prior if isinstance(prior, dict) else None,
         bootstrap=bootstrap,
         confidence=confidence,
+        # Hashing reads the file again: only for a JSON report.
+        hash_inputs=json_out is not None,
         reporter=ConsoleReporter(quiet),
     )
     if output is not None:

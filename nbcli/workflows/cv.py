@@ -52,6 +52,7 @@ def cross_validate(
     oof_output: str | None = None,
     digits: int | None = None,
     memory_budget: int = MEMORY_BUDGET,
+    hash_inputs: bool = True,
     reporter: Reporter | None = None,
 ) -> CrossValidationReport:
     """k-fold cross-validation of ``estimator`` on ``data`` without refitting.
@@ -61,7 +62,9 @@ def cross_validate(
     :func:`nbcli.workflows.evaluate.evaluate` (the same ``seed`` drives the
     fold plan and the bootstrap); ``oof_output`` writes the out-of-fold
     predictions as ``nbcli predict --proba`` does (with ``fold`` and, with
-    repeats, ``repeat`` columns first), ``digits`` rounds them.
+    repeats, ``repeat`` columns first), ``digits`` rounds them;
+    ``hash_inputs`` False leaves the SHA-256 of ``data`` out of the report's
+    ``inputs`` (it reads the file once more).
 
     Returns
     -------
@@ -102,7 +105,7 @@ def cross_validate(
         confidence=confidence,
         seed=seed,
         bins=bins,
-        inputs=inputs_of(data=data),
+        inputs=inputs_of(data=data) if hash_inputs else {"data": {"path": data}},
         settings={"memory_budget": int(memory_budget)},
     )
 

@@ -144,6 +144,7 @@ def tune(
     bootstrap: int = 1000,
     confidence: float = 0.95,
     memory_budget: int = MEMORY_BUDGET,
+    hash_inputs: bool = True,
     reporter: Reporter | None = None,
 ) -> tuple[TuningReport, ModelFile]:
     """Cross-validate every combination of ``grid`` on one set of fold statistics.
@@ -164,6 +165,8 @@ def tune(
         As for :func:`nbcli.workflows.cv.cross_validate`.
     bootstrap, confidence
         Intervals of every combination's metrics (0 resamples: none).
+    hash_inputs : bool
+        Put the SHA-256 of ``data`` in the report's ``inputs`` (reads the file once more).
 
     Returns
     -------
@@ -246,7 +249,7 @@ def tune(
             "index": int(index),
         },
         n_samples=int(fs.codes.size),
-        inputs=inputs_of(data=data),
+        inputs=inputs_of(data=data) if hash_inputs else {"data": {"path": data}},
         settings={
             "bootstrap_resamples": int(bootstrap),
             "confidence": float(confidence),
