@@ -87,7 +87,7 @@ def main() -> None:
     ap.add_argument("--workdir")
     ap.add_argument("--no-sklearn", action="store_true")
     args = ap.parse_args()
-    work = Path(args.workdir or tempfile.mkdtemp(prefix="nbcli-bench-"))
+    work = Path(args.workdir or tempfile.mkdtemp(prefix="nbcli-bench-selection-"))
     data = work / "data.csv"
     write_data(data, args.rows)
     nb = nbcli_cmd()
