@@ -72,8 +72,9 @@ def test_wide_console_shows_labels_in_the_tables_themselves(evaluation):
         line for line in text.splitlines() if line.strip().startswith(LONG) and "0." in line
     )
     scores = {r.label: r for r in evaluation.per_class}[LONG]
+    # Support, then the label's one-vs-rest ROC AUC, close the row.
     assert f"{scores.precision:.4f}" in per_class_row and per_class_row.rstrip().endswith(
-        str(scores.support)
+        f"{scores.support}    {scores.roc_auc:.4f}"
     )
     assert "#1" not in text
 

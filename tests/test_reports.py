@@ -193,7 +193,8 @@ def test_evaluation_dict_validates_against_its_schema_and_is_plain_json(int_mode
     assert build_evaluation(classes, y, p, n_resamples=0).schema == d["schema"]
     assert d["inputs"]["model"]["path"] == "m.npz"
     assert d["settings"]["extra"] == 1 and d["settings"]["bootstrap_resamples"] == 100
-    assert d["settings"]["bootstrap_method"] == "BCa"
+    # Average precision has no jackknife: its interval is always the percentile one.
+    assert d["settings"]["bootstrap_method"] == "BCa (percentile for: average_precision)"
     # Labels keep their type: model classes are ints; unseen labels stay as given (text).
     assert d["confusion_matrix"]["labels"] == [1, 2, 3, 4, "5", "7"]
     assert sum(map(sum, d["confusion_matrix"]["counts"])) == 400
@@ -204,6 +205,9 @@ def test_evaluation_dict_validates_against_its_schema_and_is_plain_json(int_mode
         "cohen_kappa",
         "log_loss",
         "brier",
+        "roc_auc",
+        "roc_auc_weighted",
+        "average_precision",
     ]
 
 

@@ -23,7 +23,8 @@ import nbcli
 app = typer.Typer(
     name="nbcli",
     help="Train, apply, score and calibrate Bayes classifiers "
-    "(Gaussian, multinomial and Bernoulli naive Bayes, LDA, QDA).",
+    "(Gaussian, multinomial, Bernoulli, complement, categorical and mixed naive Bayes, "
+    "LDA, QDA).",
     no_args_is_help=True,
     add_completion=False,
     # Help text is shown as written: Rich markup would swallow every
@@ -85,6 +86,19 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "nbcli.cli.calibrate_cmd",
         "calibrate",
         "Reliability of the model's posteriors on held-out data, and a repair.",
+    ),
+    "cv": (
+        "nbcli.cli.cv_cmd",
+        "cv",
+        "Cross-validate a model type: per-fold and pooled out-of-fold metrics with bootstrap "
+        "intervals, confusion matrix, per-class table and calibration summary.",
+    ),
+    "tune": (
+        "nbcli.cli.tune_cmd",
+        "tune",
+        "Search hyperparameter values by cross-validation: every combination is scored on the "
+        "same per-fold statistics (one pass over the data, no refit); the best is fitted on all "
+        "rows and, with --output, saved with the search summary in its metadata.",
     ),
     "split": (
         "nbcli.cli.split_cmd",

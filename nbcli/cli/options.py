@@ -17,8 +17,9 @@ def split_list(values: list[str] | None) -> list[str] | None:
     return out or None
 
 
-def read_config(path: str | None) -> dict:
-    """Read a TOML config: ``model``, ``[hyperparameters]``, ``[data]``.
+def read_config(path: str | None, tables: tuple[str, ...] = ()) -> dict:
+    """Read a TOML config: ``model``, ``[hyperparameters]``, ``[data]``, and the
+    command's own ``tables`` (``nbcli tune``'s ``[grid]``).
 
     Raises
     ------
@@ -40,11 +41,11 @@ def read_config(path: str | None) -> dict:
         raise NbcliError(f"{path}: cannot read the config file ({exc.strerror or exc})") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise NbcliError(f"{path}: invalid TOML ({' '.join(str(exc).split())})") from None
-    unknown = sorted(set(config) - {"model", "hyperparameters", "data", "text"})
+    known = ("model", "hyperparameters", "data", "text", *tables)
+    unknown = sorted(set(config) - set(known))
     if unknown:
         raise NbcliError(
-            f"{path}: unknown config keys {', '.join(unknown)} "
-            "(known: model, hyperparameters, data, text)"
+            f"{path}: unknown config keys {', '.join(unknown)} (known: {', '.join(known)})"
         )
     data = config.get("data", {})
     if not isinstance(data, dict) or set(data) - {"target", "features", "drop"}:

@@ -52,6 +52,17 @@ def render(report) -> list:
         return render_batch(report)
     if isinstance(report, EvaluationReport):
         return render_evaluation(report)
+    from nbcli.reports.cross_validation import CrossValidationReport
+    from nbcli.reports.tuning import TuningReport
+
+    if isinstance(report, CrossValidationReport):
+        from nbcli.render.selection import render_cross_validation
+
+        return render_cross_validation(report)
+    if isinstance(report, TuningReport):
+        from nbcli.render.selection import render_tuning
+
+        return render_tuning(report)
     if isinstance(report, ComparisonReport):
         return render_comparison(report)
     if isinstance(report, RecalibrationReport):

@@ -41,6 +41,9 @@ _METRIC_NAMES = {
     "cohen_kappa": "Cohen's kappa",
     "log_loss": "Log-loss",
     "brier": "Brier score",
+    "roc_auc": "ROC AUC",
+    "roc_auc_weighted": "Weighted ROC AUC",
+    "average_precision": "Average precision",
     "ece": "ECE",
     "mce": "MCE",
     "mean_confidence": "Mean confidence",
@@ -129,7 +132,7 @@ def _label(label) -> Text:
 def _interval_text(iv) -> str:
     if iv.method == "none" or not (math.isfinite(iv.lower) and math.isfinite(iv.upper)):
         return _DASH
-    mark = "*" if iv.method == "percentile" else ""
+    mark = {"percentile": "*", "DeLong": "†"}.get(iv.method, "")
     return f"[{_num(iv.lower)}, {_num(iv.upper)}]{mark}"
 
 
@@ -158,10 +161,14 @@ def _interval_note(settings: dict, intervals) -> Text:
             f"{level:.0%} Poisson-bootstrap percentile intervals from {n} replicates (seed {seed})."
         )
     note = f"{level:.0%} BCa bootstrap intervals from {n} resamples (seed {seed})."
+    intervals = list(intervals)
     if any(iv.method == "percentile" for iv in intervals):
         note += (
-            " * percentile interval: BCa is undefined for this sample (e.g. all resamples equal)."
+            " * percentile interval: BCa is undefined for this sample (e.g. all resamples equal),"
+            " or, for average precision, has no jackknife."
         )
+    if any(iv.method == "DeLong" for iv in intervals):
+        note += " † DeLong's interval: too many rows to bootstrap the ranking metrics."
     return Text(note)
 
 
@@ -185,9 +192,13 @@ def _per_class_table(rows, averages, keys=None) -> Table:
     for name in ("Precision", "Recall", "F1"):
         t.add_column(name, justify="right")
     t.add_column("Support", justify="right")
+    auc = any(r.roc_auc is not None for r in rows)
+    if auc:
+        t.add_column("ROC AUC", justify="right")
     for i, r in enumerate(rows):
         head = Text(keys[i]) if keys else _label(r.label)
-        t.add_row(head, _num(r.precision), _num(r.recall), _num(r.f1), str(r.support))
+        cells = [_num(r.precision), _num(r.recall), _num(r.f1), str(r.support)]
+        t.add_row(head, *cells, *([_num(r.roc_auc)] if auc else []))
     t.add_section()
     for avg in averages.values():
         t.add_row(
@@ -196,6 +207,7 @@ def _per_class_table(rows, averages, keys=None) -> Table:
             _num(avg.recall),
             _num(avg.f1),
             str(avg.support),
+            *([""] if auc else []),
         )
     return t
 

@@ -525,17 +525,23 @@ def bootstrap_confusion_metrics(
 
 
 def method_summary(intervals: Mapping[str, Interval]) -> str:
-    """One line naming the interval method used, e.g. "BCa" or "BCa (percentile for: accuracy)"."""
-    methods = {k: iv.method for k, iv in intervals.items()}
-    used = set(methods.values())
-    if used <= {NONE}:
+    """One line naming the interval methods used, e.g. "BCa", "DeLong" or
+    "BCa (percentile for: accuracy; DeLong for: roc_auc)".
+
+    BCa leads where any interval has it, else the method of most intervals;
+    every other method is
+    listed with the metrics that took it. Intervals of method "none" are not
+    named unless no interval has another method.
+    """
+    methods = {k: iv.method for k, iv in intervals.items() if iv.method != NONE}
+    if not methods:
         return NONE
-    if used <= {BCA, NONE}:
-        return BCA
-    if used <= {PERCENTILE, NONE}:
-        return PERCENTILE
-    fallback = [k for k, m in methods.items() if m == PERCENTILE]
-    return f"BCa (percentile for: {', '.join(fallback)})"
+    used = list(dict.fromkeys(methods.values()))
+    lead = BCA if BCA in used else max(used, key=lambda m: sum(v == m for v in methods.values()))
+    others = [
+        f"{m} for: {', '.join(k for k, v in methods.items() if v == m)}" for m in used if m != lead
+    ]
+    return f"{lead} ({'; '.join(others)})" if others else lead
 
 
 def _bca_intervals(estimates, replicates, jackknife, weights, confidence) -> dict:

@@ -14,7 +14,7 @@ NumPy only: no file I/O, no printing.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import ClassVar
 
 import numpy as np
@@ -40,6 +40,7 @@ from nbcli.reports.metrics import (
     predicted_codes,
     report_header,
 )
+from nbcli.reports.ranking_summary import ranking_metrics
 from nbcli.reports.reliability import (
     ReliabilityDiagram,
     reliability_diagram,
@@ -50,8 +51,19 @@ from nbcli.reports.reliability import (
 SCHEMA_NAME = "nbcli.evaluation"
 SCHEMA_VERSION = 1
 
-METRIC_KEYS = ("accuracy", "balanced_accuracy", "macro_f1", "cohen_kappa", "log_loss", "brier")
+METRIC_KEYS = (
+    "accuracy",
+    "balanced_accuracy",
+    "macro_f1",
+    "cohen_kappa",
+    "log_loss",
+    "brier",
+    "roc_auc",
+    "roc_auc_weighted",
+    "average_precision",
+)
 """Headline metrics, in report order."""
+
 
 TRAINING_DATA_WARNING = "scored on the data the model was trained on; these numbers overstate how well it does on new data"
 
@@ -107,8 +119,10 @@ class EvaluationReport:
     unseen_labels: list
     inputs: dict
     settings: dict
-    #: One-vs-rest ROC curve per model class, when asked for (``evaluate --plot``).
-    roc_curves: list | None = None
+    #: One-vs-rest ROC and precision-recall curve of every model class, in
+    #: class order (:class:`nbcli.reports.ranking.Curve`), for plots; not in the JSON.
+    roc_curves: list = field(default_factory=list)
+    pr_curves: list = field(default_factory=list)
 
     def threshold_values(self) -> dict:
         """Values ``--fail-under``/``--fail-over`` can check, by metric name."""
@@ -216,6 +230,14 @@ def build_evaluation(
             rng=rng,
         )
     )
+    ranking, areas, curves, ranking_warnings = ranking_metrics(
+        coding.codes[known],
+        proba[known],
+        n_resamples=n_resamples,
+        confidence=confidence,
+        rng=rng,
+    )
+    metrics.update(ranking)
     metrics = {k: metrics[k] for k in METRIC_KEYS}
 
     conf, correct = (v[known] for v in top_class_confidence(proba, codes))
@@ -225,8 +247,10 @@ def build_evaluation(
         diagram=reliability_diagram(conf, correct, bins),
     )
     rows, averages = per_class_scores(confusion, labels)
+    area = dict(zip(labels, areas))
+    rows = [replace(r, roc_auc=float(area.get(r.label, float("nan")))) for r in rows]
 
-    warnings = []
+    warnings = list(ranking_warnings)
     if coding.n_unseen:
         warnings.append(unseen_warning(coding.unseen_labels, coding.n_unseen))
     if training_match:
@@ -252,6 +276,8 @@ def build_evaluation(
         unseen_labels=coding.unseen_labels,
         inputs=dict(inputs or {}),
         settings={**(settings or {}), **computed},
+        roc_curves=curves[0],
+        pr_curves=curves[1],
     )
 
 
@@ -270,7 +296,7 @@ INTERVAL_SCHEMA = {
         "value": _NUMBER_OR_NULL,
         "lower": _NUMBER_OR_NULL,
         "upper": _NUMBER_OR_NULL,
-        "method": {"enum": ["BCa", "percentile", "none"]},
+        "method": {"enum": ["BCa", "percentile", "DeLong", "none"]},
     },
 }
 
@@ -284,6 +310,7 @@ _CLASS_SCORES = {
         "recall": {"type": "number", "minimum": 0, "maximum": 1},
         "f1": {"type": "number", "minimum": 0, "maximum": 1},
         "support": _COUNT,
+        "roc_auc": _NUMBER_OR_NULL,
     },
 }
 

@@ -401,15 +401,21 @@ class ClassScores:
     recall: float
     f1: float
     support: int
+    #: One-vs-rest ROC AUC of the label's posterior column (NaN where undefined,
+    #: e.g. a label the model never saw); None where not computed (averages).
+    roc_auc: float | None = None
 
     def to_dict(self) -> dict:
-        return {
+        out = {
             "label": json_label(self.label),
             "precision": json_number(self.precision),
             "recall": json_number(self.recall),
             "f1": json_number(self.f1),
             "support": int(self.support),
         }
+        if self.roc_auc is not None:
+            out["roc_auc"] = json_number(self.roc_auc)
+        return out
 
 
 def per_class_scores(confusion, labels) -> tuple[list[ClassScores], dict[str, ClassScores]]:

@@ -43,11 +43,14 @@ EVALUATION_METRICS: dict[str, MetricInfo] = {
     "cohen_kappa": MetricInfo(HIGHER_IS_BETTER),
     "log_loss": MetricInfo(LOWER_IS_BETTER),
     "brier": MetricInfo(LOWER_IS_BETTER),
+    "roc_auc": MetricInfo(HIGHER_IS_BETTER),
+    "roc_auc_weighted": MetricInfo(HIGHER_IS_BETTER),
+    "average_precision": MetricInfo(HIGHER_IS_BETTER),
     "ece": MetricInfo(LOWER_IS_BETTER, has_interval=False),
     "mce": MetricInfo(LOWER_IS_BETTER, has_interval=False),
     "mean_confidence": MetricInfo(EITHER, has_interval=False),
 }
-"""Metrics of ``nbcli evaluate`` (:meth:`EvaluationReport.threshold_values`)."""
+"""Metrics of ``nbcli evaluate`` and ``nbcli cv`` (:meth:`EvaluationReport.threshold_values`)."""
 
 COMPARISON_METRICS: dict[str, MetricInfo] = {
     "difference": MetricInfo(EITHER),

@@ -1,0 +1,198 @@
+"""``nbcli tune``: search hyperparameters by cross-validation on one pass of statistics."""
+
+from __future__ import annotations
+
+import inspect
+from typing import Annotated
+
+import typer
+
+from nbcli.cli import common
+from nbcli.cli.cv_cmd import CONFIG, FOLD_COLUMN, FOLDS, GROUP_COLUMN, REPEATS, SEED
+from nbcli.cli.evaluate_cmd import BOOTSTRAP, CONFIDENCE
+from nbcli.cli.fit_cmd import _MODEL_TYPES
+from nbcli.models import registry
+
+_SKIPPED = ("binarize",)  # shapes the statistics: see nbcli.workflows.tune.NOT_FROM_STATISTICS
+
+
+def grid_flags() -> list[registry.Flag]:
+    """The number-valued hyperparameter flags of the registry: those a grid can list."""
+    return [
+        f
+        for f in registry.flags().values()
+        if f.spec.kind == "float" and f.spec.name not in _SKIPPED
+    ]
+
+
+def _tune(
+    data: Annotated[
+        str, typer.Option("--data", "-d", help="Labelled data (CSV, NPZ, Parquet, - for stdin).")
+    ],
+    model: Annotated[
+        _MODEL_TYPES | None,  # type: ignore[valid-type]
+        typer.Option(
+            "--model", "-m", help="Model type (or 'model' in --config).", case_sensitive=False
+        ),
+    ] = None,
+    metric: Annotated[
+        str,
+        typer.Option(
+            "--metric",
+            help="Pooled out-of-fold metric to optimise: log_loss, accuracy, brier, roc_auc, ... "
+            "(losses are minimised).",
+        ),
+    ] = "log_loss",
+    output: Annotated[
+        str | None,
+        typer.Option("--output", "-o", help="Write the best model, fitted on all rows, here."),
+    ] = None,
+    folds: Annotated[int, FOLDS] = 10,
+    fold_column: Annotated[str | None, FOLD_COLUMN] = None,
+    group_column: Annotated[str | None, GROUP_COLUMN] = None,
+    repeats: Annotated[int, REPEATS] = 1,
+    seed: Annotated[int, SEED] = 0,
+    target: Annotated[str | None, common.TARGET] = None,
+    features: Annotated[list[str] | None, common.FEATURES] = None,
+    drop: Annotated[list[str] | None, common.DROP] = None,
+    config: Annotated[str | None, CONFIG] = None,
+    bootstrap: Annotated[int, BOOTSTRAP] = 1000,
+    confidence: Annotated[float, CONFIDENCE] = 0.95,
+    json_out: Annotated[str | None, common.JSON] = None,
+    delimiter: Annotated[str | None, common.DELIMITER] = None,
+    chunk_size: Annotated[int | None, common.CHUNK_SIZE] = None,
+    x_key: Annotated[str, common.X_KEY] = "X",
+    y_key: Annotated[str, common.Y_KEY] = "y",
+    quiet: Annotated[bool, common.QUIET] = False,
+    **grid_values,
+):
+    """Search hyperparameter values by cross-validation: every combination is scored on
+    the same per-fold statistics (one pass over the data, no refit); the best is fitted
+    on all rows and, with --output, saved with the search summary in its metadata.
+
+    Values: a list (--alpha 0.01,0.1,1) or a range (--var-smoothing log:1e-9..1:20,
+    --reg-param lin:0..0.5:6); or a [grid] table in --config. Ties go to the first
+    combination in the order given.
+    Example: nbcli tune -m gaussian -d sample_data/iris_train.csv --var-smoothing log:1e-9..1:10
+    """
+    from nbcli.cli.console import info
+    from nbcli.cli.fit_cmd import _estimator
+    from nbcli.cli.options import read_config, split_list
+    from nbcli.cli.progress import ConsoleReporter
+    from nbcli.errors import NbcliError
+    from nbcli.io.atomic import check_outputs
+    from nbcli.workflows.tune import parse_values, tune
+
+    check_outputs(
+        [("--output", output), ("--json", json_out)],
+        [("--data", data), ("--config", config)],
+        models=["--output"],
+    )
+    cfg = read_config(config, tables=("grid",))
+    estimator, params = _estimator(model, cfg, config, {})
+    grid: dict[str, list] = {}
+    cfg_grid = cfg.get("grid", {})
+    if not isinstance(cfg_grid, dict):
+        raise NbcliError(f"{config}: [grid] must be a table")
+    specs = {s.name: s for s in estimator.hyperparameters}
+    for name, values in cfg_grid.items():
+        where = f"{config}: [grid] {name}"
+        parse = specs[name].parse if name in specs else None
+        if isinstance(values, str):
+            grid[name] = parse_values(values, where, parse)
+        elif isinstance(values, list):
+            grid[name] = [parse(v, where) if parse and isinstance(v, str) else v for v in values]
+        else:
+            raise NbcliError(
+                f"{where}: expected a list of values or a range such as 'log:1e-3..1:10'"
+            )
+    for flag in grid_flags():
+        text = grid_values.get(flag.dest)
+        if text is None:
+            continue
+        name = flag.params.get(estimator.name)
+        if name is None:
+            raise NbcliError(f"{flag.flag} does not apply to the {estimator.name} model")
+        grid[name] = parse_values(text, flag.flag, flag.spec.parse)
+    for name in grid:
+        params.pop(name, None)
+    data_cfg = cfg.get("data", {})
+    prior = params.get(estimator.prior_param)
+    report, model_file = tune(
+        estimator,
+        data,
+        grid,
+        metric=metric,
+        read=common.read_options(
+            target if target is not None else data_cfg.get("target"),
+            delimiter,
+            chunk_size,
+            x_key,
+            y_key,
+        ),
+        features=split_list(features) or data_cfg.get("features"),
+        drop=split_list(drop) or data_cfg.get("drop"),
+        n_folds=folds,
+        fold_column=fold_column,
+        group_column=group_column,
+        n_repeats=repeats,
+        seed=seed,
+        priors_by_label=prior if isinstance(prior, dict) else None,
+        bootstrap=bootstrap,
+        confidence=confidence,
+        # Hashing reads the file again: only for a JSON report.
+        hash_inputs=json_out is not None,
+        reporter=ConsoleReporter(quiet),
+    )
+    if output is not None:
+        from nbcli.io.modelfile import save_model
+
+        save_model(model_file, output)
+        report.output = output
+    common.show_warnings(report.warnings)
+    common.emit_report(report, json_out, quiet=quiet)
+    if output is not None:
+        info(f"wrote {output}", quiet or json_out == "-")
+    return 0
+
+
+def _grid_parameter(flag: registry.Flag) -> inspect.Parameter:
+    option = typer.Option(
+        flag.flag,
+        help=f"Values of {flag.spec.name} to search ({', '.join(flag.models)}): "
+        "a list such as 0.01,0.1,1 or a range log:A..B:N / lin:A..B:N.",
+        show_default=False,
+    )
+    return inspect.Parameter(
+        flag.dest,
+        inspect.Parameter.KEYWORD_ONLY,
+        default=None,
+        annotation=Annotated[str | None, option],
+    )
+
+
+def _with_grid_options(func):
+    """``func`` with one list-valued option per searchable hyperparameter flag."""
+    signature = inspect.signature(func, eval_str=True)
+    fixed = [
+        p.replace(kind=inspect.Parameter.KEYWORD_ONLY)
+        for p in signature.parameters.values()
+        if p.kind != p.VAR_KEYWORD
+    ]
+    at = [p.name for p in fixed].index("output") + 1
+    generated = [_grid_parameter(f) for f in grid_flags()]
+    parameters = fixed[:at] + generated + fixed[at:]
+    names = {f.dest for f in grid_flags()}
+
+    def command(**options):
+        values = {name: options.pop(name) for name in names}
+        return func(**options, **values)
+
+    command.__name__ = command.__qualname__ = "tune"
+    command.__doc__ = func.__doc__
+    command.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
+    command.__annotations__ = {p.name: p.annotation for p in parameters}
+    return command
+
+
+tune = _with_grid_options(_tune)

@@ -1,0 +1,194 @@
+"""The report of ``nbcli tune``: every hyperparameter combination's cross-validated metrics.
+
+Each combination is scored by the pooled out-of-fold metrics of one shared
+set of folds (:mod:`nbcli.workflows.cv`); the best by the search metric wins,
+ties going to the first combination in the order given. :data:`TUNING_SCHEMA`
+describes the JSON form.
+
+No file I/O, no printing.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from nbcli.reports.bootstrap import Interval
+from nbcli.reports.evaluation import INTERVAL_SCHEMA, METRIC_KEYS
+from nbcli.reports.metrics import json_number, report_header
+from nbcli.reports.thresholds import EVALUATION_METRICS, LOWER_IS_BETTER
+
+SCHEMA_NAME = "nbcli.tuning"
+SCHEMA_VERSION = 1
+
+SEARCH_METRICS = METRIC_KEYS
+"""Metrics a search can optimise: the pooled out-of-fold metrics of ``nbcli cv``."""
+
+
+def lower_is_better(metric: str) -> bool:
+    """Whether smaller values of ``metric`` are better (log-loss, Brier score)."""
+    return EVALUATION_METRICS[metric].directions == LOWER_IS_BETTER
+
+
+def best_index(values: list[float], metric: str) -> int | None:
+    """Index of the best value (the first of equal ones); None when all are undefined."""
+    sign = -1.0 if lower_is_better(metric) else 1.0
+    best = None
+    for i, v in enumerate(values):
+        if not math.isfinite(v):
+            continue
+        if best is None or sign * v > sign * values[best]:
+            best = i
+    return best
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """One combination: its hyperparameter values and pooled out-of-fold metrics."""
+
+    params: dict
+    metrics: dict[str, Interval]
+
+    def to_dict(self) -> dict:
+        return {
+            "params": dict(self.params),
+            "metrics": {k: v.to_dict() for k, v in self.metrics.items()},
+        }
+
+
+@dataclass
+class TuningReport:
+    """Everything ``nbcli tune`` reports.
+
+    Attributes
+    ----------
+    model_type : str
+    grid : dict
+        ``{hyperparameter: list of values}`` in the order searched (the first
+        name varies slowest).
+    fixed : dict
+        The other hyperparameters, as every combination used them.
+    plan : dict
+        The folds, as in :class:`~nbcli.reports.cross_validation.CrossValidationReport`.
+    results : list of SearchResult
+        In search order.
+    best : dict
+        ``params``, ``metric``, ``value`` and ``index`` (into ``results``).
+    output : str or None
+        Where the model of the best combination fitted on all rows was written.
+    """
+
+    schema: ClassVar[str] = SCHEMA_NAME
+
+    model_type: str
+    grid: dict
+    fixed: dict
+    plan: dict
+    results: list[SearchResult]
+    best: dict
+    n_samples: int
+    output: str | None = None
+    warnings: list[str] = field(default_factory=list)
+    inputs: dict = field(default_factory=dict)
+    settings: dict = field(default_factory=dict)
+
+    def search_summary(self) -> dict:
+        """The ``search`` member of the model file: grid, folds, metric, every value, the best."""
+        metric = self.best["metric"]
+        return {
+            "schema": SCHEMA_NAME,
+            "metric": metric,
+            "grid": {k: list(v) for k, v in self.grid.items()},
+            "fixed": dict(self.fixed),
+            "plan": dict(self.plan),
+            "results": [
+                {"params": dict(r.params), "value": json_number(r.metrics[metric].value)}
+                for r in self.results
+            ],
+            "best": dict(self.best),
+        }
+
+    def to_dict(self) -> dict:
+        """The JSON form, described by :data:`TUNING_SCHEMA`."""
+        return {
+            **report_header(self.schema, self.inputs, self.settings, SCHEMA_VERSION),
+            "model_type": self.model_type,
+            "n_samples": int(self.n_samples),
+            "grid": {k: list(v) for k, v in self.grid.items()},
+            "fixed": dict(self.fixed),
+            "plan": dict(self.plan),
+            "results": [r.to_dict() for r in self.results],
+            "best": dict(self.best),
+            "output": self.output,
+            "warnings": list(self.warnings),
+        }
+
+
+_VALUE = {"type": ["number", "string", "boolean", "null", "array"]}
+
+TUNING_SCHEMA = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "title": "nbcli tuning report",
+    "type": "object",
+    "required": [
+        "schema",
+        "schema_version",
+        "nbcli_version",
+        "inputs",
+        "settings",
+        "model_type",
+        "n_samples",
+        "grid",
+        "fixed",
+        "plan",
+        "results",
+        "best",
+        "output",
+        "warnings",
+    ],
+    "additionalProperties": False,
+    "properties": {
+        "schema": {"const": SCHEMA_NAME},
+        "schema_version": {"const": SCHEMA_VERSION},
+        "nbcli_version": {"type": "string"},
+        "inputs": {"type": "object"},
+        "settings": {"type": "object"},
+        "model_type": {"type": "string"},
+        "n_samples": {"type": "integer", "minimum": 1},
+        "grid": {"type": "object", "additionalProperties": {"type": "array", "items": _VALUE}},
+        "fixed": {"type": "object"},
+        "plan": {"type": "object"},
+        "results": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["params", "metrics"],
+                "additionalProperties": False,
+                "properties": {
+                    "params": {"type": "object", "additionalProperties": _VALUE},
+                    "metrics": {
+                        "type": "object",
+                        "required": list(METRIC_KEYS),
+                        "additionalProperties": False,
+                        "properties": {k: INTERVAL_SCHEMA for k in METRIC_KEYS},
+                    },
+                },
+            },
+        },
+        "best": {
+            "type": "object",
+            "required": ["params", "metric", "value", "index"],
+            "additionalProperties": False,
+            "properties": {
+                "params": {"type": "object"},
+                "metric": {"enum": list(SEARCH_METRICS)},
+                "value": {"type": ["number", "null"]},
+                "index": {"type": "integer", "minimum": 0},
+            },
+        },
+        "output": {"type": ["string", "null"]},
+        "warnings": {"type": "array", "items": {"type": "string"}},
+    },
+}
+"""JSON Schema (draft 2020-12) of :meth:`TuningReport.to_dict`."""

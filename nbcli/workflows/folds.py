@@ -1,0 +1,459 @@
+"""Per-fold sufficient statistics of a data file: the shared basis of ``cv`` and ``tune``.
+
+:func:`collect_fold_statistics` reads a file, plans the folds (stratified,
+grouped, or from a column) and gathers every fold's statistics;
+:class:`FoldStatistics` turns them into fold models with any hyperparameters
+and scores the out-of-fold rows. See :mod:`nbcli.workflows.cv`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from nbcli.errors import NbcliError
+from nbcli.workflows.engine import Reporter
+from nbcli.workflows.inputs import ReadOptions
+
+if TYPE_CHECKING:
+    from nbcli.models import BayesClassifier
+
+MEMORY_BUDGET = 1 << 30
+"""Bytes of feature values kept in memory between passes (1 GiB)."""
+
+
+@dataclass
+class FoldStatistics:
+    """Per-fold sufficient statistics of one data file, and the way back to its rows.
+
+    Attributes
+    ----------
+    estimator : BayesClassifier
+        Unfitted template: its type and hyperparameters make the fold models.
+    classes : ndarray of shape (n_classes,)
+        Sorted class labels (typed as ``nbcli fit`` types them).
+    codes : ndarray of int, shape (n_samples,)
+        Class index of every row.
+    labels : ndarray of shape (n_samples,)
+        Class label of every row (``classes[codes]``).
+    folds : ndarray of int, shape (n_repeats, n_samples)
+        Fold number of every row in every repeat.
+    fold_values : ndarray of shape (n_folds,)
+        Name of each fold number (its value in the fold column, or the number).
+    stats : list of list
+        ``stats[r][f]``: statistics of the rows of fold ``f`` in repeat ``r``
+        (None for an empty fold).
+    feature_names : list of str
+    target : str or None
+    plan : dict
+        What the report's ``plan`` says (method, folds, repeats, seed, columns, passes).
+    training : dict
+        ``n_samples``, ``class_counts``, fingerprint and data path, for a model file.
+    """
+
+    estimator: Any
+    classes: np.ndarray
+    codes: np.ndarray
+    labels: np.ndarray
+    folds: np.ndarray
+    fold_values: np.ndarray
+    stats: list
+    feature_names: list
+    target: str | None
+    plan: dict
+    training: dict
+    path: str = ""
+    _chunks: list | None = None
+    _stream: Any = None
+    _offsets: list = field(default_factory=list)
+
+    @property
+    def n_repeats(self) -> int:
+        return int(self.folds.shape[0])
+
+    @property
+    def n_folds(self) -> int:
+        return int(self.fold_values.size)
+
+    def rows(self):
+        """``(first row, X)`` of every chunk, from memory or from the file again."""
+        if self._chunks is not None:
+            start = 0
+            for X in self._chunks:
+                yield start, X
+                start += X.shape[0]
+            return
+        self.plan["passes"] += 1
+        start = 0
+        for ds in self._stream:
+            yield start, self.estimator._prepare_X(ds.X)
+            start += ds.X.shape[0]
+
+    def merged(self, repeat: int, leave_out: int | None = None):
+        """Statistics of all folds of ``repeat`` but ``leave_out`` (None: all rows)."""
+        total = None
+        for f, s in enumerate(self.stats[repeat]):
+            if f == leave_out or s is None:
+                continue
+            total = s.copy() if total is None else total.merge(s)
+        return total
+
+    def model(self, params: dict, repeat: int = 0, leave_out: int | None = None):
+        """The fitted model of fold ``leave_out`` (None: of all rows) with ``params``.
+
+        Raises
+        ------
+        NbcliError
+            When no model follows from the statistics with these values.
+        """
+        est = self.estimator
+        try:
+            with np.errstate(over="ignore", invalid="ignore"):
+                return type(est).from_stats(
+                    self.merged(repeat, leave_out),
+                    self.classes.copy(),
+                    {**est.get_params(), **params},
+                    len(self.feature_names),
+                )
+        except ValueError as exc:
+            where = "all rows" if leave_out is None else f"fold {self._name(leave_out)}"
+            raise NbcliError(f"{self.path}: {where}: {exc}") from None
+
+    def _name(self, f: int) -> str:
+        v = self.fold_values[f]
+        return str(v.item() if isinstance(v, np.generic) else v)
+
+    def train_counts(self) -> np.ndarray:
+        """Rows each fold's model is built from, shape (n_repeats, n_folds)."""
+        sizes = np.stack([np.bincount(r, minlength=self.n_folds) for r in self.folds])
+        return self.codes.size - sizes
+
+    def out_of_fold(self, param_sets: list[dict], failed: dict | None = None) -> list[np.ndarray]:
+        """Out-of-fold log posteriors for every set of hyperparameters, in one pass.
+
+        Parameters
+        ----------
+        param_sets : list of dict
+            Hyperparameters of each set (the others are the template's).
+        failed : dict, optional
+            When given, a set whose fold models cannot be built (a singular
+            covariance) gets NaN posteriors and ``failed[index]`` the message,
+            instead of an error.
+
+        Returns
+        -------
+        list of ndarray of shape (n_repeats * n_samples, n_classes)
+            Entry ``p`` for ``param_sets[p]``; rows repeat after repeat, in file order.
+
+        Raises
+        ------
+        NbcliError
+            When a fold model cannot be built and ``failed`` is None.
+        """
+        n, k = self.codes.size, self.classes.size
+        models: list = []
+        for i, p in enumerate(param_sets):
+            try:
+                models.append(
+                    [
+                        [self.model(p, r, f) for f in range(self.n_folds)]
+                        for r in range(self.n_repeats)
+                    ]
+                )
+            except NbcliError as exc:
+                if failed is None:
+                    raise
+                failed[i] = str(exc)
+                models.append(None)
+        out = [np.full((self.n_repeats * n, k), np.nan) for _ in param_sets]
+        live = [j for j in range(len(param_sets)) if models[j] is not None]
+        if not live:
+            return out
+        for start, X in self.rows():
+            stop = start + X.shape[0]
+            for r in range(self.n_repeats):
+                chunk_folds = self.folds[r, start:stop]
+                for f in np.unique(chunk_folds):
+                    at = np.flatnonzero(chunk_folds == f)
+                    Xf = X[at]
+                    for j in live:
+                        out[j][r * n + start + at] = models[j][r][f].predict_log_proba(Xf)
+        return out
+
+
+def _typed_classes(raw: np.ndarray):
+    """Sorted typed classes and, for each raw class, its index among them."""
+    from nbcli.io.data import resolve_labels
+
+    typed = resolve_labels(raw) if raw.dtype.kind in "US" else raw
+    order = np.argsort(typed, kind="stable")
+    position = np.empty_like(order)
+    position[order] = np.arange(order.size)
+    return typed[order], position
+
+
+def collect_fold_statistics(
+    estimator: BayesClassifier,
+    data: str,
+    *,
+    read: ReadOptions | None = None,
+    features=None,
+    drop=None,
+    n_folds: int = 10,
+    fold_column: str | None = None,
+    group_column: str | None = None,
+    n_repeats: int = 1,
+    seed: int | None = 0,
+    priors_by_label: dict | None = None,
+    memory_budget: int = MEMORY_BUDGET,
+    reporter: Reporter | None = None,
+) -> FoldStatistics:
+    """Read ``data``, plan the folds and gather every fold's statistics.
+
+    Parameters
+    ----------
+    estimator : BayesClassifier
+        Unfitted, with its hyperparameters set (its type makes the fold models).
+    data : str
+        Labelled data (CSV, NPZ, Parquet, ``-`` for stdin).
+    read : ReadOptions, optional
+    features, drop : list of str, optional
+        As ``nbcli fit``'s ``--features`` and ``--drop``.
+    n_folds : int
+        Folds of the stratified (or grouped) split; ignored with ``fold_column``.
+    fold_column : str, optional
+        Column whose values are the folds (one fold per distinct value).
+    group_column : str, optional
+        Column of groups kept whole within one fold (stratified as far as possible).
+    n_repeats : int
+        Independent fold plans, from children of ``SeedSequence(seed)``.
+    seed : int or None
+        Seed of the fold plan.
+    priors_by_label : dict, optional
+        ``{label text: prior}``, put in class order once the classes are known.
+    memory_budget : int
+        Bytes of feature values kept between passes; beyond it the file is
+        read again.
+
+    Raises
+    ------
+    NbcliError
+        For unreadable data, a single class, bad fold options, or a fold
+        whose complement lacks a class (or has fewer rows of it than the
+        model needs).
+    """
+    from nbcli.io.data import iter_dataset, resolve_labels
+    from nbcli.io.fingerprint import TrainingFingerprint
+    from nbcli.resampling import folds_from_column, repeated_group_folds, repeated_stratified_folds
+    from nbcli.workflows.train import data_error, order_priors
+
+    read = read or ReadOptions()
+    reporter = reporter or Reporter()
+    if fold_column is not None and group_column is not None:
+        raise NbcliError("give --fold-column or --group-column, not both")
+    if fold_column is not None and n_repeats != 1:
+        raise NbcliError("--repeats needs planned folds; a --fold-column gives one plan")
+    keep = [c for c in (fold_column, group_column) if c is not None]
+    stream = iter_dataset(
+        data,
+        chunk_size=read.chunk_size,
+        target=read.target,
+        features=features,
+        drop=drop,
+        need_target=True,
+        delimiter=read.delimiter,
+        x_key=read.x_key,
+        y_key=read.y_key,
+        keep=keep or None,
+        raw_labels=True,
+    )
+    names = list(stream.feature_names)
+    fp = TrainingFingerprint(legacy=False)
+    ys, kept = [], []
+    chunks: list | None = []
+    held, start = 0, 0
+    # With a fold column the folds are known row by row: their statistics are
+    # gathered in this first pass (classes and folds numbered as they come).
+    early = _EarlyFolds(estimator, fold_column) if fold_column is not None else None
+    for ds in reporter.progress(stream, f"reading {data}"):
+        fp.update(ds.X, ds.y)
+        ys.append(np.asarray(ds.y))
+        kept.append({c: np.asarray(ds.kept[c]) for c in keep})
+        if chunks is not None or early is not None:
+            try:
+                X = estimator._prepare_X(ds.X)
+                if early is not None:
+                    with np.errstate(over="ignore", invalid="ignore"):
+                        early.add(X, ds.y, kept[-1][early.column])
+            except ValueError as exc:
+                raise data_error(data, exc, names, start) from None
+        if chunks is not None:
+            held += X.nbytes
+            if held <= memory_budget:
+                chunks.append(X)
+            else:
+                chunks = None  # read the file again for each later pass
+        start += ds.X.shape[0]
+    y_raw = np.concatenate(ys)
+    raw_classes, raw_codes = np.unique(y_raw, return_inverse=True)
+    classes, position = _typed_classes(raw_classes)
+    codes = position[raw_codes.reshape(-1)]
+    if classes.size < 2:
+        raise NbcliError(
+            f"{data}: the target {stream.target!r} has a single class; a classifier needs at least two"
+        )
+    if priors_by_label is not None:
+        estimator.set_params(**{estimator.prior_param: order_priors(priors_by_label, classes)})
+    try:
+        if fold_column is not None:
+            values = np.concatenate([k[fold_column] for k in kept])
+            if values.dtype.kind in "USO" and all(isinstance(v, str) for v in values):
+                # CSV text: whole numbers as numbers, as labels are typed.
+                values = resolve_labels(values.astype(str))
+            column = folds_from_column(values)
+            folds, fold_values, method = column.folds[None, :], column.values, "column"
+        elif group_column is not None:
+            groups = np.concatenate([k[group_column] for k in kept])
+            folds = repeated_group_folds(codes, groups, n_folds, n_repeats, seed=seed)
+            fold_values, method = np.arange(n_folds), "group"
+        else:
+            folds = repeated_stratified_folds(codes, n_folds, n_repeats, seed=seed)
+            fold_values, method = np.arange(n_folds), "stratified"
+    except ValueError as exc:
+        raise NbcliError(f"{data}: {exc}") from None
+    plan = {
+        "method": method,
+        "n_folds": int(fold_values.size),
+        "n_repeats": int(folds.shape[0]),
+        "seed": None if method == "column" else seed,
+        "fold_column": fold_column,
+        "group_column": group_column,
+        "passes": 1,
+    }
+    counts = np.bincount(codes, minlength=classes.size)
+    training = {
+        "n_samples": int(codes.size),
+        "class_counts": [int(c) for c in counts],
+        **fp.metadata(),
+        "data": data,
+    }
+    fs = FoldStatistics(
+        estimator=estimator,
+        classes=classes,
+        codes=codes,
+        labels=classes[codes],
+        folds=folds,
+        fold_values=fold_values,
+        stats=[[None] * int(fold_values.size) for _ in range(folds.shape[0])],
+        feature_names=names,
+        target=stream.target,
+        plan=plan,
+        training=training,
+        path=data,
+        _chunks=chunks,
+        _stream=stream,
+    )
+    if early is not None:
+        fold_text = np.concatenate([k[early.column] for k in kept]).astype(str)
+        fs.stats = [early.final(fs, raw_classes, position, fold_text)]
+    else:
+        _accumulate_folds(fs)
+    _check_folds(fs, estimator.min_samples_per_class)
+    return fs
+
+
+class _EarlyFolds:
+    """Fold statistics gathered before the classes and folds are all known.
+
+    Classes and folds get provisional numbers in the order they first appear;
+    :meth:`final` re-indexes the statistics to the sorted classes and folds.
+    """
+
+    def __init__(self, estimator, column: str):
+        self.estimator = estimator
+        self.column = column
+        self.labels: dict = {}
+        self.folds: dict = {}
+        self.stats: dict = {}
+
+    @staticmethod
+    def _number(values: np.ndarray, table: dict) -> np.ndarray:
+        unique, inverse = np.unique(values, return_inverse=True)
+        for u in unique.tolist():
+            table.setdefault(u, len(table))
+        return np.array([table[u] for u in unique.tolist()], dtype=np.intp)[inverse.reshape(-1)]
+
+    def add(self, X: np.ndarray, y, fold_values) -> None:
+        codes = self._number(np.asarray(y), self.labels)
+        k = len(self.labels)
+        folds = self._number(np.asarray(fold_values).astype(str), self.folds)
+        for f in np.unique(folds).tolist():
+            at = np.flatnonzero(folds == f)
+            s = self.estimator.accumulate(X[at], codes[at], None, k)
+            old = self.stats.get(f)
+            if old is not None:
+                had = old.class_counts.shape[0]
+                if had < k:
+                    old = old.reindex(np.arange(had), k)
+                s = old.merge(s)
+            self.stats[f] = s
+
+    def final(self, fs: FoldStatistics, raw_classes, position, fold_text) -> list:
+        """The statistics of each final fold, classes in ``fs.classes`` order."""
+        seen = np.array(list(self.labels))
+        class_of = position[np.searchsorted(raw_classes, seen)]
+        unique, first = np.unique(fold_text, return_index=True)
+        fold_of = dict(zip(unique.tolist(), fs.folds[0][first].tolist()))
+        out: list = [None] * fs.n_folds
+        k = fs.classes.size
+        for text, f in self.folds.items():
+            s = self.stats[f]
+            s = s.reindex(class_of[: s.class_counts.shape[0]], k)
+            t = fold_of[text]
+            out[t] = s if out[t] is None else out[t].merge(s)
+        return out
+
+
+def _accumulate_folds(fs: FoldStatistics) -> None:
+    from nbcli.workflows.train import data_error
+
+    est, k = fs.estimator, fs.classes.size
+    start = 0
+    try:
+        with np.errstate(over="ignore", invalid="ignore"):
+            for start, X in fs.rows():
+                codes = fs.codes[start : start + X.shape[0]]
+                for r in range(fs.n_repeats):
+                    chunk_folds = fs.folds[r, start : start + X.shape[0]]
+                    for f in np.unique(chunk_folds):
+                        at = np.flatnonzero(chunk_folds == f)
+                        s = est.accumulate(X[at], codes[at], None, k)
+                        old = fs.stats[r][f]
+                        fs.stats[r][f] = s if old is None else old.merge(s)
+    except ValueError as exc:
+        raise data_error(fs.path, exc, fs.feature_names, start) from None
+
+
+def _check_folds(fs: FoldStatistics, min_per_class: int) -> None:
+    """Refuse a fold whose model would lack a class (or a spread for it)."""
+    for r in range(fs.n_repeats):
+        per_fold = np.stack(
+            [
+                np.bincount(fs.codes[fs.folds[r] == f], minlength=fs.classes.size)
+                for f in range(fs.n_folds)
+            ]
+        )
+        outside = per_fold.sum(axis=0) - per_fold
+        need = max(1, min_per_class)
+        bad = np.argwhere(outside < need)
+        if bad.size:
+            f, c = bad[0]
+            label = fs.classes[c]
+            label = label.item() if isinstance(label, np.generic) else label
+            raise NbcliError(
+                f"{fs.path}: the model of fold {fs._name(int(f))} would have "
+                f"{int(outside[f, c])} rows of class {label!r} (it needs at least {need}); "
+                "use fewer folds or remove the class"
+            )

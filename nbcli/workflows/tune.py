@@ -1,0 +1,271 @@
+"""Hyperparameter search from per-fold statistics: ``nbcli tune``.
+
+The folds' statistics are gathered once (:func:`nbcli.workflows.cv.collect_fold_statistics`);
+every combination of the grid turns the same statistics into fold models
+(smoothing and regularisation are applied only then) and is scored by its
+pooled out-of-fold metrics. The best combination's model on all rows is the
+merge of all folds' statistics with its values: a fit on all data, without
+reading them again.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from nbcli.errors import NbcliError
+from nbcli.workflows.engine import Reporter
+from nbcli.workflows.folds import MEMORY_BUDGET, collect_fold_statistics
+from nbcli.workflows.inputs import ReadOptions, inputs_of
+
+if TYPE_CHECKING:
+    from nbcli.io.modelfile import ModelFile
+    from nbcli.models import BayesClassifier
+    from nbcli.reports.tuning import TuningReport
+
+NOT_FROM_STATISTICS = frozenset({"binarize"})
+"""Hyperparameters applied while statistics are gathered (Bernoulli's threshold
+turns values into counts): a search over them would need the data again."""
+
+OUT_OF_FOLD_BUDGET = 512 << 20
+"""Bytes of out-of-fold posteriors held at once; more combinations take more passes
+over the (kept) rows."""
+
+
+def parse_values(text: str, where: str, parse=None) -> list:
+    """Grid values from ``0.01,0.1,1``, ``log:1e-9..1:20`` or ``lin:0..1:11``.
+
+    ``log:A..B:N`` is ``N`` values spaced evenly in log scale from ``A`` to
+    ``B`` (both included, both positive); ``lin:A..B:N`` evenly in linear
+    scale. ``parse`` turns a listed word into a value (``auto``); numbers
+    otherwise.
+
+    Raises
+    ------
+    NbcliError
+        Naming ``where`` for a malformed range or value.
+    """
+    text = text.strip()
+    scale, sep, rest = text.partition(":")
+    if sep and scale in ("log", "lin"):
+        try:
+            bounds, _, count = rest.partition(":")
+            lo_text, dots, hi_text = bounds.partition("..")
+            lo, hi, n = float(lo_text), float(hi_text), int(count)
+            if not dots or n < 1 or not (math.isfinite(lo) and math.isfinite(hi)):
+                raise ValueError
+        except ValueError:
+            raise NbcliError(
+                f"{where} {text!r}: expected {scale}:A..B:N, e.g. log:1e-9..1:20"
+            ) from None
+        if scale == "log":
+            if lo <= 0 or hi <= 0:
+                raise NbcliError(f"{where} {text!r}: a log range needs positive bounds")
+            values = np.geomspace(lo, hi, n) if n > 1 else np.array([lo])
+        else:
+            values = np.linspace(lo, hi, n) if n > 1 else np.array([lo])
+        return [float(v) for v in values]
+    out = []
+    for item in (p.strip() for p in text.split(",")):
+        if not item:
+            raise NbcliError(f"{where} {text!r}: an empty value in the list")
+        try:
+            out.append(parse(item, where) if parse is not None else float(item))
+        except ValueError as exc:
+            raise NbcliError(f"{where} {text!r}: {exc}") from None
+    return out
+
+
+def combinations(grid: dict[str, list]) -> list[dict]:
+    """Every combination of ``grid``, the first name varying slowest (the order given)."""
+    names = list(grid)
+    return [dict(zip(names, values)) for values in itertools.product(*grid.values())]
+
+
+def check_grid(estimator: BayesClassifier, grid: dict[str, list]) -> None:
+    """Refuse names that are not the model's hyperparameters, or cannot be searched
+    on fixed statistics, and values their specs refuse."""
+    specs = {s.name: s for s in estimator.hyperparameters}
+    if not grid:
+        raise NbcliError(
+            f"nothing to search: give values of a hyperparameter of the {estimator.name} model "
+            f"({', '.join(s for s in specs if s not in NOT_FROM_STATISTICS)})"
+        )
+    for name, values in grid.items():
+        if name not in specs:
+            raise NbcliError(
+                f"{name} is not a hyperparameter of the {estimator.name} model "
+                f"(it takes {', '.join(sorted(specs))})"
+            )
+        if name in NOT_FROM_STATISTICS:
+            raise NbcliError(
+                f"{name} shapes the statistics themselves, so it cannot be searched on "
+                "one pass over the data; fit one model per value instead"
+            )
+        if not values:
+            raise NbcliError(f"no values to search for {name}")
+        for v in values:
+            try:
+                specs[name].check(v, name)
+            except ValueError as exc:
+                raise NbcliError(str(exc)) from None
+
+
+def _describe(params: dict) -> str:
+    return ", ".join(f"{k}={v}" for k, v in params.items())
+
+
+def _plain(v):
+    if isinstance(v, np.generic):
+        return v.item()
+    if isinstance(v, np.ndarray):
+        return v.tolist()
+    return v
+
+
+def tune(
+    estimator: BayesClassifier,
+    data: str,
+    grid: dict[str, list],
+    *,
+    metric: str = "log_loss",
+    read: ReadOptions | None = None,
+    features=None,
+    drop=None,
+    n_folds: int = 10,
+    fold_column: str | None = None,
+    group_column: str | None = None,
+    n_repeats: int = 1,
+    seed: int = 0,
+    priors_by_label: dict | None = None,
+    bootstrap: int = 1000,
+    confidence: float = 0.95,
+    memory_budget: int = MEMORY_BUDGET,
+    hash_inputs: bool = True,
+    reporter: Reporter | None = None,
+) -> tuple[TuningReport, ModelFile]:
+    """Cross-validate every combination of ``grid`` on one set of fold statistics.
+
+    Parameters
+    ----------
+    estimator : BayesClassifier
+        Unfitted; its hyperparameters outside ``grid`` are kept fixed.
+    data : str
+        Labelled data.
+    grid : dict of str to list
+        Values of each searched hyperparameter; combinations in the order
+        given (see :func:`combinations`).
+    metric : str
+        Pooled out-of-fold metric to optimise (one of
+        :data:`nbcli.reports.tuning.SEARCH_METRICS`); losses are minimised.
+    read, features, drop, n_folds, fold_column, group_column, n_repeats, seed, priors_by_label
+        As for :func:`nbcli.workflows.cv.cross_validate`.
+    bootstrap, confidence
+        Intervals of every combination's metrics (0 resamples: none).
+    hash_inputs : bool
+        Put the SHA-256 of ``data`` in the report's ``inputs`` (reads the file once more).
+
+    Returns
+    -------
+    report : TuningReport
+    model_file : ModelFile
+        The best combination's model on all rows, with the search summary
+        in its ``search`` member.
+
+    Raises
+    ------
+    NbcliError
+        For a bad grid or metric, unreadable data, bad folds, or when no
+        combination gives a defined metric.
+    """
+    from nbcli.io.modelfile import ModelFile
+    from nbcli.reports.bootstrap import no_interval
+    from nbcli.reports.evaluation import build_evaluation
+    from nbcli.reports.tuning import SEARCH_METRICS, SearchResult, TuningReport, best_index
+
+    if metric not in SEARCH_METRICS:
+        raise NbcliError(f"unknown metric {metric!r}; choose one of {', '.join(SEARCH_METRICS)}")
+    check_grid(estimator, grid)
+    combos = combinations(grid)
+    fs = collect_fold_statistics(
+        estimator,
+        data,
+        read=read,
+        features=features,
+        drop=drop,
+        n_folds=n_folds,
+        fold_column=fold_column,
+        group_column=group_column,
+        n_repeats=n_repeats,
+        seed=seed,
+        priors_by_label=priors_by_label,
+        memory_budget=memory_budget,
+        reporter=reporter,
+    )
+    labels = np.tile(fs.labels, fs.n_repeats)
+    per_combo = max(1, labels.size * fs.classes.size * 8)
+    batch = max(1, OUT_OF_FOLD_BUDGET // per_combo)
+    results = []
+    warnings = []
+    for first in range(0, len(combos), batch):
+        part = combos[first : first + batch]
+        failed: dict[int, str] = {}
+        for i, (params, log_proba) in enumerate(zip(part, fs.out_of_fold(part, failed))):
+            shown = {k: _plain(v) for k, v in params.items()}
+            if i in failed:
+                warnings.append(f"{_describe(shown)}: no model ({failed[i]})")
+                metrics = {k: no_interval(float("nan")) for k in SEARCH_METRICS}
+                results.append(SearchResult(shown, metrics))
+                continue
+            evaluation = build_evaluation(
+                fs.classes,
+                labels,
+                np.exp(log_proba, out=log_proba),
+                n_resamples=bootstrap,
+                confidence=confidence,
+                seed=seed,
+            )
+            results.append(SearchResult(shown, evaluation.metrics))
+    values = [r.metrics[metric].value for r in results]
+    index = best_index(values, metric)
+    if index is None:
+        raise NbcliError(f"{data}: {metric} is undefined for every combination searched")
+    best_params = combos[index]
+    model = fs.model(best_params)
+    fixed = {k: _plain(v) for k, v in estimator.get_params().items() if k not in grid}
+    report = TuningReport(
+        model_type=estimator.name,
+        grid={k: [_plain(v) for v in vs] for k, vs in grid.items()},
+        fixed=fixed,
+        plan=fs.plan,
+        results=results,
+        best={
+            "params": dict(results[index].params),
+            "metric": metric,
+            "value": float(values[index]),
+            "index": int(index),
+        },
+        n_samples=int(fs.codes.size),
+        inputs=inputs_of(data=data) if hash_inputs else {"data": {"path": data}},
+        settings={
+            "bootstrap_resamples": int(bootstrap),
+            "confidence": float(confidence),
+            "seed": seed,
+        },
+        warnings=warnings,
+    )
+    if fs.n_repeats > 1 and bootstrap > 0:
+        from nbcli.reports.cross_validation import REPEATS_WARNING
+
+        report.warnings.append(REPEATS_WARNING.format(r=fs.n_repeats))
+    model_file = ModelFile(
+        model=model,
+        feature_names=list(fs.feature_names),
+        target=fs.target,
+        training=dict(fs.training),
+        search=report.search_summary(),
+    )
+    return report, model_file
