@@ -140,7 +140,6 @@ def evaluate(
             seed=seed,
             bins=bins,
             reporter=ConsoleReporter(quiet),
-            curves=bool(plots),
         )
     # Drawn before anything is written, so that a failure leaves no output behind.
     images = evaluation_images(report, f".{plot_format.value}") if plots else {}

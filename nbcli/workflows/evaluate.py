@@ -28,7 +28,6 @@ def evaluate(
     bins: int = 10,
     reporter: Reporter | None = None,
     engine: Engine | None = None,
-    curves: bool = False,
 ) -> EvaluationReport:
     """Score the model file ``model`` on the labelled file ``data``.
 
@@ -50,10 +49,6 @@ def evaluate(
         Equal-width confidence bins of the calibration summary.
     engine : Engine, optional
         Where the work runs; only the local engine exists so far.
-    curves : bool
-        Also compute the one-vs-rest ROC curve of every class (the report's
-        ``roc_curves``, for ``evaluate --plot``), from the rows whose label
-        the model knows.
 
     Returns
     -------
@@ -89,13 +84,6 @@ def evaluate(
         inputs=inputs_of(model=model, data=data),
         settings=settings,
     )
-    if curves:
-        from nbcli.reports.metrics import encode_labels
-        from nbcli.reports.ranking import roc_curves
-
-        coding = encode_labels(mf.classes, scores.y_true)
-        seen = coding.codes < coding.n_classes
-        report.roc_curves = roc_curves(coding.codes[seen], proba[seen]) if seen.any() else []
     return report
 
 
