@@ -99,6 +99,7 @@ def calibrate(
     x_key: Annotated[str, common.X_KEY] = "X",
     y_key: Annotated[str, common.Y_KEY] = "y",
     quiet: Annotated[bool, common.QUIET] = False,
+    force: Annotated[bool, common.FORCE] = False,
 ):
     """Reliability of the model's posteriors on held-out data, and a repair.
 
@@ -123,6 +124,7 @@ def calibrate(
         [("--output", output), ("--json", json_out), ("--plot", plot)],
         [("--model", model), ("--data", data)],
         models=["--output"],
+        force=force,
     )
     if plot is not None:
         check_plot(plot)

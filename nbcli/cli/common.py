@@ -33,6 +33,11 @@ QUIET = typer.Option(
     "-q",
     help="No tables, progress bars or status lines; errors and warnings still show.",
 )
+FORCE = typer.Option(
+    "--force",
+    help="Replace an existing file even when it is not an earlier output of the same kind "
+    "(a model file, predictions, a JSON report, a plot).",
+)
 MODEL = typer.Option("--model", "-m", help="Model file written by nbcli fit.")
 
 
@@ -44,12 +49,13 @@ def emit_report(
     ``report`` has ``to_dict()`` and is rendered by :func:`nbcli.render.render`.
     With ``--json -`` the JSON owns stdout and tables go to stderr.
     """
-    from nbcli.cli.console import console, table_stream
+    from nbcli.cli.console import console, info, table_stream
     from nbcli.io.atomic import writes_to_stdout
     from nbcli.render import render
 
     if json_out is not None:
         write_json(report.to_dict(), json_out)
+        info(f"wrote {json_out}", quiet or json_out == "-")
     if quiet:
         return
     # `--json /dev/stdout` puts data on stdout just as `--json -` does.

@@ -54,6 +54,7 @@ def evaluate(
     x_key: Annotated[str, common.X_KEY] = "X",
     y_key: Annotated[str, common.Y_KEY] = "y",
     quiet: Annotated[bool, common.QUIET] = False,
+    force: Annotated[bool, common.FORCE] = False,
 ):
     """Score a model on labelled data: metrics with bootstrap intervals, confusion matrix,
     per-class table and calibration summary.
@@ -67,7 +68,7 @@ def evaluate(
     from nbcli.workflows.evaluate import evaluate as run_evaluation
 
     thresholds = common.parse_thresholds(fail_under, fail_over, EVALUATION_METRICS)
-    check_outputs([("--json", json_out)], [("--model", model), ("--data", data)])
+    check_outputs([("--json", json_out)], [("--model", model), ("--data", data)], force=force)
     report = run_evaluation(
         model,
         data,
@@ -103,6 +104,7 @@ def compare(
     x_key: Annotated[str, common.X_KEY] = "X",
     y_key: Annotated[str, common.Y_KEY] = "y",
     quiet: Annotated[bool, common.QUIET] = False,
+    force: Annotated[bool, common.FORCE] = False,
 ):
     """Compare two models on the same rows: accuracies, the paired difference B - A with a
     bootstrap interval, the agreement table and McNemar's exact test.
@@ -118,7 +120,11 @@ def compare(
     from nbcli.workflows.evaluate import compare as run_comparison
 
     thresholds = common.parse_thresholds(fail_under, fail_over, COMPARISON_METRICS)
-    check_outputs([("--json", json_out)], [*(("--model", m) for m in models), ("--data", data)])
+    check_outputs(
+        [("--json", json_out)],
+        [*(("--model", m) for m in models), ("--data", data)],
+        force=force,
+    )
     report = run_comparison(
         models,
         data,

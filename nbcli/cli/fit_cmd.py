@@ -49,6 +49,7 @@ def _fit(
     y_key: Annotated[str, common.Y_KEY] = "y",
     json_out: Annotated[str | None, common.JSON] = None,
     quiet: Annotated[bool, common.QUIET] = False,
+    force: Annotated[bool, common.FORCE] = False,
     **hyperparameter_flags,
 ):
     """Train a model on labelled data and save it as a .npz model file.
@@ -62,6 +63,7 @@ def _fit(
         [("--output", output), ("--json", json_out)],
         [("--data", data), ("--config", config)],
         models=["--output"],
+        force=force,
     )
     cfg = read_config(config)
     estimator, params = _estimator(model, cfg, config, hyperparameter_flags)

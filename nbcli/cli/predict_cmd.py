@@ -71,6 +71,7 @@ def predict(
     x_key: Annotated[str, common.X_KEY] = "X",
     y_key: Annotated[str, common.Y_KEY] = "y",
     quiet: Annotated[bool, common.QUIET] = False,
+    force: Annotated[bool, common.FORCE] = False,
 ):
     """Predict labels (and with --proba, posterior probabilities) for new data.
 
@@ -94,10 +95,19 @@ def predict(
         from nbcli.workflows.predict import check_keep
         from nbcli.workflows.predict import predict as predict_file
 
-        check_outputs([("--output", output or "-")], [("--model", model), ("--data", inputs[0])])
+        check_outputs(
+            [("--output", output or "-")],
+            [("--model", model), ("--data", inputs[0])],
+            kinds={"--output": "predictions"},
+            force=force,
+        )
         mf = load_model(model)
         check_keep(keep_cols, mf, proba)
         predict_file(mf, inputs[0], output, reporter=ConsoleReporter(quiet), **options)
+        if output not in (None, "-"):
+            from nbcli.cli.console import info
+
+            info(f"wrote {output}", quiet)
         return 0
     if output_dir is None:
         raise NbcliError(
@@ -111,7 +121,13 @@ def predict(
     from nbcli.workflows.predict import predict_batch
 
     report = predict_batch(
-        model, inputs, output_dir, jobs=jobs, reporter=ConsoleReporter(quiet), **options
+        model,
+        inputs,
+        output_dir,
+        jobs=jobs,
+        reporter=ConsoleReporter(quiet),
+        force=force,
+        **options,
     )
     for in_path, out_path, _, error in report.rows:
         if error is not None:

@@ -189,6 +189,7 @@ def predict_batch(
     jobs: int | None = None,
     reporter: Reporter | None = None,
     engine: Engine | None = None,
+    force: bool = False,
     **options,
 ) -> BatchReport:
     """Predict every input into ``output_dir/<name>.pred.csv``, files in parallel.
@@ -200,6 +201,8 @@ def predict_batch(
 
     Parameters
     ----------
+    force : bool
+        Replace an existing output file that is not a predictions file.
     options
         The keyword options of :func:`predict` (``proba``, ``keep``, ``read``).
 
@@ -239,6 +242,8 @@ def predict_batch(
     check_outputs(
         [("--output-dir", out) for out in targets.values()],
         [("--model", model_path), *(("--data", p) for p in inputs)],
+        kinds={"--output-dir": "predictions"},
+        force=force,
     )
     tasks = [(model_path, p, targets[p], options) for p in inputs]
     try:
