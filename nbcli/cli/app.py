@@ -61,6 +61,74 @@ app.command("compare", no_args_is_help=True)(evaluate_cmd.compare)
 app.command("calibrate", no_args_is_help=True)(calibrate_cmd.calibrate)
 
 
+# What each option's value is, as its help shows it (rather than a type name).
+_METAVARS = {
+    "--data": "PATH",
+    "--model": "FILE",
+    "--output": "PATH",
+    "--output-dir": "FOLDER",
+    "--target": "COLUMN",
+    "--features": "COLUMNS",
+    "--drop": "COLUMNS",
+    "--keep": "COLUMNS",
+    "--config": "FILE",
+    "--delimiter": "CHAR",
+    "--chunk-size": "ROWS",
+    "--x-key": "NAME",
+    "--y-key": "NAME",
+    "--json": "PATH",
+    "--plot": "FILE",
+    "--jobs": "N",
+    "--digits": "N",
+    "--seed": "N",
+    "--bins": "N",
+    "--confidence": "LEVEL",
+}
+_COMMAND_METAVARS = {("calibrate", "--bins"): "N|EDGES", ("fit", "--model"): None}
+_EXTRA_METAVARS = {
+    "--bootstrap": "N",
+    "--fail-under": "METRIC=VALUE",
+    "--fail-over": "METRIC=VALUE",
+    "--shrinkage": "auto|NUMBER",
+    "--priors": "PRIORS",
+}
+
+
+def _metavar(command_name: str, param) -> str | None:
+    """What an option's value is called in help; None to keep Typer's
+    (the list of choices)."""
+    names = [o for o in param.opts if o.startswith("--")]
+    name = names[0] if names else ""
+    if (command_name, name) in _COMMAND_METAVARS:
+        return _COMMAND_METAVARS[(command_name, name)]
+    if name in _METAVARS or name in _EXTRA_METAVARS:
+        return _METAVARS.get(name) or _EXTRA_METAVARS[name]
+    desc = param.type_descriptor
+    if desc.is_choice:
+        return None
+    kind = getattr(desc, "ranged_type_name", None) if desc.is_ranged else param.bare_type()
+    return {"float": "NUMBER", "int": "N"}.get(str(kind), "TEXT")
+
+
+def command():
+    """The click command of the app, with readable metavars in help
+    (``PATH``, ``COLUMNS``, ``NUMBER``) where Typer would show a type
+    (``<list[str]>``)."""
+    import typer.main
+
+    cmd = typer.main.get_command(app)
+    for command_name, sub in getattr(cmd, "commands", {}).items():
+        for param in sub.params:
+            if getattr(param, "is_flag", False) or not hasattr(param, "type_descriptor"):
+                continue
+            metavar = _metavar(command_name, param)
+            if metavar is not None:
+                param.metavar = metavar
+                # Typer's help shows display_type, not metavar.
+                param.display_type_rich = lambda ctx=None, m=metavar: m
+    return cmd
+
+
 class Terminated(BaseException):
     """Raised in the main thread when the process gets SIGTERM.
 
@@ -125,6 +193,15 @@ def _show_help(exc) -> int:
     return 2
 
 
+def _debug_first(args: list[str]) -> list[str]:
+    """``nbcli fit --debug ...`` as ``nbcli --debug fit ...``: the option
+    belongs to the program, wherever it is given (up to a ``--``)."""
+    end = args.index("--") if "--" in args else len(args)
+    if "--debug" not in args[:end]:
+        return args
+    return ["--debug", *(a for a in args[:end] if a != "--debug"), *args[end:]]
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point: run the app and map every outcome to an exit code."""
     from nbcli.cli.console import GuardedStdout
@@ -157,7 +234,7 @@ def _run(args: list[str]) -> int:
     no_args_help = getattr(click, "NoArgsIsHelpError", ())
     debug = "--debug" in args or os.environ.get("NBCLI_DEBUG") == "1"
     try:
-        result = app(args=args, prog_name="nbcli", standalone_mode=False)
+        result = command()(args=_debug_first(args), prog_name="nbcli", standalone_mode=False)
         code = result if isinstance(result, int) else 0
         # Typer turns Ctrl-C into exit code 130; say why the command stopped.
         if code == 130:

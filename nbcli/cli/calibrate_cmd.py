@@ -8,8 +8,13 @@ from typing import Annotated
 import typer
 
 from nbcli.cli import common
-from nbcli.cli.evaluate_cmd import BOOTSTRAP, CONFIDENCE, FAIL_OVER, FAIL_UNDER, SEED
+from nbcli.cli.evaluate_cmd import BOOTSTRAP, CONFIDENCE, SEED
 from nbcli.errors import NbcliError
+
+
+FAIL_UNDER = common.fail_option("under", "accuracy=0.9 or mean_confidence=0.5")
+FAIL_OVER = common.fail_option("over", "ece=0.05 or brier.upper=0.2", " for losses")
+MAX_BINS = 1000
 
 
 class Method(str, Enum):
@@ -31,13 +36,17 @@ def parse_bins(text: str):
             n = int(parts[0])
             if n < 1:
                 raise ValueError
-            return n
-        return [float(p) for p in parts]
+        else:
+            edges = [float(p) for p in parts]
     except ValueError:
         raise NbcliError(
             f"--bins must be a number of bins (e.g. 10) or increasing edges in [0, 1] "
             f"(e.g. 0,0.9,0.99,0.999,1); got {text!r}"
         ) from None
+    count = n if len(parts) == 1 else len(parts) - 1
+    if count > MAX_BINS:
+        raise NbcliError(f"--bins takes 1 to {MAX_BINS:,} bins; got {count:,}")
+    return n if len(parts) == 1 else edges
 
 
 def calibrate(
@@ -117,7 +126,7 @@ def calibrate(
     edges_or_n = parse_bins(bins)
     if isinstance(edges_or_n, list) and strategy is Strategy.quantile:
         raise NbcliError("--strategy quantile makes its own edges; give --bins as a number with it")
-    thresholds = common.parse_thresholds(fail_under, fail_over, CALIBRATION_METRICS)
+    thresholds = common.parse_thresholds(fail_under, fail_over, CALIBRATION_METRICS, bootstrap)
     if output is not None and method is Method.none:
         raise NbcliError("--output needs a calibrator; choose --method temperature or isotonic")
     check_outputs(

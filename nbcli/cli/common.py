@@ -98,13 +98,44 @@ def read_options(
     )
 
 
-def parse_thresholds(fail_under: list[str] | None, fail_over: list[str] | None, known) -> list:
+MIN_BOOTSTRAP, MAX_BOOTSTRAP = 100, 1_000_000
+
+
+def check_bootstrap(value: int | None) -> int | None:
+    """``--bootstrap``: 0 (no intervals) or 100 to 1,000,000 resamples.
+
+    Fewer than 100 resamples give intervals that can exclude their own
+    estimate; more than a million only cost memory and time.
+    """
+    if value is None or value == 0 or MIN_BOOTSTRAP <= value <= MAX_BOOTSTRAP:
+        return value
+    raise typer.BadParameter(
+        f"takes 0 (no intervals) or {MIN_BOOTSTRAP} to {MAX_BOOTSTRAP:,} resamples; got {value:,}"
+    )
+
+
+def fail_option(direction: str, examples: str, what: str = ""):
+    """The ``--fail-under``/``--fail-over`` option of a command, with examples it accepts."""
+    under = direction == "under"
+    return typer.Option(
+        "--fail-under" if under else "--fail-over",
+        metavar="METRIC=VALUE",
+        help=f"Exit 3 if the metric is {'below' if under else 'above'} VALUE{what}, "
+        f"e.g. {examples}. Repeatable.",
+    )
+
+
+def parse_thresholds(
+    fail_under: list[str] | None, fail_over: list[str] | None, known, bootstrap: int | None = None
+) -> list:
     """``--fail-under``/``--fail-over`` values as thresholds, refused before any work.
 
     Raises
     ------
     NbcliError
-        For a metric not in ``known`` or a value that is not a number.
+        For a metric not in ``known``, a value that is not a number, or a
+        threshold on an interval end (``accuracy.lower``) with
+        ``bootstrap`` 0, which computes no intervals.
     """
     from nbcli.errors import NbcliError
     from nbcli.reports.thresholds import parse_threshold
@@ -117,6 +148,12 @@ def parse_thresholds(fail_under: list[str] | None, fail_over: list[str] | None, 
             out.append(parse_threshold(text, "over", known))
     except ValueError as exc:
         raise NbcliError(str(exc)) from None
+    on_interval = [t for t in out if t.part != "value"]
+    if bootstrap == 0 and on_interval:
+        raise NbcliError(
+            f"{on_interval[0].name}: --bootstrap 0 computes no intervals, so this threshold "
+            "cannot be checked; give --bootstrap 1000 or a threshold on the estimate"
+        )
     return out
 
 

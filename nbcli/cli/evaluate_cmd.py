@@ -11,8 +11,9 @@ from nbcli.errors import NbcliError
 
 BOOTSTRAP = typer.Option(
     "--bootstrap",
-    min=0,
-    help="Bootstrap resamples for the confidence intervals (0 turns them off).",
+    callback=common.check_bootstrap,
+    metavar="N",
+    help="Bootstrap resamples for the confidence intervals: 0 (no intervals) or 100 to 1,000,000.",
 )
 CONFIDENCE = typer.Option(
     "--confidence", min=0.5, max=0.9999, help="Confidence level of the intervals."
@@ -20,14 +21,10 @@ CONFIDENCE = typer.Option(
 SEED = typer.Option(
     "--seed", min=0, help="Seed of the bootstrap: the same seed gives the same intervals."
 )
-FAIL_UNDER = typer.Option(
-    "--fail-under",
-    help="METRIC=VALUE: exit 3 if the metric is below VALUE, e.g. accuracy=0.9 or accuracy.lower=0.85. Repeatable.",
-)
-FAIL_OVER = typer.Option(
-    "--fail-over",
-    help="METRIC=VALUE: exit 3 if the metric is above VALUE, for losses, e.g. log_loss=0.5 or ece=0.05. Repeatable.",
-)
+FAIL_UNDER = common.fail_option("under", "accuracy=0.9 or accuracy.lower=0.85")
+FAIL_OVER = common.fail_option("over", "log_loss=0.5 or ece=0.05", " for losses")
+COMPARE_FAIL_UNDER = common.fail_option("under", "difference.upper=0 or accuracy_b=0.9")
+COMPARE_FAIL_OVER = common.fail_option("over", "p_value=0.05 or difference.lower=0.1")
 
 
 def evaluate(
@@ -43,7 +40,12 @@ def evaluate(
     bins: Annotated[
         int,
         typer.Option(
-            "--bins", min=1, help="Equal-width confidence bins of the calibration summary."
+            "--bins",
+            min=1,
+            max=1000,
+            metavar="N",
+            help="Equal-width confidence bins of the calibration summary: 1 to 1,000, "
+            "at most the number of rows.",
         ),
     ] = 10,
     json_out: Annotated[str | None, common.JSON] = None,
@@ -67,7 +69,7 @@ def evaluate(
     from nbcli.reports.thresholds import EVALUATION_METRICS
     from nbcli.workflows.evaluate import evaluate as run_evaluation
 
-    thresholds = common.parse_thresholds(fail_under, fail_over, EVALUATION_METRICS)
+    thresholds = common.parse_thresholds(fail_under, fail_over, EVALUATION_METRICS, bootstrap)
     check_outputs([("--json", json_out)], [("--model", model), ("--data", data)], force=force)
     report = run_evaluation(
         model,
@@ -97,8 +99,8 @@ def compare(
     confidence: Annotated[float, CONFIDENCE] = 0.95,
     seed: Annotated[int, SEED] = 0,
     json_out: Annotated[str | None, common.JSON] = None,
-    fail_under: Annotated[list[str] | None, FAIL_UNDER] = None,
-    fail_over: Annotated[list[str] | None, FAIL_OVER] = None,
+    fail_under: Annotated[list[str] | None, COMPARE_FAIL_UNDER] = None,
+    fail_over: Annotated[list[str] | None, COMPARE_FAIL_OVER] = None,
     delimiter: Annotated[str | None, common.DELIMITER] = None,
     chunk_size: Annotated[int | None, common.CHUNK_SIZE] = None,
     x_key: Annotated[str, common.X_KEY] = "X",
@@ -119,7 +121,7 @@ def compare(
     from nbcli.reports.thresholds import COMPARISON_METRICS
     from nbcli.workflows.evaluate import compare as run_comparison
 
-    thresholds = common.parse_thresholds(fail_under, fail_over, COMPARISON_METRICS)
+    thresholds = common.parse_thresholds(fail_under, fail_over, COMPARISON_METRICS, bootstrap)
     check_outputs(
         [("--json", json_out)],
         [*(("--model", m) for m in models), ("--data", data)],

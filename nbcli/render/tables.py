@@ -110,6 +110,12 @@ class FirstThatFits:
         return Measurement.get(console, options, self.builders[-1]())
 
 
+def percent(level: float) -> str:
+    """A confidence level as a percentage with every digit it has: 0.95 ->
+    "95%", 0.975 -> "97.5%" (never rounded to a level that was not asked for)."""
+    return f"{round(level * 100, 8):g}%"
+
+
 def _num(x, digits: int = 4) -> str:
     if x is None or not math.isfinite(x):
         return _DASH
@@ -153,7 +159,7 @@ def _interval_note(settings: dict, intervals) -> Text:
     if not n:
         return Text("No intervals: bootstrap resampling was turned off (0 resamples).")
     seed = settings.get("seed")
-    note = f"{level:.0%} BCa bootstrap intervals from {n} resamples (seed {seed})."
+    note = f"{percent(level)} BCa bootstrap intervals from {n} resamples (seed {seed})."
     if any(iv.method == "percentile" for iv in intervals):
         note += (
             " * percentile interval: BCa is undefined for this sample (e.g. all resamples equal)."
@@ -165,7 +171,7 @@ def _metric_table(title: str, metrics: dict, level: float) -> Table:
     t = _table(title)
     t.add_column("Metric")
     t.add_column("Value", justify="right")
-    t.add_column(f"{level:.0%} interval", justify="right", no_wrap=True)
+    t.add_column(f"{percent(level)} interval", justify="right", no_wrap=True)
     for key, iv in metrics.items():
         t.add_row(_METRIC_NAMES.get(key, key), _num(iv.value), _interval_text(iv))
     return t
@@ -428,9 +434,9 @@ def render_calibration(report, before=None) -> list:
     t = _table(f"Calibration on {report.n_samples - report.n_unseen} rows")
     t.add_column("Metric")
     if before is not None:
-        t.add_column(f"Before [{level:.0%} interval]", justify="right", no_wrap=True)
+        t.add_column(f"Before [{percent(level)} interval]", justify="right", no_wrap=True)
     t.add_column(
-        f"{'After' if before is not None else 'Value'} [{level:.0%} interval]",
+        f"{'After' if before is not None else 'Value'} [{percent(level)} interval]",
         justify="right",
         no_wrap=True,
     )

@@ -65,6 +65,12 @@ def evaluate(
 
     mf = load_model(model)
     scores = score(mf, data, read=read, reporter=reporter)
+    n_rows = len(scores.y_true)
+    if bins > n_rows:
+        raise NbcliError(
+            f"--bins {bins:,}: more bins than the {n_rows:,} rows scored in {data}; "
+            f"give at most {n_rows:,}"
+        )
     settings = {
         "bootstrap_resamples": bootstrap,
         "confidence": confidence,
