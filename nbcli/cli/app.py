@@ -146,7 +146,9 @@ def _on_sigterm(signum, frame):
 
 def _error(message: str) -> None:
     # One line: collapse any newline a library put into its message.
-    line = " ".join(str(message).split())
+    from nbcli.cli.console import one_line
+
+    line = one_line(message)
     try:
         sys.stderr.write(f"error: {line}\n")
         sys.stderr.flush()

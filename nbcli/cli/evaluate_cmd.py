@@ -38,16 +38,16 @@ def evaluate(
     confidence: Annotated[float, CONFIDENCE] = 0.95,
     seed: Annotated[int, SEED] = 0,
     bins: Annotated[
-        int,
+        int | None,
         typer.Option(
             "--bins",
             min=1,
             max=1000,
             metavar="N",
             help="Equal-width confidence bins of the calibration summary: 1 to 1,000, "
-            "at most the number of rows.",
+            "at most the number of rows. Default: 10 (fewer for fewer rows).",
         ),
-    ] = 10,
+    ] = None,
     json_out: Annotated[str | None, common.JSON] = None,
     fail_under: Annotated[list[str] | None, FAIL_UNDER] = None,
     fail_over: Annotated[list[str] | None, FAIL_OVER] = None,

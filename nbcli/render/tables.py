@@ -22,7 +22,7 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
-from nbcli.terminal import is_terminal
+from nbcli.terminal import escape_controls, is_terminal
 
 PIPE_WIDTH = 200
 """Console width used when the output is not a terminal."""
@@ -50,6 +50,27 @@ _METRIC_NAMES = {
 }
 
 
+class SafeConsole(Console):
+    """A console that never passes a control character from the data (a
+    label, a column name, a file name) to the terminal: text is shown with
+    such characters escaped (``\\x1b``); only Rich's own styling reaches the
+    terminal as codes."""
+
+    def render_str(self, text: str, **kwargs) -> Text:
+        return super().render_str(escape_controls(text), **kwargs)
+
+    def _render_buffer(self, buffer) -> str:
+        from rich.segment import Segment
+
+        safe = (
+            segment
+            if segment.control
+            else Segment(escape_controls(segment.text, keep_whitespace=True), segment.style)
+            for segment in buffer
+        )
+        return super()._render_buffer(safe)
+
+
 def make_console(file=None, width: int | None = None) -> Console:
     """A Rich console writing to ``file`` (default ``sys.stdout``).
 
@@ -60,8 +81,8 @@ def make_console(file=None, width: int | None = None) -> Console:
     """
     file = sys.stdout if file is None else file
     if is_terminal(file):
-        return Console(file=file, width=width, highlight=False)
-    return Console(
+        return SafeConsole(file=file, width=width, highlight=False)
+    return SafeConsole(
         file=file,
         width=width or PIPE_WIDTH,
         no_color=True,
@@ -129,7 +150,7 @@ def _signed(x, digits: int = 4) -> str:
 
 
 def _label(label) -> Text:
-    return Text(str(label), overflow="fold")
+    return Text(escape_controls(str(label)), overflow="fold")
 
 
 def _interval_text(iv) -> str:
@@ -193,7 +214,7 @@ def _per_class_table(rows, averages, keys=None) -> Table:
     t.add_section()
     for avg in averages.values():
         t.add_row(
-            Text(str(avg.label)),
+            _label(avg.label),
             _num(avg.precision),
             _num(avg.recall),
             _num(avg.f1),
@@ -244,7 +265,7 @@ def _confusion(report):
             labels,
             counts,
             n_classes,
-            [Text(f"{k} {x}", overflow="fold") for k, x in zip(keys, labels)],
+            [Text(f"{k} {escape_controls(str(x))}", overflow="fold") for k, x in zip(keys, labels)],
             [Text(k) for k in keys],
         ),
         lambda: Group(

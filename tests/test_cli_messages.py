@@ -1,0 +1,73 @@
+"""What the terminal and the reader see: escaped data text, and refusals
+that name what is known."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import assert_one_error_line, nbcli_in_process
+
+from nbcli.terminal import escape_controls
+
+EVIL = "b\x1b]0;pwned\x07\u202e"
+
+
+def test_escape_controls():
+    assert escape_controls("plain, ünïcødé 名") == "plain, ünïcødé 名"
+    assert escape_controls("a\x1b[2Jb") == "a\\x1b[2Jb"
+    assert escape_controls("x\x9by\x7f") == "x\\x9by\\x7f"
+    assert escape_controls("r\u202el") == "r\\u202el"
+    assert escape_controls("a\nb") == "a\\nb"
+    assert escape_controls("a\nb", keep_whitespace=True) == "a\nb"
+
+
+@pytest.fixture
+def d(tmp_path):
+    rows = [("1", "2", "x\x1b[2J"), ("2", "3", "x\x1b[2J"), ("3", "1", "x\x1b[2J")]
+    rows += [("5", "6", "y"), ("6", "7", "y"), ("7", "5", "y")]
+    text = f"a,{EVIL},label\n" + "".join(",".join(r) + "\n" for r in rows)
+    (tmp_path / "evil.csv").write_text(text, encoding="utf-8")
+    return tmp_path
+
+
+def test_control_characters_in_names_and_labels_never_reach_the_terminal(d):
+    runs = [
+        nbcli_in_process("fit", "-m", "gaussian", "-d", d / "evil.csv", "-o", d / "e.npz"),
+        nbcli_in_process("evaluate", "-m", d / "e.npz", "-d", d / "evil.csv", "--bootstrap", "0"),
+        nbcli_in_process("predict", "-m", d / "e.npz", "-d", d / "evil.csv", "-t", "nope"),
+        nbcli_in_process("fit", "-m", "gaussian", "-d", d / "evil.csv", "--features", "zz"),
+    ]
+    assert runs[0].returncode == 0 and runs[1].returncode == 0, (runs[0].stderr, runs[1].stderr)
+    for run in runs:
+        for stream in (run.stdout, run.stderr):
+            assert "\x1b" not in stream and "\x07" not in stream and "\u202e" not in stream
+    assert "x\\x1b[2J" in runs[1].stdout  # the label, shown escaped in the tables
+    assert "\\x1b]0;pwned\\x07" in runs[2].stderr  # the column name, in the message
+
+
+@pytest.fixture
+def ints(tmp_path):
+    rows = "1,2,1\n2,3,1\n3,1,1\n5,6,2\n6,7,2\n7,5,2\n"
+    (tmp_path / "ints.csv").write_text("a,b,label\n" + rows, encoding="utf-8")
+    floats = rows.replace(",1\n", ",1.0\n").replace(",2\n", ",2.0\n")
+    (tmp_path / "floats.csv").write_text("a,b,label\n" + floats, encoding="utf-8")
+    some = rows.replace("7,5,2\n", "7,5,3\n")
+    (tmp_path / "some.csv").write_text("a,b,label\n" + some, encoding="utf-8")
+    run = nbcli_in_process(
+        "fit", "-m", "gaussian", "-d", tmp_path / "ints.csv", "-o", tmp_path / "i.npz"
+    )
+    assert run.returncode == 0, run.stderr
+    return tmp_path
+
+
+def test_evaluate_refuses_data_with_no_label_the_model_knows(ints):
+    m = ints / "i.npz"
+    run = nbcli_in_process("evaluate", "-m", m, "-d", ints / "floats.csv", "--bootstrap", "0")
+    assert_one_error_line(run, "floats.csv", "'1.0'", "knows 1, 2", "--target")
+    run = nbcli_in_process(
+        "compare", "-m", m, "-m", m, "-d", ints / "floats.csv", "--bootstrap", "0"
+    )
+    assert_one_error_line(run, "knows 1, 2")
+    # Some unknown: scored, with the warning.
+    run = nbcli_in_process("evaluate", "-m", m, "-d", ints / "some.csv", "--bootstrap", "0")
+    assert run.returncode == 0, run.stderr
+    assert any(line.startswith("warning: 1 test rows have labels") for line in run.stderr_lines)
