@@ -11,7 +11,6 @@ from nbcli.cli import common
 from nbcli.cli.evaluate_cmd import BOOTSTRAP, CONFIDENCE, SEED
 from nbcli.errors import NbcliError
 
-
 FAIL_UNDER = common.fail_option("under", "accuracy=0.9 or mean_confidence=0.5")
 FAIL_OVER = common.fail_option("over", "ece=0.05 or brier.upper=0.2", " for losses")
 MAX_BINS = 1000
