@@ -71,3 +71,44 @@ def test_evaluate_refuses_data_with_no_label_the_model_knows(ints):
     run = nbcli_in_process("evaluate", "-m", m, "-d", ints / "some.csv", "--bootstrap", "0")
     assert run.returncode == 0, run.stderr
     assert any(line.startswith("warning: 1 test rows have labels") for line in run.stderr_lines)
+
+
+def test_a_calibrator_that_makes_ece_or_brier_worse_is_not_written(tmp_path, sample_dir):
+    # Gaussian NB on digits with the default var_smoothing: log-likelihoods so
+    # extreme that the NLL-optimal temperature flattens every posterior.
+    model, out = tmp_path / "dg.npz", tmp_path / "dg-cal.npz"
+    run = nbcli_in_process(
+        "fit", "-m", "gaussian", "-d", sample_dir / "digits_train.csv", "-o", model
+    )
+    assert run.returncode == 0, run.stderr
+    args = ["calibrate", "-m", model, "-d", sample_dir / "digits_calib.csv", "-o", out]
+    run = nbcli_in_process(*args, "--bootstrap", "0")
+    assert run.returncode == 3, run.stderr
+    errors = [line for line in run.stderr_lines if line.startswith("error:")]
+    assert len(errors) == 1 and "Traceback" not in run.stderr
+    assert "ECE (0.17" in errors[0] and "-> 0.6" in errors[0] and "Brier score" in errors[0]
+    assert "--method isotonic" in errors[0] and "--allow-worse" in errors[0]
+    assert not out.exists()
+    run = nbcli_in_process(*args, "--bootstrap", "0", "--allow-worse")
+    assert run.returncode == 0, run.stderr
+    assert out.exists() and f"wrote {out}" in run.stderr_lines
+    # A calibrator that helps is written without the flag.
+    run = nbcli_in_process(*args, "--method", "isotonic", "--bootstrap", "0")
+    assert run.returncode == 0, run.stderr
+
+
+def test_piped_lines_have_no_trailing_spaces(sample_dir, tmp_path):
+    model = tmp_path / "w.npz"
+    assert (
+        nbcli_in_process(
+            "fit", "-m", "gaussian", "-d", sample_dir / "wine_train.csv", "-o", model
+        ).returncode
+        == 0
+    )
+    run = nbcli_in_process(
+        "evaluate", "-m", model, "-d", sample_dir / "wine_test.csv", "--bootstrap", "0"
+    )
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.splitlines()
+    assert len(lines) > 20
+    assert [line for line in lines if line != line.rstrip()] == []

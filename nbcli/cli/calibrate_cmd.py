@@ -96,6 +96,14 @@ def calibrate(
             "--allow-training-data", help="Calibrate even on the rows the model was trained on."
         ),
     ] = False,
+    allow_worse: Annotated[
+        bool,
+        typer.Option(
+            "--allow-worse",
+            help="Write the calibrated model even when the calibrator makes the calibration "
+            "rows' ECE or Brier score worse.",
+        ),
+    ] = False,
     bootstrap: Annotated[int, BOOTSTRAP] = 1000,
     confidence: Annotated[float, CONFIDENCE] = 0.95,
     seed: Annotated[int, SEED] = 0,
@@ -169,7 +177,8 @@ def calibrate(
         before = report.before if result.fitted else report
         bins_after = report.after.diagram.to_dict()["bins"] if result.fitted else None
         diagram = reliability_image(before.diagram.to_dict()["bins"], bins_after, Path(plot).suffix)
-    if result.fitted and output is not None:
+    worse = worse_after(report) if result.fitted and output is not None else []
+    if result.fitted and output is not None and (allow_worse or not worse):
         from nbcli.io.modelfile import save_model
 
         save_model(result.model, output)
@@ -179,12 +188,37 @@ def calibrate(
 
         with atomic_write(plot, "wb") as f:
             f.write(diagram)
-    if output is not None and not quiet and json_out != "-":
-        import sys
+    if worse and not allow_worse:
+        from nbcli.errors import THRESHOLD_MISSED
 
-        sys.stderr.write(f"wrote {output}\n")
+        raise NbcliError(
+            f"{data}: the {method.value} calibrator makes the calibration rows' "
+            f"{' and '.join(worse)} worse, so {output} was not written (fitting it minimises "
+            "log-loss, which can still spread the probabilities wrongly); try "
+            f"--method {'isotonic' if method is Method.temperature else 'temperature'}, more "
+            "held-out rows, or refitting the model with more smoothing; --allow-worse writes "
+            "it anyway",
+            THRESHOLD_MISSED,
+        )
+    if output is not None:
+        from nbcli.cli.console import info
+
+        info(f"wrote {output}", quiet or json_out == "-")
     common.enforce_thresholds(report.threshold_values(), thresholds)
     return 0
+
+
+def worse_after(report) -> list[str]:
+    """The scores (ECE, Brier) that the calibrator made worse on the calibration
+    rows, each as ``"ECE 0.17 -> 0.69"``; empty when neither got worse."""
+    out = []
+    for key, name in (("ece", "ECE"), ("brier", "Brier score")):
+        before = report.before.metrics[key].value
+        after = report.after.metrics[key].value
+        # A last-digit difference is not a worse calibrator.
+        if after > before + 1e-9 * max(1.0, abs(before)):
+            out.append(f"{name} ({before:.4g} -> {after:.4g})")
+    return out
 
 
 def check_plot(path: str) -> None:

@@ -68,7 +68,12 @@ class SafeConsole(Console):
             else Segment(escape_controls(segment.text, keep_whitespace=True), segment.style)
             for segment in buffer
         )
-        return super()._render_buffer(safe)
+        text = super()._render_buffer(safe)
+        if self.is_terminal:
+            return text
+        # Rich pads every line to the table's width: trailing spaces in a
+        # log or a diff are noise.
+        return "\n".join(line.rstrip(" ") for line in text.split("\n"))
 
 
 def make_console(file=None, width: int | None = None) -> Console:
