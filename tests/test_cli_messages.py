@@ -112,3 +112,31 @@ def test_piped_lines_have_no_trailing_spaces(sample_dir, tmp_path):
     lines = run.stdout.splitlines()
     assert len(lines) > 20
     assert [line for line in lines if line != line.rstrip()] == []
+
+
+def test_a_model_type_where_a_file_is_read_and_the_reverse_get_a_hint(ints):
+    run = nbcli_in_process("predict", "-m", "gaussian", "-d", ints / "ints.csv")
+    assert_one_error_line(run, "--model gaussian", "is a model type", "nbcli fit -m gaussian")
+    run = nbcli_in_process("evaluate", "-m", "QDA", "-d", ints / "ints.csv")
+    assert_one_error_line(run, "is a model type")
+    run = nbcli_in_process("fit", "-m", ints / "i.npz", "-d", ints / "ints.csv")
+    assert_one_error_line(run, "fit takes a model type and writes a model file")
+    run = nbcli_in_process("fit", "-m", "nonsense", "-d", ints / "ints.csv")
+    assert_one_error_line(run, "'nonsense'")
+    assert "model file" not in run.stderr
+    for command in ("fit", "predict", "evaluate", "calibrate"):
+        text = " ".join(nbcli_in_process(command, "--help").stdout.split())
+        expected = (
+            "Model type to train" if command == "fit" else "Model FILE (.npz) written by nbcli fit"
+        )
+        assert expected in text, (command, text)
+
+
+def test_several_data_files_are_never_silently_reduced_to_the_last(ints):
+    for command in (
+        ["fit", "-m", "gaussian"],
+        ["evaluate", "-m", ints / "i.npz"],
+        ["calibrate", "-m", ints / "i.npz"],
+    ):
+        run = nbcli_in_process(*command, "-d", ints / "ints.csv", "-d", ints / "some.csv")
+        assert_one_error_line(run, "--data: 2 files given", "ints.csv", "some.csv")

@@ -84,7 +84,9 @@ _METAVARS = {
     "--bins": "N",
     "--confidence": "LEVEL",
 }
-_COMMAND_METAVARS = {("calibrate", "--bins"): "N|EDGES", ("fit", "--model"): None}
+# Commands whose -m/--model chooses a model type (the others read a model file).
+_TYPE_COMMANDS = ("fit", "cv", "tune")
+_COMMAND_METAVARS = {("calibrate", "--bins"): "N|EDGES"}
 _EXTRA_METAVARS = {
     "--bootstrap": "N",
     "--fail-under": "METRIC=VALUE",
@@ -195,6 +197,22 @@ def _show_help(exc) -> int:
     return 2
 
 
+def _model_hint(exc, args: list[str]) -> str:
+    """A hint when a model file is given where a model type is chosen (``fit -m iris.npz``)."""
+    param = getattr(exc, "param", None)
+    command_name = getattr(getattr(exc, "ctx", None), "info_name", None)
+    if getattr(param, "name", None) != "model" or command_name not in _TYPE_COMMANDS:
+        return ""
+    given = [b for a, b in zip(args, args[1:]) if a in ("-m", "--model")]
+    given += [a.split("=", 1)[1] for a in args if a.startswith("--model=")]
+    if not any(g.lower().endswith(".npz") or os.path.isfile(g) for g in given):
+        return ""
+    return (
+        f"; {command_name} takes a model type and writes a model file, which predict, "
+        "evaluate and calibrate read"
+    )
+
+
 def _debug_first(args: list[str]) -> list[str]:
     """``nbcli fit --debug ...`` as ``nbcli --debug fit ...``: the option
     belongs to the program, wherever it is given (up to a ``--``)."""
@@ -255,6 +273,9 @@ def _run(args: list[str]) -> int:
         ctx = getattr(exc, "ctx", None)
         where = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
         message = exc.format_message()
+        hint = _model_hint(exc, args)
+        if hint:
+            message = message.rstrip(". ") + hint
         if message.strip():
             _error(message + where)
         code = 2

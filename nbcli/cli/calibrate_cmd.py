@@ -50,8 +50,9 @@ def parse_bins(text: str):
 
 def calibrate(
     model: Annotated[str, common.MODEL],
-    data: Annotated[
-        str, typer.Option("--data", "-d", help="Held-out labelled data (not the training data).")
+    data_files: Annotated[
+        list[str],
+        typer.Option("--data", "-d", help="Held-out labelled data (not the training data)."),
     ],
     target: Annotated[str | None, common.TARGET] = None,
     method: Annotated[
@@ -134,6 +135,8 @@ def calibrate(
     if isinstance(edges_or_n, list) and strategy is Strategy.quantile:
         raise NbcliError("--strategy quantile makes its own edges; give --bins as a number with it")
     thresholds = common.parse_thresholds(fail_under, fail_over, CALIBRATION_METRICS, bootstrap)
+    data = common.one_data_file(data_files)
+    common.check_model_file(model)
     if output is not None and method is Method.none:
         raise NbcliError("--output needs a calibrator; choose --method temperature or isotonic")
     check_outputs(

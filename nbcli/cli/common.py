@@ -38,7 +38,55 @@ FORCE = typer.Option(
     help="Replace an existing file even when it is not an earlier output of the same kind "
     "(a model file, predictions, a JSON report, a plot).",
 )
-MODEL = typer.Option("--model", "-m", help="Model file written by nbcli fit.")
+MODEL = typer.Option(
+    "--model", "-m", help="Model FILE (.npz) written by nbcli fit (not a model type)."
+)
+
+
+def one_data_file(values: list[str]) -> str:
+    """The one data file of a command that reads one (``--data`` given once,
+    or a glob that matches one file).
+
+    Raises
+    ------
+    NbcliError
+        When several files are given: they are refused rather than all but
+        the last silently ignored.
+    """
+    from nbcli.errors import NbcliError
+    from nbcli.workflows.inputs import expand_inputs
+
+    paths = expand_inputs(values)
+    if len(paths) > 1:
+        shown = ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
+        raise NbcliError(
+            f"--data: {len(paths)} files given ({shown}); this command reads one data file: "
+            "combine them into one first"
+        )
+    return paths[0]
+
+
+def check_model_file(path: str, option: str = "--model") -> None:
+    """A one-line hint, before anything is read, when a model type is given
+    where a model file is expected (``-m gaussian`` to predict).
+
+    Raises
+    ------
+    NbcliError
+        When ``path`` does not exist and names a model type.
+    """
+    import os
+
+    from nbcli.errors import NbcliError
+    from nbcli.models import registry
+
+    if os.path.exists(path) or path.lower() not in registry.model_classes():
+        return
+    raise NbcliError(
+        f"{option} {path}: no such model file; {path.lower()!r} is a model type, which "
+        f"nbcli fit takes (nbcli fit -m {path.lower()} -d DATA -o model.npz): give the "
+        "model file it writes"
+    )
 
 
 def emit_report(

@@ -29,8 +29,8 @@ COMPARE_FAIL_OVER = common.fail_option("over", "p_value=0.05 or difference.lower
 
 def evaluate(
     model: Annotated[str, common.MODEL],
-    data: Annotated[
-        str,
+    data_files: Annotated[
+        list[str],
         typer.Option("--data", "-d", help="Labelled test data (CSV, NPZ, Parquet, - for stdin)."),
     ],
     target: Annotated[str | None, common.TARGET] = None,
@@ -70,6 +70,8 @@ def evaluate(
     from nbcli.workflows.evaluate import evaluate as run_evaluation
 
     thresholds = common.parse_thresholds(fail_under, fail_over, EVALUATION_METRICS, bootstrap)
+    data = common.one_data_file(data_files)
+    common.check_model_file(model)
     check_outputs([("--json", json_out)], [("--model", model), ("--data", data)], force=force)
     report = run_evaluation(
         model,
@@ -91,8 +93,8 @@ def compare(
     models: Annotated[
         list[str], typer.Option("--model", "-m", help="Model file; give exactly two: A then B.")
     ],
-    data: Annotated[
-        str, typer.Option("--data", "-d", help="Labelled test data scored by both models.")
+    data_files: Annotated[
+        list[str], typer.Option("--data", "-d", help="Labelled test data scored by both models.")
     ],
     target: Annotated[str | None, common.TARGET] = None,
     bootstrap: Annotated[int, BOOTSTRAP] = 1000,
@@ -122,6 +124,9 @@ def compare(
     from nbcli.workflows.evaluate import compare as run_comparison
 
     thresholds = common.parse_thresholds(fail_under, fail_over, COMPARISON_METRICS, bootstrap)
+    data = common.one_data_file(data_files)
+    for m in models:
+        common.check_model_file(m)
     check_outputs(
         [("--json", json_out)],
         [*(("--model", m) for m in models), ("--data", data)],

@@ -17,8 +17,8 @@ _MODEL_TYPES = Literal[tuple(registry.model_classes())]  # type: ignore[valid-ty
 
 
 def _fit(
-    data: Annotated[
-        str,
+    data_files: Annotated[
+        list[str],
         typer.Option(
             "--data", "-d", help="Training data: CSV (.csv, .csv.gz), NPZ, Parquet, or - for stdin."
         ),
@@ -26,7 +26,10 @@ def _fit(
     model: Annotated[
         _MODEL_TYPES | None,  # type: ignore[valid-type]
         typer.Option(
-            "--model", "-m", help="Model type (or 'model' in --config).", case_sensitive=False
+            "--model",
+            "-m",
+            help="Model type to train (a name, not a model file; or 'model' in --config).",
+            case_sensitive=False,
         ),
     ] = None,
     output: Annotated[
@@ -58,6 +61,7 @@ def _fit(
     """
     from nbcli.io.atomic import check_outputs
 
+    data = common.one_data_file(data_files)
     # Fail before reading what may be a large file, not after training on it.
     check_outputs(
         [("--output", output), ("--json", json_out)],

@@ -81,6 +81,7 @@ def predict(
     from nbcli.cli.progress import ConsoleReporter
     from nbcli.workflows.inputs import expand_inputs
 
+    common.check_model_file(model)
     inputs = expand_inputs(data)
     keep_cols = common_list(keep)
     options = dict(
