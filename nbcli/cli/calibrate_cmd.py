@@ -181,32 +181,34 @@ def calibrate(
         bins_after = report.after.diagram.to_dict()["bins"] if result.fitted else None
         diagram = reliability_image(before.diagram.to_dict()["bins"], bins_after, Path(plot).suffix)
     worse = worse_after(report) if result.fitted and output is not None else []
-    if result.fitted and output is not None and (allow_worse or not worse):
-        from nbcli.io.modelfile import save_model
+    # Once the model file may be replaced, the command finishes, whatever arrives.
+    with common.signals_deferred():
+        if result.fitted and output is not None and (allow_worse or not worse):
+            from nbcli.io.modelfile import save_model
 
-        save_model(result.model, output)
-    common.emit_report(report, json_out, quiet=quiet)
-    if diagram is not None:
-        from nbcli.io.atomic import atomic_write
+            save_model(result.model, output)
+        common.emit_report(report, json_out, quiet=quiet)
+        if diagram is not None:
+            from nbcli.io.atomic import atomic_write
 
-        with atomic_write(plot, "wb") as f:
-            f.write(diagram)
-    if worse and not allow_worse:
-        from nbcli.errors import THRESHOLD_MISSED
+            with atomic_write(plot, "wb") as f:
+                f.write(diagram)
+        if worse and not allow_worse:
+            from nbcli.errors import THRESHOLD_MISSED
 
-        raise NbcliError(
-            f"{data}: the {method.value} calibrator makes the calibration rows' "
-            f"{' and '.join(worse)} worse, so {output} was not written (fitting it minimises "
-            "log-loss, which can still spread the probabilities wrongly); try "
-            f"--method {'isotonic' if method is Method.temperature else 'temperature'}, more "
-            "held-out rows, or refitting the model with more smoothing; --allow-worse writes "
-            "it anyway",
-            THRESHOLD_MISSED,
-        )
-    if output is not None:
-        from nbcli.cli.console import info
+            raise NbcliError(
+                f"{data}: the {method.value} calibrator makes the calibration rows' "
+                f"{' and '.join(worse)} worse, so {output} was not written (fitting it minimises "
+                "log-loss, which can still spread the probabilities wrongly); try "
+                f"--method {'isotonic' if method is Method.temperature else 'temperature'}, more "
+                "held-out rows, or refitting the model with more smoothing; --allow-worse writes "
+                "it anyway",
+                THRESHOLD_MISSED,
+            )
+        if output is not None:
+            from nbcli.cli.console import info
 
-        info(f"wrote {output}", quiet or json_out == "-")
+            info(f"wrote {output}", quiet or json_out == "-")
     common.enforce_thresholds(report.threshold_values(), thresholds)
     return 0
 

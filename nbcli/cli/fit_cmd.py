@@ -100,22 +100,26 @@ def _fit(
 
     from nbcli.io.modelfile import save_model
 
-    save_model(result.model_file, output)
-    if json_out is not None or not quiet:
-        report = result.summary(output)
-        if json_out is not None:
-            # Hashing reads the files again: only when a report is asked for.
-            report.inputs = common.inputs_of(data=data, **({"config": config} if config else {}))
-            report.settings = {
-                "chunk_size": chunk_size,
-                "config": config,
-                "delimiter": delimiter,
-                "target": target,
-                "features": features,
-                "drop": drop,
-            }
-        common.emit_report(report, json_out, quiet=quiet)
-    info(f"wrote {output}", quiet or json_out == "-")
+    # From here the old model file may already be replaced: finish, whatever arrives.
+    with common.signals_deferred():
+        save_model(result.model_file, output)
+        if json_out is not None or not quiet:
+            report = result.summary(output)
+            if json_out is not None:
+                # Hashing reads the files again: only when a report is asked for.
+                report.inputs = common.inputs_of(
+                    data=data, **({"config": config} if config else {})
+                )
+                report.settings = {
+                    "chunk_size": chunk_size,
+                    "config": config,
+                    "delimiter": delimiter,
+                    "target": target,
+                    "features": features,
+                    "drop": drop,
+                }
+            common.emit_report(report, json_out, quiet=quiet)
+        info(f"wrote {output}", quiet or json_out == "-")
 
 
 def _estimator(model: str | None, cfg: dict, config: str | None, flags: dict):
