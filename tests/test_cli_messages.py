@@ -140,3 +140,47 @@ def test_several_data_files_are_never_silently_reduced_to_the_last(ints):
     ):
         run = nbcli_in_process(*command, "-d", ints / "ints.csv", "-d", ints / "some.csv")
         assert_one_error_line(run, "--data: 2 files given", "ints.csv", "some.csv")
+
+
+@pytest.mark.parametrize(
+    "options, fragments",
+    [
+        (["--features", "a", "--drop", "a"], ["'a'", "both --features and --drop"]),
+        (["--features", ""], ["--features ''", "names no column"]),
+        (["--drop", ","], ["--drop ','", "names no column"]),
+        (["--target", "label", "--drop", "label"], ["--target label is also in --drop"]),
+        (["--drop", "label"], ["--drop label", "--target"]),
+    ],
+)
+def test_contradicting_column_options_are_refused(ints, options, fragments):
+    run = nbcli_in_process(
+        "fit", "-m", "gaussian", "-d", ints / "ints.csv", "-o", ints / "n.npz", *options
+    )
+    assert_one_error_line(run, *fragments)
+    assert not (ints / "n.npz").exists()
+
+
+def test_a_file_with_both_label_and_target_columns_needs_target(tmp_path):
+    rows = "1,2,p,x\n2,3,p,x\n3,1,q,x\n5,6,q,y\n6,7,p,y\n7,5,q,y\n"
+    (tmp_path / "two.csv").write_text("a,b,target,label\n" + rows, encoding="utf-8")
+    run = nbcli_in_process(
+        "fit", "-m", "gaussian", "-d", tmp_path / "two.csv", "-o", tmp_path / "t.npz"
+    )
+    assert_one_error_line(
+        run, "several columns named like a target", "'target', 'label'", "--target"
+    )
+    run = nbcli_in_process(
+        "fit",
+        "-m",
+        "gaussian",
+        "-d",
+        tmp_path / "two.csv",
+        "-o",
+        tmp_path / "t.npz",
+        "--target",
+        "label",
+        "--drop",
+        "target",
+        "-q",
+    )
+    assert run.returncode == 0, run.stderr

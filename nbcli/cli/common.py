@@ -73,6 +73,33 @@ def signals_deferred():
             signal.signal(s, handler)
 
 
+def check_columns(target: str | None, features: list[str] | None, drop: list[str] | None) -> None:
+    """Refuse, before reading, column options that contradict each other.
+
+    ``features`` and ``drop`` are the raw option values (``--features ''``
+    names no column, which is refused rather than read as "all").
+
+    Raises
+    ------
+    NbcliError
+        For an empty ``--features`` or ``--drop``, a column both in
+        ``--features`` and ``--drop``, or a ``--target`` that is dropped.
+    """
+    from nbcli.cli.options import split_list
+    from nbcli.errors import NbcliError
+
+    for option, values in (("--features", features), ("--drop", drop)):
+        if values is not None and split_list(values) is None:
+            raise NbcliError(f"{option} {values[0]!r}: names no column; give column names")
+    both = sorted(set(split_list(features) or []) & set(split_list(drop) or []))
+    if both:
+        raise NbcliError(
+            f"column {both[0]!r} is in both --features and --drop; give it in one of them"
+        )
+    if target is not None and target in (split_list(drop) or []):
+        raise NbcliError(f"--target {target} is also in --drop; the target cannot be dropped")
+
+
 def one_data_file(values: list[str]) -> str:
     """The one data file of a command that reads one (``--data`` given once,
     or a glob that matches one file).

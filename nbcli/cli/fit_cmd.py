@@ -62,6 +62,7 @@ def _fit(
     from nbcli.io.atomic import check_outputs
 
     data = common.one_data_file(data_files)
+    common.check_columns(target, features, drop)
     # Fail before reading what may be a large file, not after training on it.
     check_outputs(
         [("--output", output), ("--json", json_out)],
