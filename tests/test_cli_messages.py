@@ -184,3 +184,37 @@ def test_a_file_with_both_label_and_target_columns_needs_target(tmp_path):
         "-q",
     )
     assert run.returncode == 0, run.stderr
+
+
+def test_lda_warns_naming_collinear_features_and_refuses_when_nothing_is_left(tmp_path):
+    import warnings
+
+    import numpy as np
+
+    from nbcli.models import MODELS
+    from nbcli.models.discriminant import CollinearWarning
+
+    rows = "1,2,3,5,x\n2,4,6,5,x\n3,5,8,5,x\n5,6,11,5,y\n6,7,13,5,y\n7,5,12,5,y\n"
+    (tmp_path / "col.csv").write_text("a,b,c,k,label\n" + rows, encoding="utf-8")
+    run = nbcli_in_process(
+        "fit", "-m", "lda", "-d", tmp_path / "col.csv", "-o", tmp_path / "l.npz", "-q"
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stderr_lines == [
+        f"warning: {tmp_path / 'col.csv'}: variables are collinear: 2 of 4 directions of the "
+        "within-class covariance dropped (features 'a', 'b', 'c', 'k')"
+    ]
+    (tmp_path / "const.csv").write_text("a,label\n1,x\n1,x\n1,y\n1,y\n", encoding="utf-8")
+    run = nbcli_in_process(
+        "fit", "-m", "lda", "-d", tmp_path / "const.csv", "-o", tmp_path / "c.npz"
+    )
+    assert_one_error_line(run, "constant or collinear", "'a'", "nothing left")
+    # The Python class warns too, and a full-rank fit does not.
+    X = np.array([[1.0, 2, 3], [2, 4, 6], [3, 5, 8], [5, 6, 11], [6, 7, 13], [7, 5, 12]])
+    y = np.array([0, 0, 0, 1, 1, 1])
+    with pytest.warns(CollinearWarning, match="1 of 3 directions") as record:
+        MODELS["lda"]().fit(X, y)
+    assert record[0].message.features == [0, 1, 2]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        MODELS["lda"]().fit(X[:, :2], y)
