@@ -218,3 +218,26 @@ def test_lda_warns_naming_collinear_features_and_refuses_when_nothing_is_left(tm
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         MODELS["lda"]().fit(X[:, :2], y)
+
+
+def test_piped_output_keeps_the_confusion_matrix_of_40_classes(tmp_path):
+    import numpy as np
+
+    rng = np.random.default_rng(1)
+    y = np.repeat([f"class_{i:02d}" for i in range(40)], 4)
+    X = rng.normal(size=(len(y), 2)) + np.repeat(np.arange(40), 4)[:, None]
+    lines = "".join(f"{a:.4f},{b:.4f},{label}\n" for (a, b), label in zip(X, y))
+    (tmp_path / "c40.csv").write_text("a,b,label\n" + lines, encoding="utf-8")
+    model = tmp_path / "c40.npz"
+    assert (
+        nbcli_in_process(
+            "fit", "-m", "gaussian", "-d", tmp_path / "c40.csv", "-o", model
+        ).returncode
+        == 0
+    )
+    run = nbcli_in_process("evaluate", "-m", model, "-d", tmp_path / "c40.csv", "--bootstrap", "0")
+    assert run.returncode == 0, run.stderr
+    assert "Confusion matrix not shown" not in run.stdout
+    matrix = run.stdout.split("Confusion matrix", 1)[1]
+    header = next(line for line in matrix.splitlines() if "true \\ predicted" in line)
+    assert header.split()[-1] == "class_39" and len(header.split()) == 3 + 40

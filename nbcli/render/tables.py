@@ -25,6 +25,8 @@ from rich.text import Text
 from nbcli.terminal import escape_controls, is_terminal
 
 PIPE_WIDTH = 200
+#: How wide a confusion matrix may grow in piped output (about 150 classes).
+PIPED_CONFUSION_WIDTH = 1000
 """Console width used when the output is not a terminal."""
 
 BAR_WIDTH = 20
@@ -115,20 +117,30 @@ class FirstThatFits:
     width.
     """
 
-    def __init__(self, *builders, min_widths=None):
+    def __init__(self, *builders, min_widths=None, piped_width: int = 0):
         self.builders = builders
         self.min_widths = list(min_widths) if min_widths is not None else [0] * len(builders)
+        # Off a terminal nothing is cut by a window: a layout up to this wide
+        # is shown as a whole rather than given up for a narrower one.
+        self.piped_width = piped_width
 
     def _natural_width(self, console, options, layout) -> int:
         return Measurement.get(console, options.update_width(1_000_000), layout).maximum
 
     def __rich_console__(self, console, options):
+        limit = options.max_width
+        if not console.is_terminal:
+            limit = max(limit, self.piped_width)
         for build, bound in zip(self.builders[:-1], self.min_widths):
-            if bound > options.max_width:
+            if bound > limit:
                 continue
             layout = build()
-            if self._natural_width(console, options, layout) <= options.max_width:
+            width = self._natural_width(console, options, layout)
+            if width <= options.max_width:
                 yield layout
+                return
+            if width <= limit:
+                yield from console.render(layout, options.update_width(width))
                 return
         yield self.builders[-1]()
 
@@ -281,6 +293,7 @@ def _confusion(report):
         ),
         lambda: not_shown,
         min_widths=[bound, bound, bound],
+        piped_width=PIPED_CONFUSION_WIDTH,
     )
 
 
