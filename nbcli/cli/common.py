@@ -167,7 +167,8 @@ def emit_report(
     stream = table_stream(stdout_has_data or writes_to_stdout(json_out))
     con = console(stream)
     for renderable in render(report):
-        con.print(renderable)
+        # Off a terminal a wide table (a confusion matrix) is shown whole.
+        con.print(renderable, crop=con.is_terminal)
 
 
 def write_json(document: dict, target: str) -> None:

@@ -128,20 +128,22 @@ class FirstThatFits:
         return Measurement.get(console, options.update_width(1_000_000), layout).maximum
 
     def __rich_console__(self, console, options):
-        limit = options.max_width
-        if not console.is_terminal:
-            limit = max(limit, self.piped_width)
         for build, bound in zip(self.builders[:-1], self.min_widths):
-            if bound > limit:
+            if bound > options.max_width:
                 continue
             layout = build()
-            width = self._natural_width(console, options, layout)
-            if width <= options.max_width:
+            if self._natural_width(console, options, layout) <= options.max_width:
                 yield layout
                 return
-            if width <= limit:
-                yield from console.render(layout, options.update_width(width))
-                return
+        if not console.is_terminal and self.piped_width > options.max_width:
+            for build, bound in zip(self.builders[:-1], self.min_widths):
+                if bound > self.piped_width:
+                    continue
+                layout = build()
+                width = self._natural_width(console, options, layout)
+                if width <= self.piped_width:
+                    yield from console.render(layout, options.update_width(width))
+                    return
         yield self.builders[-1]()
 
     def __rich_measure__(self, console, options):
