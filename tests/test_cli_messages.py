@@ -241,3 +241,38 @@ def test_piped_output_keeps_the_confusion_matrix_of_40_classes(tmp_path):
     matrix = run.stdout.split("Confusion matrix", 1)[1]
     header = next(line for line in matrix.splitlines() if "true \\ predicted" in line)
     assert header.split()[-1] == "class_39" and len(header.split()) == 3 + 40
+
+
+def test_reports_explain_their_terms_and_evaluate_names_what_it_scored(ints):
+    m, data = ints / "i.npz", ints / "ints.csv"
+    run = nbcli_in_process("evaluate", "-m", m, "-d", data, "--bootstrap", "0")
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines()[0] == f"Model {m} scored on {data}"
+    text = " ".join(run.stdout.split())
+    for term in (
+        "ECE: expected calibration error",
+        "MCE: the largest such gap",
+        "positive means under-confident, negative over-confident",
+        "twice the usual binary figure",
+        "clipped below at 2.2e-308",
+    ):
+        assert term in text, term
+    run = nbcli_in_process(
+        "calibrate",
+        "-m",
+        m,
+        "-d",
+        data,
+        "--method",
+        "none",
+        "--allow-training-data",
+        "--bins",
+        "2",
+        "--bootstrap",
+        "0",
+    )
+    assert run.returncode == 0, run.stderr
+    assert (
+        "ECE: expected calibration error" in run.stdout
+        and "Gap: accuracy - confidence" in run.stdout
+    )

@@ -349,6 +349,40 @@ def reliability_table(diagram, title: str = "Reliability (top-class confidence)"
     return t
 
 
+def _scored(inputs: dict) -> Text | None:
+    """``Model MODEL scored on DATA`` from a report's inputs (None when not known)."""
+
+    def path(role):
+        entry = inputs.get(role) if isinstance(inputs, dict) else None
+        return entry.get("path") if isinstance(entry, dict) else None
+
+    model, data = path("model"), path("data")
+    if model is None or data is None:
+        return None
+    return Text(
+        f"Model {escape_controls(str(model))} scored on {escape_controls(str(data))}",
+        overflow="fold",
+    )
+
+
+def terms_note(*, log_loss: bool = True) -> Text:
+    """What the report's terms mean, printed where they appear."""
+    lines = [
+        "ECE: expected calibration error, the row-weighted mean |accuracy - confidence| "
+        "over the confidence bins; MCE: the largest such gap of a bin.",
+        "Gap: accuracy - confidence of a bin; positive means under-confident, negative "
+        "over-confident.",
+        "Brier score: the squared error summed over all classes (the multiclass sum: for two "
+        "classes twice the usual binary figure), averaged over rows.",
+    ]
+    if log_loss:
+        lines.append(
+            "Log-loss: natural log, probabilities clipped below at 2.2e-308, so a confident "
+            "mistake costs up to 708 (scikit-learn clips at 2.2e-16: at most 36)."
+        )
+    return Text("\n".join(lines), overflow="fold")
+
+
 def render_evaluation(report) -> list:
     """Renderables for an :class:`~nbcli.reports.evaluation.EvaluationReport`.
 
@@ -371,7 +405,9 @@ def render_evaluation(report) -> list:
             f"\n{report.n_unseen} rows have labels the model never saw: they count as errors "
             "and are left out of log-loss, Brier score and calibration."
         )
+    scored = _scored(report.inputs)
     return [
+        *([scored] if scored is not None else []),
         _metric_table(title, report.metrics, s.get("confidence", 0.95)),
         note,
         _per_class(report),
@@ -380,6 +416,7 @@ def render_evaluation(report) -> list:
         Text(""),
         summary,
         reliability_table(cal.diagram),
+        terms_note(),
     ]
 
 
@@ -495,4 +532,5 @@ def render_calibration(report, before=None) -> list:
         out.append(reliability_table(report.diagram, "Reliability after calibration"))
     else:
         out.append(reliability_table(report.diagram))
+    out.append(terms_note())
     return out
