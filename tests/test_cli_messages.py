@@ -276,3 +276,21 @@ def test_reports_explain_their_terms_and_evaluate_names_what_it_scored(ints):
         "ECE: expected calibration error" in run.stdout
         and "Gap: accuracy - confidence" in run.stdout
     )
+
+
+def test_labels_and_header_names_lose_surrounding_whitespace_at_fit_and_predict(tmp_path):
+    rows = "1,2,x\n2,3, x\n3,1,x \n5,6,y\n6,7, y\n7,5,y\n"
+    (tmp_path / "ws.csv").write_text("a, b ,label\n" + rows, encoding="utf-8")
+    (tmp_path / "new.csv").write_text(" a ,b\n1,2\n7,6\n", encoding="utf-8")
+    model = tmp_path / "ws.npz"
+    run = nbcli_in_process("fit", "-m", "gaussian", "-d", tmp_path / "ws.csv", "-o", model, "-q")
+    assert run.returncode == 0, run.stderr
+    from nbcli.io.modelfile import load_model
+
+    mf = load_model(model)
+    assert mf.classes.tolist() == ["x", "y"] and mf.feature_names == ["a", "b"]
+    run = nbcli_in_process("predict", "-m", model, "-d", tmp_path / "new.csv")
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines() == ["prediction", "x", "y"]
+    run = nbcli_in_process("evaluate", "-m", model, "-d", tmp_path / "ws.csv", "--bootstrap", "0")
+    assert run.returncode == 0 and "never saw" not in run.stderr

@@ -52,8 +52,9 @@ LINE_LIMIT = 100 << 20
 class CsvHeader:
     """The header of a CSV file.
 
-    ``columns`` are the names as written, ``""`` for a column without a name
-    (such as the index column pandas writes); ``has_data`` tells whether a
+    ``columns`` are the names without surrounding whitespace, ``""`` for a
+    column without a name (such as the index column pandas writes);
+    ``written`` the names exactly as in the file; ``has_data`` tells whether a
     non-blank line follows the header; ``blank_above`` counts the blank
     lines above the header; ``lone_cr`` whether lines end with a carriage
     return alone; ``sample_bytes`` is the length in UTF-8 bytes of the
@@ -66,6 +67,7 @@ class CsvHeader:
     blank_above: int = 0
     lone_cr: bool = False
     sample_bytes: int = 0
+    written: tuple[str, ...] = ()
 
 
 def normalise_delimiter(delimiter: str, display: str) -> str:
@@ -111,7 +113,10 @@ def read_header(
         delimiter = _detect_delimiter(lines)
     else:
         delimiter = normalise_delimiter(delimiter, display)
-    columns = next(csv.reader(lines[:1], delimiter=delimiter))
+    # Names are matched without their surrounding whitespace, at fit and
+    # predict alike ("a, b" names the columns "a" and "b").
+    written = next(csv.reader(lines[:1], delimiter=delimiter))
+    columns = [name.strip() for name in written]
     repeated = [name for name, n in Counter(c for c in columns if c).items() if n > 1]
     if repeated:
         raise fail(
@@ -126,6 +131,7 @@ def read_header(
         blank_above=blank_above,
         lone_cr=lines[0].endswith("\r") and not lines[0].endswith("\r\n"),
         sample_bytes=max(len(line.encode("utf-8")) for line in lines),
+        written=tuple(written),
     )
 
 
@@ -202,11 +208,15 @@ class CsvReader(TableReader):
             where = self.source.file_or_buffer()
         # A column that is also kept or the target is read as text, as written.
         numeric = set(self.plan.numeric) - {*self.plan.keep, self.plan.target} if typed else set()
+        # The parser checks the header against the names as written; the
+        # frame's columns are then renamed to the stripped names.
+        written = _private_names(list(self.header.written or self.header.columns))
         schema = {
             name: pl.Float64 if column in numeric else pl.String
-            for name, column in zip(self._names, self.header.columns)
+            for name, column in zip(written, self.header.columns)
         }
-        return pl.scan_csv(
+        renamed = {a: b for a, b in zip(written, self._names) if a != b}
+        lazy = pl.scan_csv(
             where,
             has_header=True,
             separator=self.header.delimiter,
@@ -218,6 +228,7 @@ class CsvReader(TableReader):
             truncate_ragged_lines=False,
             ignore_errors=typed,
         )
+        return lazy.rename(renamed) if renamed else lazy
 
     def _batches(self, lazy, chunk_size: int | None):
         """The rows of a scan as polars frames of exactly ``chunk_size`` rows
