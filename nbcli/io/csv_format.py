@@ -81,6 +81,12 @@ def normalise_delimiter(delimiter: str, display: str) -> str:
     return delimiter
 
 
+#: The longest line read (in characters): long text documents stay far
+#: below it, while a device such as /dev/zero or binary data fails fast
+#: instead of filling memory.
+MAX_LINE_CHARS = 100_000_000
+
+
 def read_header(
     open_binary: Callable[[], BinaryIO], display: str, delimiter: str | None = None
 ) -> CsvHeader:
@@ -99,9 +105,16 @@ def read_header(
         with open_binary() as raw:
             text = io.TextIOWrapper(raw, encoding="utf-8-sig", newline="")
             while len(lines) <= _SAMPLE_ROWS:
-                line = text.readline()
+                line = text.readline(MAX_LINE_CHARS + 1)
                 if not line:
                     break
+                if len(line) > MAX_LINE_CHARS:
+                    raise fail(
+                        display,
+                        f"line {blank_above + len(lines) + 1} is longer than "
+                        f"{MAX_LINE_CHARS // 1_000_000} MB; this is not a CSV file (a device "
+                        "such as /dev/zero, or binary data?)",
+                    )
                 # Blank (and whitespace-only) lines are skipped everywhere.
                 if line.strip():
                     lines.append(line)
