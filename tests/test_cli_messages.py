@@ -294,3 +294,16 @@ def test_labels_and_header_names_lose_surrounding_whitespace_at_fit_and_predict(
     assert run.stdout.splitlines() == ["prediction", "x", "y"]
     run = nbcli_in_process("evaluate", "-m", model, "-d", tmp_path / "ws.csv", "--bootstrap", "0")
     assert run.returncode == 0 and "never saw" not in run.stderr
+
+
+def test_calibrator_rows_are_counted_from_1_and_mapped_to_data_rows():
+    import numpy as np
+
+    from nbcli.calibration import TemperatureScaling
+    from nbcli.workflows.calibrate import _data_rows
+
+    z = np.log(np.array([[0.9, 0.1], [1.0, 0.0], [0.2, 0.8]]))
+    with pytest.raises(ValueError, match=r"^row 2 gives its true class probability 0"):
+        TemperatureScaling().fit(z, np.array([0, 1, 1]))
+    # The calibrator saw the known-label rows 0, 4, 5 of the file: its row 2 is data row 5.
+    assert _data_rows("row 2 gives", np.array([0, 4, 5])) == "data row 5 gives"
