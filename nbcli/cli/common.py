@@ -100,6 +100,49 @@ def check_columns(target: str | None, features: list[str] | None, drop: list[str
         raise NbcliError(f"--target {target} is also in --drop; the target cannot be dropped")
 
 
+@contextlib.contextmanager
+def ctrl_c_for_this_process_only():
+    """Ctrl-C stops this process, never the worker processes it starts.
+
+    A terminal sends SIGINT to every process of the foreground group, so
+    worker processes (joblib's) would each print a traceback of their own.
+    SIGINT is blocked while the block runs; processes started meanwhile
+    inherit the blocked signal (a signal mask survives fork and exec), and a
+    thread of this process waits for the signal and interrupts the main
+    thread, which then stops the workers and reports ``error: interrupted``.
+    Outside the main thread, or without ``pthread_sigmask``, the block runs
+    as is.
+    """
+    import _thread
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread() or not hasattr(
+        signal, "pthread_sigmask"
+    ):
+        yield
+        return
+    done = threading.Event()
+
+    def wait_for_ctrl_c():
+        while True:
+            signal.sigwait({signal.SIGINT})
+            if done.is_set():
+                return
+            _thread.interrupt_main()
+
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    waiter = threading.Thread(target=wait_for_ctrl_c, name="nbcli-ctrl-c", daemon=True)
+    waiter.start()
+    try:
+        yield
+    finally:
+        done.set()
+        signal.pthread_kill(waiter.ident, signal.SIGINT)
+        waiter.join(timeout=5)
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
 def one_data_file(values: list[str]) -> str:
     """The one data file of a command that reads one (``--data`` given once,
     or a glob that matches one file).

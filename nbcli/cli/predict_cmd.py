@@ -121,15 +121,16 @@ def predict(
     from nbcli.cli.console import error_line
     from nbcli.workflows.predict import predict_batch
 
-    report = predict_batch(
-        model,
-        inputs,
-        output_dir,
-        jobs=jobs,
-        reporter=ConsoleReporter(quiet),
-        force=force,
-        **options,
-    )
+    with common.ctrl_c_for_this_process_only():
+        report = predict_batch(
+            model,
+            inputs,
+            output_dir,
+            jobs=jobs,
+            reporter=ConsoleReporter(quiet),
+            force=force,
+            **options,
+        )
     for in_path, out_path, _, error in report.rows:
         if error is not None:
             stale = (
