@@ -61,8 +61,10 @@ def _as_matrix(a, name: str, *, min_samples: int, min_classes: int) -> np.ndarra
 
 
 def _first_bad(mask: np.ndarray) -> str:
+    # Rows are counted from 1, as everywhere in nbcli's messages; the class
+    # column is named by its index.
     i, j = np.argwhere(mask)[0]
-    return f"row {i}, column {j}"
+    return f"row {i + 1}, class index {j}"
 
 
 def _check_log_proba(log_proba, *, min_samples: int = 1, min_classes: int = 1) -> np.ndarray:
@@ -77,7 +79,7 @@ def _check_log_proba(log_proba, *, min_samples: int = 1, min_classes: int = 1) -
     empty = ~np.isfinite(z).any(axis=1)
     if empty.any():
         raise ValueError(
-            f"log_proba row {int(np.flatnonzero(empty)[0])} is -inf for every class; "
+            f"log_proba row {int(np.flatnonzero(empty)[0]) + 1} is -inf for every class; "
             "at least one class needs a positive probability"
         )
     return z
@@ -234,7 +236,7 @@ class TemperatureScaling(Calibrator):
         if not np.all(np.isfinite(zy)):
             i = int(np.flatnonzero(~np.isfinite(zy))[0])
             raise ValueError(
-                f"row {i} gives its true class probability 0 (log_proba -inf); "
+                f"row {i + 1} gives its true class probability 0 (log_proba -inf); "
                 "temperature scaling cannot fit such predictions"
             )
         finite = np.isfinite(z)

@@ -310,12 +310,12 @@ LP = np.log(np.array([[0.7, 0.3], [0.4, 0.6], [0.2, 0.8]]))
         (
             np.where([[False, False], [False, True], [False, False]], np.nan, LP),
             np.array([0, 1, 1]),
-            "row 1, column 1",
+            "row 2, class index 1",
         ),
         (
             np.where([[False, False], [False, False], [True, False]], np.inf, LP),
             np.array([0, 1, 1]),
-            "row 2, column 0",
+            "row 3, class index 0",
         ),
         (np.full((3, 2), -np.inf), np.array([0, 1, 1]), "-inf for every class"),
     ],
@@ -326,7 +326,7 @@ def test_fit_refuses_bad_input(cls, log_proba, y_idx, message):
 
 
 def test_isotonic_refuses_probabilities_outside_unit_interval():
-    with pytest.raises(ValueError, match=r"value 1.5 at row 0, column 0"):
+    with pytest.raises(ValueError, match=r"value 1.5 at row 1, class index 0"):
         IsotonicCalibration().fit(_log([[1.5, 0.0], [0.5, 0.5]]), np.array([0, 1]))
     iso = IsotonicCalibration().fit(LP, np.array([0, 1, 1]))
     with pytest.raises(ValueError, match="3 class columns"):

@@ -370,7 +370,10 @@ def refusals(tmp_path_factory):
     for name, case in REFUSALS.items():
         is_fit = case.args[0] == "fit"
         out = out_dir / (f"{name}.npz" if is_fit else f"{name}.csv")
-        shutil.copyfile(d / ("good.npz" if is_fit else "good.csv"), out)
+        if is_fit:
+            shutil.copyfile(d / "good.npz", out)
+        else:  # an earlier predictions file, which a run may replace but a refusal must not
+            out.write_text("id,prediction\n1,x\n2,y\n", encoding="utf-8")
         guarded = Path(_fill(case.guarded, d, out))
         guards[name] = (guarded, _state(guarded))
         calls.append(tuple(_fill(a, d, out) for a in case.args))

@@ -303,7 +303,7 @@ def test_sigterm_removes_the_unfinished_output_and_exits_143(d, monkeypatch):
 
     rows = "a,b\n" + "1,2\n" * 50
     (d / "many.csv").write_text(rows, encoding="utf-8")
-    (d / "out.csv").write_text("old predictions\n", encoding="utf-8")
+    (d / "out.csv").write_text("prediction\nold\n", encoding="utf-8")
     real = PredictionWriter.frame
     calls = []
 
@@ -340,7 +340,7 @@ def test_sigterm_removes_the_unfinished_output_and_exits_143(d, monkeypatch):
     assert run.returncode == 143, run.stderr
     assert run.stderr.strip() == "error: terminated"
     assert _tmp_leftovers(d) == []
-    assert (d / "out.csv").read_text() == "old predictions\n"
+    assert (d / "out.csv").read_text() == "prediction\nold\n"
 
 
 # ---------------------------------------------------------------------------

@@ -69,9 +69,13 @@ def test_target_defaults_to_last_column(tmp_path):
     assert ds.X[2, 0] == 6.3
 
 
-def test_two_target_like_names_fall_back_to_last_column(tmp_path):
+def test_two_target_like_names_are_refused_not_resolved_silently(tmp_path):
+    # Either could be the target: guessing the last column (z) would train on
+    # one of them as a feature without a word.
     path = write(tmp_path, "d.csv", "class,y,z\n1,2,a\n")
-    ds = read_dataset(path)
+    with pytest.raises(NbcliError, match=r"several columns named like a target \('class', 'y'\)"):
+        read_dataset(path)
+    ds = read_dataset(path, target="z")
     assert ds.target == "z"
     assert ds.feature_names == ["class", "y"]
 

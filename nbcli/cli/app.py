@@ -150,6 +150,76 @@ def register_commands(args: list[str] | None = None) -> None:
         app.command(name, no_args_is_help=real, help=None if real else summary)(func)
 
 
+# What each option's value is, as its help shows it (rather than a type name).
+_METAVARS = {
+    "--data": "PATH",
+    "--model": "FILE",
+    "--output": "PATH",
+    "--output-dir": "FOLDER",
+    "--target": "COLUMN",
+    "--features": "COLUMNS",
+    "--drop": "COLUMNS",
+    "--keep": "COLUMNS",
+    "--config": "FILE",
+    "--delimiter": "CHAR",
+    "--chunk-size": "ROWS",
+    "--x-key": "NAME",
+    "--y-key": "NAME",
+    "--json": "PATH",
+    "--plot": "FILE",
+    "--jobs": "N",
+    "--digits": "N",
+    "--seed": "N",
+    "--bins": "N",
+    "--confidence": "LEVEL",
+}
+# Commands whose -m/--model chooses a model type (the others read a model file).
+_TYPE_COMMANDS = ("fit", "cv", "tune")
+_COMMAND_METAVARS = {("calibrate", "--bins"): "N|EDGES"}
+_EXTRA_METAVARS = {
+    "--bootstrap": "N",
+    "--fail-under": "METRIC=VALUE",
+    "--fail-over": "METRIC=VALUE",
+    "--shrinkage": "auto|NUMBER",
+    "--priors": "PRIORS",
+}
+
+
+def _metavar(command_name: str, param) -> str | None:
+    """What an option's value is called in help; None to keep Typer's
+    (the list of choices)."""
+    names = [o for o in param.opts if o.startswith("--")]
+    name = names[0] if names else ""
+    if (command_name, name) in _COMMAND_METAVARS:
+        return _COMMAND_METAVARS[(command_name, name)]
+    if name in _METAVARS or name in _EXTRA_METAVARS:
+        return _METAVARS.get(name) or _EXTRA_METAVARS[name]
+    desc = param.type_descriptor
+    if desc.is_choice:
+        return None
+    kind = getattr(desc, "ranged_type_name", None) if desc.is_ranged else param.bare_type()
+    return {"float": "NUMBER", "int": "N"}.get(str(kind), "TEXT")
+
+
+def command():
+    """The click command of the app, with readable metavars in help
+    (``PATH``, ``COLUMNS``, ``NUMBER``) where Typer would show a type
+    (``<list[str]>``)."""
+    import typer.main
+
+    cmd = typer.main.get_command(app)
+    for command_name, sub in getattr(cmd, "commands", {}).items():
+        for param in sub.params:
+            if getattr(param, "is_flag", False) or not hasattr(param, "type_descriptor"):
+                continue
+            metavar = _metavar(command_name, param)
+            if metavar is not None:
+                param.metavar = metavar
+                # Typer's help shows display_type, not metavar.
+                param.display_type_rich = lambda ctx=None, m=metavar: m
+    return cmd
+
+
 class Terminated(BaseException):
     """Raised in the main thread when the process gets SIGTERM.
 
@@ -167,7 +237,9 @@ def _on_sigterm(signum, frame):
 
 def _error(message: str) -> None:
     # One line: collapse any newline a library put into its message.
-    line = " ".join(str(message).split())
+    from nbcli.cli.console import one_line
+
+    line = one_line(message)
     try:
         sys.stderr.write(f"error: {line}\n")
         sys.stderr.flush()
@@ -214,6 +286,31 @@ def _show_help(exc) -> int:
     return 2
 
 
+def _model_hint(exc, args: list[str]) -> str:
+    """A hint when a model file is given where a model type is chosen (``fit -m iris.npz``)."""
+    param = getattr(exc, "param", None)
+    command_name = getattr(getattr(exc, "ctx", None), "info_name", None)
+    if getattr(param, "name", None) != "model" or command_name not in _TYPE_COMMANDS:
+        return ""
+    given = [b for a, b in zip(args, args[1:]) if a in ("-m", "--model")]
+    given += [a.split("=", 1)[1] for a in args if a.startswith("--model=")]
+    if not any(g.lower().endswith(".npz") or os.path.isfile(g) for g in given):
+        return ""
+    return (
+        f"; {command_name} takes a model type and writes a model file, which predict, "
+        "evaluate and calibrate read"
+    )
+
+
+def _debug_first(args: list[str]) -> list[str]:
+    """``nbcli fit --debug ...`` as ``nbcli --debug fit ...``: the option
+    belongs to the program, wherever it is given (up to a ``--``)."""
+    end = args.index("--") if "--" in args else len(args)
+    if "--debug" not in args[:end]:
+        return args
+    return ["--debug", *(a for a in args[:end] if a != "--debug"), *args[end:]]
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point: run the app and map every outcome to an exit code."""
     from nbcli.cli.console import GuardedStdout
@@ -246,8 +343,8 @@ def _run(args: list[str]) -> int:
     no_args_help = getattr(click, "NoArgsIsHelpError", ())
     debug = "--debug" in args or os.environ.get("NBCLI_DEBUG") == "1"
     try:
-        register_commands(args)
-        result = app(args=args, prog_name="nbcli", standalone_mode=False)
+        register_commands(_debug_first(args))
+        result = command()(args=_debug_first(args), prog_name="nbcli", standalone_mode=False)
         code = result if isinstance(result, int) else 0
         # Typer turns Ctrl-C into exit code 130; say why the command stopped.
         if code == 130:
@@ -266,6 +363,9 @@ def _run(args: list[str]) -> int:
         ctx = getattr(exc, "ctx", None)
         where = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
         message = exc.format_message()
+        hint = _model_hint(exc, args)
+        if hint:
+            message = message.rstrip(". ") + hint
         if message.strip():
             _error(message + where)
         code = 2

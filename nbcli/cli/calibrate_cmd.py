@@ -8,8 +8,12 @@ from typing import Annotated
 import typer
 
 from nbcli.cli import common
-from nbcli.cli.evaluate_cmd import BOOTSTRAP, CONFIDENCE, FAIL_OVER, FAIL_UNDER, SEED
+from nbcli.cli.evaluate_cmd import BOOTSTRAP, CONFIDENCE, SEED
 from nbcli.errors import NbcliError
+
+FAIL_UNDER = common.fail_option("under", "accuracy=0.9 or mean_confidence=0.5")
+FAIL_OVER = common.fail_option("over", "ece=0.05 or brier.upper=0.2", " for losses")
+MAX_BINS = 1000
 
 
 class Method(str, Enum):
@@ -31,19 +35,24 @@ def parse_bins(text: str):
             n = int(parts[0])
             if n < 1:
                 raise ValueError
-            return n
-        return [float(p) for p in parts]
+        else:
+            edges = [float(p) for p in parts]
     except ValueError:
         raise NbcliError(
             f"--bins must be a number of bins (e.g. 10) or increasing edges in [0, 1] "
             f"(e.g. 0,0.9,0.99,0.999,1); got {text!r}"
         ) from None
+    count = n if len(parts) == 1 else len(parts) - 1
+    if count > MAX_BINS:
+        raise NbcliError(f"--bins takes 1 to {MAX_BINS:,} bins; got {count:,}")
+    return n if len(parts) == 1 else edges
 
 
 def calibrate(
     model: Annotated[str, common.MODEL],
-    data: Annotated[
-        str, typer.Option("--data", "-d", help="Held-out labelled data (not the training data).")
+    data_files: Annotated[
+        list[str],
+        typer.Option("--data", "-d", help="Held-out labelled data (not the training data)."),
     ],
     target: Annotated[str | None, common.TARGET] = None,
     method: Annotated[
@@ -88,6 +97,14 @@ def calibrate(
             "--allow-training-data", help="Calibrate even on the rows the model was trained on."
         ),
     ] = False,
+    allow_worse: Annotated[
+        bool,
+        typer.Option(
+            "--allow-worse",
+            help="Write the calibrated model even when the calibrator makes the calibration "
+            "rows' ECE or Brier score worse.",
+        ),
+    ] = False,
     bootstrap: Annotated[int, BOOTSTRAP] = 1000,
     confidence: Annotated[float, CONFIDENCE] = 0.95,
     seed: Annotated[int, SEED] = 0,
@@ -99,6 +116,7 @@ def calibrate(
     x_key: Annotated[str, common.X_KEY] = "X",
     y_key: Annotated[str, common.Y_KEY] = "y",
     quiet: Annotated[bool, common.QUIET] = False,
+    force: Annotated[bool, common.FORCE] = False,
 ):
     """Reliability of the model's posteriors on held-out data, and a repair.
 
@@ -116,13 +134,16 @@ def calibrate(
     edges_or_n = parse_bins(bins)
     if isinstance(edges_or_n, list) and strategy is Strategy.quantile:
         raise NbcliError("--strategy quantile makes its own edges; give --bins as a number with it")
-    thresholds = common.parse_thresholds(fail_under, fail_over, CALIBRATION_METRICS)
+    thresholds = common.parse_thresholds(fail_under, fail_over, CALIBRATION_METRICS, bootstrap)
+    data = common.one_data_file(data_files)
+    common.check_model_file(model)
     if output is not None and method is Method.none:
         raise NbcliError("--output needs a calibrator; choose --method temperature or isotonic")
     check_outputs(
         [("--output", output), ("--json", json_out), ("--plot", plot)],
         [("--model", model), ("--data", data)],
         models=["--output"],
+        force=force,
     )
     if plot is not None:
         check_plot(plot)
@@ -159,22 +180,50 @@ def calibrate(
         before = report.before if result.fitted else report
         bins_after = report.after.diagram.to_dict()["bins"] if result.fitted else None
         diagram = reliability_image(before.diagram.to_dict()["bins"], bins_after, Path(plot).suffix)
-    if result.fitted and output is not None:
-        from nbcli.io.modelfile import save_model
+    worse = worse_after(report) if result.fitted and output is not None else []
+    # Once the model file may be replaced, the command finishes, whatever arrives.
+    with common.signals_deferred():
+        if result.fitted and output is not None and (allow_worse or not worse):
+            from nbcli.io.modelfile import save_model
 
-        save_model(result.model, output)
-    common.emit_report(report, json_out, quiet=quiet)
-    if diagram is not None:
-        from nbcli.io.atomic import atomic_write
+            save_model(result.model, output)
+        common.emit_report(report, json_out, quiet=quiet)
+        if diagram is not None:
+            from nbcli.io.atomic import atomic_write
 
-        with atomic_write(plot, "wb") as f:
-            f.write(diagram)
-    if output is not None and not quiet and json_out != "-":
-        import sys
+            with atomic_write(plot, "wb") as f:
+                f.write(diagram)
+        if worse and not allow_worse:
+            from nbcli.errors import THRESHOLD_MISSED
 
-        sys.stderr.write(f"wrote {output}\n")
+            raise NbcliError(
+                f"{data}: the {method.value} calibrator makes the calibration rows' "
+                f"{' and '.join(worse)} worse, so {output} was not written (fitting it minimises "
+                "log-loss, which can still spread the probabilities wrongly); try "
+                f"--method {'isotonic' if method is Method.temperature else 'temperature'}, more "
+                "held-out rows, or refitting the model with more smoothing; --allow-worse writes "
+                "it anyway",
+                THRESHOLD_MISSED,
+            )
+        if output is not None:
+            from nbcli.cli.console import info
+
+            info(f"wrote {output}", quiet or json_out == "-")
     common.enforce_thresholds(report.threshold_values(), thresholds)
     return 0
+
+
+def worse_after(report) -> list[str]:
+    """The scores (ECE, Brier) that the calibrator made worse on the calibration
+    rows, each as ``"ECE 0.17 -> 0.69"``; empty when neither got worse."""
+    out = []
+    for key, name in (("ece", "ECE"), ("brier", "Brier score")):
+        before = report.before.metrics[key].value
+        after = report.after.metrics[key].value
+        # A last-digit difference is not a worse calibrator.
+        if after > before + 1e-9 * max(1.0, abs(before)):
+            out.append(f"{name} ({before:.4g} -> {after:.4g})")
+    return out
 
 
 def check_plot(path: str) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 
 import typer
@@ -33,7 +34,159 @@ QUIET = typer.Option(
     "-q",
     help="No tables, progress bars or status lines; errors and warnings still show.",
 )
-MODEL = typer.Option("--model", "-m", help="Model file written by nbcli fit.")
+FORCE = typer.Option(
+    "--force",
+    help="Replace an existing file even when it is not an earlier output of the same kind "
+    "(a model file, predictions, a JSON report, a plot).",
+)
+MODEL = typer.Option(
+    "--model", "-m", help="Model FILE (.npz) written by nbcli fit (not a model type)."
+)
+
+
+@contextlib.contextmanager
+def signals_deferred():
+    """Finish the block even when Ctrl-C or SIGTERM arrives during it.
+
+    Used from just before a command replaces its output (the model file)
+    to the end of the command: once the new file has replaced the old one,
+    stopping would report a failure for work that was done. A signal that
+    arrives meanwhile is noted and the command completes (exit 0). Outside
+    the main thread signals cannot be handled, and the block runs as is.
+    """
+    import signal
+
+    caught: list[int] = []
+
+    def note(signum, frame):
+        caught.append(signum)
+
+    try:
+        previous = {s: signal.signal(s, note) for s in (signal.SIGINT, signal.SIGTERM)}
+    except ValueError:  # not the main thread
+        yield caught
+        return
+    try:
+        yield caught
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+
+
+def check_columns(target: str | None, features: list[str] | None, drop: list[str] | None) -> None:
+    """Refuse, before reading, column options that contradict each other.
+
+    ``features`` and ``drop`` are the raw option values (``--features ''``
+    names no column, which is refused rather than read as "all").
+
+    Raises
+    ------
+    NbcliError
+        For an empty ``--features`` or ``--drop``, a column both in
+        ``--features`` and ``--drop``, or a ``--target`` that is dropped.
+    """
+    from nbcli.cli.options import split_list
+    from nbcli.errors import NbcliError
+
+    for option, values in (("--features", features), ("--drop", drop)):
+        if values is not None and split_list(values) is None:
+            raise NbcliError(f"{option} {values[0]!r}: names no column; give column names")
+    both = sorted(set(split_list(features) or []) & set(split_list(drop) or []))
+    if both:
+        raise NbcliError(
+            f"column {both[0]!r} is in both --features and --drop; give it in one of them"
+        )
+    if target is not None and target in (split_list(drop) or []):
+        raise NbcliError(f"--target {target} is also in --drop; the target cannot be dropped")
+
+
+@contextlib.contextmanager
+def ctrl_c_for_this_process_only():
+    """Ctrl-C stops this process, never the worker processes it starts.
+
+    A terminal sends SIGINT to every process of the foreground group, so
+    worker processes (joblib's) would each print a traceback of their own.
+    SIGINT is blocked while the block runs; processes started meanwhile
+    inherit the blocked signal (a signal mask survives fork and exec), and a
+    thread of this process waits for the signal and interrupts the main
+    thread, which then stops the workers and reports ``error: interrupted``.
+    Outside the main thread, or without ``pthread_sigmask``, the block runs
+    as is.
+    """
+    import _thread
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread() or not hasattr(
+        signal, "pthread_sigmask"
+    ):
+        yield
+        return
+    done = threading.Event()
+
+    def wait_for_ctrl_c():
+        while True:
+            signal.sigwait({signal.SIGINT})
+            if done.is_set():
+                return
+            _thread.interrupt_main()
+
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    waiter = threading.Thread(target=wait_for_ctrl_c, name="nbcli-ctrl-c", daemon=True)
+    waiter.start()
+    try:
+        yield
+    finally:
+        done.set()
+        signal.pthread_kill(waiter.ident, signal.SIGINT)
+        waiter.join(timeout=5)
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+def one_data_file(values: list[str]) -> str:
+    """The one data file of a command that reads one (``--data`` given once,
+    or a glob that matches one file).
+
+    Raises
+    ------
+    NbcliError
+        When several files are given: they are refused rather than all but
+        the last silently ignored.
+    """
+    from nbcli.errors import NbcliError
+    from nbcli.workflows.inputs import expand_inputs
+
+    paths = expand_inputs(values)
+    if len(paths) > 1:
+        shown = ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
+        raise NbcliError(
+            f"--data: {len(paths)} files given ({shown}); this command reads one data file: "
+            "combine them into one first"
+        )
+    return paths[0]
+
+
+def check_model_file(path: str, option: str = "--model") -> None:
+    """A one-line hint, before anything is read, when a model type is given
+    where a model file is expected (``-m gaussian`` to predict).
+
+    Raises
+    ------
+    NbcliError
+        When ``path`` does not exist and names a model type.
+    """
+    import os
+
+    from nbcli.errors import NbcliError
+    from nbcli.models import registry
+
+    if os.path.exists(path) or path.lower() not in registry.model_classes():
+        return
+    raise NbcliError(
+        f"{option} {path}: no such model file; {path.lower()!r} is a model type, which "
+        f"nbcli fit takes (nbcli fit -m {path.lower()} -d DATA -o model.npz): give the "
+        "model file it writes"
+    )
 
 
 def emit_report(
@@ -44,19 +197,21 @@ def emit_report(
     ``report`` has ``to_dict()`` and is rendered by :func:`nbcli.render.render`.
     With ``--json -`` the JSON owns stdout and tables go to stderr.
     """
-    from nbcli.cli.console import console, table_stream
+    from nbcli.cli.console import console, info, table_stream
     from nbcli.io.atomic import writes_to_stdout
     from nbcli.render import render
 
     if json_out is not None:
         write_json(report.to_dict(), json_out)
+        info(f"wrote {json_out}", quiet or json_out == "-")
     if quiet:
         return
     # `--json /dev/stdout` puts data on stdout just as `--json -` does.
     stream = table_stream(stdout_has_data or writes_to_stdout(json_out))
     con = console(stream)
     for renderable in render(report):
-        con.print(renderable)
+        # Off a terminal a wide table (a confusion matrix) is shown whole.
+        con.print(renderable, crop=con.is_terminal)
 
 
 def write_json(document: dict, target: str) -> None:
@@ -92,13 +247,44 @@ def read_options(
     )
 
 
-def parse_thresholds(fail_under: list[str] | None, fail_over: list[str] | None, known) -> list:
+MIN_BOOTSTRAP, MAX_BOOTSTRAP = 100, 1_000_000
+
+
+def check_bootstrap(value: int | None) -> int | None:
+    """``--bootstrap``: 0 (no intervals) or 100 to 1,000,000 resamples.
+
+    Fewer than 100 resamples give intervals that can exclude their own
+    estimate; more than a million only cost memory and time.
+    """
+    if value is None or value == 0 or MIN_BOOTSTRAP <= value <= MAX_BOOTSTRAP:
+        return value
+    raise typer.BadParameter(
+        f"takes 0 (no intervals) or {MIN_BOOTSTRAP} to {MAX_BOOTSTRAP:,} resamples; got {value:,}"
+    )
+
+
+def fail_option(direction: str, examples: str, what: str = ""):
+    """The ``--fail-under``/``--fail-over`` option of a command, with examples it accepts."""
+    under = direction == "under"
+    return typer.Option(
+        "--fail-under" if under else "--fail-over",
+        metavar="METRIC=VALUE",
+        help=f"Exit 3 if the metric is {'below' if under else 'above'} VALUE{what}, "
+        f"e.g. {examples}. Repeatable.",
+    )
+
+
+def parse_thresholds(
+    fail_under: list[str] | None, fail_over: list[str] | None, known, bootstrap: int | None = None
+) -> list:
     """``--fail-under``/``--fail-over`` values as thresholds, refused before any work.
 
     Raises
     ------
     NbcliError
-        For a metric not in ``known`` or a value that is not a number.
+        For a metric not in ``known``, a value that is not a number, or a
+        threshold on an interval end (``accuracy.lower``) with
+        ``bootstrap`` 0, which computes no intervals.
     """
     from nbcli.errors import NbcliError
     from nbcli.reports.thresholds import parse_threshold
@@ -111,6 +297,12 @@ def parse_thresholds(fail_under: list[str] | None, fail_over: list[str] | None, 
             out.append(parse_threshold(text, "over", known))
     except ValueError as exc:
         raise NbcliError(str(exc)) from None
+    on_interval = [t for t in out if t.part != "value"]
+    if bootstrap == 0 and on_interval:
+        raise NbcliError(
+            f"{on_interval[0].name}: --bootstrap 0 computes no intervals, so this threshold "
+            "cannot be checked; give --bootstrap 1000 or a threshold on the estimate"
+        )
     return out
 
 

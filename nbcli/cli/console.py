@@ -10,7 +10,7 @@ from __future__ import annotations
 import io
 import sys
 
-from nbcli.terminal import is_terminal
+from nbcli.terminal import escape_controls, is_terminal
 
 
 class GuardedStdout:
@@ -87,17 +87,23 @@ def console(stream):
     return make_console(stream)
 
 
+def one_line(message: str) -> str:
+    """``message`` as one line: whitespace collapsed, control characters
+    (from labels or column names in it) escaped."""
+    return " ".join(escape_controls(str(message), keep_whitespace=True).split())
+
+
 def error_line(message: str) -> None:
     """Print one ``error:`` line to stderr (for failures that do not end the command)."""
-    sys.stderr.write("error: " + " ".join(message.split()) + "\n")
+    sys.stderr.write("error: " + one_line(message) + "\n")
 
 
 def warn(message: str) -> None:
     """Print one ``warning:`` line to stderr."""
-    sys.stderr.write("warning: " + " ".join(message.split()) + "\n")
+    sys.stderr.write("warning: " + one_line(message) + "\n")
 
 
 def info(message: str, quiet: bool = False) -> None:
     """A short status line on stderr (suppressed by ``--quiet``)."""
     if not quiet:
-        sys.stderr.write(" ".join(message.split()) + "\n")
+        sys.stderr.write(one_line(message) + "\n")

@@ -12,8 +12,9 @@ from nbcli.errors import NbcliError
 
 BOOTSTRAP = typer.Option(
     "--bootstrap",
-    min=0,
-    help="Bootstrap resamples for the confidence intervals (0 turns them off).",
+    callback=common.check_bootstrap,
+    metavar="N",
+    help="Bootstrap resamples for the confidence intervals: 0 (no intervals) or 100 to 1,000,000.",
 )
 CONFIDENCE = typer.Option(
     "--confidence", min=0.5, max=0.9999, help="Confidence level of the intervals."
@@ -28,20 +29,16 @@ class PlotFormat(str, Enum):
     svg = "svg"
 
 
-FAIL_UNDER = typer.Option(
-    "--fail-under",
-    help="METRIC=VALUE: exit 3 if the metric is below VALUE, e.g. accuracy=0.9 or accuracy.lower=0.85. Repeatable.",
-)
-FAIL_OVER = typer.Option(
-    "--fail-over",
-    help="METRIC=VALUE: exit 3 if the metric is above VALUE, for losses, e.g. log_loss=0.5 or ece=0.05. Repeatable.",
-)
+FAIL_UNDER = common.fail_option("under", "accuracy=0.9 or accuracy.lower=0.85")
+FAIL_OVER = common.fail_option("over", "log_loss=0.5 or ece=0.05", " for losses")
+COMPARE_FAIL_UNDER = common.fail_option("under", "difference.upper=0 or accuracy_b=0.9")
+COMPARE_FAIL_OVER = common.fail_option("over", "p_value=0.05 or difference.lower=0.1")
 
 
 def evaluate(
     model: Annotated[str, common.MODEL],
-    data: Annotated[
-        str,
+    data_files: Annotated[
+        list[str],
         typer.Option(
             "--data",
             "-d",
@@ -54,11 +51,16 @@ def evaluate(
     confidence: Annotated[float, CONFIDENCE] = 0.95,
     seed: Annotated[int, SEED] = 0,
     bins: Annotated[
-        int,
+        int | None,
         typer.Option(
-            "--bins", min=1, help="Equal-width confidence bins of the calibration summary."
+            "--bins",
+            min=1,
+            max=1000,
+            metavar="N",
+            help="Equal-width confidence bins of the calibration summary: 1 to 1,000, "
+            "at most the number of rows. Default: 10 (fewer for fewer rows).",
         ),
-    ] = 10,
+    ] = None,
     json_out: Annotated[str | None, common.JSON] = None,
     plot: Annotated[
         str | None,
@@ -83,6 +85,7 @@ def evaluate(
     scheduler: Annotated[str | None, common.SCHEDULER] = None,
     workers: Annotated[int | None, common.WORKERS] = None,
     worker_memory: Annotated[str | None, common.WORKER_MEMORY] = None,
+    force: Annotated[bool, common.FORCE] = False,
 ):
     """Score a model on labelled data: metrics with bootstrap intervals, confusion matrix,
     per-class table and calibration summary.
@@ -97,11 +100,14 @@ def evaluate(
     from nbcli.reports.thresholds import EVALUATION_METRICS
     from nbcli.workflows.evaluate import evaluate as run_evaluation
 
-    thresholds = common.parse_thresholds(fail_under, fail_over, EVALUATION_METRICS)
+    thresholds = common.parse_thresholds(fail_under, fail_over, EVALUATION_METRICS, bootstrap)
+    data = common.one_data_file(data_files)
+    common.check_model_file(model)
     plots = plot_paths(plot, plot_format.value)
     check_outputs(
         [("--json", json_out), *(("--plot", p) for p in plots.values())],
         [("--model", model), ("--data", data)],
+        force=force,
     )
     if plots:
         from nbcli.cli.calibrate_cmd import check_plot
@@ -183,21 +189,22 @@ def compare(
     models: Annotated[
         list[str], typer.Option("--model", "-m", help="Model file; give exactly two: A then B.")
     ],
-    data: Annotated[
-        str, typer.Option("--data", "-d", help="Labelled test data scored by both models.")
+    data_files: Annotated[
+        list[str], typer.Option("--data", "-d", help="Labelled test data scored by both models.")
     ],
     target: Annotated[str | None, common.TARGET] = None,
     bootstrap: Annotated[int, BOOTSTRAP] = 1000,
     confidence: Annotated[float, CONFIDENCE] = 0.95,
     seed: Annotated[int, SEED] = 0,
     json_out: Annotated[str | None, common.JSON] = None,
-    fail_under: Annotated[list[str] | None, FAIL_UNDER] = None,
-    fail_over: Annotated[list[str] | None, FAIL_OVER] = None,
+    fail_under: Annotated[list[str] | None, COMPARE_FAIL_UNDER] = None,
+    fail_over: Annotated[list[str] | None, COMPARE_FAIL_OVER] = None,
     delimiter: Annotated[str | None, common.DELIMITER] = None,
     chunk_size: Annotated[int | None, common.CHUNK_SIZE] = None,
     x_key: Annotated[str, common.X_KEY] = "X",
     y_key: Annotated[str, common.Y_KEY] = "y",
     quiet: Annotated[bool, common.QUIET] = False,
+    force: Annotated[bool, common.FORCE] = False,
 ):
     """Compare two models on the same rows: accuracies, the paired difference B - A with a
     bootstrap interval, the agreement table and McNemar's exact test.
@@ -212,8 +219,15 @@ def compare(
     from nbcli.reports.thresholds import COMPARISON_METRICS
     from nbcli.workflows.evaluate import compare as run_comparison
 
-    thresholds = common.parse_thresholds(fail_under, fail_over, COMPARISON_METRICS)
-    check_outputs([("--json", json_out)], [*(("--model", m) for m in models), ("--data", data)])
+    thresholds = common.parse_thresholds(fail_under, fail_over, COMPARISON_METRICS, bootstrap)
+    data = common.one_data_file(data_files)
+    for m in models:
+        common.check_model_file(m)
+    check_outputs(
+        [("--json", json_out)],
+        [*(("--model", m) for m in models), ("--data", data)],
+        force=force,
+    )
     report = run_comparison(
         models,
         data,

@@ -18,8 +18,8 @@ _MODEL_TYPES = Literal[tuple(registry.model_classes())]  # type: ignore[valid-ty
 
 
 def _fit(
-    data: Annotated[
-        str,
+    data_files: Annotated[
+        list[str],
         typer.Option(
             "--data",
             "-d",
@@ -30,7 +30,10 @@ def _fit(
     model: Annotated[
         _MODEL_TYPES | None,  # type: ignore[valid-type]
         typer.Option(
-            "--model", "-m", help="Model type (or 'model' in --config).", case_sensitive=False
+            "--model",
+            "-m",
+            help="Model type to train (a name, not a model file; or 'model' in --config).",
+            case_sensitive=False,
         ),
     ] = None,
     output: Annotated[
@@ -69,6 +72,7 @@ def _fit(
     max_features: Annotated[int | None, text_opts.MAX_FEATURES] = None,
     stop_words: Annotated[str | None, text_opts.STOP_WORDS] = None,
     lowercase: Annotated[bool | None, text_opts.LOWERCASE] = None,
+    force: Annotated[bool, common.FORCE] = False,
     **hyperparameter_flags,
 ):
     """Train a model on labelled data and save it as a .npz model file.
@@ -77,11 +81,14 @@ def _fit(
     """
     from nbcli.io.atomic import check_outputs
 
+    data = common.one_data_file(data_files)
+    common.check_columns(target, features, drop)
     # Fail before reading what may be a large file, not after training on it.
     check_outputs(
         [("--output", output), ("--json", json_out)],
         [("--data", data), ("--config", config)],
         models=["--output"],
+        force=force,
     )
     cfg = read_config(config)
     estimator, params = _estimator(model, cfg, config, hyperparameter_flags)
@@ -165,39 +172,41 @@ def _fit(
 
     from nbcli.io.modelfile import save_model
 
-    save_model(result.model_file, output)
-    if json_out is not None or not quiet:
-        report = result.summary(output)
-        if json_out is not None:
-            # Hashing reads the files again: only when a report is asked for.
-            if common.uses_parts(engine, [data]):
-                # Parts may be readable only by the workers: named, not hashed.
-                report.inputs = {
-                    "data": {"path": data, "parts": expand_parts([data])},
-                    **common.inputs_of(**({"config": config} if config else {})),
+    # From here the old model file may already be replaced: finish, whatever arrives.
+    with common.signals_deferred():
+        save_model(result.model_file, output)
+        if json_out is not None or not quiet:
+            report = result.summary(output)
+            if json_out is not None:
+                # Hashing reads the files again: only when a report is asked for.
+                if common.uses_parts(engine, [data]):
+                    # Parts may be readable only by the workers: named, not hashed.
+                    report.inputs = {
+                        "data": {"path": data, "parts": expand_parts([data])},
+                        **common.inputs_of(**({"config": config} if config else {})),
+                    }
+                else:
+                    report.inputs = common.inputs_of(
+                        data=data, **({"config": config} if config else {})
+                    )
+                report.settings = {
+                    "chunk_size": chunk_size,
+                    "config": config,
+                    "delimiter": delimiter,
+                    "target": target,
+                    "features": features,
+                    "drop": drop,
+                    "missing": result.model_file.training.get("missing"),
+                    "unseen": unseen,
+                    "na_values": na_values,
+                    "columns": column_types or None,
                 }
-            else:
-                report.inputs = common.inputs_of(
-                    data=data, **({"config": config} if config else {})
-                )
-            report.settings = {
-                "chunk_size": chunk_size,
-                "config": config,
-                "delimiter": delimiter,
-                "target": target,
-                "features": features,
-                "drop": drop,
-                "missing": result.model_file.training.get("missing"),
-                "unseen": unseen,
-                "na_values": na_values,
-                "columns": column_types or None,
-            }
-            if common.uses_parts(engine, [data]):
-                report.settings["engine"] = engine
-            if text_settings is not None:
-                report.settings["text"] = text_settings.to_metadata()
-        common.emit_report(report, json_out, quiet=quiet)
-    info(f"wrote {output}", quiet or json_out == "-")
+                if common.uses_parts(engine, [data]):
+                    report.settings["engine"] = engine
+                if text_settings is not None:
+                    report.settings["text"] = text_settings.to_metadata()
+            common.emit_report(report, json_out, quiet=quiet)
+        info(f"wrote {output}", quiet or json_out == "-")
 
 
 def _estimator(model: str | None, cfg: dict, config: str | None, flags: dict):

@@ -94,6 +94,7 @@ def predict(
     scheduler: Annotated[str | None, common.SCHEDULER] = None,
     workers: Annotated[int | None, common.WORKERS] = None,
     worker_memory: Annotated[str | None, common.WORKER_MEMORY] = None,
+    force: Annotated[bool, common.FORCE] = False,
 ):
     """Predict labels (and with --proba, posterior probabilities) for new data.
 
@@ -105,6 +106,7 @@ def predict(
     from nbcli.cli.progress import ConsoleReporter
     from nbcli.workflows.parts import expand_parts
 
+    common.check_model_file(model)
     inputs = expand_parts(data)
     dask = engine.lower() == "dask"
     if dask and output_dir is None:
@@ -126,7 +128,12 @@ def predict(
         from nbcli.workflows.summary import PredictionSummary
 
         outputs = [("--output", output or "-")] + ([("--json", json_out)] if json_out else [])
-        check_outputs(outputs, [("--model", model), ("--data", inputs[0])])
+        check_outputs(
+            outputs,
+            [("--model", model), ("--data", inputs[0])],
+            kinds={"--output": "predictions"},
+            force=force,
+        )
         mf = load_model(model)
         check_keep(keep_cols, mf, proba)
         summary = PredictionSummary(model=model)
@@ -142,6 +149,8 @@ def predict(
             info(summary.line(), quiet)
         if json_out is not None:
             common.write_json(summary.to_dict(), json_out)
+        if output not in (None, "-"):
+            info(f"wrote {output}", quiet)
         return 0
     if json_out is not None:
         raise NbcliError("--json is for one input; batch mode reports each file on stderr")
@@ -159,7 +168,10 @@ def predict(
 
     if dask and jobs is not None:
         raise NbcliError("--jobs is for --engine local; the Dask cluster's workers run the files")
-    with common.open_engine(engine, scheduler, workers, worker_memory) as eng:
+    with (
+        common.ctrl_c_for_this_process_only(),
+        common.open_engine(engine, scheduler, workers, worker_memory) as eng,
+    ):
         report = predict_batch(
             model,
             inputs,
@@ -168,6 +180,7 @@ def predict(
             reporter=ConsoleReporter(quiet),
             engine=eng,
             output_format=output_format.lower(),
+            force=force,
             **options,
         )
     for in_path, out_path, _, error in report.rows:

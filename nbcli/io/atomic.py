@@ -26,7 +26,7 @@ import stat
 import sys
 import tempfile
 import zipfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -169,6 +169,8 @@ def check_outputs(
     inputs: Iterable[tuple[str, str | None]] = (),
     *,
     models: Iterable[str] = (),
+    kinds: Mapping[str, str] | None = None,
+    force: bool = False,
 ) -> None:
     """Check, before any work is done, every output path of a command.
 
@@ -181,21 +183,32 @@ def check_outputs(
         What the command reads (model, data, config); ``None`` and ``"-"``
         are skipped.
     models : iterable of str
-        The options among ``outputs`` that write a model file: such an
-        output may replace an existing nbcli model file or an empty file,
-        never any other file, and cannot be stdout.
+        The options among ``outputs`` that write a model file (kind
+        ``model``); such an output cannot be stdout.
+    kinds : mapping of option to kind, optional
+        The kind of output each option writes (see
+        :mod:`nbcli.io.output_kinds`: ``model``, ``predictions``, ``json``,
+        ``plot``). ``--json`` and ``--plot`` have their kind by default. An
+        output may replace an existing file of its own kind or an empty
+        file, never a file of another kind.
+    force : bool
+        Replace a file of another kind all the same (``--force``).
 
     Raises
     ------
     NbcliError
         When an output's folder is missing or not writable, it is a folder,
-        it is an existing regular file other than a model file where a model
-        is written, it names the same file as an input (which it would
+        it is an existing regular file of another kind than the output (and
+        ``force`` is False), it names the same file as an input (which it would
         replace) or as another output, or it is ``-`` while stdout is closed.
         Devices and named pipes are written in place, never replaced, so
         they are not compared with anything.
     """
+    from nbcli.io.output_kinds import option_kind
+
     model_options = set(models)
+    kind_of = {option: "model" for option in model_options}
+    kind_of.update(kinds or {})
     read: dict[tuple, tuple[str, str]] = {}
     for option, source in inputs:
         if source in (None, "-"):
@@ -228,22 +241,32 @@ def check_outputs(
                 f"{shown}: is also an input ({source_option} {source}); "
                 "writing there would replace it: choose another output path"
             )
-        if (
-            option in model_options
-            and _regular_file(target)
-            and target.stat().st_size > 0
-            and not is_model_file(target)
-        ):
-            raise NbcliError(
-                f"{shown}: exists and is not an nbcli model file; remove it or choose another path"
-            )
         if identity in written:
             other_option, other = written[identity]
             raise NbcliError(
                 f"{shown}: is the same file as {other_option} {other}; give "
                 "each output its own path"
             )
+        kind = kind_of.get(option, option_kind(option))
+        if kind is not None and not force:
+            _check_kind(target, kind, shown)
         written[identity] = (option, path)
+
+
+def _check_kind(target: Path, kind: str, shown: str) -> None:
+    """Refuse to replace an existing file of another kind than ``kind``."""
+    from nbcli.io.output_kinds import KIND_NAMES, file_kind
+
+    if not _regular_file(target):
+        return
+    found = file_kind(target)
+    if found in (kind, "empty"):
+        return
+    what = KIND_NAMES[found] if found is not None else "another kind of file"
+    raise NbcliError(
+        f"{shown}: exists and is not {KIND_NAMES[kind]} (it is {what}); remove it, "
+        "choose another path, or give --force to replace it"
+    )
 
 
 @contextlib.contextmanager

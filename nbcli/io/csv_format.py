@@ -54,8 +54,9 @@ LINE_LIMIT = 100 << 20
 class CsvHeader:
     """The header of a CSV file.
 
-    ``columns`` are the names as written, ``""`` for a column without a name
-    (such as the index column pandas writes); ``has_data`` tells whether a
+    ``columns`` are the names without surrounding whitespace, ``""`` for a
+    column without a name (such as the index column pandas writes);
+    ``written`` the names exactly as in the file; ``has_data`` tells whether a
     non-blank line follows the header; ``blank_above`` counts the blank
     lines above the header; ``lone_cr`` whether lines end with a carriage
     return alone; ``sample_bytes`` is the length in UTF-8 bytes of the
@@ -68,6 +69,7 @@ class CsvHeader:
     blank_above: int = 0
     lone_cr: bool = False
     sample_bytes: int = 0
+    written: tuple[str, ...] = ()
 
 
 def normalise_delimiter(delimiter: str, display: str) -> str:
@@ -79,6 +81,12 @@ def normalise_delimiter(delimiter: str, display: str) -> str:
             display, f"the delimiter must be one character such as ',' or ';', got {delimiter!r}"
         )
     return delimiter
+
+
+#: The longest line read (in characters): long text documents stay far
+#: below it, while a device such as /dev/zero or binary data fails fast
+#: instead of filling memory.
+MAX_LINE_CHARS = 100_000_000
 
 
 def read_header(
@@ -99,9 +107,16 @@ def read_header(
         with open_binary() as raw:
             text = io.TextIOWrapper(raw, encoding="utf-8-sig", newline="")
             while len(lines) <= _SAMPLE_ROWS:
-                line = text.readline()
+                line = text.readline(MAX_LINE_CHARS + 1)
                 if not line:
                     break
+                if len(line) > MAX_LINE_CHARS:
+                    raise fail(
+                        display,
+                        f"line {blank_above + len(lines) + 1} is longer than "
+                        f"{MAX_LINE_CHARS // 1_000_000} MB; this is not a CSV file (a device "
+                        "such as /dev/zero, or binary data?)",
+                    )
                 # Blank (and whitespace-only) lines are skipped everywhere.
                 if line.strip():
                     lines.append(line)
@@ -113,7 +128,10 @@ def read_header(
         delimiter = _detect_delimiter(lines)
     else:
         delimiter = normalise_delimiter(delimiter, display)
-    columns = next(csv.reader(lines[:1], delimiter=delimiter))
+    # Names are matched without their surrounding whitespace, at fit and
+    # predict alike ("a, b" names the columns "a" and "b").
+    written = next(csv.reader(lines[:1], delimiter=delimiter))
+    columns = [name.strip() for name in written]
     repeated = [name for name, n in Counter(c for c in columns if c).items() if n > 1]
     if repeated:
         raise fail(
@@ -128,6 +146,7 @@ def read_header(
         blank_above=blank_above,
         lone_cr=lines[0].endswith("\r") and not lines[0].endswith("\r\n"),
         sample_bytes=max(len(line.encode("utf-8")) for line in lines),
+        written=tuple(written),
     )
 
 
@@ -210,15 +229,19 @@ class CsvReader(TableReader):
         # cells spelled like numbers may be missing values (--na-values).
         typed = typed and self.opts.na_values is None
         numeric = set(self.plan.numeric) - {*self.plan.keep, self.plan.target} if typed else set()
+        # The parser checks the header against the names as written; the
+        # frame's columns are then renamed to the stripped names.
+        written = _private_names(list(self.header.written or self.header.columns))
         schema = {
             name: pl.Float64 if column in numeric else pl.String
-            for name, column in zip(self._names, self.header.columns)
+            for name, column in zip(written, self.header.columns)
         }
         # An unnamed column ("" in the header) has a private name in the
         # schema, which polars refuses to match with the header's "": the
         # header is skipped as a line instead, the names coming from the schema.
         unnamed = "" in self.header.columns
-        return pl.scan_csv(
+        renamed = {a: b for a, b in zip(written, self._names) if a != b}
+        lazy = pl.scan_csv(
             where,
             has_header=not unnamed,
             separator=self.header.delimiter,
@@ -230,6 +253,7 @@ class CsvReader(TableReader):
             truncate_ragged_lines=False,
             ignore_errors=typed,
         )
+        return lazy.rename(renamed) if renamed else lazy
 
     def _batches(self, lazy, chunk_size: int | None):
         """The rows of a scan as polars frames of exactly ``chunk_size`` rows

@@ -84,6 +84,18 @@ class Dataset:
         return int(self.X.shape[0])
 
 
+def strip_labels(y):
+    """Text labels without surrounding whitespace (``" x"`` and ``"x"`` are one
+    class, at fit and at scoring alike); other labels as they are."""
+    if y is None or y.dtype.kind not in "UO" or y.size == 0:
+        return y
+    if y.dtype.kind == "O":
+        if not all(isinstance(v, str) for v in y):
+            return y
+        return np.array([v.strip() for v in y], dtype=object)
+    return np.char.strip(y)
+
+
 def _dataset(reader: TableReader, chunk: RawChunk, missing: str) -> Dataset:
     """A chunk as a Dataset, after the one check of its feature cells
     (missing cells refused under ``missing="error"``)."""
@@ -95,7 +107,7 @@ def _dataset(reader: TableReader, chunk: RawChunk, missing: str) -> Dataset:
         raise chunk.label_error
     return Dataset(
         X=chunk.X,
-        y=chunk.y,
+        y=strip_labels(chunk.y),
         feature_names=list(plan.matrix),
         target=plan.target,
         path=reader.source.path,

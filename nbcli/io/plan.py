@@ -291,7 +291,20 @@ def _choose_target(named: list[str], opts: ReadOptions, display: str, unknown):
             "has no column left to use as the target; the columns are: "
             f"{quote_names(named)}; name the target column explicitly",
         )
+    dropped = [c for c in opts.drop or [] if c.strip().lower() in _TARGET_NAMES and c in named]
+    if dropped:
+        raise fail(
+            display,
+            f"--drop {dropped[0]} leaves out the column named like a target, and another "
+            "column would silently become the target; give --target COLUMN to choose it",
+        )
     like_target = [c for c in candidates if c.strip().lower() in _TARGET_NAMES]
+    if len(like_target) > 1:
+        raise fail(
+            display,
+            f"has several columns named like a target ({quote_names(like_target)}); "
+            "give --target COLUMN to choose one",
+        )
     if len(like_target) == 1:
         chosen = like_target[0]
         return chosen, f"using column '{chosen}' as the target (named like a target)"

@@ -45,6 +45,58 @@ _stdin_cache: tuple[object, bytes] | None = None
 _stream_cache: dict[tuple[str, int, int], bytes] = {}
 
 
+#: The longest line of text read from a pipe or device, in bytes (see
+#: :data:`nbcli.io.csv_format.MAX_LINE_CHARS`): /dev/zero fails fast.
+MAX_LINE_BYTES = 100_000_000
+_BLOCK = 1 << 20
+
+
+def read_bounded(stream, display: str) -> bytes:
+    """All of a pipe or device, refused as soon as it cannot be text data.
+
+    Text (anything but gzip, zip or Parquet bytes) must be UTF-8 and have no
+    line longer than :data:`MAX_LINE_BYTES`; a device such as ``/dev/zero``
+    (one endless line) or ``/dev/urandom`` (not UTF-8) is refused after at
+    most that many bytes instead of filling memory.
+
+    Raises
+    ------
+    NbcliError
+        For a line that is too long or bytes that are not UTF-8.
+    """
+    import codecs
+
+    blocks: list[bytes] = []
+    decoder = None
+    run = 0  # bytes since the last newline
+    line = 1
+    while True:
+        block = stream.read(_BLOCK)
+        if not block:
+            break
+        if isinstance(block, str):
+            block = block.encode("utf-8")
+        if not blocks and not block.startswith((_GZIP_MAGIC, _ZIP_MAGIC, _PARQUET_MAGIC)):
+            decoder = codecs.getincrementaldecoder("utf-8")()
+        blocks.append(block)
+        if decoder is None:
+            continue
+        try:
+            decoder.decode(block)
+        except UnicodeDecodeError:
+            raise fail(display, f"is not UTF-8 text (near line {line}); give a CSV file") from None
+        newlines = block.count(b"\n")
+        line += newlines
+        run = len(block) - block.rfind(b"\n") - 1 if newlines else run + len(block)
+        if run > MAX_LINE_BYTES:
+            raise fail(
+                display,
+                f"line {line} is longer than {MAX_LINE_BYTES // 1_000_000} MB; this is not a "
+                "CSV file (a device such as /dev/zero, or binary data?)",
+            )
+    return b"".join(blocks)
+
+
 def _stdin_bytes() -> bytes:
     """All of stdin, read once; later calls return the same bytes."""
     global _stdin_cache
@@ -53,11 +105,9 @@ def _stdin_bytes() -> bytes:
         raise fail("<stdin>", "is closed; give a file path, or pipe the data in")
     if _stdin_cache is None or _stdin_cache[0] is not stream:
         try:
-            data = stream.read()
+            data = read_bounded(stream, "<stdin>")
         except (OSError, ValueError) as exc:
             raise fail("<stdin>", f"cannot be read ({exc})") from exc
-        if isinstance(data, str):
-            data = data.encode("utf-8")
         _stdin_cache = (stream, data)
     return _stdin_cache[1]
 
@@ -79,7 +129,7 @@ def _stream_bytes(path: str, key) -> bytes:
     if key not in _stream_cache:
         with translated(path):
             with open(path, "rb") as handle:
-                _stream_cache[key] = handle.read()
+                _stream_cache[key] = read_bounded(handle, path)
     return _stream_cache[key]
 
 

@@ -37,6 +37,28 @@ the solve's does; below it, by triangular solves."""
 _QDA_PRODUCT_ELEMENTS = 1 << 18
 
 
+class CollinearWarning(UserWarning):
+    """LDA dropped directions of the pooled covariance: constant or collinear
+    features (MASS's "variables are collinear"). ``features`` holds the
+    indices of the features involved, ``n_dropped`` the directions dropped."""
+
+    def __init__(self, message: str, features=(), n_dropped: int = 0):
+        super().__init__(message)
+        self.features = list(features)
+        self.n_dropped = int(n_dropped)
+
+
+def _collinear_features(std, evecs, keep) -> list[int]:
+    """Indices of the features in the dropped directions: constant ones and
+    those that load on a dropped eigenvector (|loading| > 0.1; the vectors
+    have unit length)."""
+    involved = np.zeros(len(std), dtype=bool)
+    involved |= std == 0
+    if np.any(~keep):
+        involved |= np.any(np.abs(evecs[:, ~keep]) > 0.1, axis=1)
+    return [int(i) for i in np.flatnonzero(involved)]
+
+
 class _DiscriminantBase(DiscriminantAPI, BayesClassifier):
     # Hyperparameters both subclasses have (set by their __init__).
     priors: object
@@ -281,11 +303,36 @@ class LinearDiscriminantAnalysis(ClassNamePrefixFeaturesOut, _DiscriminantBase):
         self.priors_ = self._priors()
 
         std = np.sqrt(np.diag(cov))
-        std[std == 0] = 1.0
+        constant = std == 0
+        std[constant] = 1.0
         corr = cov / np.outer(std, std)
         evals, evecs = np.linalg.eigh(corr)
         keep = evals > self.tol**2
         self.rank_ = int(keep.sum())
+        if self.rank_ < d:
+            where = np.where(constant, 0.0, std)
+            involved = _collinear_features(where, evecs, keep)
+            names = getattr(self, "feature_names_in_", None)
+            shown = ", ".join(str(names[i]) if names is not None else f"x{i}" for i in involved)
+            if self.rank_ == 0:
+                why = (
+                    "; with one sample per class there is no within-class spread"
+                    if np.all(count[present] <= 1)
+                    else ""
+                )
+                raise UndeterminedError(
+                    f"every direction of the within-class covariance is constant or collinear "
+                    f"(features {shown}); LDA has nothing left to score with{why}"
+                )
+            warnings.warn(
+                CollinearWarning(
+                    f"variables are collinear: {d - self.rank_} of {d} directions of the "
+                    f"within-class covariance dropped (features {shown})",
+                    involved,
+                    d - self.rank_,
+                ),
+                stacklevel=2,
+            )
         scalings = (evecs[:, keep] / np.sqrt(evals[keep])) / std[:, None]  # (d, r)
 
         # Class means are centred at their prior-weighted mean before anything

@@ -5,6 +5,8 @@ from __future__ import annotations
 from rich.table import Table
 from rich.text import Text
 
+from nbcli.terminal import escape_controls
+
 
 def _fmt_param(value) -> str:
     return "default" if value is None else str(value)
@@ -41,7 +43,7 @@ def render_training(report) -> list:
     classes.add_column("prior", justify="right")
     for label, count, prior in zip(report.classes, report.class_counts, report.priors):
         classes.add_row(
-            Text(str(label)),
+            Text(escape_controls(str(label))),
             f"{count:,}" if isinstance(count, int) else f"{count:g}",
             f"{prior:.4f}",
         )

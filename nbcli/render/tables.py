@@ -22,9 +22,11 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
-from nbcli.terminal import is_terminal
+from nbcli.terminal import escape_controls, is_terminal
 
 PIPE_WIDTH = 200
+#: How wide a confusion matrix may grow in piped output (about 150 classes).
+PIPED_CONFUSION_WIDTH = 1000
 """Console width used when the output is not a terminal."""
 
 BAR_WIDTH = 20
@@ -53,6 +55,32 @@ _METRIC_NAMES = {
 }
 
 
+class SafeConsole(Console):
+    """A console that never passes a control character from the data (a
+    label, a column name, a file name) to the terminal: text is shown with
+    such characters escaped (``\\x1b``); only Rich's own styling reaches the
+    terminal as codes."""
+
+    def render_str(self, text: str, **kwargs) -> Text:
+        return super().render_str(escape_controls(text), **kwargs)
+
+    def _render_buffer(self, buffer) -> str:
+        from rich.segment import Segment
+
+        safe = (
+            segment
+            if segment.control
+            else Segment(escape_controls(segment.text, keep_whitespace=True), segment.style)
+            for segment in buffer
+        )
+        text = super()._render_buffer(safe)
+        if self.is_terminal:
+            return text
+        # Rich pads every line to the table's width: trailing spaces in a
+        # log or a diff are noise.
+        return "\n".join(line.rstrip(" ") for line in text.split("\n"))
+
+
 def make_console(file=None, width: int | None = None) -> Console:
     """A Rich console writing to ``file`` (default ``sys.stdout``).
 
@@ -63,8 +91,8 @@ def make_console(file=None, width: int | None = None) -> Console:
     """
     file = sys.stdout if file is None else file
     if is_terminal(file):
-        return Console(file=file, width=width, highlight=False)
-    return Console(
+        return SafeConsole(file=file, width=width, highlight=False)
+    return SafeConsole(
         file=file,
         width=width or PIPE_WIDTH,
         no_color=True,
@@ -92,9 +120,12 @@ class FirstThatFits:
     width.
     """
 
-    def __init__(self, *builders, min_widths=None):
+    def __init__(self, *builders, min_widths=None, piped_width: int = 0):
         self.builders = builders
         self.min_widths = list(min_widths) if min_widths is not None else [0] * len(builders)
+        # Off a terminal nothing is cut by a window: a layout up to this wide
+        # is shown as a whole rather than given up for a narrower one.
+        self.piped_width = piped_width
 
     def _natural_width(self, console, options, layout) -> int:
         return Measurement.get(console, options.update_width(1_000_000), layout).maximum
@@ -107,10 +138,25 @@ class FirstThatFits:
             if self._natural_width(console, options, layout) <= options.max_width:
                 yield layout
                 return
+        if not console.is_terminal and self.piped_width > options.max_width:
+            for build, bound in zip(self.builders[:-1], self.min_widths):
+                if bound > self.piped_width:
+                    continue
+                layout = build()
+                width = self._natural_width(console, options, layout)
+                if width <= self.piped_width:
+                    yield from console.render(layout, options.update_width(width))
+                    return
         yield self.builders[-1]()
 
     def __rich_measure__(self, console, options):
         return Measurement.get(console, options, self.builders[-1]())
+
+
+def percent(level: float) -> str:
+    """A confidence level as a percentage with every digit it has: 0.95 ->
+    "95%", 0.975 -> "97.5%" (never rounded to a level that was not asked for)."""
+    return f"{round(level * 100, 8):g}%"
 
 
 def _num(x, digits: int = 4) -> str:
@@ -126,7 +172,7 @@ def _signed(x, digits: int = 4) -> str:
 
 
 def _label(label) -> Text:
-    return Text(str(label), overflow="fold")
+    return Text(escape_controls(str(label)), overflow="fold")
 
 
 def _interval_text(iv) -> str:
@@ -158,9 +204,9 @@ def _interval_note(settings: dict, intervals) -> Text:
     seed = settings.get("seed")
     if settings.get("bootstrap_method") == "poisson-bootstrap":
         return Text(
-            f"{level:.0%} Poisson-bootstrap percentile intervals from {n} replicates (seed {seed})."
+            f"{percent(level)} Poisson-bootstrap percentile intervals from {n} replicates (seed {seed})."
         )
-    note = f"{level:.0%} BCa bootstrap intervals from {n} resamples (seed {seed})."
+    note = f"{percent(level)} BCa bootstrap intervals from {n} resamples (seed {seed})."
     intervals = list(intervals)
     if any(iv.method == "percentile" for iv in intervals):
         note += (
@@ -176,7 +222,7 @@ def _metric_table(title: str, metrics: dict, level: float) -> Table:
     t = _table(title)
     t.add_column("Metric")
     t.add_column("Value", justify="right")
-    t.add_column(f"{level:.0%} interval", justify="right", no_wrap=True)
+    t.add_column(f"{percent(level)} interval", justify="right", no_wrap=True)
     for key, iv in metrics.items():
         t.add_row(_METRIC_NAMES.get(key, key), _num(iv.value), _interval_text(iv))
     return t
@@ -202,7 +248,7 @@ def _per_class_table(rows, averages, keys=None) -> Table:
     t.add_section()
     for avg in averages.values():
         t.add_row(
-            Text(str(avg.label)),
+            _label(avg.label),
             _num(avg.precision),
             _num(avg.recall),
             _num(avg.f1),
@@ -254,7 +300,7 @@ def _confusion(report):
             labels,
             counts,
             n_classes,
-            [Text(f"{k} {x}", overflow="fold") for k, x in zip(keys, labels)],
+            [Text(f"{k} {escape_controls(str(x))}", overflow="fold") for k, x in zip(keys, labels)],
             [Text(k) for k in keys],
         ),
         lambda: Group(
@@ -265,6 +311,7 @@ def _confusion(report):
         ),
         lambda: not_shown,
         min_widths=[bound, bound, bound],
+        piped_width=PIPED_CONFUSION_WIDTH,
     )
 
 
@@ -318,6 +365,40 @@ def reliability_table(diagram, title: str = "Reliability (top-class confidence)"
     return t
 
 
+def _scored(inputs: dict) -> Text | None:
+    """``Model MODEL scored on DATA`` from a report's inputs (None when not known)."""
+
+    def path(role):
+        entry = inputs.get(role) if isinstance(inputs, dict) else None
+        return entry.get("path") if isinstance(entry, dict) else None
+
+    model, data = path("model"), path("data")
+    if model is None or data is None:
+        return None
+    return Text(
+        f"Model {escape_controls(str(model))} scored on {escape_controls(str(data))}",
+        overflow="fold",
+    )
+
+
+def terms_note(*, log_loss: bool = True) -> Text:
+    """What the report's terms mean, printed where they appear."""
+    lines = [
+        "ECE: expected calibration error, the row-weighted mean |accuracy - confidence| "
+        "over the confidence bins; MCE: the largest such gap of a bin.",
+        "Gap: accuracy - confidence of a bin; positive means under-confident, negative "
+        "over-confident.",
+        "Brier score: the squared error summed over all classes (the multiclass sum: for two "
+        "classes twice the usual binary figure), averaged over rows.",
+    ]
+    if log_loss:
+        lines.append(
+            "Log-loss: natural log, probabilities clipped below at 2.2e-308, so a confident "
+            "mistake costs up to 708 (scikit-learn clips at 2.2e-16: at most 36)."
+        )
+    return Text("\n".join(lines), overflow="fold")
+
+
 def render_evaluation(report) -> list:
     """Renderables for an :class:`~nbcli.reports.evaluation.EvaluationReport`.
 
@@ -340,7 +421,9 @@ def render_evaluation(report) -> list:
             f"\n{report.n_unseen} rows have labels the model never saw: they count as errors "
             "and are left out of log-loss, Brier score and calibration."
         )
+    scored = _scored(report.inputs)
     return [
+        *([scored] if scored is not None else []),
         _metric_table(title, report.metrics, s.get("confidence", 0.95)),
         note,
         _per_class(report),
@@ -349,6 +432,7 @@ def render_evaluation(report) -> list:
         Text(""),
         summary,
         reliability_table(cal.diagram),
+        terms_note(),
     ]
 
 
@@ -444,9 +528,9 @@ def render_calibration(report, before=None) -> list:
     t = _table(f"Calibration on {report.n_samples - report.n_unseen} rows")
     t.add_column("Metric")
     if before is not None:
-        t.add_column(f"Before [{level:.0%} interval]", justify="right", no_wrap=True)
+        t.add_column(f"Before [{percent(level)} interval]", justify="right", no_wrap=True)
     t.add_column(
-        f"{'After' if before is not None else 'Value'} [{level:.0%} interval]",
+        f"{'After' if before is not None else 'Value'} [{percent(level)} interval]",
         justify="right",
         no_wrap=True,
     )
@@ -464,4 +548,5 @@ def render_calibration(report, before=None) -> list:
         out.append(reliability_table(report.diagram, "Reliability after calibration"))
     else:
         out.append(reliability_table(report.diagram))
+    out.append(terms_note())
     return out

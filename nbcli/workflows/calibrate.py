@@ -172,7 +172,9 @@ def calibrate(
     try:
         calibrator.fit(raw_logp[rows], y_idx)
     except ValueError as exc:
-        raise NbcliError(f"{data}: cannot fit the {method} calibrator: {exc}") from None
+        raise NbcliError(
+            f"{data}: cannot fit the {method} calibrator: {_data_rows(str(exc), rows)}"
+        ) from None
     certain = isinstance(calibrator, TemperatureScaling) and _warn_about_temperature(
         calibrator, raw_logp[rows], reporter
     )
@@ -193,6 +195,18 @@ def calibrate(
     )
     mf.calibrator, mf.calibration_info = calibrator, info
     return CalibrationResult(report=report, model=mf, fitted=True, certain=certain)
+
+
+def _data_rows(message: str, rows) -> str:
+    """A calibrator's message with its rows (counted from 1 among the rows
+    it was given, those with known labels) as data rows of the file."""
+    import re
+
+    def data_row(match):
+        i = int(match.group(1)) - 1
+        return f"data row {int(rows[i]) + 1}" if 0 <= i < len(rows) else match.group(0)
+
+    return re.sub(r"\brow (\d+)", data_row, message)
 
 
 def _warn_about_temperature(calibrator, log_proba, reporter: Reporter) -> bool:

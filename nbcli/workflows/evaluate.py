@@ -25,7 +25,7 @@ def evaluate(
     bootstrap: int = 1000,
     confidence: float = 0.95,
     seed: int = 0,
-    bins: int = 10,
+    bins: int | None = None,
     reporter: Reporter | None = None,
     engine: Engine | None = None,
 ) -> EvaluationReport:
@@ -45,8 +45,9 @@ def evaluate(
         Confidence level of the intervals, in (0, 1).
     seed : int
         Seed of the bootstrap.
-    bins : int
-        Equal-width confidence bins of the calibration summary.
+    bins : int, optional
+        Equal-width confidence bins of the calibration summary: at most the
+        number of rows. Default: 10, or one per row when there are fewer.
     engine : Engine, optional
         Where the work runs; only the local engine exists so far.
 
@@ -65,6 +66,15 @@ def evaluate(
 
     mf = load_model(model)
     scores = score(mf, data, read=read, reporter=reporter)
+    check_labels_known(mf.classes, scores.y_true, model, data)
+    n_rows = len(scores.y_true)
+    if bins is None:
+        bins = max(1, min(10, n_rows))
+    elif bins > n_rows:
+        raise NbcliError(
+            f"--bins {bins:,}: more bins than the {n_rows:,} rows scored in {data}; "
+            f"give at most {n_rows:,}"
+        )
     settings = {
         "bootstrap_resamples": bootstrap,
         "confidence": confidence,
@@ -85,6 +95,37 @@ def evaluate(
         settings=settings,
     )
     return report
+
+
+def check_labels_known(classes, y_true, model: str, data: str) -> None:
+    """Refuse test data none of whose labels is a class of the model.
+
+    Such a run would score every row as an error (accuracy 0): the labels
+    are written differently (``1.0`` against integer classes) or the target
+    column is the wrong one. When only some labels are unknown, the report
+    warns instead.
+
+    Raises
+    ------
+    NbcliError
+        Naming the labels found and the classes the model knows.
+    """
+    from nbcli.reports.metrics import encode_labels, json_label
+
+    coding = encode_labels(classes, y_true)
+    if len(y_true) == 0 or coding.n_unseen < len(y_true):
+        return
+    from nbcli.terminal import shown_label
+
+    def listed(labels) -> str:
+        text = ", ".join(shown_label(json_label(x)) for x in list(labels)[:10])
+        return text + (f" and {len(labels) - 10} more" if len(labels) > 10 else "")
+
+    raise NbcliError(
+        f"{data}: none of its labels ({listed(coding.unseen_labels)}) is a class of {model}, "
+        f"which knows {listed(list(classes))}; check --target and that the labels are "
+        "written as in the training data"
+    )
 
 
 def compare(
@@ -129,6 +170,8 @@ def compare(
         str(p) != str(q) for p, q in zip(sa.y_true, sb.y_true)
     ):
         raise NbcliError(f"{data}: the two models read different rows or labels (check --target)")
+    for path, mf, scores in ((models[0], a, sa), (models[1], b, sb)):
+        check_labels_known(mf.classes, scores.y_true, path, data)
     settings = {"bootstrap_resamples": bootstrap, "confidence": confidence, "seed": seed}
     return build_comparison(
         a.classes,

@@ -230,6 +230,7 @@ def predict_batch(
     reporter: Reporter | None = None,
     engine: Engine | None = None,
     output_format: str = "csv",
+    force: bool = False,
     **options,
 ) -> BatchReport:
     """Predict every input into ``output_dir/<name>.pred.csv``, files in parallel.
@@ -248,6 +249,8 @@ def predict_batch(
     ----------
     output_format : {"csv", "parquet"}
         ``<name>.pred.csv`` or ``<name>.pred.parquet``.
+    force : bool
+        Replace an existing output file that is not a predictions file.
     options
         The keyword options of :func:`predict` (``proba``, ``keep``, ``read``).
 
@@ -291,6 +294,8 @@ def predict_batch(
     check_outputs(
         [("--output-dir", out) for out in targets.values()],
         [("--model", model_path), *(("--data", p) for p in inputs)],
+        kinds={"--output-dir": "predictions"},
+        force=force,
     )
     tasks = [(model_path, p, targets[p], options) for p in inputs]
     try:

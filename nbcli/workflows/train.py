@@ -135,6 +135,26 @@ def training_stream(path: str, **read):
     return iter_dataset(path, need_target=True, raw_labels=True, **read)
 
 
+def _named(message: str, feature_names) -> str:
+    """A model message with its ``x<i>`` feature placeholders as column names."""
+    import re
+
+    names = list(feature_names)
+
+    def name(match):
+        i = int(match.group(1))
+        return repr(names[i]) if i < len(names) else match.group(0)
+
+    return re.sub(r"\bx(\d+)\b", name, message)
+
+
+def _model_warnings(path: str, caught, feature_names) -> list[str]:
+    """Warnings the model gave when its statistics became parameters, as
+    report lines naming the columns (LDA's collinear directions)."""
+    lines = [f"{path}: {_named(str(w.message), feature_names)}" for w in caught]
+    return list(dict.fromkeys(lines))
+
+
 def train(
     estimator,
     path: str,
@@ -453,19 +473,28 @@ def finish_training(
         warnings.append(f"{path}: {msg}; its probabilities rest on smoothing alone")
     if model_type == "gaussian":
         _check_gaussian_spread(path, estimator, feature_names, typed)
+    import warnings as python_warnings
+
     try:
-        if tables is not None:
-            set_category_counts(estimator, feature_names, tables.categories)
-        if typed is not classes:
-            estimator.relabel(typed)
-        if priors_by_label is not None:
-            estimator.set_params(
-                **{estimator.prior_param: order_priors(priors_by_label, estimator.classes_)}
-            )
-        with np.errstate(over="ignore", invalid="ignore"):
+        # relabel and set_params rebuild the parameters too: every warning of
+        # the model is collected, and reported once, naming the columns.
+        with (
+            np.errstate(over="ignore", invalid="ignore"),
+            python_warnings.catch_warnings(record=True) as caught,
+        ):
+            python_warnings.simplefilter("always")
+            if tables is not None:
+                set_category_counts(estimator, feature_names, tables.categories)
+            if typed is not classes:
+                estimator.relabel(typed)
+            if priors_by_label is not None:
+                estimator.set_params(
+                    **{estimator.prior_param: order_priors(priors_by_label, estimator.classes_)}
+                )
             estimator.finalize()
     except ValueError as exc:
-        raise NbcliError(f"{path}: {exc}") from None
+        raise NbcliError(f"{path}: {_named(str(exc), feature_names)}") from None
+    warnings.extend(_model_warnings(path, caught, feature_names))
     _check_finite_parameters(path, estimator)
     warnings.extend(smoothing_warnings(path, estimator, feature_names))
     if tables is not None and tables.row_counts is not None:

@@ -1,0 +1,107 @@
+"""Option limits refused up front, help that shows only what is accepted,
+and titles that say the confidence level asked for."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from conftest import assert_one_error_line, fitted_model_file, nbcli_in_process
+
+from nbcli.reports import thresholds
+
+
+@pytest.fixture
+def d(tmp_path):
+    fitted_model_file(tmp_path / "m.npz")
+    rows = "".join(f"{i % 7},{(i * 3) % 5},{'xy'[i % 2]}\n" for i in range(30))
+    (tmp_path / "test.csv").write_text("a,b,label\n" + rows, encoding="utf-8")
+    return tmp_path
+
+
+@pytest.mark.parametrize("value", ["1", "99", "1000001", "-1"])
+def test_bootstrap_takes_0_or_100_to_a_million(d, value):
+    for command in ("evaluate", "calibrate"):
+        run = nbcli_in_process(
+            command, "-m", d / "m.npz", "-d", d / "test.csv", "--bootstrap", value
+        )
+        assert_one_error_line(run, "--bootstrap", "100 to 1,000,000")
+
+
+def test_bootstrap_0_with_an_interval_threshold_is_refused_before_any_work(d):
+    for command, metric in (
+        ("evaluate", "accuracy.lower=0.5"),
+        ("compare", "difference.lower=0"),
+        ("calibrate", "ece.upper=0.5"),
+    ):
+        models = ["-m", d / "m.npz"] * (2 if command == "compare" else 1)
+        option = "--fail-over" if command == "calibrate" else "--fail-under"
+        run = nbcli_in_process(
+            command, *models, "-d", d / "missing.csv", "--bootstrap", "0", option, metric
+        )
+        # Refused before the (missing) data is read.
+        assert_one_error_line(run, metric.split("=")[0], "--bootstrap 0")
+
+
+def test_bins_at_most_1000_and_at_most_the_rows(d):
+    run = nbcli_in_process("evaluate", "-m", d / "m.npz", "-d", d / "test.csv", "--bins", "100000")
+    assert_one_error_line(run, "--bins")
+    run = nbcli_in_process("evaluate", "-m", d / "m.npz", "-d", d / "test.csv", "--bins", "31")
+    assert_one_error_line(run, "--bins 31", "30 rows", "at most 30")
+    ok = nbcli_in_process("evaluate", "-m", d / "m.npz", "-d", d / "test.csv", "--bins", "30", "-q")
+    assert ok.returncode == 0, ok.stderr
+    run = nbcli_in_process("calibrate", "-m", d / "m.npz", "-d", d / "test.csv", "--bins", "1001")
+    assert_one_error_line(run, "--bins", "1 to 1,000")
+
+
+@pytest.mark.parametrize("command", ["evaluate", "compare", "calibrate"])
+def test_help_shows_only_threshold_examples_the_command_accepts(command):
+    known = {
+        "evaluate": thresholds.EVALUATION_METRICS,
+        "compare": thresholds.COMPARISON_METRICS,
+        "calibrate": thresholds.CALIBRATION_METRICS,
+    }[command]
+    run = nbcli_in_process(command, "--help")
+    text = " ".join(run.stdout.split())
+    for direction in ("under", "over"):
+        found = re.search(rf"--fail-{direction} METRIC=VALUE .*?e\.g\. (.*?)\. Repeatable", text)
+        assert found, text
+        examples = found.group(1).split(" or ")
+        assert len(examples) == 2
+        for example in examples:
+            thresholds.parse_threshold(example, direction, known)  # raises if refused
+
+
+def test_help_metavars_are_words_not_type_annotations():
+    for command in ("fit", "predict", "evaluate", "compare", "calibrate"):
+        run = nbcli_in_process(command, "--help")
+        assert run.returncode == 0
+        assert not re.search(r"<(str|int|float|list\[.*?\]|int range|float range)>", run.stdout)
+    fit_help = nbcli_in_process("fit", "--help").stdout
+    assert "--features COLUMNS" in fit_help and "--data PATH" in fit_help
+
+
+def test_debug_is_accepted_after_the_command_too(d):
+    run = nbcli_in_process(
+        "fit", "--debug", "-m", "gaussian", "-d", d / "m.train.csv", "-o", d / "n.npz", "-q"
+    )
+    assert run.returncode == 0, run.stderr
+    assert (d / "n.npz").exists()
+
+
+@pytest.mark.parametrize("level, shown", [(0.975, "97.5%"), (0.995, "99.5%"), (0.95, "95%")])
+def test_titles_show_the_confidence_level_unrounded(d, level, shown):
+    run = nbcli_in_process(
+        "evaluate",
+        "-m",
+        d / "m.npz",
+        "-d",
+        d / "test.csv",
+        "--confidence",
+        str(level),
+        "--bootstrap",
+        "200",
+    )
+    assert run.returncode == 0, run.stderr
+    assert f"{shown} " in run.stdout
+    assert "98%" not in run.stdout and "100%" not in run.stdout

@@ -1,0 +1,309 @@
+"""What the terminal and the reader see: escaped data text, and refusals
+that name what is known."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import assert_one_error_line, nbcli_in_process
+
+from nbcli.terminal import escape_controls
+
+EVIL = "b\x1b]0;pwned\x07\u202e"
+
+
+def test_escape_controls():
+    assert escape_controls("plain, ünïcødé 名") == "plain, ünïcødé 名"
+    assert escape_controls("a\x1b[2Jb") == "a\\x1b[2Jb"
+    assert escape_controls("x\x9by\x7f") == "x\\x9by\\x7f"
+    assert escape_controls("r\u202el") == "r\\u202el"
+    assert escape_controls("a\nb") == "a\\nb"
+    assert escape_controls("a\nb", keep_whitespace=True) == "a\nb"
+
+
+@pytest.fixture
+def d(tmp_path):
+    rows = [("1", "2", "x\x1b[2J"), ("2", "3", "x\x1b[2J"), ("3", "1", "x\x1b[2J")]
+    rows += [("5", "6", "y"), ("6", "7", "y"), ("7", "5", "y")]
+    text = f"a,{EVIL},label\n" + "".join(",".join(r) + "\n" for r in rows)
+    (tmp_path / "evil.csv").write_text(text, encoding="utf-8")
+    return tmp_path
+
+
+def test_control_characters_in_names_and_labels_never_reach_the_terminal(d):
+    runs = [
+        nbcli_in_process("fit", "-m", "gaussian", "-d", d / "evil.csv", "-o", d / "e.npz"),
+        nbcli_in_process("evaluate", "-m", d / "e.npz", "-d", d / "evil.csv", "--bootstrap", "0"),
+        nbcli_in_process("predict", "-m", d / "e.npz", "-d", d / "evil.csv", "-t", "nope"),
+        nbcli_in_process("fit", "-m", "gaussian", "-d", d / "evil.csv", "--features", "zz"),
+    ]
+    assert runs[0].returncode == 0 and runs[1].returncode == 0, (runs[0].stderr, runs[1].stderr)
+    for run in runs:
+        for stream in (run.stdout, run.stderr):
+            assert "\x1b" not in stream and "\x07" not in stream and "\u202e" not in stream
+    assert "x\\x1b[2J" in runs[1].stdout  # the label, shown escaped in the tables
+    assert "\\x1b]0;pwned\\x07" in runs[2].stderr  # the column name, in the message
+
+
+@pytest.fixture
+def ints(tmp_path):
+    rows = "1,2,1\n2,3,1\n3,1,1\n5,6,2\n6,7,2\n7,5,2\n"
+    (tmp_path / "ints.csv").write_text("a,b,label\n" + rows, encoding="utf-8")
+    floats = rows.replace(",1\n", ",1.0\n").replace(",2\n", ",2.0\n")
+    (tmp_path / "floats.csv").write_text("a,b,label\n" + floats, encoding="utf-8")
+    some = rows.replace("7,5,2\n", "7,5,3\n")
+    (tmp_path / "some.csv").write_text("a,b,label\n" + some, encoding="utf-8")
+    run = nbcli_in_process(
+        "fit", "-m", "gaussian", "-d", tmp_path / "ints.csv", "-o", tmp_path / "i.npz"
+    )
+    assert run.returncode == 0, run.stderr
+    return tmp_path
+
+
+def test_evaluate_refuses_data_with_no_label_the_model_knows(ints):
+    m = ints / "i.npz"
+    run = nbcli_in_process("evaluate", "-m", m, "-d", ints / "floats.csv", "--bootstrap", "0")
+    assert_one_error_line(run, "floats.csv", "'1.0'", "knows 1, 2", "--target")
+    run = nbcli_in_process(
+        "compare", "-m", m, "-m", m, "-d", ints / "floats.csv", "--bootstrap", "0"
+    )
+    assert_one_error_line(run, "knows 1, 2")
+    # Some unknown: scored, with the warning.
+    run = nbcli_in_process("evaluate", "-m", m, "-d", ints / "some.csv", "--bootstrap", "0")
+    assert run.returncode == 0, run.stderr
+    assert any(line.startswith("warning: 1 test rows have labels") for line in run.stderr_lines)
+
+
+def test_a_calibrator_that_makes_ece_or_brier_worse_is_not_written(tmp_path, sample_dir):
+    # Gaussian NB on digits with the default var_smoothing: log-likelihoods so
+    # extreme that the NLL-optimal temperature flattens every posterior.
+    model, out = tmp_path / "dg.npz", tmp_path / "dg-cal.npz"
+    run = nbcli_in_process(
+        "fit", "-m", "gaussian", "-d", sample_dir / "digits_train.csv", "-o", model
+    )
+    assert run.returncode == 0, run.stderr
+    args = ["calibrate", "-m", model, "-d", sample_dir / "digits_calib.csv", "-o", out]
+    run = nbcli_in_process(*args, "--bootstrap", "0")
+    assert run.returncode == 3, run.stderr
+    errors = [line for line in run.stderr_lines if line.startswith("error:")]
+    assert len(errors) == 1 and "Traceback" not in run.stderr
+    assert "ECE (0.17" in errors[0] and "-> 0.6" in errors[0] and "Brier score" in errors[0]
+    assert "--method isotonic" in errors[0] and "--allow-worse" in errors[0]
+    assert not out.exists()
+    run = nbcli_in_process(*args, "--bootstrap", "0", "--allow-worse")
+    assert run.returncode == 0, run.stderr
+    assert out.exists() and f"wrote {out}" in run.stderr_lines
+    # A calibrator that helps is written without the flag.
+    run = nbcli_in_process(*args, "--method", "isotonic", "--bootstrap", "0")
+    assert run.returncode == 0, run.stderr
+
+
+def test_piped_lines_have_no_trailing_spaces(sample_dir, tmp_path):
+    model = tmp_path / "w.npz"
+    assert (
+        nbcli_in_process(
+            "fit", "-m", "gaussian", "-d", sample_dir / "wine_train.csv", "-o", model
+        ).returncode
+        == 0
+    )
+    run = nbcli_in_process(
+        "evaluate", "-m", model, "-d", sample_dir / "wine_test.csv", "--bootstrap", "0"
+    )
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.splitlines()
+    assert len(lines) > 20
+    assert [line for line in lines if line != line.rstrip()] == []
+
+
+def test_a_model_type_where_a_file_is_read_and_the_reverse_get_a_hint(ints):
+    run = nbcli_in_process("predict", "-m", "gaussian", "-d", ints / "ints.csv")
+    assert_one_error_line(run, "--model gaussian", "is a model type", "nbcli fit -m gaussian")
+    run = nbcli_in_process("evaluate", "-m", "QDA", "-d", ints / "ints.csv")
+    assert_one_error_line(run, "is a model type")
+    run = nbcli_in_process("fit", "-m", ints / "i.npz", "-d", ints / "ints.csv")
+    assert_one_error_line(run, "fit takes a model type and writes a model file")
+    run = nbcli_in_process("fit", "-m", "nonsense", "-d", ints / "ints.csv")
+    assert_one_error_line(run, "'nonsense'")
+    assert "model file" not in run.stderr
+    for command in ("fit", "predict", "evaluate", "calibrate"):
+        text = " ".join(nbcli_in_process(command, "--help").stdout.split())
+        expected = (
+            "Model type to train" if command == "fit" else "Model FILE (.npz) written by nbcli fit"
+        )
+        assert expected in text, (command, text)
+
+
+def test_several_data_files_are_never_silently_reduced_to_the_last(ints):
+    for command in (
+        ["fit", "-m", "gaussian"],
+        ["evaluate", "-m", ints / "i.npz"],
+        ["calibrate", "-m", ints / "i.npz"],
+    ):
+        run = nbcli_in_process(*command, "-d", ints / "ints.csv", "-d", ints / "some.csv")
+        assert_one_error_line(run, "--data: 2 files given", "ints.csv", "some.csv")
+
+
+@pytest.mark.parametrize(
+    "options, fragments",
+    [
+        (["--features", "a", "--drop", "a"], ["'a'", "both --features and --drop"]),
+        (["--features", ""], ["--features ''", "names no column"]),
+        (["--drop", ","], ["--drop ','", "names no column"]),
+        (["--target", "label", "--drop", "label"], ["--target label is also in --drop"]),
+        (["--drop", "label"], ["--drop label", "--target"]),
+    ],
+)
+def test_contradicting_column_options_are_refused(ints, options, fragments):
+    run = nbcli_in_process(
+        "fit", "-m", "gaussian", "-d", ints / "ints.csv", "-o", ints / "n.npz", *options
+    )
+    assert_one_error_line(run, *fragments)
+    assert not (ints / "n.npz").exists()
+
+
+def test_a_file_with_both_label_and_target_columns_needs_target(tmp_path):
+    rows = "1,2,p,x\n2,3,p,x\n3,1,q,x\n5,6,q,y\n6,7,p,y\n7,5,q,y\n"
+    (tmp_path / "two.csv").write_text("a,b,target,label\n" + rows, encoding="utf-8")
+    run = nbcli_in_process(
+        "fit", "-m", "gaussian", "-d", tmp_path / "two.csv", "-o", tmp_path / "t.npz"
+    )
+    assert_one_error_line(
+        run, "several columns named like a target", "'target', 'label'", "--target"
+    )
+    run = nbcli_in_process(
+        "fit",
+        "-m",
+        "gaussian",
+        "-d",
+        tmp_path / "two.csv",
+        "-o",
+        tmp_path / "t.npz",
+        "--target",
+        "label",
+        "--drop",
+        "target",
+        "-q",
+    )
+    assert run.returncode == 0, run.stderr
+
+
+def test_lda_warns_naming_collinear_features_and_refuses_when_nothing_is_left(tmp_path):
+    import warnings
+
+    import numpy as np
+
+    from nbcli.models import MODELS
+    from nbcli.models.discriminant import CollinearWarning
+
+    rows = "1,2,3,5,x\n2,4,6,5,x\n3,5,8,5,x\n5,6,11,5,y\n6,7,13,5,y\n7,5,12,5,y\n"
+    (tmp_path / "col.csv").write_text("a,b,c,k,label\n" + rows, encoding="utf-8")
+    run = nbcli_in_process(
+        "fit", "-m", "lda", "-d", tmp_path / "col.csv", "-o", tmp_path / "l.npz", "-q"
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stderr_lines == [
+        f"warning: {tmp_path / 'col.csv'}: variables are collinear: 2 of 4 directions of the "
+        "within-class covariance dropped (features 'a', 'b', 'c', 'k')"
+    ]
+    (tmp_path / "const.csv").write_text("a,label\n1,x\n1,x\n1,y\n1,y\n", encoding="utf-8")
+    run = nbcli_in_process(
+        "fit", "-m", "lda", "-d", tmp_path / "const.csv", "-o", tmp_path / "c.npz"
+    )
+    assert_one_error_line(run, "constant or collinear", "'a'", "nothing left")
+    # The Python class warns too, and a full-rank fit does not.
+    X = np.array([[1.0, 2, 3], [2, 4, 6], [3, 5, 8], [5, 6, 11], [6, 7, 13], [7, 5, 12]])
+    y = np.array([0, 0, 0, 1, 1, 1])
+    with pytest.warns(CollinearWarning, match="1 of 3 directions") as record:
+        MODELS["lda"]().fit(X, y)
+    assert record[0].message.features == [0, 1, 2]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        MODELS["lda"]().fit(X[:, :2], y)
+
+
+def test_piped_output_keeps_the_confusion_matrix_of_40_classes(tmp_path):
+    import numpy as np
+
+    rng = np.random.default_rng(1)
+    y = np.repeat([f"class_{i:02d}" for i in range(40)], 4)
+    X = rng.normal(size=(len(y), 2)) + np.repeat(np.arange(40), 4)[:, None]
+    lines = "".join(f"{a:.4f},{b:.4f},{label}\n" for (a, b), label in zip(X, y))
+    (tmp_path / "c40.csv").write_text("a,b,label\n" + lines, encoding="utf-8")
+    model = tmp_path / "c40.npz"
+    assert (
+        nbcli_in_process(
+            "fit", "-m", "gaussian", "-d", tmp_path / "c40.csv", "-o", model
+        ).returncode
+        == 0
+    )
+    run = nbcli_in_process("evaluate", "-m", model, "-d", tmp_path / "c40.csv", "--bootstrap", "0")
+    assert run.returncode == 0, run.stderr
+    assert "Confusion matrix not shown" not in run.stdout
+    matrix = run.stdout.split("Confusion matrix", 1)[1]
+    header = next(line for line in matrix.splitlines() if "true \\ predicted" in line)
+    assert header.split()[-1] == "class_39" and len(header.split()) == 3 + 40
+
+
+def test_reports_explain_their_terms_and_evaluate_names_what_it_scored(ints):
+    m, data = ints / "i.npz", ints / "ints.csv"
+    run = nbcli_in_process("evaluate", "-m", m, "-d", data, "--bootstrap", "0")
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines()[0] == f"Model {m} scored on {data}"
+    text = " ".join(run.stdout.split())
+    for term in (
+        "ECE: expected calibration error",
+        "MCE: the largest such gap",
+        "positive means under-confident, negative over-confident",
+        "twice the usual binary figure",
+        "clipped below at 2.2e-308",
+    ):
+        assert term in text, term
+    run = nbcli_in_process(
+        "calibrate",
+        "-m",
+        m,
+        "-d",
+        data,
+        "--method",
+        "none",
+        "--allow-training-data",
+        "--bins",
+        "2",
+        "--bootstrap",
+        "0",
+    )
+    assert run.returncode == 0, run.stderr
+    assert (
+        "ECE: expected calibration error" in run.stdout
+        and "Gap: accuracy - confidence" in run.stdout
+    )
+
+
+def test_labels_and_header_names_lose_surrounding_whitespace_at_fit_and_predict(tmp_path):
+    rows = "1,2,x\n2,3, x\n3,1,x \n5,6,y\n6,7, y\n7,5,y\n"
+    (tmp_path / "ws.csv").write_text("a, b ,label\n" + rows, encoding="utf-8")
+    (tmp_path / "new.csv").write_text(" a ,b\n1,2\n7,6\n", encoding="utf-8")
+    model = tmp_path / "ws.npz"
+    run = nbcli_in_process("fit", "-m", "gaussian", "-d", tmp_path / "ws.csv", "-o", model, "-q")
+    assert run.returncode == 0, run.stderr
+    from nbcli.io.modelfile import load_model
+
+    mf = load_model(model)
+    assert mf.classes.tolist() == ["x", "y"] and mf.feature_names == ["a", "b"]
+    run = nbcli_in_process("predict", "-m", model, "-d", tmp_path / "new.csv")
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines() == ["prediction", "x", "y"]
+    run = nbcli_in_process("evaluate", "-m", model, "-d", tmp_path / "ws.csv", "--bootstrap", "0")
+    assert run.returncode == 0 and "never saw" not in run.stderr
+
+
+def test_calibrator_rows_are_counted_from_1_and_mapped_to_data_rows():
+    import numpy as np
+
+    from nbcli.calibration import TemperatureScaling
+    from nbcli.workflows.calibrate import _data_rows
+
+    z = np.log(np.array([[0.9, 0.1], [1.0, 0.0], [0.2, 0.8]]))
+    with pytest.raises(ValueError, match=r"^row 2 gives its true class probability 0"):
+        TemperatureScaling().fit(z, np.array([0, 1, 1]))
+    # The calibrator saw the known-label rows 0, 4, 5 of the file: its row 2 is data row 5.
+    assert _data_rows("row 2 gives", np.array([0, 4, 5])) == "data row 5 gives"

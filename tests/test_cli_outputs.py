@@ -1,0 +1,169 @@
+"""One rule for every output: it replaces an earlier output of its own kind,
+never a file of another kind unless --force; each written file is named."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import SMALL_CSV, assert_one_error_line, fitted_model_file, nbcli_in_process
+
+from nbcli.io.output_kinds import file_kind
+
+
+@pytest.fixture
+def d(tmp_path):
+    fitted_model_file(tmp_path / "m.npz")
+    (tmp_path / "data.csv").write_text(SMALL_CSV, encoding="utf-8")
+    (tmp_path / "notes.txt").write_text("my notes\n", encoding="utf-8")
+    return tmp_path
+
+
+def test_file_kind_by_content(d):
+    (d / "p.csv").write_text("id,prediction\n1,x\n", encoding="utf-8")
+    (d / "p2.csv").write_text('"prediction";"proba_x"\nx;1\n', encoding="utf-8")
+    (d / "r.json").write_text(json.dumps({"schema": "nbcli.evaluation"}), encoding="utf-8")
+    (d / "other.json").write_text(json.dumps({"schema": "theirs"}), encoding="utf-8")
+    (d / "a.png").write_bytes(b"\x89PNG\r\n\x1a\n" + b"\0" * 10)
+    (d / "a.svg").write_text('<?xml version="1.0"?>\n<svg xmlns="x"></svg>', encoding="utf-8")
+    (d / "empty").write_bytes(b"")
+    assert file_kind(d / "m.npz") == "model"
+    assert file_kind(d / "p.csv") == "predictions"
+    assert file_kind(d / "p2.csv") == "predictions"
+    assert file_kind(d / "r.json") == "json"
+    assert file_kind(d / "other.json") is None
+    assert file_kind(d / "a.png") == "plot"
+    assert file_kind(d / "a.svg") == "plot"
+    assert file_kind(d / "data.csv") is None
+    assert file_kind(d / "notes.txt") is None
+    assert file_kind(d / "empty") == "empty"
+    assert file_kind(d / "missing") is None
+
+
+@pytest.mark.parametrize(
+    "args, victim, kind",
+    [
+        (
+            ["predict", "-m", "{d}/m.npz", "-d", "{d}/data.csv", "-o", "{d}/train.csv"],
+            "train.csv",
+            "predictions",
+        ),
+        (
+            ["predict", "-m", "{d}/m.npz", "-d", "{d}/data.csv", "-o", "{d}/other.npz"],
+            "other.npz",
+            "predictions",
+        ),
+        (
+            ["evaluate", "-m", "{d}/m.npz", "-d", "{d}/data.csv", "--json", "{d}/other.npz"],
+            "other.npz",
+            "JSON report",
+        ),
+        (
+            ["evaluate", "-m", "{d}/m.npz", "-d", "{d}/data.csv", "--json", "{d}/train.csv"],
+            "train.csv",
+            "JSON report",
+        ),
+        (
+            [
+                "compare",
+                "-m",
+                "{d}/m.npz",
+                "-m",
+                "{d}/m.npz",
+                "-d",
+                "{d}/data.csv",
+                "--json",
+                "{d}/notes.txt",
+            ],
+            "notes.txt",
+            "JSON report",
+        ),
+        (
+            [
+                "calibrate",
+                "-m",
+                "{d}/m.npz",
+                "-d",
+                "{d}/data.csv",
+                "--method",
+                "none",
+                "--allow-training-data",
+                "--bins",
+                "3",
+                "--json",
+                "{d}/train.csv",
+            ],
+            "train.csv",
+            "JSON report",
+        ),
+        (
+            [
+                "calibrate",
+                "-m",
+                "{d}/m.npz",
+                "-d",
+                "{d}/data.csv",
+                "--method",
+                "none",
+                "--allow-training-data",
+                "--bins",
+                "3",
+                "--plot",
+                "{d}/r.png",
+            ],
+            "r.png",
+            "plot",
+        ),
+        (
+            ["fit", "-m", "gaussian", "-d", "{d}/data.csv", "-o", "{d}/r.json"],
+            "r.json",
+            "model file",
+        ),
+        (
+            [
+                "fit",
+                "-m",
+                "gaussian",
+                "-d",
+                "{d}/data.csv",
+                "-o",
+                "{d}/m2.npz",
+                "--json",
+                "{d}/other.npz",
+            ],
+            "other.npz",
+            "JSON report",
+        ),
+    ],
+)
+def test_an_output_never_replaces_a_file_of_another_kind(d, args, victim, kind):
+    import shutil
+
+    (d / "train.csv").write_text(SMALL_CSV, encoding="utf-8")
+    shutil.copy(d / "m.npz", d / "other.npz")
+    (d / "r.json").write_text(json.dumps({"schema": "nbcli.evaluation"}), encoding="utf-8")
+    (d / "r.png").write_text("a,prediction\n1,x\n", encoding="utf-8")  # a predictions CSV
+    before = (d / victim).read_bytes()
+    argv = [a.format(d=d) for a in args]
+    run = nbcli_in_process(*argv)
+    assert_one_error_line(
+        run, victim, f"is not an nbcli {kind}" if kind != "plot" else "not a PNG", "--force"
+    )
+    assert (d / victim).read_bytes() == before
+    forced = nbcli_in_process(*argv, "--force", "-q")
+    assert forced.returncode == 0, forced.stderr
+    assert (d / victim).read_bytes() != before
+
+
+def test_an_output_replaces_an_earlier_output_of_its_kind(d):
+    base = ["-m", d / "m.npz", "-d", d / "data.csv"]
+    for _ in range(2):
+        run = nbcli_in_process("predict", *base, "-o", d / "p.csv")
+        assert run.returncode == 0, run.stderr
+        assert f"wrote {d / 'p.csv'}" in run.stderr_lines
+        run = nbcli_in_process("evaluate", *base, "--json", d / "r.json", "--bootstrap", "0")
+        assert run.returncode == 0, run.stderr
+        assert f"wrote {d / 'r.json'}" in run.stderr.splitlines()
+    assert json.loads((d / "r.json").read_text())["schema"] == "nbcli.evaluation"
+    quiet = nbcli_in_process("predict", *base, "-o", d / "p.csv", "-q")
+    assert quiet.returncode == 0 and "wrote" not in quiet.stderr
