@@ -132,14 +132,39 @@ def test_a_model_type_where_a_file_is_read_and_the_reverse_get_a_hint(ints):
         assert expected in text, (command, text)
 
 
-def test_several_data_files_are_never_silently_reduced_to_the_last(ints):
-    for command in (
-        ["fit", "-m", "gaussian"],
-        ["evaluate", "-m", ints / "i.npz"],
-        ["calibrate", "-m", ints / "i.npz"],
-    ):
-        run = nbcli_in_process(*command, "-d", ints / "ints.csv", "-d", ints / "some.csv")
-        assert_one_error_line(run, "--data: 2 files given", "ints.csv", "some.csv")
+def test_several_data_files_are_one_data_set_in_order(ints):
+    """fit and evaluate read every --data, in order, as one data set (never
+    only the last); calibrate, which keeps rows for its diagram, takes one."""
+    import json
+
+    import numpy as np
+
+    from nbcli.io.modelfile import load_model
+
+    (ints / "first.csv").write_text("a,b,label\n1,2,1\n2,3,1\n5,6,2\n", encoding="utf-8")
+    (ints / "second.csv").write_text("a,b,label\n3,1,1\n6,7,2\n7,5,2\n", encoding="utf-8")
+    (ints / "both.csv").write_text(
+        "a,b,label\n1,2,1\n2,3,1\n5,6,2\n3,1,1\n6,7,2\n7,5,2\n", encoding="utf-8"
+    )
+    two = ["-d", ints / "first.csv", "-d", ints / "second.csv"]
+    for out, data in (("two.npz", two), ("one.npz", ["-d", ints / "both.csv"])):
+        run = nbcli_in_process("fit", "-m", "gaussian", *data, "-o", ints / out, "-q")
+        assert run.returncode == 0, run.stderr
+    a, b = load_model(ints / "two.npz"), load_model(ints / "one.npz")
+    assert a.training["n_samples"] == b.training["n_samples"] == 6
+    X = np.array([[1.0, 2.0], [6.0, 6.0], [4.0, 4.0]])
+    np.testing.assert_allclose(a.predict_proba(X), b.predict_proba(X), rtol=0, atol=1e-12)
+    runs = [
+        nbcli_in_process(
+            "evaluate", "-m", ints / "one.npz", *data, "--bootstrap", "0", "--json", "-"
+        )
+        for data in (two, ["-d", ints / "both.csv"])
+    ]
+    assert all(r.returncode == 0 for r in runs), [r.stderr for r in runs]
+    accuracy = [json.loads(r.stdout)["metrics"]["accuracy"]["value"] for r in runs]
+    assert accuracy[0] == accuracy[1]
+    run = nbcli_in_process("calibrate", "-m", ints / "i.npz", *two)
+    assert_one_error_line(run, "--data: 2 files given", "first.csv", "second.csv")
 
 
 @pytest.mark.parametrize(
@@ -231,7 +256,7 @@ def test_piped_output_keeps_the_confusion_matrix_of_40_classes(tmp_path):
     model = tmp_path / "c40.npz"
     assert (
         nbcli_in_process(
-            "fit", "-m", "gaussian", "-d", tmp_path / "c40.csv", "-o", model
+            "fit", "-m", "gaussian", "-d", tmp_path / "c40.csv", "--target", "label", "-o", model
         ).returncode
         == 0
     )

@@ -294,7 +294,7 @@ def test_rows_stay_in_order_up_to_a_bad_cell_in_chunks_of_one(tmp_path):
     assert seen == [f"r{i}" for i in range(3000)]
 
 
-def test_the_plan_gives_every_feature_a_kind_and_refuses_kinds_not_read_yet(tmp_path):
+def test_the_plan_gives_every_feature_a_kind_and_reads_words_and_categories(tmp_path):
     from nbcli.io.plan import CATEGORICAL, LABEL, NUMERIC, RAW, WORDS, read_options
     from nbcli.io.readers import open_reader
     from nbcli.io.sources import Source
@@ -304,7 +304,7 @@ def test_the_plan_gives_every_feature_a_kind_and_refuses_kinds_not_read_yet(tmp_
     plan = reader.plan
     assert plan.kinds == {"a": NUMERIC, "b": NUMERIC} and plan.numeric == ["a", "b"]
     assert (plan.kind("label"), plan.kind("id"), plan.kind("a")) == (LABEL, RAW, NUMERIC)
-    with pytest.raises(NbcliError, match=r"k\.csv: column 'b': words columns"):
-        open_reader(Source(path), read_options(keep=["id"], kinds={"b": WORDS}))
+    words = open_reader(Source(path), read_options(keep=["id"], kinds={"b": WORDS}))
+    assert words.plan.kinds["b"] == WORDS and words.plan.matrix == ["a"]
     categorical = open_reader(Source(path), read_options(keep=["id"], kinds={"b": CATEGORICAL}))
     assert categorical.plan.kinds["b"] == CATEGORICAL and list(categorical.encoders) == ["b"]

@@ -175,7 +175,7 @@ def test_cv_command_json_thresholds_and_schema(folded, tmp_path):
     path = folded[0]
     run = nbcli_in_process(
         "cv", "-m", "multinomial", "-d", path, "--fold-column", "fold", "--alpha", "0.5",
-        "--bootstrap", "50", "--json", "-", "-q",
+        "--bootstrap", "100", "--json", "-", "-q",
     )  # fmt: skip
     assert run.returncode == 0, run.stderr
     doc = json.loads(run.stdout)

@@ -156,6 +156,8 @@ def one_data_file(values: list[str]) -> str:
     from nbcli.errors import NbcliError
     from nbcli.workflows.inputs import expand_inputs
 
+    if len(values) == 1 and names_parts_of(values):
+        return values[0]  # a folder or glob of parts: the part-wise path reads it
     paths = expand_inputs(values)
     if len(paths) > 1:
         shown = ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
@@ -372,7 +374,13 @@ def open_engine(engine: str, scheduler: str | None, workers: int | None, worker_
 
 def uses_parts(engine: str, data: list[str]) -> bool:
     """Whether a run reads ``--data`` part by part on an engine: with ``--engine dask``,
-    or when ``--data`` names a folder or a glob."""
+    when ``--data`` names a folder or a glob, or when it is given more than once
+    (the files, in order, are one data set)."""
+    return engine.lower() != "local" or len(data) > 1 or names_parts_of(data)
+
+
+def names_parts_of(data: list[str]) -> bool:
+    """Whether ``data`` names a folder or glob of parts."""
     from nbcli.workflows.parts import names_parts
 
-    return engine.lower() != "local" or names_parts(data)
+    return names_parts(data)

@@ -101,12 +101,14 @@ def evaluate(
     from nbcli.workflows.evaluate import evaluate as run_evaluation
 
     thresholds = common.parse_thresholds(fail_under, fail_over, EVALUATION_METRICS, bootstrap)
-    data = common.one_data_file(data_files)
+    data_list = list(data_files)
+    # Several --data files are one data set, read in order, part by part.
+    data = common.one_data_file(data_list) if len(data_list) == 1 else ", ".join(data_list)
     common.check_model_file(model)
     plots = plot_paths(plot, plot_format.value)
     check_outputs(
         [("--json", json_out), *(("--plot", p) for p in plots.values())],
-        [("--model", model), ("--data", data)],
+        [("--model", model), *(("--data", d) for d in data_list)],
         force=force,
     )
     if plots:
@@ -114,7 +116,7 @@ def evaluate(
 
         check_plot(plots["reliability"])
     read = common.read_options(target, delimiter, chunk_size, x_key, y_key)
-    if common.uses_parts(engine, [data]):
+    if common.uses_parts(engine, data_list):
         from nbcli.workflows.evaluate_parts import evaluate_parts
         from nbcli.workflows.parts import expand_parts
 
@@ -122,7 +124,7 @@ def evaluate(
             # The part-wise path reduces rows to sums where they are read;
             # curves need every row's scores in one place.
             raise NbcliError("--plot needs the rows in one file; it does not work on parts")
-        parts = expand_parts([data])
+        parts = expand_parts(data_list)
         with common.open_engine(engine, scheduler, workers, worker_memory) as eng:
             report = evaluate_parts(
                 model,

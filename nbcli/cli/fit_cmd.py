@@ -81,12 +81,14 @@ def _fit(
     """
     from nbcli.io.atomic import check_outputs
 
-    data = common.one_data_file(data_files)
+    data_list = list(data_files)
+    # Several --data files are one data set, read in order, part by part.
+    data = common.one_data_file(data_list) if len(data_list) == 1 else ", ".join(data_list)
     common.check_columns(target, features, drop)
     # Fail before reading what may be a large file, not after training on it.
     check_outputs(
         [("--output", output), ("--json", json_out)],
-        [("--data", data), ("--config", config)],
+        [*(("--data", d) for d in data_list), ("--config", config)],
         models=["--output"],
         force=force,
     )
@@ -136,7 +138,7 @@ def _fit(
     priors_by_label = prior if isinstance(prior, dict) else None
     from nbcli.workflows.parts import expand_parts
 
-    if common.uses_parts(engine, [data]):
+    if common.uses_parts(engine, data_list):
         from nbcli.workflows.parts import train_parts
 
         if text_settings is not None or column_types:
@@ -146,7 +148,7 @@ def _fit(
                 "(part-wise fits take numeric columns)"
             )
 
-        parts = expand_parts([data])
+        parts = expand_parts(data_list)
         with common.open_engine(engine, scheduler, workers, worker_memory) as eng:
             result = train_parts(
                 estimator, parts, eng, data=data, priors_by_label=priors_by_label, **read
@@ -179,10 +181,10 @@ def _fit(
             report = result.summary(output)
             if json_out is not None:
                 # Hashing reads the files again: only when a report is asked for.
-                if common.uses_parts(engine, [data]):
+                if common.uses_parts(engine, data_list):
                     # Parts may be readable only by the workers: named, not hashed.
                     report.inputs = {
-                        "data": {"path": data, "parts": expand_parts([data])},
+                        "data": {"path": data, "parts": expand_parts(data_list)},
                         **common.inputs_of(**({"config": config} if config else {})),
                     }
                 else:
@@ -201,7 +203,7 @@ def _fit(
                     "na_values": na_values,
                     "columns": column_types or None,
                 }
-                if common.uses_parts(engine, [data]):
+                if common.uses_parts(engine, data_list):
                     report.settings["engine"] = engine
                 if text_settings is not None:
                     report.settings["text"] = text_settings.to_metadata()

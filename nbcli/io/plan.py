@@ -420,7 +420,10 @@ def _check_target(plan: ColumnPlan, p, opts: ReadOptions, display: str) -> list[
 def _text_columns_message(refused: list, opts: ReadOptions) -> str:
     names = [p.name for p in refused]
     model = f"the {opts.model} model" if opts.model else "this model"
-    examples = ", ".join(f"{p.name}={p.example!r}" for p in refused[:5])
+    examples = ", ".join(
+        f"{p.name}={p.example!r}" + (f" in row {p.example_row}" if p.example_row else "")
+        for p in refused[:5]
+    )
     booleans = all(p.value_type == pf.BOOLEAN for p in refused)
     word = "column" if len(names) == 1 else "columns"
     holds = "True/False values" if booleans else "text"

@@ -72,6 +72,8 @@ class ColumnProfile:
         Distinct present values.
     example : str or None
         A present value that is not a number (the first one), for messages.
+    example_row : int or None
+        Data row (from 1, the first after the header) of ``example`` in the sample.
     counting : bool
         Whole numbers equal to 0, 1, ..., n - 1 or 1, 2, ..., n, row after
         row, in a sample of at least :data:`COUNTING_ROWS` rows.
@@ -84,6 +86,7 @@ class ColumnProfile:
     n_distinct: int
     example: str | None = None
     counting: bool = False
+    example_row: int | None = None
 
     @property
     def is_number(self) -> bool:
@@ -133,11 +136,14 @@ def _profile(name: str, column, na_values) -> ColumnProfile:
         return _numbers(name, numbers, n, text.cast(pl.Float64, strict=False))
     distinct = present.n_unique()
     example = str(present.filter(numbers.is_null())[0])
+    wordy = text.is_not_null() & ~text.is_in(list(na_values))
+    wordy &= text.cast(pl.Float64, strict=False).is_null()
+    row = int(wordy.arg_true()[0]) + 1
     if present.is_in([*TRUE_TEXTS, *FALSE_TEXTS]).all():
-        return ColumnProfile(name, BOOLEAN, n, present.len(), distinct, example)
+        return ColumnProfile(name, BOOLEAN, n, present.len(), distinct, example, example_row=row)
     if _dates(present):
-        return ColumnProfile(name, DATETIME, n, present.len(), distinct, example)
-    return ColumnProfile(name, TEXT, n, present.len(), distinct, example)
+        return ColumnProfile(name, DATETIME, n, present.len(), distinct, example, example_row=row)
+    return ColumnProfile(name, TEXT, n, present.len(), distinct, example, example_row=row)
 
 
 def _simple(name, column, value_type) -> ColumnProfile:

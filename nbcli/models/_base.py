@@ -187,6 +187,25 @@ class BayesClassifier(FromStatistics, Parameters):
         """
         return getattr(self, "missing", "error")
 
+    def validated_rows(self, X) -> np.ndarray:
+        """``X`` checked as :meth:`fit` checks it, as float64 rows.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_features)
+
+        Raises
+        ------
+        ValueError
+            For values the model cannot take (NaN unless ``missing`` allows
+            it, infinity, negative counts...), naming row and column.
+        """
+        return self._prepare_X(X)
+
     def _prepare_X(self, X) -> np.ndarray:
         """Validated float64 rows (all checks, for fitting); NaN only if ``missing`` allows."""
         X = check_array(X, finite=self.missing_policy == "error")

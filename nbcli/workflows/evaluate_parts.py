@@ -138,7 +138,7 @@ def evaluate_parts(
     bootstrap: int = 1000,
     confidence: float = 0.95,
     seed: int = 0,
-    bins: int = 10,
+    bins: int | None = 10,
 ):
     """Score the model file ``model`` on the labelled ``parts`` (in order) on ``engine``.
 
@@ -173,6 +173,8 @@ def evaluate_parts(
     from nbcli.workflows.parts import check_parts
 
     check_parts(parts, engine)
+    # Without a count of the rows up front, the default is the usual ten bins.
+    bins = 10 if bins is None else bins
     mf = load_model(model)
     spec = PartScoring(
         mf, read or ReadOptions(), bin_edges(np.zeros(0), bins, UNIFORM), int(bootstrap), seed
@@ -256,7 +258,11 @@ def report_from_sums(classes, total: PartEvaluation, *, confidence: float, train
     metrics["brier"] = poisson_interval(
         s.brier_score, s.replicate_means("brier"), confidence=confidence
     )
-    metrics = {key: metrics[key] for key in METRIC_KEYS}
+    # ROC AUC and average precision rank every row against every other: sums
+    # per part do not give them, so a part-wise report leaves them undefined.
+    from nbcli.reports.bootstrap import no_interval
+
+    metrics = {key: metrics.get(key, no_interval(float("nan"))) for key in METRIC_KEYS}
 
     count = s.bin_count
     with np.errstate(divide="ignore", invalid="ignore"):

@@ -88,7 +88,7 @@ class FoldStatistics:
         self.plan["passes"] += 1
         start = 0
         for ds in self._stream:
-            yield start, self.estimator._prepare_X(ds.X)
+            yield start, self.estimator.validated_rows(ds.X)
             start += ds.X.shape[0]
 
     def merged(self, repeat: int, leave_out: int | None = None):
@@ -283,7 +283,7 @@ def collect_fold_statistics(
         kept.append({c: np.asarray(ds.kept[c]) for c in keep})
         if chunks is not None or early is not None:
             try:
-                X = estimator._prepare_X(ds.X)
+                X = estimator.validated_rows(ds.X)
                 if early is not None:
                     with np.errstate(over="ignore", invalid="ignore"):
                         early.add(X, ds.y, kept[-1][early.column])

@@ -110,6 +110,11 @@ class PartTraining:
     chunk_size: int | None = None
     x_key: str = "X"
     y_key: str = "y"
+    # The column plan of a one-file fit: kinds decided from the first rows
+    # (so a text cell is named as locally), missing cells as the model takes them.
+    missing: str = "error"
+    infer: bool = True
+    model: str | None = None
 
     def stream(self, path: str):
         """The reader of one part: :func:`nbcli.workflows.train.training_stream`."""
@@ -262,7 +267,12 @@ def train_parts(
         estimator.set_params(**{estimator.prior_param: None})
     check_parts(parts, engine)
     started = time.perf_counter()
-    spec = PartTraining(type(estimator)(**estimator.get_params()), **read)
+    spec = PartTraining(
+        type(estimator)(**estimator.get_params()),
+        missing=getattr(estimator, "missing", "error"),
+        model=estimator.name,
+        **read,
+    )
     try:
         total: PartFit = engine.sum_over_parts(list(parts), fit_part, spec)
     except ValueError as exc:

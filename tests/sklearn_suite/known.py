@@ -23,7 +23,6 @@ PENDING: dict[str, str] = {
     NB + "test_predict_joint_proba[42-ComplementNB]": _TABLES,
     NB + "test_cnb": _TABLES,
     NB + "test_alpha[*": f"{_TABLES} (CategoricalNB's force_alpha); {_SPARSE}",
-    NB + "test_mnnb[42-csr_*": _SPARSE,
     DA + "test_lda_ledoitwolf": _INSPECT,
     DA + "test_lda_store_covariance": _INSPECT,
     DA + "test_qda_store_covariance[*": _INSPECT,
