@@ -134,11 +134,13 @@ def ctrl_c_for_this_process_only():
     previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     waiter = threading.Thread(target=wait_for_ctrl_c, name="nbcli-ctrl-c", daemon=True)
     waiter.start()
+    waiter_id = waiter.ident
+    assert waiter_id is not None  # set by start()
     try:
         yield
     finally:
         done.set()
-        signal.pthread_kill(waiter.ident, signal.SIGINT)
+        signal.pthread_kill(waiter_id, signal.SIGINT)
         waiter.join(timeout=5)
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 

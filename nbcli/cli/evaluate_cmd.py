@@ -135,7 +135,8 @@ def evaluate(
                 bootstrap=bootstrap,
                 confidence=confidence,
                 seed=seed,
-                bins=bins,
+                # Parts are binned before their rows are counted: no fewer bins for few rows.
+                bins=10 if bins is None else bins,
             )
     else:
         common.open_engine(engine, scheduler, workers, worker_memory)  # refuses Dask options

@@ -347,15 +347,16 @@ def _calibrator(path, calib: dict, arrays: dict, n_classes: int):
     if not isinstance(kind, str) or kind not in CALIBRATORS:
         refuse(path, f"has an unknown calibration method {str(kind)[:40]!r}")
     try:
-        calibrator = CALIBRATORS[kind].from_arrays(  # type: ignore[attr-defined]
+        calibrator = CALIBRATORS[kind].from_arrays(
             {n: arrays[f"calibration.{n}"] for n in calib["arrays"]}
         )
     except (ValueError, TypeError, KeyError, IndexError) as exc:
         refuse(path, f"has invalid calibration parameters: {' '.join(str(exc).split())[:200]}")
-    if getattr(calibrator, "n_classes_", n_classes) not in (None, n_classes):
+    calibrated_classes = getattr(calibrator, "n_classes_", n_classes)
+    if calibrated_classes not in (None, n_classes):
         refuse(
             path,
-            f"has a calibrator for {calibrator.n_classes_} classes but the model "
+            f"has a calibrator for {calibrated_classes} classes but the model "
             f"has {n_classes}; the file is corrupt",
         )
     return calibrator

@@ -100,8 +100,11 @@ class BayesClassifier(FromStatistics, Parameters):
     prior_param: ClassVar[str] = "priors"
     #: The same as ``name`` (the attribute earlier versions had).
     model_type: ClassVar[str] = ""
-    # True where a non-finite input need not show in the scores (binarised input).
-    _scan_for_nonfinite: bool = False
+
+    @property
+    def _scan_for_nonfinite(self) -> bool:
+        # True where a non-finite input need not show in the scores (binarised input).
+        return False
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)

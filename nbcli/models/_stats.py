@@ -30,8 +30,8 @@ are merged only after both use the same class order (see ``reindex``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields, replace
-from typing import ClassVar
+from dataclasses import Field, dataclass, field, fields, replace
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -151,6 +151,9 @@ class _Stats:
     Arrays in ``optional`` may be absent (``None``).
     """
 
+    # Every concrete statistics class is a dataclass (``fields`` and
+    # ``replace`` below rely on it); the decorator sets this on each.
+    __dataclass_fields__: ClassVar[dict[str, Field[Any]]]
     shapes: ClassVar[dict[str, str]] = {}
     optional: ClassVar[tuple[str, ...]] = ()
     #: Dimensions ``shapes`` uses besides ``K`` and ``d``, one letter each
@@ -253,6 +256,9 @@ class _Stats:
 
 class _Located(_Stats):
     """Statistics that keep each class mean as ``shift + offset``."""
+
+    shift: np.ndarray
+    offset: np.ndarray
 
     @property
     def mean(self) -> np.ndarray:
@@ -424,7 +430,7 @@ class ClassScatter(_Located):
             else:
                 Bw = B * wk[:, None]
                 scatter[k] = Bw.T @ B
-            if higher:
+            if third is not None and fourth is not None:  # higher
                 B2 = B * B
                 if wk is not None:
                     B2w = B2 * wk[:, None]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import warnings
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -92,6 +92,8 @@ class _DiscreteNB(NaiveBayesAPI, BayesClassifier):
 
     statistics: ClassVar[tuple[type[_Stats], ...]] = (ClassCounts,)
     prior_param = "class_prior"
+    fit_prior: bool
+    class_prior: Any  # array-like of shape (n_classes,), or None
     missing: str
 
     def fit(self, X, y, sample_weight=None):

@@ -275,7 +275,7 @@ class LinearDiscriminantAnalysis(ClassNamePrefixFeaturesOut, _DiscriminantBase):
         kind = self._covariance_kind()
         self._check_enough_samples()
         if kind in ("auto", "ledoit-wolf"):
-            if not isinstance(st, ClassScatter):
+            if not isinstance(st, ClassScatter) or st.fourth is None:
                 raise ValueError(
                     "Ledoit-Wolf shrinkage needs per-class statistics; refit the model with it"
                 )

@@ -150,7 +150,7 @@ def encode_labels(classes, y_true) -> LabelCoding:
         rows = values if len(types) == 1 else list(zip(map(type, values), values))
         first_of_key: dict[str, int] = {}
         pair_code: dict = {}
-        uniq_values = []
+        uniq_values: list[object] = []
         for pair in dict.fromkeys(rows):
             value = pair if len(types) == 1 else pair[1]
             key = label_key(value)
