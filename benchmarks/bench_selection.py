@@ -88,6 +88,7 @@ def main() -> None:
     ap.add_argument("--no-sklearn", action="store_true")
     args = ap.parse_args()
     work = Path(args.workdir or tempfile.mkdtemp(prefix="nbcli-bench-selection-"))
+    work.mkdir(parents=True, exist_ok=True)
     data = work / "data.csv"
     write_data(data, args.rows)
     nb = nbcli_cmd()
