@@ -22,24 +22,21 @@ there are.
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
+from nbcli.models._blocks import BlockScoring
 from nbcli.models._logspace import _log_normalise_columns, _softmax_columns
 from nbcli.models._missing import (
     check_no_infinity,
     drop_incomplete,
     labels_of,
-    score_with_missing,
 )
-from nbcli.models._parallel import one_blas_thread, scoring_threads
 from nbcli.models._params import Parameters
 from nbcli.models._rebuild import FromStatistics
 from nbcli.models._validation import (
     check_array,
-    check_finite,
     check_labels,
     check_sample_weight,
     sklearn_compatible,
@@ -49,17 +46,8 @@ from nbcli.models.hyperparameters import Hyperparameter
 if TYPE_CHECKING:
     from nbcli.models._stats import _Stats
 
-# Rows scored per block: enough for BLAS to run at full speed, small enough
-# for the block's temporaries to stay in cache.
-_BLOCK_ELEMENTS = 1 << 18
 
-# Blocks are scored in parallel threads (NumPy releases the GIL in matrix
-# products, exp and the reductions) once there are at least this many; below
-# that the pool costs more than it saves.
-_PARALLEL_BLOCKS = 4
-
-
-class BayesClassifier(FromStatistics, Parameters):
+class BayesClassifier(BlockScoring, FromStatistics, Parameters):
     """Common machinery: parameters, labels, statistics, log-space prediction.
 
     A subclass is a model type. It declares the class attributes below and
@@ -504,71 +492,6 @@ class BayesClassifier(FromStatistics, Parameters):
         self._check_n_features(X)
         self._set_feature_names(names, reset=False)
         return X
-
-    def _block_step(self) -> int:
-        return max(64, _BLOCK_ELEMENTS // max(1, self.n_features_in_))
-
-    def _score_block(self, X, lo: int, hi: int) -> np.ndarray:
-        """Joint log-likelihood of rows ``lo:hi`` of validated ``X``, shape (n_classes, hi - lo).
-
-        Values are checked here, while the block is in cache, and the
-        class-major layout makes the reductions over classes run along
-        contiguous memory.
-        """
-        block = X[lo:hi]
-        # Sparse counts (text columns) have no missing cells to leave out.
-        if self.missing_policy != "error" and not hasattr(block, "tocsr"):
-            return score_with_missing(self, block, lo)
-        if self._scan_for_nonfinite:
-            check_finite(block, row_offset=lo)
-        try:
-            self._check_values(block, lo)
-            self._check_unseen(block, lo)
-        except ValueError:
-            check_finite(block, row_offset=lo)  # a NaN gets its own message
-            raise
-        with np.errstate(invalid="ignore", over="ignore"):
-            jll = self.joint_log_likelihood_block(block)
-        # NaN or infinity in a row makes its scores non-finite, so the
-        # (smaller) score block tells whether the rows need a closer look.
-        if not np.isfinite(jll).all():
-            check_finite(block, row_offset=lo)
-        return jll
-
-    def _scored_blocks(self, X):
-        """Yield ``(rows, jll)`` per block of validated ``X``, in order, one thread:
-        ``jll`` of shape (n_classes, n_rows_in_block)."""
-        step = self._block_step()
-        for lo in range(0, X.shape[0], step):
-            hi = min(X.shape[0], lo + step)
-            yield slice(lo, hi), self._score_block(X, lo, hi)
-
-    def _each_block(self, X, consume) -> None:
-        """Call ``consume(rows, jll)`` for every block of validated ``X``.
-
-        With many blocks and several cores the blocks are scored by a pool of
-        :func:`scoring_threads` threads with BLAS held to one thread each,
-        so the cores are shared between blocks rather than oversubscribed.
-        Every block is computed as in the sequential path, so the results are
-        bit for bit the same; ``consume`` must write disjoint rows. Errors
-        surface in row order: the first bad block's message, as sequentially.
-        """
-        step = self._block_step()
-        n = X.shape[0]
-        starts = range(0, n, step)
-        threads = scoring_threads()
-        if threads < 2 or len(starts) < _PARALLEL_BLOCKS:
-            for rows, jll in self._scored_blocks(X):
-                consume(rows, jll)
-            return
-
-        def work(lo: int) -> None:
-            hi = min(n, lo + step)
-            consume(slice(lo, hi), self._score_block(X, lo, hi))
-
-        with one_blas_thread(), ThreadPoolExecutor(threads) as pool:
-            for _ in pool.map(work, starts):
-                pass
 
     def _collect(self, X, transform) -> np.ndarray:
         X = self._check_predict_input(X)

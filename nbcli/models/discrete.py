@@ -8,7 +8,8 @@ from typing import Any, ClassVar
 import numpy as np
 
 from nbcli.models import _sparse
-from nbcli.models._base import _BLOCK_ELEMENTS, BayesClassifier
+from nbcli.models._base import BayesClassifier
+from nbcli.models._blocks import _BLOCK_ELEMENTS
 from nbcli.models._missing import first_negative, zero_missing
 from nbcli.models._sklearn_api import NaiveBayesAPI
 from nbcli.models._stats import ClassCounts, _Stats

@@ -15,6 +15,11 @@ import numpy as np
 
 from nbcli.errors import NbcliError
 from nbcli.models import DataValueError
+from nbcli.workflows.train_checks import (
+    check_finite_parameters,
+    check_finite_statistics,
+    check_gaussian_spread,
+)
 
 #: Models whose features may be categories: text, boolean and categorical
 #: columns become category codes for them instead of being refused.
@@ -450,7 +455,7 @@ def finish_training(
     started = time.perf_counter() if started is None else started
     warnings = list(warnings or [])
     model_type = estimator.name
-    _check_finite_statistics(path, estimator, feature_names)
+    check_finite_statistics(path, estimator, feature_names)
     classes = estimator.classes_
     typed = resolve_labels(classes) if classes.dtype.kind in "US" else classes
     counts = estimator.stats_.class_counts
@@ -472,7 +477,7 @@ def finish_training(
             )
         warnings.append(f"{path}: {msg}; its probabilities rest on smoothing alone")
     if model_type == "gaussian":
-        _check_gaussian_spread(path, estimator, feature_names, typed)
+        check_gaussian_spread(path, estimator, feature_names, typed)
     import warnings as python_warnings
 
     try:
@@ -495,7 +500,7 @@ def finish_training(
     except ValueError as exc:
         raise NbcliError(f"{path}: {_named(str(exc), feature_names)}") from None
     warnings.extend(_model_warnings(path, caught, feature_names))
-    _check_finite_parameters(path, estimator)
+    check_finite_parameters(path, estimator)
     warnings.extend(smoothing_warnings(path, estimator, feature_names))
     if tables is not None and tables.row_counts is not None:
         warnings.extend(tables.row_counts.warnings(path, tables.missing))
@@ -560,69 +565,6 @@ def finish_training(
     if tables is not None and tables.row_counts is not None:
         notes.extend(tables.row_counts.notes(path, tables.missing, mf.columns or []))
     return TrainResult(model_file=mf, facts=facts, warnings=warnings, notes=notes)
-
-
-_RESCALE = "rescale the column (divide it by a power of ten) and train again"
-
-
-def _check_finite_statistics(path: str, estimator, feature_names) -> None:
-    """Refuse data whose sums or squared spreads overflow float64, naming the column.
-
-    Spreads up to about 1e154 are fine (their squares fit in float64), and so
-    are sums up to about 1e308; beyond that the statistics are infinite and
-    no model can be built from them.
-    """
-    for array in estimator.stats_.arrays().values():
-        bad = ~np.isfinite(array)
-        if bad.any():
-            where = np.argwhere(bad)[0]
-            column = f"column {feature_names[where[1]]!r}" if array.ndim > 1 else "a column"
-            raise NbcliError(
-                f"{path}: {column} holds values too large or too far apart for float64 "
-                "arithmetic (a sum or a squared spread overflows: spreads beyond about 1e154 "
-                f"do); {_RESCALE}"
-            )
-
-
-def _check_finite_parameters(path: str, estimator) -> None:
-    """Refuse a model with NaN or +inf parameters (-inf is the log of a zero prior)."""
-    name = estimator.undefined_parameter()
-    if name is not None:
-        raise NbcliError(
-            f"{path}: the {estimator.name} model's parameter {name!r} "
-            "came out undefined: the feature values are too extreme for float64; "
-            "rescale the features (divide them by a power of ten) and train again"
-        )
-
-
-def _check_gaussian_spread(path: str, estimator, feature_names, labels) -> None:
-    """Name the column when Gaussian variances would be zero.
-
-    ``var_smoothing`` adds a fraction of the largest feature variance, so it
-    rescues a feature that is constant within a class, but not data in which
-    every feature is constant, nor ``var_smoothing=0``. ``labels`` are the
-    typed class labels in the order of ``estimator.classes_``.
-    """
-    from nbcli.io.messages import quote_names
-
-    st = estimator.stats_
-    _, _, m2_all = st.pooled()
-    if not np.any(m2_all > 0):
-        raise NbcliError(
-            f"{path}: every feature column holds a single value in all rows "
-            f"({quote_names(feature_names, limit=5)}), so nothing tells the classes apart; "
-            "check that the right file and columns were read"
-        )
-    if estimator.var_smoothing == 0:
-        # Per class, or per class and feature when missing cells are left out.
-        flat = (st.m2 <= 0) & (st.count.reshape(len(st.count), -1) > 0)
-        if flat.any():
-            k, j = np.argwhere(flat)[0]
-            raise NbcliError(
-                f"{path}: column {feature_names[j]!r} is constant within class "
-                f"{_plain(labels[k])!r}, which gives a zero variance with "
-                "--var-smoothing 0; use a positive --var-smoothing (default 1e-9)"
-            )
 
 
 def _jsonable(v):

@@ -1,0 +1,111 @@
+"""Row-block scoring shared by every model: blocks checked and scored while in
+cache, class-major, on several threads when there are enough of them.
+
+A mixin of :class:`~nbcli.models._base.BayesClassifier`; it calls the
+model's ``joint_log_likelihood_block`` and value checks.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from nbcli.models._missing import score_with_missing
+from nbcli.models._parallel import one_blas_thread, scoring_threads
+from nbcli.models._validation import check_finite
+
+# Rows scored per block: enough for BLAS to run at full speed, small enough
+# for the block's temporaries to stay in cache.
+_BLOCK_ELEMENTS = 1 << 18
+
+# Blocks are scored in parallel threads (NumPy releases the GIL in matrix
+# products, exp and the reductions) once there are at least this many; below
+# that the pool costs more than it saves.
+_PARALLEL_BLOCKS = 4
+
+
+class BlockScoring:
+    """Scoring of validated rows block by block (see the module docstring)."""
+
+    n_features_in_: int
+
+    if TYPE_CHECKING:
+        # Supplied by BayesClassifier and the model classes.
+        @property
+        def missing_policy(self) -> str: ...
+
+        @property
+        def _scan_for_nonfinite(self) -> bool: ...
+
+        def _check_values(self, X, row_offset: int = 0) -> None: ...
+
+        def _check_unseen(self, X, row_offset: int = 0) -> None: ...
+
+        def joint_log_likelihood_block(self, X: np.ndarray) -> np.ndarray: ...
+
+    def _block_step(self) -> int:
+        return max(64, _BLOCK_ELEMENTS // max(1, self.n_features_in_))
+
+    def _score_block(self, X, lo: int, hi: int) -> np.ndarray:
+        """Joint log-likelihood of rows ``lo:hi`` of validated ``X``, shape (n_classes, hi - lo).
+
+        Values are checked here, while the block is in cache, and the
+        class-major layout makes the reductions over classes run along
+        contiguous memory.
+        """
+        block = X[lo:hi]
+        # Sparse counts (text columns) have no missing cells to leave out.
+        if self.missing_policy != "error" and not hasattr(block, "tocsr"):
+            return score_with_missing(self, block, lo)
+        if self._scan_for_nonfinite:
+            check_finite(block, row_offset=lo)
+        try:
+            self._check_values(block, lo)
+            self._check_unseen(block, lo)
+        except ValueError:
+            check_finite(block, row_offset=lo)  # a NaN gets its own message
+            raise
+        with np.errstate(invalid="ignore", over="ignore"):
+            jll = self.joint_log_likelihood_block(block)
+        # NaN or infinity in a row makes its scores non-finite, so the
+        # (smaller) score block tells whether the rows need a closer look.
+        if not np.isfinite(jll).all():
+            check_finite(block, row_offset=lo)
+        return jll
+
+    def _scored_blocks(self, X):
+        """Yield ``(rows, jll)`` per block of validated ``X``, in order, one thread:
+        ``jll`` of shape (n_classes, n_rows_in_block)."""
+        step = self._block_step()
+        for lo in range(0, X.shape[0], step):
+            hi = min(X.shape[0], lo + step)
+            yield slice(lo, hi), self._score_block(X, lo, hi)
+
+    def _each_block(self, X, consume) -> None:
+        """Call ``consume(rows, jll)`` for every block of validated ``X``.
+
+        With many blocks and several cores the blocks are scored by a pool of
+        :func:`scoring_threads` threads with BLAS held to one thread each,
+        so the cores are shared between blocks rather than oversubscribed.
+        Every block is computed as in the sequential path, so the results are
+        bit for bit the same; ``consume`` must write disjoint rows. Errors
+        surface in row order: the first bad block's message, as sequentially.
+        """
+        step = self._block_step()
+        n = X.shape[0]
+        starts = range(0, n, step)
+        threads = scoring_threads()
+        if threads < 2 or len(starts) < _PARALLEL_BLOCKS:
+            for rows, jll in self._scored_blocks(X):
+                consume(rows, jll)
+            return
+
+        def work(lo: int) -> None:
+            hi = min(n, lo + step)
+            consume(slice(lo, hi), self._score_block(X, lo, hi))
+
+        with one_blas_thread(), ThreadPoolExecutor(threads) as pool:
+            for _ in pool.map(work, starts):
+                pass
