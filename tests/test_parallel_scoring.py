@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import nbcli.models as nb
-from nbcli.models import _base
+from nbcli.models import _blocks as _base
 
 MODELS = {
     "gaussian": nb.GaussianNB,
