@@ -400,19 +400,19 @@ def _check_target(plan: ColumnPlan, p, opts: ReadOptions, display: str) -> list[
     if not (fractional or many):
         return []
     what = (
-        "numbers with fractional parts"
+        "numbers with fractional parts in the first rows"
         if fractional
-        else f"{p.n_distinct} distinct values in {p.n_present} rows"
+        else f"{p.n_distinct} distinct values in the first {p.n_present} rows"
     )
     if opts.target is None and plan.note is not None and "training time" not in plan.note:
         how = plan.note.split("(", 1)[-1].rstrip(")") if "(" in plan.note else "chosen by default"
         raise fail(
             display,
-            f"column '{plan.target}' ({how}) looks continuous, not like class labels ({what} "
-            "in the first rows); pass --target NAME to choose the label column",
+            f"column '{plan.target}' ({how}) looks continuous, not like class labels ({what}); "
+            "pass --target NAME to choose the label column",
         )
     return [
-        f"{display}: the target '{plan.target}' looks continuous ({what} in the first rows); "
+        f"{display}: the target '{plan.target}' looks continuous ({what}); "
         "each distinct value becomes a class"
     ]
 

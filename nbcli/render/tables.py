@@ -483,7 +483,8 @@ def render_comparison(report) -> list:
     out.append(
         Text(
             f"McNemar exact test: p = {report.p_value:.4g} (two-sided; "
-            f"{tab.only_a_correct} rows only A got right, {tab.only_b_correct} only B)"
+            f"{tab.only_a_correct} row{'' if tab.only_a_correct == 1 else 's'} only A got right, "
+            f"{tab.only_b_correct} only B)"
         )
     )
     return out

@@ -282,7 +282,8 @@ class RowCounts:
         for c in columns:
             text = f"{c['name']}={c['type']}"
             if "categories" in c:
-                text += f" ({len(c['categories'])} categories)"
+                k = len(c["categories"])
+                text += f" ({k} categor{'y' if k == 1 else 'ies'})"
             described.append(text)
         out = [f"column types: {', '.join(described)}"]
         how = {
