@@ -20,6 +20,7 @@ import numpy as np
 from nbcli.reports.evaluation import (
     EVALUATION_SCHEMA,
     METRIC_KEYS,
+    SCORE_MEMBERS,
     EvaluationReport,
     build_evaluation,
 )
@@ -225,17 +226,7 @@ def build_cross_validation(
 
 _E: dict = EVALUATION_SCHEMA["properties"]  # type: ignore[assignment]
 _NUMBER_OR_NULL = {"type": ["number", "null"]}
-_POOLED_KEYS = (
-    "n_samples",
-    "n_unseen",
-    "unseen_labels",
-    "metrics",
-    "confusion_matrix",
-    "most_confused",
-    "per_class",
-    "averages",
-    "calibration",
-)
+_POOLED_KEYS = SCORE_MEMBERS
 
 CROSS_VALIDATION_SCHEMA = report_schema(
     SCHEMA_NAME,

@@ -329,21 +329,25 @@ RELIABILITY_BIN_SCHEMA = {
     },
 }
 
+SCORE_MEMBERS = (
+    "n_samples",
+    "n_unseen",
+    "unseen_labels",
+    "metrics",
+    "confusion_matrix",
+    "most_confused",
+    "per_class",
+    "averages",
+    "calibration",
+)
+"""The members of an evaluation report after its header: the scores of one
+set of posteriors (a cross-validation report has them for the pooled folds)."""
+
 EVALUATION_SCHEMA = report_schema(
     SCHEMA_NAME,
     SCHEMA_VERSION,
     "nbcli evaluation report",
-    required=[
-        "n_samples",
-        "n_unseen",
-        "unseen_labels",
-        "metrics",
-        "confusion_matrix",
-        "most_confused",
-        "per_class",
-        "averages",
-        "calibration",
-    ],
+    required=list(SCORE_MEMBERS),
     settings={
         "type": "object",
         "required": ["bootstrap_resamples", "confidence", "seed", "bootstrap_method", "bins"],
