@@ -23,32 +23,18 @@ REPEATS = typer.Option("--repeats", min=1, help="Independent fold plans (repeate
 SEED = typer.Option(
     "--seed", min=0, help="Seed of the fold plan and the bootstrap: same seed, same folds."
 )
+DATA = typer.Option("--data", "-d", help="Labelled data (CSV, NPZ, Parquet, - for stdin).")
+MODEL_TYPE = typer.Option(
+    "--model", "-m", help="Model type (or 'model' in --config).", case_sensitive=False
+)
 CONFIG = typer.Option(
     "--config", "-c", help="TOML file with model, [hyperparameters] and [data]; flags override it."
 )
 
 
-def column_options(features, drop, cfg: dict):
-    """``--features`` and ``--drop`` as lists, else the config's ``[data]`` ones."""
-    from nbcli.cli.options import split_list
-
-    data_cfg = cfg.get("data", {})
-    return (
-        split_list(features) or data_cfg.get("features"),
-        split_list(drop) or data_cfg.get("drop"),
-    )
-
-
 def _cv(
-    data: Annotated[
-        str, typer.Option("--data", "-d", help="Labelled data (CSV, NPZ, Parquet, - for stdin).")
-    ],
-    model: Annotated[
-        _MODEL_TYPES | None,  # type: ignore[valid-type]
-        typer.Option(
-            "--model", "-m", help="Model type (or 'model' in --config).", case_sensitive=False
-        ),
-    ] = None,
+    data: Annotated[str, DATA],
+    model: Annotated[_MODEL_TYPES | None, MODEL_TYPE] = None,  # type: ignore[valid-type]
     folds: Annotated[int, FOLDS] = 10,
     fold_column: Annotated[str | None, FOLD_COLUMN] = None,
     group_column: Annotated[str | None, GROUP_COLUMN] = None,
@@ -91,7 +77,7 @@ def _cv(
     Example: nbcli cv --model gaussian --data sample_data/iris_train.csv --folds 5
     """
     from nbcli.cli.fit_cmd import _estimator
-    from nbcli.cli.options import read_config
+    from nbcli.cli.options import data_columns, read_config
     from nbcli.cli.progress import ConsoleReporter
     from nbcli.io.atomic import check_outputs
     from nbcli.reports.thresholds import EVALUATION_METRICS
@@ -104,8 +90,7 @@ def _cv(
     )
     cfg = read_config(config)
     estimator, params = _estimator(model, cfg, config, hyperparameter_flags)
-    features, drop = column_options(features, drop, cfg)
-    target = target if target is not None else cfg.get("data", {}).get("target")
+    target, features, drop = data_columns(cfg, target, features, drop)
     prior = params.get(estimator.prior_param)
     report = cross_validate(
         estimator,

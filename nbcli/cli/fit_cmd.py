@@ -8,7 +8,7 @@ import typer
 from nbcli.cli import common, table_options
 from nbcli.cli import text_options as text_opts
 from nbcli.cli.console import info, warn
-from nbcli.cli.options import read_config, split_list
+from nbcli.cli.options import data_columns, read_config, split_list
 from nbcli.errors import NbcliError
 from nbcli.models import registry
 from nbcli.models.hyperparameters import SAME
@@ -95,9 +95,7 @@ def _fit(
     cfg = read_config(config)
     estimator, params = _estimator(model, cfg, config, hyperparameter_flags)
     data_cfg = cfg.get("data", {})
-    target = target if target is not None else data_cfg.get("target")
-    features = split_list(features) or data_cfg.get("features")
-    drop = split_list(drop) or data_cfg.get("drop")
+    target, features, drop = data_columns(cfg, target, features, drop)
     # --missing and --unseen are hyperparameters of the models that declare
     # them (flags, config [hyperparameters], or their command-line defaults).
     missing = params.get("missing")

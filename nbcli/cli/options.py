@@ -76,3 +76,14 @@ def column_names(value, where: str) -> list[str] | None:
         f"{where} must be a column name, names separated by commas, or a list "
         f"of names; got {value!r}"
     )
+
+
+def data_columns(cfg: dict, target: str | None, features, drop):
+    """``--target``, ``--features`` and ``--drop`` (the last two as lists), each
+    else the config's ``[data]`` one."""
+    data_cfg = cfg.get("data", {})
+    return (
+        target if target is not None else data_cfg.get("target"),
+        split_list(features) or data_cfg.get("features"),
+        split_list(drop) or data_cfg.get("drop"),
+    )

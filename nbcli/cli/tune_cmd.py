@@ -8,7 +8,16 @@ from typing import Annotated
 import typer
 
 from nbcli.cli import common
-from nbcli.cli.cv_cmd import CONFIG, FOLD_COLUMN, FOLDS, GROUP_COLUMN, REPEATS, SEED
+from nbcli.cli.cv_cmd import (
+    CONFIG,
+    DATA,
+    FOLD_COLUMN,
+    FOLDS,
+    GROUP_COLUMN,
+    MODEL_TYPE,
+    REPEATS,
+    SEED,
+)
 from nbcli.cli.evaluate_cmd import BOOTSTRAP, CONFIDENCE
 from nbcli.cli.fit_cmd import _MODEL_TYPES
 from nbcli.models import registry
@@ -26,15 +35,8 @@ def grid_flags() -> list[registry.Flag]:
 
 
 def _tune(
-    data: Annotated[
-        str, typer.Option("--data", "-d", help="Labelled data (CSV, NPZ, Parquet, - for stdin).")
-    ],
-    model: Annotated[
-        _MODEL_TYPES | None,  # type: ignore[valid-type]
-        typer.Option(
-            "--model", "-m", help="Model type (or 'model' in --config).", case_sensitive=False
-        ),
-    ] = None,
+    data: Annotated[str, DATA],
+    model: Annotated[_MODEL_TYPES | None, MODEL_TYPE] = None,  # type: ignore[valid-type]
     metric: Annotated[
         str,
         typer.Option(
@@ -77,7 +79,7 @@ def _tune(
     """
     from nbcli.cli.console import info
     from nbcli.cli.fit_cmd import _estimator
-    from nbcli.cli.options import read_config, split_list
+    from nbcli.cli.options import data_columns, read_config
     from nbcli.cli.progress import ConsoleReporter
     from nbcli.errors import NbcliError
     from nbcli.io.atomic import check_outputs
@@ -116,22 +118,16 @@ def _tune(
         grid[name] = parse_values(text, flag.flag, flag.spec.parse)
     for name in grid:
         params.pop(name, None)
-    data_cfg = cfg.get("data", {})
+    target, features, drop = data_columns(cfg, target, features, drop)
     prior = params.get(estimator.prior_param)
     report, model_file = tune(
         estimator,
         data,
         grid,
         metric=metric,
-        read=common.read_options(
-            target if target is not None else data_cfg.get("target"),
-            delimiter,
-            chunk_size,
-            x_key,
-            y_key,
-        ),
-        features=split_list(features) or data_cfg.get("features"),
-        drop=split_list(drop) or data_cfg.get("drop"),
+        read=common.read_options(target, delimiter, chunk_size, x_key, y_key),
+        features=features,
+        drop=drop,
         n_folds=folds,
         fold_column=fold_column,
         group_column=group_column,

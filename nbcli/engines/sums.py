@@ -27,7 +27,7 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from nbcli.reports.bootstrap import Interval, no_interval
+from nbcli.reports.bootstrap import Interval, percentile_interval
 from nbcli.reports.metrics import brier_per_row, confusion_matrix, log_loss_per_row
 from nbcli.reports.reliability import assign_bins, bin_sums
 
@@ -292,12 +292,6 @@ def poisson_interval(estimate: float, replicates, *, confidence: float = 0.95) -
     ``replicates`` has shape (B,); non-finite values (a replicate with no
     rows) are ignored. Quantiles interpolate linearly.
     """
-    if not 0.0 < confidence < 1.0:
-        raise ValueError(f"confidence must lie strictly between 0 and 1, got {confidence}")
-    r = np.asarray(replicates, dtype=float)
-    r = r[np.isfinite(r)]
-    if not math.isfinite(estimate) or r.size == 0:
-        return no_interval(estimate)
-    alpha = (1.0 - confidence) / 2.0
-    lower, upper = np.quantile(r, [alpha, 1.0 - alpha])
-    return Interval(float(estimate), float(lower), float(upper), POISSON_BOOTSTRAP)
+    return percentile_interval(
+        estimate, replicates, confidence=confidence, method=POISSON_BOOTSTRAP
+    )

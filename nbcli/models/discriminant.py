@@ -19,10 +19,12 @@ from nbcli.models._validation import check_finite, check_priors, label_text
 from nbcli.models.hyperparameters import (
     MISSING_ROWS_ONLY,
     Hyperparameter,
+    covariance_estimator,
     missing,
-    parse_float_or_option,
     priors,
+    shrinkage,
     solver,
+    store_covariance,
 )
 
 _LOG_2PI = np.log(2.0 * np.pi)
@@ -181,18 +183,7 @@ class LinearDiscriminantAnalysis(ClassNamePrefixFeaturesOut, _DiscriminantBase):
     hyperparameters = (
         solver(("svd", "lsqr", "eigen")),
         priors("priors", sums_to_one=False),
-        Hyperparameter(
-            "shrinkage",
-            "float",
-            None,
-            "'auto' (Ledoit-Wolf) or a number in [0, 1]",
-            low=0.0,
-            high=1.0,
-            allow_none=True,
-            options=("auto",),
-            flag="--shrinkage",
-            parse=parse_float_or_option(("auto",), "'auto' or a number in [0, 1]"),
-        ),
+        shrinkage(),
         Hyperparameter(
             "tol",
             "float",
@@ -211,19 +202,8 @@ class LinearDiscriminantAnalysis(ClassNamePrefixFeaturesOut, _DiscriminantBase):
             allow_none=True,
             default_text="min(n_classes - 1, n_features)",
         ),
-        Hyperparameter(
-            "store_covariance",
-            "bool",
-            False,
-            "accepted for scikit-learn; covariance_ is always set",
-        ),
-        Hyperparameter(
-            "covariance_estimator",
-            "object",
-            None,
-            "a scikit-learn covariance estimator (Python API only)",
-            allow_none=True,
-        ),
+        store_covariance(),
+        covariance_estimator(),
         missing(MISSING_ROWS_ONLY),
     )
     # The second for Ledoit-Wolf shrinkage, which shrinks each class on its own.
@@ -515,16 +495,7 @@ class QuadraticDiscriminantAnalysis(_DiscriminantBase):
     name = "qda"
     hyperparameters = (
         solver(("svd", "eigen")),
-        Hyperparameter(
-            "shrinkage",
-            "float",
-            None,
-            "'auto' (Ledoit-Wolf) or a number in [0, 1]",
-            low=0.0,
-            high=1.0,
-            allow_none=True,
-            options=("auto",),
-        ),
+        shrinkage(on_command_line=False),
         priors("priors"),
         Hyperparameter(
             "reg_param",
@@ -535,19 +506,8 @@ class QuadraticDiscriminantAnalysis(_DiscriminantBase):
             high=1.0,
             flag="--reg-param",
         ),
-        Hyperparameter(
-            "store_covariance",
-            "bool",
-            False,
-            "accepted for scikit-learn; covariance_ is always set",
-        ),
-        Hyperparameter(
-            "covariance_estimator",
-            "object",
-            None,
-            "a scikit-learn covariance estimator (Python API only)",
-            allow_none=True,
-        ),
+        store_covariance(),
+        covariance_estimator(),
         missing(MISSING_ROWS_ONLY),
     )
     statistics = (ClassScatter,)

@@ -516,6 +516,51 @@ def solver(options: tuple[str, ...]) -> Hyperparameter:
     )
 
 
+def shrinkage(*, on_command_line: bool = True) -> Hyperparameter:
+    """Covariance shrinkage of LDA and QDA: ``"auto"`` (Ledoit-Wolf) or a number in [0, 1].
+
+    ``on_command_line=False`` leaves it to the Python API (no ``--shrinkage``
+    flag, and so no parsing of ``auto`` from text).
+    """
+    return Hyperparameter(
+        "shrinkage",
+        "float",
+        None,
+        "'auto' (Ledoit-Wolf) or a number in [0, 1]",
+        low=0.0,
+        high=1.0,
+        allow_none=True,
+        options=("auto",),
+        flag="--shrinkage" if on_command_line else None,
+        parse=(
+            parse_float_or_option(("auto",), "'auto' or a number in [0, 1]")
+            if on_command_line
+            else None
+        ),
+    )
+
+
+def store_covariance() -> Hyperparameter:
+    """scikit-learn's ``store_covariance`` of LDA and QDA: accepted, the covariance is always kept."""
+    return Hyperparameter(
+        "store_covariance",
+        "bool",
+        False,
+        "accepted for scikit-learn; covariance_ is always set",
+    )
+
+
+def covariance_estimator() -> Hyperparameter:
+    """scikit-learn's ``covariance_estimator`` of LDA and QDA (Python API only)."""
+    return Hyperparameter(
+        "covariance_estimator",
+        "object",
+        None,
+        "a scikit-learn covariance estimator (Python API only)",
+        allow_none=True,
+    )
+
+
 def check_hyperparameters(specs, params: dict, origins: dict | None = None) -> None:
     """Check each of ``params`` against its spec in ``specs`` (names without one are skipped).
 

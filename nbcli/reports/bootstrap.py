@@ -137,11 +137,15 @@ def _check_confidence(confidence: float) -> None:
         raise ValueError(f"confidence must lie strictly between 0 and 1, got {confidence}")
 
 
-def percentile_interval(estimate: float, replicates, *, confidence: float = 0.95) -> Interval:
+def percentile_interval(
+    estimate: float, replicates, *, confidence: float = 0.95, method: str = PERCENTILE
+) -> Interval:
     """Percentile interval: the (1 -/+ confidence)/2 quantiles of the resampled statistics.
 
     ``replicates`` has shape (n_resamples,); non-finite values are ignored.
-    Quantiles interpolate linearly, as ``scipy.stats.bootstrap``.
+    Quantiles interpolate linearly, as ``scipy.stats.bootstrap``. ``method``
+    names the resampling in the interval (another scheme's replicates, such
+    as the Poisson bootstrap's, take the same quantiles).
     """
     _check_confidence(confidence)
     r = np.asarray(replicates, dtype=float)
@@ -150,7 +154,7 @@ def percentile_interval(estimate: float, replicates, *, confidence: float = 0.95
         return no_interval(estimate)
     alpha = (1.0 - confidence) / 2.0
     lower, upper = np.quantile(r, [alpha, 1.0 - alpha])
-    return Interval(float(estimate), float(lower), float(upper), PERCENTILE)
+    return Interval(float(estimate), float(lower), float(upper), method)
 
 
 def bca_interval(

@@ -20,10 +20,11 @@ import numpy as np
 from nbcli.reports.evaluation import (
     EVALUATION_SCHEMA,
     METRIC_KEYS,
+    SCORE_MEMBERS,
     EvaluationReport,
     build_evaluation,
 )
-from nbcli.reports.metrics import json_label, json_number, report_header
+from nbcli.reports.metrics import json_label, json_number, report_header, report_schema
 
 SCHEMA_NAME = "nbcli.cross_validation"
 SCHEMA_VERSION = 1
@@ -225,42 +226,15 @@ def build_cross_validation(
 
 _E: dict = EVALUATION_SCHEMA["properties"]  # type: ignore[assignment]
 _NUMBER_OR_NULL = {"type": ["number", "null"]}
-_POOLED_KEYS = (
-    "n_samples",
-    "n_unseen",
-    "unseen_labels",
-    "metrics",
-    "confusion_matrix",
-    "most_confused",
-    "per_class",
-    "averages",
-    "calibration",
-)
+_POOLED_KEYS = SCORE_MEMBERS
 
-CROSS_VALIDATION_SCHEMA = {
-    "$schema": "https://json-schema.org/draft/2020-12/schema",
-    "title": "nbcli cross-validation report",
-    "type": "object",
-    "required": [
-        "schema",
-        "schema_version",
-        "nbcli_version",
-        "inputs",
-        "settings",
-        "model_type",
-        "hyperparameters",
-        "plan",
-        "folds",
-        *_POOLED_KEYS,
-        "warnings",
-    ],
-    "additionalProperties": False,
-    "properties": {
-        "schema": {"const": SCHEMA_NAME},
-        "schema_version": {"const": SCHEMA_VERSION},
-        "nbcli_version": {"type": "string"},
-        "inputs": {"type": "object"},
-        "settings": _E["settings"],
+CROSS_VALIDATION_SCHEMA = report_schema(
+    SCHEMA_NAME,
+    SCHEMA_VERSION,
+    "nbcli cross-validation report",
+    required=["model_type", "hyperparameters", "plan", "folds", *_POOLED_KEYS],
+    settings=_E["settings"],
+    properties={
         "model_type": {"type": "string"},
         "hyperparameters": {"type": "object"},
         "plan": {
@@ -305,7 +279,6 @@ CROSS_VALIDATION_SCHEMA = {
             },
         },
         **{k: _E[k] for k in _POOLED_KEYS},
-        "warnings": {"type": "array", "items": {"type": "string"}},
     },
-}
+)
 """JSON Schema (draft 2020-12) of :meth:`CrossValidationReport.to_dict`."""

@@ -39,6 +39,7 @@ from nbcli.reports.metrics import (
     per_class_scores,
     predicted_codes,
     report_header,
+    report_schema,
 )
 from nbcli.reports.ranking_summary import ranking_metrics
 from nbcli.reports.reliability import (
@@ -328,44 +329,37 @@ RELIABILITY_BIN_SCHEMA = {
     },
 }
 
-EVALUATION_SCHEMA = {
-    "$schema": "https://json-schema.org/draft/2020-12/schema",
-    "title": "nbcli evaluation report",
-    "type": "object",
-    "required": [
-        "schema",
-        "schema_version",
-        "nbcli_version",
-        "inputs",
-        "settings",
-        "n_samples",
-        "n_unseen",
-        "unseen_labels",
-        "metrics",
-        "confusion_matrix",
-        "most_confused",
-        "per_class",
-        "averages",
-        "calibration",
-        "warnings",
-    ],
-    "additionalProperties": False,
-    "properties": {
-        "schema": {"const": SCHEMA_NAME},
-        "schema_version": {"const": SCHEMA_VERSION},
-        "nbcli_version": {"type": "string"},
-        "inputs": {"type": "object"},
-        "settings": {
-            "type": "object",
-            "required": ["bootstrap_resamples", "confidence", "seed", "bootstrap_method", "bins"],
-            "properties": {
-                "bootstrap_resamples": _COUNT,
-                "confidence": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1},
-                "seed": {"type": ["integer", "null"]},
-                "bootstrap_method": {"type": "string"},
-                "bins": {"type": "integer", "minimum": 1},
-            },
+SCORE_MEMBERS = (
+    "n_samples",
+    "n_unseen",
+    "unseen_labels",
+    "metrics",
+    "confusion_matrix",
+    "most_confused",
+    "per_class",
+    "averages",
+    "calibration",
+)
+"""The members of an evaluation report after its header: the scores of one
+set of posteriors (a cross-validation report has them for the pooled folds)."""
+
+EVALUATION_SCHEMA = report_schema(
+    SCHEMA_NAME,
+    SCHEMA_VERSION,
+    "nbcli evaluation report",
+    required=list(SCORE_MEMBERS),
+    settings={
+        "type": "object",
+        "required": ["bootstrap_resamples", "confidence", "seed", "bootstrap_method", "bins"],
+        "properties": {
+            "bootstrap_resamples": _COUNT,
+            "confidence": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1},
+            "seed": {"type": ["integer", "null"]},
+            "bootstrap_method": {"type": "string"},
+            "bins": {"type": "integer", "minimum": 1},
         },
+    },
+    properties={
         "n_samples": {"type": "integer", "minimum": 1},
         "n_unseen": _COUNT,
         "unseen_labels": {"type": "array", "items": _LABEL},
@@ -426,7 +420,6 @@ EVALUATION_SCHEMA = {
                 "bins": {"type": "array", "items": RELIABILITY_BIN_SCHEMA},
             },
         },
-        "warnings": {"type": "array", "items": {"type": "string"}},
     },
-}
+)
 """JSON Schema (draft 2020-12) of :meth:`EvaluationReport.to_dict`."""

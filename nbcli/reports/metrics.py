@@ -512,3 +512,40 @@ def report_header(schema: str, inputs, settings, version: int = 1) -> dict:
         "inputs": inputs,
         "settings": settings,
     }
+
+
+_HEADER_KEYS = ("schema", "schema_version", "nbcli_version", "inputs", "settings")
+
+
+def report_schema(
+    name: str,
+    version: int,
+    title: str,
+    *,
+    required: list[str],
+    properties: dict,
+    inputs: dict | None = None,
+    settings: dict | None = None,
+) -> dict:
+    """The JSON Schema (draft 2020-12) of a report: :func:`report_header`'s
+    fields first, the report's own ``required``/``properties`` next, ``warnings`` last.
+
+    ``inputs`` and ``settings`` are those members' schemas (any object by
+    default); no other members are allowed.
+    """
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": title,
+        "type": "object",
+        "required": [*_HEADER_KEYS, *required, "warnings"],
+        "additionalProperties": False,
+        "properties": {
+            "schema": {"const": name},
+            "schema_version": {"const": version},
+            "nbcli_version": {"type": "string"},
+            "inputs": inputs if inputs is not None else {"type": "object"},
+            "settings": settings if settings is not None else {"type": "object"},
+            **properties,
+            "warnings": {"type": "array", "items": {"type": "string"}},
+        },
+    }

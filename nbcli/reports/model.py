@@ -20,7 +20,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from nbcli.reports.metrics import json_label, json_number, report_header
+from nbcli.reports.metrics import json_label, json_number, report_header, report_schema
 
 SCHEMA_NAME = "nbcli.model"
 SCHEMA_VERSION = 1
@@ -379,16 +379,11 @@ _WEIGHTED = {
     },
 }
 
-MODEL_SCHEMA = {
-    "$schema": "https://json-schema.org/draft/2020-12/schema",
-    "title": "nbcli model report (nbcli inspect)",
-    "type": "object",
-    "required": [
-        "schema",
-        "schema_version",
-        "nbcli_version",
-        "inputs",
-        "settings",
+MODEL_SCHEMA = report_schema(
+    SCHEMA_NAME,
+    SCHEMA_VERSION,
+    "nbcli model report (nbcli inspect)",
+    required=[
         "format_version",
         "file_nbcli_version",
         "model",
@@ -402,29 +397,24 @@ MODEL_SCHEMA = {
         "indicative_features",
         "discriminant",
         "covariances",
-        "warnings",
     ],
-    "additionalProperties": False,
-    "properties": {
-        "schema": {"const": SCHEMA_NAME},
-        "schema_version": {"const": SCHEMA_VERSION},
-        "nbcli_version": {"type": "string"},
-        "inputs": {
-            "type": "object",
-            "required": ["model"],
-            "properties": {
-                "model": {
-                    "type": "object",
-                    "required": ["path", "sha256"],
-                    "properties": {"path": {"type": "string"}, "sha256": {"type": "string"}},
-                }
-            },
+    inputs={
+        "type": "object",
+        "required": ["model"],
+        "properties": {
+            "model": {
+                "type": "object",
+                "required": ["path", "sha256"],
+                "properties": {"path": {"type": "string"}, "sha256": {"type": "string"}},
+            }
         },
-        "settings": {
-            "type": "object",
-            "required": ["top"],
-            "properties": {"top": {"type": "integer", "minimum": 1}},
-        },
+    },
+    settings={
+        "type": "object",
+        "required": ["top"],
+        "properties": {"top": {"type": "integer", "minimum": 1}},
+    },
+    properties={
         "format_version": {"type": "integer", "minimum": 1},
         "file_nbcli_version": {"type": "string"},
         "model": {"type": "string"},
@@ -511,6 +501,5 @@ MODEL_SCHEMA = {
                 "required": ["log_determinant", "condition_number"],
             },
         },
-        "warnings": {"type": "array", "items": {"type": "string"}},
     },
-}
+)

@@ -16,7 +16,7 @@ from typing import ClassVar
 
 from nbcli.reports.bootstrap import Interval
 from nbcli.reports.evaluation import INTERVAL_SCHEMA, METRIC_KEYS
-from nbcli.reports.metrics import json_number, report_header
+from nbcli.reports.metrics import json_number, report_header, report_schema
 from nbcli.reports.thresholds import EVALUATION_METRICS, LOWER_IS_BETTER
 
 SCHEMA_NAME = "nbcli.tuning"
@@ -127,33 +127,12 @@ class TuningReport:
 
 _VALUE = {"type": ["number", "string", "boolean", "null", "array"]}
 
-TUNING_SCHEMA = {
-    "$schema": "https://json-schema.org/draft/2020-12/schema",
-    "title": "nbcli tuning report",
-    "type": "object",
-    "required": [
-        "schema",
-        "schema_version",
-        "nbcli_version",
-        "inputs",
-        "settings",
-        "model_type",
-        "n_samples",
-        "grid",
-        "fixed",
-        "plan",
-        "results",
-        "best",
-        "output",
-        "warnings",
-    ],
-    "additionalProperties": False,
-    "properties": {
-        "schema": {"const": SCHEMA_NAME},
-        "schema_version": {"const": SCHEMA_VERSION},
-        "nbcli_version": {"type": "string"},
-        "inputs": {"type": "object"},
-        "settings": {"type": "object"},
+TUNING_SCHEMA = report_schema(
+    SCHEMA_NAME,
+    SCHEMA_VERSION,
+    "nbcli tuning report",
+    required=["model_type", "n_samples", "grid", "fixed", "plan", "results", "best", "output"],
+    properties={
         "model_type": {"type": "string"},
         "n_samples": {"type": "integer", "minimum": 1},
         "grid": {"type": "object", "additionalProperties": {"type": "array", "items": _VALUE}},
@@ -188,7 +167,6 @@ TUNING_SCHEMA = {
             },
         },
         "output": {"type": ["string", "null"]},
-        "warnings": {"type": "array", "items": {"type": "string"}},
     },
-}
+)
 """JSON Schema (draft 2020-12) of :meth:`TuningReport.to_dict`."""

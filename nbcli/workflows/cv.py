@@ -105,7 +105,7 @@ def cross_validate(
         confidence=confidence,
         seed=seed,
         bins=bins,
-        inputs=inputs_of(data=data) if hash_inputs else {"data": {"path": data}},
+        inputs=inputs_of(data=data, sha256=hash_inputs),
         settings={"memory_budget": int(memory_budget)},
     )
 

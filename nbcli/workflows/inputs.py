@@ -29,17 +29,20 @@ def expand_inputs(patterns: list[str]) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def inputs_of(**paths: str | list[str] | tuple[str, ...]) -> dict:
+def inputs_of(*, sha256: bool = True, **paths: str | list[str] | tuple[str, ...]) -> dict:
     """The ``inputs`` of a JSON report: ``{role: {"path", "sha256"}}``, or a
-    list of such for a role with several files (``models`` of compare)."""
+    list of such for a role with several files (``models`` of compare).
+
+    ``sha256=False`` gives the paths alone (hashing reads each file once more).
+    """
     from nbcli.io.data import file_sha256
+
+    def entry(p: str) -> dict:
+        return {"path": p, "sha256": file_sha256(p)} if sha256 else {"path": p}
 
     out: dict[str, dict | list[dict]] = {}
     for role, path in paths.items():
-        if isinstance(path, (list, tuple)):
-            out[role] = [{"path": p, "sha256": file_sha256(p)} for p in path]
-        else:
-            out[role] = {"path": path, "sha256": file_sha256(path)}
+        out[role] = [entry(p) for p in path] if isinstance(path, (list, tuple)) else entry(path)
     return out
 
 

@@ -249,7 +249,7 @@ def tune(
             "index": int(index),
         },
         n_samples=int(fs.codes.size),
-        inputs=inputs_of(data=data) if hash_inputs else {"data": {"path": data}},
+        inputs=inputs_of(data=data, sha256=hash_inputs),
         settings={
             "bootstrap_resamples": int(bootstrap),
             "confidence": float(confidence),
