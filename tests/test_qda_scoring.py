@@ -7,7 +7,7 @@ import pytest
 from scipy import stats
 
 import nbcli.models as nb
-from nbcli.models import discriminant
+from nbcli.models import quadratic as discriminant
 
 
 def _data(n, d, k, seed, shift=0.0):

@@ -15,10 +15,11 @@ from nbcli.models._validation import DataValueError
 from nbcli.models.categorical import CategoricalNB
 from nbcli.models.complement import ComplementNB
 from nbcli.models.discrete import BernoulliNB, MultinomialNB
-from nbcli.models.discriminant import LinearDiscriminantAnalysis, QuadraticDiscriminantAnalysis
+from nbcli.models.discriminant import LinearDiscriminantAnalysis
 from nbcli.models.gaussian import GaussianNB
 from nbcli.models.hyperparameters import Hyperparameter
 from nbcli.models.mixed import MixedNB
+from nbcli.models.quadratic import QuadraticDiscriminantAnalysis
 from nbcli.models.registry import model_classes
 
 #: ``{model type: class}``, as found by :mod:`nbcli.models.registry`.

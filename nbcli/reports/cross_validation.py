@@ -224,7 +224,7 @@ def build_cross_validation(
 # --------------------------------------------------------------------------
 # JSON Schema of CrossValidationReport.to_dict()
 
-_E: dict = EVALUATION_SCHEMA["properties"]  # type: ignore[assignment]
+_E: dict = EVALUATION_SCHEMA["properties"]
 _NUMBER_OR_NULL = {"type": ["number", "null"]}
 _POOLED_KEYS = SCORE_MEMBERS
 

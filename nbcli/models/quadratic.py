@@ -1,0 +1,287 @@
+"""Quadratic discriminant analysis: a Gaussian class-conditional with its own
+full covariance per class."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from nbcli.models._base import UndeterminedError
+from nbcli.models._covariance import ledoit_wolf_from_stats
+from nbcli.models._sklearn_api import qda_decision_offset
+from nbcli.models._stats import ClassScatter
+from nbcli.models._validation import label_text
+from nbcli.models.discriminant import _LOG_2PI, _DiscriminantBase
+from nbcli.models.hyperparameters import (
+    MISSING_ROWS_ONLY,
+    Hyperparameter,
+    covariance_estimator,
+    missing,
+    priors,
+    shrinkage,
+    solver,
+    store_covariance,
+)
+
+PRODUCT_RCOND = 1e-5
+"""QDA scores by products with the inverse Cholesky factors while every factor's
+reciprocal condition number (LAPACK ``dtrcon``, 1-norm) is at least this; the
+product's error then stays below ``1e6 eps`` of the Mahalanobis terms' size, as
+the solve's does; below it, by triangular solves."""
+
+# Elements of the (rows x classes*features) product QDA forms at a time.
+_QDA_PRODUCT_ELEMENTS = 1 << 18
+
+
+class QuadraticDiscriminantAnalysis(_DiscriminantBase):
+    """Quadratic discriminant analysis: Gaussian classes, each with its own covariance.
+
+    Class ``k`` has the maximum-likelihood covariance ``S_k / n_k``,
+    regularised as ``(1 - reg_param) S_k / n_k + reg_param I`` (as in
+    scikit-learn). The joint log-likelihood is the multivariate normal log
+    density plus the log prior (Hastie, Tibshirani and Friedman, *The
+    Elements of Statistical Learning*, 2nd ed., 2009, section 4.3, eq. 4.12)::
+
+        log p(x, k) = log pi_k - 1/2 log det(2 pi Sigma_k) - 1/2 ||L_k^-1 (x - mu_k)||^2
+
+    with ``Sigma_k = L_k L_k'`` the Cholesky factorisation: the log-determinant
+    is ``2 sum log diag L_k``. For the Mahalanobis term the inverse factors
+    ``L_k^-1`` are formed once at fit, and a block of rows, centred at each
+    class mean in turn, is multiplied by them, which runs at matrix-product
+    speed where per-class triangular solves do not. Where a
+    factor is ill-conditioned (reciprocal condition number below
+    :data:`PRODUCT_RCOND`) the explicit inverse could lose digits, and the
+    model scores by triangular solves instead.
+
+    Parameters
+    ----------
+    solver : {"svd", "eigen"}, default="svd"
+        scikit-learn's solver; accepted for compatibility, the same model for
+        each (shrinkage and ``covariance_estimator`` work with both).
+    shrinkage : None, "auto" or float in [0, 1], default=None
+        Shrinkage of each class covariance, as LDA's (``"auto"``: the
+        Ledoit-Wolf intensity of each class on standardised features).
+    priors : array-like of shape (n_classes,), optional
+    reg_param : float in [0, 1], default=0.0
+        Applied after any shrinkage.
+    covariance_estimator : object, optional
+        As LDA's (:func:`covariance_estimate`); not with ``shrinkage``.
+    missing : {"error", "drop"}, default="error"
+        As for :class:`LinearDiscriminantAnalysis`.
+
+    Attributes
+    ----------
+    classes_, priors_ (n_classes,), means_ (n_classes, n_features),
+    covariance_ (n_classes, n_features, n_features) regularised (always
+    set: ``store_covariance`` is accepted for scikit-learn's sake),
+    log_det_ (n_classes,), rotations_ (list of n_classes arrays of shape
+    (n_features, n_features)) and scalings_ (list of n_classes arrays of
+    shape (n_features,)): as in scikit-learn, the eigenvectors (columns) and
+    eigenvalues, in decreasing order, of each class's regularised
+    covariance; stats_ : ClassScatter
+
+    Raises
+    ------
+    numpy.linalg.LinAlgError
+        (a ``ValueError``) When a class's covariance is singular: no more
+        samples than features, a feature constant within the class, or
+        collinear features, with ``reg_param=0``. The message names the class.
+    UndeterminedError
+        (a ``ValueError``) When a class has fewer than two samples.
+
+    Notes
+    -----
+    With ``reg_param > 0`` the covariance is full rank and every direction
+    counts. scikit-learn agrees with that (and refuses covariances it finds
+    rank-deficient); its rank test uses an absolute eigenvalue threshold of
+    1e-4, ours a relative one, so it refuses some small-scaled features we
+    accept.
+    """
+
+    name = "qda"
+    hyperparameters = (
+        solver(("svd", "eigen")),
+        shrinkage(on_command_line=False),
+        priors("priors"),
+        Hyperparameter(
+            "reg_param",
+            "float",
+            0.0,
+            "covariance regularisation in [0, 1]",
+            low=0.0,
+            high=1.0,
+            flag="--reg-param",
+        ),
+        store_covariance(),
+        covariance_estimator(),
+        missing(MISSING_ROWS_ONLY),
+    )
+    statistics = (ClassScatter,)
+    min_samples_per_class = 2
+
+    def __init__(
+        self,
+        *,
+        solver="svd",
+        shrinkage=None,
+        priors=None,
+        reg_param=0.0,
+        store_covariance=False,
+        covariance_estimator=None,
+        missing="error",
+    ):
+        self.solver = solver
+        self.shrinkage = shrinkage
+        self.priors = priors
+        self.reg_param = reg_param
+        self.store_covariance = store_covariance
+        self.covariance_estimator = covariance_estimator
+        self.missing = missing
+
+    def check_hyperparameters(self) -> None:
+        super().check_hyperparameters()
+        self._covariance_kind()
+
+    def accumulate(self, X, y_idx, sample_weight, n_classes):
+        higher = self._covariance_kind() in ("auto", "ledoit-wolf")
+        return ClassScatter.from_data(X, y_idx, sample_weight, n_classes, higher=higher)
+
+    def _class_covariance(self, k: int, kind) -> np.ndarray:
+        """Class ``k``'s covariance before ``reg_param``: empirical, shrunk or Ledoit-Wolf."""
+        st = self.stats_
+        n_k = st.count[k]
+        if kind in ("auto", "ledoit-wolf"):
+            if st.fourth is None:
+                raise ValueError(
+                    "Ledoit-Wolf shrinkage needs per-class fourth moments; refit the model with it"
+                )
+            return ledoit_wolf_from_stats(
+                n_k, st.scatter[k], st.fourth[k], standardise=kind == "auto"
+            )[0]
+        cov = st.scatter[k] / n_k
+        if kind is not None and kind > 0:
+            d = cov.shape[0]
+            mu = np.trace(cov) / d
+            cov = (1.0 - float(kind)) * cov
+            cov.flat[:: d + 1] += float(kind) * mu
+        return cov
+
+    def finalize(self):
+        st = self.stats_
+        K, d = st.mean.shape
+        r = float(self.reg_param)
+        kind = self._covariance_kind()
+        shrunk = kind not in (None, 0.0)
+        self.means_ = st.mean.copy()
+        self.priors_ = self._priors()
+        self.covariance_ = np.empty((K, d, d))
+        self._chol = np.empty((K, d, d))
+        self.log_det_ = np.empty(K)
+        self.scalings_: list[np.ndarray] = []
+        self.rotations_: list[np.ndarray] = []
+        for k in range(K):
+            label = self.classes_[k]
+            n_k = st.count[k]
+            if n_k <= 0:
+                raise UndeterminedError(
+                    f"class {label_text(label)} has no samples (all its weights are zero)"
+                )
+            if r == 0 and n_k <= 1:
+                # scikit-learn's wording: one row has no spread.
+                raise UndeterminedError(
+                    f"y has only 1 sample in class {label_text(label)}, covariance is ill defined"
+                )
+            if r == 0 and n_k <= d and not shrunk:
+                raise np.linalg.LinAlgError(
+                    f"class {label_text(label)} has {n_k:g} samples for {d} features, so its "
+                    "covariance is singular; QDA needs reg_param > 0 here (The covariance "
+                    f"matrix of class {label_text(label)} is not full rank.)"
+                )
+            cov = (1.0 - r) * self._class_covariance(k, kind)
+            cov.flat[:: d + 1] += r
+            self.covariance_[k] = cov
+            diag = np.diag(cov).copy()
+            try:
+                L = np.linalg.cholesky(cov)
+                # Pivot_j^2 / Sigma_jj is 1 - R^2 of feature j on the ones before it.
+                ratio = np.diag(L) ** 2 / np.where(diag > 0, diag, np.nan)
+                singular = not np.all(ratio > 1e-12)
+            except np.linalg.LinAlgError:
+                singular = True
+            if singular:
+                raise np.linalg.LinAlgError(
+                    f"the covariance of class {label_text(label)} is singular (a feature constant "
+                    "within the class, or collinear features); set reg_param > 0 (The "
+                    f"covariance matrix of class {label_text(label)} is not full rank.)"
+                )
+            self._chol[k] = L
+            self.log_det_[k] = 2.0 * np.sum(np.log(np.diag(L)))
+            # scikit-learn's description of the same covariance: its
+            # principal axes, variances in decreasing order.
+            evals, evecs = np.linalg.eigh(cov)
+            self.scalings_.append(evals[::-1].copy())
+            self.rotations_.append(evecs[:, ::-1].copy())
+        with np.errstate(divide="ignore"):
+            self._const = np.log(self.priors_) - 0.5 * (self.log_det_ + d * _LOG_2PI)
+        self._decision_offset = qda_decision_offset(d)
+        self._product_factors()
+
+    def _product_factors(self):
+        """``_inv_t`` of shape (K, d, d): ``(x - mu_k) @ _inv_t[k]`` is ``L_k^-1 (x - mu_k)``."""
+        from scipy.linalg import solve_triangular
+        from scipy.linalg.lapack import dtrcon
+
+        K, d = self.means_.shape
+        rcond = [dtrcon(self._chol[k], norm="1", uplo="L")[0] for k in range(K)]
+        self._use_product = bool(min(rcond, default=1.0) >= PRODUCT_RCOND)
+        if not self._use_product:
+            return
+        eye = np.eye(d)
+        self._inv_t = np.stack(
+            [
+                solve_triangular(self._chol[k], eye, lower=True, check_finite=False).T
+                for k in range(K)
+            ]
+        )
+
+    def joint_log_likelihood_block(self, X):
+        if self._use_product:
+            return self._jll_product(X)
+        return self._jll_solve(X)
+
+    def _jll_product(self, X):
+        # Each class's rows are centred at that class's own mean before the
+        # product: centring at one shared point would leave a difference of
+        # two large terms wherever class means lie far apart (mean 1e6, a
+        # spread of 1e5 between classes), losing digits to cancellation.
+        K, d = self.means_.shape
+        n = X.shape[0]
+        out = np.empty((K, n))
+        step = max(16, _QDA_PRODUCT_ELEMENTS // max(1, d))
+        centred = np.empty((min(step, n), d))
+        for lo in range(0, n, step):
+            hi = min(n, lo + step)
+            c = centred[: hi - lo]
+            for k in range(K):
+                np.subtract(X[lo:hi], self.means_[k], out=c)
+                Z = c @ self._inv_t[k]
+                out[k, lo:hi] = np.einsum("ij,ij->i", Z, Z)
+        out *= -0.5
+        out += self._const[:, None]
+        return out
+
+    def _jll_solve(self, X):
+        # SciPy is imported here, not at module level, so that loading any
+        # model (and `nbcli --help`) does not pay for it.
+        from scipy.linalg import solve_triangular
+
+        out = np.empty((len(self.classes_), X.shape[0]))
+        Xt = X.T
+        for k in range(len(self.classes_)):
+            # Solve on the centred rows (transposed, so LAPACK gets them
+            # column-major without a copy) and overwrite them in place.
+            D = Xt - self.means_[k][:, None]
+            Z = solve_triangular(self._chol[k], D, lower=True, overwrite_b=True, check_finite=False)
+            out[k] = np.einsum("ij,ij->j", Z, Z)
+            out[k] *= -0.5
+            out[k] += self._const[k]
+        return out
