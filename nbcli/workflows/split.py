@@ -280,10 +280,10 @@ class _Csv(_Format):
     def same_columns(self, path):
         if is_model_file(path):
             return False
-        other = Source(path)
-        if other.format != "csv":
-            return False
         try:
+            other = Source(path)
+            if other.format != "csv":
+                return False
             with translated(path):
                 header = read_header(other.open_binary, path, self.header.delimiter)
         except (NbcliError, OSError, UnicodeDecodeError):
