@@ -121,12 +121,16 @@ def predict(
     if output_dir is None and len(inputs) == 1:
         common.open_engine(engine, scheduler, workers, worker_memory)  # refuses Dask options
         from nbcli.cli.console import info, warn
-        from nbcli.io.atomic import check_outputs
+        from nbcli.io.atomic import check_outputs, writes_to_stdout
         from nbcli.io.modelfile import load_model
         from nbcli.workflows.predict import check_keep
         from nbcli.workflows.predict import predict as predict_file
         from nbcli.workflows.summary import PredictionSummary
 
+        if json_out == "-" and (output in (None, "-") or writes_to_stdout(output)):
+            raise NbcliError(
+                "--json - and the predictions would both go to stdout; give -o FILE or --json PATH"
+            )
         outputs = [("--output", output or "-")] + ([("--json", json_out)] if json_out else [])
         check_outputs(
             outputs,

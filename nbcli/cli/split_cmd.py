@@ -51,13 +51,23 @@ def split(
     x_key: Annotated[str, common.X_KEY] = "X",
     y_key: Annotated[str, common.Y_KEY] = "y",
     quiet: Annotated[bool, common.QUIET] = False,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force",
+            help="Replace existing outputs even when they are not earlier splits of data "
+            "with the input's format and columns.",
+        ),
+    ] = False,
 ):
     """Split a data file into train, test and calibration files of exact sizes.
 
     Rows are drawn at random (seeded), stratified by the target; each output
     has the input's format (CSV rows copied byte for byte, with the header,
     delimiter and gzip kept; Parquet and NPZ alike). The file is read twice:
-    once for the target column, once to copy the rows.
+    once for the target column, once to copy the rows. An existing output is
+    replaced only when it is empty or holds data of the input's format and
+    columns (an earlier split); anything else needs --force.
     Example: nbcli split -d penguins.csv --test 0.2 --calib 0.1 --output-dir splits
     """
     from nbcli.workflows.split import split as run_split
@@ -73,7 +83,14 @@ def split(
         delimiter=delimiter,
         x_key=x_key,
         y_key=y_key,
+        force=force,
     )
+    from nbcli.cli.console import info, warn
+
+    if stratify:
+        info(f"stratified by column '{report.target}' ({report.target_note})", quiet)
+    for message in report.warnings:
+        warn(message)
     if not quiet:
         for part, path in report.outputs.items():
             sys.stderr.write(f"wrote {path} ({report.n_samples[part]} rows)\n")

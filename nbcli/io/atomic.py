@@ -200,7 +200,10 @@ def check_outputs(
         When an output's folder is missing or not writable, it is a folder,
         it is an existing regular file of another kind than the output (and
         ``force`` is False), it names the same file as an input (which it would
-        replace) or as another output, or it is ``-`` while stdout is closed.
+        replace) or as another output, it is ``-`` while stdout is closed,
+        two outputs go to stdout (``-`` or ``/dev/stdout``), or a model
+        output is not a regular file (``/dev/null``, a pipe: a zip archive
+        needs a seekable file).
         Devices and named pipes are written in place, never replaced, so
         they are not compared with anything.
     """
@@ -217,10 +220,20 @@ def check_outputs(
             continue  # pipes and devices are read, never replaced
         read.setdefault(_identity(source), (option, source))
     written: dict[tuple, tuple[str, str]] = {}
+    on_stdout: tuple[str, str] | None = None
     for option, path in outputs:
         if path is None:
             continue
         shown = f"{option} {path}"
+        if path == "-" or (writes_to_stdout(path) and os.path.realpath(path) != os.devnull):
+            # Two outputs on one stream would be interleaved into neither
+            # format (two outputs thrown away in /dev/null lose nothing).
+            if on_stdout is not None:
+                raise NbcliError(
+                    f"{on_stdout[0]} {on_stdout[1]} and {shown} would both go to stdout; "
+                    "give a file path to one of them"
+                )
+            on_stdout = (option, path)
         if path == "-":
             if option in model_options:
                 raise NbcliError(
@@ -231,6 +244,10 @@ def check_outputs(
                 raise NbcliError("stdout is closed; give an output file or leave stdout open")
             continue
         target, direct = resolve_output(path)
+        if direct and option in model_options:
+            # A model file is a zip archive, written by seeking back to its
+            # central directory: a device or pipe cannot take it.
+            raise NbcliError(f"{shown}: a model file must be a regular file")
         if direct:
             continue
         _check_target(target, shown)

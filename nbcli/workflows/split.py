@@ -13,14 +13,16 @@ import contextlib
 import csv
 import gzip
 import os
+import stat
+import types
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, BinaryIO
 
 import numpy as np
 
 from nbcli.errors import NbcliError
-from nbcli.io.atomic import atomic_write, check_outputs
+from nbcli.io.atomic import atomic_write, check_outputs, is_model_file
 from nbcli.io.csv_format import read_header
 from nbcli.io.messages import translated
 from nbcli.io.plan import plan_columns, read_options
@@ -45,6 +47,11 @@ class SplitReport:
         The column the split was stratified by (or read for its size).
     seed : int
     stratify : bool
+    target_note : str
+        How the target was chosen: ``"given by --target"`` or, chosen by
+        default, ``"chosen by default: named like a target"`` and the like.
+    warnings : list of str
+        A target that looks continuous (each distinct value a class).
     outputs : dict of str to str
         Part (``train``, ``test``, ``calib``) to the file written.
     n_samples : dict of str to int
@@ -57,6 +64,8 @@ class SplitReport:
     target: str
     seed: int
     stratify: bool
+    target_note: str = ""
+    warnings: list[str] = field(default_factory=list)
     outputs: dict[str, str] = field(default_factory=dict)
     n_samples: dict[str, int] = field(default_factory=dict)
     class_counts: dict[str, dict[str, int]] = field(default_factory=dict)
@@ -91,6 +100,7 @@ def split(
     delimiter: str | None = None,
     x_key: str = "X",
     y_key: str = "y",
+    force: bool = False,
 ) -> SplitReport:
     """Split ``data`` into train, test and (with ``calib``) calibration files.
 
@@ -112,6 +122,9 @@ def split(
         As for reading training data: the target column (default as
         ``fit`` chooses it), the CSV delimiter (default detected), the NPZ
         keys of features and labels.
+    force : bool
+        Replace existing outputs that are not earlier splits of the same
+        kind of data (see below).
 
     Returns
     -------
@@ -122,7 +135,11 @@ def split(
     NbcliError
         For unreadable input, sizes that leave no training row, or outputs
         that cannot be written (checked before the input is read). Outputs
-        appear together, only when every part has been written.
+        appear together, only when every part has been written. An existing
+        output is replaced only when it is empty or is data of the input's
+        format with the input's columns (CSV header, Parquet schema names,
+        NPZ array keys), as an earlier split of it is; anything else (a
+        model file, other data) is refused unless ``force``.
     """
     outputs = output_paths(data, output_dir, bool(calib))
     if not os.path.isdir(output_dir):
@@ -139,7 +156,11 @@ def split(
         fmt = _Parquet(source)
     else:
         fmt = _Npz(source)
+    if not force:
+        for part, path in outputs.items():
+            _check_replace(fmt, f"--output-dir ({part}) {path}", path)
     labels, target_name = fmt.labels(opts)
+    note, warnings = _target_note(fmt, opts, labels, target_name)
     classes, codes = np.unique(labels, return_inverse=True)
     try:
         parts = stratified_split(codes, test, calib, stratify=stratify, seed=seed)
@@ -148,7 +169,14 @@ def split(
     with contextlib.ExitStack() as stack:
         handles = [stack.enter_context(atomic_write(outputs[p])) for p in outputs]
         fmt.write(parts, handles)
-    report = SplitReport(data=source.display, target=target_name, seed=int(seed), stratify=stratify)
+    report = SplitReport(
+        data=source.display,
+        target=target_name,
+        seed=int(seed),
+        stratify=stratify,
+        target_note=note,
+        warnings=warnings,
+    )
     report.outputs = dict(outputs)
     for i, part in enumerate(outputs):
         report.n_samples[part] = int(np.sum(parts == (TRAIN, TEST, CALIB)[i]))
@@ -161,8 +189,57 @@ def split(
     return report
 
 
+def _target_note(fmt, opts, labels: np.ndarray, target: str) -> tuple[str, list[str]]:
+    """How ``target`` was chosen, and the reader's warning when it looks continuous."""
+    import polars as pl
+
+    from nbcli.io.plan import _check_target
+    from nbcli.io.profile import SAMPLE_ROWS, profile_columns
+
+    chosen = getattr(fmt, "note", None)
+    if opts.target is not None:
+        note = "given by --target"
+    elif chosen is None:
+        note = f"chosen by default: the --y-key array {target!r}"
+    else:
+        note = "chosen by default: " + chosen.split("(", 1)[-1].rstrip(")")
+    frame = pl.DataFrame({target: pl.Series(labels[:SAMPLE_ROWS].tolist(), dtype=pl.String)})
+    profile = profile_columns(frame, [target], opts.na_texts)[target]
+    # Split refuses nothing the user may still mean, so a chosen target that
+    # looks continuous is warned about as an explicit one is.
+    plan = types.SimpleNamespace(target=target, note=None)
+    warnings = _check_target(plan, profile, replace(opts, target=target), fmt.display)  # type: ignore[arg-type]
+    return note, warnings
+
+
+def _check_replace(fmt: _Format, shown: str, path: str) -> None:
+    """Refuse to replace an existing file that is not data like the input."""
+    from nbcli.io.output_kinds import KIND_NAMES, file_kind
+
+    try:
+        st = os.stat(path)
+    except OSError:
+        return
+    if not stat.S_ISREG(st.st_mode) or st.st_size == 0:
+        return
+    if fmt.same_columns(path):
+        return
+    found = file_kind(path)
+    what = KIND_NAMES[found] if found in KIND_NAMES else "another kind of file"
+    raise NbcliError(
+        f"{shown}: exists and is not a split of data like {fmt.display} (it is {what}); "
+        "remove it, choose another --output-dir, or give --force to replace it"
+    )
+
+
 class _Format:
+    display = ""
+
     def labels(self, opts) -> tuple[np.ndarray, str]:
+        raise NotImplementedError
+
+    def same_columns(self, path: str) -> bool:
+        """Whether the existing file ``path`` is data of this format and columns."""
         raise NotImplementedError
 
     def write(self, parts: np.ndarray, handles: list[BinaryIO]) -> None:
@@ -195,13 +272,30 @@ def csv_records(stream: BinaryIO) -> Iterator[bytes]:
 class _Csv(_Format):
     def __init__(self, source: Source, delimiter: str | None):
         self.source = source
+        self.display = source.display
+        self.delimiter = delimiter
+        self.note: str | None = None
         self.header = read_header(source.open_binary, source.display, delimiter)
+
+    def same_columns(self, path):
+        if is_model_file(path):
+            return False
+        try:
+            other = Source(path)
+            if other.format != "csv":
+                return False
+            with translated(path):
+                header = read_header(other.open_binary, path, self.header.delimiter)
+        except (NbcliError, OSError, UnicodeDecodeError):
+            return False
+        return list(header.columns) == list(self.header.columns)
 
     def labels(self, opts):
         display = self.source.display
         plan = plan_columns(list(self.header.columns), opts, display)
         if plan.target is None:
             raise NbcliError(f"{display}: has no target column to split by")
+        self.note = plan.note
         where = list(self.header.columns).index(plan.target)
         labels: list[str] = []
         with translated(display), self.source.open_binary() as stream:
@@ -254,14 +348,26 @@ class _Parquet(_Format):
         import pyarrow.parquet as pq
 
         self.source = source
+        self.display = source.display
+        self.note: str | None = None
         with translated(source.display):
             self.file = pq.ParquetFile(source.file_or_buffer())
+
+    def same_columns(self, path):
+        import pyarrow.parquet as pq
+
+        try:
+            names = pq.read_schema(path).names
+        except Exception:  # not Parquet, or unreadable
+            return False
+        return list(names) == list(self.file.schema_arrow.names)
 
     def labels(self, opts):
         columns = list(self.file.schema_arrow.names)
         plan = plan_columns(columns, opts, self.source.display)
         if plan.target is None:
             raise NbcliError(f"{self.source.display}: has no target column to split by")
+        self.note = plan.note
         with translated(self.source.display):
             column = self.file.read(columns=[plan.target]).column(0)
         return np.asarray([str(v) for v in column.to_pylist()], dtype=str), plan.target
@@ -286,9 +392,19 @@ class _Parquet(_Format):
 class _Npz(_Format):
     def __init__(self, source: Source):
         self.source = source
+        self.display = source.display
         with translated(source.display):
             with np.load(source.file_or_buffer(), allow_pickle=False) as archive:
                 self.arrays = {k: archive[k] for k in archive.files}
+
+    def same_columns(self, path):
+        if is_model_file(path):
+            return False
+        try:
+            with np.load(path, allow_pickle=False) as archive:
+                return sorted(archive.files) == sorted(self.arrays)
+        except Exception:  # not an NPZ archive, or unreadable
+            return False
 
     def labels(self, opts):
         key = opts.target or opts.y_key
