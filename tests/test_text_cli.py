@@ -1,6 +1,6 @@
 """``--text COL`` end to end: fit, the model file, predict, against scikit-learn's pipeline.
 
-The reference is ``CountVectorizer`` + ``MultinomialNB``/``BernoulliNB`` on
+The reference is ``CountVectorizer`` + ``MultinomialNB``/``BernoulliNB``/``ComplementNB`` on
 the Austen paragraphs in ``sample_data/`` (held-out posteriors to 1e-8,
 words unseen in training ignored as ``CountVectorizer.transform`` ignores them).
 """
@@ -62,6 +62,8 @@ def _fit_predict(tmp_path, *fit_args, train=TRAIN, test=TEST):
         (("--model", "multinomial"), lambda: sklearn_nb.MultinomialNB()),
         (("--model", "multinomial", "--alpha", "0.1"), lambda: sklearn_nb.MultinomialNB(alpha=0.1)),
         (("--model", "bernoulli", "--binarize", "0"), lambda: sklearn_nb.BernoulliNB(binarize=0.0)),
+        (("--model", "complement"), lambda: sklearn_nb.ComplementNB()),
+        (("--model", "complement", "--norm"), lambda: sklearn_nb.ComplementNB(norm=True)),
     ],
 )
 def test_fit_then_predict_equals_countvectorizer_and_naive_bayes(
