@@ -1,6 +1,6 @@
 """``--text COL`` end to end: fit, the model file, predict, against scikit-learn's pipeline.
 
-The reference is ``CountVectorizer`` + ``MultinomialNB``/``BernoulliNB`` on
+The reference is ``CountVectorizer`` + ``MultinomialNB``/``BernoulliNB``/``ComplementNB`` on
 the Austen paragraphs in ``sample_data/`` (held-out posteriors to 1e-8,
 words unseen in training ignored as ``CountVectorizer.transform`` ignores them).
 """
@@ -62,6 +62,8 @@ def _fit_predict(tmp_path, *fit_args, train=TRAIN, test=TEST):
         (("--model", "multinomial"), lambda: sklearn_nb.MultinomialNB()),
         (("--model", "multinomial", "--alpha", "0.1"), lambda: sklearn_nb.MultinomialNB(alpha=0.1)),
         (("--model", "bernoulli", "--binarize", "0"), lambda: sklearn_nb.BernoulliNB(binarize=0.0)),
+        (("--model", "complement"), lambda: sklearn_nb.ComplementNB()),
+        (("--model", "complement", "--norm"), lambda: sklearn_nb.ComplementNB(norm=True)),
     ],
 )
 def test_fit_then_predict_equals_countvectorizer_and_naive_bayes(
@@ -79,7 +81,9 @@ def test_fit_then_predict_equals_countvectorizer_and_naive_bayes(
     analyze = vec.build_analyzer()
     unseen = sum(1 for d in test.text for w in analyze(d) if w not in vec.vocabulary_)
     assert unseen > 0
-    assert f"{unseen} words not in the model's vocabulary ignored" in run.stderr
+    # Said once, in the summary line.
+    assert run.stderr.count(f"{unseen} words not in the") == 1, run.stderr
+    assert f"{unseen} words not in the vocabulary ignored" in run.stderr
     mf = load_model(model)
     assert mf.vocabularies == {"text": vec.get_feature_names_out().tolist()}
     assert mf.feature_names[:2] == [f"text:{w}" for w in vec.get_feature_names_out()[:2]]
@@ -374,3 +378,35 @@ def test_indicative_words_map_feature_indices_to_words(tmp_path):
     j = mf.feature_names.index("text:free")
     expected = mf.model.feature_log_prob_[1, j] - mf.model.feature_log_prob_[0, j]
     assert words["s"][0] == ("text", "free", pytest.approx(expected))
+
+
+def test_inspect_names_the_words_of_a_text_model_with_a_numeric_column(tmp_path, austen):
+    # The numeric column comes after the text column in the file, but first
+    # among the model's features: the words must not shift by one.
+    train = austen[0].assign(commas=austen[0].text.str.count(","))
+    data, model = tmp_path / "train.csv", tmp_path / "m.npz"
+    train.to_csv(data, index=False)
+    fit = ("fit", "--data", data, "--target", "label", "-o", model, "--quiet")
+    ok(nbcli(*fit, "--model", "multinomial", "--text", "text"))
+    run = ok(nbcli("inspect", model, "--top", "5", "--json", tmp_path / "r.json"))
+    doc = json.loads((tmp_path / "r.json").read_text())
+    vocabulary = CountVectorizer().fit(train.text).get_feature_names_out().tolist()
+    assert doc["features"] == [
+        {"name": "commas", "type": "numeric"},
+        {"name": "text", "type": "text", "n_words": len(vocabulary)},
+    ]
+    assert f"commas (numeric), text (text, {len(vocabulary):,} words)" in run.stdout
+    mf = load_model(model)
+    names = ["commas", *(f"text:{w}" for w in vocabulary)]
+    logp = np.asarray(mf.model.feature_log_prob_)
+    prior = np.exp(mf.model.class_log_prior_)
+    for k, label in enumerate(mf.model.classes_):
+        others = np.delete(np.arange(len(prior)), k)
+        rest = prior[others] @ np.exp(logp[others]) / prior[others].sum()
+        ratio = logp[k] - np.log(rest)
+        best = np.argsort(-ratio, kind="stable")[:5]
+        got = doc["indicative_features"]["classes"][str(label)]
+        assert [r["feature"] for r in got] == [names[j] for j in best]
+        np.testing.assert_allclose([r["score"] for r in got], ratio[best], rtol=1e-12)
+    # Each author's top word is one of their characters' names, not a neighbour of it.
+    assert doc["indicative_features"]["classes"]["emma"][0]["feature"] == "text:emma"

@@ -8,6 +8,10 @@ models need only two products of it, both sparse-times-dense:
 * scores, per class and row: ``W @ X.T`` (n_classes, n_rows) for a dense
   parameter matrix ``W`` (n_classes, n_features).
 
+A model that takes sparse input (tag ``sparse``) routes it through
+:func:`prepare_fit`, :func:`prepare_predict` and :func:`each_block` from its
+``_prepare_X``, ``_check_predict_input`` and ``_each_block``.
+
 Memory grows with the non-zeros of ``X`` and the size of the results, not
 with rows times features. SciPy is imported only when a sparse matrix is
 passed, so dense callers pay nothing.
@@ -17,6 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from nbcli.models._blocks import _BLOCK_ELEMENTS
 from nbcli.models._validation import DataValueError
 
 
@@ -80,6 +85,41 @@ def check_sparse(X, *, name: str = "X"):
             f"{what} is not allowed",
         )
     return X
+
+
+def prepare_fit(model, X):
+    """Sparse ``X`` validated for fitting ``model``: :func:`check_sparse`, then
+    the model's ``_check_values`` (no negative counts...)."""
+    X = check_sparse(X)
+    model._check_values(X)
+    return X
+
+
+def prepare_predict(model, X):
+    """Sparse ``X`` validated for scoring with fitted ``model`` (its values are
+    checked block by block while scoring, as dense input's are)."""
+    model._check_fitted()
+    X = check_sparse(X)
+    model._check_n_features(X)
+    return X
+
+
+def each_block(model, X, consume) -> None:
+    """Call ``consume(rows, jll)`` for row blocks of validated sparse ``X``, in order.
+
+    A sparse block costs its non-zeros, so blocks are sized by the (dense)
+    scores they produce, not by rows times features.
+    """
+    step = max(64, _BLOCK_ELEMENTS // max(1, len(model.classes_)))
+    for lo in range(0, X.shape[0], step):
+        hi = min(X.shape[0], lo + step)
+        consume(slice(lo, hi), model._score_block(X, lo, hi))
+
+
+def first_negative_entry(X) -> tuple[int, int, float] | None:
+    """Row, column and value of the first negative stored entry of CSR ``X``, or None."""
+    negative = X.data < 0
+    return first_entry(X, negative) if negative.any() else None
 
 
 def first_entry(X, flagged: np.ndarray) -> tuple[int, int, float]:

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from nbcli.models import _sparse
 from nbcli.models._base import BayesClassifier
 from nbcli.models._missing import first_negative, zero_missing
 from nbcli.models._stats import ClassCounts
 from nbcli.models._validation import DataValueError
 from nbcli.models.categorical import class_log_prior
-from nbcli.models.discrete import _alpha
+from nbcli.models.discrete import _alpha, _sparse_counts
 from nbcli.models.hyperparameters import Hyperparameter, alpha, fit_prior, missing, priors
 
 
@@ -52,6 +53,9 @@ class ComplementNB(BayesClassifier):
         ``"ignore"``: a missing count contributes nothing, which is the same
         as a count of 0 at fit and in the product; ``"drop"``: rows with a
         NaN cell are skipped at fit and get NaN posteriors at predict.
+
+    ``X`` may be a ``scipy.sparse`` matrix or array (a document-term
+    matrix), validated as CSR and never made dense (:mod:`nbcli.models._sparse`).
 
     Conventions (as scikit-learn's): the weights are those of Rennie et
     al.'s equations 6 and 8 (complement counts smoothed with ``alpha`` per
@@ -97,7 +101,7 @@ class ComplementNB(BayesClassifier):
     statistics = (ClassCounts,)
     prior_param = "class_prior"
     # As scikit-learn's discrete naive Bayes: not meant for its Gaussian test blobs.
-    sklearn_tags = {"positive_only": True, "poor_score": True}
+    sklearn_tags = {"positive_only": True, "poor_score": True, "sparse": True}
 
     def __init__(self, *, alpha=1.0, norm=False, fit_prior=True, class_prior=None, missing="error"):
         self.alpha = alpha
@@ -107,19 +111,43 @@ class ComplementNB(BayesClassifier):
         self.missing = missing
 
     def _check_values(self, X, row_offset=0):
-        found = first_negative(X)
+        if _sparse.is_sparse(X):
+            entry = _sparse.first_negative_entry(X)
+            found = None if entry is None else entry[:2]
+            value = None if entry is None else entry[2]
+        else:
+            found = first_negative(X)
+            value = None if found is None else X[found]
         if found is not None:
-            i, j = found
+            i, j = int(found[0]), int(found[1])
             raise DataValueError(
-                f"negative value {X[i, j]:g} at row {i + row_offset}, column {j}: complement "
+                f"negative value {value:g} at row {i + row_offset}, column {j}: complement "
                 "naive Bayes needs non-negative counts (Negative values in data passed to "
                 "ComplementNB)",
                 i + row_offset,
                 j,
-                f"negative value {X[i, j]:g}: the complement model needs non-negative counts",
+                f"negative value {value:g}: the complement model needs non-negative counts",
             )
 
+    # -- sparse input (scipy.sparse): validated as CSR, never made dense ---------
+    def _prepare_X(self, X):
+        if _sparse.is_sparse(X):
+            return _sparse.prepare_fit(self, X)
+        return super()._prepare_X(X)
+
+    def _check_predict_input(self, X):
+        if _sparse.is_sparse(X):
+            return _sparse.prepare_predict(self, X)
+        return super()._check_predict_input(X)
+
+    def _each_block(self, X, consume) -> None:
+        if _sparse.is_sparse(X):
+            return _sparse.each_block(self, X, consume)
+        return super()._each_block(X, consume)
+
     def accumulate(self, X, y_idx, sample_weight, n_classes):
+        if _sparse.is_sparse(X):
+            return _sparse_counts(X, y_idx, sample_weight, n_classes)
         stats = ClassCounts.from_data(X, y_idx, sample_weight, n_classes)
         if self.missing == "ignore" and np.isnan(stats.feature_count).any():
             stats = ClassCounts.from_data(zero_missing(X), y_idx, sample_weight, n_classes)
@@ -156,8 +184,11 @@ class ComplementNB(BayesClassifier):
         self._b = (self.class_log_prior_ if single else np.zeros(len(self.classes_)))[:, None]
 
     def joint_log_likelihood_block(self, X):
-        out = self.feature_log_prob_ @ X.T
-        if self.missing == "ignore" and np.isnan(out).any():
-            out = self.feature_log_prob_ @ zero_missing(X).T
+        if _sparse.is_sparse(X):
+            out = _sparse.scores(self.feature_log_prob_, X)
+        else:
+            out = self.feature_log_prob_ @ X.T
+            if self.missing == "ignore" and np.isnan(out).any():
+                out = self.feature_log_prob_ @ zero_missing(X).T
         out += self._b
         return out

@@ -25,9 +25,7 @@ def render_model(report) -> list:
     head.add_row("hyperparameters", Text(params or "-"))
     head.add_row("target", Text(str(report.target)))
     n = len(report.features)
-    shown = ", ".join(
-        f["name"] + (f" ({f['type']})" if "type" in f else "") for f in report.features[:8]
-    )
+    shown = ", ".join(_feature(f) for f in report.features[:8])
     head.add_row("features", Text(f"{n}: {shown}" + (f", ... ({n - 8} more)" if n > 8 else "")))
     training = report.training
     head.add_row(
@@ -103,3 +101,11 @@ def render_model(report) -> list:
             table.add_row(Text(label), _g(c["log_determinant"]), _g(c["condition_number"]))
         out.append(table)
     return out
+
+
+def _feature(entry: dict) -> str:
+    """``name (type)``, with a text column's vocabulary size: ``doc (text, 5769 words)``."""
+    if "type" not in entry:
+        return entry["name"]
+    words = f", {entry['n_words']:,} words" if "n_words" in entry else ""
+    return f"{entry['name']} ({entry['type']}{words})"

@@ -88,6 +88,43 @@ def feature_labels(
     return [f"feature {j + 1}" for j in range(n_features)]
 
 
+def text_features(mf) -> tuple[list[str], list[dict]] | None:
+    """Feature names and columns of a model with text columns, in model order.
+
+    Such a model's features are its numeric columns first, then each text
+    column's vocabulary in order, named ``column:word`` (the model file's
+    ``feature_names``); its columns are listed the same way, a text column
+    as ``{"name", "type": "text", "n_words"}``.
+
+    Parameters
+    ----------
+    mf : nbcli.io.modelfile.ModelFile
+
+    Returns
+    -------
+    (names, features) or None
+        ``names``, one per model feature; ``features``, one entry per input
+        column. None for a model without text columns, or whose feature
+        names do not match its vocabularies.
+    """
+    settings, vocabularies = getattr(mf, "text", None), mf.vocabularies or {}
+    if settings is None or any(c not in vocabularies for c in settings.columns):
+        return None
+    names = [str(n) for n in mf.feature_names]
+    n_text = sum(len(vocabularies[c]) for c in settings.columns)
+    if len(names) != mf.model.n_features_in_ or n_text > len(names):
+        return None
+    columns = {str(c["name"]): c for c in mf.columns or []}
+    features = [
+        {k: v for k, v in columns.get(name, {"name": name}).items() if k != "categories"}
+        for name in names[: len(names) - n_text]
+    ]
+    features += [
+        {"name": str(c), "type": "text", "n_words": len(vocabularies[c])} for c in settings.columns
+    ]
+    return names, features
+
+
 def class_priors(model) -> np.ndarray:
     """The prior of each class the model scores with, shape (n_classes,)."""
     for attr in ("priors_", "class_prior_"):
@@ -320,21 +357,28 @@ def build_model_report(mf, *, path: str, sha256: str, top: int = 10) -> ModelRep
         raise ValueError(f"top must be at least 1; got {top}")
     model = mf.model
     meta = mf.metadata
-    names = feature_labels(mf.feature_names, model.n_features_in_, mf.columns, mf.vocabularies)
+    text = text_features(mf)
+    names = (
+        text[0]
+        if text is not None
+        else feature_labels(mf.feature_names, model.n_features_in_, mf.columns, mf.vocabularies)
+    )
     priors = class_priors(model)
     count = np.asarray(class_counts(model), dtype=float)
     classes = [
         {"label": json_label(c), "count": json_number(count[k]), "prior": json_number(priors[k])}
         for k, c in enumerate(model.classes_)
     ]
-    if mf.columns:
+    if text is not None:
+        features = text[1]
+    elif mf.columns:
         features = [{k: v for k, v in c.items() if k != "categories"} for c in mf.columns]
         for entry, column in zip(features, mf.columns):
             if column.get("categories") is not None:
                 entry["n_categories"] = len(column["categories"])
     else:
         features = [{"name": str(n)} for n in mf.feature_names]
-    if mf.vocabularies:
+    if mf.vocabularies and text is None:
         for entry in features:
             if entry["name"] in mf.vocabularies:
                 entry["n_words"] = len(mf.vocabularies[entry["name"]])

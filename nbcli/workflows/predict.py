@@ -80,7 +80,10 @@ def predict(
         present.
     summary : nbcli.workflows.summary.PredictionSummary, optional
         Filled in as the rows go: rows written, scored, left empty (a row
-        that cannot be scored gets an empty prediction), unseen categories.
+        that cannot be scored gets an empty prediction), unseen categories,
+        unseen words. Without one, words not in a text model's vocabulary
+        are also reported through ``reporter.advise``; with one, the caller
+        reports them (the command's summary line), so they are said once.
 
     Returns
     -------
@@ -99,6 +102,9 @@ def predict(
     from nbcli.workflows.tables import read_options_for
 
     writer = PredictionWriter.for_path(out_path, mf.classes, proba=proba, digits=digits)
+    # A caller that passes a summary reports the unseen words with it (the
+    # command's summary line); the others are told through the reporter.
+    advise_unseen = summary is None
     summary = summary if summary is not None else PredictionSummary()
     read = read or ReadOptions()
     policy = read_options_for(mf, missing=read.missing, unseen=read.unseen)
@@ -145,7 +151,7 @@ def predict(
         _, in_place = resolve_output(out_path)
         with atomic_write(out_path, writer.mode) as f:
             rows = write(f, streaming=out_path if in_place else None)
-    if mf.text is not None and reporter is not None and unseen:
+    if mf.text is not None and reporter is not None and unseen and advise_unseen:
         reporter.advise(unseen_words_line(in_path, rows, unseen))
     return rows
 
