@@ -65,3 +65,85 @@ def test_pandas_index_column_of_a_parquet_file_is_left_out_with_a_warning(tmp_pa
     )
     assert run.returncode == 0, run.stderr
     assert load_model(model).feature_names == ["row", "u"]
+
+
+def _holed_files(tmp_path):
+    rng = np.random.default_rng(0)
+    y = np.repeat(["a", "b"], 30)
+    X = rng.normal(size=(60, 2)) + (y == "b")[:, None] * 2.0
+    lines = ["u,v,label"] + [f"{a:.4f},{b:.4f},{c}" for (a, b), c in zip(X, y, strict=True)]
+    train = tmp_path / "train.csv"
+    train.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    full = list(lines)
+    lines[3] = ",1.0,a"
+    lines[40] = "0.5,,b"
+    test = tmp_path / "test.csv"
+    test.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    kept = tmp_path / "kept.csv"
+    kept.write_text("\n".join(r for i, r in enumerate(full) if i not in (3, 40)) + "\n")
+    return train, test, kept
+
+
+def _report(run):
+    import json
+
+    assert run.returncode == 0, run.stderr
+    return json.loads(run.stdout)
+
+
+def test_evaluate_and_compare_take_missing_drop_and_count_the_rows_left_out(tmp_path):
+    from tests.conftest import assert_one_error_line, nbcli_many
+
+    train, test, kept = _holed_files(tmp_path)
+    lda, nb = tmp_path / "lda.npz", tmp_path / "nb.npz"
+    fits = nbcli_many(
+        [
+            ("fit", "-q", "-m", "lda", "-d", train, "-o", lda),
+            ("fit", "-q", "-m", "gaussian", "-d", train, "-o", nb),
+        ]
+    )
+    assert all(f.returncode == 0 for f in fits), [f.stderr for f in fits]
+    ev = ("evaluate", "--bootstrap", "0", "--json", "-", "-q", "-d")
+    default, dropped, on_kept, ignored, nb_drop, compared, nb_hint = nbcli_many(
+        [
+            (*ev, test, "-m", lda),
+            (*ev, test, "-m", lda, "--missing", "drop"),
+            (*ev, kept, "-m", lda),
+            (*ev, test, "-m", nb, "--missing", "ignore"),
+            (*ev, test, "-m", nb, "--missing", "drop"),
+            ("compare", "-m", nb, "-m", lda, "-d", test, "--bootstrap", "0", "--json", "-")
+            + ("-q", "--missing", "drop"),
+            ("calibrate", "-m", lda, "-d", test, "-o", tmp_path / "c.npz"),
+        ]
+    )
+    # By default a row LDA would drop is refused, naming the options evaluate has.
+    line = assert_one_error_line(default, "row 3 has a missing value", "--missing drop")
+    assert "--missing ignore" not in line  # LDA cannot leave a cell out
+    # Under drop the rows are left out, counted, and the figures are the kept rows'.
+    report = _report(dropped)
+    assert report["n_samples"] == 58
+    assert any("2 rows with a missing value left out" in w for w in report["warnings"])
+    assert report["metrics"] == _report(on_kept)["metrics"]
+    assert not any("left out" in w for w in _report(on_kept)["warnings"])
+    # Naive Bayes under ignore scores every row.
+    report = _report(ignored)
+    assert report["n_samples"] == 60 and report["warnings"] == []
+    assert _report(nb_drop)["n_samples"] == 58
+    comparison = _report(compared)
+    assert any("2 rows with a missing value left out" in w for w in comparison["warnings"])
+    # calibrate has no --missing: its hint does not name one.
+    line = assert_one_error_line(nb_hint, "row 3 has a missing value")
+    assert "fill the value in or remove the row" in line and "pass --missing" not in line
+
+
+def test_evaluate_hint_names_missing_ignore_for_a_naive_bayes_model_that_drops(tmp_path):
+    from tests.conftest import assert_one_error_line
+
+    train, test, _ = _holed_files(tmp_path)
+    model = tmp_path / "nb.npz"
+    fit = nbcli("fit", "-q", "-m", "gaussian", "--missing", "drop", "-d", train, "-o", model)
+    assert fit.returncode == 0, fit.stderr
+    run = nbcli("evaluate", "-m", model, "-d", test, "--bootstrap", "0")
+    assert_one_error_line(
+        run, "pass --missing drop to leave such rows out", "--missing ignore to score them"
+    )
