@@ -147,3 +147,18 @@ def test_evaluate_hint_names_missing_ignore_for_a_naive_bayes_model_that_drops(t
     assert_one_error_line(
         run, "pass --missing drop to leave such rows out", "--missing ignore to score them"
     )
+
+
+def test_evaluate_refuses_missing_drop_on_parts_in_one_line(tmp_path):
+    from tests.conftest import assert_one_error_line
+
+    train, test, _ = _holed_files(tmp_path)
+    model = tmp_path / "lda.npz"
+    assert nbcli("fit", "-q", "-m", "lda", "-d", train, "-o", model).returncode == 0
+    parts = tmp_path / "parts"
+    parts.mkdir()
+    lines = test.read_text().splitlines()
+    (parts / "a.csv").write_text("\n".join(lines[:30]) + "\n")
+    (parts / "b.csv").write_text("\n".join([lines[0], *lines[30:]]) + "\n")
+    run = nbcli("evaluate", "-m", model, "-d", parts, "--missing", "drop", "--bootstrap", "0")
+    assert_one_error_line(run, "--missing drop needs the rows in one file")

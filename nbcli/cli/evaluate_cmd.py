@@ -138,6 +138,9 @@ def evaluate(
             # The part-wise path reduces rows to sums where they are read;
             # curves need every row's scores in one place.
             raise NbcliError("--plot needs the rows in one file; it does not work on parts")
+        if missing == "drop":
+            # Part sums have no count of the rows left out for the report to give.
+            raise NbcliError("--missing drop needs the rows in one file; it does not work on parts")
         parts = expand_parts(data_list)
         with common.open_engine(engine, scheduler, workers, worker_memory) as eng:
             report = evaluate_parts(
