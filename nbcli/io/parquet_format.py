@@ -31,17 +31,17 @@ def _pandas_index_columns(source: Source) -> list[str]:
 
     ``DataFrame.to_parquet`` stores a non-range index as a column
     (``__index_level_0__``, or the index's name) and lists it under
-    ``index_columns`` in the schema's ``b"pandas"`` metadata; a range index
+    ``index_columns`` in the file's ``pandas`` key-value metadata; a range index
     is stored as a description (a dict), not a column. A sampled or sorted
     frame's index follows the row order, so as a feature it would leak the
     label. Metadata that cannot be read or parsed name no column: the data
     are read as they are.
     """
-    import pyarrow.parquet as pq
+    import polars as pl
 
     try:
-        metadata = pq.read_schema(source.file_or_buffer()).metadata or {}
-        pandas_meta = json.loads(metadata.get(b"pandas", b"{}"))
+        metadata = pl.read_parquet_metadata(source.file_or_buffer())
+        pandas_meta = json.loads(metadata.get("pandas", "{}"))
         index = pandas_meta.get("index_columns", []) if isinstance(pandas_meta, dict) else []
     except Exception:  # the polars scan reports a damaged file itself
         return []
