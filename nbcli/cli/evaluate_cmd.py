@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 from enum import Enum
 from typing import Annotated, Literal
 
 import typer
 
-from nbcli.cli import common
+from nbcli.cli import common, table_options
 from nbcli.errors import NbcliError
 
 BOOTSTRAP = typer.Option(
@@ -29,6 +30,13 @@ class PlotFormat(str, Enum):
     svg = "svg"
 
 
+MISSING = typer.Option(
+    "--missing",
+    metavar="error|ignore|drop",
+    help="Missing feature cells: error (refuse), ignore (naive Bayes: leave the cell out) or "
+    "drop (leave the row out of the evaluation; the report counts it). Default: the model's "
+    "policy, except that a row it would drop is refused.",
+)
 FAIL_UNDER = common.fail_option("under", "accuracy=0.9 or accuracy.lower=0.85")
 FAIL_OVER = common.fail_option("over", "log_loss=0.5 or ece=0.05", " for losses")
 COMPARE_FAIL_UNDER = common.fail_option("under", "difference.upper=0 or accuracy_b=0.9")
@@ -76,6 +84,8 @@ def evaluate(
     ] = PlotFormat.png,
     fail_under: Annotated[list[str] | None, FAIL_UNDER] = None,
     fail_over: Annotated[list[str] | None, FAIL_OVER] = None,
+    missing: Annotated[str | None, MISSING] = None,
+    unseen: Annotated[str | None, table_options.UNSEEN] = None,
     delimiter: Annotated[str | None, common.DELIMITER] = None,
     chunk_size: Annotated[int | None, common.CHUNK_SIZE] = None,
     x_key: Annotated[str, common.X_KEY] = "X",
@@ -115,7 +125,11 @@ def evaluate(
         from nbcli.cli.calibrate_cmd import check_plot
 
         check_plot(plots["reliability"])
-    read = common.read_options(target, delimiter, chunk_size, x_key, y_key)
+    read = dataclasses.replace(
+        common.read_options(target, delimiter, chunk_size, x_key, y_key),
+        missing=missing,
+        unseen=unseen,
+    )
     if common.uses_parts(engine, data_list):
         from nbcli.workflows.evaluate_parts import evaluate_parts
         from nbcli.workflows.parts import expand_parts
@@ -124,6 +138,9 @@ def evaluate(
             # The part-wise path reduces rows to sums where they are read;
             # curves need every row's scores in one place.
             raise NbcliError("--plot needs the rows in one file; it does not work on parts")
+        if missing == "drop":
+            # Part sums have no count of the rows left out for the report to give.
+            raise NbcliError("--missing drop needs the rows in one file; it does not work on parts")
         parts = expand_parts(data_list)
         with common.open_engine(engine, scheduler, workers, worker_memory) as eng:
             report = evaluate_parts(
@@ -202,6 +219,8 @@ def compare(
     json_out: Annotated[str | None, common.JSON] = None,
     fail_under: Annotated[list[str] | None, COMPARE_FAIL_UNDER] = None,
     fail_over: Annotated[list[str] | None, COMPARE_FAIL_OVER] = None,
+    missing: Annotated[str | None, MISSING] = None,
+    unseen: Annotated[str | None, table_options.UNSEEN] = None,
     delimiter: Annotated[str | None, common.DELIMITER] = None,
     chunk_size: Annotated[int | None, common.CHUNK_SIZE] = None,
     x_key: Annotated[str, common.X_KEY] = "X",
@@ -234,7 +253,11 @@ def compare(
     report = run_comparison(
         models,
         data,
-        read=common.read_options(target, delimiter, chunk_size, x_key, y_key),
+        read=dataclasses.replace(
+            common.read_options(target, delimiter, chunk_size, x_key, y_key),
+            missing=missing,
+            unseen=unseen,
+        ),
         bootstrap=bootstrap,
         confidence=confidence,
         seed=seed,

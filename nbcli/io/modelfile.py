@@ -36,6 +36,7 @@ statistics classes' declarations), statistics and the rebuilt model.
 from __future__ import annotations
 
 import json
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -301,7 +302,10 @@ def _load_members(path, archive: NpzArchive) -> ModelFile:
         if spec.name not in params and spec.cli_default is not SAME:
             params[spec.name] = spec.cli_default
     try:
-        with np.errstate(all="ignore"):  # the result is checked just below
+        # Warnings the rebuild raises (collinear directions dropped, ...) were
+        # reported once, with the real feature names, when the model was fit.
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
             model = cls.from_stats(stats, classes, params, meta["n_features"])
     except (ValueError, ArithmeticError) as exc:
         refuse(path, f"holds a model that cannot be rebuilt: {' '.join(str(exc).split())[:200]}")

@@ -8,6 +8,8 @@ stored type (:func:`nbcli.io.cells.typed_labels`).
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from collections.abc import Iterator
 
 import numpy as np
@@ -22,6 +24,28 @@ from nbcli.io.sources import Source
 from nbcli.io.words import words_of
 
 __all__ = ["ParquetReader"]
+
+
+def _pandas_index_columns(source: Source) -> list[str]:
+    """Columns the pandas metadata of a Parquet file names its index.
+
+    ``DataFrame.to_parquet`` stores a non-range index as a column
+    (``__index_level_0__``, or the index's name) and lists it under
+    ``index_columns`` in the file's ``pandas`` key-value metadata; a range index
+    is stored as a description (a dict), not a column. A sampled or sorted
+    frame's index follows the row order, so as a feature it would leak the
+    label. Metadata that cannot be read or parsed name no column: the data
+    are read as they are.
+    """
+    import polars as pl
+
+    try:
+        metadata = pl.read_parquet_metadata(source.file_or_buffer())
+        pandas_meta = json.loads(metadata.get("pandas", "{}"))
+        index = pandas_meta.get("index_columns", []) if isinstance(pandas_meta, dict) else []
+    except Exception:  # the polars scan reports a damaged file itself
+        return []
+    return [c for c in index if isinstance(c, str)] if isinstance(index, list) else []
 
 
 @register
@@ -53,6 +77,9 @@ class ParquetReader(TableReader):
             raise fail(display, "has no data rows; write the table with its rows")
         self.opts = opts
         self.plan: ColumnPlan = plan_columns(columns, opts, display)
+        declared = tuple(c for c in _pandas_index_columns(source) if c in self.plan.features)
+        if declared:
+            self.plan = dataclasses.replace(self.plan, declared_index=declared)
         self.plan, self.encoders = finish_plan(self.plan, opts, display, lambda: self._sample(lazy))
         wanted = [*self.plan.features, self.plan.target, *self.plan.keep]
         self._columns = list(dict.fromkeys(c for c in wanted if c is not None))

@@ -158,6 +158,10 @@ class ColumnPlan:
         The planning sample's facts per column (fit time only).
     unnamed : int
         Columns without a name in the header (never used).
+    declared_index : tuple of str
+        Columns the file's own metadata declares a row index (a Parquet
+        file's pandas metadata, ``index_columns``): left out at fit time
+        like other row-index columns.
     """
 
     target: str | None
@@ -168,6 +172,7 @@ class ColumnPlan:
     warnings: list[str] = field(default_factory=list)
     profiles: dict = field(default_factory=dict)
     unnamed: int = 0
+    declared_index: tuple[str, ...] = ()
 
     def kind(self, name: str) -> str:
         """The kind of column ``name``: its feature kind, LABEL, or RAW."""
@@ -347,14 +352,20 @@ def decide_kinds(plan: ColumnPlan, profiles: dict, opts: ReadOptions, display: s
         index = [
             c
             for c in features
-            if c not in typed and (pf.index_name(c) or (c in profiles and profiles[c].counting))
+            if c not in typed
+            and (
+                c in plan.declared_index
+                or pf.index_name(c)
+                or (c in profiles and profiles[c].counting)
+            )
         ]
         for c in index:
-            why = (
-                "its name"
-                if pf.index_name(c)
-                else "it counts the rows 0, 1, 2, ... or 1, 2, 3, ..."
-            )
+            if c in plan.declared_index:
+                why = "the file's pandas metadata names it the index"
+            elif pf.index_name(c):
+                why = "its name"
+            else:
+                why = "it counts the rows 0, 1, 2, ... or 1, 2, 3, ..."
             warnings.append(
                 f"{display}: column '{c}' looks like a row index ({why}) and is left out; "
                 "name it in --features to use it as a feature"

@@ -65,7 +65,7 @@ def evaluate(
     from nbcli.reports.evaluation import build_evaluation
 
     mf = load_model(model)
-    scores = score(mf, data, read=read, reporter=reporter)
+    scores = score(mf, data, read=read, reporter=reporter, missing_option=True)
     check_labels_known(mf.classes, scores.y_true, model, data)
     n_rows = len(scores.y_true)
     if bins is None:
@@ -94,7 +94,18 @@ def evaluate(
         inputs=inputs_of(model=model, data=data),
         settings=settings,
     )
+    if scores.n_left_out:
+        report.warnings.append(left_out_warning(scores.n_left_out, n_rows))
     return report
+
+
+def left_out_warning(n_left_out: int, n_scored: int) -> str:
+    """What the report says of the rows ``--missing drop`` left out of it."""
+    rows = "row" if n_left_out == 1 else "rows"
+    return (
+        f"{n_left_out:,} {rows} with a missing value left out (--missing drop): "
+        f"the figures are over the other {n_scored:,} rows"
+    )
 
 
 def check_labels_known(classes, y_true, model: str, data: str) -> None:
@@ -164,16 +175,21 @@ def compare(
     if len(models) != 2:
         raise NbcliError(f"compare needs exactly two --model files (A and B), got {len(models)}")
     a, b = (load_model(m) for m in models)
-    sa = score(a, data, read=read, reporter=reporter)
-    sb = score(b, data, read=read, reporter=reporter)
+    sa = score(a, data, read=read, reporter=reporter, missing_option=True)
+    sb = score(b, data, read=read, reporter=reporter, missing_option=True)
     if len(sa.y_true) != len(sb.y_true) or any(
         str(p) != str(q) for p, q in zip(sa.y_true, sb.y_true)
     ):
-        raise NbcliError(f"{data}: the two models read different rows or labels (check --target)")
+        why = (
+            " (under --missing drop each leaves out the rows missing one of its own features)"
+            if sa.n_left_out or sb.n_left_out
+            else " (check --target)"
+        )
+        raise NbcliError(f"{data}: the two models read different rows or labels{why}")
     for path, mf, scores in ((models[0], a, sa), (models[1], b, sb)):
         check_labels_known(mf.classes, scores.y_true, path, data)
     settings = {"bootstrap_resamples": bootstrap, "confidence": confidence, "seed": seed}
-    return build_comparison(
+    report = build_comparison(
         a.classes,
         np.exp(sa.log_proba, out=sa.log_proba),
         b.classes,
@@ -185,3 +201,6 @@ def compare(
         inputs=inputs_of(models=list(models), data=data),
         settings=settings,
     )
+    if sa.n_left_out:
+        report.warnings.append(left_out_warning(sa.n_left_out, len(sa.y_true)))
+    return report

@@ -54,11 +54,15 @@ class Scores:
         Labels as read from the file.
     training_match : bool
         True when the rows are the model's training data (same fingerprint).
+    n_left_out : int
+        Rows with a missing value left out under an explicit ``--missing
+        drop`` (their posteriors and labels are not in the arrays).
     """
 
     log_proba: np.ndarray
     y_true: np.ndarray
     training_match: bool
+    n_left_out: int = 0
 
 
 def iter_scores(
@@ -218,6 +222,7 @@ def score(
     *,
     read: ReadOptions | None = None,
     reporter: Reporter | None = None,
+    missing_option: bool = False,
 ) -> Scores:
     """All log posteriors and labels of a labelled file, and whether it is the model's training data.
 
@@ -227,6 +232,12 @@ def score(
         A loaded model file; its calibrator, if any, is applied.
     path : str
         Labelled data file, or ``-`` for stdin.
+    missing_option : bool
+        The command takes ``--missing``: a row the model cannot score under
+        ``drop`` is left out (counted in ``Scores.n_left_out``) when
+        ``read.missing`` is ``"drop"``, and otherwise refused with a hint
+        naming that option (and ``ignore`` for a model that can take it).
+        Without it, such a row is refused.
 
     Returns
     -------
@@ -241,21 +252,45 @@ def score(
 
     # The SHA-256 of format version 1 is computed only for a file that has no other.
     fp = TrainingFingerprint(legacy="fingerprint" not in mf.training)
-    logps, ys = [], []
+    leave_out = missing_option and read is not None and read.missing == "drop"
+    logps, ys, left_out = [], [], 0
     for chunk in iter_scores(mf, path, read=read, need_target=True, reporter=reporter):
-        if chunk.scored is not None:
-            i = int(np.argmin(chunk.scored))
-            raise NbcliError(
-                f"{path}: row {chunk.row_offset + i + 1} has a missing value, which the model "
-                "cannot score under --missing drop; every row needs a score here: fill the "
-                "value in, remove the row, or pass --missing ignore (naive Bayes models)"
-            )
+        # The fingerprint covers every row of the file, scored or not.
         fp.update(chunk.X, chunk.y)
+        if chunk.scored is not None:
+            if not leave_out:
+                i = int(np.argmin(chunk.scored))
+                raise NbcliError(
+                    f"{path}: row {chunk.row_offset + i + 1} has a missing value, which the "
+                    "model cannot score under --missing drop; every row needs a score here: "
+                    f"{_missing_hint(mf, missing_option)}"
+                )
+            left_out += chunk.n_rows - chunk.n_scored
+            logps.append(chunk.log_proba[chunk.scored])
+            ys.append(np.asarray(chunk.y)[chunk.scored])
+            continue
         logps.append(chunk.log_proba)
         ys.append(np.asarray(chunk.y))
     if not logps:
         raise NbcliError(f"{path}: no data rows")
+    if left_out and not sum(len(v) for v in ys):
+        raise NbcliError(
+            f"{path}: every row has a missing value, so none is left to score under "
+            f"--missing drop; {_missing_hint(mf, False)}"
+        )
     logp = np.concatenate(logps)
     y = np.concatenate([np.asarray(v, dtype=object) for v in ys]) if len(ys) > 1 else ys[0]
     match = fp.matches(mf.training)
-    return Scores(log_proba=logp, y_true=y, training_match=match)
+    return Scores(log_proba=logp, y_true=y, training_match=match, n_left_out=left_out)
+
+
+def _missing_hint(mf, missing_option: bool) -> str:
+    """The ways on for a row with a missing value: those the command and the model have."""
+    from nbcli.workflows.tables import can_ignore_missing
+
+    if not missing_option:
+        return "fill the value in or remove the row"
+    hint = "fill the value in, remove the row, or pass --missing drop to leave such rows out"
+    if can_ignore_missing(mf.model):
+        hint += " (or --missing ignore to score them without the missing cells)"
+    return hint
