@@ -115,6 +115,14 @@ def score_part(index: int, part: str, spec: PartScoring) -> PartEvaluation:
     result = sums(np.zeros((0, k)), [], {}, 0, RowHashFingerprint())
     rows = 0
     for chunk in iter_scores(mf, part, read=spec.read, need_target=True):
+        if chunk.scored is not None and not chunk.scored.all():
+            # As a one-file evaluation: a row the model cannot score is named.
+            row = rows + int(np.argmin(chunk.scored)) + 1
+            raise NbcliError(
+                f"{part}: row {row} has a missing value, which the {mf.model.name} model "
+                f"cannot score (--missing {mf.training.get('missing', 'drop')}); fill the "
+                "value in or remove the row"
+            )
         fp = RowHashFingerprint()
         fp.update(chunk.X, chunk.y)
         y = np.asarray(chunk.y, dtype=object)
