@@ -74,6 +74,7 @@ def _cv(
         ),
     ] = None,
     json_out: Annotated[str | None, common.JSON] = None,
+    force: Annotated[bool, common.FORCE] = False,
     fail_under: Annotated[list[str] | None, FAIL_UNDER] = None,
     fail_over: Annotated[list[str] | None, FAIL_OVER] = None,
     delimiter: Annotated[str | None, common.DELIMITER] = None,
@@ -93,14 +94,19 @@ def _cv(
     from nbcli.cli.fit_cmd import _estimator
     from nbcli.cli.options import read_config
     from nbcli.cli.progress import ConsoleReporter
-    from nbcli.io.atomic import check_outputs
+    from nbcli.errors import NbcliError
+    from nbcli.io.atomic import check_outputs, writes_to_stdout
     from nbcli.reports.thresholds import EVALUATION_METRICS
     from nbcli.workflows.cv import cross_validate
 
     thresholds = common.parse_thresholds(fail_under, fail_over, EVALUATION_METRICS)
+    if writes_to_stdout(json_out) and writes_to_stdout(oof_output):
+        raise NbcliError("--json and --oof-output cannot both go to stdout; send one to a file")
     check_outputs(
         [("--json", json_out), ("--oof-output", oof_output)],
         [("--data", data), ("--config", config)],
+        kinds={"--oof-output": "predictions"},
+        force=force,
     )
     cfg = read_config(config)
     estimator, params = _estimator(model, cfg, config, hyperparameter_flags)

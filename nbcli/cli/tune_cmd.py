@@ -25,6 +25,12 @@ def grid_flags() -> list[registry.Flag]:
     ]
 
 
+def fixed_flags() -> list[registry.Flag]:
+    """The other hyperparameter flags (binarize, priors, ...): one value, as ``fit`` takes it."""
+    grid = {f.dest for f in grid_flags()}
+    return [f for f in registry.flags().values() if f.dest not in grid]
+
+
 def _tune(
     data: Annotated[
         str, typer.Option("--data", "-d", help="Labelled data (CSV, NPZ, Parquet, - for stdin).")
@@ -89,7 +95,8 @@ def _tune(
         models=["--output"],
     )
     cfg = read_config(config, tables=("grid",))
-    estimator, params = _estimator(model, cfg, config, {})
+    fixed = {f.dest: grid_values.pop(f.dest, None) for f in fixed_flags()}
+    estimator, params = _estimator(model, cfg, config, fixed)
     grid: dict[str, list] = {}
     cfg_grid = cfg.get("grid", {})
     if not isinstance(cfg_grid, dict):
@@ -172,7 +179,10 @@ def _grid_parameter(flag: registry.Flag) -> inspect.Parameter:
 
 
 def _with_grid_options(func):
-    """``func`` with one list-valued option per searchable hyperparameter flag."""
+    """``func`` with one list-valued option per searchable hyperparameter flag, and
+    one single-valued option per other flag (as ``fit`` has them)."""
+    from nbcli.cli.fit_cmd import _hyperparameter_parameter
+
     signature = inspect.signature(func, eval_str=True)
     fixed = [
         p.replace(kind=inspect.Parameter.KEYWORD_ONLY)
@@ -181,8 +191,9 @@ def _with_grid_options(func):
     ]
     at = [p.name for p in fixed].index("output") + 1
     generated = [_grid_parameter(f) for f in grid_flags()]
+    generated += [_hyperparameter_parameter(f) for f in fixed_flags()]
     parameters = fixed[:at] + generated + fixed[at:]
-    names = {f.dest for f in grid_flags()}
+    names = {f.dest for f in grid_flags()} | {f.dest for f in fixed_flags()}
 
     def command(**options):
         values = {name: options.pop(name) for name in names}

@@ -64,7 +64,7 @@ def parse_values(text: str, where: str, parse=None) -> list:
         if scale == "log":
             if lo <= 0 or hi <= 0:
                 raise NbcliError(f"{where} {text!r}: a log range needs positive bounds")
-            values = np.geomspace(lo, hi, n) if n > 1 else np.array([lo])
+            return _log_points(lo, hi, n)
         else:
             values = np.linspace(lo, hi, n) if n > 1 else np.array([lo])
         return [float(v) for v in values]
@@ -76,6 +76,24 @@ def parse_values(text: str, where: str, parse=None) -> list:
             out.append(parse(item, where) if parse is not None else float(item))
         except ValueError as exc:
             raise NbcliError(f"{where} {text!r}: {exc}") from None
+    return out
+
+
+def _log_points(lo: float, hi: float, n: int) -> list[float]:
+    """``n`` points evenly spaced in log scale from ``lo`` to ``hi``.
+
+    Exponents are spaced evenly; a whole-number exponent gives the decade
+    exactly (``1e-05``, not ``geomspace``'s ``9.999999999999999e-06``), and
+    the bounds are the values given.
+    """
+    if n == 1:
+        return [lo]
+    exponents = np.linspace(math.log10(lo), math.log10(hi), n)
+    out = []
+    for e in exponents.tolist():
+        k = round(e)
+        out.append(float(f"1e{k}") if abs(e - k) < 1e-9 else float(10.0**e))
+    out[0], out[-1] = lo, hi
     return out
 
 
