@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 from conftest import nbcli_in_process
+from sklearn import naive_bayes as nb
 
+from nbcli.workflows.inputs import ReadOptions
 from nbcli.workflows.tune import parse_values
 
 DIGITS = "sample_data/digits_train.csv"
@@ -96,3 +99,38 @@ def test_cv_refuses_json_and_oof_both_on_stdout():
     assert run.returncode == 2
     assert "both go to stdout" in run.stderr
     assert run.stdout == ""
+
+
+def test_fold_models_know_every_category_of_the_data(tmp_path):
+    from test_cv_tune import _write_csv
+
+    from nbcli.models import MODELS
+    from nbcli.workflows.folds import collect_fold_statistics
+
+    rng = np.random.default_rng(3)
+    n = 60
+    y = np.arange(n) % 2
+    X = rng.integers(0, 3, size=(n, 3)).astype(float)
+    X[7, 0] = 5.0  # a category of one row only: out of fold, its fold model never saw it
+    X[20, 2] = 4.0
+    path = _write_csv(tmp_path / "cats.csv", X, y)
+    fs = collect_fold_statistics(
+        MODELS["categorical"](alpha=0.5), str(path), read=ReadOptions(target="label"), n_folds=3
+    )
+    (log_proba,) = fs.out_of_fold([{}])
+    widths = X.max(axis=0).astype(int) + 1
+    np.testing.assert_array_equal(fs.category_widths(), widths)
+    for f in range(3):
+        test = fs.folds[0] == f
+        ref = nb.CategoricalNB(alpha=0.5, min_categories=widths).fit(X[~test], y[~test])
+        np.testing.assert_allclose(
+            log_proba[test], ref.predict_log_proba(X[test]), rtol=0, atol=1e-10
+        )
+
+
+def test_cv_categorical_on_digits_has_no_unseen_category():
+    run = nbcli_in_process(
+        "cv", "-m", "categorical", "-d", DIGITS, "--folds", "3", "--bootstrap", "0", "--json", "-"
+    )
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout)["metrics"]["accuracy"]["value"] > 0.5

@@ -68,6 +68,8 @@ class FoldStatistics:
     _chunks: list | None = None
     _stream: Any = None
     _offsets: list = field(default_factory=list)
+    _widths: Any = None
+    _row_filter: Any = None
 
     @property
     def n_repeats(self) -> int:
@@ -87,7 +89,10 @@ class FoldStatistics:
             return
         self.plan["passes"] += 1
         start = 0
+        skip = self._row_filter() if self._row_filter is not None else None
         for ds in self._stream:
+            if skip is not None:
+                ds = skip(ds)
             yield start, self.estimator.validated_rows(ds.X)
             start += ds.X.shape[0]
 
@@ -109,17 +114,47 @@ class FoldStatistics:
             When no model follows from the statistics with these values.
         """
         est = self.estimator
+        given = {**est.get_params(), **params}
+        widths = self.category_widths()
+        if widths is not None:
+            own = given.get("min_categories")
+            if own is not None:
+                widths = np.maximum(widths, np.broadcast_to(np.asarray(own), widths.shape))
+            given["min_categories"] = widths
         try:
             with np.errstate(over="ignore", invalid="ignore"):
                 return type(est).from_stats(
                     self.merged(repeat, leave_out),
                     self.classes.copy(),
-                    {**est.get_params(), **params},
+                    given,
                     len(self.feature_names),
                 )
         except ValueError as exc:
             where = "all rows" if leave_out is None else f"fold {self._name(leave_out)}"
             raise NbcliError(f"{self.path}: {where}: {exc}") from None
+
+    def category_widths(self) -> np.ndarray | None:
+        """Categories of each feature in the whole data set, shape (n_features,)
+        (0 for a feature that is not categorical); None for a model without
+        categories.
+
+        A fold model takes them as its ``min_categories``: it has the
+        categories one fit on all rows has, so an out-of-fold row never
+        carries a category its model cannot score.
+        """
+        if self._widths is None:
+            if "min_categories" not in self.estimator.get_params():
+                return None
+            total = self.merged(0)
+            k = np.asarray(getattr(total, "n_categories", ()), dtype=np.int64)
+            d = len(self.feature_names)
+            if k.size != d:
+                # The mixed model counts categories of its categorical columns only.
+                full = np.zeros(d, dtype=np.int64)
+                full[self.estimator._resolve_layout().categorical] = k
+                k = full
+            self._widths = k
+        return self._widths
 
     def _name(self, f: int) -> str:
         v = self.fold_values[f]
