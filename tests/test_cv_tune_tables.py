@@ -134,3 +134,82 @@ def test_cv_categorical_on_digits_has_no_unseen_category():
     )
     assert run.returncode == 0, run.stderr
     assert json.loads(run.stdout)["metrics"]["accuracy"]["value"] > 0.5
+
+
+PENGUINS = "sample_data/penguins_train.csv"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("-m", "gaussian", "--drop", "year,island,sex", "--missing", "ignore"),
+        ("-m", "lda", "--drop", "year,island,sex"),
+        (
+            "-m",
+            "mixed",
+        ),
+        ("-m", "mixed", "--column", "year=categorical", "--na-values", "NA"),
+    ],
+)
+def test_cv_and_tune_read_tables_as_fit_does(args):
+    common = ("-d", PENGUINS, "-t", "species", "--folds", "3", "--bootstrap", "0", "--json", "-")
+    run = nbcli_in_process("cv", *args, *common)
+    assert run.returncode == 0, run.stderr
+    report = json.loads(run.stdout)
+    # Rows with a missing label are in no fold; with drop, neither are rows with a hole.
+    assert 220 < report["n_samples"] <= 240
+    assert report["metrics"]["accuracy"]["value"] > 0.8
+    grid = {"mixed": ("--alpha", "0.5,1"), "gaussian": ("--var-smoothing", "1e-9,1e-6")}.get(
+        args[1], ("--shrinkage", "0,0.1")
+    )
+    run = nbcli_in_process("tune", *args, *grid, *common)
+    assert run.returncode == 0, run.stderr
+
+
+def test_cv_mixed_on_a_numeric_table():
+    run = nbcli_in_process(
+        "cv",
+        "-m",
+        "mixed",
+        "-d",
+        "sample_data/wine_train.csv",
+        "--folds",
+        "3",
+        "--bootstrap",
+        "0",
+        "--json",
+        "-",
+    )
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout)["metrics"]["accuracy"]["value"] > 0.8
+
+
+def test_fold_statistics_of_a_table_match_fit_on_the_other_folds(tmp_path):
+    """Text columns become the codes fit gives them; fold models match fits on the other folds."""
+    from nbcli.models import MODELS
+    from nbcli.workflows.folds import collect_fold_statistics
+    from nbcli.workflows.train import train
+
+    rng = np.random.default_rng(5)
+    n = 90
+    y = np.arange(n) % 3
+    colour = np.array(["red", "green", "blue", "grey"])[(rng.integers(0, 3, n) + y) % 4]
+    size = rng.normal(y, 1.0)
+    lines = ["colour,size,label"] + [
+        f"{c},{'' if i % 11 == 0 else repr(float(s))},k{t}"
+        for i, (c, s, t) in enumerate(zip(colour, size, y))
+    ]
+    path = tmp_path / "t.csv"
+    path.write_text("\n".join(lines) + "\n")
+    fs = collect_fold_statistics(
+        MODELS["mixed"](), str(path), read=ReadOptions(target="label"), n_folds=3, missing="ignore"
+    )
+    assert fs.codes.size == n
+    whole = train(MODELS["mixed"](), str(path), target="label", missing="ignore")
+    fitted = whole.model_file.model
+    X = np.vstack([X for _, X in fs.rows()])
+    assert np.isnan(X[:, 1]).sum() == len(range(0, n, 11))
+    # The model of all rows is the one fit makes: the same coding and statistics.
+    np.testing.assert_allclose(
+        fs.model({}).predict_log_proba(X), fitted.predict_log_proba(X), rtol=0, atol=1e-12
+    )

@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from nbcli.cli import common
+from nbcli.cli import common, table_options
 from nbcli.cli.evaluate_cmd import BOOTSTRAP, CONFIDENCE, FAIL_OVER, FAIL_UNDER
 from nbcli.cli.fit_cmd import _MODEL_TYPES, _with_hyperparameter_options
 
@@ -39,6 +39,35 @@ def column_options(features, drop, cfg: dict):
     )
 
 
+def table_settings(params: dict, cfg: dict, column, na_values) -> dict:
+    """``missing``, ``unseen``, ``na_values`` and ``column_types`` as ``nbcli fit``
+    reads them (flags, else the config's ``[data]``), for the fold statistics.
+
+    Raises
+    ------
+    NbcliError
+        For an unknown ``--unseen`` policy or a malformed ``--column``.
+    """
+    from nbcli.cli.fit_cmd import _as_list
+    from nbcli.cli.options import split_list
+    from nbcli.errors import NbcliError
+    from nbcli.workflows.tables import UNSEEN_POLICIES, parse_column_types
+
+    data_cfg = cfg.get("data", {})
+    unseen = params.get("unseen", "error")
+    if unseen not in UNSEEN_POLICIES:
+        raise NbcliError(f"--unseen must be one of {', '.join(UNSEEN_POLICIES)}; got {unseen!r}")
+    column_types = parse_column_types(data_cfg.get("columns"))
+    column_types.update(parse_column_types(column))
+    return {
+        # --missing and --unseen are hyperparameters of the models that declare them.
+        "missing": params.get("missing"),
+        "unseen": unseen,
+        "na_values": split_list(na_values) or split_list(_as_list(data_cfg.get("na_values"))),
+        "column_types": column_types,
+    }
+
+
 def _cv(
     data: Annotated[
         str, typer.Option("--data", "-d", help="Labelled data (CSV, NPZ, Parquet, - for stdin).")
@@ -57,6 +86,8 @@ def _cv(
     target: Annotated[str | None, common.TARGET] = None,
     features: Annotated[list[str] | None, common.FEATURES] = None,
     drop: Annotated[list[str] | None, common.DROP] = None,
+    column: Annotated[list[str] | None, table_options.COLUMN] = None,
+    na_values: Annotated[list[str] | None, table_options.NA_VALUES] = None,
     config: Annotated[str | None, CONFIG] = None,
     bootstrap: Annotated[int, BOOTSTRAP] = 1000,
     confidence: Annotated[float, CONFIDENCE] = 0.95,
@@ -113,6 +144,7 @@ def _cv(
     features, drop = column_options(features, drop, cfg)
     target = target if target is not None else cfg.get("data", {}).get("target")
     prior = params.get(estimator.prior_param)
+    tables = table_settings(params, cfg, column, na_values)
     report = cross_validate(
         estimator,
         data,
@@ -129,6 +161,7 @@ def _cv(
         confidence=confidence,
         bins=bins,
         oof_output=oof_output,
+        tables=tables,
         # Hashing reads the file again: only for a JSON report.
         hash_inputs=json_out is not None,
         reporter=ConsoleReporter(quiet),

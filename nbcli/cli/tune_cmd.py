@@ -7,8 +7,16 @@ from typing import Annotated
 
 import typer
 
-from nbcli.cli import common
-from nbcli.cli.cv_cmd import CONFIG, FOLD_COLUMN, FOLDS, GROUP_COLUMN, REPEATS, SEED
+from nbcli.cli import common, table_options
+from nbcli.cli.cv_cmd import (
+    CONFIG,
+    FOLD_COLUMN,
+    FOLDS,
+    GROUP_COLUMN,
+    REPEATS,
+    SEED,
+    table_settings,
+)
 from nbcli.cli.evaluate_cmd import BOOTSTRAP, CONFIDENCE
 from nbcli.cli.fit_cmd import _MODEL_TYPES
 from nbcli.models import registry
@@ -61,6 +69,8 @@ def _tune(
     target: Annotated[str | None, common.TARGET] = None,
     features: Annotated[list[str] | None, common.FEATURES] = None,
     drop: Annotated[list[str] | None, common.DROP] = None,
+    column: Annotated[list[str] | None, table_options.COLUMN] = None,
+    na_values: Annotated[list[str] | None, table_options.NA_VALUES] = None,
     config: Annotated[str | None, CONFIG] = None,
     bootstrap: Annotated[int, BOOTSTRAP] = 1000,
     confidence: Annotated[float, CONFIDENCE] = 0.95,
@@ -125,6 +135,7 @@ def _tune(
         params.pop(name, None)
     data_cfg = cfg.get("data", {})
     prior = params.get(estimator.prior_param)
+    tables = table_settings(params, cfg, column, na_values)
     report, model_file = tune(
         estimator,
         data,
@@ -147,6 +158,7 @@ def _tune(
         priors_by_label=prior if isinstance(prior, dict) else None,
         bootstrap=bootstrap,
         confidence=confidence,
+        tables=tables,
         # Hashing reads the file again: only for a JSON report.
         hash_inputs=json_out is not None,
         reporter=ConsoleReporter(quiet),

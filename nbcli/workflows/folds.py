@@ -243,6 +243,10 @@ def collect_fold_statistics(
     seed: int | None = 0,
     priors_by_label: dict | None = None,
     memory_budget: int = MEMORY_BUDGET,
+    missing: str | None = None,
+    unseen: str = "error",
+    na_values=None,
+    column_types: dict | None = None,
     reporter: Reporter | None = None,
 ) -> FoldStatistics:
     """Read ``data``, plan the folds and gather every fold's statistics.
@@ -271,6 +275,10 @@ def collect_fold_statistics(
     memory_budget : int
         Bytes of feature values kept between passes; beyond it the file is
         read again.
+    missing, unseen, na_values, column_types
+        As for :func:`nbcli.workflows.train.train` (``--missing``,
+        ``--unseen``, ``--na-values``, ``--column``): rows skipped for a
+        missing label or (``drop``) a missing cell are in no fold.
 
     Raises
     ------
@@ -279,10 +287,18 @@ def collect_fold_statistics(
         whose complement lacks a class (or has fewer rows of it than the
         model needs).
     """
-    from nbcli.io.data import iter_dataset, resolve_labels
+    from functools import partial
+
+    from nbcli.io.data import resolve_labels
     from nbcli.io.fingerprint import TrainingFingerprint
     from nbcli.resampling import folds_from_column, repeated_group_folds, repeated_stratified_folds
-    from nbcli.workflows.train import data_error, order_priors
+    from nbcli.workflows.tables import (
+        RowCounts,
+        apply_column_types,
+        check_column_types,
+        choose_missing,
+    )
+    from nbcli.workflows.train import CATEGORY_MODELS, data_error, order_priors, training_stream
 
     read = read or ReadOptions()
     reporter = reporter or Reporter()
@@ -291,20 +307,33 @@ def collect_fold_statistics(
     if fold_column is not None and n_repeats != 1:
         raise NbcliError("--repeats needs planned folds; a --fold-column gives one plan")
     keep = [c for c in (fold_column, group_column) if c is not None]
-    stream = iter_dataset(
+    column_types = dict(column_types or {})
+    missing = choose_missing(estimator, missing)
+    check_column_types(estimator, column_types)
+    # The same column plan and missing-value handling as ``nbcli fit``.
+    stream = training_stream(
         data,
         chunk_size=read.chunk_size,
         target=read.target,
         features=features,
         drop=drop,
-        need_target=True,
         delimiter=read.delimiter,
         x_key=read.x_key,
         y_key=read.y_key,
         keep=keep or None,
-        raw_labels=True,
+        missing=missing,
+        na_values=None if na_values is None else tuple(str(v) for v in na_values),
+        infer=True,
+        categorical=estimator.name in CATEGORY_MODELS,
+        column_types=column_types,
+        skip_missing_labels=True,
+        model=estimator.name,
     )
+    apply_column_types(estimator, stream.plan, column_types, missing, unseen)
+    row_counts = RowCounts()
     names = list(stream.feature_names)
+    # Models that lay out their columns by type (mixed) read the width from here.
+    estimator.n_features_in_ = len(names)
     fp = TrainingFingerprint(legacy=False)
     ys, kept = [], []
     chunks: list | None = []
@@ -313,6 +342,9 @@ def collect_fold_statistics(
     # gathered in this first pass (classes and folds numbered as they come).
     early = _EarlyFolds(estimator, fold_column) if fold_column is not None else None
     for ds in reporter.progress(stream, f"reading {data}"):
+        ds = row_counts.filter(ds, missing)
+        if ds.X.shape[0] == 0:
+            continue
         fp.update(ds.X, ds.y)
         ys.append(np.asarray(ds.y))
         kept.append({c: np.asarray(ds.kept[c]) for c in keep})
@@ -389,6 +421,7 @@ def collect_fold_statistics(
         path=data,
         _chunks=chunks,
         _stream=stream,
+        _row_filter=lambda: partial(RowCounts().filter, missing=missing),
     )
     if early is not None:
         fold_text = np.concatenate([k[early.column] for k in kept]).astype(str)

@@ -162,6 +162,7 @@ def tune(
     bootstrap: int = 1000,
     confidence: float = 0.95,
     memory_budget: int = MEMORY_BUDGET,
+    tables: dict | None = None,
     hash_inputs: bool = True,
     reporter: Reporter | None = None,
 ) -> tuple[TuningReport, ModelFile]:
@@ -183,6 +184,9 @@ def tune(
         As for :func:`nbcli.workflows.cv.cross_validate`.
     bootstrap, confidence
         Intervals of every combination's metrics (0 resamples: none).
+    tables : dict, optional
+        ``missing``, ``unseen``, ``na_values``, ``column_types`` for
+        :func:`nbcli.workflows.folds.collect_fold_statistics` (as ``nbcli fit``).
     hash_inputs : bool
         Put the SHA-256 of ``data`` in the report's ``inputs`` (reads the file once more).
 
@@ -222,6 +226,7 @@ def tune(
         priors_by_label=priors_by_label,
         memory_budget=memory_budget,
         reporter=reporter,
+        **(tables or {}),
     )
     labels = np.tile(fs.labels, fs.n_repeats)
     per_combo = max(1, labels.size * fs.classes.size * 8)
