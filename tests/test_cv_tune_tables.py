@@ -213,3 +213,18 @@ def test_fold_statistics_of_a_table_match_fit_on_the_other_folds(tmp_path):
     np.testing.assert_allclose(
         fs.model({}).predict_log_proba(X), fitted.predict_log_proba(X), rtol=0, atol=1e-12
     )
+
+
+def test_cv_skips_and_reports_rows_without_a_label(tmp_path):
+    lines = ["a,b,label"] + [
+        f"{i % 5},{(i * 7) % 3},{'' if i == 4 else f'k{i % 2}'}" for i in range(40)
+    ]
+    path = tmp_path / "holes.csv"
+    path.write_text("\n".join(lines) + "\n")
+    args = ("-d", path, "-t", "label", "--folds", "3", "--bootstrap", "0", "--json", "-")
+    for command, extra in (("cv", ()), ("tune", ("--alpha", "1,2"))):
+        run = nbcli_in_process(command, "-m", "categorical", *extra, *args)
+        assert run.returncode == 0, run.stderr
+        report = json.loads(run.stdout)
+        assert report["n_samples"] == 39
+        assert any("skipped 1 row without a label" in w for w in report["warnings"])

@@ -111,6 +111,7 @@ def cross_validate(
         bins=bins,
         inputs=inputs_of(data=data) if hash_inputs else {"data": {"path": data}},
         settings={"memory_budget": int(memory_budget)},
+        warnings=list(fs.warnings),
     )
 
 

@@ -51,6 +51,8 @@ class FoldStatistics:
         What the report's ``plan`` says (method, folds, repeats, seed, columns, passes).
     training : dict
         ``n_samples``, ``class_counts``, fingerprint and data path, for a model file.
+    warnings : list of str
+        What reading the table said (rows skipped without a label, column plan).
     """
 
     estimator: Any
@@ -65,6 +67,7 @@ class FoldStatistics:
     plan: dict
     training: dict
     path: str = ""
+    warnings: list = field(default_factory=list)
     _chunks: list | None = None
     _stream: Any = None
     _offsets: list = field(default_factory=list)
@@ -419,6 +422,7 @@ def collect_fold_statistics(
         plan=plan,
         training=training,
         path=data,
+        warnings=list(stream.plan.warnings) + row_counts.warnings(data, missing),
         _chunks=chunks,
         _stream=stream,
         _row_filter=lambda: partial(RowCounts().filter, missing=missing),

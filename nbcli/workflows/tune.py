@@ -232,7 +232,7 @@ def tune(
     per_combo = max(1, labels.size * fs.classes.size * 8)
     batch = max(1, OUT_OF_FOLD_BUDGET // per_combo)
     results = []
-    warnings = []
+    warnings = list(fs.warnings)
     for first in range(0, len(combos), batch):
         part = combos[first : first + batch]
         failed: dict[int, str] = {}
