@@ -154,7 +154,8 @@ class FoldStatistics:
             if k.size != d:
                 # The mixed model counts categories of its categorical columns only.
                 full = np.zeros(d, dtype=np.int64)
-                full[self.estimator._resolve_layout().categorical] = k
+                types = self.estimator.get_params().get("column_types") or []
+                full[[j for j, t in enumerate(types) if t == "categorical"]] = k
                 k = full
             self._widths = k
         return self._widths
