@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from nbcli.cli import common
+from nbcli.cli import common, table_options
 from nbcli.cli.evaluate_cmd import BOOTSTRAP, CONFIDENCE, FAIL_OVER, FAIL_UNDER
 from nbcli.cli.fit_cmd import _MODEL_TYPES, _with_hyperparameter_options
 
@@ -32,6 +32,35 @@ CONFIG = typer.Option(
 )
 
 
+def table_settings(params: dict, cfg: dict, column, na_values) -> dict:
+    """``missing``, ``unseen``, ``na_values`` and ``column_types`` as ``nbcli fit``
+    reads them (flags, else the config's ``[data]``), for the fold statistics.
+
+    Raises
+    ------
+    NbcliError
+        For an unknown ``--unseen`` policy or a malformed ``--column``.
+    """
+    from nbcli.cli.fit_cmd import _as_list
+    from nbcli.cli.options import split_list
+    from nbcli.errors import NbcliError
+    from nbcli.workflows.tables import UNSEEN_POLICIES, parse_column_types
+
+    data_cfg = cfg.get("data", {})
+    unseen = params.get("unseen", "error")
+    if unseen not in UNSEEN_POLICIES:
+        raise NbcliError(f"--unseen must be one of {', '.join(UNSEEN_POLICIES)}; got {unseen!r}")
+    column_types = parse_column_types(data_cfg.get("columns"))
+    column_types.update(parse_column_types(column))
+    return {
+        # --missing and --unseen are hyperparameters of the models that declare them.
+        "missing": params.get("missing"),
+        "unseen": unseen,
+        "na_values": split_list(na_values) or split_list(_as_list(data_cfg.get("na_values"))),
+        "column_types": column_types,
+    }
+
+
 def _cv(
     data: Annotated[str, DATA],
     model: Annotated[_MODEL_TYPES | None, MODEL_TYPE] = None,  # type: ignore[valid-type]
@@ -43,6 +72,8 @@ def _cv(
     target: Annotated[str | None, common.TARGET] = None,
     features: Annotated[list[str] | None, common.FEATURES] = None,
     drop: Annotated[list[str] | None, common.DROP] = None,
+    column: Annotated[list[str] | None, table_options.COLUMN] = None,
+    na_values: Annotated[list[str] | None, table_options.NA_VALUES] = None,
     config: Annotated[str | None, CONFIG] = None,
     bootstrap: Annotated[int, BOOTSTRAP] = 1000,
     confidence: Annotated[float, CONFIDENCE] = 0.95,
@@ -60,6 +91,7 @@ def _cv(
         ),
     ] = None,
     json_out: Annotated[str | None, common.JSON] = None,
+    force: Annotated[bool, common.FORCE] = False,
     fail_under: Annotated[list[str] | None, FAIL_UNDER] = None,
     fail_over: Annotated[list[str] | None, FAIL_OVER] = None,
     delimiter: Annotated[str | None, common.DELIMITER] = None,
@@ -79,19 +111,25 @@ def _cv(
     from nbcli.cli.fit_cmd import _estimator
     from nbcli.cli.options import data_columns, read_config
     from nbcli.cli.progress import ConsoleReporter
-    from nbcli.io.atomic import check_outputs
+    from nbcli.errors import NbcliError
+    from nbcli.io.atomic import check_outputs, writes_to_stdout
     from nbcli.reports.thresholds import EVALUATION_METRICS
     from nbcli.workflows.cv import cross_validate
 
     thresholds = common.parse_thresholds(fail_under, fail_over, EVALUATION_METRICS)
+    if writes_to_stdout(json_out) and writes_to_stdout(oof_output):
+        raise NbcliError("--json and --oof-output cannot both go to stdout; send one to a file")
     check_outputs(
         [("--json", json_out), ("--oof-output", oof_output)],
         [("--data", data), ("--config", config)],
+        kinds={"--oof-output": "predictions"},
+        force=force,
     )
     cfg = read_config(config)
     estimator, params = _estimator(model, cfg, config, hyperparameter_flags)
     target, features, drop = data_columns(cfg, target, features, drop)
     prior = params.get(estimator.prior_param)
+    tables = table_settings(params, cfg, column, na_values)
     report = cross_validate(
         estimator,
         data,
@@ -108,6 +146,7 @@ def _cv(
         confidence=confidence,
         bins=bins,
         oof_output=oof_output,
+        tables=tables,
         # Hashing reads the file again: only for a JSON report.
         hash_inputs=json_out is not None,
         reporter=ConsoleReporter(quiet),

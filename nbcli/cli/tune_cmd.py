@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from nbcli.cli import common
+from nbcli.cli import common, table_options
 from nbcli.cli.cv_cmd import (
     CONFIG,
     DATA,
@@ -17,6 +17,7 @@ from nbcli.cli.cv_cmd import (
     MODEL_TYPE,
     REPEATS,
     SEED,
+    table_settings,
 )
 from nbcli.cli.evaluate_cmd import BOOTSTRAP, CONFIDENCE
 from nbcli.cli.fit_cmd import _MODEL_TYPES
@@ -32,6 +33,12 @@ def grid_flags() -> list[registry.Flag]:
         for f in registry.flags().values()
         if f.spec.kind == "float" and f.spec.name not in _SKIPPED
     ]
+
+
+def fixed_flags() -> list[registry.Flag]:
+    """The other hyperparameter flags (binarize, priors, ...): one value, as ``fit`` takes it."""
+    grid = {f.dest for f in grid_flags()}
+    return [f for f in registry.flags().values() if f.dest not in grid]
 
 
 def _tune(
@@ -57,6 +64,8 @@ def _tune(
     target: Annotated[str | None, common.TARGET] = None,
     features: Annotated[list[str] | None, common.FEATURES] = None,
     drop: Annotated[list[str] | None, common.DROP] = None,
+    column: Annotated[list[str] | None, table_options.COLUMN] = None,
+    na_values: Annotated[list[str] | None, table_options.NA_VALUES] = None,
     config: Annotated[str | None, CONFIG] = None,
     bootstrap: Annotated[int, BOOTSTRAP] = 1000,
     confidence: Annotated[float, CONFIDENCE] = 0.95,
@@ -91,7 +100,8 @@ def _tune(
         models=["--output"],
     )
     cfg = read_config(config, tables=("grid",))
-    estimator, params = _estimator(model, cfg, config, {})
+    fixed = {f.dest: grid_values.pop(f.dest, None) for f in fixed_flags()}
+    estimator, params = _estimator(model, cfg, config, fixed)
     grid: dict[str, list] = {}
     cfg_grid = cfg.get("grid", {})
     if not isinstance(cfg_grid, dict):
@@ -120,6 +130,7 @@ def _tune(
         params.pop(name, None)
     target, features, drop = data_columns(cfg, target, features, drop)
     prior = params.get(estimator.prior_param)
+    tables = table_settings(params, cfg, column, na_values)
     report, model_file = tune(
         estimator,
         data,
@@ -136,6 +147,7 @@ def _tune(
         priors_by_label=prior if isinstance(prior, dict) else None,
         bootstrap=bootstrap,
         confidence=confidence,
+        tables=tables,
         # Hashing reads the file again: only for a JSON report.
         hash_inputs=json_out is not None,
         reporter=ConsoleReporter(quiet),
@@ -168,7 +180,10 @@ def _grid_parameter(flag: registry.Flag) -> inspect.Parameter:
 
 
 def _with_grid_options(func):
-    """``func`` with one list-valued option per searchable hyperparameter flag."""
+    """``func`` with one list-valued option per searchable hyperparameter flag, and
+    one single-valued option per other flag (as ``fit`` has them)."""
+    from nbcli.cli.fit_cmd import _hyperparameter_parameter
+
     signature = inspect.signature(func, eval_str=True)
     fixed = [
         p.replace(kind=inspect.Parameter.KEYWORD_ONLY)
@@ -177,8 +192,9 @@ def _with_grid_options(func):
     ]
     at = [p.name for p in fixed].index("output") + 1
     generated = [_grid_parameter(f) for f in grid_flags()]
+    generated += [_hyperparameter_parameter(f) for f in fixed_flags()]
     parameters = fixed[:at] + generated + fixed[at:]
-    names = {f.dest for f in grid_flags()}
+    names = {f.dest for f in grid_flags()} | {f.dest for f in fixed_flags()}
 
     def command(**options):
         values = {name: options.pop(name) for name in names}

@@ -65,7 +65,7 @@ def render_tuning(report) -> list:
         t.add_row(
             mark,
             *(
-                f"{r.params[n]:g}" if isinstance(r.params[n], float) else str(r.params[n])
+                repr(r.params[n]) if isinstance(r.params[n], float) else str(r.params[n])
                 for n in names
             ),
             *values,

@@ -52,6 +52,7 @@ def cross_validate(
     oof_output: str | None = None,
     digits: int | None = None,
     memory_budget: int = MEMORY_BUDGET,
+    tables: dict | None = None,
     hash_inputs: bool = True,
     reporter: Reporter | None = None,
 ) -> CrossValidationReport:
@@ -63,8 +64,10 @@ def cross_validate(
     fold plan and the bootstrap); ``oof_output`` writes the out-of-fold
     predictions as ``nbcli predict --proba`` does (with ``fold`` and, with
     repeats, ``repeat`` columns first), ``digits`` rounds them;
-    ``hash_inputs`` False leaves the SHA-256 of ``data`` out of the report's
-    ``inputs`` (it reads the file once more).
+    ``tables`` holds the ``missing``, ``unseen``, ``na_values`` and
+    ``column_types`` keywords of :func:`collect_fold_statistics` (read as
+    ``nbcli fit`` reads them); ``hash_inputs`` False leaves the SHA-256 of
+    ``data`` out of the report's ``inputs`` (it reads the file once more).
 
     Returns
     -------
@@ -87,6 +90,7 @@ def cross_validate(
         priors_by_label=priors_by_label,
         memory_budget=memory_budget,
         reporter=reporter,
+        **(tables or {}),
     )
     (log_proba,) = fs.out_of_fold([{}])
     if oof_output is not None:
@@ -107,6 +111,7 @@ def cross_validate(
         bins=bins,
         inputs=inputs_of(data=data, sha256=hash_inputs),
         settings={"memory_budget": int(memory_budget)},
+        warnings=list(fs.warnings),
     )
 
 

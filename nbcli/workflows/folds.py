@@ -51,6 +51,8 @@ class FoldStatistics:
         What the report's ``plan`` says (method, folds, repeats, seed, columns, passes).
     training : dict
         ``n_samples``, ``class_counts``, fingerprint and data path, for a model file.
+    warnings : list of str
+        What reading the table said (rows skipped without a label, column plan).
     """
 
     estimator: Any
@@ -65,9 +67,12 @@ class FoldStatistics:
     plan: dict
     training: dict
     path: str = ""
+    warnings: list = field(default_factory=list)
     _chunks: list | None = None
     _stream: Any = None
     _offsets: list = field(default_factory=list)
+    _widths: Any = None
+    _row_filter: Any = None
 
     @property
     def n_repeats(self) -> int:
@@ -87,7 +92,10 @@ class FoldStatistics:
             return
         self.plan["passes"] += 1
         start = 0
+        skip = self._row_filter() if self._row_filter is not None else None
         for ds in self._stream:
+            if skip is not None:
+                ds = skip(ds)
             yield start, self.estimator.validated_rows(ds.X)
             start += ds.X.shape[0]
 
@@ -109,17 +117,48 @@ class FoldStatistics:
             When no model follows from the statistics with these values.
         """
         est = self.estimator
+        given = {**est.get_params(), **params}
+        widths = self.category_widths()
+        if widths is not None:
+            own = given.get("min_categories")
+            if own is not None:
+                widths = np.maximum(widths, np.broadcast_to(np.asarray(own), widths.shape))
+            given["min_categories"] = widths
         try:
             with np.errstate(over="ignore", invalid="ignore"):
                 return type(est).from_stats(
                     self.merged(repeat, leave_out),
                     self.classes.copy(),
-                    {**est.get_params(), **params},
+                    given,
                     len(self.feature_names),
                 )
         except ValueError as exc:
             where = "all rows" if leave_out is None else f"fold {self._name(leave_out)}"
             raise NbcliError(f"{self.path}: {where}: {exc}") from None
+
+    def category_widths(self) -> np.ndarray | None:
+        """Categories of each feature in the whole data set, shape (n_features,)
+        (0 for a feature that is not categorical); None for a model without
+        categories.
+
+        A fold model takes them as its ``min_categories``: it has the
+        categories one fit on all rows has, so an out-of-fold row never
+        carries a category its model cannot score.
+        """
+        if self._widths is None:
+            if "min_categories" not in self.estimator.get_params():
+                return None
+            total = self.merged(0)
+            k = np.asarray(getattr(total, "n_categories", ()), dtype=np.int64)
+            d = len(self.feature_names)
+            if k.size != d:
+                # The mixed model counts categories of its categorical columns only.
+                full = np.zeros(d, dtype=np.int64)
+                types = self.estimator.get_params().get("column_types") or []
+                full[[j for j, t in enumerate(types) if t == "categorical"]] = k
+                k = full
+            self._widths = k
+        return self._widths
 
     def _name(self, f: int) -> str:
         v = self.fold_values[f]
@@ -208,6 +247,10 @@ def collect_fold_statistics(
     seed: int | None = 0,
     priors_by_label: dict | None = None,
     memory_budget: int = MEMORY_BUDGET,
+    missing: str | None = None,
+    unseen: str = "error",
+    na_values=None,
+    column_types: dict | None = None,
     reporter: Reporter | None = None,
 ) -> FoldStatistics:
     """Read ``data``, plan the folds and gather every fold's statistics.
@@ -236,6 +279,10 @@ def collect_fold_statistics(
     memory_budget : int
         Bytes of feature values kept between passes; beyond it the file is
         read again.
+    missing, unseen, na_values, column_types
+        As for :func:`nbcli.workflows.train.train` (``--missing``,
+        ``--unseen``, ``--na-values``, ``--column``): rows skipped for a
+        missing label or (``drop``) a missing cell are in no fold.
 
     Raises
     ------
@@ -244,10 +291,18 @@ def collect_fold_statistics(
         whose complement lacks a class (or has fewer rows of it than the
         model needs).
     """
-    from nbcli.io.data import iter_dataset, resolve_labels
+    from functools import partial
+
+    from nbcli.io.data import resolve_labels
     from nbcli.io.fingerprint import TrainingFingerprint
     from nbcli.resampling import folds_from_column, repeated_group_folds, repeated_stratified_folds
-    from nbcli.workflows.train import data_error, order_priors
+    from nbcli.workflows.tables import (
+        RowCounts,
+        apply_column_types,
+        check_column_types,
+        choose_missing,
+    )
+    from nbcli.workflows.train import CATEGORY_MODELS, data_error, order_priors, training_stream
 
     read = read or ReadOptions()
     reporter = reporter or Reporter()
@@ -256,20 +311,33 @@ def collect_fold_statistics(
     if fold_column is not None and n_repeats != 1:
         raise NbcliError("--repeats needs planned folds; a --fold-column gives one plan")
     keep = [c for c in (fold_column, group_column) if c is not None]
-    stream = iter_dataset(
+    column_types = dict(column_types or {})
+    missing = choose_missing(estimator, missing)
+    check_column_types(estimator, column_types)
+    # The same column plan and missing-value handling as ``nbcli fit``.
+    stream = training_stream(
         data,
         chunk_size=read.chunk_size,
         target=read.target,
         features=features,
         drop=drop,
-        need_target=True,
         delimiter=read.delimiter,
         x_key=read.x_key,
         y_key=read.y_key,
         keep=keep or None,
-        raw_labels=True,
+        missing=missing,
+        na_values=None if na_values is None else tuple(str(v) for v in na_values),
+        infer=True,
+        categorical=estimator.name in CATEGORY_MODELS,
+        column_types=column_types,
+        skip_missing_labels=True,
+        model=estimator.name,
     )
+    apply_column_types(estimator, stream.plan, column_types, missing, unseen)
+    row_counts = RowCounts()
     names = list(stream.feature_names)
+    # Models that lay out their columns by type (mixed) read the width from here.
+    estimator.n_features_in_ = len(names)
     fp = TrainingFingerprint(legacy=False)
     ys, kept = [], []
     chunks: list | None = []
@@ -278,6 +346,9 @@ def collect_fold_statistics(
     # gathered in this first pass (classes and folds numbered as they come).
     early = _EarlyFolds(estimator, fold_column) if fold_column is not None else None
     for ds in reporter.progress(stream, f"reading {data}"):
+        ds = row_counts.filter(ds, missing)
+        if ds.X.shape[0] == 0:
+            continue
         fp.update(ds.X, ds.y)
         ys.append(np.asarray(ds.y))
         kept.append({c: np.asarray(ds.kept[c]) for c in keep})
@@ -352,8 +423,10 @@ def collect_fold_statistics(
         plan=plan,
         training=training,
         path=data,
+        warnings=list(stream.plan.warnings) + row_counts.warnings(data, missing),
         _chunks=chunks,
         _stream=stream,
+        _row_filter=lambda: partial(RowCounts().filter, missing=missing),
     )
     if early is not None:
         fold_text = np.concatenate([k[early.column] for k in kept]).astype(str)

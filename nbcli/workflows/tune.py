@@ -64,7 +64,7 @@ def parse_values(text: str, where: str, parse=None) -> list:
         if scale == "log":
             if lo <= 0 or hi <= 0:
                 raise NbcliError(f"{where} {text!r}: a log range needs positive bounds")
-            values = np.geomspace(lo, hi, n) if n > 1 else np.array([lo])
+            return _log_points(lo, hi, n)
         else:
             values = np.linspace(lo, hi, n) if n > 1 else np.array([lo])
         return [float(v) for v in values]
@@ -76,6 +76,24 @@ def parse_values(text: str, where: str, parse=None) -> list:
             out.append(parse(item, where) if parse is not None else float(item))
         except ValueError as exc:
             raise NbcliError(f"{where} {text!r}: {exc}") from None
+    return out
+
+
+def _log_points(lo: float, hi: float, n: int) -> list[float]:
+    """``n`` points evenly spaced in log scale from ``lo`` to ``hi``.
+
+    Exponents are spaced evenly; a whole-number exponent gives the decade
+    exactly (``1e-05``, not ``geomspace``'s ``9.999999999999999e-06``), and
+    the bounds are the values given.
+    """
+    if n == 1:
+        return [lo]
+    exponents = np.linspace(math.log10(lo), math.log10(hi), n)
+    out = []
+    for e in exponents.tolist():
+        k = round(e)
+        out.append(float(f"1e{k}") if abs(e - k) < 1e-9 else float(10.0**e))
+    out[0], out[-1] = lo, hi
     return out
 
 
@@ -144,6 +162,7 @@ def tune(
     bootstrap: int = 1000,
     confidence: float = 0.95,
     memory_budget: int = MEMORY_BUDGET,
+    tables: dict | None = None,
     hash_inputs: bool = True,
     reporter: Reporter | None = None,
 ) -> tuple[TuningReport, ModelFile]:
@@ -165,6 +184,9 @@ def tune(
         As for :func:`nbcli.workflows.cv.cross_validate`.
     bootstrap, confidence
         Intervals of every combination's metrics (0 resamples: none).
+    tables : dict, optional
+        ``missing``, ``unseen``, ``na_values``, ``column_types`` for
+        :func:`nbcli.workflows.folds.collect_fold_statistics` (as ``nbcli fit``).
     hash_inputs : bool
         Put the SHA-256 of ``data`` in the report's ``inputs`` (reads the file once more).
 
@@ -204,12 +226,13 @@ def tune(
         priors_by_label=priors_by_label,
         memory_budget=memory_budget,
         reporter=reporter,
+        **(tables or {}),
     )
     labels = np.tile(fs.labels, fs.n_repeats)
     per_combo = max(1, labels.size * fs.classes.size * 8)
     batch = max(1, OUT_OF_FOLD_BUDGET // per_combo)
     results = []
-    warnings = []
+    warnings = list(fs.warnings)
     for first in range(0, len(combos), batch):
         part = combos[first : first + batch]
         failed: dict[int, str] = {}

@@ -1,0 +1,230 @@
+"""``nbcli cv`` and ``nbcli tune`` on real tables: options fit has, exact grids, safe outputs."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from conftest import nbcli_in_process
+from sklearn import naive_bayes as nb
+
+from nbcli.workflows.inputs import ReadOptions
+from nbcli.workflows.tune import parse_values
+
+DIGITS = "sample_data/digits_train.csv"
+IRIS = "sample_data/iris_train.csv"
+
+
+def test_log_range_decades_are_exact():
+    values = parse_values("log:1e-9..1:10", "--var-smoothing")
+    assert values == [float(f"1e{k}") for k in range(-9, 1)]
+    assert parse_values("log:1e-5..1e-3:5", "x")[0] == 1e-05
+    assert parse_values("log:1e-5..1e-3:5", "x")[2] == 1e-04
+    assert parse_values("log:2..8:3", "x") == pytest.approx([2.0, 4.0, 8.0], rel=1e-15)
+
+
+def test_tune_shows_shortest_values():
+    run = nbcli_in_process(
+        "tune",
+        "-m",
+        "gaussian",
+        "-d",
+        IRIS,
+        "--var-smoothing",
+        "log:1e-9..1e-3:7",
+        "--folds",
+        "3",
+        "--bootstrap",
+        "0",
+    )
+    assert run.returncode == 0, run.stderr
+    assert "9.99999" not in run.stdout + run.stderr
+    assert "Best: var_smoothing=" in run.stdout
+
+
+def test_tune_takes_binarize():
+    run = nbcli_in_process(
+        "tune",
+        "-m",
+        "bernoulli",
+        "-d",
+        DIGITS,
+        "--alpha",
+        "0.5,1",
+        "--binarize",
+        "8",
+        "--folds",
+        "3",
+        "--bootstrap",
+        "0",
+        "--json",
+        "-",
+    )
+    assert run.returncode == 0, run.stderr
+    report = json.loads(run.stdout)
+    assert report["best"]["params"] == {"alpha": report["best"]["params"]["alpha"]}
+    assert json.dumps(report).count('"binarize": 8.0') >= 1
+
+
+def test_cv_oof_output_does_not_replace_a_model(tmp_path):
+    model = tmp_path / "m.nbm"
+    assert nbcli_in_process("fit", "-m", "gaussian", "-d", IRIS, "-o", model).returncode == 0
+    before = model.read_bytes()
+    args = ("cv", "-m", "gaussian", "-d", IRIS, "--folds", "3", "--bootstrap", "0", "-q")
+    run = nbcli_in_process(*args, "--oof-output", model)
+    assert run.returncode == 2 and "--force" in run.stderr
+    assert model.read_bytes() == before
+    run = nbcli_in_process(*args, "--oof-output", model, "--force")
+    assert run.returncode == 0, run.stderr
+    assert model.read_bytes() != before
+
+
+def test_cv_refuses_json_and_oof_both_on_stdout():
+    run = nbcli_in_process(
+        "cv",
+        "-m",
+        "gaussian",
+        "-d",
+        IRIS,
+        "--folds",
+        "3",
+        "--bootstrap",
+        "0",
+        "--json",
+        "-",
+        "--oof-output",
+        "-",
+    )
+    assert run.returncode == 2
+    assert "both go to stdout" in run.stderr
+    assert run.stdout == ""
+
+
+def test_fold_models_know_every_category_of_the_data(tmp_path):
+    from test_cv_tune import _write_csv
+
+    from nbcli.models import MODELS
+    from nbcli.workflows.folds import collect_fold_statistics
+
+    rng = np.random.default_rng(3)
+    n = 60
+    y = np.arange(n) % 2
+    X = rng.integers(0, 3, size=(n, 3)).astype(float)
+    X[7, 0] = 5.0  # a category of one row only: out of fold, its fold model never saw it
+    X[20, 2] = 4.0
+    path = _write_csv(tmp_path / "cats.csv", X, y)
+    fs = collect_fold_statistics(
+        MODELS["categorical"](alpha=0.5), str(path), read=ReadOptions(target="label"), n_folds=3
+    )
+    (log_proba,) = fs.out_of_fold([{}])
+    widths = X.max(axis=0).astype(int) + 1
+    np.testing.assert_array_equal(fs.category_widths(), widths)
+    for f in range(3):
+        test = fs.folds[0] == f
+        ref = nb.CategoricalNB(alpha=0.5, min_categories=widths).fit(X[~test], y[~test])
+        np.testing.assert_allclose(
+            log_proba[test], ref.predict_log_proba(X[test]), rtol=0, atol=1e-10
+        )
+
+
+def test_cv_categorical_on_digits_has_no_unseen_category():
+    run = nbcli_in_process(
+        "cv", "-m", "categorical", "-d", DIGITS, "--folds", "3", "--bootstrap", "0", "--json", "-"
+    )
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout)["metrics"]["accuracy"]["value"] > 0.5
+
+
+PENGUINS = "sample_data/penguins_train.csv"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("-m", "gaussian", "--drop", "year,island,sex", "--missing", "ignore"),
+        ("-m", "lda", "--drop", "year,island,sex"),
+        (
+            "-m",
+            "mixed",
+        ),
+        ("-m", "mixed", "--column", "year=categorical", "--na-values", "NA"),
+    ],
+)
+def test_cv_and_tune_read_tables_as_fit_does(args):
+    common = ("-d", PENGUINS, "-t", "species", "--folds", "3", "--bootstrap", "0", "--json", "-")
+    run = nbcli_in_process("cv", *args, *common)
+    assert run.returncode == 0, run.stderr
+    report = json.loads(run.stdout)
+    # Rows with a missing label are in no fold; with drop, neither are rows with a hole.
+    assert 220 < report["n_samples"] <= 240
+    assert report["metrics"]["accuracy"]["value"] > 0.8
+    grid = {"mixed": ("--alpha", "0.5,1"), "gaussian": ("--var-smoothing", "1e-9,1e-6")}.get(
+        args[1], ("--shrinkage", "0,0.1")
+    )
+    run = nbcli_in_process("tune", *args, *grid, *common)
+    assert run.returncode == 0, run.stderr
+
+
+def test_cv_mixed_on_a_numeric_table():
+    run = nbcli_in_process(
+        "cv",
+        "-m",
+        "mixed",
+        "-d",
+        "sample_data/wine_train.csv",
+        "--folds",
+        "3",
+        "--bootstrap",
+        "0",
+        "--json",
+        "-",
+    )
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout)["metrics"]["accuracy"]["value"] > 0.8
+
+
+def test_fold_statistics_of_a_table_match_fit_on_the_other_folds(tmp_path):
+    """Text columns become the codes fit gives them; fold models match fits on the other folds."""
+    from nbcli.models import MODELS
+    from nbcli.workflows.folds import collect_fold_statistics
+    from nbcli.workflows.train import train
+
+    rng = np.random.default_rng(5)
+    n = 90
+    y = np.arange(n) % 3
+    colour = np.array(["red", "green", "blue", "grey"])[(rng.integers(0, 3, n) + y) % 4]
+    size = rng.normal(y, 1.0)
+    lines = ["colour,size,label"] + [
+        f"{c},{'' if i % 11 == 0 else repr(float(s))},k{t}"
+        for i, (c, s, t) in enumerate(zip(colour, size, y))
+    ]
+    path = tmp_path / "t.csv"
+    path.write_text("\n".join(lines) + "\n")
+    fs = collect_fold_statistics(
+        MODELS["mixed"](), str(path), read=ReadOptions(target="label"), n_folds=3, missing="ignore"
+    )
+    assert fs.codes.size == n
+    whole = train(MODELS["mixed"](), str(path), target="label", missing="ignore")
+    fitted = whole.model_file.model
+    X = np.vstack([X for _, X in fs.rows()])
+    assert np.isnan(X[:, 1]).sum() == len(range(0, n, 11))
+    # The model of all rows is the one fit makes: the same coding and statistics.
+    np.testing.assert_allclose(
+        fs.model({}).predict_log_proba(X), fitted.predict_log_proba(X), rtol=0, atol=1e-12
+    )
+
+
+def test_cv_skips_and_reports_rows_without_a_label(tmp_path):
+    lines = ["a,b,label"] + [
+        f"{i % 5},{(i * 7) % 3},{'' if i == 4 else f'k{i % 2}'}" for i in range(40)
+    ]
+    path = tmp_path / "holes.csv"
+    path.write_text("\n".join(lines) + "\n")
+    args = ("-d", path, "-t", "label", "--folds", "3", "--bootstrap", "0", "--json", "-")
+    for command, extra in (("cv", ()), ("tune", ("--alpha", "1,2"))):
+        run = nbcli_in_process(command, "-m", "categorical", *extra, *args)
+        assert run.returncode == 0, run.stderr
+        report = json.loads(run.stdout)
+        assert report["n_samples"] == 39
+        assert any("skipped 1 row without a label" in w for w in report["warnings"])
