@@ -19,6 +19,8 @@ class NbcliError(Exception):
     """
 
     exit_code = USAGE_OR_INPUT
+    #: The data row the message names (from 1), where it names one.
+    row: int | None = None
 
     def __init__(self, message: str, exit_code: int | None = None):
         super().__init__(message)

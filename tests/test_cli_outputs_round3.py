@@ -45,7 +45,7 @@ def test_cv_json_and_out_of_fold_predictions_both_on_stdout_is_refused(d):
         "cv", "-m", "gaussian", "-d", d / "data.csv", "--folds", "2", "--json", "-",
         "--oof-output", "-",
     )  # fmt: skip
-    assert_one_error_line(run, "--json - and --oof-output - would both go to stdout")
+    assert_one_error_line(run, "--json and --oof-output cannot both go to stdout")
 
 
 @pytest.mark.parametrize(

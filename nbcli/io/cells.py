@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from nbcli.errors import NbcliError
 from nbcli.io.messages import fail, missing_label
 
 __all__ = [
@@ -362,22 +363,39 @@ def check_cells(
                 f" (the column was planned as numeric from the first {_sample_rows()} rows,"
                 " which hold numbers only)"
             )
-        raise fail(
-            display,
-            f"column '{column}' has the non-numeric value {text!r} at row {row}"
-            f"{hint}; features must be numbers: fix the value or leave the "
-            "column out",
+        raise _at_row(
+            row,
+            fail(
+                display,
+                f"column '{column}' has the non-numeric value {text!r} at row {row}"
+                f"{hint}; features must be numbers: fix the value or leave the "
+                "column out",
+            ),
         )
     if np.isnan(X[i, j]):
-        raise fail(
-            display,
-            f"column '{column}' has a missing value at row {row}; fill it in, or pass "
-            "--missing ignore (leave the cell out) or --missing drop (skip the row)",
+        raise _at_row(
+            row,
+            fail(
+                display,
+                f"column '{column}' has a missing value at row {row}; fill it in, or pass "
+                "--missing ignore (leave the cell out) or --missing drop (skip the row)",
+            ),
         )
-    raise fail(
-        display,
-        f"column '{column}' has an infinite value at row {row}; replace it with a finite number",
+    raise _at_row(
+        row,
+        fail(
+            display,
+            f"column '{column}' has an infinite value at row {row}; replace it with a finite "
+            "number",
+        ),
     )
+
+
+def _at_row(row: int, error: NbcliError) -> NbcliError:
+    """``error`` with the data row it names (``error.row``), so that a reader
+    can report the first bad row of a chunk whichever check finds it."""
+    error.row = row
+    return error
 
 
 def _sample_rows() -> int:

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from nbcli.errors import NbcliError
 from nbcli.io.cells import check_cells, resolve_labels
 from nbcli.io.messages import fail
 from nbcli.io.plan import ReadOptions, read_options
@@ -100,9 +101,18 @@ def _dataset(reader: TableReader, chunk: RawChunk, missing: str) -> Dataset:
     """A chunk as a Dataset, after the one check of its feature cells
     (missing cells refused under ``missing="error"``)."""
     plan = reader.plan
-    check_cells(
-        chunk.X, plan.matrix, reader.source.display, chunk.row_offset, chunk.unread, missing
-    )
+    try:
+        check_cells(
+            chunk.X, plan.matrix, reader.source.display, chunk.row_offset, chunk.unread, missing
+        )
+    except NbcliError as cell_error:
+        # The first bad row of the chunk is reported, whether its label or a
+        # cell is at fault, so any chunking names the same row.
+        label = chunk.label_error
+        if label is not None and label.row is not None and cell_error.row is not None:
+            if label.row < cell_error.row:
+                raise label from None
+        raise
     if chunk.label_error is not None:
         raise chunk.label_error
     return Dataset(

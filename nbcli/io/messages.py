@@ -47,12 +47,15 @@ def delimiter_name(delimiter: str) -> str:
 
 
 def missing_label(display: str, name: str, row: int) -> NbcliError:
-    """The error for a row without a label (``row`` counts data rows from 1)."""
-    return fail(
+    """The error for a row without a label (``row`` counts data rows from 1,
+    and is kept as ``error.row``)."""
+    error = fail(
         display,
         f"target column '{name}' has a missing value at row {row}; "
         "every row needs a label: fill it in or remove the row",
     )
+    error.row = row
+    return error
 
 
 def interruption_in(exc: BaseException) -> BaseException | None:
