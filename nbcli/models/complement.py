@@ -10,7 +10,7 @@ from nbcli.models._missing import first_negative, zero_missing
 from nbcli.models._stats import ClassCounts
 from nbcli.models._validation import DataValueError
 from nbcli.models.categorical import class_log_prior
-from nbcli.models.discrete import _alpha, _sparse_counts
+from nbcli.models.discrete import _alpha, _sparse_counts, count_scores
 from nbcli.models.hyperparameters import Hyperparameter, alpha, fit_prior, missing, priors
 
 
@@ -184,11 +184,4 @@ class ComplementNB(BayesClassifier):
         self._b = (self.class_log_prior_ if single else np.zeros(len(self.classes_)))[:, None]
 
     def joint_log_likelihood_block(self, X):
-        if _sparse.is_sparse(X):
-            out = _sparse.scores(self.feature_log_prob_, X)
-        else:
-            out = self.feature_log_prob_ @ X.T
-            if self.missing == "ignore" and np.isnan(out).any():
-                out = self.feature_log_prob_ @ zero_missing(X).T
-        out += self._b
-        return out
+        return count_scores(self, X)

@@ -88,6 +88,23 @@ def _not_binary(v, row, col, fitted: bool) -> DataValueError:
     )
 
 
+def count_scores(model, X) -> np.ndarray:
+    """``feature_log_prob_ @ x + _b`` for every row of a block of counts, shape
+    (n_classes, n_rows): the score of the multinomial and complement models.
+
+    ``X`` may be sparse; under ``missing="ignore"`` a missing count adds
+    nothing, as a count of 0 does.
+    """
+    if _sparse.is_sparse(X):
+        out = _sparse.scores(model.feature_log_prob_, X)
+    else:
+        out = model.feature_log_prob_ @ X.T
+        if model.missing == "ignore" and np.isnan(out).any():
+            out = model.feature_log_prob_ @ zero_missing(X).T
+    out += model._b
+    return out
+
+
 class _DiscreteNB(NaiveBayesAPI, BayesClassifier):
     """Shared prior handling for the count-based models."""
 
@@ -243,14 +260,7 @@ class MultinomialNB(_DiscreteNB):
         self._b = self.class_log_prior_[:, None]
 
     def joint_log_likelihood_block(self, X):
-        if _sparse.is_sparse(X):
-            out = _sparse.scores(self.feature_log_prob_, X)
-        else:
-            out = self.feature_log_prob_ @ X.T
-            if self.missing == "ignore" and np.isnan(out).any():
-                out = self.feature_log_prob_ @ zero_missing(X).T
-        out += self._b
-        return out
+        return count_scores(self, X)
 
 
 class BernoulliNB(_DiscreteNB):
