@@ -388,7 +388,7 @@ def build_model_report(mf, *, path: str, sha256: str, top: int = 10) -> ModelRep
     if mf.calibrator is not None:
         info = dict(meta.get("calibration") or {})
         info.pop("arrays", None)
-        calibration = {"method": mf.calibrator.kind, **info}
+        calibration = {"method": mf.calibrator.kind, **info, **mf.calibrator.describe()}
     report = ModelReport(
         path=path,
         sha256=sha256,
@@ -508,7 +508,12 @@ MODEL_SCHEMA = report_schema(
         "calibration": {
             "type": ["object", "null"],
             "required": ["method"],
-            "properties": {"method": {"type": "string"}},
+            "properties": {
+                "method": {"type": "string"},
+                "temperature": {"type": "number"},
+                "at_bound": {"type": "boolean"},
+                "breakpoints": {"type": "array", "items": {"type": "integer"}},
+            },
         },
         "search": {"type": ["object", "null"]},
         "indicative_features": {
