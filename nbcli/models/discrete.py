@@ -114,6 +114,7 @@ class _DiscreteNB(NaiveBayesAPI, BayesClassifier):
     fit_prior: bool
     class_prior: Any  # array-like of shape (n_classes,), or None
     missing: str
+    feature_log_prob_: np.ndarray  # (n_classes, n_features), set by finalize
 
     def indicative_features(self) -> tuple[np.ndarray, None]:
         """Per class and feature (n_classes, n_features): the log ratio of the
