@@ -268,6 +268,7 @@ def train(
         na_values=None if na_values is None else tuple(str(v) for v in na_values),
         infer=True,
         categorical="categorical" in type(estimator).feature_kinds,
+        all_categorical=type(estimator).feature_kinds == ("categorical",),
         column_types=column_types,
         skip_missing_labels=True,
         model=estimator.name,
