@@ -302,7 +302,7 @@ def collect_fold_statistics(
         check_column_types,
         choose_missing,
     )
-    from nbcli.workflows.train import CATEGORY_MODELS, data_error, order_priors, training_stream
+    from nbcli.workflows.train import data_error, order_priors, training_stream
 
     read = read or ReadOptions()
     reporter = reporter or Reporter()
@@ -328,7 +328,8 @@ def collect_fold_statistics(
         missing=missing,
         na_values=None if na_values is None else tuple(str(v) for v in na_values),
         infer=True,
-        categorical=estimator.name in CATEGORY_MODELS,
+        categorical="categorical" in type(estimator).feature_kinds,
+        all_categorical=type(estimator).feature_kinds == ("categorical",),
         column_types=column_types,
         skip_missing_labels=True,
         model=estimator.name,
