@@ -413,10 +413,12 @@ def ranking_estimates(true_codes, proba, sample_weight=None, *, curves=None) -> 
     k = proba.shape[1]
     columns = _columns(k)
     if curves is None:
-        roc, pr = class_curves(codes, proba, w, columns=columns)
+        # Areas only, one column at a time: no curve of many points is kept.
         auc, ap = np.full(k, np.nan), np.full(k, np.nan)
-        auc[list(columns)] = [c.area for c in roc]
-        ap[list(columns)] = [c.area for c in pr]
+        for c in columns:
+            counts = threshold_counts(codes == c, proba[:, c], w)
+            auc[c] = roc_curve_of_counts(*counts).area
+            ap[c] = precision_recall_curve_of_counts(*counts).area
     else:
         auc = np.array([c.area for c in curves[0]])
         ap = np.array([c.area for c in curves[1]])
