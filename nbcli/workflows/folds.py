@@ -70,7 +70,7 @@ class FoldStatistics:
     warnings: list = field(default_factory=list)
     _chunks: list | None = None
     _stream: Any = None
-    _offsets: list = field(default_factory=list)
+    _layouts: list | None = None
     _widths: Any = None
     _row_filter: Any = None
 
@@ -83,7 +83,10 @@ class FoldStatistics:
         return int(self.fold_values.size)
 
     def rows(self):
-        """``(first row, X)`` of every chunk, from memory or from the file again."""
+        """``(first row, X)`` of every chunk, from memory or from the file again.
+
+        Chunks kept in memory are in :meth:`hold_by_fold`'s order when it ran.
+        """
         if self._chunks is not None:
             start = 0
             for X in self._chunks:
@@ -98,6 +101,66 @@ class FoldStatistics:
                 ds = skip(ds)
             yield start, self.estimator.validated_rows(ds.X)
             start += ds.X.shape[0]
+
+    def hold_by_fold(self) -> None:
+        """Keep the chunks in memory with the rows of each fold (of the first
+        repeat) together, in C order.
+
+        Every later pass then takes a fold's rows of a chunk as a slice
+        instead of gathering them (gathering rows of the column-major arrays
+        the reader gives is several times slower), once per pass and not once
+        per hyperparameter set. Rows stay in file order within a fold, so a
+        fold's statistics and scores are those of the gathered rows, to the
+        last bit.
+        """
+        if self._chunks is None or self._layouts is not None:
+            return
+        # Small unsigned fold numbers let the stable sort be a radix sort.
+        small = np.min_scalar_type(max(0, self.n_folds - 1))
+        layouts, start = [], 0
+        for i, X in enumerate(self._chunks):
+            stop = start + X.shape[0]
+            if not isinstance(X, np.ndarray):
+                layouts.append(None)  # sparse rows stay as they are
+                start = stop
+                continue
+            folds = self.folds[0, start:stop]
+            order = np.argsort(folds.astype(small), kind="stable")
+            bounds = np.searchsorted(folds[order], np.arange(self.n_folds + 1))
+            self._chunks[i] = np.ascontiguousarray(X)[order]
+            layouts.append((order, bounds))
+            start = stop
+        self._layouts = layouts
+
+    def fold_pieces(self):
+        """Yield ``(repeat, fold, rows, X)``: every chunk's rows of every fold of
+        every repeat, reading the file once (again) if it is not kept.
+
+        ``rows`` are the fold's row numbers in the chunk's part of the file,
+        increasing; ``X`` their validated feature values, in that order.
+        """
+        layouts = self._layouts if self._chunks is not None else None
+        for i, (start, X) in enumerate(self.rows()):
+            layout = layouts[i] if layouts is not None else None
+            if layout is None:
+                file_rows = np.arange(start, start + X.shape[0])
+            else:
+                order, bounds = layout
+                file_rows = start + order
+            for r in range(self.n_repeats):
+                chunk_folds = self.folds[r, file_rows]
+                if r == 0 and layout is not None:
+                    for f in range(self.n_folds):
+                        lo, hi = bounds[f], bounds[f + 1]
+                        if hi > lo:
+                            yield r, f, file_rows[lo:hi], X[lo:hi]
+                    continue
+                for f in np.unique(chunk_folds).tolist():
+                    at = np.flatnonzero(chunk_folds == f)
+                    if layout is not None:
+                        # Back to file order within the fold.
+                        at = at[np.argsort(order[at], kind="stable")]
+                    yield r, f, file_rows[at], X[at]
 
     def merged(self, repeat: int, leave_out: int | None = None):
         """Statistics of all folds of ``repeat`` but ``leave_out`` (None: all rows)."""
@@ -206,19 +269,21 @@ class FoldStatistics:
                     raise
                 failed[i] = str(exc)
                 models.append(None)
-        out = [np.full((self.n_repeats * n, k), np.nan) for _ in param_sets]
         live = [j for j in range(len(param_sets)) if models[j] is not None]
+        # Every row is in one fold of every repeat, so a live set's rows are all written.
+        out = [
+            np.empty((self.n_repeats * n, k))
+            if m is not None
+            else np.full((self.n_repeats * n, k), np.nan)
+            for m in models
+        ]
         if not live:
             return out
-        for start, X in self.rows():
-            stop = start + X.shape[0]
-            for r in range(self.n_repeats):
-                chunk_folds = self.folds[r, start:stop]
-                for f in np.unique(chunk_folds):
-                    at = np.flatnonzero(chunk_folds == f)
-                    Xf = X[at]
-                    for j in live:
-                        out[j][r * n + start + at] = models[j][r][f].predict_log_proba(Xf)
+        self.hold_by_fold()
+        for r, f, rows, X in self.fold_pieces():
+            at = r * n + rows
+            for j in live:
+                out[j][at] = models[j][r][f].predict_log_proba(X)
         return out
 
 
@@ -493,20 +558,16 @@ def _accumulate_folds(fs: FoldStatistics) -> None:
     from nbcli.workflows.train import data_error
 
     est, k = fs.estimator, fs.classes.size
-    start = 0
+    fs.hold_by_fold()
+    rows = np.zeros(1, dtype=np.intp)
     try:
         with np.errstate(over="ignore", invalid="ignore"):
-            for start, X in fs.rows():
-                codes = fs.codes[start : start + X.shape[0]]
-                for r in range(fs.n_repeats):
-                    chunk_folds = fs.folds[r, start : start + X.shape[0]]
-                    for f in np.unique(chunk_folds):
-                        at = np.flatnonzero(chunk_folds == f)
-                        s = est.accumulate(X[at], codes[at], None, k)
-                        old = fs.stats[r][f]
-                        fs.stats[r][f] = s if old is None else old.merge(s)
+            for r, f, rows, X in fs.fold_pieces():
+                s = est.accumulate(X, fs.codes[rows], None, k)
+                old = fs.stats[r][f]
+                fs.stats[r][f] = s if old is None else old.merge(s)
     except ValueError as exc:
-        raise data_error(fs.path, exc, fs.feature_names, start) from None
+        raise data_error(fs.path, exc, fs.feature_names, 0, rows=rows) from None
 
 
 def _check_folds(fs: FoldStatistics, min_per_class: int) -> None:
