@@ -103,33 +103,39 @@ class FoldStatistics:
             start += ds.X.shape[0]
 
     def hold_by_fold(self) -> None:
-        """Keep the chunks in memory with the rows of each fold (of the first
-        repeat) together, in C order.
+        """Reorder the chunks kept in memory so that the rows of each fold (of
+        the first repeat) are together, in file order within the fold.
 
-        Every later pass then takes a fold's rows of a chunk as a slice
+        Every later pass then takes a fold's rows of a chunk as one slice
         instead of gathering them (gathering rows of the column-major arrays
         the reader gives is several times slower), once per pass and not once
-        per hyperparameter set. Rows stay in file order within a fold, so a
-        fold's statistics and scores are those of the gathered rows, to the
-        last bit.
+        per hyperparameter set. A column-major chunk is reordered in place,
+        a column at a time, so no second copy of the data is made: fresh
+        memory costs more than the copying here.
         """
         if self._chunks is None or self._layouts is not None:
             return
         # Small unsigned fold numbers let the stable sort be a radix sort.
         small = np.min_scalar_type(max(0, self.n_folds - 1))
-        layouts, start = [], 0
+        layouts: list = []
+        start = 0
         for i, X in enumerate(self._chunks):
             stop = start + X.shape[0]
-            if not isinstance(X, np.ndarray):
-                layouts.append(None)  # sparse rows stay as they are
-                start = stop
-                continue
             folds = self.folds[0, start:stop]
+            start = stop
+            if not isinstance(X, np.ndarray) or X.ndim != 2:
+                layouts.append(None)  # sparse rows stay as they are
+                continue
             order = np.argsort(folds.astype(small), kind="stable")
             bounds = np.searchsorted(folds[order], np.arange(self.n_folds + 1))
-            self._chunks[i] = np.ascontiguousarray(X)[order]
+            if X.flags.f_contiguous and X.flags.writeable:
+                column = np.empty(X.shape[0], dtype=X.dtype)
+                for j in range(X.shape[1]):
+                    np.take(X[:, j], order, out=column)
+                    X[:, j] = column
+            else:
+                self._chunks[i] = X[order]
             layouts.append((order, bounds))
-            start = stop
         self._layouts = layouts
 
     def fold_pieces(self):
@@ -153,7 +159,9 @@ class FoldStatistics:
                     for f in range(self.n_folds):
                         lo, hi = bounds[f], bounds[f + 1]
                         if hi > lo:
-                            yield r, f, file_rows[lo:hi], X[lo:hi]
+                            # Row-major, as a gather would give the rows: the
+                            # same scores to the last bit.
+                            yield r, f, file_rows[lo:hi], np.ascontiguousarray(X[lo:hi])
                     continue
                 for f in np.unique(chunk_folds).tolist():
                     at = np.flatnonzero(chunk_folds == f)
