@@ -73,6 +73,7 @@ class FoldStatistics:
     _layouts: list | None = None
     _widths: Any = None
     _row_filter: Any = None
+    _merged: dict = field(default_factory=dict)
 
     @property
     def n_repeats(self) -> int:
@@ -171,13 +172,20 @@ class FoldStatistics:
                     yield r, f, file_rows[at], X[at]
 
     def merged(self, repeat: int, leave_out: int | None = None):
-        """Statistics of all folds of ``repeat`` but ``leave_out`` (None: all rows)."""
-        total = None
-        for f, s in enumerate(self.stats[repeat]):
-            if f == leave_out or s is None:
-                continue
-            total = s.copy() if total is None else total.merge(s)
-        return total
+        """Statistics of all folds of ``repeat`` but ``leave_out`` (None: all rows).
+
+        Merged once and kept: every hyperparameter set's model of the fold
+        starts from the same sums; each call returns its own copy.
+        """
+        key = (repeat, leave_out)
+        total = self._merged.get(key)
+        if total is None:
+            for f, s in enumerate(self.stats[repeat]):
+                if f == leave_out or s is None:
+                    continue
+                total = s.copy() if total is None else total.merge(s)
+            self._merged[key] = total
+        return None if total is None else total.copy()
 
     def model(self, params: dict, repeat: int = 0, leave_out: int | None = None):
         """The fitted model of fold ``leave_out`` (None: of all rows) with ``params``.
@@ -325,6 +333,7 @@ def collect_fold_statistics(
     na_values=None,
     column_types: dict | None = None,
     reporter: Reporter | None = None,
+    fingerprint: bool = True,
 ) -> FoldStatistics:
     """Read ``data``, plan the folds and gather every fold's statistics.
 
@@ -356,6 +365,11 @@ def collect_fold_statistics(
         As for :func:`nbcli.workflows.train.train` (``--missing``,
         ``--unseen``, ``--na-values``, ``--column``): rows skipped for a
         missing label or (``drop``) a missing cell are in no fold.
+    reporter : Reporter, optional
+        Progress of the reading.
+    fingerprint : bool
+        Hash the rows for the training fingerprint of a model file
+        (``training``); a cross-validation that writes no model skips it.
 
     Raises
     ------
@@ -411,7 +425,7 @@ def collect_fold_statistics(
     names = list(stream.feature_names)
     # Models that lay out their columns by type (mixed) read the width from here.
     estimator.n_features_in_ = len(names)
-    fp = TrainingFingerprint(legacy=False)
+    fp = TrainingFingerprint(legacy=False) if fingerprint else None
     ys, kept = [], []
     chunks: list | None = []
     held, start = 0, 0
@@ -422,7 +436,8 @@ def collect_fold_statistics(
         ds = row_counts.filter(ds, missing)
         if ds.X.shape[0] == 0:
             continue
-        fp.update(ds.X, ds.y)
+        if fp is not None:
+            fp.update(ds.X, ds.y)
         ys.append(np.asarray(ds.y))
         kept.append({c: np.asarray(ds.kept[c]) for c in keep})
         if chunks is not None or early is not None:
@@ -480,7 +495,7 @@ def collect_fold_statistics(
     training = {
         "n_samples": int(codes.size),
         "class_counts": [int(c) for c in counts],
-        **fp.metadata(),
+        **(fp.metadata() if fp is not None else {}),
         "data": data,
     }
     fs = FoldStatistics(
