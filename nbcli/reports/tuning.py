@@ -26,7 +26,7 @@ from nbcli.reports.bootstrap import Interval
 from nbcli.reports.evaluation import INTERVAL_SCHEMA, METRIC_KEYS
 from nbcli.reports.metrics import json_number, report_header, report_schema
 from nbcli.reports.ranking_summary import RANKING_KEYS
-from nbcli.reports.selection_scores import CHEAP_KEYS
+from nbcli.reports.selection_scores import CHEAP_KEYS, NORMAL
 from nbcli.reports.thresholds import EVALUATION_METRICS, LOWER_IS_BETTER
 
 SCHEMA_NAME = "nbcli.tuning"
@@ -154,11 +154,12 @@ _VALUE = {"type": ["number", "string", "boolean", "null", "array"]}
 
 # A combination's losses take the normal approximation (method "normal"), see
 # nbcli.reports.selection_scores.
+_METHODS: list = INTERVAL_SCHEMA["properties"]["method"]["enum"]  # type: ignore[index]
 _INTERVAL = {
     **INTERVAL_SCHEMA,
     "properties": {
-        **INTERVAL_SCHEMA["properties"],
-        "method": {"enum": [*INTERVAL_SCHEMA["properties"]["method"]["enum"], "normal"]},
+        **INTERVAL_SCHEMA["properties"],  # type: ignore[dict-item]
+        "method": {"enum": [*_METHODS, NORMAL]},
     },
 }
 
