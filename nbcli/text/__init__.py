@@ -13,6 +13,7 @@ from nbcli.text.tokens import DEFAULT_TOKEN_PATTERN, DocTermCounts, TokenOptions
 from nbcli.text.vectorizer import TextVectorizer
 from nbcli.text.vocabulary import (
     TermStats,
+    TermTally,
     Transformed,
     Vocabulary,
     decode_text_array,
@@ -24,6 +25,7 @@ __all__ = [
     "DEFAULT_TOKEN_PATTERN",
     "DocTermCounts",
     "TermStats",
+    "TermTally",
     "TextVectorizer",
     "TokenOptions",
     "Transformed",

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 import numpy as np
-import scipy.sparse as sp
 
 from nbcli.text.tokens import DEFAULT_TOKEN_PATTERN, TokenOptions, count_terms
 from nbcli.text.vocabulary import TermStats, Transformed, Vocabulary, _doc_bound, to_csr
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
 
 
 class TextVectorizer:
@@ -139,7 +142,7 @@ class TextVectorizer:
         """Counts over the fitted vocabulary, with the number of unseen tokens and terms."""
         if not hasattr(self, "vocabulary_"):
             raise ValueError("this TextVectorizer is not fitted yet; call fit first")
-        return to_csr(count_terms(texts, self._options(), self.engine), self.vocabulary_)
+        return self.vocabulary_.transform(texts, self._options(), self.engine)
 
     def transform(self, texts) -> sp.csr_array:
         """Document-term counts, shape (n_docs, n_terms), int64; unseen terms are ignored."""

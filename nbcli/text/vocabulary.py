@@ -14,14 +14,26 @@ per class holding the term) are columns of the kept terms.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from numbers import Integral, Real
+from typing import TYPE_CHECKING
 
 import numpy as np
-import scipy.sparse as sp
 
 from nbcli.models import ClassCounts
-from nbcli.text.tokens import DocTermCounts
+from nbcli.text.tokens import (
+    DocTermCounts,
+    TokenOptions,
+    _as_series,
+    choose_engine,
+    count_terms,
+    token_frame,
+    unique_entries,
+)
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
 
 
 def _union_index(a: np.ndarray, b: np.ndarray):
@@ -219,6 +231,138 @@ class TermStats:
         return ClassCounts(class_count=self.class_count.copy(), feature_count=np.array(fc))
 
 
+class TermTally:
+    """Term statistics of a stream of chunks, added one chunk at a time.
+
+    Merging each chunk's :class:`TermStats` into the total costs the
+    vocabulary so far at every chunk (a sorted union of term lists). Here
+    a term gets a number when first seen (one dictionary lookup per
+    distinct term of a chunk) and the chunk's statistics are added into
+    columns of growing arrays, so a chunk costs its own terms;
+    :meth:`stats` sorts the terms once, at the end. The sums are those of
+    :meth:`TermStats.merge` (each cell adds the chunks' values in the
+    order they came), so the result equals merging the chunks.
+
+    Attributes
+    ----------
+    n_docs : int
+        Documents added.
+    """
+
+    def __init__(self):
+        self._index: dict[str, int] = {}
+        self._rows: dict = {}
+        self.n_docs = 0
+        self._class_count = np.zeros(0)
+        self._term_count = np.zeros((0, 0))
+        self._doc_count = np.zeros((0, 0))
+        self._tf = np.zeros(0, dtype=np.int64)
+        self._df = np.zeros(0, dtype=np.int64)
+
+    def add(self, counts: DocTermCounts, labels, y_idx, sample_weight=None) -> None:
+        """Add one chunk.
+
+        Parameters
+        ----------
+        counts : DocTermCounts
+            The chunk's counts (:func:`nbcli.text.count_terms`).
+        labels : array-like of shape (n_chunk_classes,)
+            The labels ``y_idx`` indexes (any hashable values; a label is
+            the same class in every chunk).
+        y_idx : array-like of int, shape (n_docs,)
+        sample_weight : array-like of shape (n_docs,), optional
+        """
+        labels = np.asarray(labels).tolist()
+        part = TermStats.from_counts(counts, y_idx, len(labels), sample_weight)
+        rows = np.array([self._rows.setdefault(c, len(self._rows)) for c in labels], dtype=np.intp)
+        index = self._index
+        # setdefault's default is evaluated before the insertion: a new term
+        # gets the next number.
+        ids = np.fromiter(
+            (index.setdefault(t, len(index)) for t in part.terms.tolist()),
+            dtype=np.intp,
+            count=part.terms.size,
+        )
+        self._grow(len(self._rows), len(index))
+        self.n_docs += part.n_docs
+        self._class_count[rows] += part.class_count
+        # Rows and ids are distinct, so fancy-indexed += adds every cell once.
+        cells = np.ix_(rows, ids)
+        self._term_count[cells] += part.term_count
+        self._doc_count[cells] += part.doc_count
+        self._tf[ids] += part.tf
+        self._df[ids] += part.df
+
+    def _grow(self, n_rows: int, n_terms: int) -> None:
+        rows, cap = self._term_count.shape
+        if n_rows <= rows and n_terms <= cap:
+            return
+        # Capacity doubles, so copies cost O(terms) over the whole stream.
+        new_cap = max(cap, 1024)
+        while new_cap < n_terms:
+            new_cap *= 2
+        new_rows = max(rows, n_rows)
+
+        def grown(a, shape):
+            out = np.zeros(shape, dtype=a.dtype)
+            out[tuple(slice(0, n) for n in a.shape)] = a
+            return out
+
+        self._class_count = grown(self._class_count, (new_rows,))
+        self._term_count = grown(self._term_count, (new_rows, new_cap))
+        self._doc_count = grown(self._doc_count, (new_rows, new_cap))
+        self._tf = grown(self._tf, (new_cap,))
+        self._df = grown(self._df, (new_cap,))
+
+    def stats(self, classes) -> TermStats:
+        """The statistics of every chunk added, rows in the order of ``classes``.
+
+        ``classes`` must hold every label added; a class never added gets
+        rows of zeros.
+
+        Raises
+        ------
+        ValueError
+            When a label added is not in ``classes``.
+        """
+        classes = np.asarray(classes).tolist()
+        missing = set(self._rows) - set(classes)
+        if missing:
+            raise ValueError(f"label {sorted(map(str, missing))[0]!r} is not among the classes")
+        n = len(self._index)
+        terms = np.array(list(self._index), dtype=object)
+        order = _code_point_order(terms)
+        k = len(classes)
+        shape = (k, n)
+        term_count, doc_count = np.zeros(shape), np.zeros(shape)
+        class_count = np.zeros(k)
+        for i, c in enumerate(classes):
+            r = self._rows.get(c)
+            if r is not None:
+                class_count[i] = self._class_count[r]
+                term_count[i] = self._term_count[r, order]
+                doc_count[i] = self._doc_count[r, order]
+        return TermStats(
+            terms=terms[order],
+            n_docs=self.n_docs,
+            class_count=class_count,
+            term_count=term_count,
+            doc_count=doc_count,
+            tf=self._tf[order],
+            df=self._df[order],
+        )
+
+
+def _code_point_order(terms: np.ndarray) -> np.ndarray:
+    """Indices that sort ``terms`` (object array of str) by code point."""
+    try:
+        import polars as pl
+    except ImportError:
+        return np.array(sorted(range(terms.size), key=terms.__getitem__), dtype=np.int64)
+    # UTF-8 bytes sort in code-point order, which is how polars sorts text.
+    return pl.Series(terms.tolist(), dtype=pl.String).arg_sort().to_numpy().astype(np.int64)
+
+
 def _doc_bound(value, name):
     if isinstance(value, bool) or not isinstance(value, Real):
         raise ValueError(f"{name} must be an integer >= 0 or a float in [0, 1], got {value!r}")
@@ -248,20 +392,68 @@ class Vocabulary:
 
     def __init__(self, terms):
         terms = np.asarray(list(terms), dtype=object)
-        if terms.size and not all(isinstance(t, str) for t in terms):
+        values = terms.tolist()
+        if not set(map(type, values)) <= {str} and not all(isinstance(t, str) for t in values):
             raise ValueError("vocabulary terms must be strings")
         if terms.size > 1 and not np.all(terms[:-1] < terms[1:]):
             raise ValueError("vocabulary terms must be distinct and sorted by code point")
         self.terms = terms
-        self.index = {t: i for i, t in enumerate(terms.tolist())}
 
     def __len__(self) -> int:
         return int(self.terms.size)
+
+    @functools.cached_property
+    def index(self) -> dict[str, int]:
+        """``{term: column}``."""
+        return {t: i for i, t in enumerate(self.terms.tolist())}
+
+    @functools.cached_property
+    def _enum(self):
+        # A polars Enum's codes are the positions of its categories: the columns.
+        import polars as pl
+
+        return pl.Enum(pl.Series(self.terms.tolist(), dtype=pl.String))
 
     def columns_of(self, terms: np.ndarray) -> np.ndarray:
         """Column of each term, ``-1`` where it is not in the vocabulary."""
         get = self.index.get
         return np.fromiter((get(t, -1) for t in terms.tolist()), dtype=np.int64, count=terms.size)
+
+    def transform(self, texts, options: TokenOptions, engine: str = "auto") -> Transformed:
+        """Counts of ``texts`` over this vocabulary, with the occurrences left out.
+
+        Parameters
+        ----------
+        texts : sequence of str (list, NumPy array, pandas or polars Series)
+        options : TokenOptions
+        engine : {"auto", "python", "polars"}
+            As for :func:`nbcli.text.count_terms`; all give the same counts.
+
+        Returns
+        -------
+        Transformed
+            ``X`` of shape (n_docs, len(self)), terms not in the vocabulary
+            ignored and counted.
+        """
+        if choose_engine(engine, options) != "polars":
+            return to_csr(count_terms(texts, options, engine), self)
+        text = _as_series(texts)
+        tokens = token_frame(text, options)
+        terms = tokens.get_column("t")
+        # Occurrences go straight to columns: no sort of the chunk's terms.
+        codes = terms.cast(self._enum, strict=False).to_physical() if len(self) else None
+        unseen = terms.is_not_null() if codes is None else codes.is_null()
+        n_unseen = int(unseen.sum())
+        unseen_terms = terms.filter(unseen).n_unique() if n_unseen else 0
+        if codes is None:
+            doc = col = np.zeros(0, dtype=np.int64)
+        else:
+            inside = ~unseen
+            doc = tokens.get_column("doc").filter(inside).to_numpy()
+            col = codes.filter(inside).to_numpy()
+        doc, col, count = unique_entries(doc, col, max(len(self), 1))
+        X = _csr(doc, col, count, text.len(), len(self))
+        return Transformed(X, n_unseen, int(unseen_terms))
 
     def to_arrays(self) -> tuple[np.ndarray, np.ndarray]:
         """The terms as UTF-8 bytes (uint8) and int64 offsets of length ``n_terms + 1``.
@@ -338,10 +530,23 @@ def to_csr(counts: DocTermCounts, vocabulary: Vocabulary) -> Transformed:
     unseen_terms = int(np.count_nonzero(cols < 0))
     doc, col, value = counts.doc[inside], col[inside], counts.count[inside]
     order = np.lexsort((col, doc))
-    indptr = np.zeros(counts.n_docs + 1, dtype=np.int64)
-    np.cumsum(np.bincount(doc, minlength=counts.n_docs), out=indptr[1:])
+    X = _csr(doc[order], col[order], value[order], counts.n_docs, len(vocabulary))
+    return Transformed(X, unseen_tokens, unseen_terms)
+
+
+def _csr(doc, col, count, n_docs: int, n_cols: int) -> sp.csr_array:
+    """CSR of entries sorted by (doc, col), pairs distinct."""
+    import scipy.sparse as sp
+
+    # 32-bit indices when they fit, as scipy would choose them itself.
+    small = max(n_cols, doc.size) < 2**31 - 1
+    index = np.int32 if small else np.int64
+    indptr = np.zeros(n_docs + 1, dtype=index)
+    np.cumsum(np.bincount(doc, minlength=n_docs), out=indptr[1:])
     X = sp.csr_array(
-        (value[order], col[order], indptr), shape=(counts.n_docs, len(vocabulary)), dtype=np.int64
+        (np.asarray(count, dtype=np.int64), col.astype(index), indptr),
+        shape=(n_docs, n_cols),
+        dtype=np.int64,
     )
     X.has_sorted_indices = True
-    return Transformed(X, unseen_tokens, unseen_terms)
+    return X
