@@ -31,8 +31,9 @@ import numpy as np
 from nbcli.errors import NbcliError
 from nbcli.models import ClassCounts
 from nbcli.text.settings import TextSettings, feature_name
+from nbcli.text.tally import TermTally
 from nbcli.text.tokens import count_terms
-from nbcli.text.vocabulary import TermStats, TermTally, Vocabulary
+from nbcli.text.vocabulary import TermStats, Vocabulary
 
 __all__ = [
     "TEXT_KINDS",
@@ -218,7 +219,7 @@ def fit_text_chunks(estimator, settings: TextSettings, chunks, numeric_names) ->
     """
     check_text_model(estimator)
     options = settings.options()
-    tallies = {c: TermTally() for c in settings.columns}
+    tallies = {c: TermTally(options) for c in settings.columns}
     total: TextChunkStats | None = None
     for X, y, words in chunks:
         y = np.asarray(y)
@@ -226,7 +227,7 @@ def fit_text_chunks(estimator, settings: TextSettings, chunks, numeric_names) ->
         part = TextChunkStats(classes, _numeric_stats(estimator, X, y), terms={})
         total = part if total is None else total.merge(part)
         for c in settings.columns:
-            tallies[c].add(count_terms(words[c], options), classes, y_idx)
+            tallies[c].add(words[c], classes, y_idx)
     if total is None:
         raise ValueError("no training data: the chunks were empty")
     total.terms = {c: t.stats(total.classes) for c, t in tallies.items()}
