@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from nbcli.text.tally import TermTally
 from nbcli.text.tokens import DEFAULT_TOKEN_PATTERN, TokenOptions, count_terms
 from nbcli.text.vocabulary import TermStats, Transformed, Vocabulary, _doc_bound, to_csr
 
@@ -128,14 +129,19 @@ class TextVectorizer:
         return counts
 
     def fit_chunks(self, chunks: Iterable, n_classes: int = 1) -> TextVectorizer:
-        """Fit from ``(texts, y_idx)`` chunks; equals :meth:`fit` on their concatenation."""
-        total = None
+        """Fit from ``(texts, y_idx)`` chunks; equals :meth:`fit` on their concatenation.
+
+        The chunks' terms are tallied as they come (:class:`nbcli.text.TermTally`).
+        """
+        tally = TermTally(self._options(), self.engine)
+        labels = np.arange(n_classes)
+        empty = True
         for texts, y_idx in chunks:
-            part = self.accumulate(texts, y_idx, n_classes)
-            total = part if total is None else total.merge(part)
-        if total is None:
+            tally.add(texts, labels, y_idx)
+            empty = False
+        if empty:
             raise ValueError("no training data: the chunks were empty")
-        self.finalize(total)
+        self.finalize(tally.stats(labels))
         return self
 
     def transform_counts(self, texts) -> Transformed:
