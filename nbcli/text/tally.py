@@ -127,7 +127,9 @@ class TermTally:
         if codes.size:
             self._n_codes = max(self._n_codes, int(codes.max()) + 1)
         n_terms = self._n_codes
-        doc, term, count = unique_entries(tokens.get_column("doc").to_numpy(), codes, n_terms)
+        doc, term, count = unique_entries(
+            tokens.get_column("doc").to_numpy(), codes, max(n_terms, 1)
+        )
         self._grow(len(self._rows), n_terms)
         self.n_docs += text.len()
         w = np.ones(text.len()) if sample_weight is None else np.asarray(sample_weight, float)
