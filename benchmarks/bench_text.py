@@ -330,8 +330,10 @@ def main(argv=None) -> int:
     )
     parser.add_argument("--tmp", default=None, help="folder for the generated files")
     args = parser.parse_args(argv)
-    # Child processes import this checkout's nbcli.
+    # Child processes import this checkout's nbcli, compiled as an installed
+    # package is (the warm-up round writes the bytecode scikit-learn has).
     os.environ.setdefault("PYTHONPATH", str(Path(__file__).resolve().parents[1]))
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     lexicon = make_lexicon(args.seed)
     train_s, y = make_documents(lexicon, args.docs, args.words, np.random.default_rng(args.seed))
     with tempfile.TemporaryDirectory(dir=args.tmp) as tmp:
