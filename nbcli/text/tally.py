@@ -189,13 +189,18 @@ class TermTally:
         self._tf = grown(self._tf, (new_cap,))
         self._df = grown(self._df, (new_cap,))
 
-    def _terms(self) -> np.ndarray:
+    def _sorted_terms(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every term seen, sorted by code point, and the term numbers in that order."""
         if self._cats is None:
-            return np.array(list(self._index), dtype=object)
-        terms = self._cats[1].to_series()
-        if terms.len() != self._n_codes or terms.null_count():
+            terms = np.array(list(self._index), dtype=object)
+            order = np.array(sorted(range(terms.size), key=terms.__getitem__), dtype=np.int64)
+            return terms[order], order
+        series = self._cats[1].to_series()
+        if series.len() != self._n_codes or series.null_count():
             raise RuntimeError("the polars term mapping does not hold exactly the terms seen")
-        return terms.to_numpy().astype(object)
+        # UTF-8 bytes sort in code-point order, which is how polars sorts text.
+        order = series.arg_sort()
+        return series.gather(order).to_numpy().astype(object), order.to_numpy().astype(np.int64)
 
     def stats(self, classes) -> TermStats:
         """The statistics of every chunk added, rows in the order of ``classes``.
@@ -214,8 +219,7 @@ class TermTally:
         missing = set(self._rows) - set(classes)
         if missing:
             raise ValueError(f"label {sorted(map(str, missing))[0]!r} is not among the classes")
-        terms = self._terms()
-        order = _code_point_order(terms)
+        terms, order = self._sorted_terms()
         k, n = len(classes), terms.size
         term_count, doc_count, class_count = np.zeros((k, n)), np.zeros((k, n)), np.zeros(k)
         for i, c in enumerate(classes):
@@ -225,21 +229,11 @@ class TermTally:
                 term_count[i] = self._term_count[r, order]
                 doc_count[i] = self._doc_count[r, order]
         return TermStats(
-            terms=terms[order],
+            terms=terms,
             n_docs=self.n_docs,
             class_count=class_count,
             term_count=term_count,
             doc_count=doc_count,
-            tf=self._tf[order].copy(),
-            df=self._df[order].copy(),
+            tf=self._tf[order],
+            df=self._df[order],
         )
-
-
-def _code_point_order(terms: np.ndarray) -> np.ndarray:
-    """Indices that sort ``terms`` (object array of str) by code point."""
-    try:
-        import polars as pl
-    except ImportError:
-        return np.array(sorted(range(terms.size), key=terms.__getitem__), dtype=np.int64)
-    # UTF-8 bytes sort in code-point order, which is how polars sorts text.
-    return pl.Series(terms.tolist(), dtype=pl.String).arg_sort().to_numpy().astype(np.int64)
