@@ -407,8 +407,8 @@ def unique_entries(doc: np.ndarray, term: np.ndarray, n_terms: int):
     Returns ``(doc, term, count)``, int64, sorted by document then term.
     """
     key = doc.astype(np.int64) * n_terms + term
-    # Occurrences come grouped by document, so a stable sort (timsort on
-    # runs) is faster here than the default one.
+    # Occurrences come mostly in runs by document, which a stable sort
+    # (timsort, merging runs) takes faster than the default one.
     key.sort(kind="stable")
     first = np.empty(key.size, dtype=bool)
     first[:1] = True
