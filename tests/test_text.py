@@ -113,11 +113,13 @@ def test_max_features_breaks_ties_as_scikit_learn():
         assert ours.get_feature_names_out().tolist() == sk.get_feature_names_out().tolist()
 
 
-def test_unseen_terms_are_ignored_and_counted():
-    vec = TextVectorizer().fit(["free money now", "meeting at noon"])
+@pytest.mark.parametrize("engine", ENGINES)
+def test_unseen_terms_are_ignored_and_counted(engine):
+    vec = TextVectorizer(engine=engine).fit(["free money now", "meeting at noon"])
     out = vec.transform_counts(["free free lottery money", "jackpot jackpot lottery", None])
     assert out.X.toarray().tolist() == [[0, 2, 0, 1, 0, 0], [0, 0, 0, 0, 0, 0], [0] * 6]
     assert (out.unseen_tokens, out.unseen_terms) == (4, 2)
+    assert out.X.has_sorted_indices and out.X.dtype == np.int64
 
 
 def test_missing_documents_are_empty():
@@ -406,6 +408,73 @@ def test_merge_is_exact_and_order_free(d1, d2, d3, rnd):
     np.testing.assert_array_equal(weighted.term_count, rep.term_count)
     np.testing.assert_array_equal(weighted.doc_count, rep.doc_count)
     np.testing.assert_array_equal(weighted.class_count, rep.class_count)
+
+
+tally_words = st.sampled_from(
+    ["free", "money", "meeting", "now", "at", "noon", "zz", "éé", "cafe\u0301", "x²", "ΣΑΣ"]
+)
+tally_documents = st.lists(st.lists(tally_words, max_size=6).map(" ".join), max_size=12)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(tally_documents, min_size=1, max_size=4),
+    st.randoms(use_true_random=False),
+    st.booleans(),
+)
+def test_tally_equals_merged_chunk_statistics(chunks, rnd, weighted):
+    """A TermTally, numbering terms through polars or a dict, equals merging
+    each chunk's TermStats, classes arriving in any chunk."""
+    from nbcli.text import TermTally
+
+    labels = ["ham", "spam", "eggs"]
+    options = TokenOptions(ngram_range=(1, 2))
+    all_classes = np.array(sorted(labels))
+    tallies = []
+    for engine in ENGINES:
+        tally = TermTally(options, engine)
+        assert (tally._cats is not None) == (engine == "polars")
+        tallies.append(tally)
+        if engine == "polars":  # and the dictionary's numbering, with polars tokens
+            tally = TermTally(options, engine)
+            tally._cats = None
+            tallies.append(tally)
+    total, added = None, set()
+    for docs in chunks:
+        y = np.array([rnd.choice(labels) for _ in docs], dtype=object)
+        added.update(y.tolist())
+        w = np.array([rnd.choice([0.5, 1.0, 3.25]) for _ in docs]) if weighted else None
+        classes, y_idx = np.unique(y.astype(str), return_inverse=True)
+        part = TermStats.from_counts(count_terms(docs, options, "python"), y_idx, len(classes), w)
+        part = part.reindex(np.searchsorted(all_classes, classes), len(all_classes))
+        total = part if total is None else total.merge(part)
+        for tally in tallies:
+            tally.add(docs, classes, y_idx, w)
+    for tally in tallies:
+        got = tally.stats(all_classes)
+        assert got.terms.tolist() == total.terms.tolist() and got.n_docs == total.n_docs
+        for name in ("class_count", "term_count", "doc_count", "tf", "df"):
+            np.testing.assert_array_equal(getattr(got, name), getattr(total, name))
+    if added:
+        with pytest.raises(ValueError, match="not among the classes"):
+            tallies[0].stats([c for c in all_classes if c != min(added)])
+
+
+def test_tally_numbers_terms_of_a_large_vocabulary_sparsely():
+    """When the vocabulary outgrows a chunk, a chunk adds only its own terms."""
+    from nbcli.text import TermTally
+
+    options = TokenOptions()
+    words = [f"w{i:05d}" for i in range(6000)]
+    tally = TermTally(options)
+    tally.add([" ".join(words)], ["a"], [0])
+    tally.add(["w00007 w00007 new"], ["b"], [0])
+    stats = tally.stats(["a", "b"])
+    kept = {t: i for i, t in enumerate(stats.terms.tolist())}
+    assert stats.term_count[:, kept["w00007"]].tolist() == [1.0, 2.0]
+    assert stats.doc_count[:, kept["new"]].tolist() == [0.0, 1.0]
+    assert stats.df[kept["w00007"]] == 2 and stats.tf[kept["w00007"]] == 3
+    assert stats.term_count.sum() == 6000 + 3
 
 
 def test_reindex_moves_classes_for_merging():

@@ -322,7 +322,12 @@ def test_any_chunking_gives_the_model_of_one_fit(docs, cuts):
     from nbcli.models import MultinomialNB
     from nbcli.text.settings import TextSettings
     from nbcli.text.vocabulary import Vocabulary
-    from nbcli.workflows.text_features import accumulate_text, finalize_text, text_matrix
+    from nbcli.workflows.text_features import (
+        accumulate_text,
+        finalize_text,
+        fit_text_chunks,
+        text_matrix,
+    )
 
     texts = np.array([d for d, _ in docs], dtype=object)
     y = np.array([label for _, label in docs])
@@ -349,13 +354,25 @@ def test_any_chunking_gives_the_model_of_one_fit(docs, cuts):
             finalize_text(b, settings, merged, ["n"])
         return
     vb = finalize_text(b, settings, merged, ["n"])
-    assert va == vb
+    # The streaming fit (terms tallied as the chunks come, in file order).
+    c = MultinomialNB()
+    chunks = [
+        (X[lo:hi], y[lo:hi], {"doc": texts[lo:hi]})
+        for lo, hi in zip(bounds[:-1], bounds[1:])
+        if hi > lo
+    ]
+    vc = fit_text_chunks(c, settings, iter(chunks), ["n"])
+    assert va == vb == vc
     a.finalize()
     b.finalize()
+    c.finalize()
     np.testing.assert_array_equal(a.classes_, b.classes_)
+    np.testing.assert_array_equal(a.classes_, c.classes_)
     np.testing.assert_allclose(a.feature_log_prob_, b.feature_log_prob_, atol=1e-12)
+    np.testing.assert_allclose(a.feature_log_prob_, c.feature_log_prob_, atol=1e-12)
     counts = text_matrix(X, {"doc": texts}, settings, {"doc": Vocabulary(va["doc"])})
     np.testing.assert_allclose(a.predict_proba(counts.X), b.predict_proba(counts.X), atol=1e-12)
+    np.testing.assert_allclose(a.predict_proba(counts.X), c.predict_proba(counts.X), atol=1e-12)
 
 
 def test_indicative_words_map_feature_indices_to_words(tmp_path):

@@ -9,6 +9,7 @@ NumPy and SciPy only (polars, when installed, makes tokenising faster and
 gives the same counts); no file I/O, no printing.
 """
 
+from nbcli.text.tally import TermTally
 from nbcli.text.tokens import DEFAULT_TOKEN_PATTERN, DocTermCounts, TokenOptions, count_terms
 from nbcli.text.vectorizer import TextVectorizer
 from nbcli.text.vocabulary import (
@@ -24,6 +25,7 @@ __all__ = [
     "DEFAULT_TOKEN_PATTERN",
     "DocTermCounts",
     "TermStats",
+    "TermTally",
     "TextVectorizer",
     "TokenOptions",
     "Transformed",

@@ -63,7 +63,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse as sp
 
 DEFAULT_TOKEN_PATTERN = r"(?u)\b\w\w+\b"
 ENGINES = ("auto", "python", "polars")
@@ -183,6 +182,8 @@ def _as_documents(texts) -> list:
     elif hasattr(texts, "tolist"):
         texts = texts.tolist()
     docs = list(texts)
+    if set(map(type, docs)) <= {str}:
+        return docs
     for i, d in enumerate(docs):
         if d is None or (isinstance(d, float) and d != d):
             docs[i] = ""
@@ -191,7 +192,16 @@ def _as_documents(texts) -> list:
     return docs
 
 
-def _count_python(docs: Sequence[str], options: TokenOptions, rows: np.ndarray | None = None):
+def _as_series(texts):
+    """The documents as a polars String Series (nulls are empty documents)."""
+    import polars as pl
+
+    if isinstance(texts, pl.Series) and texts.dtype == pl.String:
+        return texts
+    return pl.Series("text", _as_documents(texts), dtype=pl.String)
+
+
+def _count_python(docs: Sequence[str], options: TokenOptions):
     """Entries ``(doc, term, count)`` of ``docs`` with terms as strings (Python's ``re``)."""
     analyze = options.analyzer()
     index: dict[str, int] = {}
@@ -207,8 +217,6 @@ def _count_python(docs: Sequence[str], options: TokenOptions, rows: np.ndarray |
         term_ids.extend(seen.keys())
         counts.extend(seen.values())
     doc_arr = np.asarray(doc_ids, dtype=np.int64)
-    if rows is not None:
-        doc_arr = rows[doc_arr] if doc_arr.size else doc_arr
     terms = np.array(list(index), dtype=object)
     return doc_arr, terms, np.asarray(term_ids, dtype=np.int64), np.asarray(counts, dtype=np.int64)
 
@@ -244,15 +252,26 @@ def count_terms(texts: Iterable, options: TokenOptions, engine: str = "auto") ->
         For a single string instead of a sequence, a non-text document, or an
         unknown engine (``ImportError`` for ``"polars"`` without polars).
     """
-    if engine not in ENGINES:
-        raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
+    if choose_engine(engine, options) == "polars":
+        return _count_polars(_as_series(texts), options)
     docs = _as_documents(texts)
-    if engine == "auto":
-        engine = "polars" if _polars_usable(options) else "python"
-    if engine == "polars":
-        return _count_polars(docs, options)
     doc, terms, term, count = _count_python(docs, options)
     return _sorted_counts(len(docs), doc, terms, term, count)
+
+
+def choose_engine(engine: str, options: TokenOptions) -> str:
+    """``"python"`` or ``"polars"``: the engine ``engine`` names (``"auto"`` resolved).
+
+    Raises
+    ------
+    ValueError
+        For an unknown engine.
+    """
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
+    if engine == "auto":
+        return "polars" if _polars_usable(options) else "python"
+    return engine
 
 
 def _polars_usable(options: TokenOptions) -> bool:
@@ -299,69 +318,105 @@ def _disputed(chars: list[str], lowercase: bool) -> list[str]:
     return [c for c in chars if _VERDICTS[c, lowercase]]
 
 
-def _count_polars(docs: list[str], options: TokenOptions) -> DocTermCounts:
+def token_frame(text, options: TokenOptions):
+    """Every term occurrence of a chunk, as a polars frame ``(doc, t)``.
+
+    Parameters
+    ----------
+    text : polars.Series of String, shape (n_docs,)
+        The documents (null: an empty document).
+    options : TokenOptions
+        With the default token pattern.
+
+    Returns
+    -------
+    polars.DataFrame
+        Columns ``doc`` (UInt32, the document's row) and ``t`` (String, the
+        term), one row per occurrence; the occurrences of each document are
+        consecutive rows, in the document's order.
+
+    Notes
+    -----
+    Documents holding a character on which Python and polars disagree
+    (:func:`_disputed`) are tokenised with Python's ``re``; stop words and
+    n-grams are then made from both engines' tokens alike.
+    """
     import polars as pl
 
-    n_docs = len(docs)
-    text = pl.Series("text", docs, dtype=pl.String)
+    frame = pl.DataFrame({"text": text}).with_row_index("doc")
     bad = sorted(_disputed(_non_ascii_chars(text), options.lowercase))
-    slow_rows = np.zeros(0, dtype=np.int64)
+    python_rows = None
     if bad:
         cls = "[" + "".join(re.escape(c) for c in bad) + "]"
-        slow = text.str.contains(cls).fill_null(False).to_numpy()
-        slow_rows = np.flatnonzero(slow)
-        text = pl.Series("text", [None if s else d for d, s in zip(docs, slow)], dtype=pl.String)
-    frame = pl.DataFrame({"text": text}).with_row_index("doc")
+        slow = text.str.contains(cls).fill_null(False)
+        if slow.any():
+            regex = re.compile(options.token_pattern)
+            rows = np.flatnonzero(slow.to_numpy())
+            docs = text.gather(rows).to_list()
+            found = [regex.findall(d.lower() if options.lowercase else d) for d in docs]
+            python_rows = pl.DataFrame(
+                {
+                    "doc": np.repeat(rows, [len(f) for f in found]).astype(np.uint32),
+                    "t": [t for f in found for t in f],
+                },
+                schema={"doc": pl.UInt32, "t": pl.String},
+            )
+            frame = frame.with_columns(
+                pl.when(slow).then(None).otherwise(pl.col("text")).alias("text")
+            )
     body = pl.col("text").str.to_lowercase() if options.lowercase else pl.col("text")
     tokens = (
         frame.lazy()
-        .select(
-            pl.col("doc").cast(pl.Int64), body.str.extract_all(options.token_pattern).alias("t")
-        )
+        .select("doc", body.str.extract_all(options.token_pattern).alias("t"))
         .explode("t")
         .drop_nulls("t")
+        .collect()
     )
+    if python_rows is not None:
+        tokens = pl.concat([tokens, python_rows])
     if options.stop_words:
         tokens = tokens.filter(~pl.col("t").is_in(sorted(options.stop_words)))
-    tokens_df = tokens.collect()
     lo, hi = options.ngram_range
-    parts = [tokens_df] if lo == 1 else []
-    for n in range(max(lo, 2), hi + 1):
-        parts.append(_ngram(tokens_df, n))
-    every = pl.concat(parts) if parts else pl.DataFrame(schema={"doc": pl.Int64, "t": pl.String})
-    doc_s, terms_s, term_s, count_s = _count_python(
-        [docs[i] for i in slow_rows], options, slow_rows
-    )
+    if hi == 1:
+        return tokens
+    parts = [tokens] if lo == 1 else []
+    parts.extend(_ngram(tokens, n) for n in range(max(lo, 2), hi + 1))
+    return pl.concat(parts)
+
+
+def _count_polars(text, options: TokenOptions) -> DocTermCounts:
+    import polars as pl
+
+    n_docs = text.len()
+    tokens = token_frame(text, options)
     # Terms become integer codes through an Enum of the sorted distinct
     # terms (a hash lookup), so the counting below sorts integers, not strings;
     # the Enum's codes are positions in the sorted list.
-    uniq = (
-        pl.concat([every["t"].unique(), pl.Series("t", terms_s.tolist(), dtype=pl.String)])
-        .unique()
-        .sort()
-    )
+    uniq = tokens.get_column("t").unique().sort()
     if uniq.len() == 0:
         empty = np.zeros(0, dtype=np.int64)
         return DocTermCounts(n_docs, np.zeros(0, dtype=object), empty, empty, empty)
-    enum = pl.Enum(uniq)
-    rows = every["doc"].to_numpy().astype(np.int64)
-    cols = every["t"].cast(enum).to_physical().to_numpy().astype(np.int64)
-    data = np.ones(rows.size, dtype=np.int64)
-    if term_s.size:
-        py_codes = pl.Series(terms_s.tolist(), dtype=pl.String).cast(enum).to_physical().to_numpy()
-        rows = np.concatenate([rows, doc_s])
-        cols = np.concatenate([cols, py_codes.astype(np.int64)[term_s]])
-        data = np.concatenate([data, count_s])
-    # Summing duplicate (doc, term) pairs is what CSR construction does, in C++.
-    X = sp.csr_array((data, (rows, cols)), shape=(n_docs, uniq.len()))
-    X.sum_duplicates()
-    return DocTermCounts(
-        n_docs,
-        uniq.to_numpy().astype(object),
-        np.repeat(np.arange(n_docs, dtype=np.int64), np.diff(X.indptr)),
-        X.indices.astype(np.int64),
-        X.data.astype(np.int64),
-    )
+    codes = tokens.get_column("t").cast(pl.Enum(uniq)).to_physical().to_numpy()
+    doc, term, count = unique_entries(tokens.get_column("doc").to_numpy(), codes, uniq.len())
+    return DocTermCounts(n_docs, uniq.to_numpy().astype(object), doc, term, count)
+
+
+def unique_entries(doc: np.ndarray, term: np.ndarray, n_terms: int):
+    """Distinct ``(doc, term)`` pairs of occurrences and how often each occurs.
+
+    Returns ``(doc, term, count)``, int64, sorted by document then term.
+    """
+    key = doc.astype(np.int64) * n_terms + term
+    # Occurrences come mostly in runs by document, which a stable sort
+    # (timsort, merging runs) takes faster than the default one.
+    key.sort(kind="stable")
+    first = np.empty(key.size, dtype=bool)
+    first[:1] = True
+    np.not_equal(key[1:], key[:-1], out=first[1:])
+    at = np.flatnonzero(first)
+    count = np.diff(np.append(at, key.size)).astype(np.int64)
+    key = key[at]
+    return key // n_terms, key % n_terms, count
 
 
 def _non_ascii_chars(text) -> list[str]:
@@ -370,7 +425,9 @@ def _non_ascii_chars(text) -> list[str]:
     Taken slice by slice, so that text in a non-Latin script (every
     character non-ASCII) never explodes into one row per character at once.
     """
-    wide = text.filter(text.str.contains(r"[^\x00-\x7F]").fill_null(False))
+    # A document is ASCII when its bytes are as many as its characters, a
+    # test far cheaper than a regular expression.
+    wide = text.filter((text.str.len_bytes() != text.str.len_chars()).fill_null(False))
     found: set[str] = set()
     step = 4096
     for lo in range(0, wide.len(), step):

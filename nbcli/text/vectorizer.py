@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 import numpy as np
-import scipy.sparse as sp
 
+from nbcli.text.tally import TermTally
 from nbcli.text.tokens import DEFAULT_TOKEN_PATTERN, TokenOptions, count_terms
 from nbcli.text.vocabulary import TermStats, Transformed, Vocabulary, _doc_bound, to_csr
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
 
 
 class TextVectorizer:
@@ -125,21 +129,26 @@ class TextVectorizer:
         return counts
 
     def fit_chunks(self, chunks: Iterable, n_classes: int = 1) -> TextVectorizer:
-        """Fit from ``(texts, y_idx)`` chunks; equals :meth:`fit` on their concatenation."""
-        total = None
+        """Fit from ``(texts, y_idx)`` chunks; equals :meth:`fit` on their concatenation.
+
+        The chunks' terms are tallied as they come (:class:`nbcli.text.TermTally`).
+        """
+        tally = TermTally(self._options(), self.engine)
+        labels = np.arange(n_classes)
+        empty = True
         for texts, y_idx in chunks:
-            part = self.accumulate(texts, y_idx, n_classes)
-            total = part if total is None else total.merge(part)
-        if total is None:
+            tally.add(texts, labels, y_idx)
+            empty = False
+        if empty:
             raise ValueError("no training data: the chunks were empty")
-        self.finalize(total)
+        self.finalize(tally.stats(labels))
         return self
 
     def transform_counts(self, texts) -> Transformed:
         """Counts over the fitted vocabulary, with the number of unseen tokens and terms."""
         if not hasattr(self, "vocabulary_"):
             raise ValueError("this TextVectorizer is not fitted yet; call fit first")
-        return to_csr(count_terms(texts, self._options(), self.engine), self.vocabulary_)
+        return self.vocabulary_.transform(texts, self._options(), self.engine)
 
     def transform(self, texts) -> sp.csr_array:
         """Document-term counts, shape (n_docs, n_terms), int64; unseen terms are ignored."""

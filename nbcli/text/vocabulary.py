@@ -14,14 +14,26 @@ per class holding the term) are columns of the kept terms.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from numbers import Integral, Real
+from typing import TYPE_CHECKING
 
 import numpy as np
-import scipy.sparse as sp
 
 from nbcli.models import ClassCounts
-from nbcli.text.tokens import DocTermCounts
+from nbcli.text.tokens import (
+    DocTermCounts,
+    TokenOptions,
+    _as_series,
+    choose_engine,
+    count_terms,
+    token_frame,
+    unique_entries,
+)
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
 
 
 def _union_index(a: np.ndarray, b: np.ndarray):
@@ -248,20 +260,68 @@ class Vocabulary:
 
     def __init__(self, terms):
         terms = np.asarray(list(terms), dtype=object)
-        if terms.size and not all(isinstance(t, str) for t in terms):
+        values = terms.tolist()
+        if not set(map(type, values)) <= {str} and not all(isinstance(t, str) for t in values):
             raise ValueError("vocabulary terms must be strings")
         if terms.size > 1 and not np.all(terms[:-1] < terms[1:]):
             raise ValueError("vocabulary terms must be distinct and sorted by code point")
         self.terms = terms
-        self.index = {t: i for i, t in enumerate(terms.tolist())}
 
     def __len__(self) -> int:
         return int(self.terms.size)
+
+    @functools.cached_property
+    def index(self) -> dict[str, int]:
+        """``{term: column}``."""
+        return {t: i for i, t in enumerate(self.terms.tolist())}
+
+    @functools.cached_property
+    def _enum(self):
+        # A polars Enum's codes are the positions of its categories: the columns.
+        import polars as pl
+
+        return pl.Enum(pl.Series(self.terms.tolist(), dtype=pl.String))
 
     def columns_of(self, terms: np.ndarray) -> np.ndarray:
         """Column of each term, ``-1`` where it is not in the vocabulary."""
         get = self.index.get
         return np.fromiter((get(t, -1) for t in terms.tolist()), dtype=np.int64, count=terms.size)
+
+    def transform(self, texts, options: TokenOptions, engine: str = "auto") -> Transformed:
+        """Counts of ``texts`` over this vocabulary, with the occurrences left out.
+
+        Parameters
+        ----------
+        texts : sequence of str (list, NumPy array, pandas or polars Series)
+        options : TokenOptions
+        engine : {"auto", "python", "polars"}
+            As for :func:`nbcli.text.count_terms`; all give the same counts.
+
+        Returns
+        -------
+        Transformed
+            ``X`` of shape (n_docs, len(self)), terms not in the vocabulary
+            ignored and counted.
+        """
+        if choose_engine(engine, options) != "polars":
+            return to_csr(count_terms(texts, options, engine), self)
+        text = _as_series(texts)
+        tokens = token_frame(text, options)
+        terms = tokens.get_column("t")
+        # Occurrences go straight to columns: no sort of the chunk's terms.
+        codes = terms.cast(self._enum, strict=False).to_physical() if len(self) else None
+        unseen = terms.is_not_null() if codes is None else codes.is_null()
+        n_unseen = int(unseen.sum())
+        unseen_terms = terms.filter(unseen).n_unique() if n_unseen else 0
+        if codes is None:
+            doc = col = np.zeros(0, dtype=np.int64)
+        else:
+            inside = ~unseen
+            doc = tokens.get_column("doc").filter(inside).to_numpy()
+            col = codes.filter(inside).to_numpy()
+        doc, col, count = unique_entries(doc, col, max(len(self), 1))
+        X = _csr(doc, col, count, text.len(), len(self))
+        return Transformed(X, n_unseen, int(unseen_terms))
 
     def to_arrays(self) -> tuple[np.ndarray, np.ndarray]:
         """The terms as UTF-8 bytes (uint8) and int64 offsets of length ``n_terms + 1``.
@@ -338,10 +398,23 @@ def to_csr(counts: DocTermCounts, vocabulary: Vocabulary) -> Transformed:
     unseen_terms = int(np.count_nonzero(cols < 0))
     doc, col, value = counts.doc[inside], col[inside], counts.count[inside]
     order = np.lexsort((col, doc))
-    indptr = np.zeros(counts.n_docs + 1, dtype=np.int64)
-    np.cumsum(np.bincount(doc, minlength=counts.n_docs), out=indptr[1:])
+    X = _csr(doc[order], col[order], value[order], counts.n_docs, len(vocabulary))
+    return Transformed(X, unseen_tokens, unseen_terms)
+
+
+def _csr(doc, col, count, n_docs: int, n_cols: int) -> sp.csr_array:
+    """CSR of entries sorted by (doc, col), pairs distinct."""
+    import scipy.sparse as sp
+
+    # 32-bit indices when they fit, as scipy would choose them itself.
+    small = max(n_cols, doc.size) < 2**31 - 1
+    index = np.int32 if small else np.int64
+    indptr = np.zeros(n_docs + 1, dtype=index)
+    np.cumsum(np.bincount(doc, minlength=n_docs), out=indptr[1:])
     X = sp.csr_array(
-        (value[order], col[order], indptr), shape=(counts.n_docs, len(vocabulary)), dtype=np.int64
+        (np.asarray(count, dtype=np.int64), col.astype(index), indptr),
+        shape=(n_docs, n_cols),
+        dtype=np.int64,
     )
     X.has_sorted_indices = True
-    return Transformed(X, unseen_tokens, unseen_terms)
+    return X

@@ -31,8 +31,9 @@ import numpy as np
 from nbcli.errors import NbcliError
 from nbcli.models import ClassCounts
 from nbcli.text.settings import TextSettings, feature_name
+from nbcli.text.tally import TermTally
 from nbcli.text.tokens import count_terms
-from nbcli.text.vocabulary import TermStats, Vocabulary, to_csr
+from nbcli.text.vocabulary import TermStats, Vocabulary
 
 __all__ = [
     "TEXT_KINDS",
@@ -142,17 +143,22 @@ def accumulate_text(
     """
     y = np.asarray(y)
     classes, y_idx = np.unique(y, return_inverse=True)
-    numeric = None
-    if X.shape[1]:
-        clone = type(estimator)(**estimator.get_params())
-        chunk = [(X, y) if sample_weight is None else (X, y, sample_weight)]
-        numeric = clone.fit_chunks(chunk, finalize=False).stats_
+    numeric = _numeric_stats(estimator, X, y, sample_weight)
     options = settings.options()
     terms = {
         c: TermStats.from_counts(count_terms(words[c], options), y_idx, len(classes), sample_weight)
         for c in settings.columns
     }
     return TextChunkStats(classes=classes, numeric=numeric, terms=terms)
+
+
+def _numeric_stats(estimator, X: np.ndarray, y: np.ndarray, sample_weight=None):
+    """The estimator's statistics of the numeric columns of a chunk (None without any)."""
+    if not X.shape[1]:
+        return None
+    clone = type(estimator)(**estimator.get_params())
+    chunk = [(X, y) if sample_weight is None else (X, y, sample_weight)]
+    return clone.fit_chunks(chunk, finalize=False).stats_
 
 
 def finalize_text(
@@ -204,17 +210,27 @@ def finalize_text(
 def fit_text_chunks(estimator, settings: TextSettings, chunks, numeric_names) -> dict:
     """Stream ``(X, y, words)`` chunks into ``estimator``'s statistics (not finalized).
 
-    :func:`accumulate_text` per chunk, merged, then :func:`finalize_text`;
-    returns the vocabularies. Raises ValueError from the estimator for bad
-    numeric values and "no training data" for no chunks.
+    The statistics equal :func:`accumulate_text` per chunk, merged, then
+    :func:`finalize_text`, but the terms are tallied as they come
+    (:class:`nbcli.text.TermTally`), so a chunk costs its own terms rather
+    than the vocabulary so far; returns the vocabularies. Raises ValueError
+    from the estimator for bad numeric values and "no training data" for
+    no chunks.
     """
     check_text_model(estimator)
-    total = None
+    options = settings.options()
+    tallies = {c: TermTally(options) for c in settings.columns}
+    total: TextChunkStats | None = None
     for X, y, words in chunks:
-        part = accumulate_text(estimator, settings, X, words, y)
+        y = np.asarray(y)
+        classes, y_idx = np.unique(y, return_inverse=True)
+        part = TextChunkStats(classes, _numeric_stats(estimator, X, y), terms={})
         total = part if total is None else total.merge(part)
+        for c in settings.columns:
+            tallies[c].add(words[c], classes, y_idx)
     if total is None:
         raise ValueError("no training data: the chunks were empty")
+    total.terms = {c: t.stats(total.classes) for c, t in tallies.items()}
     return finalize_text(estimator, settings, total, numeric_names)
 
 
@@ -258,7 +274,7 @@ def text_matrix(
     parts = [sp.csr_array(X)] if X.shape[1] else []
     unseen = 0
     for column in settings.columns:
-        t = to_csr(count_terms(words[column], options), vocabularies[column])
+        t = vocabularies[column].transform(words[column], options)
         parts.append(t.X)
         unseen += t.unseen_tokens
     matrix = parts[0] if len(parts) == 1 else sp.hstack(parts, format="csr")
@@ -270,7 +286,7 @@ def fingerprint_columns(X: np.ndarray, words: dict, columns) -> np.ndarray:
     chunk-independent training fingerprint (exact in float64)."""
     crcs = [
         np.fromiter(
-            (zlib.crc32(d.encode("utf-8")) for d in words[c]), dtype=np.float64, count=len(words[c])
+            map(zlib.crc32, map(str.encode, words[c])), dtype=np.float64, count=len(words[c])
         )
         for c in columns
     ]
