@@ -563,3 +563,26 @@ def test_years_are_category_labels_and_small_whole_numbers_are_codes(tmp_path):
     assert not looks_like_codes(ColumnProfile("x", "integer", 10, 10, 3, low=0.0, high=64.0))
     assert looks_like_codes(ColumnProfile("x", "integer", 99, 99, 90, low=0.0, high=120.0))
     assert not looks_like_codes(ColumnProfile("x", "integer", 10, 10, 3, low=-1.0, high=2.0))
+
+
+def test_mixed_with_only_code_columns_equals_the_categorical_model(tmp_path):
+    rng = np.random.default_rng(3)
+    n = 300
+    y = rng.choice(["s", "d"], n)
+    sibsp = np.where(y == "s", rng.choice([0, 1, 2, 3, 4, 5, 8], n), rng.choice([0, 1, 2], n))
+    pd.DataFrame({"sibsp": sibsp, "parch": rng.integers(0, 4, n), "y": y}).to_csv(
+        tmp_path / "t.csv", index=False
+    )
+    for model, extra in (("categorical", []), ("mixed", ["--column", "sibsp=categorical,parch=categorical"])):  # fmt: skip
+        run = nbcli_in_process("fit", "-m", model, "-d", tmp_path / "t.csv", *extra,
+                               "-o", tmp_path / f"{model}.npz", "-q")  # fmt: skip
+        assert run.returncode == 0, run.stderr
+        run = nbcli_in_process("predict", "-m", tmp_path / f"{model}.npz", "-d", tmp_path / "t.csv",
+                               "--proba", "-o", tmp_path / f"{model}.csv", "-q")  # fmt: skip
+        assert run.returncode == 0, run.stderr
+    a = pd.read_csv(tmp_path / "categorical.csv")
+    b = pd.read_csv(tmp_path / "mixed.csv")
+    np.testing.assert_allclose(b[["proba_d", "proba_s"]], a[["proba_d", "proba_s"]], atol=1e-12)
+    run = nbcli_in_process("fit", "-m", "gaussian", "-d", tmp_path / "t.csv",
+                           "--column", "sibsp=gaussian", "-o", tmp_path / "g.npz")  # fmt: skip
+    assert run.returncode == 2 and "use --model mixed" in run.stderr

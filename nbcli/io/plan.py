@@ -389,7 +389,11 @@ def decide_kinds(plan: ColumnPlan, profiles: dict, opts: ReadOptions, display: s
         p = profiles.get(c)
         if c in opts.kinds:
             kinds[c] = opts.kinds[c]
-        elif given == "categorical":
+        elif given == "categorical" and not (
+            p is not None and p.value_type == pf.INTEGER and pf.looks_like_codes(p)
+        ):
+            # Whole numbers that look like codes stay codes (0..K-1, as the
+            # categorical model reads them); anything else is read as labels.
             kinds[c] = CATEGORICAL
         elif (
             opts.all_categorical

@@ -121,8 +121,9 @@ def check_column_types(estimator, column_types: dict[str, str]) -> None:
         return
     if "column_types" in estimator.get_params():
         return
-    if set(column_types.values()) <= set(type(estimator).feature_kinds):
-        return
+    kinds = type(estimator).feature_kinds
+    if "categorical" in kinds and set(column_types.values()) <= set(kinds):
+        return  # the categorical model: `--column NAME=categorical` reads labels
     raise NbcliError(
         f"--column sets per-column distributions, which the {estimator.name} model does not "
         "have; use --model mixed"
