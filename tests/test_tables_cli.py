@@ -586,3 +586,27 @@ def test_mixed_with_only_code_columns_equals_the_categorical_model(tmp_path):
     run = nbcli_in_process("fit", "-m", "gaussian", "-d", tmp_path / "t.csv",
                            "--column", "sibsp=gaussian", "-o", tmp_path / "g.npz")  # fmt: skip
     assert run.returncode == 2 and "use --model mixed" in run.stderr
+
+
+@pytest.mark.parametrize("model", ["categorical", "mixed"])
+def test_unseen_codes_are_counted_and_named_as_flags(tmp_path, model):
+    rng = np.random.default_rng(5)
+    y = rng.choice(["s", "d"], 200)
+    frame = pd.DataFrame(
+        {"sibsp": rng.integers(0, 4, 200), "parch": rng.integers(0, 3, 200), "y": y}
+    )
+    frame.to_csv(tmp_path / "t.csv", index=False)
+    frame.loc[[0, 7], "sibsp"] = 6  # codes 0..3 were seen
+    frame.loc[3, "parch"] = 5
+    frame.to_csv(tmp_path / "new.csv", index=False)
+    extra = ["--column", "sibsp=categorical,parch=categorical"] if model == "mixed" else []
+    run = nbcli_in_process("fit", "-m", model, "-d", tmp_path / "t.csv", *extra,
+                           "-o", tmp_path / "m.npz", "-q")  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    run = nbcli_in_process("predict", "-m", tmp_path / "m.npz", "-d", tmp_path / "new.csv",
+                           "--unseen", "ignore", "--json", "-", "-o", tmp_path / "p.csv")  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout)["unseen"]["cells"] == {"sibsp": 2, "parch": 1}
+    run = nbcli_in_process("predict", "-m", tmp_path / "m.npz", "-d", tmp_path / "new.csv")
+    assert_one_error_line(run)
+    assert "pass --unseen ignore" in run.stderr and "unseen='ignore'" not in run.stderr

@@ -13,7 +13,6 @@ import sys
 
 from nbcli.terminal import escape_controls, is_terminal
 
-
 #: Texts longer than this go to stdout's descriptor directly (see
 #: :meth:`GuardedStdout._write_all`); shorter ones through its buffer.
 _DIRECT_WRITE = 1 << 16
