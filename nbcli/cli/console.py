@@ -67,6 +67,7 @@ class GuardedStdout:
 
         data = memoryview(text.encode(getattr(self.wrapped, "encoding", None) or "utf-8"))
         fd = self._descriptor()
+        assert fd is not None  # write() checked it
         try:
             while data:
                 data = data[os.write(fd, data) :]
