@@ -105,3 +105,15 @@ def test_titles_show_the_confidence_level_unrounded(d, level, shown):
     assert run.returncode == 0, run.stderr
     assert f"{shown} " in run.stdout
     assert "98%" not in run.stdout and "100%" not in run.stdout
+
+
+def test_every_command_that_refuses_to_replace_a_file_takes_force():
+    # The refusal says "or give --force to replace it": the flag must exist.
+    import inspect as python_inspect
+
+    from nbcli.cli.app import COMMANDS, command_function
+
+    for name in COMMANDS:
+        source = python_inspect.getsource(python_inspect.getmodule(command_function(name)))
+        if "check_outputs" in source:
+            assert "--force" in nbcli_in_process(name, "--help").stdout, name

@@ -75,6 +75,7 @@ def _tune(
     x_key: Annotated[str, common.X_KEY] = "X",
     y_key: Annotated[str, common.Y_KEY] = "y",
     quiet: Annotated[bool, common.QUIET] = False,
+    force: Annotated[bool, common.FORCE] = False,
     **grid_values,
 ):
     """Search hyperparameter values by cross-validation: every combination is scored on
@@ -98,6 +99,7 @@ def _tune(
         [("--output", output), ("--json", json_out)],
         [("--data", data), ("--config", config)],
         models=["--output"],
+        force=force,
     )
     cfg = read_config(config, tables=("grid",))
     fixed = {f.dest: grid_values.pop(f.dest, None) for f in fixed_flags()}
