@@ -194,6 +194,11 @@ def set_category_counts(estimator, feature_names, categories: dict) -> None:
         if name in categories:
             counts[j] = len(categories[name])
     given = estimator.get_params()["min_categories"]
+    if given is not None and np.ndim(given) == 1 and len(given) != len(feature_names):
+        raise NbcliError(
+            f"--min-categories gives {len(given)} values for {len(feature_names)} feature columns "
+            f"({', '.join(map(str, feature_names))}); give one number for all, or one per column"
+        )
     if given is not None:
         counts = np.maximum(
             counts, np.broadcast_to(np.asarray(given, dtype=np.int64), counts.shape)
