@@ -617,3 +617,11 @@ def test_min_categories_of_the_wrong_length_is_one_line_naming_the_columns(tmp_p
                            "-t", "species", "--min-categories", "2,3", "-o", tmp_path / "m.npz")  # fmt: skip
     assert_one_error_line(run)
     assert "--min-categories gives 2 values for 7 feature columns (island," in run.stderr
+
+
+def test_a_target_named_column_given_as_a_feature_is_not_replaced_silently(tmp_path):
+    run = nbcli_in_process("fit", "-m", "gaussian", "-d", SAMPLE / "wine_train.csv",
+                           "--features", "label", "-o", tmp_path / "m.npz")  # fmt: skip
+    assert_one_error_line(run)
+    assert "--features label uses the column named like a target" in run.stderr
+    assert not (tmp_path / "m.npz").exists()

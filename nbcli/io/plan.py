@@ -307,6 +307,13 @@ def _choose_target(named: list[str], opts: ReadOptions, display: str, unknown):
             f"--drop {dropped[0]} leaves out the column named like a target, and another "
             "column would silently become the target; give --target COLUMN to choose it",
         )
+    used = [c for c in opts.features or [] if c.strip().lower() in _TARGET_NAMES and c in named]
+    if used and not any(c.strip().lower() in _TARGET_NAMES for c in candidates):
+        raise fail(
+            display,
+            f"--features {used[0]} uses the column named like a target as a feature, and "
+            "another column would silently become the target; give --target COLUMN to choose it",
+        )
     like_target = [c for c in candidates if c.strip().lower() in _TARGET_NAMES]
     if len(like_target) > 1:
         raise fail(
@@ -318,7 +325,8 @@ def _choose_target(named: list[str], opts: ReadOptions, display: str, unknown):
         chosen = like_target[0]
         return chosen, f"using column '{chosen}' as the target (named like a target)"
     chosen = candidates[-1]
-    return chosen, f"using column '{chosen}' as the target (the last column)"
+    last = "the last column" if chosen == named[-1] else "the last column not named elsewhere"
+    return chosen, f"using column '{chosen}' as the target ({last})"
 
 
 def decide_kinds(plan: ColumnPlan, profiles: dict, opts: ReadOptions, display: str) -> ColumnPlan:
