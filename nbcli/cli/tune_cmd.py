@@ -83,8 +83,8 @@ def _tune(
     on all rows and, with --output, saved with the search summary in its metadata.
 
     Values: a list (--alpha 0.01,0.1,1) or a range (--var-smoothing log:1e-9..1:20,
-    --reg-param lin:0..0.5:6); or a [grid] table in --config. Ties go to the first
-    combination in the order given.
+    --reg-param lin:0..0.5:6); or a [grid] table in --config. The first name
+    given varies slowest; ties go to the first combination in that order.
     Example: nbcli tune -m gaussian -d sample_data/iris_train.csv --var-smoothing log:1e-9..1:10
     """
     from nbcli.cli.console import info
@@ -120,7 +120,10 @@ def _tune(
             raise NbcliError(
                 f"{where}: expected a list of values or a range such as 'log:1e-3..1:10'"
             )
-    for flag in grid_flags():
+    from nbcli.cli.app import option_order
+
+    by_flag = {f.flag: f for f in grid_flags()}
+    for flag in (by_flag[name] for name in option_order(by_flag)):
         text = grid_values.get(flag.dest)
         if text is None:
             continue
