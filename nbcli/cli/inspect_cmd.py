@@ -39,4 +39,9 @@ def inspect(
     check_outputs([("--json", json_out)], [("MODEL", model)], force=force)
     report = inspect_model(model, top=top)
     common.emit_report(report, json_out, quiet=quiet)
+    if not quiet:
+        from nbcli.cli.console import warn
+
+        for message in report.warnings:
+            warn(message)
     return 0

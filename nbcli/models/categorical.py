@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from nbcli.models._base import BayesClassifier
+from nbcli.models._indicative import CATEGORY_DEFINITION, category_divergences
 from nbcli.models._table_stats import CategoryCounts, category_offsets, grow_categories
 from nbcli.models._validation import DataValueError, check_priors
 from nbcli.models.discrete import _alpha
@@ -247,6 +248,7 @@ class CategoricalNB(BayesClassifier):
 
     name = "categorical"
     feature_kinds = ("categorical",)
+    indicative_definition = CATEGORY_DEFINITION
     hyperparameters = (
         alpha(),
         fit_prior(),
@@ -285,6 +287,11 @@ class CategoricalNB(BayesClassifier):
 
     def _check_values(self, X, row_offset=0):
         check_codes(self, X, np.arange(X.shape[1]), row_offset)
+
+    def indicative_features(self) -> tuple[np.ndarray, None]:
+        """Per class and feature (n_classes, n_features): the divergence of
+        :data:`~nbcli.models._indicative.CATEGORY_DEFINITION`."""
+        return category_divergences(self, self.feature_log_prob_), None
 
     def _check_unseen(self, X, row_offset=0):
         if self.unseen == "error":
