@@ -625,3 +625,12 @@ def test_a_target_named_column_given_as_a_feature_is_not_replaced_silently(tmp_p
     assert_one_error_line(run)
     assert "--features label uses the column named like a target" in run.stderr
     assert not (tmp_path / "m.npz").exists()
+
+
+def test_decimal_commas_get_their_own_hint_at_fit(tmp_path):
+    (tmp_path / "dc.csv").write_text("a;b;label\n1,5;2,25;x\n2,5;3,0;y\n3,1;1,2;x\n")
+    run = nbcli_in_process("fit", "-m", "gaussian", "-d", tmp_path / "dc.csv",
+                           "-o", tmp_path / "m.npz")  # fmt: skip
+    assert_one_error_line(run)
+    assert "decimal comma (such as a='1,5' in row 1" in run.stderr
+    assert "numbers need a '.' as the decimal point" in run.stderr

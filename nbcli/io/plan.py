@@ -454,6 +454,13 @@ def _check_target(plan: ColumnPlan, p, opts: ReadOptions, display: str) -> list[
     ]
 
 
+def _decimal_comma(text) -> bool:
+    """``1,5`` or ``-12,25``: a number written with a decimal comma."""
+    import re
+
+    return text is not None and re.fullmatch(r"[+-]?\d+,\d+", str(text).strip()) is not None
+
+
 def _text_columns_message(refused: list, opts: ReadOptions) -> str:
     names = [p.name for p in refused]
     model = f"the {opts.model} model" if opts.model else "this model"
@@ -463,6 +470,12 @@ def _text_columns_message(refused: list, opts: ReadOptions) -> str:
     )
     booleans = all(p.value_type == pf.BOOLEAN for p in refused)
     word = "column" if len(names) == 1 else "columns"
+    if all(_decimal_comma(p.example) for p in refused):
+        return (
+            f"{word} {quote_names(names)} hold{'s' if len(names) == 1 else ''} numbers written "
+            f"with a decimal comma (such as {examples}), and numbers need a '.' as the decimal "
+            "point; save the file with '.' as the decimal separator"
+        )
     holds = "True/False values" if booleans else "text"
     return (
         f"{word} {quote_names(names)} hold{'s' if len(names) == 1 else ''} {holds} "
