@@ -3,10 +3,11 @@ and titles that say the confidence level asked for."""
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
-from conftest import assert_one_error_line, fitted_model_file, nbcli_in_process
+from conftest import SAMPLE, assert_one_error_line, fitted_model_file, nbcli_in_process
 
 from nbcli.reports import thresholds
 
@@ -105,3 +106,32 @@ def test_titles_show_the_confidence_level_unrounded(d, level, shown):
     assert run.returncode == 0, run.stderr
     assert f"{shown} " in run.stdout
     assert "98%" not in run.stdout and "100%" not in run.stdout
+
+
+def test_every_command_that_refuses_to_replace_a_file_takes_force():
+    # The refusal says "or give --force to replace it": the flag must exist.
+    import inspect as python_inspect
+
+    from nbcli.cli.app import COMMANDS, command_function
+
+    for name in COMMANDS:
+        source = python_inspect.getsource(python_inspect.getmodule(command_function(name)))
+        if "check_outputs" in source:
+            assert "--force" in nbcli_in_process(name, "--help").stdout, name
+
+
+def test_tune_grids_vary_the_first_flag_given_slowest_and_refuse_auto_among_numbers(tmp_path):
+    def order(*flags):
+        run = nbcli_in_process("tune", "-m", "mixed", "-d", SAMPLE / "penguins_train.csv",
+                               "-t", "species", *flags, "--folds", "3", "--bootstrap", "0",
+                               "--json", "-", "-q")  # fmt: skip
+        assert run.returncode == 0, run.stderr
+        return [(r["params"]["alpha"], r["params"]["var_smoothing"])
+                for r in json.loads(run.stdout)["results"]]  # fmt: skip
+
+    a, v = ("--alpha", "0.5,1"), ("--var-smoothing", "1e-9,1e-3")
+    assert order(*a, *v) == [(0.5, 1e-9), (0.5, 1e-3), (1.0, 1e-9), (1.0, 1e-3)]
+    assert order(*v, *a) == [(0.5, 1e-9), (1.0, 1e-9), (0.5, 1e-3), (1.0, 1e-3)]
+    run = nbcli_in_process("tune", "-m", "lda", "-d", SAMPLE / "wine_train.csv",
+                           "--shrinkage", "auto,0.1", "--folds", "3")  # fmt: skip
+    assert run.returncode == 2 and "cannot share one grid" in run.stderr

@@ -677,6 +677,24 @@ def test_a_reader_that_went_away_ends_quietly_with_141(d, monkeypatch):
     assert err.getvalue() == ""
 
 
+def test_a_reader_that_leaves_part_way_through_a_large_write_ends_with_141(d):
+    # One chunk of predictions is written in one call; a reader that takes a
+    # few kilobytes of it and leaves (`| head -c`) must not look like a
+    # finished run to `set -o pipefail`.
+    import shlex
+    import subprocess
+
+    rows = "".join(f"{i % 7},{i % 5}\n" for i in range(60_000))
+    (d / "many.csv").write_text("a,b\n" + rows, encoding="utf-8")
+    command = shlex.join([sys.executable, "-m", "nbcli", "predict", "-m", str(d / "s.npz"),
+                          "-d", str(d / "many.csv"), "--proba", "--chunk-size", "100000"])  # fmt: skip
+    script = f"{command} 2>{shlex.quote(str(d / 'err.txt'))} | head -c 5000 >/dev/null; echo ${{PIPESTATUS[0]}}"
+    done = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=120)
+    err = (d / "err.txt").read_text()
+    assert done.stdout.strip() == "141", err
+    assert "scored" not in err  # no summary of a run that did not finish
+
+
 # ---------------------------------------------------------------------------
 # 11, 14. Option values that contradict each other
 

@@ -176,3 +176,38 @@ def test_inspect_shows_the_fitted_calibrator(tmp_path, method):
         counts = [len(x) for x, _ in calibrator.breakpoints_]
         assert doc["calibration"]["breakpoints"] == counts and min(counts) >= 2
         assert f"({', '.join(map(str, counts))} breakpoints per class)" in shown
+
+
+def test_categorical_indicative_scores_are_kl_divergences_from_the_other_classes():
+    from nbcli.models import CategoricalNB
+
+    rng = np.random.default_rng(2)
+    X = rng.integers(0, 4, size=(300, 3))
+    y = rng.choice(["a", "b", "c"], 300)
+    X[y == "a", 1] = rng.choice([0, 3], (y == "a").sum())
+    model = CategoricalNB(alpha=0.5).fit(X, y)
+    scores, higher = indicative_scores(model)
+    assert higher is None and scores.shape == (3, 3)
+    priors = np.exp(model.class_log_prior_)
+    for k in range(3):
+        w = np.delete(priors, k) / np.delete(priors, k).sum()
+        for j in range(3):
+            p = np.exp(model.feature_log_prob_[j])
+            rest = w @ np.delete(p, k, axis=0)
+            assert scores[k, j] == pytest.approx(np.sum(p[k] * np.log(p[k] / rest)), rel=1e-12)
+    assert np.argmax(scores[0]) == 1  # class a's feature 1 differs most
+
+
+def test_a_model_without_indicative_scores_says_so(tmp_path):
+    from nbcli.models import MixedNB
+
+    rng = np.random.default_rng(3)
+    X = np.column_stack([rng.normal(size=80), rng.integers(0, 3, 80)])
+    y = rng.choice(["a", "b"], 80)
+    model = MixedNB(column_types=["gaussian", "categorical"]).fit(X, y)
+    save_model(ModelFile(model, ["x", "c"], training={"n_samples": 80}), tmp_path / "m.npz")
+    run = nbcli_in_process("inspect", tmp_path / "m.npz")
+    assert run.returncode == 0, run.stderr
+    assert "warning: the mixed model has no per-feature score" in run.stderr
+    doc = json.loads(nbcli_in_process("inspect", tmp_path / "m.npz", "--json", "-", "-q").stdout)
+    assert doc["indicative_features"] is None and doc["warnings"]

@@ -153,3 +153,10 @@ def test_a_missing_output_folder_is_made_as_predict_makes_one(tmp_path):
     rows = {p.name: len(pd.read_csv(p, sep=";")) for p in out.iterdir()}
     assert sum(rows.values()) == 103 and rows[f"{path.stem}.test.csv"] in (20, 21), rows
     assert report.outputs and all(str(out) in str(o) for o in report.outputs.values())
+
+
+def test_an_npz_with_object_arrays_is_refused_as_fit_refuses_it(tmp_path):
+    np.savez(tmp_path / "o.npz", X=np.ones((10, 2)), y=np.array(["a", "b"] * 5),
+             names=np.array(["p", "q"], dtype=object))  # fmt: skip
+    with pytest.raises(NbcliError, match=r"holds object arrays \(pickled data\).*'names'"):
+        split(str(tmp_path / "o.npz"), test=0.3, output_dir=tmp_path / "out")

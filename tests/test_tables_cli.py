@@ -563,3 +563,74 @@ def test_years_are_category_labels_and_small_whole_numbers_are_codes(tmp_path):
     assert not looks_like_codes(ColumnProfile("x", "integer", 10, 10, 3, low=0.0, high=64.0))
     assert looks_like_codes(ColumnProfile("x", "integer", 99, 99, 90, low=0.0, high=120.0))
     assert not looks_like_codes(ColumnProfile("x", "integer", 10, 10, 3, low=-1.0, high=2.0))
+
+
+def test_mixed_with_only_code_columns_equals_the_categorical_model(tmp_path):
+    rng = np.random.default_rng(3)
+    n = 300
+    y = rng.choice(["s", "d"], n)
+    sibsp = np.where(y == "s", rng.choice([0, 1, 2, 3, 4, 5, 8], n), rng.choice([0, 1, 2], n))
+    pd.DataFrame({"sibsp": sibsp, "parch": rng.integers(0, 4, n), "y": y}).to_csv(
+        tmp_path / "t.csv", index=False
+    )
+    for model, extra in (("categorical", []), ("mixed", ["--column", "sibsp=categorical,parch=categorical"])):  # fmt: skip
+        run = nbcli_in_process("fit", "-m", model, "-d", tmp_path / "t.csv", *extra,
+                               "-o", tmp_path / f"{model}.npz", "-q")  # fmt: skip
+        assert run.returncode == 0, run.stderr
+        run = nbcli_in_process("predict", "-m", tmp_path / f"{model}.npz", "-d", tmp_path / "t.csv",
+                               "--proba", "-o", tmp_path / f"{model}.csv", "-q")  # fmt: skip
+        assert run.returncode == 0, run.stderr
+    a = pd.read_csv(tmp_path / "categorical.csv")
+    b = pd.read_csv(tmp_path / "mixed.csv")
+    np.testing.assert_allclose(b[["proba_d", "proba_s"]], a[["proba_d", "proba_s"]], atol=1e-12)
+    run = nbcli_in_process("fit", "-m", "gaussian", "-d", tmp_path / "t.csv",
+                           "--column", "sibsp=gaussian", "-o", tmp_path / "g.npz")  # fmt: skip
+    assert run.returncode == 2 and "use --model mixed" in run.stderr
+
+
+@pytest.mark.parametrize("model", ["categorical", "mixed"])
+def test_unseen_codes_are_counted_and_named_as_flags(tmp_path, model):
+    rng = np.random.default_rng(5)
+    y = rng.choice(["s", "d"], 200)
+    frame = pd.DataFrame(
+        {"sibsp": rng.integers(0, 4, 200), "parch": rng.integers(0, 3, 200), "y": y}
+    )
+    frame.to_csv(tmp_path / "t.csv", index=False)
+    frame.loc[[0, 7], "sibsp"] = 6  # codes 0..3 were seen
+    frame.loc[3, "parch"] = 5
+    frame.to_csv(tmp_path / "new.csv", index=False)
+    extra = ["--column", "sibsp=categorical,parch=categorical"] if model == "mixed" else []
+    run = nbcli_in_process("fit", "-m", model, "-d", tmp_path / "t.csv", *extra,
+                           "-o", tmp_path / "m.npz", "-q")  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    run = nbcli_in_process("predict", "-m", tmp_path / "m.npz", "-d", tmp_path / "new.csv",
+                           "--unseen", "ignore", "--json", "-", "-o", tmp_path / "p.csv")  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout)["unseen"]["cells"] == {"sibsp": 2, "parch": 1}
+    run = nbcli_in_process("predict", "-m", tmp_path / "m.npz", "-d", tmp_path / "new.csv")
+    assert_one_error_line(run)
+    assert "pass --unseen ignore" in run.stderr and "unseen='ignore'" not in run.stderr
+
+
+def test_min_categories_of_the_wrong_length_is_one_line_naming_the_columns(tmp_path):
+    run = nbcli_in_process("fit", "-m", "mixed", "-d", SAMPLE / "penguins_train.csv",
+                           "-t", "species", "--min-categories", "2,3", "-o", tmp_path / "m.npz")  # fmt: skip
+    assert_one_error_line(run)
+    assert "--min-categories gives 2 values for 7 feature columns (island," in run.stderr
+
+
+def test_a_target_named_column_given_as_a_feature_is_not_replaced_silently(tmp_path):
+    run = nbcli_in_process("fit", "-m", "gaussian", "-d", SAMPLE / "wine_train.csv",
+                           "--features", "label", "-o", tmp_path / "m.npz")  # fmt: skip
+    assert_one_error_line(run)
+    assert "--features label uses the column named like a target" in run.stderr
+    assert not (tmp_path / "m.npz").exists()
+
+
+def test_decimal_commas_get_their_own_hint_at_fit(tmp_path):
+    (tmp_path / "dc.csv").write_text("a;b;label\n1,5;2,25;x\n2,5;3,0;y\n3,1;1,2;x\n")
+    run = nbcli_in_process("fit", "-m", "gaussian", "-d", tmp_path / "dc.csv",
+                           "-o", tmp_path / "m.npz")  # fmt: skip
+    assert_one_error_line(run)
+    assert "decimal comma (such as a='1,5' in row 1" in run.stderr
+    assert "numbers need a '.' as the decimal point" in run.stderr

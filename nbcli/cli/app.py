@@ -342,8 +342,24 @@ def main(argv: list[str] | None = None) -> None:
     sys.exit(code)
 
 
+#: The arguments of the command being run, for the few options whose order
+#: on the command line means something (the order of `tune`'s grid).
+INVOKED_ARGS: list[str] = []
+
+
+def option_order(flags) -> list[str]:
+    """``flags`` (e.g. ``["--alpha", "--var-smoothing"]``) in the order they were
+    first given on the command line; flags not given keep their order, last."""
+    first: dict[str, int] = {}
+    for i, arg in enumerate(INVOKED_ARGS):
+        first.setdefault(arg.split("=", 1)[0], i)
+    flags = list(flags)
+    return sorted(flags, key=lambda f: (first.get(f, len(INVOKED_ARGS)), flags.index(f)))
+
+
 def _run(args: list[str]) -> int:
     """Run the app on ``args``; returns the exit code, having printed why it is not 0."""
+    INVOKED_ARGS[:] = [str(a) for a in args]
     from nbcli.errors import NbcliError
     from nbcli.io.atomic import ReaderGone
 

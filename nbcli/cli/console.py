@@ -8,9 +8,14 @@ and no progress bar, and tables get all the width they need.
 from __future__ import annotations
 
 import io
+import os
 import sys
 
 from nbcli.terminal import escape_controls, is_terminal
+
+#: Texts longer than this go to stdout's descriptor directly (see
+#: :meth:`GuardedStdout._write_all`); shorter ones through its buffer.
+_DIRECT_WRITE = 1 << 16
 
 
 class GuardedStdout:
@@ -41,7 +46,36 @@ class GuardedStdout:
             raise NbcliError(f"cannot write to stdout ({exc.strerror or exc})") from None
 
     def write(self, text):
+        if len(text) > _DIRECT_WRITE and self._descriptor() is not None:
+            self._guard("flush")  # what went through the buffer goes first
+            return self._write_all(text)
         return self._guard("write", text)
+
+    def _descriptor(self) -> int | None:
+        try:
+            return self.wrapped.fileno() if self.wrapped is not None else None
+        except (AttributeError, OSError, ValueError):
+            return None
+
+    def _write_all(self, text: str) -> int:
+        # Python's buffered writer can drop the rest of one large write whose
+        # reader leaves part way (the pipe takes a part, then the call returns
+        # as if it took all), so `| head -c N` looked like success; writing
+        # to the descriptor until every byte is taken surfaces EPIPE.
+        from nbcli.errors import NbcliError
+        from nbcli.io.atomic import ReaderGone
+
+        data = memoryview(text.encode(getattr(self.wrapped, "encoding", None) or "utf-8"))
+        fd = self._descriptor()
+        assert fd is not None  # write() checked it
+        try:
+            while data:
+                data = data[os.write(fd, data) :]
+        except BrokenPipeError:
+            raise ReaderGone("stdout") from None
+        except OSError as exc:
+            raise NbcliError(f"cannot write to stdout ({exc.strerror or exc})") from None
+        return len(text)
 
     def writelines(self, lines):
         return self._guard("writelines", lines)

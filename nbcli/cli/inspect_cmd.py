@@ -20,6 +20,7 @@ def inspect(
     ] = 10,
     json_out: Annotated[str | None, common.JSON] = None,
     quiet: Annotated[bool, common.QUIET] = False,
+    force: Annotated[bool, common.FORCE] = False,
 ):
     """Describe a model file: versions, model, hyperparameters, classes, features,
     training data, calibrator, search; and what the model learnt.
@@ -35,7 +36,12 @@ def inspect(
 
     if top < 1:
         raise NbcliError(f"--top must be at least 1; got {top}")
-    check_outputs([("--json", json_out)], [("MODEL", model)])
+    check_outputs([("--json", json_out)], [("MODEL", model)], force=force)
     report = inspect_model(model, top=top)
     common.emit_report(report, json_out, quiet=quiet)
+    if not quiet:
+        from nbcli.cli.console import warn
+
+        for message in report.warnings:
+            warn(message)
     return 0

@@ -75,6 +75,7 @@ def _tune(
     x_key: Annotated[str, common.X_KEY] = "X",
     y_key: Annotated[str, common.Y_KEY] = "y",
     quiet: Annotated[bool, common.QUIET] = False,
+    force: Annotated[bool, common.FORCE] = False,
     **grid_values,
 ):
     """Search hyperparameter values by cross-validation: every combination is scored on
@@ -82,8 +83,8 @@ def _tune(
     on all rows and, with --output, saved with the search summary in its metadata.
 
     Values: a list (--alpha 0.01,0.1,1) or a range (--var-smoothing log:1e-9..1:20,
-    --reg-param lin:0..0.5:6); or a [grid] table in --config. Ties go to the first
-    combination in the order given.
+    --reg-param lin:0..0.5:6); or a [grid] table in --config. The first name
+    given varies slowest; ties go to the first combination in that order.
     Example: nbcli tune -m gaussian -d sample_data/iris_train.csv --var-smoothing log:1e-9..1:10
     """
     from nbcli.cli.console import info
@@ -98,6 +99,7 @@ def _tune(
         [("--output", output), ("--json", json_out)],
         [("--data", data), ("--config", config)],
         models=["--output"],
+        force=force,
     )
     cfg = read_config(config, tables=("grid",))
     fixed = {f.dest: grid_values.pop(f.dest, None) for f in fixed_flags()}
@@ -118,7 +120,10 @@ def _tune(
             raise NbcliError(
                 f"{where}: expected a list of values or a range such as 'log:1e-3..1:10'"
             )
-    for flag in grid_flags():
+    from nbcli.cli.app import option_order
+
+    by_flag = {f.flag: f for f in grid_flags()}
+    for flag in (by_flag[name] for name in option_order(by_flag)):
         text = grid_values.get(flag.dest)
         if text is None:
             continue

@@ -70,23 +70,7 @@ def _read_npz(source: Source, opts: ReadOptions):
         keys = list(archive.files)
 
         def member(key):
-            try:
-                return archive[key]
-            except ValueError as exc:
-                if "allow_pickle" in str(exc) or "Object arrays" in str(exc):
-                    raise fail(
-                        display,
-                        f"holds object arrays (pickled data), which nbcli "
-                        f"refuses to load (array '{key}'); store numbers and "
-                        "strings as plain arrays",
-                    ) from exc
-                raise fail(
-                    display, f"is not a valid .npz archive (array '{key}' is damaged)"
-                ) from exc
-            except Exception as exc:  # damaged members raise zipfile, zlib, parser errors
-                raise fail(
-                    display, f"is not a valid .npz archive (array '{key}' is damaged)"
-                ) from exc
+            return read_member(archive, key, display)
 
         if opts.x_key not in keys:
             raise fail(
@@ -223,3 +207,21 @@ def _npz_columns(
     if not chosen:
         raise fail(display, "has no features left after dropping; keep at least one")
     return [position[c] for c in chosen]
+
+
+def read_member(archive, key: str, display: str):
+    """Array ``key`` of an open ``np.load`` archive, or a one-line error: object
+    arrays (pickled data) are refused by name, a damaged member as damaged."""
+    try:
+        return archive[key]
+    except ValueError as exc:
+        if "allow_pickle" in str(exc) or "Object arrays" in str(exc):
+            raise fail(
+                display,
+                f"holds object arrays (pickled data), which nbcli "
+                f"refuses to load (array '{key}'); store numbers and "
+                "strings as plain arrays",
+            ) from exc
+        raise fail(display, f"is not a valid .npz archive (array '{key}' is damaged)") from exc
+    except Exception as exc:  # damaged members raise zipfile, zlib, parser errors
+        raise fail(display, f"is not a valid .npz archive (array '{key}' is damaged)") from exc

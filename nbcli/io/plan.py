@@ -307,6 +307,13 @@ def _choose_target(named: list[str], opts: ReadOptions, display: str, unknown):
             f"--drop {dropped[0]} leaves out the column named like a target, and another "
             "column would silently become the target; give --target COLUMN to choose it",
         )
+    used = [c for c in opts.features or [] if c.strip().lower() in _TARGET_NAMES and c in named]
+    if used and not any(c.strip().lower() in _TARGET_NAMES for c in candidates):
+        raise fail(
+            display,
+            f"--features {used[0]} uses the column named like a target as a feature, and "
+            "another column would silently become the target; give --target COLUMN to choose it",
+        )
     like_target = [c for c in candidates if c.strip().lower() in _TARGET_NAMES]
     if len(like_target) > 1:
         raise fail(
@@ -318,7 +325,8 @@ def _choose_target(named: list[str], opts: ReadOptions, display: str, unknown):
         chosen = like_target[0]
         return chosen, f"using column '{chosen}' as the target (named like a target)"
     chosen = candidates[-1]
-    return chosen, f"using column '{chosen}' as the target (the last column)"
+    last = "the last column" if chosen == named[-1] else "the last column not named elsewhere"
+    return chosen, f"using column '{chosen}' as the target ({last})"
 
 
 def decide_kinds(plan: ColumnPlan, profiles: dict, opts: ReadOptions, display: str) -> ColumnPlan:
@@ -389,7 +397,11 @@ def decide_kinds(plan: ColumnPlan, profiles: dict, opts: ReadOptions, display: s
         p = profiles.get(c)
         if c in opts.kinds:
             kinds[c] = opts.kinds[c]
-        elif given == "categorical":
+        elif given == "categorical" and not (
+            p is not None and p.value_type == pf.INTEGER and pf.looks_like_codes(p)
+        ):
+            # Whole numbers that look like codes stay codes (0..K-1, as the
+            # categorical model reads them); anything else is read as labels.
             kinds[c] = CATEGORICAL
         elif (
             opts.all_categorical
@@ -442,6 +454,13 @@ def _check_target(plan: ColumnPlan, p, opts: ReadOptions, display: str) -> list[
     ]
 
 
+def _decimal_comma(text) -> bool:
+    """``1,5`` or ``-12,25``: a number written with a decimal comma."""
+    import re
+
+    return text is not None and re.fullmatch(r"[+-]?\d+,\d+", str(text).strip()) is not None
+
+
 def _text_columns_message(refused: list, opts: ReadOptions) -> str:
     names = [p.name for p in refused]
     model = f"the {opts.model} model" if opts.model else "this model"
@@ -451,6 +470,12 @@ def _text_columns_message(refused: list, opts: ReadOptions) -> str:
     )
     booleans = all(p.value_type == pf.BOOLEAN for p in refused)
     word = "column" if len(names) == 1 else "columns"
+    if all(_decimal_comma(p.example) for p in refused):
+        return (
+            f"{word} {quote_names(names)} hold{'s' if len(names) == 1 else ''} numbers written "
+            f"with a decimal comma (such as {examples}), and numbers need a '.' as the decimal "
+            "point; save the file with '.' as the decimal separator"
+        )
     holds = "True/False values" if booleans else "text"
     return (
         f"{word} {quote_names(names)} hold{'s' if len(names) == 1 else ''} {holds} "

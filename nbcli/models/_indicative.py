@@ -88,3 +88,28 @@ def gaussian_divergences(model, mean: np.ndarray, var: np.ndarray) -> tuple[np.n
         out[k] = 0.5 * (np.log(v_rest / var[k]) + (var[k] + (mean[k] - m_rest) ** 2) / v_rest - 1.0)
         higher[k] = mean[k] > m_rest
     return out, higher
+
+
+CATEGORY_DEFINITION = (
+    "KL divergence sum_v P(x_j = v | class) log[P(x_j = v | class) / P(x_j = v | other classes)] "
+    "of the class's distribution of categories of feature j from the other classes' "
+    "distributions mixed by their priors (nats)"
+)
+
+
+def category_divergences(model, log_probs) -> np.ndarray:
+    """Per class and feature, :data:`CATEGORY_DEFINITION`, shape (n_classes, n_features).
+
+    ``log_probs`` is one array of shape (n_classes, K_j) per feature: the
+    log probability of each category under each class.
+    """
+    priors = class_priors(model)
+    out = np.empty((len(priors), len(log_probs)))
+    for j, log_p in enumerate(log_probs):
+        p = np.exp(log_p)
+        for k in range(p.shape[0]):
+            rest = _rest(p, priors, k)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                terms = np.where(p[k] > 0, p[k] * (log_p[k] - np.log(rest)), 0.0)
+            out[k, j] = terms.sum()
+    return out

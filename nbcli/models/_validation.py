@@ -55,14 +55,25 @@ class DataValueError(ValueError):
     """A bad value in the data, with where it is (0-based row and column).
 
     The CLI uses ``row`` and ``column`` to name the file's row and column;
-    ``str()`` of the error is a complete message on its own.
+    ``str()`` of the error is a complete message on its own. ``remedy``,
+    when given, is ``(hyperparameter, value, what it does)``: a setting that
+    would accept the value, which the message names as the Python API spells
+    it and the CLI as its flag.
     """
 
-    def __init__(self, message: str, row: int, column: int, reason: str):
+    def __init__(
+        self,
+        message: str,
+        row: int,
+        column: int,
+        reason: str,
+        remedy: tuple[str, str, str] | None = None,
+    ):
         super().__init__(message)
         self.row = row
         self.column = column
         self.reason = reason
+        self.remedy = remedy
 
 
 def check_array(X, *, name: str = "X", finite: bool = True) -> np.ndarray:

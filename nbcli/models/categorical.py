@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from nbcli.models._base import BayesClassifier
+from nbcli.models._indicative import CATEGORY_DEFINITION, category_divergences
 from nbcli.models._table_stats import CategoryCounts, category_offsets, grow_categories
 from nbcli.models._validation import DataValueError, check_priors
 from nbcli.models.discrete import _alpha
@@ -78,6 +79,13 @@ def check_codes(model, C: np.ndarray, columns: np.ndarray, row_offset: int = 0) 
     )
 
 
+def unseen_counts(C, n_categories) -> np.ndarray:
+    """Cells per column of ``C`` (n_samples, n_columns) whose code is not below
+    its column's ``n_categories``: categories unseen in training (NaN is not)."""
+    with np.errstate(invalid="ignore"):
+        return (C >= n_categories).sum(axis=0)
+
+
 def check_known(model, C, columns, n_categories, row_offset: int = 0) -> None:
     """Refuse a code outside ``0..K_j - 1`` of its feature (a category unseen in training)."""
     with np.errstate(invalid="ignore"):
@@ -87,16 +95,14 @@ def check_known(model, C, columns, n_categories, row_offset: int = 0) -> None:
     i, jj = (int(v) for v in np.argwhere(bad)[0])
     j = int(columns[jj])
     k = int(n_categories[jj])
-    reason = (
-        f"category {value_text(C[i, jj])} was not seen in training (the model knows codes 0..{k - 1}); "
-        "set unseen='ignore' to leave it out of the product"
-    )
+    reason = f"category {value_text(C[i, jj])} was not seen in training (the model knows codes 0..{k - 1})"
     raise DataValueError(
         f"unseen category {value_text(C[i, jj])} at row {i + row_offset}, {feature_label(model, j)}: "
-        f"{reason}",
+        f"{reason}; set unseen='ignore' to leave it out of the product",
         i + row_offset,
         j,
         reason,
+        remedy=("unseen", "ignore", "to leave it out of the product"),
     )
 
 
@@ -242,6 +248,7 @@ class CategoricalNB(BayesClassifier):
 
     name = "categorical"
     feature_kinds = ("categorical",)
+    indicative_definition = CATEGORY_DEFINITION
     hyperparameters = (
         alpha(),
         fit_prior(),
@@ -281,9 +288,20 @@ class CategoricalNB(BayesClassifier):
     def _check_values(self, X, row_offset=0):
         check_codes(self, X, np.arange(X.shape[1]), row_offset)
 
+    def indicative_features(self) -> tuple[np.ndarray, None]:
+        """Per class and feature (n_classes, n_features): the divergence of
+        :data:`~nbcli.models._indicative.CATEGORY_DEFINITION`."""
+        return category_divergences(self, self.feature_log_prob_), None
+
     def _check_unseen(self, X, row_offset=0):
         if self.unseen == "error":
             check_known(self, X, np.arange(X.shape[1]), self._n_cat, row_offset)
+
+    def unseen_cells(self, X) -> np.ndarray:
+        """Per feature, the cells of ``X`` (n_samples, n_features) holding a
+        code unseen in training (left out under ``unseen="ignore"``), shape
+        (n_features,), int."""
+        return unseen_counts(np.asarray(X, dtype=float), self._n_cat)
 
     def accumulate(self, X, y_idx, sample_weight, n_classes):
         return CategoryCounts.from_data(X, y_idx, sample_weight, n_classes)

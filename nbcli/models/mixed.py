@@ -17,6 +17,7 @@ from nbcli.models.categorical import (
     check_min_categories,
     class_log_prior,
     feature_label,
+    unseen_counts,
     value_text,
 )
 from nbcli.models.discrete import _alpha
@@ -324,6 +325,16 @@ class MixedNB(BayesClassifier):
             j,
             reason,
         )
+
+    def unseen_cells(self, X) -> np.ndarray:
+        """Per feature, the cells of ``X`` (n_samples, n_features) holding a
+        category code unseen in training (0 for non-categorical columns),
+        shape (n_features,), int."""
+        X = np.asarray(X, dtype=float)
+        out = np.zeros(X.shape[1], dtype=np.int64)
+        lay = self._layout
+        out[lay.categorical] = unseen_counts(X[:, lay.categorical], self._n_cat)
+        return out
 
     def _check_unseen(self, X, row_offset=0):
         if self.unseen == "error":

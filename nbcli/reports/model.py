@@ -339,6 +339,11 @@ def build_model_report(mf, *, path: str, sha256: str, top: int = 10) -> ModelRep
     report.indicative = top_indicative(model, names, top)
     if report.indicative is not None:
         report.indicative_definition = type(model).indicative_definition
+    elif len(model.classes_) > 1:
+        report.warnings.append(
+            f"the {model.name} model has no per-feature score of how indicative a feature "
+            "is, so no indicative features are shown"
+        )
     sections = type(model).inspection_sections
     if "discriminant_directions" in sections:
         report.discriminant = discriminant_directions(model, names, top)

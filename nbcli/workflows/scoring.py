@@ -173,6 +173,7 @@ def iter_scores(
             logp = full
         if unseen_counts is not None:
             unseen_counts.update(stream.unseen)
+            _count_unseen_codes(unseen_counts, mf, X, labelled=set(stream.categories))
         yield ScoredChunk(
             log_proba=logp,
             y=ds.y,
@@ -183,6 +184,18 @@ def iter_scores(
             unseen_words=unseen_words,
         )
         rows += ds.X.shape[0]
+
+
+def _count_unseen_codes(counts: dict, mf, X, labelled: set) -> None:
+    """Add the cells of integer-coded categorical columns whose code the model
+    never saw; columns read as labels (``labelled``) the reader counts."""
+    counter = getattr(mf.model, "unseen_cells", None)
+    if counter is None or getattr(mf.model, "unseen", "error") != "ignore":
+        return
+    for j in np.flatnonzero(cells := counter(X)):
+        name = str(mf.feature_names[j])
+        if name not in labelled:
+            counts[name] = counts.get(name, 0) + int(cells[j])
 
 
 def _rows_of(words: dict, rows: np.ndarray) -> dict:

@@ -399,11 +399,13 @@ class _Parquet(_Format):
 
 class _Npz(_Format):
     def __init__(self, source: Source):
+        from nbcli.io.npz_format import read_member
+
         self.source = source
         self.display = source.display
         with translated(source.display):
             with np.load(source.file_or_buffer(), allow_pickle=False) as archive:
-                self.arrays = {k: archive[k] for k in archive.files}
+                self.arrays = {k: read_member(archive, k, self.display) for k in archive.files}
 
     def same_columns(self, path):
         if is_model_file(path):

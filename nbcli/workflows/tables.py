@@ -121,8 +121,9 @@ def check_column_types(estimator, column_types: dict[str, str]) -> None:
         return
     if "column_types" in estimator.get_params():
         return
-    if set(column_types.values()) <= set(type(estimator).feature_kinds):
-        return
+    kinds = type(estimator).feature_kinds
+    if "categorical" in kinds and set(column_types.values()) <= set(kinds):
+        return  # the categorical model: `--column NAME=categorical` reads labels
     raise NbcliError(
         f"--column sets per-column distributions, which the {estimator.name} model does not "
         "have; use --model mixed"
@@ -193,6 +194,11 @@ def set_category_counts(estimator, feature_names, categories: dict) -> None:
         if name in categories:
             counts[j] = len(categories[name])
     given = estimator.get_params()["min_categories"]
+    if given is not None and np.ndim(given) == 1 and len(given) != len(feature_names):
+        raise NbcliError(
+            f"--min-categories gives {len(given)} values for {len(feature_names)} feature columns "
+            f"({', '.join(map(str, feature_names))}); give one number for all, or one per column"
+        )
     if given is not None:
         counts = np.maximum(
             counts, np.broadcast_to(np.asarray(given, dtype=np.int64), counts.shape)

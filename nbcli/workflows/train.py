@@ -42,7 +42,11 @@ def data_error(path: str, exc: ValueError, feature_names, row_offset: int, rows=
         row = row_offset + exc.row
         if rows is not None and 0 <= exc.row < len(rows):
             row = int(rows[exc.row])
-        return NbcliError(f"{path}: column {col!r}, row {row + 1}: {exc.reason}")
+        remedy = ""
+        if exc.remedy is not None:
+            name, value, effect = exc.remedy
+            remedy = f"; pass --{name.replace('_', '-')} {value} {effect}"
+        return NbcliError(f"{path}: column {col!r}, row {row + 1}: {exc.reason}{remedy}")
     return NbcliError(f"{path}: {exc}")
 
 

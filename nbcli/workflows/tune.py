@@ -125,6 +125,14 @@ def check_grid(estimator: BayesClassifier, grid: dict[str, list]) -> None:
             )
         if not values:
             raise NbcliError(f"no values to search for {name}")
+        words = [v for v in values if isinstance(v, str)]
+        if words and len(words) < len(values):
+            # shrinkage='auto' (Ledoit-Wolf) is computed from statistics of its
+            # own, which a pass collecting the numeric values' does not keep.
+            raise NbcliError(
+                f"{name}: {words[0]!r} and numbers need different statistics, so they cannot "
+                f"share one grid; search {words[0]!r} and the numbers in two runs"
+            )
         for v in values:
             try:
                 specs[name].check(v, name)
