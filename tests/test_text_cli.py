@@ -427,3 +427,12 @@ def test_inspect_names_the_words_of_a_text_model_with_a_numeric_column(tmp_path,
         np.testing.assert_allclose([r["score"] for r in got], ratio[best], rtol=1e-12)
     # Each author's top word is one of their characters' names, not a neighbour of it.
     assert doc["indicative_features"]["classes"]["emma"][0]["feature"] == "text:emma"
+
+
+def test_fit_names_a_text_column_as_text(tmp_path):
+    from conftest import nbcli_in_process
+
+    run = nbcli_in_process("fit", "-m", "multinomial", "-d", SAMPLE / "austen_train.csv",
+                           "--text", "text", "-o", tmp_path / "m.npz")  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    assert "column types: text=text" in run.stderr

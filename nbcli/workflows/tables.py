@@ -167,10 +167,14 @@ def _column_type(name: str, plan, column_types: dict) -> str:
 def column_records(estimator, plan, categories: dict) -> list[dict]:
     """The model file's ``columns`` member: per feature ``name``, ``type``
     and, for a column read as categories, ``categories`` (first-seen order)."""
+    from nbcli.io.plan import WORDS
+
     types = estimator.get_params().get("column_types")
     out = []
     for j, name in enumerate(plan.features):
-        if isinstance(types, (list, tuple)) and len(types) == len(plan.features):
+        if plan.kind(name) == WORDS:
+            kind = "text"  # its words are the model's features
+        elif isinstance(types, (list, tuple)) and len(types) == len(plan.features):
             kind = str(types[j])
         elif type(estimator).feature_kinds == ("categorical",):
             kind = "categorical"
