@@ -196,7 +196,11 @@ class TermStats:
         high = max_doc if isinstance(max_df, Integral) else max_doc * self.n_docs
         low = min_doc if isinstance(min_df, Integral) else min_doc * self.n_docs
         if high < low:
-            raise ValueError("max_df corresponds to < documents than min_df")
+            raise ValueError(
+                "max_df corresponds to < documents than min_df: min_df asks for at least "
+                f"{low:g} documents of {self.n_docs} and max_df allows at most {high:g}; "
+                "lower min_df or raise max_df"
+            )
         mask = (self.df <= high) & (self.df >= low)
         if max_features is not None and mask.sum() > max_features:
             ranked = (-self.tf[mask]).argsort()[:max_features]
