@@ -93,3 +93,25 @@ def test_predict_writes_parquet_and_rounds_with_digits(tmp_path):
     rounded = [[float(v) for v in line.split(",")[1:]] for line in run.stdout.splitlines()[1:]]
     exact = [[float(v) for v in line.split(",")[1:]] for line in full.stdout.splitlines()[1:]]
     np.testing.assert_array_equal(np.round(exact, 2), rounded)
+
+
+def test_parquet_output_without_pyarrow_is_refused_before_any_row_is_read(tmp_path, monkeypatch):
+    import importlib.util
+
+    from conftest import fitted_model_file
+
+    from nbcli.errors import NbcliError
+    from nbcli.workflows.predict import predict, predict_batch
+
+    mf = fitted_model_file(tmp_path / "m.npz")
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "pyarrow" else real(name, *a)
+    )
+    missing = tmp_path / "no-such-input.csv"  # never opened: the refusal comes first
+    with pytest.raises(NbcliError, match="Parquet needs pyarrow"):
+        predict(mf, str(missing), str(tmp_path / "p.parquet"))
+    with pytest.raises(NbcliError, match="Parquet needs pyarrow"):
+        predict_batch(str(tmp_path / "m.npz"), [str(missing)], str(tmp_path / "out"),
+                      output_format="parquet")  # fmt: skip
+    assert not (tmp_path / "out").exists() and not (tmp_path / "p.parquet").exists()

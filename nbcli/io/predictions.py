@@ -64,8 +64,14 @@ class PredictionWriter:
 
     @classmethod
     def for_path(cls, path, classes, *, proba: bool, digits: int | None = None):
-        """A writer for output ``path`` (None or ``"-"``: stdout, CSV)."""
-        return cls(classes, proba=proba, digits=digits, parquet=is_parquet_path(path))
+        """A writer for output ``path`` (None or ``"-"``: stdout, CSV).
+
+        Raises NbcliError for a Parquet path without pyarrow, before any row is read.
+        """
+        parquet = is_parquet_path(path)
+        if parquet:
+            require_parquet_writer()
+        return cls(classes, proba=proba, digits=digits, parquet=parquet)
 
     @property
     def mode(self) -> str:
@@ -142,6 +148,14 @@ class PredictionWriter:
         if self.proba:
             frame = frame.hstack([pl.Series(n, [], dtype=pl.Float64) for n in self._proba_names])
         return frame
+
+
+def require_parquet_writer() -> None:
+    """Refuse Parquet output up front when pyarrow, which writes it chunk by chunk, is missing."""
+    import importlib.util
+
+    if importlib.util.find_spec("pyarrow") is None:
+        raise NbcliError("writing predictions as Parquet needs pyarrow: pip install 'nbcli[fast]'")
 
 
 def _as_text(values: np.ndarray) -> np.ndarray:

@@ -278,6 +278,14 @@ def predict_batch(
         raise NbcliError(f"--jobs must be at least 1, got {jobs}")
     mf = load_model(model_path)
     check_keep(options.get("keep"), mf, options.get("proba", False))
+    if output_format not in OUTPUT_FORMATS:
+        raise NbcliError(
+            f"--output-format {output_format!r}: choose one of {', '.join(OUTPUT_FORMATS)}"
+        )
+    if output_format == "parquet":
+        from nbcli.io.predictions import require_parquet_writer
+
+        require_parquet_writer()
     out_dir = Path(output_dir)
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
@@ -286,10 +294,6 @@ def predict_batch(
             f"{output_dir}: cannot create the output folder ({exc.strerror or exc})"
         ) from None
     targets: dict[str, str] = {}
-    if output_format not in OUTPUT_FORMATS:
-        raise NbcliError(
-            f"--output-format {output_format!r}: choose one of {', '.join(OUTPUT_FORMATS)}"
-        )
     for p in inputs:
         out = str(out_dir / output_name(p, output_format))
         if out in targets.values():
