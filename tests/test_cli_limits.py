@@ -135,3 +135,12 @@ def test_tune_grids_vary_the_first_flag_given_slowest_and_refuse_auto_among_numb
     run = nbcli_in_process("tune", "-m", "lda", "-d", SAMPLE / "wine_train.csv",
                            "--shrinkage", "auto,0.1", "--folds", "3")  # fmt: skip
     assert run.returncode == 2 and "cannot share one grid" in run.stderr
+
+
+def test_digits_without_proba_is_refused(tmp_path):
+    fitted_model_file(tmp_path / "m.npz")
+    (tmp_path / "d.csv").write_text("a,b\n1,2\n")
+    run = nbcli_in_process("predict", "-m", tmp_path / "m.npz", "-d", tmp_path / "d.csv",
+                           "--digits", "2")  # fmt: skip
+    assert_one_error_line(run)
+    assert "add --proba" in run.stderr

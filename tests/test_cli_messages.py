@@ -70,7 +70,7 @@ def test_evaluate_refuses_data_with_no_label_the_model_knows(ints):
     # Some unknown: scored, with the warning.
     run = nbcli_in_process("evaluate", "-m", m, "-d", ints / "some.csv", "--bootstrap", "0")
     assert run.returncode == 0, run.stderr
-    assert any(line.startswith("warning: 1 test rows have labels") for line in run.stderr_lines)
+    assert any(line.startswith("warning: 1 test row has a label") for line in run.stderr_lines)
 
 
 def test_a_calibrator_that_makes_ece_or_brier_worse_is_not_written(tmp_path, sample_dir):

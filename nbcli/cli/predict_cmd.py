@@ -111,6 +111,10 @@ def predict(
     dask = engine.lower() == "dask"
     if dask and output_dir is None:
         raise NbcliError("--engine dask writes one file per input: give --output-dir")
+    if digits is not None and not proba:
+        raise NbcliError(
+            "--digits rounds the probabilities, which only --proba writes; add --proba"
+        )
     keep_cols = common_list(keep)
     read = dataclasses.replace(
         common.read_options(target, delimiter, chunk_size, x_key, y_key),

@@ -418,8 +418,9 @@ def render_evaluation(report) -> list:
     note = _interval_note(s, report.metrics.values())
     if report.n_unseen:
         note.append(
-            f"\n{report.n_unseen} rows have labels the model never saw: they count as errors "
-            "and are left out of log-loss, Brier score and calibration."
+            f"\n{report.n_unseen} {'row has a label' if report.n_unseen == 1 else 'rows have labels'}"
+            " the model never saw: counted as errors and left out of log-loss, Brier score and "
+            "calibration."
         )
     scored = _scored(report.inputs)
     return [

@@ -365,8 +365,10 @@ def unseen_warning(unseen_labels, n_unseen: int, who: str = "the model") -> str:
     shown = ", ".join(repr(json_label(x)) for x in unseen_labels[:10])
     more = f" and {len(unseen_labels) - 10} more" if len(unseen_labels) > 10 else ""
     return (
-        f"{n_unseen} test rows have labels {who} never saw ({shown}{more}); "
-        "they count as errors and are left out of the probability metrics"
+        f"{n_unseen} test {'row has a label' if n_unseen == 1 else 'rows have labels'} "
+        f"{who} never saw ({shown}{more}); "
+        f"{'it counts as an error and is' if n_unseen == 1 else 'they count as errors and are'} "
+        "left out of the probability metrics"
     )
 
 
