@@ -496,8 +496,14 @@ def _not_categories_message(columns: list) -> str:
                 f"'{p.name}' has {p.n_distinct} distinct values in {p.n_present} rows "
                 "(names, identifiers or free text rather than categories)"
             )
-    first = columns[0].name
+    import shlex
+
+    names = [p.name for p in columns]
+    dropped = shlex.quote(",".join(names))
+    first = shlex.quote(names[0])
+    them = "it" if len(names) == 1 else "them"
     return (
-        f"column {'; column '.join(parts)}; leave it out with --drop {first}, treat it as "
-        f"words with --text {first}, or insist with --column {first}=categorical"
+        f"column {'; column '.join(parts)}; leave {them} out with --drop {dropped}, treat "
+        f"{'it' if len(names) == 1 else 'one'} as words with --text {first} (with a model of "
+        f"word counts), or insist with --column {shlex.quote(names[0] + '=categorical')}"
     )
