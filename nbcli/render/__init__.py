@@ -66,7 +66,12 @@ def render(report) -> list:
     if isinstance(report, ComparisonReport):
         return render_comparison(report)
     if isinstance(report, RecalibrationReport):
-        return render_calibration(report.after, before=report.before)
+        from rich.text import Text
+
+        from nbcli.render.model import calibrator_text
+
+        fitted = Text(f"Fitted calibrator: {calibrator_text(report.calibrator)}")
+        return [fitted, *render_calibration(report.after, before=report.before)]
     if isinstance(report, CalibrationReport):
         return render_calibration(report)
     raise TypeError(f"no renderer for {type(report).__name__}")

@@ -41,7 +41,7 @@ def render_model(report) -> list:
         head.add_row("fingerprint", f"{fingerprint['algorithm']} {fingerprint['value']}")
     elif training.get("data_sha256"):
         head.add_row("data sha256", str(training["data_sha256"]))
-    head.add_row("calibrator", _calibrator_text(report.calibration))
+    head.add_row("calibrator", calibrator_text(report.calibration))
     if report.search:
         best = report.search.get("best", {})
         text = ", ".join(f"{k}={v}" for k, v in best.get("params", {}).items()) if best else ""
@@ -111,7 +111,7 @@ def _feature(entry: dict) -> str:
     return f"{entry['name']} ({entry['type']}{words})"
 
 
-def _calibrator_text(calibration: dict | None) -> str:
+def calibrator_text(calibration: dict | None) -> str:
     """``temperature (T = 1.3)``, ``isotonic (12, 9, 15 breakpoints)`` or ``none``."""
     if not calibration:
         return "none"

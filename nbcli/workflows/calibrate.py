@@ -183,9 +183,8 @@ def calibrate(
         "method": method,
         "fitted_on": inputs["data"],
         "n_samples": int(rows.size),
+        **calibrator.describe(),
     }
-    if isinstance(calibrator, TemperatureScaling):
-        info["temperature"] = float(calibrator.temperature_)
     report = RecalibrationReport(
         before=before, after=after, calibrator=info, inputs=inputs, settings=settings
     )
