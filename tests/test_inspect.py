@@ -211,3 +211,18 @@ def test_a_model_without_indicative_scores_says_so(tmp_path):
     assert "warning: the mixed model has no per-feature score" in run.stderr
     doc = json.loads(nbcli_in_process("inspect", tmp_path / "m.npz", "--json", "-", "-q").stdout)
     assert doc["indicative_features"] is None and doc["warnings"]
+
+
+def test_calibrate_prints_the_fitted_temperature(tmp_path):
+    from conftest import SAMPLE
+
+    run = nbcli_in_process("fit", "-m", "gaussian", "-d", SAMPLE / "iris_train.csv",
+                           "-o", tmp_path / "m.npz", "-q")  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    run = nbcli_in_process("calibrate", "-m", tmp_path / "m.npz", "-d", SAMPLE / "iris_calib.csv",
+                           "--method", "temperature", "--allow-worse", "-o", tmp_path / "c.npz",
+                           "--json", tmp_path / "r.json")  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    temperature = json.loads((tmp_path / "r.json").read_text())["calibrator"]["temperature"]
+    assert f"Fitted calibrator: temperature (T = {temperature:.6g})" in run.stdout
+    assert temperature == load_model(tmp_path / "c.npz").calibrator.temperature_
