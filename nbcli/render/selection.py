@@ -58,7 +58,7 @@ def render_tuning(report) -> list:
     shown = [metric] + [k for k in ("accuracy", "log_loss") if k != metric]
     for key in shown:
         t.add_column(_METRIC_NAMES.get(key, key), justify="right")
-    t.add_column("interval", justify="right", no_wrap=True)
+    t.add_column(f"{_METRIC_NAMES.get(metric, metric)} interval", justify="right", no_wrap=True)
     for i, r in enumerate(report.results):
         mark = "*" if i == report.best["index"] else ""
         values = [_num(r.metrics[k].value) for k in shown]
