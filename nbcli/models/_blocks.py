@@ -32,6 +32,12 @@ _SMALL_PRODUCT = 1_000_000
 # that the pool costs more than it saves.
 _PARALLEL_BLOCKS = 4
 
+# Blocks per run handed to a thread and turned into posteriors at once: the
+# GIL changes hands at every NumPy call, and on two cores calls on one
+# block's scores (n_classes x 2,621 values at 100 features) are too short
+# for the threads to run side by side rather than in turns.
+_TASK_BLOCKS = 4
+
 
 def affine_scores(
     X: np.ndarray,
@@ -44,10 +50,8 @@ def affine_scores(
     """Class-major scores ``coef @ f(x) + intercept`` of every row of a block.
 
     The score of the affine models (multinomial and Bernoulli naive Bayes,
-    LDA), taken in pieces of rows small enough for BLAS's small-matrix
-    kernels (see ``_SMALL_PRODUCT``). Binarisation or centring, when asked
-    for, is applied to one piece at a time into a buffer that stays in
-    cache for the product, rather than to the whole block.
+    LDA), taken as a stack of products small enough for BLAS's small-matrix
+    kernels (see ``_SMALL_PRODUCT``), in one call.
 
     Parameters
     ----------
@@ -66,24 +70,26 @@ def affine_scores(
     """
     n, d = X.shape
     k = coef.shape[0]
-    step = _SMALL_PRODUCT // max(1, d * k)
-    if step < 64:  # a product too large for the small kernels gains nothing from pieces
-        step = n
-    step = min(step, n)
-    W = coef.T
+    if threshold is not None:
+        rows = np.empty((n, d))
+        np.greater(X, threshold, out=rows)
+    elif centre is not None:
+        rows = np.subtract(X, centre)
+    else:
+        rows = X
+    W = np.ascontiguousarray(coef.T)  # the small kernels take (d, k) row-major only
     scores = np.empty((n, k))
-    buf = None if threshold is None and centre is None else np.empty((step, d))
-    for lo in range(0, n, step):
-        hi = min(n, lo + step)
-        rows = X[lo:hi]
-        if buf is not None:
-            piece = buf[: hi - lo]
-            if threshold is not None:
-                np.greater(rows, threshold, out=piece)
-            else:
-                np.subtract(rows, centre, out=piece)
-            rows = piece
-        np.matmul(rows, W, out=scores[lo:hi])
+    step = _SMALL_PRODUCT // max(1, d * k)
+    stacked = n // step if step >= 64 and rows.flags.c_contiguous else 0
+    if stacked:
+        done = stacked * step
+        np.matmul(
+            rows[:done].reshape(stacked, step, d), W, out=scores[:done].reshape(stacked, step, k)
+        )
+        if done < n:
+            np.matmul(rows[done:], W, out=scores[done:])
+    else:
+        np.matmul(rows, W, out=scores)
     scores += intercept
     return np.ascontiguousarray(scores.T)
 
@@ -137,37 +143,41 @@ class BlockScoring:
             check_finite(block, row_offset=lo)
         return jll
 
-    def _scored_blocks(self, X):
-        """Yield ``(rows, jll)`` per block of validated ``X``, in order, one thread:
-        ``jll`` of shape (n_classes, n_rows_in_block)."""
+    def _score_rows(self, X, lo: int, hi: int) -> np.ndarray:
+        """:meth:`_score_block` of rows ``lo:hi`` block by block, joined: (n_classes, hi - lo)."""
         step = self._block_step()
-        for lo in range(0, X.shape[0], step):
-            hi = min(X.shape[0], lo + step)
-            yield slice(lo, hi), self._score_block(X, lo, hi)
+        if hi - lo <= step:
+            return self._score_block(X, lo, hi)
+        parts = [self._score_block(X, a, min(hi, a + step)) for a in range(lo, hi, step)]
+        return np.concatenate(parts, axis=1)
 
     def _each_block(self, X, consume) -> None:
-        """Call ``consume(rows, jll)`` for every block of validated ``X``.
+        """Call ``consume(rows, jll)`` for every run of blocks of validated ``X``.
 
-        With many blocks and several cores the blocks are scored by a pool of
+        Blocks are scored while in cache, and ``consume`` gets
+        :data:`_TASK_BLOCKS` of them at a time, so that each of its NumPy
+        calls has enough rows to outweigh the call. With enough blocks and
+        several cores the runs are scored by a pool of
         :func:`scoring_threads` threads with BLAS held to one thread each,
-        so the cores are shared between blocks rather than oversubscribed.
-        Every block is computed as in the sequential path, so the results are
+        so the cores are shared between runs rather than oversubscribed.
+        Every run is computed as in the sequential path, so the results are
         bit for bit the same; ``consume`` must write disjoint rows. Errors
         surface in row order: the first bad block's message, as sequentially.
         """
         step = self._block_step()
         n = X.shape[0]
-        starts = range(0, n, step)
+        span = step * _TASK_BLOCKS
+        starts = range(0, n, span)
         threads = scoring_threads()
-        if threads < 2 or len(starts) < _PARALLEL_BLOCKS:
-            for rows, jll in self._scored_blocks(X):
-                consume(rows, jll)
-            return
 
         def work(lo: int) -> None:
-            hi = min(n, lo + step)
-            consume(slice(lo, hi), self._score_block(X, lo, hi))
+            hi = min(n, lo + span)
+            consume(slice(lo, hi), self._score_rows(X, lo, hi))
 
+        if threads < 2 or -(-n // step) < _PARALLEL_BLOCKS or len(starts) < 2:
+            for lo in starts:
+                work(lo)
+            return
         with one_blas_thread(), ThreadPoolExecutor(threads) as pool:
             for _ in pool.map(work, starts):
                 pass
