@@ -1,5 +1,7 @@
 """Row-block scoring shared by every model: blocks checked and scored while in
-cache, class-major, on several threads when there are enough of them.
+cache, class-major, in runs of a few blocks on several threads when there
+are enough of them; and :func:`affine_scores`, the product of the affine
+models.
 
 A mixin of :class:`~nbcli.models._base.BayesClassifier`; it calls the
 model's ``joint_log_likelihood_block`` and value checks.

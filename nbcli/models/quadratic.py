@@ -50,7 +50,9 @@ class QuadraticDiscriminantAnalysis(_DiscriminantBase):
     is ``2 sum log diag L_k``. For the Mahalanobis term the inverse factors
     ``L_k^-1`` are formed once at fit, and a block of rows, centred at each
     class mean in turn, is multiplied by them, which runs at matrix-product
-    speed where per-class triangular solves do not. Where a
+    speed where per-class triangular solves do not. Each factor is
+    triangular, so its rows are taken in a few bands, each multiplied by
+    the columns it has, for about two thirds of a full product's work. Where a
     factor is ill-conditioned (reciprocal condition number below
     :data:`PRODUCT_RCOND`) the explicit inverse could lose digits, and the
     model scores by triangular solves instead.
