@@ -39,6 +39,8 @@ _PARALLEL_BLOCKS = 4
 # block's scores (n_classes x 2,621 values at 100 features) are too short
 # for the threads to run side by side rather than in turns.
 _TASK_BLOCKS = 4
+# ... as long as the run's scores (classes x rows) stay within this many values.
+_TASK_SCORES = 1 << 18
 
 
 def affine_scores(
@@ -129,7 +131,8 @@ class BlockScoring:
         # Sparse counts (text columns) have no missing cells to leave out.
         if self.missing_policy != "error" and not hasattr(block, "tocsr"):
             return score_with_missing(self, block, lo)
-        if self._scan_for_nonfinite:
+        scanned = self._scan_for_nonfinite
+        if scanned:
             check_finite(block, row_offset=lo)
         try:
             self._check_values(block, lo)
@@ -141,7 +144,7 @@ class BlockScoring:
             jll = self.joint_log_likelihood_block(block)
         # NaN or infinity in a row makes its scores non-finite, so the
         # (smaller) score block tells whether the rows need a closer look.
-        if not np.isfinite(jll).all():
+        if not scanned and not np.isfinite(jll).all():
             check_finite(block, row_offset=lo)
         return jll
 
@@ -168,7 +171,9 @@ class BlockScoring:
         """
         step = self._block_step()
         n = X.shape[0]
-        span = step * _TASK_BLOCKS
+        # Many classes make each block's scores large enough on their own.
+        classes = len(getattr(self, "classes_", ()))
+        span = step * max(1, min(_TASK_BLOCKS, _TASK_SCORES // max(1, classes * step)))
         starts = range(0, n, span)
         threads = scoring_threads()
 
