@@ -422,7 +422,7 @@ class BernoulliNB(_DiscreteNB):
 
     def joint_log_likelihood_block(self, X):
         if self.missing == "error" and not _sparse.is_sparse(X):
-            # Binarised piece by piece while in cache, for the product.
+            # Binarised block by block, into a buffer the product reads from cache.
             return affine_scores(X, self._w, self._b[:, 0], threshold=self.binarize)
         B = self._binary(X)
         if _sparse.is_sparse(B):
