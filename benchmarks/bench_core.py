@@ -6,6 +6,7 @@ Run by hand (not part of the test suite)::
     python benchmarks/bench_core.py              # n = 1,000,000, d = 100, k = 10
     python benchmarks/bench_core.py --quick      # n = 100,000
     python benchmarks/bench_core.py --cases gaussian,lda
+    python benchmarks/bench_core.py --quick --targets   # only the figures with targets
 
 Every measurement is the median of several runs timed with
 ``time.perf_counter`` (5, or 3 when one run takes longer than
@@ -351,6 +352,104 @@ def run(args) -> list[Row]:
     return bench.rows
 
 
+@dataclass
+class Figure:
+    """One ratio with a target: ``ours / reference`` (medians, and fastest runs)."""
+
+    name: str
+    ours: Timing
+    reference: Timing
+    target: float
+    beside: str = ""  # another ratio shown for information
+
+    @property
+    def ratio(self) -> float:
+        return self.ours.median / self.reference.median
+
+    @property
+    def fastest(self) -> float:
+        return self.ours.best / self.reference.best
+
+
+def run_targets(args) -> list[Figure]:
+    """The core's figures that have targets, in one short run.
+
+    Affine ``predict_proba`` (multinomial NB, Bernoulli NB, LDA) against the
+    bare ``X @ W`` of the same rows, QDA's ``predict_proba`` against its
+    floor (and, beside it, scikit-learn), Gaussian NB ``fit`` against
+    scikit-learn. Fitting the models whose scoring is timed is not timed.
+    The affine rounds are cheap, so they get three times ``--repeat``.
+    """
+    from sklearn import discriminant_analysis as skda
+    from sklearn import naive_bayes as sknb
+
+    bench = Bench(args)
+    n, d, k = args.n, 100, 10
+    X, y = make_gaussian(n, d, k, args.seed)
+    figures = []
+    t, _ = bench.times(
+        {"ours": lambda: nb.GaussianNB().fit(X, y), "theirs": lambda: sknb.GaussianNB().fit(X, y)}
+    )
+    figures.append(Figure("Gaussian NB fit / scikit-learn", t["ours"], t["theirs"], 0.5))
+    affine = {
+        "LDA": nb.LinearDiscriminantAnalysis().fit(X, y),
+        "Bernoulli NB": nb.BernoulliNB(binarize=0.0).fit(X, y),
+    }
+    counts = np.abs(X)
+    affine["multinomial NB"] = nb.MultinomialNB().fit(counts, y)
+    fns = {"floor": floor_product(X)}
+    for name, model in affine.items():
+        rows = counts if name == "multinomial NB" else X
+        fns[name] = lambda model=model, rows=rows: model.predict_proba(rows)
+    t, _ = time_in_turns(fns, 3 * args.repeat, args.slow, clock=bench.clock)
+    for name in affine:
+        figures.append(Figure(f"{name} predict_proba / X @ W", t[name], t["floor"], 1.5))
+    del counts, affine, fns
+    m = min(n, args.qda_rows)
+    Xq, yq = X[:m], y[:m]
+    ours = nb.QuadraticDiscriminantAnalysis(reg_param=0.01).fit(Xq, yq)
+    theirs = skda.QuadraticDiscriminantAnalysis(reg_param=0.01).fit(Xq, yq)
+    t, _ = bench.times(
+        {
+            "ours": lambda: ours.predict_proba(Xq),
+            "floor": floor_quadratic(k)(Xq),
+            "theirs": lambda: theirs.predict_proba(Xq),
+        }
+    )
+    sk = t["ours"].median / t["theirs"].median
+    figures.append(
+        Figure(
+            f"QDA predict_proba / its floor ({m:,} rows)",
+            t["ours"],
+            t["floor"],
+            1.3,
+            f"{sk:.2f}x scikit-learn",
+        )
+    )
+    return figures
+
+
+def print_figures(figures: list[Figure]) -> None:
+    header = ("figure", "median", "fastest", "target", "met", "beside")
+    body = [
+        (
+            f.name,
+            f"{f.ratio:.2f}x",
+            f"{f.fastest:.2f}x",
+            f"<= {f.target}x",
+            "yes" if f.ratio <= f.target else "NO",
+            f.beside,
+        )
+        for f in figures
+    ]
+    widths = [max(len(str(c)) for c in col) for col in zip(header, *body)]
+    line = lambda cells: "| " + " | ".join(str(c).ljust(w) for c, w in zip(cells, widths)) + " |"
+    print(line(header))
+    print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    for b in body:
+        print(line(b))
+
+
 def print_table(rows: list[Row]) -> None:
     header = (
         "case",
@@ -412,6 +511,12 @@ def main(argv=None) -> int:
         default=200_000,
         help="rows used for QDA (default 200,000: its scoring costs n d^2 per class)",
     )
+    p.add_argument(
+        "--targets",
+        action="store_true",
+        help="only the ratios that have targets (affine predict_proba / X @ W, QDA "
+        "predict_proba / its floor, Gaussian NB fit / scikit-learn): one short run",
+    )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument(
         "--blas-threads",
@@ -443,13 +548,15 @@ def main(argv=None) -> int:
         f"python {platform.python_version()}, {os.cpu_count()} CPUs, {threads} BLAS "
         f"thread(s); n = {args.n:,}, QDA on {min(args.n, args.qda_rows):,} rows; "
         f"{args.clock} clock, median of {args.repeat} runs "
-        f"(3 when a run exceeds {args.slow:g} s)"
+        f"(3 when a run exceeds {args.slow:g} s); load average {os.getloadavg()[0]:.1f}"
     )
     t0 = time.perf_counter()
     with threadpool_limits(limits=args.blas_threads):
-        rows = run(args)
-    print_table(rows)
-    print(f"total {time.perf_counter() - t0:.0f} s")
+        if args.targets:
+            print_figures(run_targets(args))
+        else:
+            print_table(run(args))
+    print(f"total {time.perf_counter() - t0:.0f} s; load average {os.getloadavg()[0]:.1f}")
     return 0
 
 

@@ -103,7 +103,10 @@ class BayesClassifier(BlockScoring, FromStatistics, Parameters):
 
     @property
     def _scan_for_nonfinite(self) -> bool:
-        # True where a non-finite input need not show in the scores (binarised input).
+        # True where each block is scanned for NaN and infinity before it is
+        # scored: where a non-finite input need not show in the scores
+        # (binarised input), or where the scan pays for itself (LDA). Otherwise
+        # the scores of a block tell whether it needs the scan.
         return False
 
     def __init_subclass__(cls, **kwargs):

@@ -9,7 +9,7 @@ import numpy as np
 
 from nbcli.models import _sparse
 from nbcli.models._base import BayesClassifier
-from nbcli.models._blocks import _BLOCK_ELEMENTS
+from nbcli.models._blocks import _BLOCK_ELEMENTS, affine_scores
 from nbcli.models._indicative import COUNT_DEFINITION, PRESENCE_DEFINITION, log_probability_ratios
 from nbcli.models._missing import first_negative, zero_missing
 from nbcli.models._sklearn_api import NaiveBayesAPI
@@ -98,11 +98,11 @@ def count_scores(model, X) -> np.ndarray:
     """
     if _sparse.is_sparse(X):
         out = _sparse.scores(model.feature_log_prob_, X)
-    else:
-        out = model.feature_log_prob_ @ X.T
-        if model.missing == "ignore" and np.isnan(out).any():
-            out = model.feature_log_prob_ @ zero_missing(X).T
-    out += model._b
+        out += model._b
+        return out
+    out = affine_scores(X, model.feature_log_prob_, model._b[:, 0])
+    if model.missing == "ignore" and np.isnan(out).any():
+        out = affine_scores(zero_missing(X), model.feature_log_prob_, model._b[:, 0])
     return out
 
 
@@ -433,6 +433,9 @@ class BernoulliNB(_DiscreteNB):
         self._b = (self.class_log_prior_ + neg.sum(axis=1))[:, None]
 
     def joint_log_likelihood_block(self, X):
+        if self.missing == "error" and not _sparse.is_sparse(X):
+            # Binarised block by block, into a buffer the product reads from cache.
+            return affine_scores(X, self._w, self._b[:, 0], threshold=self.binarize)
         B = self._binary(X)
         if _sparse.is_sparse(B):
             out = _sparse.scores(self._w, B)

@@ -9,6 +9,7 @@ import warnings
 import numpy as np
 
 from nbcli.models._base import BayesClassifier, UndeterminedError
+from nbcli.models._blocks import affine_scores
 from nbcli.models._covariance import covariance_estimate, ledoit_wolf_from_stats
 from nbcli.models._directions import discriminant_directions
 from nbcli.models._sklearn_api import (
@@ -414,7 +415,13 @@ class LinearDiscriminantAnalysis(ClassNamePrefixFeaturesOut, _DiscriminantBase):
         n = min(self._max_components, self.scalings_.shape[1])
         return np.asarray([f"lineardiscriminantanalysis{i}" for i in range(n)], dtype=object)
 
+    @property
+    def _scan_for_nonfinite(self) -> bool:
+        # The scan is one streaming pass that leaves the block in cache, from
+        # where the product reads it faster than from memory by more than the
+        # scan costs; NaN and infinity would show in the scores anyway.
+        return True
+
     def joint_log_likelihood_block(self, X):
-        out = self.coef_ @ (X - self.xbar_).T if self._centre_rows else self.coef_ @ X.T
-        out += self._b
-        return out
+        centre = self.xbar_ if self._centre_rows else None
+        return affine_scores(X, self.coef_, self._b[:, 0], centre=centre)

@@ -28,8 +28,11 @@ reciprocal condition number (LAPACK ``dtrcon``, 1-norm) is at least this; the
 product's error then stays below ``1e6 eps`` of the Mahalanobis terms' size, as
 the solve's does; below it, by triangular solves."""
 
-# Elements of the (rows x classes*features) product QDA forms at a time.
+# Elements of the block of centred rows QDA forms at a time (it stays in cache).
 _QDA_PRODUCT_ELEMENTS = 1 << 18
+# Row bands of the inverse factors: about this many rows each, at most this many.
+_QDA_BAND_ROWS = 32
+_QDA_MAX_BANDS = 4
 
 
 class QuadraticDiscriminantAnalysis(_DiscriminantBase):
@@ -47,7 +50,9 @@ class QuadraticDiscriminantAnalysis(_DiscriminantBase):
     is ``2 sum log diag L_k``. For the Mahalanobis term the inverse factors
     ``L_k^-1`` are formed once at fit, and a block of rows, centred at each
     class mean in turn, is multiplied by them, which runs at matrix-product
-    speed where per-class triangular solves do not. Where a
+    speed where per-class triangular solves do not. Each factor is
+    triangular, so its rows are taken in a few bands, each multiplied by
+    the columns it has, for about two thirds of a full product's work. Where a
     factor is ill-conditioned (reciprocal condition number below
     :data:`PRODUCT_RCOND`) the explicit inverse could lose digits, and the
     model scores by triangular solves instead.
@@ -227,7 +232,13 @@ class QuadraticDiscriminantAnalysis(_DiscriminantBase):
         self._product_factors()
 
     def _product_factors(self):
-        """``_inv_t`` of shape (K, d, d): ``(x - mu_k) @ _inv_t[k]`` is ``L_k^-1 (x - mu_k)``."""
+        """``_inv_chol`` of shape (K, d, d): the lower-triangular ``L_k^-1``, and its row bands.
+
+        ``L_k^-1 (x - mu_k)`` is taken band by band of rows: band ``j`` needs
+        only the columns up to its last row (the rest are zero), which saves
+        a third of the product's work with three bands and still runs at
+        matrix-product speed.
+        """
         from scipy.linalg import solve_triangular
         from scipy.linalg.lapack import dtrcon
 
@@ -237,12 +248,12 @@ class QuadraticDiscriminantAnalysis(_DiscriminantBase):
         if not self._use_product:
             return
         eye = np.eye(d)
-        self._inv_t = np.stack(
-            [
-                solve_triangular(self._chol[k], eye, lower=True, check_finite=False).T
-                for k in range(K)
-            ]
+        self._inv_chol = np.stack(
+            [solve_triangular(self._chol[k], eye, lower=True, check_finite=False) for k in range(K)]
         )
+        n_bands = min(_QDA_MAX_BANDS, max(1, d // _QDA_BAND_ROWS))
+        edges = np.linspace(0, d, n_bands + 1).round().astype(int)
+        self._bands = [(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:])]
 
     def joint_log_likelihood_block(self, X):
         if self._use_product:
@@ -257,15 +268,26 @@ class QuadraticDiscriminantAnalysis(_DiscriminantBase):
         K, d = self.means_.shape
         n = X.shape[0]
         out = np.empty((K, n))
-        step = max(16, _QDA_PRODUCT_ELEMENTS // max(1, d))
-        centred = np.empty((min(step, n), d))
+        step = min(n, max(16, _QDA_PRODUCT_ELEMENTS // max(1, d)))
+        centred = np.empty((step, d))
+        widest = max(b - a for a, b in self._bands)
+        band = np.empty((widest, step))
         for lo in range(0, n, step):
             hi = min(n, lo + step)
             c = centred[: hi - lo]
+            # L^-1 @ c.T rather than c @ L^-T: the product's output is then
+            # (band rows, rows), the faster shape for BLAS here, and the
+            # squares are summed down contiguous rows.
+            ct = c.T
             for k in range(K):
                 np.subtract(X[lo:hi], self.means_[k], out=c)
-                Z = c @ self._inv_t[k]
-                out[k, lo:hi] = np.einsum("ij,ij->i", Z, Z)
+                mahalanobis = out[k, lo:hi]
+                for j, (a, b) in enumerate(self._bands):
+                    Z = np.matmul(self._inv_chol[k, a:b, :b], ct[:b], out=band[: b - a, : hi - lo])
+                    if j == 0:
+                        np.einsum("ij,ij->j", Z, Z, out=mahalanobis)
+                    else:
+                        mahalanobis += np.einsum("ij,ij->j", Z, Z)
         out *= -0.5
         out += self._const[:, None]
         return out
