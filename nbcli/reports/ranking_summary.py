@@ -5,7 +5,7 @@
 interval (:mod:`nbcli.reports.delong`) for ROC AUC where it is not, and
 point estimates only beyond :data:`MAX_CURVE_CLASSES` classes.
 
-NumPy and SciPy only: no file I/O, no printing.
+NumPy only: no file I/O, no printing.
 """
 
 from __future__ import annotations
@@ -71,8 +71,6 @@ def ranking_metrics(
         Classes left out of an average because the metric is undefined for
         them (no rows of the class, or none of the others).
     """
-    from nbcli.reports.delong import roc_auc_delong
-    from nbcli.reports.ranking import average_precision, precision_recall_curves, roc_curves
     from nbcli.reports.ranking_bootstrap import bootstrap_ranking
 
     codes = np.asarray(codes, dtype=np.intp)
@@ -87,23 +85,57 @@ def ranking_metrics(
             metrics, areas = _many_class_ranking(codes, proba)
             curves: tuple[list, list] = ([], [])
         else:
-            curves = (roc_curves(codes, proba), precision_recall_curves(codes, proba))
-            areas = np.array([c.area for c in curves[0]])
             columns = 1 if k == 2 else k
-            if n_resamples > 0 and n_resamples * codes.size * columns > budget:
-                metrics = {
-                    "roc_auc": roc_auc_delong(codes, proba, confidence=confidence),
-                    "roc_auc_weighted": roc_auc_delong(
-                        codes, proba, weighted=True, confidence=confidence
-                    ),
-                    "average_precision": no_interval(average_precision(codes, proba)),
-                }
-            else:
+            delong = n_resamples > 0 and n_resamples * codes.size * columns > budget
+            metrics, areas, curves = _sorted_once(
+                codes, proba, delong=delong, confidence=confidence
+            )
+            if not delong:
                 metrics = bootstrap_ranking(
                     codes, proba, n_resamples=n_resamples, confidence=confidence, rng=rng
                 )
     notes = list(dict.fromkeys(str(w.message) for w in caught))
     return {key: metrics[key] for key in RANKING_KEYS}, areas, curves, notes
+
+
+def _sorted_once(codes: np.ndarray, proba: np.ndarray, *, delong: bool, confidence: float):
+    """Curves, class areas and the ranking metrics, each class column sorted once.
+
+    With ``delong`` the ROC AUCs take DeLong's interval and average precision
+    none; otherwise the metrics are point estimates (the caller bootstraps).
+    """
+    from nbcli.reports.delong import averaged_auc_interval, wald_interval
+    from nbcli.reports.ranking import class_average, pr_curve_from_counts, roc_curve_from_counts
+    from nbcli.reports.ranking_columns import one_vs_rest
+
+    k = proba.shape[1]
+    ovr = one_vs_rest(codes, proba, columns=[1] if k == 2 else None, covariance=delong)
+    roc = [roc_curve_from_counts(r.fps, r.tps, r.thresholds) for r in ovr.ranks]
+    pr = [pr_curve_from_counts(r.fps, r.tps, r.thresholds) for r in ovr.ranks]
+    areas = np.array([c.area for c in roc])
+    ap = no_interval(class_average(np.array([c.area for c in pr]), np.ones(k), "average precision"))
+    if not delong:
+        metrics = {
+            "roc_auc": no_interval(class_average(areas, np.ones(k), "ROC AUC")),
+            "roc_auc_weighted": no_interval(
+                class_average(areas, np.ones(k) if k == 2 else ovr.class_sizes, "ROC AUC")
+            ),
+            "average_precision": ap,
+        }
+        return metrics, areas, (roc, pr)
+    assert ovr.covariance is not None
+    if k == 2:
+        auc = wald_interval(float(ovr.auc[1]), float(ovr.covariance[1, 1]), confidence=confidence)
+        metrics = {"roc_auc": auc, "roc_auc_weighted": auc}
+    else:
+        metrics = {
+            "roc_auc": averaged_auc_interval(ovr.auc, ovr.covariance, confidence=confidence),
+            "roc_auc_weighted": averaged_auc_interval(
+                ovr.auc, ovr.covariance, ovr.class_sizes, confidence=confidence
+            ),
+        }
+    metrics["average_precision"] = ap
+    return metrics, areas, (roc, pr)
 
 
 def _many_class_ranking(codes: np.ndarray, proba: np.ndarray):
