@@ -106,12 +106,12 @@ def placements(is_positive, score) -> Placements:
     positive and a negative count one half, so ``auc`` equals the
     trapezoidal area under the ROC curve.
     """
-    from nbcli.reports.ranking_columns import rank_column
+    from nbcli.reports.ranking_columns import PLACEMENT, rank_column
 
     pos = np.asarray(is_positive, dtype=bool)
-    ranks = rank_column(pos, score)
-    assert ranks.placement is not None
-    return Placements(ranks.auc, ranks.placement[pos], ranks.placement[~pos])
+    ranks = rank_column(pos, score, per_row=PLACEMENT)
+    assert ranks.per_row is not None
+    return Placements(ranks.auc, ranks.per_row[pos], ranks.per_row[~pos])
 
 
 def wald_interval(
@@ -174,8 +174,10 @@ def delong_interval(
         Method ``DeLong``; ``none`` (NaN bounds) with fewer than two rows on
         either side.
     """
-    p = placements(is_positive, score)
-    return wald_interval(p.auc, p.variance, confidence=confidence, transform=transform)
+    from nbcli.reports.ranking_columns import rank_column
+
+    ranks = rank_column(is_positive, score)
+    return wald_interval(ranks.auc, ranks.variance, confidence=confidence, transform=transform)
 
 
 def ovr_covariance(true_codes, proba) -> tuple[np.ndarray, np.ndarray]:

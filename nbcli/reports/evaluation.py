@@ -231,9 +231,12 @@ def build_evaluation(
             rng=rng,
         )
     )
+    # Without unseen labels, no copy of the posteriors (the ranking's curves,
+    # drawn when a plot asks for them, keep a reference to them).
+    rows = known if coding.n_unseen else slice(None)
     ranking, areas, curves, ranking_warnings = ranking_metrics(
-        coding.codes[known],
-        proba[known],
+        coding.codes[rows],
+        proba[rows],
         n_resamples=n_resamples,
         confidence=confidence,
         rng=rng,

@@ -163,7 +163,8 @@ def threshold_counts(is_positive, score, sample_weight=None):
         # Whole counts do not depend on the order of tied rows: one unstable sort.
         from nbcli.reports.ranking_columns import rank_column
 
-        ranks = rank_column(y, s, placement=False)
+        ranks = rank_column(y, s, counts=True)
+        assert ranks.fps is not None and ranks.tps is not None and ranks.thresholds is not None
         return ranks.fps, ranks.tps, ranks.thresholds
     order = np.argsort(s, kind="stable")[::-1]
     s, y = s[order], y[order].astype(np.float64)

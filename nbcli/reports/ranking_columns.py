@@ -1,19 +1,37 @@
 """One sort per class: everything the one-vs-rest ranking figures of a report need.
 
 Sorting a class's column of posteriors is the costly step of every ranking
-figure (a million rows take about 0.1 s a column); after it, the ROC and
-precision-recall curves, the ROC AUC, the average precision and DeLong's
-placement values all follow from cumulative counts over runs of equal scores
-in O(n). :func:`rank_column` does that for one binary problem and
-:func:`one_vs_rest` for every class of a posterior matrix, with DeLong's
-covariance of the class AUCs (:mod:`nbcli.reports.delong`), the columns on
-threads (NumPy releases the GIL while it sorts and gathers).
+figure (a million rows take about 0.1 s a column); after it, the ROC AUC,
+the average precision, DeLong's placement values and variance, and the
+counts behind the ROC and precision-recall curves all follow from
+cumulative counts over runs of equal scores, in O(n). :func:`rank_column`
+does that for one binary problem and :func:`one_vs_rest` for every class of
+a posterior matrix, with DeLong's covariance of the class AUCs
+(:mod:`nbcli.reports.delong`), the columns on threads (NumPy releases the
+GIL while it sorts, gathers and adds). The curves themselves are drawn only
+when something asks for them (:class:`LazyCurves`).
 
 Within a run of equal scores the order of the rows does not matter to any
 of these figures (tied rows enter a curve together and count one half
-against each other in an AUC), so the sort need not be stable: the values
-are those of :func:`nbcli.reports.ranking.threshold_counts` exactly, counts
-being whole numbers.
+against each other in an AUC), so the sort need not be stable: the counts
+are those of :func:`nbcli.reports.ranking.threshold_counts` exactly, being
+whole numbers.
+
+Runs, in increasing order of score: a run holds ``p`` positives and ``q``
+negatives, with ``P<`` and ``N<`` positives and negatives in earlier runs;
+with m positives and n negatives in all,
+
+* a positive of the run has ``V10 = (N< + q / 2) / n`` and a negative
+  ``V01 = (m - P< - p / 2) / m`` (Sun and Xu's midrank form, 2014, without
+  the midranks), and the AUC is ``sum p V10 / m``;
+* DeLong's variance is ``S10 / m + S01 / n`` with ``S10 = sum p (V10 -
+  AUC)**2 / (m - 1)`` over the runs (``S01`` likewise);
+* the threshold at the run has ``tps = m - P<`` and ``tps + fps`` rows at or
+  above it, and the average precision is ``sum p / m * tps / (tps + fps)``
+  (the gain in recall at the threshold times the precision there).
+
+Sums of halves of whole numbers are exact in float64 up to 2**52, so the
+AUC is exact up to its one division.
 
 NumPy only: no file I/O, no printing.
 """
@@ -21,47 +39,67 @@ NumPy only: no file I/O, no printing.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import overload
 
 import numpy as np
+
+PLACEMENT = "placement"
+CONTRIBUTION = "contribution"
 
 
 @dataclass(frozen=True)
 class ColumnRanks:
-    """One binary problem's scores sorted once and reduced to runs of equal scores.
+    """One binary problem's ranking figures, from one sort of its scores.
+
+    ``auc`` is the ROC AUC (Mann-Whitney form; NaN without a positive or a
+    negative row), ``average_precision`` the step integral of the
+    precision-recall curve (NaN without a positive), ``variance`` DeLong's
+    ``S10 / m + S01 / n`` (NaN with fewer than two rows on a side).
 
     ``fps``, ``tps`` and ``thresholds`` are those of
     :func:`nbcli.reports.ranking.threshold_counts` (distinct scores,
-    decreasing, with the negatives and positives scoring at or above each).
-    ``placement`` has one value per row, in row order: DeLong's ``V10`` (the
-    share of negatives scoring below the row, ties one half) for a positive
-    row and ``V01`` (the share of positives scoring above it) for a
-    negative one; ``None`` when not asked for. ``auc`` is their common mean,
-    the Mann-Whitney form of the ROC AUC (NaN without a positive or a
-    negative row).
+    decreasing, with the negatives and positives scoring at or above each),
+    ``None`` unless asked for. ``per_row`` has one value per row in row
+    order, ``None`` unless asked for: DeLong's placement value (``V10`` for
+    a positive row, ``V01`` for a negative one) or the row's contribution
+    to the AUC, ``(V10 - AUC) / m`` or ``(V01 - AUC) / n``.
     """
 
-    fps: np.ndarray
-    tps: np.ndarray
-    thresholds: np.ndarray
     auc: float
+    average_precision: float
+    variance: float
     n_positive: int
     n_negative: int
-    placement: np.ndarray | None = None
+    fps: np.ndarray | None = None
+    tps: np.ndarray | None = None
+    thresholds: np.ndarray | None = None
+    per_row: np.ndarray | None = None
 
 
-def rank_column(is_positive, score, *, placement: bool = True) -> ColumnRanks:
-    """Sort one binary problem once and take every ranking count from the runs.
+def rank_column(
+    is_positive,
+    score,
+    *,
+    counts: bool = False,
+    per_row: str | None = None,
+    out: np.ndarray | None = None,
+) -> ColumnRanks:
+    """Sort one binary problem once and take its ranking figures from the runs of equal scores.
 
     Parameters
     ----------
     is_positive : array-like of bool, shape (n_samples,)
     score : array-like of float, shape (n_samples,)
-        Finite scores (checked by the callers, through
+        Finite scores (the callers check them with
         :func:`nbcli.reports.ranking.check_scores`).
-    placement : bool
-        Also give every row's placement value (one more array of n floats).
+    counts : bool
+        Also give the threshold counts (three arrays of up to n values).
+    per_row : {None, "placement", "contribution"}
+        Also give every row's placement value or contribution (module notes).
+    out : ndarray of float, shape (n_samples,), optional
+        Where to write ``per_row`` (left as it is when the AUC is undefined).
 
     Returns
     -------
@@ -69,62 +107,77 @@ def rank_column(is_positive, score, *, placement: bool = True) -> ColumnRanks:
 
     Notes
     -----
-    One unstable ``argsort`` (O(n log n)) and O(n) passes. With ``r`` runs
-    of equal scores in increasing order, ``P<`` and ``N<`` the positives and
-    negatives in earlier runs and ``p``, ``q`` those in the run, a positive
-    of the run has ``V10 = (N< + q / 2) / n`` and a negative
-    ``V01 = (m - P< - p + p / 2) / m`` (m positives, n negatives), which is
-    Sun and Xu's midrank form (2014) without the midranks. Sums of halves of
-    whole numbers are exact in float64 up to 2**52, so ``auc`` is exact up
-    to its one division.
+    One unstable ``argsort``, O(n log n), and a few O(n) passes.
     """
     y = np.asarray(is_positive, dtype=bool)
     s = np.asarray(score, dtype=np.float64)
     size = s.size
+    nan = math.nan
     if size == 0:
         empty = np.zeros(0)
-        return ColumnRanks(empty, empty, empty, math.nan, 0, 0, empty if placement else None)
+        none = (empty, empty, empty) if counts else (None, None, None)
+        return ColumnRanks(nan, nan, nan, 0, 0, *none, empty if per_row else None)
     order = np.argsort(s)
     ordered = s[order]
     hit = y[order]
     first = np.empty(size, dtype=bool)
     first[0] = True
     np.not_equal(ordered[1:], ordered[:-1], out=first[1:])
-    starts = np.flatnonzero(first)
-    ends = np.empty_like(starts)
-    ends[:-1] = starts[1:]
-    ends[-1] = size
-    through = np.cumsum(hit, dtype=np.int64)[ends - 1]  # positives up to each run's end
-    before = np.empty_like(through)  # positives in earlier runs
-    before[0] = 0
-    before[1:] = through[:-1]
-    m = int(through[-1])
+    cumulative = np.cumsum(hit, dtype=np.float64)
+    if first.all():  # no ties: one row a run
+        run = None
+        starts = np.arange(size, dtype=np.float64)
+        through = cumulative
+        pos_in = hit.astype(np.float64)
+    else:
+        start_index = np.flatnonzero(first)
+        run = np.cumsum(first, dtype=np.intp) - 1
+        starts = start_index.astype(np.float64)
+        ends = np.empty_like(start_index)
+        ends[:-1] = start_index[1:]
+        ends[-1] = size
+        through = cumulative[ends - 1]
+        pos_in = np.diff(through, prepend=0.0)
+    m = int(cumulative[-1])
     n = size - m
-    # Descending thresholds, as threshold_counts gives them: the rows at or
-    # above a run are those from its start up.
-    tps = (m - before)[::-1].astype(np.float64)
-    fps = ((size - starts) - (m - before))[::-1].astype(np.float64)
-    thresholds = ordered[starts][::-1]
-    pos_in = through - before
-    neg_before = starts - before
-    neg_in = (ends - starts) - pos_in
+    before = through - pos_in  # positives in earlier runs
+    above = size - starts  # rows at or above the run's threshold
+    tps = m - before
+    kept: tuple = (None, None, None)
+    if counts:
+        thresholds = ordered if run is None else ordered[start_index]
+        kept = ((above - tps)[::-1], tps[::-1], thresholds[::-1])
+    ap = float(np.dot(pos_in, tps / above)) / m if m > 0 else nan
     if m == 0 or n == 0:
-        values = np.full(size, math.nan) if placement else None
-        return ColumnRanks(fps, tps, thresholds, math.nan, m, n, values)
-    below = neg_before + 0.5 * neg_in  # negatives under a positive of the run, ties half
-    auc = float(pos_in @ below) / (float(m) * float(n))
+        values = out if per_row else None
+        if per_row == PLACEMENT:
+            values = np.full(size, nan) if out is None else out
+            values[...] = nan
+        return ColumnRanks(nan, ap, nan, m, n, *kept, values)
+    run_size = np.diff(np.append(starts, size)) if run is not None else None
+    neg_in = 1.0 - pos_in if run_size is None else run_size - pos_in
+    below = (starts - before) + 0.5 * neg_in  # negatives under a positive of the run
+    auc = float(np.dot(pos_in, below)) / (float(m) * float(n))
+    v10 = below / n
+    v01 = (m - before - 0.5 * pos_in) / m
+    variance = nan
+    if m > 1 and n > 1:
+        d10, d01 = v10 - auc, v01 - auc
+        s10 = float(np.dot(pos_in, d10 * d10)) / (m - 1)
+        s01 = float(np.dot(neg_in, d01 * d01)) / (n - 1)
+        variance = s10 / m + s01 / n
     values = None
-    if placement:
-        v10 = below / n
-        v01 = ((m - through) + 0.5 * pos_in) / m
-        if starts.size == size:  # no ties: one row a run
-            sorted_values = np.where(hit, v10, v01)
-        else:
-            run = np.cumsum(first, dtype=np.intp) - 1
-            sorted_values = np.where(hit, v10[run], v01[run])
-        values = np.empty(size)
-        values[order] = sorted_values
-    return ColumnRanks(fps, tps, thresholds, auc, m, n, values)
+    if per_row:
+        if per_row == CONTRIBUTION:
+            v10 = (v10 - auc) / m
+            v01 = (v01 - auc) / n
+        elif per_row != PLACEMENT:
+            raise ValueError(f"per_row must be None, {PLACEMENT!r} or {CONTRIBUTION!r}")
+        if run is not None:
+            v10, v01 = v10[run], v01[run]
+        values = np.empty(size) if out is None else out
+        values[order] = np.where(hit, v10, v01)
+    return ColumnRanks(auc, ap, variance, m, n, *kept, values)
 
 
 @dataclass(frozen=True)
@@ -132,16 +185,23 @@ class OneVsRest:
     """Every class of a posterior matrix against the rest, each column sorted once.
 
     ``ranks`` holds one :class:`ColumnRanks` per class in column order
-    (without placements: they are folded into ``covariance``); ``auc`` the
-    classes' Mann-Whitney AUCs, ``covariance`` DeLong's covariance of them
-    (see :func:`nbcli.reports.delong.ovr_covariance`; ``None`` when not
-    asked for) and ``class_sizes`` the rows of each class.
+    (without counts or per-row values); ``covariance`` is DeLong's
+    covariance of the class AUCs (see
+    :func:`nbcli.reports.delong.ovr_covariance`; ``None`` when not asked
+    for) and ``class_sizes`` the rows of each class.
     """
 
     ranks: list[ColumnRanks]
-    auc: np.ndarray
     covariance: np.ndarray | None
     class_sizes: np.ndarray
+
+    @property
+    def auc(self) -> np.ndarray:
+        return np.array([r.auc for r in self.ranks])
+
+    @property
+    def average_precision(self) -> np.ndarray:
+        return np.array([r.average_precision for r in self.ranks])
 
 
 def one_vs_rest(
@@ -161,10 +221,11 @@ def one_vs_rest(
     proba : ndarray of float, shape (n_samples, n_classes)
         Validated, finite posteriors.
     columns : sequence of int, optional
-        The columns whose placements enter ``covariance`` (default all);
-        every column is ranked.
+        The columns that enter ``covariance`` (default all); every column
+        is ranked.
     covariance : bool
-        Compute DeLong's covariance (it holds ``len(columns)`` values per row).
+        Compute DeLong's covariance (it holds ``len(columns)`` values a row
+        while it is computed).
     threads : int, optional
         Columns ranked at once; default the scoring threads
         (``NBCLI_THREADS``, else the cores, at most 8).
@@ -174,57 +235,37 @@ def one_vs_rest(
     OneVsRest
         Rows and columns of ``covariance`` outside ``columns`` or of classes
         whose AUC is undefined are NaN; its diagonal is DeLong's variance
-        ``S10 / m + S01 / n`` (NaN with fewer than two rows on a side), the
-        rest ``sum_i D_c(i) D_d(i)``.
+        (NaN with fewer than two rows on a side), the rest the
+        influence-function covariance ``sum_i D_c(i) D_d(i)``.
     """
     k = proba.shape[1]
     n_rows = codes.size
     wanted = list(range(k)) if columns is None else [int(c) for c in columns]
-    contribution_row = {c: i for i, c in enumerate(wanted)} if covariance else {}
-    d = np.zeros((len(contribution_row), n_rows)) if covariance else None
-    variance = np.full(k, math.nan)
+    slot = {c: i for i, c in enumerate(wanted)} if covariance else {}
+    d = np.zeros((len(slot), n_rows)) if slot else None
 
     def rank(c: int) -> ColumnRanks:
-        pos = codes == c
-        ranks = rank_column(pos, proba[:, c], placement=c in contribution_row)
-        if ranks.placement is None:
-            return ranks
-        if d is not None and math.isfinite(ranks.auc):
-            m, n = ranks.n_positive, ranks.n_negative
-            row = d[contribution_row[c]]
-            np.subtract(ranks.placement, ranks.auc, out=row)
-            row /= np.where(pos, float(m), float(n))
-            if m > 1 and n > 1:
-                # As Placements.variance takes it, so that one AUC has one
-                # interval whichever function gives it.
-                v10, v01 = ranks.placement[pos], ranks.placement[~pos]
-                variance[c] = float(np.var(v10, ddof=1) / m + np.var(v01, ddof=1) / n)
-        # The placements now live in d; the curves keep only the counts.
+        if d is None or c not in slot:
+            return rank_column(codes == c, proba[:, c])
+        ranks = rank_column(codes == c, proba[:, c], per_row=CONTRIBUTION, out=d[slot[c]])
         return ColumnRanks(
-            ranks.fps, ranks.tps, ranks.thresholds, ranks.auc, ranks.n_positive, ranks.n_negative
+            ranks.auc, ranks.average_precision, ranks.variance, ranks.n_positive, ranks.n_negative
         )
 
-    workers = min(_threads() if threads is None else max(1, int(threads)), k)
-    if workers > 1 and n_rows >= _PARALLEL_ROWS:
-        from concurrent.futures import ThreadPoolExecutor
-
-        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="nbcli-rank") as pool:
-            ranked = list(pool.map(rank, range(k)))
-    else:
-        ranked = [rank(c) for c in range(k)]
-    auc = np.array([r.auc for r in ranked])
+    ranked = map_columns(rank, k, n_rows, threads)
     cov = None
     if d is not None:
+        auc = np.array([r.auc for r in ranked])
         cov = np.full((k, k), math.nan)
         index = np.array(wanted, dtype=np.intp)
         cov[np.ix_(index, index)] = d @ d.T
         for c in wanted:
-            cov[c, c] = variance[c]
+            cov[c, c] = ranked[c].variance
         undefined = ~np.isfinite(auc)
         cov[undefined, :] = math.nan
         cov[:, undefined] = math.nan
     sizes = np.bincount(codes, minlength=k).astype(np.float64)
-    return OneVsRest(ranked, auc, cov, sizes)
+    return OneVsRest(ranked, cov, sizes)
 
 
 # Below this many rows the columns are ranked on one thread: a pool costs
@@ -232,7 +273,77 @@ def one_vs_rest(
 _PARALLEL_ROWS = 50_000
 
 
-def _threads() -> int:
-    from nbcli.models._parallel import scoring_threads
+def map_columns(task: Callable[[int], ColumnRanks], k: int, n_rows: int, threads: int | None):
+    """``[task(c) for c in range(k)]``, on threads for large columns (the results do not
+    depend on how many)."""
+    if threads is None:
+        from nbcli.models._parallel import scoring_threads
 
-    return scoring_threads()
+        threads = scoring_threads()
+    workers = min(max(1, int(threads)), k)
+    if workers > 1 and n_rows >= _PARALLEL_ROWS:
+        from concurrent.futures import ThreadPoolExecutor
+
+        from nbcli.models._parallel import one_blas_thread
+
+        # The columns' dot products are BLAS calls: one BLAS thread each, so
+        # that the column threads do not oversubscribe the cores.
+        with (
+            one_blas_thread(),
+            ThreadPoolExecutor(max_workers=workers, thread_name_prefix="nbcli-rank") as pool,
+        ):
+            return list(pool.map(task, range(k)))
+    return [task(c) for c in range(k)]
+
+
+class LazyCurves(Sequence):
+    """The ROC or precision-recall curve of every class, drawn on first use.
+
+    A report keeps its curves for plots; drawing them costs one more sort per
+    class, so they are made when first read (``len``, indexing, iteration)
+    and then kept. ``kind`` is ``"roc"`` or ``"pr"``.
+    """
+
+    def __init__(self, codes: np.ndarray, proba: np.ndarray, kind: str):
+        self._source: tuple[np.ndarray, np.ndarray] | None = (codes, proba)
+        self._kind = kind
+        self._curves: list | None = None
+
+    def _made(self) -> list:
+        if self._curves is None:
+            from nbcli.reports.ranking import pr_curve_from_counts, roc_curve_from_counts
+
+            assert self._source is not None
+            codes, proba = self._source
+            build = roc_curve_from_counts if self._kind == "roc" else pr_curve_from_counts
+
+            def curve(c: int):
+                r = rank_column(codes == c, proba[:, c], counts=True)
+                return build(r.fps, r.tps, r.thresholds)
+
+            self._curves = map_columns(curve, proba.shape[1], codes.size, None)
+            self._source = None
+        return self._curves
+
+    def __len__(self) -> int:
+        if self._curves is None and self._source is not None:
+            return self._source[1].shape[1]
+        return len(self._made())
+
+    @overload
+    def __getitem__(self, i: int): ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list: ...
+
+    def __getitem__(self, i):
+        return self._made()[i]
+
+    def __iter__(self) -> Iterator:
+        return iter(self._made())
+
+    def __eq__(self, other) -> bool:
+        return list(self) == list(other) if isinstance(other, Sequence) else NotImplemented
+
+    def __repr__(self) -> str:
+        return f"LazyCurves({self._kind!r}, {len(self)} classes)"

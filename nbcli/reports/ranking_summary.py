@@ -64,9 +64,10 @@ def ranking_metrics(
         ``percentile``, ``DeLong`` or ``none``).
     areas : ndarray of shape (n_classes,)
         One-vs-rest ROC AUC of every class (NaN where undefined).
-    curves : (list of Curve, list of Curve)
-        ROC and precision-recall curves of every class, in column order;
-        empty lists beyond :data:`MAX_CURVE_CLASSES` classes.
+    curves : (sequence of Curve, sequence of Curve)
+        ROC and precision-recall curves of every class, in column order,
+        drawn when first read (:class:`~nbcli.reports.ranking_columns.LazyCurves`);
+        empty beyond :data:`MAX_CURVE_CLASSES` classes.
     warnings : list of str
         Classes left out of an average because the metric is undefined for
         them (no rows of the class, or none of the others).
@@ -83,7 +84,7 @@ def ranking_metrics(
         if k > MAX_CURVE_CLASSES:
             # Class by class, keeping only the areas: no curves, no intervals.
             metrics, areas = _many_class_ranking(codes, proba)
-            curves: tuple[list, list] = ([], [])
+            curves: tuple = ([], [])
         else:
             columns = 1 if k == 2 else k
             delong = n_resamples > 0 and n_resamples * codes.size * columns > budget
@@ -99,21 +100,20 @@ def ranking_metrics(
 
 
 def _sorted_once(codes: np.ndarray, proba: np.ndarray, *, delong: bool, confidence: float):
-    """Curves, class areas and the ranking metrics, each class column sorted once.
+    """Class areas, the ranking metrics and the (lazy) curves, each class column sorted once.
 
     With ``delong`` the ROC AUCs take DeLong's interval and average precision
     none; otherwise the metrics are point estimates (the caller bootstraps).
     """
     from nbcli.reports.delong import averaged_auc_interval, wald_interval
-    from nbcli.reports.ranking import class_average, pr_curve_from_counts, roc_curve_from_counts
-    from nbcli.reports.ranking_columns import one_vs_rest
+    from nbcli.reports.ranking import class_average
+    from nbcli.reports.ranking_columns import LazyCurves, one_vs_rest
 
     k = proba.shape[1]
     ovr = one_vs_rest(codes, proba, columns=[1] if k == 2 else None, covariance=delong)
-    roc = [roc_curve_from_counts(r.fps, r.tps, r.thresholds) for r in ovr.ranks]
-    pr = [pr_curve_from_counts(r.fps, r.tps, r.thresholds) for r in ovr.ranks]
-    areas = np.array([c.area for c in roc])
-    ap = no_interval(class_average(np.array([c.area for c in pr]), np.ones(k), "average precision"))
+    areas = ovr.auc
+    curves = (LazyCurves(codes, proba, "roc"), LazyCurves(codes, proba, "pr"))
+    ap = no_interval(class_average(ovr.average_precision, np.ones(k), "average precision"))
     if not delong:
         metrics = {
             "roc_auc": no_interval(class_average(areas, np.ones(k), "ROC AUC")),
@@ -122,30 +122,29 @@ def _sorted_once(codes: np.ndarray, proba: np.ndarray, *, delong: bool, confiden
             ),
             "average_precision": ap,
         }
-        return metrics, areas, (roc, pr)
+        return metrics, areas, curves
     assert ovr.covariance is not None
     if k == 2:
-        auc = wald_interval(float(ovr.auc[1]), float(ovr.covariance[1, 1]), confidence=confidence)
+        auc = wald_interval(float(areas[1]), ovr.ranks[1].variance, confidence=confidence)
         metrics = {"roc_auc": auc, "roc_auc_weighted": auc}
     else:
         metrics = {
-            "roc_auc": averaged_auc_interval(ovr.auc, ovr.covariance, confidence=confidence),
+            "roc_auc": averaged_auc_interval(areas, ovr.covariance, confidence=confidence),
             "roc_auc_weighted": averaged_auc_interval(
-                ovr.auc, ovr.covariance, ovr.class_sizes, confidence=confidence
+                areas, ovr.covariance, ovr.class_sizes, confidence=confidence
             ),
         }
     metrics["average_precision"] = ap
-    return metrics, areas, (roc, pr)
+    return metrics, areas, curves
 
 
 def _many_class_ranking(codes: np.ndarray, proba: np.ndarray):
-    """Point estimates of the ranking metrics, one class at a time (memory: one curve)."""
-    from nbcli.reports.ranking import binary_precision_recall_curve, binary_roc_curve
+    """Point estimates of the ranking metrics, one sort a class and no curves."""
+    from nbcli.reports.ranking_columns import one_vs_rest
 
     k = proba.shape[1]
-    auc = np.array([binary_roc_curve(codes == c, proba[:, c]).area for c in range(k)])
-    ap = np.array([binary_precision_recall_curve(codes == c, proba[:, c]).area for c in range(k)])
-    size = np.bincount(codes, minlength=k).astype(float)
+    ovr = one_vs_rest(codes, proba, covariance=False)
+    auc, ap = ovr.auc, ovr.average_precision
 
     def mean(values, weights):
         ok = np.isfinite(values) & (weights > 0)
@@ -154,7 +153,7 @@ def _many_class_ranking(codes: np.ndarray, proba: np.ndarray):
     ones = np.ones(k)
     metrics = {
         "roc_auc": no_interval(mean(auc, ones)),
-        "roc_auc_weighted": no_interval(mean(auc, size)),
+        "roc_auc_weighted": no_interval(mean(auc, ovr.class_sizes)),
         "average_precision": no_interval(mean(ap, ones)),
     }
     return metrics, auc
