@@ -233,10 +233,10 @@ def build_evaluation(
     )
     # Without unseen labels, no copy of the posteriors (the ranking's curves,
     # drawn when a plot asks for them, keep a reference to them).
-    rows = known if coding.n_unseen else slice(None)
+    ranked = known if coding.n_unseen else slice(None)
     ranking, areas, curves, ranking_warnings = ranking_metrics(
-        coding.codes[rows],
-        proba[rows],
+        coding.codes[ranked],
+        proba[ranked],
         n_resamples=n_resamples,
         confidence=confidence,
         rng=rng,

@@ -41,7 +41,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import overload
+from typing import NamedTuple, overload
 
 import numpy as np
 
@@ -76,6 +76,12 @@ class ColumnRanks:
     tps: np.ndarray | None = None
     thresholds: np.ndarray | None = None
     per_row: np.ndarray | None = None
+
+
+class _Counts(NamedTuple):
+    fps: np.ndarray | None = None
+    tps: np.ndarray | None = None
+    thresholds: np.ndarray | None = None
 
 
 def rank_column(
@@ -115,8 +121,8 @@ def rank_column(
     nan = math.nan
     if size == 0:
         empty = np.zeros(0)
-        none = (empty, empty, empty) if counts else (None, None, None)
-        return ColumnRanks(nan, nan, nan, 0, 0, *none, empty if per_row else None)
+        kept = _Counts(empty, empty, empty) if counts else _Counts()
+        return ColumnRanks(nan, nan, nan, 0, 0, *kept, per_row=empty if per_row else None)
     order = np.argsort(s)
     ordered = s[order]
     hit = y[order]
@@ -143,17 +149,17 @@ def rank_column(
     before = through - pos_in  # positives in earlier runs
     above = size - starts  # rows at or above the run's threshold
     tps = m - before
-    kept: tuple = (None, None, None)
+    kept = _Counts()
     if counts:
         thresholds = ordered if run is None else ordered[start_index]
-        kept = ((above - tps)[::-1], tps[::-1], thresholds[::-1])
+        kept = _Counts((above - tps)[::-1], tps[::-1], thresholds[::-1])
     ap = float(np.dot(pos_in, tps / above)) / m if m > 0 else nan
     if m == 0 or n == 0:
         values = out if per_row else None
         if per_row == PLACEMENT:
             values = np.full(size, nan) if out is None else out
             values[...] = nan
-        return ColumnRanks(nan, ap, nan, m, n, *kept, values)
+        return ColumnRanks(nan, ap, nan, m, n, *kept, per_row=values)
     run_size = np.diff(np.append(starts, size)) if run is not None else None
     neg_in = 1.0 - pos_in if run_size is None else run_size - pos_in
     below = (starts - before) + 0.5 * neg_in  # negatives under a positive of the run
@@ -177,7 +183,7 @@ def rank_column(
             v10, v01 = v10[run], v01[run]
         values = np.empty(size) if out is None else out
         values[order] = np.where(hit, v10, v01)
-    return ColumnRanks(auc, ap, variance, m, n, *kept, values)
+    return ColumnRanks(auc, ap, variance, m, n, *kept, per_row=values)
 
 
 @dataclass(frozen=True)
