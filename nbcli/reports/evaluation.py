@@ -41,7 +41,7 @@ from nbcli.reports.metrics import (
     report_header,
     report_schema,
 )
-from nbcli.reports.ranking_summary import ranking_metrics
+from nbcli.reports.ranking_summary import ranking_metrics, start_ranking
 from nbcli.reports.reliability import (
     ReliabilityDiagram,
     reliability_diagram,
@@ -208,14 +208,23 @@ def build_evaluation(
     if proba.shape != (n, coding.n_classes):
         raise ValueError(f"proba has shape {proba.shape}, expected ({n}, {coding.n_classes})")
     labels = coding.labels
+    known = coding.known
+    # Rows with known labels; without unseen labels a slice, so that nothing
+    # is copied (the ranking's curves, drawn when a plot asks for them, keep
+    # a reference to the posteriors).
+    kept = known if coding.n_unseen else slice(None)
+    ranked_codes, ranked_proba = coding.codes[kept], proba[kept]
+    # Where the ranking metrics take DeLong's intervals they draw nothing
+    # from the generator, so their class columns are sorted on threads
+    # while the other figures are computed here.
+    pending = start_ranking(ranked_codes, ranked_proba, n_resamples=n_resamples)
+
     pred = predicted_codes(proba)
     confusion = confusion_matrix(coding.codes, pred, len(labels))
-
     rng = np.random.default_rng(seed)
     metrics = bootstrap_confusion_metrics(
         confusion, MARGIN_METRICS, n_resamples=n_resamples, confidence=confidence, rng=rng
     )
-    known = coding.known
     # Per-row values are taken on all rows (unseen labels pointed at class 0)
     # and then restricted to the known ones: proba[known] would copy the
     # largest array here, (n_samples, n_classes).
@@ -223,33 +232,33 @@ def build_evaluation(
     metrics.update(
         bootstrap_means(
             {
-                "log_loss": log_loss_per_row(proba, codes)[known],
-                "brier": brier_per_row(proba, codes)[known],
+                "log_loss": log_loss_per_row(proba, codes)[kept],
+                "brier": brier_per_row(proba, codes)[kept],
             },
             n_resamples=n_resamples,
             confidence=confidence,
             rng=rng,
         )
     )
-    # Without unseen labels, no copy of the posteriors (the ranking's curves,
-    # drawn when a plot asks for them, keep a reference to them).
-    ranked = known if coding.n_unseen else slice(None)
-    ranking, areas, curves, ranking_warnings = ranking_metrics(
-        coding.codes[ranked],
-        proba[ranked],
-        n_resamples=n_resamples,
-        confidence=confidence,
-        rng=rng,
-    )
-    metrics.update(ranking)
-    metrics = {k: metrics[k] for k in METRIC_KEYS}
-
-    conf, correct = (v[known] for v in top_class_confidence(proba, codes))
+    conf, correct = (v[kept] for v in top_class_confidence(proba, codes))
     calibration = CalibrationSummary(
         mean_confidence=float(conf.mean()) if conf.size else float("nan"),
         accuracy=float(correct.mean()) if correct.size else float("nan"),
         diagram=reliability_diagram(conf, correct, bins),
     )
+    # The calibration draws nothing from the generator: the ranking's
+    # bootstrap (where it has one) still follows the means' draws.
+    ranking, areas, curves, ranking_warnings = ranking_metrics(
+        ranked_codes,
+        ranked_proba,
+        n_resamples=n_resamples,
+        confidence=confidence,
+        rng=rng,
+        pending=pending,
+    )
+    metrics.update(ranking)
+    metrics = {k: metrics[k] for k in METRIC_KEYS}
+
     rows, averages = per_class_scores(confusion, labels)
     area = dict(zip(labels, areas))
     rows = [replace(r, roc_auc=float(area.get(r.label, float("nan")))) for r in rows]

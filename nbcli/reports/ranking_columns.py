@@ -41,7 +41,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple, overload
+from typing import Any, NamedTuple, overload
 
 import numpy as np
 
@@ -129,21 +129,16 @@ def rank_column(
     first = np.empty(size, dtype=bool)
     first[0] = True
     np.not_equal(ordered[1:], ordered[:-1], out=first[1:])
+    if first.all():
+        return _without_ties(order, ordered, hit, counts, per_row, out)
     cumulative = np.cumsum(hit, dtype=np.float64)
-    if first.all():  # no ties: one row a run
-        run = None
-        starts = np.arange(size, dtype=np.float64)
-        through = cumulative
-        pos_in = hit.astype(np.float64)
-    else:
-        start_index = np.flatnonzero(first)
-        run = np.cumsum(first, dtype=np.intp) - 1
-        starts = start_index.astype(np.float64)
-        ends = np.empty_like(start_index)
-        ends[:-1] = start_index[1:]
-        ends[-1] = size
-        through = cumulative[ends - 1]
-        pos_in = np.diff(through, prepend=0.0)
+    start_index = np.flatnonzero(first)
+    starts = start_index.astype(np.float64)
+    ends = np.empty_like(start_index)
+    ends[:-1] = start_index[1:]
+    ends[-1] = size
+    through = cumulative[ends - 1]
+    pos_in = np.diff(through, prepend=0.0)
     m = int(cumulative[-1])
     n = size - m
     before = through - pos_in  # positives in earlier runs
@@ -151,8 +146,7 @@ def rank_column(
     tps = m - before
     kept = _Counts()
     if counts:
-        thresholds = ordered if run is None else ordered[start_index]
-        kept = _Counts((above - tps)[::-1], tps[::-1], thresholds[::-1])
+        kept = _Counts((above - tps)[::-1], tps[::-1], ordered[start_index][::-1])
     ap = float(np.dot(pos_in, tps / above)) / m if m > 0 else nan
     if m == 0 or n == 0:
         values = out if per_row else None
@@ -160,8 +154,7 @@ def rank_column(
             values = np.full(size, nan) if out is None else out
             values[...] = nan
         return ColumnRanks(nan, ap, nan, m, n, *kept, per_row=values)
-    run_size = np.diff(np.append(starts, size)) if run is not None else None
-    neg_in = 1.0 - pos_in if run_size is None else run_size - pos_in
+    neg_in = (ends - start_index) - pos_in
     below = (starts - before) + 0.5 * neg_in  # negatives under a positive of the run
     auc = float(np.dot(pos_in, below)) / (float(m) * float(n))
     v10 = below / n
@@ -179,10 +172,60 @@ def rank_column(
             v01 = (v01 - auc) / n
         elif per_row != PLACEMENT:
             raise ValueError(f"per_row must be None, {PLACEMENT!r} or {CONTRIBUTION!r}")
-        if run is not None:
-            v10, v01 = v10[run], v01[run]
+        run = np.cumsum(first, dtype=np.intp) - 1
         values = np.empty(size) if out is None else out
-        values[order] = np.where(hit, v10, v01)
+        values[order] = np.where(hit, v10[run], v01[run])
+    return ColumnRanks(auc, ap, variance, m, n, *kept, per_row=values)
+
+
+def _without_ties(order, ordered, hit, counts: bool, per_row, out) -> ColumnRanks:
+    """:func:`rank_column` when all scores differ: every figure from the sorted
+    positions of the positives and of the negatives (O(m) and O(n) passes).
+
+    With the positives at ascending sorted positions ``i_r`` (r = 0, 1, ...),
+    ``i_r - r`` negatives lie below positive r; with the negatives at
+    positions ``j_s``, ``j_s - s`` positives lie below negative s.
+    """
+    nan = math.nan
+    size = order.size
+    pos_at = np.flatnonzero(hit)
+    m = pos_at.size
+    n = size - m
+    kept = _Counts()
+    if counts:
+        cumulative = np.cumsum(hit, dtype=np.float64)
+        tps = m - (cumulative - hit)
+        above = np.arange(size, 0, -1, dtype=np.float64)
+        kept = _Counts((above - tps)[::-1], tps[::-1], ordered[::-1])
+    rank = np.arange(m, dtype=np.float64)
+    ap = float(np.sum((m - rank) / (size - pos_at))) / m if m else nan
+    if m == 0 or n == 0:
+        values = out if per_row else None
+        if per_row == PLACEMENT:
+            values = np.full(size, nan) if out is None else out
+            values[...] = nan
+        return ColumnRanks(nan, ap, nan, m, n, *kept, per_row=values)
+    neg_at = np.flatnonzero(~hit)
+    v10: np.ndarray = pos_at - rank  # negatives below each positive: whole numbers, summed exactly
+    auc = float(v10.sum()) / (float(m) * float(n))
+    v10 /= n
+    v01: np.ndarray = neg_at - np.arange(n, dtype=np.float64)  # positives below each negative
+    v01 = (m - v01) / m
+    variance = nan
+    if m > 1 and n > 1:
+        variance = float(np.var(v10, ddof=1)) / m + float(np.var(v01, ddof=1)) / n
+    values = None
+    if per_row:
+        if per_row == CONTRIBUTION:
+            v10 -= auc
+            v10 /= m
+            v01 -= auc
+            v01 /= n
+        elif per_row != PLACEMENT:
+            raise ValueError(f"per_row must be None, {PLACEMENT!r} or {CONTRIBUTION!r}")
+        values = np.empty(size) if out is None else out
+        values[order[pos_at]] = v10
+        values[order[neg_at]] = v01
     return ColumnRanks(auc, ap, variance, m, n, *kept, per_row=values)
 
 
@@ -244,6 +287,25 @@ def one_vs_rest(
         (NaN with fewer than two rows on a side), the rest the
         influence-function covariance ``sum_i D_c(i) D_d(i)``.
     """
+    return start_one_vs_rest(
+        codes, proba, columns=columns, covariance=covariance, threads=threads
+    )()
+
+
+def start_one_vs_rest(
+    codes: np.ndarray,
+    proba: np.ndarray,
+    *,
+    columns: Sequence[int] | None = None,
+    covariance: bool = True,
+    threads: int | None = None,
+) -> Callable[[], OneVsRest]:
+    """:func:`one_vs_rest` started on threads; the returned function waits for it.
+
+    Large columns are sorted on threads from the call on, so the caller can
+    do other work meanwhile; calling the returned function gives the
+    :class:`OneVsRest` (the same whatever the threads).
+    """
     k = proba.shape[1]
     n_rows = codes.size
     wanted = list(range(k)) if columns is None else [int(c) for c in columns]
@@ -258,20 +320,25 @@ def one_vs_rest(
             ranks.auc, ranks.average_precision, ranks.variance, ranks.n_positive, ranks.n_negative
         )
 
-    ranked = map_columns(rank, k, n_rows, threads)
-    cov = None
-    if d is not None:
-        auc = np.array([r.auc for r in ranked])
-        cov = np.full((k, k), math.nan)
-        index = np.array(wanted, dtype=np.intp)
-        cov[np.ix_(index, index)] = d @ d.T
-        for c in wanted:
-            cov[c, c] = ranked[c].variance
-        undefined = ~np.isfinite(auc)
-        cov[undefined, :] = math.nan
-        cov[:, undefined] = math.nan
-    sizes = np.bincount(codes, minlength=k).astype(np.float64)
-    return OneVsRest(ranked, cov, sizes)
+    gather = start_columns(rank, k, n_rows, threads)
+
+    def finish() -> OneVsRest:
+        ranked = gather()
+        cov = None
+        if d is not None:
+            auc = np.array([r.auc for r in ranked])
+            cov = np.full((k, k), math.nan)
+            index = np.array(wanted, dtype=np.intp)
+            cov[np.ix_(index, index)] = d @ d.T
+            for c in wanted:
+                cov[c, c] = ranked[c].variance
+            undefined = ~np.isfinite(auc)
+            cov[undefined, :] = math.nan
+            cov[:, undefined] = math.nan
+        sizes = np.bincount(codes, minlength=k).astype(np.float64)
+        return OneVsRest(ranked, cov, sizes)
+
+    return finish
 
 
 # Below this many rows the columns are ranked on one thread: a pool costs
@@ -279,27 +346,42 @@ def one_vs_rest(
 _PARALLEL_ROWS = 50_000
 
 
-def map_columns(task: Callable[[int], ColumnRanks], k: int, n_rows: int, threads: int | None):
+def map_columns(task: Callable[[int], Any], k: int, n_rows: int, threads: int | None) -> list:
     """``[task(c) for c in range(k)]``, on threads for large columns (the results do not
     depend on how many)."""
+    return start_columns(task, k, n_rows, threads)()
+
+
+def start_columns(
+    task: Callable[[int], Any], k: int, n_rows: int, threads: int | None
+) -> Callable[[], list]:
+    """Start ``task(c)`` for ``c in range(k)``; the returned function waits and gives the
+    results in column order. Large columns run on threads from the call on, with BLAS
+    held to one thread (their dot products are BLAS calls) until the results are taken."""
     if threads is None:
         from nbcli.models._parallel import scoring_threads
 
         threads = scoring_threads()
     workers = min(max(1, int(threads)), k)
-    if workers > 1 and n_rows >= _PARALLEL_ROWS:
-        from concurrent.futures import ThreadPoolExecutor
+    if workers <= 1 or n_rows < _PARALLEL_ROWS:
+        return lambda: [task(c) for c in range(k)]
+    from concurrent.futures import ThreadPoolExecutor
+    from contextlib import ExitStack
 
-        from nbcli.models._parallel import one_blas_thread
+    from nbcli.models._parallel import one_blas_thread
 
-        # The columns' dot products are BLAS calls: one BLAS thread each, so
-        # that the column threads do not oversubscribe the cores.
-        with (
-            one_blas_thread(),
-            ThreadPoolExecutor(max_workers=workers, thread_name_prefix="nbcli-rank") as pool,
-        ):
-            return list(pool.map(task, range(k)))
-    return [task(c) for c in range(k)]
+    stack = ExitStack()
+    stack.enter_context(one_blas_thread())
+    pool = stack.enter_context(
+        ThreadPoolExecutor(max_workers=workers, thread_name_prefix="nbcli-rank")
+    )
+    futures = [pool.submit(task, c) for c in range(k)]
+
+    def gather() -> list:
+        with stack:
+            return [f.result() for f in futures]
+
+    return gather
 
 
 class LazyCurves(Sequence):

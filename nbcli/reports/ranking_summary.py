@@ -11,10 +11,15 @@ NumPy only: no file I/O, no printing.
 from __future__ import annotations
 
 import warnings as _warnings
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from nbcli.reports.bootstrap import Interval, no_interval
+
+if TYPE_CHECKING:
+    from nbcli.reports.ranking_columns import OneVsRest
 
 RANKING_KEYS = ("roc_auc", "roc_auc_weighted", "average_precision")
 """The ranking metrics (one-vs-rest; see :mod:`nbcli.reports.ranking`)."""
@@ -39,6 +44,7 @@ def ranking_metrics(
     confidence: float,
     rng: np.random.Generator,
     budget: int = RANKING_BOOTSTRAP_BUDGET,
+    pending=None,
 ) -> tuple[dict[str, Interval], np.ndarray, tuple[list, list], list[str]]:
     """ROC AUC (macro and weighted) and average precision with intervals, per-class
     ROC AUC and the curves.
@@ -56,6 +62,9 @@ def ranking_metrics(
         Bootstrap when ``n_resamples * n_samples * scored columns`` is at
         most this (see :data:`RANKING_BOOTSTRAP_BUDGET`); otherwise ROC AUC
         gets DeLong's interval and average precision none.
+    pending : callable, optional
+        What :func:`start_ranking` returned for the same rows and settings:
+        the class columns already being sorted.
 
     Returns
     -------
@@ -79,6 +88,10 @@ def ranking_metrics(
     nan = no_interval(float("nan"))
     if codes.size == 0:
         return dict.fromkeys(RANKING_KEYS, nan), np.full(k, np.nan), ([], []), []
+    if pending is None:
+        from nbcli.reports.ranking import check_scores
+
+        codes, proba, _ = check_scores(codes, proba)
     with _warnings.catch_warnings(record=True) as caught:
         _warnings.simplefilter("always")
         if k > MAX_CURVE_CLASSES:
@@ -86,10 +99,9 @@ def ranking_metrics(
             metrics, areas = _many_class_ranking(codes, proba)
             curves: tuple = ([], [])
         else:
-            columns = 1 if k == 2 else k
-            delong = n_resamples > 0 and n_resamples * codes.size * columns > budget
+            delong = _takes_delong(codes.size, k, n_resamples, budget)
             metrics, areas, curves = _sorted_once(
-                codes, proba, delong=delong, confidence=confidence
+                codes, proba, delong=delong, confidence=confidence, pending=pending
             )
             if not delong:
                 metrics = bootstrap_ranking(
@@ -99,7 +111,35 @@ def ranking_metrics(
     return {key: metrics[key] for key in RANKING_KEYS}, areas, curves, notes
 
 
-def _sorted_once(codes: np.ndarray, proba: np.ndarray, *, delong: bool, confidence: float):
+def _takes_delong(n_rows: int, k: int, n_resamples: int, budget: int) -> bool:
+    return n_resamples > 0 and n_resamples * n_rows * (1 if k == 2 else k) > budget
+
+
+def start_ranking(
+    codes, proba, *, n_resamples: int, budget: int = RANKING_BOOTSTRAP_BUDGET
+) -> Callable[[], OneVsRest] | None:
+    """Start sorting the class columns on threads when :func:`ranking_metrics` will take
+    DeLong's intervals (it draws nothing from the generator then), else ``None``.
+
+    The caller does other work meanwhile and passes the result to
+    :func:`ranking_metrics` as ``pending``; the figures are the same as without it.
+    """
+    from nbcli.reports.ranking import check_scores
+    from nbcli.reports.ranking_columns import start_one_vs_rest
+
+    codes = np.asarray(codes, dtype=np.intp)
+    k = np.shape(proba)[1]
+    if codes.size == 0 or k > MAX_CURVE_CLASSES:
+        return None
+    if not _takes_delong(codes.size, k, n_resamples, budget):
+        return None
+    codes, proba, _ = check_scores(codes, proba)
+    return start_one_vs_rest(codes, proba, columns=[1] if k == 2 else None)
+
+
+def _sorted_once(
+    codes: np.ndarray, proba: np.ndarray, *, delong: bool, confidence: float, pending=None
+):
     """Class areas, the ranking metrics and the (lazy) curves, each class column sorted once.
 
     With ``delong`` the ROC AUCs take DeLong's interval and average precision
@@ -110,7 +150,10 @@ def _sorted_once(codes: np.ndarray, proba: np.ndarray, *, delong: bool, confiden
     from nbcli.reports.ranking_columns import LazyCurves, one_vs_rest
 
     k = proba.shape[1]
-    ovr = one_vs_rest(codes, proba, columns=[1] if k == 2 else None, covariance=delong)
+    if pending is not None and delong:
+        ovr = pending()
+    else:
+        ovr = one_vs_rest(codes, proba, columns=[1] if k == 2 else None, covariance=delong)
     areas = ovr.auc
     curves = (LazyCurves(codes, proba, "roc"), LazyCurves(codes, proba, "pr"))
     ap = no_interval(class_average(ovr.average_precision, np.ones(k), "average precision"))
