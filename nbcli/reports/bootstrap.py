@@ -46,8 +46,10 @@ Resampling is done on the cheapest sufficient representation:
   :data:`~nbcli.reports.means.EXACT_VALUES` resampled values (n rows times B resamples) rows are
   resampled exactly, columns sharing one matrix of row indices. Beyond that
   (300,000 rows x 1,000 resamples took 2.2 s) each column is cut into about
-  :data:`~nbcli.reports.means.GROUPS` groups of neighbouring values (at quantiles of a
-  subsample); a resample draws how many
+  :data:`~nbcli.reports.means.GROUPS` groups of neighbouring values of about
+  equal size (placed in O(n) by a histogram of the values' float64 bit
+  patterns, bins a factor 1 + 2**-7 wide joined at the quantiles of their
+  cumulative counts; :func:`~nbcli.reports.means.value_groups`); a resample draws how many
   rows fall in each group (a multinomial, as for tables) and sums
   ``c_g mean_g`` over the groups, plus a normal term of variance
   ``sum_g c_g var_g`` for the spread of values within the groups (the
