@@ -211,11 +211,13 @@ def bca_interval(
         return percentile_interval(estimate, r, confidence=confidence)
     # Acceleration from the jackknife (Efron & Tibshirani 1993, sec. 14.3);
     # the (n - 1) factors of the textbook form cancel in the ratio.
-    d = np.dot(w, jk) / w.sum() - jk
-    spread = np.dot(w, d * d)
+    # Sums by NumPy rather than BLAS dot products, whose rounding depends on
+    # how many BLAS threads run: the same rows and seed give the same interval.
+    d = np.sum(w * jk) / w.sum() - jk
+    spread = np.sum(w * d * d)
     if not (math.isfinite(z0) and spread > 0 and math.isfinite(spread)):
         return percentile_interval(estimate, r, confidence=confidence)
-    accel = float(np.dot(w, d * d * d) / (6.0 * spread**1.5))
+    accel = float(np.sum(w * d * d * d) / (6.0 * spread**1.5))
 
     z_alpha = float(ndtri((1.0 - confidence) / 2.0))
     levels = []

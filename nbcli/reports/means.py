@@ -88,8 +88,10 @@ def grouped_resampled_means(
             size = min(step, n_resamples - lo)
             c = rng.multinomial(n, sizes / n, size=size).astype(float)
             # Sum of c_g draws from group g: variance c_g var_g, var_g = spread_g / size_g.
-            noise = np.sqrt(np.maximum(c @ (spread / sizes), 0.0)) * rng.standard_normal(size)
-            out[lo : lo + size, j] = (c @ means + noise) / n
+            # Sums by NumPy, not BLAS, whose rounding depends on its threads.
+            within = np.sum(c * (spread / sizes), axis=1)
+            noise = np.sqrt(np.maximum(within, 0.0)) * rng.standard_normal(size)
+            out[lo : lo + size, j] = (np.sum(c * means, axis=1) + noise) / n
     return out
 
 

@@ -147,7 +147,7 @@ def rank_column(
     kept = _Counts()
     if counts:
         kept = _Counts((above - tps)[::-1], tps[::-1], ordered[start_index][::-1])
-    ap = float(np.dot(pos_in, tps / above)) / m if m > 0 else nan
+    ap = float(np.sum(pos_in * (tps / above))) / m if m > 0 else nan
     if m == 0 or n == 0:
         values = out if per_row else None
         if per_row == PLACEMENT:
@@ -156,14 +156,14 @@ def rank_column(
         return ColumnRanks(nan, ap, nan, m, n, *kept, per_row=values)
     neg_in = (ends - start_index) - pos_in
     below = (starts - before) + 0.5 * neg_in  # negatives under a positive of the run
-    auc = float(np.dot(pos_in, below)) / (float(m) * float(n))
+    auc = float(np.sum(pos_in * below)) / (float(m) * float(n))
     v10 = below / n
     v01 = (m - before - 0.5 * pos_in) / m
     variance = nan
     if m > 1 and n > 1:
         d10, d01 = v10 - auc, v01 - auc
-        s10 = float(np.dot(pos_in, d10 * d10)) / (m - 1)
-        s01 = float(np.dot(neg_in, d01 * d01)) / (n - 1)
+        s10 = float(np.sum(pos_in * d10 * d10)) / (m - 1)
+        s01 = float(np.sum(neg_in * d01 * d01)) / (n - 1)
         variance = s10 / m + s01 / n
     values = None
     if per_row:
@@ -357,7 +357,8 @@ def start_columns(
 ) -> Callable[[], list]:
     """Start ``task(c)`` for ``c in range(k)``; the returned function waits and gives the
     results in column order. Large columns run on threads from the call on, with BLAS
-    held to one thread (their dot products are BLAS calls) until the results are taken."""
+    held to one thread until the results are taken, so that the threads do not
+    oversubscribe the cores."""
     if threads is None:
         from nbcli.models._parallel import scoring_threads
 
