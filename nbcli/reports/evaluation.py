@@ -29,6 +29,7 @@ from nbcli.reports.metrics import (
     MARGIN_METRICS,
     ClassScores,
     ConfusedPair,
+    LabelCoding,
     brier_per_row,
     confusion_matrix,
     encode_labels,
@@ -168,6 +169,7 @@ def build_evaluation(
     top_confused: int | None = 10,
     inputs: dict | None = None,
     settings: dict | None = None,
+    coding: LabelCoding | None = None,
 ) -> EvaluationReport:
     """Score posteriors against true labels.
 
@@ -193,6 +195,8 @@ def build_evaluation(
     inputs, settings : dict
         Passed through into the JSON form (e.g. file paths and SHA-256); the
         computed settings are added to ``settings``.
+    coding : LabelCoding, optional
+        ``encode_labels(classes, y_true)`` when the caller has it already.
 
     Raises
     ------
@@ -200,7 +204,8 @@ def build_evaluation(
         For mismatched shapes, no rows, a confidence outside (0, 1) or fewer
         than 1 bin.
     """
-    coding = encode_labels(classes, y_true)
+    if coding is None:
+        coding = encode_labels(classes, y_true)
     proba = np.asarray(proba, dtype=float)
     n = coding.codes.size
     if n == 0:
@@ -240,7 +245,7 @@ def build_evaluation(
             rng=rng,
         )
     )
-    conf, correct = (v[kept] for v in top_class_confidence(proba, codes))
+    conf, correct = (v[kept] for v in top_class_confidence(proba, codes, pred))
     calibration = CalibrationSummary(
         mean_confidence=float(conf.mean()) if conf.size else float("nan"),
         accuracy=float(correct.mean()) if correct.size else float("nan"),
