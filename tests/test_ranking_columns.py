@@ -163,3 +163,18 @@ def test_an_evaluation_with_delong_intervals_does_not_import_scipy():
     )
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     assert subprocess.run([sys.executable, "-c", code], env=env).returncode == 0
+
+
+def test_a_refused_evaluation_leaves_no_ranking_threads_and_blas_its_threads(monkeypatch):
+    from threadpoolctl import threadpool_info
+
+    monkeypatch.setattr(rc, "_PARALLEL_ROWS", 0)
+    before = [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
+    y, p = _posteriors(30_000, 3, seed=6)
+    with pytest.raises(ValueError):
+        build_evaluation(np.arange(3), y, p, n_resamples=1000, bins=0)
+    after = [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
+    assert after == before
+    import threading
+
+    assert not [t for t in threading.enumerate() if t.name.startswith("nbcli-rank")]

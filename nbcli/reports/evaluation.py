@@ -224,33 +224,17 @@ def build_evaluation(
     # while the other figures are computed here.
     pending = start_ranking(ranked_codes, ranked_proba, n_resamples=n_resamples)
 
-    pred = predicted_codes(proba)
-    confusion = confusion_matrix(coding.codes, pred, len(labels))
-    rng = np.random.default_rng(seed)
-    metrics = bootstrap_confusion_metrics(
-        confusion, MARGIN_METRICS, n_resamples=n_resamples, confidence=confidence, rng=rng
-    )
-    # Per-row values are taken on all rows (unseen labels pointed at class 0)
-    # and then restricted to the known ones: proba[known] would copy the
-    # largest array here, (n_samples, n_classes).
-    codes = np.where(known, coding.codes, 0)
-    metrics.update(
-        bootstrap_means(
-            {
-                "log_loss": log_loss_per_row(proba, codes)[kept],
-                "brier": brier_per_row(proba, codes)[kept],
-            },
-            n_resamples=n_resamples,
-            confidence=confidence,
-            rng=rng,
+    try:
+        pred, confusion, metrics, calibration, rng = _other_figures(
+            coding, proba, kept, n_resamples, confidence, seed, bins
         )
-    )
-    conf, correct = (v[kept] for v in top_class_confidence(proba, codes, pred))
-    calibration = CalibrationSummary(
-        mean_confidence=float(conf.mean()) if conf.size else float("nan"),
-        accuracy=float(correct.mean()) if correct.size else float("nan"),
-        diagram=reliability_diagram(conf, correct, bins),
-    )
+    except BaseException:
+        if pending is not None:
+            try:  # the column threads finish, and BLAS gets its threads back
+                pending()
+            except Exception:
+                pass
+        raise
     # The calibration draws nothing from the generator: the ranking's
     # bootstrap (where it has one) still follows the means' draws.
     ranking, areas, curves, ranking_warnings = ranking_metrics(
@@ -297,6 +281,41 @@ def build_evaluation(
         roc_curves=curves[0],
         pr_curves=curves[1],
     )
+
+
+def _other_figures(coding, proba, kept, n_resamples, confidence, seed, bins):
+    """The figures of :func:`build_evaluation` other than the ranking metrics, with
+    the generator after their draws."""
+    labels = coding.labels
+    known = coding.known
+    pred = predicted_codes(proba)
+    confusion = confusion_matrix(coding.codes, pred, len(labels))
+    rng = np.random.default_rng(seed)
+    metrics = bootstrap_confusion_metrics(
+        confusion, MARGIN_METRICS, n_resamples=n_resamples, confidence=confidence, rng=rng
+    )
+    # Per-row values are taken on all rows (unseen labels pointed at class 0)
+    # and then restricted to the known ones: proba[known] would copy the
+    # largest array here, (n_samples, n_classes).
+    codes = np.where(known, coding.codes, 0)
+    metrics.update(
+        bootstrap_means(
+            {
+                "log_loss": log_loss_per_row(proba, codes)[kept],
+                "brier": brier_per_row(proba, codes)[kept],
+            },
+            n_resamples=n_resamples,
+            confidence=confidence,
+            rng=rng,
+        )
+    )
+    conf, correct = (v[kept] for v in top_class_confidence(proba, codes, pred))
+    calibration = CalibrationSummary(
+        mean_confidence=float(conf.mean()) if conf.size else float("nan"),
+        accuracy=float(correct.mean()) if correct.size else float("nan"),
+        diagram=reliability_diagram(conf, correct, bins),
+    )
+    return pred, confusion, metrics, calibration, rng
 
 
 # --------------------------------------------------------------------------
