@@ -61,6 +61,40 @@ def test_one_sort_gives_sklearn_areas_and_delong_components(rows, ties):
     m, n = int(pos.sum()), int((~pos).sum())
     np.testing.assert_allclose(c.per_row[pos], (v10 - auc) / m, rtol=0, atol=TOL)
     np.testing.assert_allclose(c.per_row[~pos], (v01 - auc) / n, rtol=0, atol=TOL)
+    # Leaving the rows outside the classes' overlap out of the sort changes nothing.
+    saved = rc._PARTITION_ROWS
+    try:
+        rc._PARTITION_ROWS = 0
+        part = rc.rank_column(pos, score, per_row=rc.PLACEMENT)
+    finally:
+        rc._PARTITION_ROWS = saved
+    assert part.auc == r.auc
+    assert abs(part.average_precision - r.average_precision) <= TOL
+    assert abs(part.variance - r.variance) <= TOL
+    np.testing.assert_allclose(part.per_row, r.per_row, rtol=0, atol=TOL)
+
+
+@pytest.mark.parametrize("case", ["separated", "overlap", "ties", "one class"])
+def test_large_columns_sorted_in_part_agree_with_sklearn(case):
+    rng = np.random.default_rng(9)
+    n = 40_000
+    pos = rng.random(n) < 0.2
+    score = np.where(pos, rng.normal(2.0, 1.0, n), rng.normal(0.0, 1.0, n))
+    if case == "separated":
+        score = np.where(pos, score + 3.0, score)
+    if case == "ties":
+        score = score.round(1)
+    if case == "one class":
+        pos[:] = True
+    r = rc.rank_column(pos, score, per_row=rc.PLACEMENT)
+    if case == "one class":
+        assert np.isnan(r.auc) and r.average_precision == 1.0
+        return
+    assert abs(r.auc - roc_auc_score(pos, score)) <= TOL
+    assert abs(r.average_precision - average_precision_score(pos, score)) <= TOL
+    full = rc.rank_column(pos, score, counts=True, per_row=rc.PLACEMENT)  # sorts every row
+    np.testing.assert_allclose(r.per_row, full.per_row, rtol=0, atol=TOL)
+    assert abs(r.variance - full.variance) <= TOL
 
 
 def test_one_sided_columns_are_undefined_but_average_precision_is_not():

@@ -123,7 +123,7 @@ def rank_column(
         empty = np.zeros(0)
         kept = _Counts(empty, empty, empty) if counts else _Counts()
         return ColumnRanks(nan, nan, nan, 0, 0, *kept, per_row=empty if per_row else None)
-    order = np.argsort(s)
+    order = _ascending(s, y) if not counts else np.argsort(s)
     ordered = s[order]
     hit = y[order]
     first = np.empty(size, dtype=bool)
@@ -176,6 +176,36 @@ def rank_column(
         values = np.empty(size) if out is None else out
         values[order] = np.where(hit, v10[run], v01[run])
     return ColumnRanks(auc, ap, variance, m, n, *kept, per_row=values)
+
+
+# Columns of at least this many rows leave out of the sort the rows no
+# figure needs ordered (see _ascending).
+_PARTITION_ROWS = 10_000
+
+
+def _ascending(s: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """An order of the rows that every figure but the curves takes as ascending.
+
+    Negatives scoring below the lowest positive, and positives above the
+    highest negative, are below (above) every row of the other class whatever
+    their order among themselves: no AUC, placement or precision depends on
+    it. So only the rows between are sorted, between those two blocks; for
+    posteriors that is commonly a third to a half of the sort saved. (The
+    curves' thresholds need every row in order: they sort all.)
+    """
+    if s.size < _PARTITION_ROWS:
+        return np.argsort(s)
+    lowest_positive = np.min(s, where=y, initial=np.inf)
+    highest_negative = np.max(s, where=~y, initial=-np.inf)
+    low = s < lowest_positive
+    high = s > highest_negative
+    outside = np.count_nonzero(low) + np.count_nonzero(high)
+    if outside < s.size // 8:
+        return np.argsort(s)
+    middle = np.flatnonzero(~(low | high))
+    return np.concatenate(
+        [np.flatnonzero(low), middle[np.argsort(s[middle])], np.flatnonzero(high)]
+    )
 
 
 def _without_ties(order, ordered, hit, counts: bool, per_row, out) -> ColumnRanks:
