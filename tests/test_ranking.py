@@ -218,9 +218,13 @@ def test_fast_delong_equals_the_direct_sum(rows):
     assert abs(p.variance - var) <= TOL
     fpr, tpr, _ = roc_curve(pos, score)
     assert abs(p.auc - np.trapezoid(tpr, fpr)) <= TOL
+    # Sun and Xu's midrank form: V10 = (Tz - Tx) / n, V01 = 1 - (Tz - Ty) / m.
     from scipy.stats import rankdata
 
-    np.testing.assert_array_equal(delong._midranks(np.sort(score)), rankdata(np.sort(score)))
+    tz = rankdata(score)
+    m, n = int(pos.sum()), int((~pos).sum())
+    np.testing.assert_allclose(p.v10, (tz[pos] - rankdata(score[pos])) / n, rtol=0, atol=TOL)
+    np.testing.assert_allclose(p.v01, 1 - (tz[~pos] - rankdata(score[~pos])) / m, rtol=0, atol=TOL)
 
 
 def test_ovr_covariance_equals_the_direct_sum():

@@ -46,8 +46,10 @@ Resampling is done on the cheapest sufficient representation:
   :data:`~nbcli.reports.means.EXACT_VALUES` resampled values (n rows times B resamples) rows are
   resampled exactly, columns sharing one matrix of row indices. Beyond that
   (300,000 rows x 1,000 resamples took 2.2 s) each column is cut into about
-  :data:`~nbcli.reports.means.GROUPS` groups of neighbouring values (at quantiles of a
-  subsample); a resample draws how many
+  :data:`~nbcli.reports.means.GROUPS` groups of neighbouring values of about
+  equal size (placed in O(n) by a histogram of the values' float64 bit
+  patterns, bins a factor 1 + 2**-7 wide joined at the quantiles of their
+  cumulative counts; :func:`~nbcli.reports.means.value_groups`); a resample draws how many
   rows fall in each group (a multinomial, as for tables) and sums
   ``c_g mean_g`` over the groups, plus a normal term of variance
   ``sum_g c_g var_g`` for the spread of values within the groups (the
@@ -209,11 +211,13 @@ def bca_interval(
         return percentile_interval(estimate, r, confidence=confidence)
     # Acceleration from the jackknife (Efron & Tibshirani 1993, sec. 14.3);
     # the (n - 1) factors of the textbook form cancel in the ratio.
-    d = np.dot(w, jk) / w.sum() - jk
-    spread = np.dot(w, d * d)
+    # Sums by NumPy rather than BLAS dot products, whose rounding depends on
+    # how many BLAS threads run: the same rows and seed give the same interval.
+    d = np.sum(w * jk) / w.sum() - jk
+    spread = np.sum(w * d * d)
     if not (math.isfinite(z0) and spread > 0 and math.isfinite(spread)):
         return percentile_interval(estimate, r, confidence=confidence)
-    accel = float(np.dot(w, d * d * d) / (6.0 * spread**1.5))
+    accel = float(np.sum(w * d * d * d) / (6.0 * spread**1.5))
 
     z_alpha = float(ndtri((1.0 - confidence) / 2.0))
     levels = []

@@ -46,7 +46,7 @@ taken as fixed. Classes whose AUC is undefined are left out, as in
 
 Scores only order the rows; sample weights are not supported here.
 
-NumPy and SciPy only: no file I/O, no printing.
+NumPy only (the normal quantile from the standard library): no file I/O, no printing.
 """
 
 from __future__ import annotations
@@ -56,9 +56,8 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import expit, logit, ndtri
 
-from nbcli.reports.bootstrap import Interval, no_interval
+from nbcli.reports.bootstrap import Interval, ndtri, no_interval
 from nbcli.reports.ranking import ExcludedClassWarning, check_scores
 
 DELONG = "DeLong"
@@ -87,7 +86,7 @@ class Placements:
 
 
 def placements(is_positive, score) -> Placements:
-    """DeLong's components of the AUC of ``score`` for ``is_positive``, by midranks.
+    """DeLong's components of the AUC of ``score`` for ``is_positive``, from one sort.
 
     Parameters
     ----------
@@ -102,40 +101,17 @@ def placements(is_positive, score) -> Placements:
 
     Notes
     -----
-    O(n log n) time (Sun and Xu 2014); ties between a positive and a negative
-    count one half, so ``auc`` equals the trapezoidal area under the ROC curve.
+    O(n log n) time, one sort (Sun and Xu 2014; see
+    :func:`nbcli.reports.ranking_columns.rank_column`); ties between a
+    positive and a negative count one half, so ``auc`` equals the
+    trapezoidal area under the ROC curve.
     """
+    from nbcli.reports.ranking_columns import PLACEMENT, rank_column
+
     pos = np.asarray(is_positive, dtype=bool)
-    s = np.asarray(score, dtype=np.float64)
-    x, y = s[pos], s[~pos]
-    m, n = x.size, y.size
-    if m == 0 or n == 0:
-        return Placements(float("nan"), np.full(m, np.nan), np.full(n, np.nan))
-    # One sort serves all three rankings: the positives (and the negatives)
-    # taken in pooled sorted order are themselves sorted.
-    pooled = np.concatenate([x, y])
-    order = np.argsort(pooled, kind="stable")
-    ordered = pooled[order]
-    is_x = order < m
-    tz = np.empty(m + n)
-    tz[order] = _midranks(ordered)
-    tx = np.empty(m)
-    tx[order[is_x]] = _midranks(ordered[is_x])
-    ty = np.empty(n)
-    ty[order[~is_x] - m] = _midranks(ordered[~is_x])
-    v10 = (tz[:m] - tx) / n
-    v01 = 1.0 - (tz[m:] - ty) / m
-    auc = float((tz[:m].sum() - m * (m + 1) / 2.0) / (m * n))
-    return Placements(auc, v10, v01)
-
-
-def _midranks(ordered: np.ndarray) -> np.ndarray:
-    """Midranks (1-based, ties sharing their mean rank) of an ascending array."""
-    size = ordered.size
-    first = np.r_[True, ordered[1:] != ordered[:-1]]
-    starts = np.flatnonzero(first)
-    ends = np.r_[starts[1:], size]  # one past each run of equal values
-    return ((starts + 1 + ends) / 2.0)[np.cumsum(first) - 1]
+    ranks = rank_column(pos, score, per_row=PLACEMENT)
+    assert ranks.per_row is not None
+    return Placements(ranks.auc, ranks.per_row[pos], ranks.per_row[~pos])
 
 
 def wald_interval(
@@ -162,12 +138,20 @@ def wald_interval(
     z = float(ndtri(0.5 + confidence / 2.0))
     se = math.sqrt(max(variance, 0.0))
     if transform == "logit" and 0.0 < value < 1.0:
-        centre = float(logit(value))
+        centre = math.log(value) - math.log1p(-value)
         half = z * se / (value * (1.0 - value))
-        lower, upper = float(expit(centre - half)), float(expit(centre + half))
+        lower, upper = _expit(centre - half), _expit(centre + half)
     else:
         lower, upper = value - z * se, value + z * se
     return Interval(float(value), max(0.0, lower), min(1.0, upper), DELONG)
+
+
+def _expit(x: float) -> float:
+    """The logistic function, without overflow for large ``|x|``."""
+    if x >= 0.0:
+        return 1.0 / (1.0 + math.exp(-x))
+    e = math.exp(x)
+    return e / (1.0 + e)
 
 
 def delong_interval(
@@ -190,15 +174,10 @@ def delong_interval(
         Method ``DeLong``; ``none`` (NaN bounds) with fewer than two rows on
         either side.
     """
-    p = placements(is_positive, score)
-    return wald_interval(p.auc, p.variance, confidence=confidence, transform=transform)
+    from nbcli.reports.ranking_columns import rank_column
 
-
-def _contributions(p: Placements, pos: np.ndarray) -> np.ndarray:
-    d = np.empty(pos.size)
-    d[pos] = (p.v10 - p.auc) / p.v10.size
-    d[~pos] = (p.v01 - p.auc) / p.v01.size
-    return d
+    ranks = rank_column(is_positive, score)
+    return wald_interval(ranks.auc, ranks.variance, confidence=confidence, transform=transform)
 
 
 def ovr_covariance(true_codes, proba) -> tuple[np.ndarray, np.ndarray]:
@@ -219,20 +198,12 @@ def ovr_covariance(true_codes, proba) -> tuple[np.ndarray, np.ndarray]:
         side), the influence-function covariances off it (see the module
         notes); rows and columns of undefined classes are NaN.
     """
+    from nbcli.reports.ranking_columns import one_vs_rest
+
     codes, proba, _ = check_scores(true_codes, proba)
-    k = proba.shape[1]
-    auc = np.full(k, np.nan)
-    variance = np.full(k, np.nan)
-    d = np.full((k, codes.size), np.nan)
-    for c in range(k):
-        pos = codes == c
-        p = placements(pos, proba[:, c])
-        auc[c], variance[c] = p.auc, p.variance
-        if math.isfinite(p.auc):
-            d[c] = _contributions(p, pos)
-    covariance = d @ d.T
-    covariance[np.diag_indices(k)] = variance
-    return auc, covariance
+    ovr = one_vs_rest(codes, proba)
+    assert ovr.covariance is not None
+    return ovr.auc, ovr.covariance
 
 
 def per_class_delong(
@@ -276,19 +247,53 @@ def roc_auc_delong(
         Scale of the normal approximation.
     """
     codes, proba, _ = check_scores(true_codes, proba)
-    k = proba.shape[1]
-    if k == 2:
+    if proba.shape[1] == 2:
         return delong_interval(codes == 1, proba[:, 1], confidence=confidence, transform=transform)
     auc, covariance = ovr_covariance(codes, proba)
+    sizes = np.bincount(codes, minlength=proba.shape[1]).astype(float)
+    return averaged_auc_interval(
+        auc, covariance, sizes if weighted else None, confidence=confidence, transform=transform
+    )
+
+
+def averaged_auc_interval(
+    auc: np.ndarray,
+    covariance: np.ndarray,
+    weights: np.ndarray | None = None,
+    *,
+    confidence: float = 0.95,
+    transform: str = "plain",
+) -> Interval:
+    """DeLong's interval of a weighted average of one-vs-rest AUCs (three or more classes).
+
+    Parameters
+    ----------
+    auc : ndarray, shape (n_classes,)
+        Class AUCs, NaN where undefined (left out, with an
+        :class:`~nbcli.reports.ranking.ExcludedClassWarning`).
+    covariance : ndarray, shape (n_classes, n_classes)
+        Their covariance, as :func:`ovr_covariance` gives it.
+    weights : ndarray, shape (n_classes,), optional
+        Weights of the average, held fixed (e.g. the class sizes); default equal.
+    confidence, transform
+        As for :func:`wald_interval`.
+
+    Returns
+    -------
+    Interval
+        ``sum_c w_c AUC_c`` with variance ``w' C w`` (weights normalised over
+        the defined classes); method ``none`` where the variance is undefined.
+    """
+    k = auc.size
     defined = np.isfinite(auc)
     if not defined.all():
         warnings.warn(
             f"ROC AUC is undefined for class column(s) {np.flatnonzero(~defined).tolist()} "
             "(no rows of the class or none of the others); they are left out of the average",
             ExcludedClassWarning,
-            stacklevel=2,
+            stacklevel=3,
         )
-    weights = np.bincount(codes, minlength=k).astype(float) if weighted else np.ones(k)
+    weights = np.ones(k) if weights is None else np.asarray(weights, dtype=float)
     weights = np.where(defined, weights, 0.0)
     if weights.sum() <= 0:
         return no_interval(float("nan"))

@@ -29,6 +29,7 @@ from nbcli.reports.metrics import (
     MARGIN_METRICS,
     ClassScores,
     ConfusedPair,
+    LabelCoding,
     brier_per_row,
     confusion_matrix,
     encode_labels,
@@ -41,7 +42,7 @@ from nbcli.reports.metrics import (
     report_header,
     report_schema,
 )
-from nbcli.reports.ranking_summary import ranking_metrics
+from nbcli.reports.ranking_summary import ranking_metrics, start_ranking
 from nbcli.reports.reliability import (
     ReliabilityDiagram,
     reliability_diagram,
@@ -168,6 +169,7 @@ def build_evaluation(
     top_confused: int | None = 10,
     inputs: dict | None = None,
     settings: dict | None = None,
+    coding: LabelCoding | None = None,
 ) -> EvaluationReport:
     """Score posteriors against true labels.
 
@@ -193,6 +195,8 @@ def build_evaluation(
     inputs, settings : dict
         Passed through into the JSON form (e.g. file paths and SHA-256); the
         computed settings are added to ``settings``.
+    coding : LabelCoding, optional
+        ``encode_labels(classes, y_true)`` when the caller has it already.
 
     Raises
     ------
@@ -200,7 +204,8 @@ def build_evaluation(
         For mismatched shapes, no rows, a confidence outside (0, 1) or fewer
         than 1 bin.
     """
-    coding = encode_labels(classes, y_true)
+    if coding is None:
+        coding = encode_labels(classes, y_true)
     proba = np.asarray(proba, dtype=float)
     n = coding.codes.size
     if n == 0:
@@ -208,45 +213,41 @@ def build_evaluation(
     if proba.shape != (n, coding.n_classes):
         raise ValueError(f"proba has shape {proba.shape}, expected ({n}, {coding.n_classes})")
     labels = coding.labels
-    pred = predicted_codes(proba)
-    confusion = confusion_matrix(coding.codes, pred, len(labels))
-
-    rng = np.random.default_rng(seed)
-    metrics = bootstrap_confusion_metrics(
-        confusion, MARGIN_METRICS, n_resamples=n_resamples, confidence=confidence, rng=rng
-    )
     known = coding.known
-    # Per-row values are taken on all rows (unseen labels pointed at class 0)
-    # and then restricted to the known ones: proba[known] would copy the
-    # largest array here, (n_samples, n_classes).
-    codes = np.where(known, coding.codes, 0)
-    metrics.update(
-        bootstrap_means(
-            {
-                "log_loss": log_loss_per_row(proba, codes)[known],
-                "brier": brier_per_row(proba, codes)[known],
-            },
-            n_resamples=n_resamples,
-            confidence=confidence,
-            rng=rng,
+    # Rows with known labels; without unseen labels a slice, so that nothing
+    # is copied (the ranking's curves, drawn when a plot asks for them, keep
+    # a reference to the posteriors).
+    kept = known if coding.n_unseen else slice(None)
+    ranked_codes, ranked_proba = coding.codes[kept], proba[kept]
+    # Where the ranking metrics take DeLong's intervals they draw nothing
+    # from the generator, so their class columns are sorted on threads
+    # while the other figures are computed here.
+    pending = start_ranking(ranked_codes, ranked_proba, n_resamples=n_resamples)
+
+    try:
+        pred, confusion, metrics, calibration, rng = _other_figures(
+            coding, proba, kept, n_resamples, confidence, seed, bins
         )
-    )
+    except BaseException:
+        if pending is not None:
+            try:  # the column threads finish, and BLAS gets its threads back
+                pending()
+            except Exception:
+                pass
+        raise
+    # The calibration draws nothing from the generator: the ranking's
+    # bootstrap (where it has one) still follows the means' draws.
     ranking, areas, curves, ranking_warnings = ranking_metrics(
-        coding.codes[known],
-        proba[known],
+        ranked_codes,
+        ranked_proba,
         n_resamples=n_resamples,
         confidence=confidence,
         rng=rng,
+        pending=pending,
     )
     metrics.update(ranking)
     metrics = {k: metrics[k] for k in METRIC_KEYS}
 
-    conf, correct = (v[known] for v in top_class_confidence(proba, codes))
-    calibration = CalibrationSummary(
-        mean_confidence=float(conf.mean()) if conf.size else float("nan"),
-        accuracy=float(correct.mean()) if correct.size else float("nan"),
-        diagram=reliability_diagram(conf, correct, bins),
-    )
     rows, averages = per_class_scores(confusion, labels)
     area = dict(zip(labels, areas))
     rows = [replace(r, roc_auc=float(area.get(r.label, float("nan")))) for r in rows]
@@ -280,6 +281,41 @@ def build_evaluation(
         roc_curves=curves[0],
         pr_curves=curves[1],
     )
+
+
+def _other_figures(coding, proba, kept, n_resamples, confidence, seed, bins):
+    """The figures of :func:`build_evaluation` other than the ranking metrics, with
+    the generator after their draws."""
+    labels = coding.labels
+    known = coding.known
+    pred = predicted_codes(proba)
+    confusion = confusion_matrix(coding.codes, pred, len(labels))
+    rng = np.random.default_rng(seed)
+    metrics = bootstrap_confusion_metrics(
+        confusion, MARGIN_METRICS, n_resamples=n_resamples, confidence=confidence, rng=rng
+    )
+    # Per-row values are taken on all rows (unseen labels pointed at class 0)
+    # and then restricted to the known ones: proba[known] would copy the
+    # largest array here, (n_samples, n_classes).
+    codes = np.where(known, coding.codes, 0)
+    metrics.update(
+        bootstrap_means(
+            {
+                "log_loss": log_loss_per_row(proba, codes)[kept],
+                "brier": brier_per_row(proba, codes)[kept],
+            },
+            n_resamples=n_resamples,
+            confidence=confidence,
+            rng=rng,
+        )
+    )
+    conf, correct = (v[kept] for v in top_class_confidence(proba, codes, pred))
+    calibration = CalibrationSummary(
+        mean_confidence=float(conf.mean()) if conf.size else float("nan"),
+        accuracy=float(correct.mean()) if correct.size else float("nan"),
+        diagram=reliability_diagram(conf, correct, bins),
+    )
+    return pred, confusion, metrics, calibration, rng
 
 
 # --------------------------------------------------------------------------

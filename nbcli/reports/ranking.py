@@ -132,9 +132,10 @@ def check_scores(true_codes, proba, sample_weight=None):
 def threshold_counts(is_positive, score, sample_weight=None):
     """(Weighted) false and true positives at each distinct score, highest first.
 
-    The rows are sorted by decreasing score (stably, as scikit-learn, when
-    weighted); a threshold sits at the last row of each run of equal scores,
-    so tied rows enter together.
+    The rows are sorted by decreasing score; a threshold sits at the last
+    row of each run of equal scores, so tied rows enter together and the
+    counts do not depend on how ties are ordered (weighted rows are sorted
+    stably, as scikit-learn, so that their sums add in its order).
 
     Parameters
     ----------
@@ -159,20 +160,19 @@ def threshold_counts(is_positive, score, sample_weight=None):
         y, s, w = y[keep], s[keep], w[keep]
     if y.size == 0:
         return np.zeros(0), np.zeros(0), np.zeros(0)
-    # Unweighted counts are integers, summed exactly in any order, so the
-    # order within a run of tied scores cannot change them: the faster
-    # unstable sort gives the same counts. Weights need scikit-learn's order.
-    order = np.argsort(s) if w is None else np.argsort(s, kind="stable")
-    order = order[::-1]
+    if w is None:
+        # Whole counts do not depend on the order of tied rows: one unstable sort.
+        from nbcli.reports.ranking_columns import rank_column
+
+        ranks = rank_column(y, s, counts=True)
+        assert ranks.fps is not None and ranks.tps is not None and ranks.thresholds is not None
+        return ranks.fps, ranks.tps, ranks.thresholds
+    order = np.argsort(s, kind="stable")[::-1]
     s, y = s[order], y[order].astype(np.float64)
     last = np.r_[np.flatnonzero(np.diff(s)), y.size - 1]
-    if w is None:
-        tps = np.cumsum(y)[last]
-        fps = 1 + last.astype(np.float64) - tps
-    else:
-        w = w[order]
-        tps = np.cumsum(y * w)[last]
-        fps = np.cumsum((1 - y) * w)[last]
+    w = w[order]
+    tps = np.cumsum(y * w)[last]
+    fps = np.cumsum((1 - y) * w)[last]
     return fps, tps, s[last]
 
 
@@ -184,12 +184,12 @@ def binary_roc_curve(is_positive, score, sample_weight=None, *, drop_intermediat
     is NaN, and so are the rates, when the rows have no positive or no
     negative (weight).
     """
-    counts = threshold_counts(is_positive, score, sample_weight)
-    return roc_curve_of_counts(*counts, drop_intermediate=drop_intermediate)
+    fps, tps, thresholds = threshold_counts(is_positive, score, sample_weight)
+    return roc_curve_from_counts(fps, tps, thresholds, drop_intermediate=drop_intermediate)
 
 
-def roc_curve_of_counts(fps, tps, thresholds, *, drop_intermediate=True) -> Curve:
-    """The ROC curve of :func:`binary_roc_curve` from :func:`threshold_counts`' output."""
+def roc_curve_from_counts(fps, tps, thresholds, *, drop_intermediate=True) -> Curve:
+    """The ROC curve of :func:`binary_roc_curve` from the counts of :func:`threshold_counts`."""
     if fps.size == 0:
         nothing = np.array([np.nan])
         return Curve("roc", nothing, nothing, np.array([np.inf]), float("nan"))
@@ -212,12 +212,13 @@ def binary_precision_recall_curve(is_positive, score, sample_weight=None) -> Cur
     recall 0, precision 1. With no positive (weight) the recall and the
     average precision are NaN.
     """
-    counts = threshold_counts(is_positive, score, sample_weight)
-    return precision_recall_curve_of_counts(*counts)
+    fps, tps, thresholds = threshold_counts(is_positive, score, sample_weight)
+    return pr_curve_from_counts(fps, tps, thresholds)
 
 
-def precision_recall_curve_of_counts(fps, tps, thresholds) -> Curve:
-    """The curve of :func:`binary_precision_recall_curve` from :func:`threshold_counts`' output."""
+def pr_curve_from_counts(fps, tps, thresholds) -> Curve:
+    """The curve of :func:`binary_precision_recall_curve` from the counts of
+    :func:`threshold_counts`."""
     if fps.size == 0:
         return Curve("pr", np.array([0.0]), np.array([1.0]), np.array([]), float("nan"))
     predicted = tps + fps
@@ -280,8 +281,8 @@ def class_curves(
     roc, pr = [], []
     for c in range(proba.shape[1]) if columns is None else columns:
         counts = threshold_counts(codes == c, proba[:, c], w)
-        roc.append(roc_curve_of_counts(*counts))
-        pr.append(precision_recall_curve_of_counts(*counts))
+        roc.append(roc_curve_from_counts(*counts))
+        pr.append(pr_curve_from_counts(*counts))
     return roc, pr
 
 
@@ -326,6 +327,16 @@ def _average(scores: np.ndarray, weights: np.ndarray, columns: range, metric: st
     if scores.size == 0 or weights.sum() <= 0:
         return float("nan")
     return float(np.average(scores, weights=weights))
+
+
+def class_average(per_class: np.ndarray, weights: np.ndarray, metric: str) -> float:
+    """Average of per-class values as :func:`roc_auc` and :func:`average_precision` take it.
+
+    ``per_class`` and ``weights`` have one entry per column of the posteriors;
+    with two columns only the second counts. Undefined (NaN) classes are left
+    out with an :class:`ExcludedClassWarning` naming ``metric``.
+    """
+    return _average(np.asarray(per_class), np.asarray(weights), _columns(len(per_class)), metric)
 
 
 def _class_weights(codes, n_classes: int, w) -> np.ndarray:
@@ -417,8 +428,8 @@ def ranking_estimates(true_codes, proba, sample_weight=None, *, curves=None) -> 
         auc, ap = np.full(k, np.nan), np.full(k, np.nan)
         for c in columns:
             counts = threshold_counts(codes == c, proba[:, c], w)
-            auc[c] = roc_curve_of_counts(*counts).area
-            ap[c] = precision_recall_curve_of_counts(*counts).area
+            auc[c] = roc_curve_from_counts(*counts).area
+            ap[c] = pr_curve_from_counts(*counts).area
     else:
         auc = np.array([c.area for c in curves[0]])
         ap = np.array([c.area for c in curves[1]])

@@ -20,7 +20,7 @@ no such form, so it gets the percentile interval. In a resample where a
 class has no row (or no other row) the class is left out of that resample's
 average, as in the point estimate.
 
-NumPy and SciPy only: no file I/O, no printing.
+NumPy only: no file I/O, no printing.
 """
 
 from __future__ import annotations

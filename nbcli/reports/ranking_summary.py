@@ -5,16 +5,21 @@
 interval (:mod:`nbcli.reports.delong`) for ROC AUC where it is not, and
 point estimates only beyond :data:`MAX_CURVE_CLASSES` classes.
 
-NumPy and SciPy only: no file I/O, no printing.
+NumPy only: no file I/O, no printing.
 """
 
 from __future__ import annotations
 
 import warnings as _warnings
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from nbcli.reports.bootstrap import Interval, no_interval
+
+if TYPE_CHECKING:
+    from nbcli.reports.ranking_columns import OneVsRest
 
 RANKING_KEYS = ("roc_auc", "roc_auc_weighted", "average_precision")
 """The ranking metrics (one-vs-rest; see :mod:`nbcli.reports.ranking`)."""
@@ -39,6 +44,7 @@ def ranking_metrics(
     confidence: float,
     rng: np.random.Generator,
     budget: int = RANKING_BOOTSTRAP_BUDGET,
+    pending=None,
 ) -> tuple[dict[str, Interval], np.ndarray, tuple[list, list], list[str]]:
     """ROC AUC (macro and weighted) and average precision with intervals, per-class
     ROC AUC and the curves.
@@ -56,6 +62,9 @@ def ranking_metrics(
         Bootstrap when ``n_resamples * n_samples * scored columns`` is at
         most this (see :data:`RANKING_BOOTSTRAP_BUDGET`); otherwise ROC AUC
         gets DeLong's interval and average precision none.
+    pending : callable, optional
+        What :func:`start_ranking` returned for the same rows and settings:
+        the class columns already being sorted.
 
     Returns
     -------
@@ -64,67 +73,126 @@ def ranking_metrics(
         ``percentile``, ``DeLong`` or ``none``).
     areas : ndarray of shape (n_classes,)
         One-vs-rest ROC AUC of every class (NaN where undefined).
-    curves : (list of Curve, list of Curve)
-        ROC and precision-recall curves of every class, in column order;
-        empty lists beyond :data:`MAX_CURVE_CLASSES` classes.
+    curves : (sequence of Curve, sequence of Curve)
+        ROC and precision-recall curves of every class, in column order,
+        drawn when first read (:class:`~nbcli.reports.ranking_columns.LazyCurves`);
+        empty beyond :data:`MAX_CURVE_CLASSES` classes.
     warnings : list of str
         Classes left out of an average because the metric is undefined for
         them (no rows of the class, or none of the others).
     """
-    from nbcli.reports.ranking import class_curves, ranking_estimates
+    from nbcli.reports.ranking_bootstrap import bootstrap_ranking
 
     codes = np.asarray(codes, dtype=np.intp)
     k = proba.shape[1]
     nan = no_interval(float("nan"))
     if codes.size == 0:
         return dict.fromkeys(RANKING_KEYS, nan), np.full(k, np.nan), ([], []), []
+    if pending is None:
+        from nbcli.reports.ranking import check_scores
+
+        codes, proba, _ = check_scores(codes, proba)
     with _warnings.catch_warnings(record=True) as caught:
         _warnings.simplefilter("always")
         if k > MAX_CURVE_CLASSES:
             # Class by class, keeping only the areas: no curves, no intervals.
             metrics, areas = _many_class_ranking(codes, proba)
-            curves: tuple[list, list] = ([], [])
+            curves: tuple = ([], [])
         else:
-            # One sort per column serves the curves and the point estimates.
-            curves = class_curves(codes, proba)
-            areas = np.array([c.area for c in curves[0]])
-            estimates = ranking_estimates(codes, proba, curves=curves)
-            columns = 1 if k == 2 else k
-            if n_resamples <= 0:
-                metrics = {key: no_interval(v) for key, v in estimates.items()}
-            elif n_resamples * codes.size * columns > budget:
-                from nbcli.reports.delong import roc_auc_delong
-
-                metrics = {
-                    "roc_auc": roc_auc_delong(codes, proba, confidence=confidence),
-                    "roc_auc_weighted": roc_auc_delong(
-                        codes, proba, weighted=True, confidence=confidence
-                    ),
-                    "average_precision": no_interval(estimates["average_precision"]),
-                }
-            else:
-                from nbcli.reports.ranking_bootstrap import bootstrap_ranking
-
+            delong = _takes_delong(codes.size, k, n_resamples, budget)
+            metrics, areas, curves = _sorted_once(
+                codes, proba, delong=delong, confidence=confidence, pending=pending
+            )
+            if not delong:
                 metrics = bootstrap_ranking(
                     codes,
                     proba,
                     n_resamples=n_resamples,
                     confidence=confidence,
                     rng=rng,
-                    estimates=estimates,
+                    estimates={key: metrics[key].value for key in RANKING_KEYS},
                 )
     notes = list(dict.fromkeys(str(w.message) for w in caught))
     return {key: metrics[key] for key in RANKING_KEYS}, areas, curves, notes
 
 
-def _many_class_ranking(codes: np.ndarray, proba: np.ndarray):
-    """Point estimates of the ranking metrics, one class at a time (memory: one curve)."""
-    from nbcli.reports.ranking import binary_precision_recall_curve, binary_roc_curve
+def _takes_delong(n_rows: int, k: int, n_resamples: int, budget: int) -> bool:
+    return n_resamples > 0 and n_resamples * n_rows * (1 if k == 2 else k) > budget
+
+
+def start_ranking(
+    codes, proba, *, n_resamples: int, budget: int = RANKING_BOOTSTRAP_BUDGET
+) -> Callable[[], OneVsRest] | None:
+    """Start sorting the class columns on threads when :func:`ranking_metrics` will take
+    DeLong's intervals (it draws nothing from the generator then), else ``None``.
+
+    The caller does other work meanwhile and passes the result to
+    :func:`ranking_metrics` as ``pending``; the figures are the same as without it.
+    """
+    from nbcli.reports.ranking import check_scores
+    from nbcli.reports.ranking_columns import start_one_vs_rest
+
+    codes = np.asarray(codes, dtype=np.intp)
+    k = np.shape(proba)[1]
+    if codes.size == 0 or k > MAX_CURVE_CLASSES:
+        return None
+    if not _takes_delong(codes.size, k, n_resamples, budget):
+        return None
+    codes, proba, _ = check_scores(codes, proba)
+    return start_one_vs_rest(codes, proba, columns=[1] if k == 2 else None)
+
+
+def _sorted_once(
+    codes: np.ndarray, proba: np.ndarray, *, delong: bool, confidence: float, pending=None
+):
+    """Class areas, the ranking metrics and the (lazy) curves, each class column sorted once.
+
+    With ``delong`` the ROC AUCs take DeLong's interval and average precision
+    none; otherwise the metrics are point estimates (the caller bootstraps).
+    """
+    from nbcli.reports.delong import averaged_auc_interval, wald_interval
+    from nbcli.reports.ranking import class_average
+    from nbcli.reports.ranking_columns import LazyCurves, one_vs_rest
 
     k = proba.shape[1]
-    auc = np.array([binary_roc_curve(codes == c, proba[:, c]).area for c in range(k)])
-    ap = np.array([binary_precision_recall_curve(codes == c, proba[:, c]).area for c in range(k)])
-    size = np.bincount(codes, minlength=k).astype(float)
+    if pending is not None and delong:
+        ovr = pending()
+    else:
+        ovr = one_vs_rest(codes, proba, columns=[1] if k == 2 else None, covariance=delong)
+    areas = ovr.auc
+    curves = (LazyCurves(codes, proba, "roc"), LazyCurves(codes, proba, "pr"))
+    ap = no_interval(class_average(ovr.average_precision, np.ones(k), "average precision"))
+    if not delong:
+        metrics = {
+            "roc_auc": no_interval(class_average(areas, np.ones(k), "ROC AUC")),
+            "roc_auc_weighted": no_interval(
+                class_average(areas, np.ones(k) if k == 2 else ovr.class_sizes, "ROC AUC")
+            ),
+            "average_precision": ap,
+        }
+        return metrics, areas, curves
+    assert ovr.covariance is not None
+    if k == 2:
+        auc = wald_interval(float(areas[1]), ovr.ranks[1].variance, confidence=confidence)
+        metrics = {"roc_auc": auc, "roc_auc_weighted": auc}
+    else:
+        metrics = {
+            "roc_auc": averaged_auc_interval(areas, ovr.covariance, confidence=confidence),
+            "roc_auc_weighted": averaged_auc_interval(
+                areas, ovr.covariance, ovr.class_sizes, confidence=confidence
+            ),
+        }
+    metrics["average_precision"] = ap
+    return metrics, areas, curves
+
+
+def _many_class_ranking(codes: np.ndarray, proba: np.ndarray):
+    """Point estimates of the ranking metrics, one sort a class and no curves."""
+    from nbcli.reports.ranking_columns import one_vs_rest
+
+    k = proba.shape[1]
+    ovr = one_vs_rest(codes, proba, covariance=False)
+    auc, ap = ovr.auc, ovr.average_precision
 
     def mean(values, weights):
         ok = np.isfinite(values) & (weights > 0)
@@ -133,7 +201,7 @@ def _many_class_ranking(codes: np.ndarray, proba: np.ndarray):
     ones = np.ones(k)
     metrics = {
         "roc_auc": no_interval(mean(auc, ones)),
-        "roc_auc_weighted": no_interval(mean(auc, size)),
+        "roc_auc_weighted": no_interval(mean(auc, ovr.class_sizes)),
         "average_precision": no_interval(mean(ap, ones)),
     }
     return metrics, auc

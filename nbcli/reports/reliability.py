@@ -250,15 +250,16 @@ def reliability_diagram(
     return ReliabilityDiagram(rows, edges, label, n, ece, mce)
 
 
-def top_class_confidence(proba, true_codes) -> tuple[np.ndarray, np.ndarray]:
+def top_class_confidence(proba, true_codes, predicted=None) -> tuple[np.ndarray, np.ndarray]:
     """Top-class confidence ``max_k p_k`` and whether the argmax class is right.
 
     ``proba`` is (n_samples, n_classes), ``true_codes`` (n_samples,) the index
-    of each row's true class. Returns two arrays of shape (n_samples,):
+    of each row's true class, ``predicted`` (n_samples,) the argmax class
+    when the caller has it. Returns two arrays of shape (n_samples,):
     confidence (float) and correct (bool).
     """
     p = np.asarray(proba, dtype=float)
-    pred = predicted_codes(p)
+    pred = predicted_codes(p) if predicted is None else np.asarray(predicted)
     return p[np.arange(len(pred)), pred], pred == np.asarray(true_codes)
 
 

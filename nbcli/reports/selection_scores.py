@@ -145,11 +145,15 @@ def ranking_point_estimates(codes: np.ndarray, proba: np.ndarray) -> dict[str, I
     """ROC AUC (macro and weighted) and average precision without intervals, as
     :func:`~nbcli.reports.ranking_summary.ranking_metrics` estimates them;
     NaN for no rows. Classes left out of an average are not reported here."""
-    from nbcli.reports.ranking import ranking_estimates
+    from nbcli.reports.ranking_summary import ranking_metrics
 
     if codes.size == 0:
         return dict.fromkeys(RANKING_KEYS, no_interval(math.nan))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        estimates = ranking_estimates(codes, proba)
-    return {key: no_interval(estimates[key]) for key in RANKING_KEYS}
+        # The evaluation's own function without resamples: the same sort, the
+        # same areas to the last bit, and no generator drawn from.
+        metrics, _, _, _ = ranking_metrics(
+            codes, proba, n_resamples=0, confidence=0.95, rng=np.random.default_rng(0)
+        )
+    return {key: no_interval(metrics[key].value) for key in RANKING_KEYS}

@@ -65,8 +65,9 @@ def evaluate(
     from nbcli.reports.evaluation import build_evaluation
 
     mf = load_model(model)
+    inputs = inputs_later(model=model, data=data)
     scores = score(mf, data, read=read, reporter=reporter, missing_option=True)
-    check_labels_known(mf.classes, scores.y_true, model, data)
+    coding = check_labels_known(mf.classes, scores.y_true, model, data)
     n_rows = len(scores.y_true)
     if bins is None:
         bins = max(1, min(10, n_rows))
@@ -91,12 +92,34 @@ def evaluate(
         seed=seed,
         bins=bins,
         training_match=scores.training_match,
-        inputs=inputs_of(model=model, data=data),
+        inputs=inputs(),
         settings=settings,
+        coding=coding,
     )
     if scores.n_left_out:
         report.warnings.append(left_out_warning(scores.n_left_out, n_rows))
     return report
+
+
+def inputs_later(**paths):
+    """:func:`~nbcli.workflows.inputs.inputs_of` for ``paths``, hashed on a thread
+    while the data is scored when every path is a regular file (hashlib releases
+    the GIL); the returned function gives the inputs, or raises what hashing raised.
+
+    Standard input, pipes and devices are hashed when the function is called,
+    as before, from the bytes the reader kept.
+    """
+    import os
+
+    names = [p for v in paths.values() for p in (v if isinstance(v, (list, tuple)) else [v])]
+    if not all(p != "-" and os.path.isfile(p) for p in names):
+        return lambda: inputs_of(**paths)
+    from concurrent.futures import ThreadPoolExecutor
+
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="nbcli-sha256")
+    future = pool.submit(inputs_of, **paths)
+    pool.shutdown(wait=False)
+    return future.result
 
 
 def left_out_warning(n_left_out: int, n_scored: int) -> str:
@@ -108,8 +131,9 @@ def left_out_warning(n_left_out: int, n_scored: int) -> str:
     )
 
 
-def check_labels_known(classes, y_true, model: str, data: str) -> None:
-    """Refuse test data none of whose labels is a class of the model.
+def check_labels_known(classes, y_true, model: str, data: str):
+    """Refuse test data none of whose labels is a class of the model; return the
+    labels' :class:`~nbcli.reports.metrics.LabelCoding`.
 
     Such a run would score every row as an error (accuracy 0): the labels
     are written differently (``1.0`` against integer classes) or the target
@@ -125,7 +149,7 @@ def check_labels_known(classes, y_true, model: str, data: str) -> None:
 
     coding = encode_labels(classes, y_true)
     if len(y_true) == 0 or coding.n_unseen < len(y_true):
-        return
+        return coding
     from nbcli.terminal import shown_label
 
     def listed(labels) -> str:
@@ -175,6 +199,7 @@ def compare(
     if len(models) != 2:
         raise NbcliError(f"compare needs exactly two --model files (A and B), got {len(models)}")
     a, b = (load_model(m) for m in models)
+    inputs = inputs_later(models=list(models), data=data)
     sa = score(a, data, read=read, reporter=reporter, missing_option=True)
     sb = score(b, data, read=read, reporter=reporter, missing_option=True)
     if len(sa.y_true) != len(sb.y_true) or any(
@@ -198,7 +223,7 @@ def compare(
         n_resamples=bootstrap,
         confidence=confidence,
         seed=seed,
-        inputs=inputs_of(models=list(models), data=data),
+        inputs=inputs(),
         settings=settings,
     )
     if sa.n_left_out:

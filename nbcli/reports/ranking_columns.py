@@ -1,0 +1,468 @@
+"""One sort per class: everything the one-vs-rest ranking figures of a report need.
+
+Sorting a class's column of posteriors is the costly step of every ranking
+figure (a million rows take about 0.1 s a column); after it, the ROC AUC,
+the average precision, DeLong's placement values and variance, and the
+counts behind the ROC and precision-recall curves all follow from
+cumulative counts over runs of equal scores, in O(n). :func:`rank_column`
+does that for one binary problem and :func:`one_vs_rest` for every class of
+a posterior matrix, with DeLong's covariance of the class AUCs
+(:mod:`nbcli.reports.delong`), the columns on threads (NumPy releases the
+GIL while it sorts, gathers and adds). The curves themselves are drawn only
+when something asks for them (:class:`LazyCurves`).
+
+Within a run of equal scores the order of the rows does not matter to any
+of these figures (tied rows enter a curve together and count one half
+against each other in an AUC), so the sort need not be stable: the counts
+are those of :func:`nbcli.reports.ranking.threshold_counts` exactly, being
+whole numbers.
+
+Runs, in increasing order of score: a run holds ``p`` positives and ``q``
+negatives, with ``P<`` and ``N<`` positives and negatives in earlier runs;
+with m positives and n negatives in all,
+
+* a positive of the run has ``V10 = (N< + q / 2) / n`` and a negative
+  ``V01 = (m - P< - p / 2) / m`` (Sun and Xu's midrank form, 2014, without
+  the midranks), and the AUC is ``sum p V10 / m``;
+* DeLong's variance is ``S10 / m + S01 / n`` with ``S10 = sum p (V10 -
+  AUC)**2 / (m - 1)`` over the runs (``S01`` likewise);
+* the threshold at the run has ``tps = m - P<`` and ``tps + fps`` rows at or
+  above it, and the average precision is ``sum p / m * tps / (tps + fps)``
+  (the gain in recall at the threshold times the precision there).
+
+Sums of halves of whole numbers are exact in float64 up to 2**52, so the
+AUC is exact up to its one division.
+
+NumPy only: no file I/O, no printing.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, NamedTuple, overload
+
+import numpy as np
+
+PLACEMENT = "placement"
+CONTRIBUTION = "contribution"
+
+
+@dataclass(frozen=True)
+class ColumnRanks:
+    """One binary problem's ranking figures, from one sort of its scores.
+
+    ``auc`` is the ROC AUC (Mann-Whitney form; NaN without a positive or a
+    negative row), ``average_precision`` the step integral of the
+    precision-recall curve (NaN without a positive), ``variance`` DeLong's
+    ``S10 / m + S01 / n`` (NaN with fewer than two rows on a side).
+
+    ``fps``, ``tps`` and ``thresholds`` are those of
+    :func:`nbcli.reports.ranking.threshold_counts` (distinct scores,
+    decreasing, with the negatives and positives scoring at or above each),
+    ``None`` unless asked for. ``per_row`` has one value per row in row
+    order, ``None`` unless asked for: DeLong's placement value (``V10`` for
+    a positive row, ``V01`` for a negative one) or the row's contribution
+    to the AUC, ``(V10 - AUC) / m`` or ``(V01 - AUC) / n``.
+    """
+
+    auc: float
+    average_precision: float
+    variance: float
+    n_positive: int
+    n_negative: int
+    fps: np.ndarray | None = None
+    tps: np.ndarray | None = None
+    thresholds: np.ndarray | None = None
+    per_row: np.ndarray | None = None
+
+
+class _Counts(NamedTuple):
+    fps: np.ndarray | None = None
+    tps: np.ndarray | None = None
+    thresholds: np.ndarray | None = None
+
+
+def rank_column(
+    is_positive,
+    score,
+    *,
+    counts: bool = False,
+    per_row: str | None = None,
+    out: np.ndarray | None = None,
+) -> ColumnRanks:
+    """Sort one binary problem once and take its ranking figures from the runs of equal scores.
+
+    Parameters
+    ----------
+    is_positive : array-like of bool, shape (n_samples,)
+    score : array-like of float, shape (n_samples,)
+        Finite scores (the callers check them with
+        :func:`nbcli.reports.ranking.check_scores`).
+    counts : bool
+        Also give the threshold counts (three arrays of up to n values).
+    per_row : {None, "placement", "contribution"}
+        Also give every row's placement value or contribution (module notes).
+    out : ndarray of float, shape (n_samples,), optional
+        Where to write ``per_row`` (left as it is when the AUC is undefined).
+
+    Returns
+    -------
+    ColumnRanks
+
+    Notes
+    -----
+    One unstable ``argsort``, O(n log n), and a few O(n) passes.
+    """
+    y = np.asarray(is_positive, dtype=bool)
+    s = np.asarray(score, dtype=np.float64)
+    size = s.size
+    nan = math.nan
+    if size == 0:
+        empty = np.zeros(0)
+        kept = _Counts(empty, empty, empty) if counts else _Counts()
+        return ColumnRanks(nan, nan, nan, 0, 0, *kept, per_row=empty if per_row else None)
+    order = _ascending(s, y) if not counts else np.argsort(s)
+    ordered = s[order]
+    hit = y[order]
+    first = np.empty(size, dtype=bool)
+    first[0] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=first[1:])
+    if first.all():
+        return _without_ties(order, ordered, hit, counts, per_row, out)
+    cumulative = np.cumsum(hit, dtype=np.float64)
+    start_index = np.flatnonzero(first)
+    starts = start_index.astype(np.float64)
+    ends = np.empty_like(start_index)
+    ends[:-1] = start_index[1:]
+    ends[-1] = size
+    through = cumulative[ends - 1]
+    pos_in = np.diff(through, prepend=0.0)
+    m = int(cumulative[-1])
+    n = size - m
+    before = through - pos_in  # positives in earlier runs
+    above = size - starts  # rows at or above the run's threshold
+    tps = m - before
+    kept = _Counts()
+    if counts:
+        kept = _Counts((above - tps)[::-1], tps[::-1], ordered[start_index][::-1])
+    ap = float(np.sum(pos_in * (tps / above))) / m if m > 0 else nan
+    if m == 0 or n == 0:
+        values = out if per_row else None
+        if per_row == PLACEMENT:
+            values = np.full(size, nan) if out is None else out
+            values[...] = nan
+        return ColumnRanks(nan, ap, nan, m, n, *kept, per_row=values)
+    neg_in = (ends - start_index) - pos_in
+    below = (starts - before) + 0.5 * neg_in  # negatives under a positive of the run
+    auc = float(np.sum(pos_in * below)) / (float(m) * float(n))
+    v10 = below / n
+    v01 = (m - before - 0.5 * pos_in) / m
+    variance = nan
+    if m > 1 and n > 1:
+        d10, d01 = v10 - auc, v01 - auc
+        s10 = float(np.sum(pos_in * d10 * d10)) / (m - 1)
+        s01 = float(np.sum(neg_in * d01 * d01)) / (n - 1)
+        variance = s10 / m + s01 / n
+    values = None
+    if per_row:
+        if per_row == CONTRIBUTION:
+            v10 = (v10 - auc) / m
+            v01 = (v01 - auc) / n
+        elif per_row != PLACEMENT:
+            raise ValueError(f"per_row must be None, {PLACEMENT!r} or {CONTRIBUTION!r}")
+        run = np.cumsum(first, dtype=np.intp) - 1
+        values = np.empty(size) if out is None else out
+        values[order] = np.where(hit, v10[run], v01[run])
+    return ColumnRanks(auc, ap, variance, m, n, *kept, per_row=values)
+
+
+# Columns of at least this many rows leave out of the sort the rows no
+# figure needs ordered (see _ascending).
+_PARTITION_ROWS = 10_000
+
+
+def _ascending(s: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """An order of the rows that every figure but the curves takes as ascending.
+
+    Negatives scoring below the lowest positive, and positives above the
+    highest negative, are below (above) every row of the other class whatever
+    their order among themselves: no AUC, placement or precision depends on
+    it. So only the rows between are sorted, between those two blocks; for
+    posteriors that is commonly a third to a half of the sort saved. (The
+    curves' thresholds need every row in order: they sort all.)
+    """
+    if s.size < _PARTITION_ROWS:
+        return np.argsort(s)
+    lowest_positive = np.min(s, where=y, initial=np.inf)
+    highest_negative = np.max(s, where=~y, initial=-np.inf)
+    low = s < lowest_positive
+    high = s > highest_negative
+    outside = np.count_nonzero(low) + np.count_nonzero(high)
+    if outside < s.size // 8:
+        return np.argsort(s)
+    middle = np.flatnonzero(~(low | high))
+    return np.concatenate(
+        [np.flatnonzero(low), middle[np.argsort(s[middle])], np.flatnonzero(high)]
+    )
+
+
+def _without_ties(order, ordered, hit, counts: bool, per_row, out) -> ColumnRanks:
+    """:func:`rank_column` when all scores differ: every figure from the sorted
+    positions of the positives and of the negatives (O(m) and O(n) passes).
+
+    With the positives at ascending sorted positions ``i_r`` (r = 0, 1, ...),
+    ``i_r - r`` negatives lie below positive r; with the negatives at
+    positions ``j_s``, ``j_s - s`` positives lie below negative s.
+    """
+    nan = math.nan
+    size = order.size
+    pos_at = np.flatnonzero(hit)
+    m = pos_at.size
+    n = size - m
+    kept = _Counts()
+    if counts:
+        cumulative = np.cumsum(hit, dtype=np.float64)
+        tps = m - (cumulative - hit)
+        above = np.arange(size, 0, -1, dtype=np.float64)
+        kept = _Counts((above - tps)[::-1], tps[::-1], ordered[::-1])
+    rank = np.arange(m, dtype=np.float64)
+    ap = float(np.sum((m - rank) / (size - pos_at))) / m if m else nan
+    if m == 0 or n == 0:
+        values = out if per_row else None
+        if per_row == PLACEMENT:
+            values = np.full(size, nan) if out is None else out
+            values[...] = nan
+        return ColumnRanks(nan, ap, nan, m, n, *kept, per_row=values)
+    neg_at = np.flatnonzero(~hit)
+    v10: np.ndarray = pos_at - rank  # negatives below each positive: whole numbers, summed exactly
+    auc = float(v10.sum()) / (float(m) * float(n))
+    v10 /= n
+    v01: np.ndarray = neg_at - np.arange(n, dtype=np.float64)  # positives below each negative
+    v01 = (m - v01) / m
+    variance = nan
+    if m > 1 and n > 1:
+        variance = float(np.var(v10, ddof=1)) / m + float(np.var(v01, ddof=1)) / n
+    values = None
+    if per_row:
+        if per_row == CONTRIBUTION:
+            v10 -= auc
+            v10 /= m
+            v01 -= auc
+            v01 /= n
+        elif per_row != PLACEMENT:
+            raise ValueError(f"per_row must be None, {PLACEMENT!r} or {CONTRIBUTION!r}")
+        values = np.empty(size) if out is None else out
+        values[order[pos_at]] = v10
+        values[order[neg_at]] = v01
+    return ColumnRanks(auc, ap, variance, m, n, *kept, per_row=values)
+
+
+@dataclass(frozen=True)
+class OneVsRest:
+    """Every class of a posterior matrix against the rest, each column sorted once.
+
+    ``ranks`` holds one :class:`ColumnRanks` per class in column order
+    (without counts or per-row values); ``covariance`` is DeLong's
+    covariance of the class AUCs (see
+    :func:`nbcli.reports.delong.ovr_covariance`; ``None`` when not asked
+    for) and ``class_sizes`` the rows of each class.
+    """
+
+    ranks: list[ColumnRanks]
+    covariance: np.ndarray | None
+    class_sizes: np.ndarray
+
+    @property
+    def auc(self) -> np.ndarray:
+        return np.array([r.auc for r in self.ranks])
+
+    @property
+    def average_precision(self) -> np.ndarray:
+        return np.array([r.average_precision for r in self.ranks])
+
+
+def one_vs_rest(
+    codes: np.ndarray,
+    proba: np.ndarray,
+    *,
+    columns: Sequence[int] | None = None,
+    covariance: bool = True,
+    threads: int | None = None,
+) -> OneVsRest:
+    """:func:`rank_column` of every class column, and DeLong's covariance of their AUCs.
+
+    Parameters
+    ----------
+    codes : ndarray of int, shape (n_samples,)
+        Validated class codes (column indices of ``proba``).
+    proba : ndarray of float, shape (n_samples, n_classes)
+        Validated, finite posteriors.
+    columns : sequence of int, optional
+        The columns that enter ``covariance`` (default all); every column
+        is ranked.
+    covariance : bool
+        Compute DeLong's covariance (it holds ``len(columns)`` values a row
+        while it is computed).
+    threads : int, optional
+        Columns ranked at once; default the scoring threads
+        (``NBCLI_THREADS``, else the cores, at most 8).
+
+    Returns
+    -------
+    OneVsRest
+        Rows and columns of ``covariance`` outside ``columns`` or of classes
+        whose AUC is undefined are NaN; its diagonal is DeLong's variance
+        (NaN with fewer than two rows on a side), the rest the
+        influence-function covariance ``sum_i D_c(i) D_d(i)``.
+    """
+    return start_one_vs_rest(
+        codes, proba, columns=columns, covariance=covariance, threads=threads
+    )()
+
+
+def start_one_vs_rest(
+    codes: np.ndarray,
+    proba: np.ndarray,
+    *,
+    columns: Sequence[int] | None = None,
+    covariance: bool = True,
+    threads: int | None = None,
+) -> Callable[[], OneVsRest]:
+    """:func:`one_vs_rest` started on threads; the returned function waits for it.
+
+    Large columns are sorted on threads from the call on, so the caller can
+    do other work meanwhile; calling the returned function gives the
+    :class:`OneVsRest` (the same whatever the threads).
+    """
+    k = proba.shape[1]
+    n_rows = codes.size
+    wanted = list(range(k)) if columns is None else [int(c) for c in columns]
+    slot = {c: i for i, c in enumerate(wanted)} if covariance else {}
+    d = np.zeros((len(slot), n_rows)) if slot else None
+
+    def rank(c: int) -> ColumnRanks:
+        if d is None or c not in slot:
+            return rank_column(codes == c, proba[:, c])
+        ranks = rank_column(codes == c, proba[:, c], per_row=CONTRIBUTION, out=d[slot[c]])
+        return ColumnRanks(
+            ranks.auc, ranks.average_precision, ranks.variance, ranks.n_positive, ranks.n_negative
+        )
+
+    gather = start_columns(rank, k, n_rows, threads)
+
+    def finish() -> OneVsRest:
+        ranked = gather()
+        cov = None
+        if d is not None:
+            auc = np.array([r.auc for r in ranked])
+            cov = np.full((k, k), math.nan)
+            index = np.array(wanted, dtype=np.intp)
+            cov[np.ix_(index, index)] = d @ d.T
+            for c in wanted:
+                cov[c, c] = ranked[c].variance
+            undefined = ~np.isfinite(auc)
+            cov[undefined, :] = math.nan
+            cov[:, undefined] = math.nan
+        sizes = np.bincount(codes, minlength=k).astype(np.float64)
+        return OneVsRest(ranked, cov, sizes)
+
+    return finish
+
+
+# Below this many rows the columns are ranked on one thread: a pool costs
+# more than it saves.
+_PARALLEL_ROWS = 50_000
+
+
+def map_columns(task: Callable[[int], Any], k: int, n_rows: int, threads: int | None) -> list:
+    """``[task(c) for c in range(k)]``, on threads for large columns (the results do not
+    depend on how many)."""
+    return start_columns(task, k, n_rows, threads)()
+
+
+def start_columns(
+    task: Callable[[int], Any], k: int, n_rows: int, threads: int | None
+) -> Callable[[], list]:
+    """Start ``task(c)`` for ``c in range(k)``; the returned function waits and gives the
+    results in column order. Large columns run on threads from the call on, with BLAS
+    held to one thread until the results are taken, so that the threads do not
+    oversubscribe the cores."""
+    if threads is None:
+        from nbcli.models._parallel import scoring_threads
+
+        threads = scoring_threads()
+    workers = min(max(1, int(threads)), k)
+    if workers <= 1 or n_rows < _PARALLEL_ROWS:
+        return lambda: [task(c) for c in range(k)]
+    from concurrent.futures import ThreadPoolExecutor
+    from contextlib import ExitStack
+
+    from nbcli.models._parallel import one_blas_thread
+
+    stack = ExitStack()
+    stack.enter_context(one_blas_thread())
+    pool = stack.enter_context(
+        ThreadPoolExecutor(max_workers=workers, thread_name_prefix="nbcli-rank")
+    )
+    futures = [pool.submit(task, c) for c in range(k)]
+
+    def gather() -> list:
+        with stack:
+            return [f.result() for f in futures]
+
+    return gather
+
+
+class LazyCurves(Sequence):
+    """The ROC or precision-recall curve of every class, drawn on first use.
+
+    A report keeps its curves for plots; drawing them costs one more sort per
+    class, so they are made when first read (``len``, indexing, iteration)
+    and then kept. ``kind`` is ``"roc"`` or ``"pr"``.
+    """
+
+    def __init__(self, codes: np.ndarray, proba: np.ndarray, kind: str):
+        self._source: tuple[np.ndarray, np.ndarray] | None = (codes, proba)
+        self._kind = kind
+        self._curves: list | None = None
+
+    def _made(self) -> list:
+        if self._curves is None:
+            from nbcli.reports.ranking import pr_curve_from_counts, roc_curve_from_counts
+
+            assert self._source is not None
+            codes, proba = self._source
+            build = roc_curve_from_counts if self._kind == "roc" else pr_curve_from_counts
+
+            def curve(c: int):
+                r = rank_column(codes == c, proba[:, c], counts=True)
+                return build(r.fps, r.tps, r.thresholds)
+
+            self._curves = map_columns(curve, proba.shape[1], codes.size, None)
+            self._source = None
+        return self._curves
+
+    def __len__(self) -> int:
+        if self._curves is None and self._source is not None:
+            return self._source[1].shape[1]
+        return len(self._made())
+
+    @overload
+    def __getitem__(self, i: int): ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list: ...
+
+    def __getitem__(self, i):
+        return self._made()[i]
+
+    def __iter__(self) -> Iterator:
+        return iter(self._made())
+
+    def __eq__(self, other) -> bool:
+        return list(self) == list(other) if isinstance(other, Sequence) else NotImplemented
+
+    def __repr__(self) -> str:
+        return f"LazyCurves({self._kind!r}, {len(self)} classes)"
