@@ -192,9 +192,9 @@ class MixedNB(TextColumns, BayesClassifier):
     alpha : float, default=1.0
         Lidstone smoothing of the categorical, Bernoulli and multinomial
         columns; values below 1e-10 are raised to 1e-10.
-    min_categories : int or array-like of shape (n_features,), optional
+    min_categories : int or array-like of shape (n_table_columns,), optional
         Lower bound on ``K_j`` of categorical columns (entries of other
-        columns are not used).
+        columns are not used); one entry per column before the word counts.
     fit_prior : bool, default=True
         Learn class priors from the (weighted) class frequencies of all
         rows; when False, uniform.
@@ -405,7 +405,7 @@ class MixedNB(TextColumns, BayesClassifier):
         self.class_log_prior_ = class_log_prior(st.class_count, self.fit_prior, self.class_prior)
         alpha = _alpha(self.alpha)
         self._finalize_gaussian(st, lay)
-        min_cat = check_min_categories(self.min_categories, self.n_features_in_)
+        min_cat = check_min_categories(self.min_categories, lay.n_table)
         self._cat_log_prob, _, self._n_cat = category_log_prob(
             st.category_count,
             st.n_categories,

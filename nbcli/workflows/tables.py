@@ -167,9 +167,16 @@ def column_records(estimator, plan, categories: dict) -> list[dict]:
     """The model file's ``columns`` member: per feature ``name``, ``type``
     and, for a column read as categories, ``categories`` (first-seen order)."""
     types = estimator.get_params().get("column_types")
+    typed = None
+    if isinstance(types, (list, tuple)) and len(types) == len(plan.matrix) < len(plan.features):
+        # Text columns (mixed --text) have no entry in column_types: their
+        # words are the model's multinomial terms.
+        typed = dict(zip(plan.matrix, map(str, types)))
     out = []
     for j, name in enumerate(plan.features):
-        if isinstance(types, (list, tuple)) and len(types) == len(plan.features):
+        if typed is not None:
+            kind = typed.get(name, "text")
+        elif isinstance(types, (list, tuple)) and len(types) == len(plan.features):
             kind = str(types[j])
         elif type(estimator).feature_kinds == ("categorical",):
             kind = "categorical"
