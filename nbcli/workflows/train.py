@@ -252,6 +252,11 @@ def train(
                 "feature"
             )
 
+    if text is None and estimator.get_params().get("vocabulary_sizes") is not None:
+        raise NbcliError(
+            "vocabulary_sizes is set by --text from the vocabularies it builds; leave it out "
+            "of the configuration"
+        )
     column_types = dict(column_types or {})
     missing = choose_missing(estimator, missing)
     check_column_types(estimator, column_types)
