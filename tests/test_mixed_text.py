@@ -357,3 +357,46 @@ def test_python_api_missing_cells_and_bad_word_counts():
         _model(sizes=(40, 12)).fit(np.abs(bad), y)
     with pytest.raises(ValueError, match="vocabulary_sizes must be None or a list"):
         _model(sizes=(0,)).fit(np.abs(bad), y)
+
+
+def test_chunk_statistics_merge_into_the_streamed_fit(austen):
+    # What cross-validation uses: per-part statistics, merged, then the vocabularies.
+    from nbcli.text.settings import TextSettings
+    from nbcli.workflows.text_features import accumulate_text, finalize_text, fit_text_chunks
+
+    train, _, _, _ = austen
+    settings_ = TextSettings(columns=("text", "opening"), min_df=2)
+    X, words = train[["commas"]].to_numpy(), {c: train[c].tolist() for c in settings_.columns}
+    y = train.label.to_numpy()
+
+    def model():
+        return MixedNB(column_types=["gaussian"], alpha=0.5)
+
+    parts = [
+        accumulate_text(model(), settings_, X[a:b], {c: w[a:b] for c, w in words.items()}, y[a:b])
+        for a, b in [(0, 300), (300, 301), (301, len(y))]
+    ]
+    merged = model()
+    vocab = finalize_text(merged, settings_, parts[2].merge(parts[0]).merge(parts[1]), ["commas"])
+    merged.finalize()
+    streamed = model()
+    chunks = [
+        (X[a:b], y[a:b], {c: w[a:b] for c, w in words.items()})
+        for a, b in [(0, 500), (500, len(y))]
+    ]
+    assert fit_text_chunks(streamed, settings_, chunks, ["commas"]) == vocab
+    streamed.finalize()
+    assert merged.vocabulary_sizes == [len(vocab["text"]), len(vocab["opening"])]
+    np.testing.assert_allclose(merged.text_log_prob_, streamed.text_log_prob_, rtol=1e-12)
+    np.testing.assert_allclose(merged.theta_, streamed.theta_, rtol=1e-12)
+    expected = np.hstack([_text_term_counts(train, c, vocab[c]) for c in settings_.columns])
+    np.testing.assert_array_equal(merged.stats_.multinomial_count, expected)
+
+
+def _text_term_counts(train, column, vocabulary):
+    vec = CountVectorizer(vocabulary=vocabulary)
+    W = vec.transform(train[column])
+    classes = np.unique(train.label)
+    return np.vstack(
+        [np.asarray(W[(train.label == c).to_numpy()].sum(axis=0)).ravel() for c in classes]
+    )
