@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from numbers import Integral
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -43,6 +44,11 @@ from nbcli.models._validation import (
     check_labels,
     check_sample_weight,
 )
+
+if TYPE_CHECKING:
+    from nbcli.models._base import BayesClassifier as _Base
+else:
+    _Base = object
 
 
 def check_vocabulary_sizes(value) -> tuple[int, ...]:
@@ -60,7 +66,7 @@ def check_vocabulary_sizes(value) -> tuple[int, ...]:
     except TypeError:
         sizes = None
     if sizes is None or not all(
-        isinstance(s, Integral) and not isinstance(s, bool) and s >= 1 for s in sizes
+        isinstance(s, Integral) and not isinstance(s, bool) and int(s) >= 1 for s in sizes
     ):
         raise ValueError(
             f"vocabulary_sizes must be None or a list of positive integers (the length of each "
@@ -183,7 +189,7 @@ def text_scores(log_prob: np.ndarray, words) -> np.ndarray:
     return _sparse.scores(log_prob, words)
 
 
-class TextColumns:
+class TextColumns(_Base):
     """Validation and scoring of rows with word counts, mixed into :class:`nbcli.models.MixedNB`.
 
     Without ``vocabulary_sizes`` every method defers to the base class; with
@@ -193,8 +199,6 @@ class TextColumns:
     """
 
     vocabulary_sizes: object
-    n_features_in_: int
-    classes_: np.ndarray
     text_log_prob_: np.ndarray
 
     def _n_words(self) -> int:

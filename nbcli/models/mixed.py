@@ -130,7 +130,13 @@ def resolve_column_types(column_types, n_features: int, names=None) -> ColumnLay
     where = {
         k: np.array([i for i, t in enumerate(types) if t == k], dtype=np.intp) for k in COLUMN_TYPES
     }
-    return ColumnLayout(types=tuple(types), **where)
+    return ColumnLayout(
+        tuple(types),
+        where["gaussian"],
+        where["categorical"],
+        where["bernoulli"],
+        where["multinomial"],
+    )
 
 
 class MixedNB(TextColumns, BayesClassifier):

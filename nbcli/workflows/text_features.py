@@ -126,7 +126,7 @@ class TextChunkStats:
         a, b = self.reindex(classes), other.reindex(classes)
         return TextChunkStats(
             classes=classes,
-            numeric=None if a.numeric is None else a.numeric.merge(b.numeric),  # type: ignore[arg-type]
+            numeric=None if a.numeric is None else a.numeric.merge(b.numeric),
             terms={c: a.terms[c].merge(b.terms[c]) for c in a.terms},
         )
 
