@@ -243,6 +243,21 @@ def check_text(path, meta, vocabularies: dict | None):
     return settings
 
 
+def check_text_term(path, model, settings, vocabularies: dict | None) -> None:
+    """A model whose text columns are terms of its own (mixed: ``vocabulary_sizes``)
+    must give them the lengths of the stored vocabularies, in column order."""
+    if getattr(type(model), "text_term", None) is None:
+        return
+    sizes = list(getattr(model, "vocabulary_sizes", None) or [])
+    want = [] if settings is None else [len((vocabularies or {})[c]) for c in settings.columns]
+    if sizes != want:
+        refuse(
+            path,
+            "has vocabulary_sizes that do not match its text columns' vocabularies; "
+            "the file is corrupt",
+        )
+
+
 def expected_members(meta) -> dict[str, tuple | str | None]:
     """Every member the metadata declares, with its shape.
 

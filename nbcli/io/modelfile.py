@@ -329,6 +329,7 @@ def _load_members(path, archive: NpzArchive) -> ModelFile:
     if meta.get("text") is not None:
         text = check.check_text(path, meta, vocabularies)
         vocabularies = {c: vocabularies[c] for c in text.columns}  # type: ignore[index]
+    check.check_text_term(path, model, text, vocabularies)
     return ModelFile(
         model=model,
         feature_names=list(meta["feature_names"]),

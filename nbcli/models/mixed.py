@@ -6,8 +6,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from nbcli.models import _text_term
 from nbcli.models._base import BayesClassifier, UndeterminedError
 from nbcli.models._table_stats import MixedStats, pooled_moments
+from nbcli.models._text_term import TextColumns, TextRows
 from nbcli.models._validation import DataValueError, label_text
 from nbcli.models.categorical import (
     category_log_prob,
@@ -47,6 +49,13 @@ class ColumnLayout:
     categorical: np.ndarray
     bernoulli: np.ndarray
     multinomial: np.ndarray
+    #: Length of each text column's vocabulary (its word counts follow the table's columns).
+    vocabulary_sizes: tuple[int, ...] = ()
+
+    @property
+    def n_table(self) -> int:
+        """Number of the table's columns (the features before the word counts)."""
+        return len(self.types)
 
 
 def _check_type(value, where: str) -> str:
@@ -122,10 +131,16 @@ def resolve_column_types(column_types, n_features: int, names=None) -> ColumnLay
     where = {
         k: np.array([i for i, t in enumerate(types) if t == k], dtype=np.intp) for k in COLUMN_TYPES
     }
-    return ColumnLayout(types=tuple(types), **where)
+    return ColumnLayout(
+        tuple(types),
+        where["gaussian"],
+        where["categorical"],
+        where["bernoulli"],
+        where["multinomial"],
+    )
 
 
-class MixedNB(BayesClassifier):
+class MixedNB(TextColumns, BayesClassifier):
     """Naive Bayes over mixed columns: a class-conditional distribution per column type.
 
     Each column ``j`` has its own distribution, chosen by ``column_types``,
@@ -159,6 +174,14 @@ class MixedNB(BayesClassifier):
       the multinomial coefficient (Manning, Raghavan and Schuetze,
       *Introduction to Information Retrieval*, 2008, section 13.2).
 
+    Text columns (``vocabulary_sizes``) add one multinomial term each, over
+    their own vocabulary ``V_t``: ``sum_w n_tw log theta_ctw`` with
+    ``theta_ctw = (N_ctw + alpha) / (N_ct + alpha |V_t|)``, as
+    scikit-learn's ``MultinomialNB`` on that column's word counts (see
+    :mod:`nbcli.models._text_term`). Their word counts are the last
+    ``sum(vocabulary_sizes)`` features, after the table's columns, and may
+    come as a SciPy sparse matrix.
+
     With ``missing="ignore"`` a NaN cell is left out of its column's
     statistics at fit and out of the sum at predict, which is exact
     marginalisation under missing-at-random (Little and Rubin, 2002).
@@ -176,9 +199,9 @@ class MixedNB(BayesClassifier):
     alpha : float, default=1.0
         Lidstone smoothing of the categorical, Bernoulli and multinomial
         columns; values below 1e-10 are raised to 1e-10.
-    min_categories : int or array-like of shape (n_features,), optional
+    min_categories : int or array-like of shape (n_table_columns,), optional
         Lower bound on ``K_j`` of categorical columns (entries of other
-        columns are not used).
+        columns are not used); one entry per column before the word counts.
     fit_prior : bool, default=True
         Learn class priors from the (weighted) class frequencies of all
         rows; when False, uniform.
@@ -190,6 +213,11 @@ class MixedNB(BayesClassifier):
     unseen : {"error", "ignore"}, default="error"
         A categorical code ``>= K_j`` at predict: an error naming row,
         column and value, or left out of the product like a missing cell.
+    vocabulary_sizes : sequence of int, optional
+        Length of each text column's vocabulary; the last
+        ``sum(vocabulary_sizes)`` features are their word counts, column
+        after column (``column_types`` describes the features before them).
+        ``None``: no text columns.
 
     Attributes
     ----------
@@ -208,6 +236,8 @@ class MixedNB(BayesClassifier):
     category_log_prob_ : list of ndarrays of shape (n_classes, K_j)
     bernoulli_log_prob_, multinomial_log_prob_ : ndarray of shape (n_classes, n_columns_of_type)
         ``log p_cj`` of the Bernoulli and multinomial columns.
+    text_log_prob_ : ndarray of shape (n_classes, sum(vocabulary_sizes))
+        ``log theta_ctw`` of the text columns' words, vocabulary after vocabulary.
     stats_ : MixedStats
 
     Raises
@@ -241,8 +271,18 @@ class MixedNB(BayesClassifier):
         priors("class_prior"),
         missing(),
         unseen(),
+        Hyperparameter(
+            "vocabulary_sizes",
+            "object",
+            None,
+            "length of each text column's vocabulary (the command line sets it from --text)",
+            allow_none=True,
+            default_text="no text columns",
+        ),
     )
     statistics = (MixedStats,)
+    #: Text columns are multinomial terms of this model (``--text``).
+    text_term = "multinomial"
     prior_param = "class_prior"
     # NaN must be caught before scoring: a NaN cell scores as a missing one.
     _scan_for_nonfinite = True
@@ -259,6 +299,7 @@ class MixedNB(BayesClassifier):
         class_prior=None,
         missing="error",
         unseen="error",
+        vocabulary_sizes=None,
     ):
         self.column_types = column_types
         self.var_smoothing = var_smoothing
@@ -269,6 +310,7 @@ class MixedNB(BayesClassifier):
         self.class_prior = class_prior
         self.missing = missing
         self.unseen = unseen
+        self.vocabulary_sizes = vocabulary_sizes
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -281,8 +323,21 @@ class MixedNB(BayesClassifier):
         return tags
 
     def _resolve_layout(self) -> ColumnLayout:
-        return resolve_column_types(
-            self.column_types, self.n_features_in_, getattr(self, "feature_names_in_", None)
+        sizes = _text_term.check_vocabulary_sizes(self.vocabulary_sizes)
+        n_table = self.n_features_in_ - sum(sizes)
+        if n_table < 0:
+            raise ValueError(
+                f"vocabulary_sizes adds up to {sum(sizes)} word counts, more than the "
+                f"{self.n_features_in_} features"
+            )
+        names = getattr(self, "feature_names_in_", None)
+        lay = resolve_column_types(
+            self.column_types, n_table, None if names is None else names[:n_table]
+        )
+        if not sizes:
+            return lay
+        return ColumnLayout(
+            lay.types, lay.gaussian, lay.categorical, lay.bernoulli, lay.multinomial, sizes
         )
 
     # -- values -------------------------------------------------------------------
@@ -344,14 +399,22 @@ class MixedNB(BayesClassifier):
     # -- fitting ------------------------------------------------------------------
     def accumulate(self, X, y_idx, sample_weight, n_classes):
         self._layout = self._resolve_layout()
-        self._check_cells(X)
-        return MixedStats.from_data(X, y_idx, sample_weight, n_classes, self._layout)
+        if not isinstance(X, TextRows):
+            self._check_cells(X)
+            return MixedStats.from_data(X, y_idx, sample_weight, n_classes, self._layout)
+        self._check_cells(X.table)
+        st = MixedStats.from_data(X.table, y_idx, sample_weight, n_classes, self._layout)
+        words = _text_term.class_word_counts(X.words, y_idx, sample_weight, n_classes)
+        st.multinomial_count = np.hstack([st.multinomial_count, words])
+        return st
 
     def finalize(self):
         lay = self._layout = self._resolve_layout()
         st = self.stats_
-        if st.gaussian_count.shape[1] != lay.gaussian.size or st.n_categories.size != (
-            lay.categorical.size
+        if (
+            st.gaussian_count.shape[1] != lay.gaussian.size
+            or st.n_categories.size != lay.categorical.size
+            or st.multinomial_count.shape[1] != lay.multinomial.size + sum(lay.vocabulary_sizes)
         ):
             raise ValueError("the statistics do not match column_types; refit the model")
         self.column_types_ = list(lay.types)
@@ -359,7 +422,7 @@ class MixedNB(BayesClassifier):
         self.class_log_prior_ = class_log_prior(st.class_count, self.fit_prior, self.class_prior)
         alpha = _alpha(self.alpha)
         self._finalize_gaussian(st, lay)
-        min_cat = check_min_categories(self.min_categories, self.n_features_in_)
+        min_cat = check_min_categories(self.min_categories, lay.n_table)
         self._cat_log_prob, _, self._n_cat = category_log_prob(
             st.category_count,
             st.n_categories,
@@ -375,15 +438,18 @@ class MixedNB(BayesClassifier):
             lp = np.log(st.bernoulli_count + alpha) - den
             # log(1 - p) from the counts, accurate when p is near 1.
             lq = np.log(st.bernoulli_observed - st.bernoulli_count + alpha) - den
-            mult = st.multinomial_count + alpha
+            m = lay.multinomial.size
+            mult = st.multinomial_count[:, :m] + alpha
             lm = np.log(mult) - np.log(mult.sum(axis=1, keepdims=True))
-        if not (np.all(np.isfinite(lp)) and np.all(np.isfinite(lq)) and np.all(np.isfinite(lm))):
+        lt = _text_term.text_log_prob(st.multinomial_count[:, m:], lay.vocabulary_sizes, alpha)
+        if not all(np.all(np.isfinite(a)) for a in (lp, lq, lm, lt)):
             raise ValueError(
                 f"alpha={alpha:g} is too large: the smoothed counts overflow float64; "
                 "use a smaller alpha (1 is Laplace smoothing)"
             )
         self.bernoulli_log_prob_ = lp
         self.multinomial_log_prob_ = lm
+        self.text_log_prob_ = lt
         self._bern_w = lp - lq
         self._bern_b = lq
 

@@ -170,10 +170,17 @@ def column_records(estimator, plan, categories: dict) -> list[dict]:
     from nbcli.io.plan import WORDS
 
     types = estimator.get_params().get("column_types")
+    typed = None
+    if isinstance(types, (list, tuple)) and len(types) == len(plan.matrix) < len(plan.features):
+        # Text columns (mixed --text) have no entry in column_types: their
+        # words are the model's multinomial terms.
+        typed = dict(zip(plan.matrix, map(str, types)))
     out = []
     for j, name in enumerate(plan.features):
         if plan.kind(name) == WORDS:
             kind = "text"  # its words are the model's features
+        elif typed is not None:
+            kind = typed[name]
         elif isinstance(types, (list, tuple)) and len(types) == len(plan.features):
             kind = str(types[j])
         elif type(estimator).feature_kinds == ("categorical",):

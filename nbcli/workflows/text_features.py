@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import zlib
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -48,8 +49,20 @@ __all__ = [
     "text_matrix",
 ]
 
-#: Model types that take text columns, and which term statistic each uses.
-TEXT_KINDS = {"multinomial": "multinomial", "complement": "complement", "bernoulli": "bernoulli"}
+#: Model types that take text columns, and which term statistic each uses. The
+#: mixed model takes each text column as a multinomial term of its own
+#: (its class declares ``text_term``; see :mod:`nbcli.models._text_term`).
+TEXT_KINDS = {
+    "multinomial": "multinomial",
+    "complement": "complement",
+    "bernoulli": "bernoulli",
+    "mixed": "multinomial",
+}
+
+
+def _text_term(estimator) -> bool:
+    """Whether text columns are terms of ``estimator`` beside its table (mixed)."""
+    return getattr(type(estimator), "text_term", None) is not None
 
 
 def check_text_model(estimator) -> str:
@@ -68,7 +81,7 @@ def check_text_model(estimator) -> str:
             f"--text needs a model of word counts: {', '.join(TEXT_KINDS)} "
             f"(the {estimator.name} model does not take text columns)"
         )
-    if not type(estimator).sklearn_tags.get("sparse", False):
+    if not (_text_term(estimator) or type(estimator).sklearn_tags.get("sparse", False)):
         # Counts reach the scorer as a sparse matrix (see nbcli.models._sparse).
         raise NbcliError(f"the {estimator.name} model does not take sparse word counts yet")
     if kind == "bernoulli" and getattr(estimator, "binarize", None) != 0:
@@ -87,14 +100,14 @@ class TextChunkStats:
     ----------
     classes : ndarray of shape (n_classes,)
         Sorted labels; row ``k`` of every statistic is class ``classes[k]``.
-    numeric : ClassCounts or None
+    numeric : ClassCounts, MixedStats or None
         The estimator's statistics of the numeric columns (None without any).
     terms : dict of str to TermStats
         Per text column, the statistics of every term seen.
     """
 
     classes: np.ndarray
-    numeric: ClassCounts | None
+    numeric: Any
     terms: dict[str, TermStats]
 
     def reindex(self, classes: np.ndarray) -> TextChunkStats:
@@ -113,7 +126,7 @@ class TextChunkStats:
         a, b = self.reindex(classes), other.reindex(classes)
         return TextChunkStats(
             classes=classes,
-            numeric=None if a.numeric is None else a.numeric.merge(b.numeric),  # type: ignore[arg-type]
+            numeric=None if a.numeric is None else a.numeric.merge(b.numeric),
             terms={c: a.terms[c].merge(b.terms[c]) for c in a.terms},
         )
 
@@ -156,7 +169,12 @@ def _numeric_stats(estimator, X: np.ndarray, y: np.ndarray, sample_weight=None):
     """The estimator's statistics of the numeric columns of a chunk (None without any)."""
     if not X.shape[1]:
         return None
-    clone = type(estimator)(**estimator.get_params())
+    params = estimator.get_params()
+    if _text_term(estimator):
+        # The table's own statistics; the word counts are added once the
+        # vocabularies are chosen (finalize_text).
+        params["vocabulary_sizes"] = None
+    clone = type(estimator)(**params)
     chunk = [(X, y) if sample_weight is None else (X, y, sample_weight)]
     return clone.fit_chunks(chunk, finalize=False).stats_
 
@@ -181,7 +199,8 @@ def finalize_text(
     """
     kind = check_text_model(estimator)
     vocabularies: dict[str, list[str]] = {}
-    blocks = [] if stats.numeric is None else [stats.numeric.feature_count]
+    table = stats.numeric is not None and not _text_term(estimator)
+    blocks = [stats.numeric.feature_count] if table else []
     class_count = None if stats.numeric is None else stats.numeric.class_count
     for column in settings.columns:
         term_stats = stats.terms[column]
@@ -202,9 +221,30 @@ def finalize_text(
     assert class_count is not None  # settings name at least one text column
     estimator.classes_ = stats.classes
     estimator.n_features_in_ = len(names)
-    estimator.stats_ = ClassCounts(class_count=class_count, feature_count=np.hstack(blocks))
+    if _text_term(estimator):
+        estimator.set_params(vocabulary_sizes=[len(v) for v in vocabularies.values()])
+        estimator.stats_ = _mixed_stats(stats.numeric, class_count, np.hstack(blocks))
+    else:
+        estimator.stats_ = ClassCounts(class_count=class_count, feature_count=np.hstack(blocks))
     estimator.feature_names_in_ = np.asarray(names, dtype=object)
     return vocabularies
+
+
+def _mixed_stats(table, class_count: np.ndarray, words: np.ndarray):
+    """The mixed model's statistics: the table's (None: no table columns) with the
+    per-class word counts after its multinomial sums (see :mod:`nbcli.models._text_term`)."""
+    from nbcli.models import MixedNB
+    from nbcli.models._table_stats import MixedStats
+    from nbcli.models.mixed import resolve_column_types
+
+    if table is None:
+        k = class_count.shape[0]
+        none = resolve_column_types(None, 0)
+        table = MixedStats.from_data(np.zeros((0, 0)), np.zeros(0, np.intp), None, k, none)
+        table.class_count = class_count.copy()
+    assert isinstance(table, MixedStats) and MixedNB.text_term
+    table.multinomial_count = np.hstack([table.multinomial_count, words])
+    return table
 
 
 def fit_text_chunks(estimator, settings: TextSettings, chunks, numeric_names) -> dict:

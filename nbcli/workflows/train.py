@@ -256,6 +256,11 @@ def train(
                 "feature"
             )
 
+    if text is None and estimator.get_params().get("vocabulary_sizes") is not None:
+        raise NbcliError(
+            "vocabulary_sizes is set by --text from the vocabularies it builds; leave it out "
+            "of the configuration"
+        )
     column_types = dict(column_types or {})
     missing = choose_missing(estimator, missing)
     check_column_types(estimator, column_types)
@@ -287,6 +292,8 @@ def train(
             )
     warnings: list[str] = list(stream.plan.warnings)
     apply_column_types(estimator, stream.plan, column_types, missing, unseen)
+    if text is not None and "column_types" in estimator.get_params():
+        _text_terms_beside_table(estimator, path, stream.plan, text, column_types)
     counts_of_rows = RowCounts()
     fp = TrainingFingerprint(legacy=False)
     state = _ReadState()
@@ -365,6 +372,22 @@ def train(
             na_values=na_values,
             row_counts=counts_of_rows,
         ),
+    )
+
+
+def _text_terms_beside_table(estimator, path: str, plan, text, column_types: dict) -> None:
+    """Give the mixed model's ``column_types`` for the table's columns only: its
+    text columns are multinomial terms of their own (``vocabulary_sizes``)."""
+    given = [c for c in text.columns if c in column_types]
+    if given:
+        raise NbcliError(
+            f"{path}: --column {given[0]}={column_types[given[0]]}: the column is a text "
+            "column (--text), a multinomial term of its words; drop one of the two"
+        )
+    types = estimator.get_params()["column_types"]
+    estimator.set_params(
+        column_types=[t for c, t in zip(plan.features, types) if c not in text.columns],
+        vocabulary_sizes=None,
     )
 
 
@@ -494,7 +517,9 @@ def finish_training(
         ):
             python_warnings.simplefilter("always")
             if tables is not None:
-                set_category_counts(estimator, feature_names, tables.categories)
+                # Per table column: the word counts of text columns have no categories.
+                n_table = len(feature_names) - sum(len(v) for v in (vocabularies or {}).values())
+                set_category_counts(estimator, feature_names[:n_table], tables.categories)
             if typed is not classes:
                 estimator.relabel(typed)
             if priors_by_label is not None:
