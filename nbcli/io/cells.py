@@ -295,7 +295,8 @@ def features_of(
 
     names = plan.matrix
     unread: Unread = {}
-    if names and all(frame.schema[n] == pl.Float64 and plan.kind(n) == NUMERIC for n in names):
+    schema = frame.schema  # built afresh on each access
+    if names and all(schema[n] == pl.Float64 and plan.kind(n) == NUMERIC for n in names):
         # One conversion of the whole block (polars fills the columns in
         # parallel, nulls as NaN).
         X = frame.select(names).to_numpy(order="fortran")
