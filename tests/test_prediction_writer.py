@@ -93,3 +93,27 @@ def test_predict_writes_parquet_and_rounds_with_digits(tmp_path):
     rounded = [[float(v) for v in line.split(",")[1:]] for line in run.stdout.splitlines()[1:]]
     exact = [[float(v) for v in line.split(",")[1:]] for line in full.stdout.splitlines()[1:]]
     np.testing.assert_array_equal(np.round(exact, 2), rounded)
+
+
+def test_a_file_gets_the_same_bytes_as_text_written_in_order(tmp_path):
+    # A UTF-8 text file is written through its byte layer: the same bytes as
+    # the text a stream without one gets, after whatever went before as text.
+    logp = _log_proba(300, 2, seed=3)
+    chunks = np.array_split(np.arange(300), [7, 150])
+    labels = np.array(["é", "b"])
+    as_text = io.StringIO()
+    writer = PredictionWriter(labels, proba=True)
+    for rows in chunks:
+        writer.write(as_text, {}, logp[rows])
+    path = tmp_path / "p.csv"
+    with open(path, "w", encoding="utf-8", newline="") as f:
+        f.write("# before\n")
+        writer = PredictionWriter(labels, proba=True)
+        for rows in chunks:
+            writer.write(f, {}, logp[rows])
+    assert path.read_bytes() == ("# before\n" + as_text.getvalue()).encode("utf-8")
+    binary = io.BytesIO()
+    writer = PredictionWriter(labels, proba=True)
+    for rows in chunks:
+        writer.write(binary, {}, logp[rows])
+    assert binary.getvalue() == as_text.getvalue().encode("utf-8")
