@@ -383,3 +383,15 @@ def test_planning_sample_profiles_every_column_as_its_text_does(tmp_path, cells)
     names = ["x", "label", "n"]
     assert first["n"].dtype.is_float()  # clean numbers come typed
     assert profile_columns(first, names, NA_STRINGS) == profile_columns(whole, names, NA_STRINGS)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from(["b", "a", "é", "10", "9", "ab", "a b", "Z", "ü"]), min_size=1))
+def test_text_labels_are_the_cells_as_written(labels):
+    import polars as pl
+
+    from nbcli.io.cells import text_labels
+
+    column = pl.Series("label", labels, dtype=pl.String)
+    got = text_labels(column, "f.csv", "label", 0, resolve=False)
+    assert got.tolist() == labels
