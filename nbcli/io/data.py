@@ -298,17 +298,16 @@ class DatasetStream:
         self.target = plan.target
         self.note = plan.note
         self.plan = plan
-        self.whole_rows = chunk_size
+        whole_rows = chunk_size
         if chunk_size is None:
             chunk_size = default_chunk_rows(len(self.feature_names) + 1)
-            self.whole_rows = default_chunk_rows(len(self.feature_names) + 1, WHOLE_VALUES)
+            whole_rows = default_chunk_rows(len(self.feature_names) + 1, WHOLE_VALUES)
             if self.word_columns:
                 # A document is many values once tokenised (and a Python
                 # string before that): fewer rows keep a chunk to tens of MB.
-                chunk_size = min(chunk_size, TEXT_CHUNK_ROWS)
-                self.whole_rows = chunk_size
+                chunk_size = whole_rows = min(chunk_size, TEXT_CHUNK_ROWS)
         self.chunk_size = int(chunk_size)
-        self.whole_rows = int(self.whole_rows)
+        self.whole_rows = int(whole_rows)
 
     @property
     def categories(self) -> dict[str, list[str]]:
