@@ -298,8 +298,9 @@ class DatasetStream:
         self.target = plan.target
         self.note = plan.note
         self.plan = plan
-        whole_rows = chunk_size
-        if chunk_size is None:
+        if chunk_size is not None:
+            whole_rows = int(chunk_size)
+        else:
             chunk_size = default_chunk_rows(len(self.feature_names) + 1)
             whole_rows = default_chunk_rows(len(self.feature_names) + 1, WHOLE_VALUES)
             if self.word_columns:
