@@ -117,3 +117,17 @@ def test_a_file_gets_the_same_bytes_as_text_written_in_order(tmp_path):
     for rows in chunks:
         writer.write(binary, {}, logp[rows])
     assert binary.getvalue() == as_text.getvalue().encode("utf-8")
+
+
+def test_predict_reads_no_labels_and_only_the_model_columns(tmp_path):
+    fitted_model_file(tmp_path / "m.npz")
+    data = tmp_path / "new.csv"
+    # A missing label does not matter to predictions; a row whose model
+    # columns are empty but whose other cells are not is a row (with an
+    # empty prediction), while a row of nothing but empty cells is skipped.
+    data.write_text("id,a,b,label\nr1,1,2,x\nr2,6,7,\nr3,,,y\n,,,\nr4,2,2,x\n", encoding="utf-8")
+    run = nbcli_in_process(
+        "predict", "-m", tmp_path / "m.npz", "-d", data, "--keep", "id", "--missing", "drop"
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines() == ["id,prediction", "r1,x", "r2,y", "r3,", "r4,x"]

@@ -299,6 +299,10 @@ class CsvReader(TableReader):
         # header is skipped as a line instead, the names coming from the schema.
         unnamed = "" in self.header.columns
         renamed = {a: b for a, b in zip(written, self._names) if a != b}
+        # The typed scan parses only the columns the plan reads. A chunk
+        # without a missing cell among them has no blank row; one with a
+        # missing cell is read again as text, every column, which decides.
+        wanted = self._wanted() if typed and where is None else None
         lazy = pl.scan_csv(
             where,
             has_header=not unnamed,
@@ -311,7 +315,20 @@ class CsvReader(TableReader):
             truncate_ragged_lines=False,
             ignore_errors=typed,
         )
-        return lazy.rename(renamed) if renamed else lazy
+        lazy = lazy.rename(renamed) if renamed else lazy
+        return lazy.select(wanted) if wanted is not None else lazy
+
+    def _wanted(self) -> list[str] | None:
+        """The columns the plan reads, in file order, or None for all."""
+        plan = self.plan
+        wanted = {*plan.features, *plan.keep}
+        if plan.target is not None and self.read_target:
+            wanted.add(plan.target)
+        if not wanted or not wanted <= set(self._names):
+            return None
+        if len(wanted) == len(self._names):
+            return None
+        return [c for c in self._names if c in wanted]
 
     def _batches(self, lazy, chunk_size: int | None):
         """The rows of a scan as polars frames of exactly ``chunk_size`` rows
@@ -377,7 +394,7 @@ class CsvReader(TableReader):
         display = self.source.display
         X, unread = features_of(frame, plan, display, offset, self.encoders, self.opts.na_texts)
         y, label_error, y_missing = None, None, None
-        if plan.target is not None:
+        if plan.target is not None and self.read_target:
             labels = frame.get_column(plan.target)
             skip = self.opts.skip_missing_labels
             if skip:

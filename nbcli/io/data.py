@@ -277,6 +277,7 @@ class DatasetStream:
         opts: ReadOptions,
         delimiter: str | None,
         raw_labels: bool,
+        labels: bool = True,
     ):
         source = Source(path)
         display = source.display
@@ -291,6 +292,7 @@ class DatasetStream:
         self.path = source.path
         self._raw_labels = raw_labels
         self._reader = open_reader(source, opts, delimiter)
+        self._reader.read_target = bool(labels)
         self._missing = opts.missing
         plan = self._reader.plan
         self.feature_names = list(plan.matrix)
@@ -349,6 +351,7 @@ def iter_dataset(
     keep=None,
     target_hint=None,
     raw_labels=False,
+    labels=True,
     **more,
 ) -> DatasetStream:
     """Read a data file in chunks of at most ``chunk_size`` rows
@@ -360,7 +363,10 @@ def iter_dataset(
     unicode array as read, so that a caller can resolve the type once, on the
     set of all labels (a column that looks numeric in one chunk and textual
     in another would otherwise change type between chunks). NPZ and Parquet
-    labels keep their stored type either way.
+    labels keep their stored type either way. With ``labels=False`` the
+    target column is not read at all (each chunk's ``y`` is None): a caller
+    that needs no labels neither pays for them nor is stopped by a missing
+    one.
 
     Raises
     ------
@@ -382,5 +388,10 @@ def iter_dataset(
         **more,
     )
     return DatasetStream(
-        path, chunk_size=chunk_size, opts=opts, delimiter=delimiter, raw_labels=raw_labels
+        path,
+        chunk_size=chunk_size,
+        opts=opts,
+        delimiter=delimiter,
+        raw_labels=raw_labels,
+        labels=labels,
     )
