@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from nbcli.errors import NbcliError
 from nbcli.io.data import iter_dataset, read_dataset
+from nbcli.io.profile import SAMPLE_ROWS
 from nbcli.io.readers import read_ahead
 
 
@@ -325,9 +326,6 @@ def _sample_both_ways(path):
 
     reader._text_rows = whole_file
     return reader._planning_sample(), whole
-
-
-from nbcli.io.profile import SAMPLE_ROWS  # noqa: E402
 
 
 @pytest.mark.parametrize("gzipped", [False, True])
