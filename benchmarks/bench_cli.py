@@ -12,7 +12,10 @@ reader's own work done by a bare ``python -c``:
   target 2.0x);
 * peak resident memory (``ru_maxrss`` of the child) of a streaming fit whose
   chunk budget is a hundredth of the file, on the first tenth of the file
-  (10 chunks) and on all of it (100 chunks): the same within 10%, under 1 GB;
+  (10 chunks) and on all of it (100 chunks): the same within 10%, under 1 GB
+  (``ru_maxrss`` also counts the pages of the input that polars maps, which
+  belong to the file and which the system can drop at any time: they add up
+  to the file's size to the peak, as they do to the floors');
 * ``nbcli --help`` and ``nbcli predict`` of a 100-row file against
   ``python -c "import numpy"`` (start-up).
 

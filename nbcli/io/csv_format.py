@@ -213,8 +213,9 @@ class CsvReader(TableReader):
         self.plan, self.encoders = finish_plan(self.plan, opts, display, self._planning_sample)
 
     def _planning_sample(self):
-        """The first :data:`~nbcli.io.profile.SAMPLE_ROWS` data rows, every
-        column as text.
+        """The first :data:`~nbcli.io.profile.SAMPLE_ROWS` data rows: every
+        column as text, or as float64 when all its cells are plain numbers
+        (see :meth:`_sample_of`).
 
         They are parsed from the first lines of the file alone, cut at a
         line break outside quotes: the parser, given the whole file, would
@@ -245,23 +246,24 @@ class CsvReader(TableReader):
         """
         import polars as pl
 
-        def rows(numeric: set[str]):
-            return self._scan(typed=True, where=io.BytesIO(data), numeric=numeric)
+        def as_text():
+            return self._scan(typed=False, where=io.BytesIO(data))
 
         try:
             # A malformed line at the end of the lines read is no warning here.
             with python_warnings.catch_warnings():
                 python_warnings.simplefilter("ignore")
                 if self.opts.na_values is not None:
-                    return rows(set()).collect()
-                typed = rows(set(self.header.columns)).collect()
+                    return as_text().collect()
+                every = set(self.header.columns)
+                typed = self._scan(typed=True, where=io.BytesIO(data), numeric=every).collect()
                 holes = typed.select(pl.all().is_nan().fill_null(True).any()).row(0)
                 text = [c for c, hole in zip(typed.columns, holes) if hole]
                 if not text:
                     return typed
-                cells = rows(set()).select(text).collect()
+                cells = as_text().select(text).collect()
                 if cells.height != typed.height:
-                    return rows(set()).collect()
+                    return as_text().collect()
                 return typed.with_columns(cells)
         except Exception:
             return None
