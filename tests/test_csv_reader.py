@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from nbcli.errors import NbcliError
 from nbcli.io.data import iter_dataset, read_dataset
+from nbcli.io.profile import SAMPLE_ROWS
 from nbcli.io.readers import read_ahead
 
 
@@ -308,3 +309,87 @@ def test_the_plan_gives_every_feature_a_kind_and_reads_words_and_categories(tmp_
     assert words.plan.kinds["b"] == WORDS and words.plan.matrix == ["a"]
     categorical = open_reader(Source(path), read_options(keep=["id"], kinds={"b": CATEGORICAL}))
     assert categorical.plan.kinds["b"] == CATEGORICAL and list(categorical.encoders) == ["b"]
+
+
+def _sample_both_ways(path):
+    """The planning sample as the reader takes it (from the file's first lines)
+    and as the parser hands it out from the whole file."""
+    from nbcli.io.csv_format import CsvReader
+    from nbcli.io.plan import read_options
+    from nbcli.io.sources import Source
+
+    reader = CsvReader(Source(path), read_options())
+    whole = reader._text_rows(0, SAMPLE_ROWS)
+
+    def whole_file(start, n):
+        raise AssertionError("the sample was read from the whole file")
+
+    reader._text_rows = whole_file
+    return reader._planning_sample(), whole
+
+
+@pytest.mark.parametrize("gzipped", [False, True])
+def test_planning_sample_from_first_lines_equals_whole_file(tmp_path, gzipped):
+    # Quoted line breaks in every other row, blank lines, and a cut that
+    # falls inside a quoted cell: the sample is the parser's first rows.
+    rows = [
+        f'{i},"word {i % 5}\nsecond line",{i % 3}' if i % 2 else f"{i},,{i % 3}\n"
+        for i in range(SAMPLE_ROWS + 40)
+    ]
+    text = "a,b,label\n" + "\n".join(rows) + "\n"
+    data = gzip.compress(text.encode()) if gzipped else text.encode()
+    path = write(tmp_path, "s.csv.gz" if gzipped else "s.csv", data)
+    first, whole = _sample_both_ways(path)
+    assert first.height == SAMPLE_ROWS
+    assert first.equals(whole)
+    assert first["b"][2] == "word 1\nsecond line"
+
+
+def test_planning_sample_of_a_short_file_is_all_of_it(tmp_path):
+    path = write(tmp_path, "short.csv", "\n\nx,label\n1,a\n\n2,b\n3,a")
+    first, whole = _sample_both_ways(path)
+    # The blank line between data rows is a row of the parser (of nulls).
+    assert first.equals(whole)
+    assert first["x"].to_list() == ["1", None, "2", "3"]
+
+
+@pytest.mark.parametrize(
+    "cells",
+    [
+        ["1.5", "2", "-3e5", "4"],
+        [str(i) for i in range(12)],
+        [str(i + 1) for i in range(12)],
+        ["007", "1", "1.0", "2"],
+        ["nan", "NaN", "nan", "nan"],
+        ["1", "nan", "2", "3"],
+        ["inf", "1", "-inf", "2"],
+        ["1", "", "2", "3"],
+        ["True", "False", "True", "True"],
+        ["2024-01-02", "2024-02-03", "2024-03-04", "2024-04-05"],
+        ["a", "1", "b", "2"],
+        [" 1", "2 ", "3", "4"],
+        ["1", "NA", "2", "3"],
+    ],
+)
+def test_planning_sample_profiles_every_column_as_its_text_does(tmp_path, cells):
+    from nbcli.io.cells import NA_STRINGS
+    from nbcli.io.profile import profile_columns
+
+    rows = [f"{c},{i % 2},{i}" for i, c in enumerate(cells * 3)]
+    path = write(tmp_path, "p.csv", "x,label,n\n" + "\n".join(rows) + "\n")
+    first, whole = _sample_both_ways(path)
+    names = ["x", "label", "n"]
+    assert first["n"].dtype.is_float()  # clean numbers come typed
+    assert profile_columns(first, names, NA_STRINGS) == profile_columns(whole, names, NA_STRINGS)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from(["b", "a", "é", "10", "9", "ab", "a b", "Z", "ü"]), min_size=1))
+def test_text_labels_are_the_cells_as_written(labels):
+    import polars as pl
+
+    from nbcli.io.cells import text_labels
+
+    column = pl.Series("label", labels, dtype=pl.String)
+    got = text_labels(column, "f.csv", "label", 0, resolve=False)
+    assert got.tolist() == labels

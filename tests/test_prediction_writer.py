@@ -115,3 +115,41 @@ def test_parquet_output_without_pyarrow_is_refused_before_any_row_is_read(tmp_pa
         predict_batch(str(tmp_path / "m.npz"), [str(missing)], str(tmp_path / "out"),
                       output_format="parquet")  # fmt: skip
     assert not (tmp_path / "out").exists() and not (tmp_path / "p.parquet").exists()
+
+
+def test_a_file_gets_the_same_bytes_as_text_written_in_order(tmp_path):
+    # A UTF-8 text file is written through its byte layer: the same bytes as
+    # the text a stream without one gets, after whatever went before as text.
+    logp = _log_proba(300, 2, seed=3)
+    chunks = np.array_split(np.arange(300), [7, 150])
+    labels = np.array(["é", "b"])
+    as_text = io.StringIO()
+    writer = PredictionWriter(labels, proba=True)
+    for rows in chunks:
+        writer.write(as_text, {}, logp[rows])
+    path = tmp_path / "p.csv"
+    with open(path, "w", encoding="utf-8", newline="") as f:
+        f.write("# before\n")
+        writer = PredictionWriter(labels, proba=True)
+        for rows in chunks:
+            writer.write(f, {}, logp[rows])
+    assert path.read_bytes() == ("# before\n" + as_text.getvalue()).encode("utf-8")
+    binary = io.BytesIO()
+    writer = PredictionWriter(labels, proba=True)
+    for rows in chunks:
+        writer.write(binary, {}, logp[rows])
+    assert binary.getvalue() == as_text.getvalue().encode("utf-8")
+
+
+def test_predict_reads_no_labels_and_only_the_model_columns(tmp_path):
+    fitted_model_file(tmp_path / "m.npz")
+    data = tmp_path / "new.csv"
+    # A missing label does not matter to predictions; a row whose model
+    # columns are empty but whose other cells are not is a row (with an
+    # empty prediction), while a row of nothing but empty cells is skipped.
+    data.write_text("id,a,b,label\nr1,1,2,x\nr2,6,7,\nr3,,,y\n,,,\nr4,2,2,x\n", encoding="utf-8")
+    run = nbcli_in_process(
+        "predict", "-m", tmp_path / "m.npz", "-d", data, "--keep", "id", "--missing", "drop"
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines() == ["id,prediction", "r1,x", "r2,y", "r3,", "r4,x"]

@@ -80,3 +80,25 @@ def test_a_data_error_names_file_column_and_row(tmp_path):
     data.write_text("a,b,label\n1,2,x\n2,-3,x\n3,1,y\n4,4,y\n", encoding="utf-8")
     with pytest.raises(NbcliError, match=r"d.csv: column 'b', row 2: negative value -3"):
         train(MultinomialNB(), str(data), chunk_size=1)
+
+
+def test_a_small_file_read_in_default_chunks_still_gets_its_training_accuracy(
+    tmp_path, monkeypatch
+):
+    import nbcli.io.data as data
+
+    rng = np.random.default_rng(4)
+    y = rng.integers(0, 2, 3000)
+    X = rng.normal(size=(3000, 2)) + y[:, None]
+    path = tmp_path / "t.csv"
+    pd.DataFrame({"a": X[:, 0], "b": X[:, 1], "label": y}).to_csv(path, index=False)
+    expected = GaussianNB().fit(X, y).score(X, y)
+    # Default chunks of 1,000 rows; the file is held whole up to 4,000 rows.
+    monkeypatch.setattr(data, "CHUNK_VALUES", 3_000)
+    monkeypatch.setattr(data, "WHOLE_VALUES", 12_000)
+    held = train(GaussianNB(), str(path))
+    assert held.facts["n_chunks"] == 3
+    assert held.facts["training_accuracy"] == pytest.approx(expected, abs=1e-12)
+    # Beyond it, nothing is held.
+    monkeypatch.setattr(data, "WHOLE_VALUES", 6_000)
+    assert train(GaussianNB(), str(path)).facts["training_accuracy"] is None

@@ -121,18 +121,17 @@ def text_labels(
     unless ``allow_missing``: then a missing label is ``""`` (the caller
     skips the row, see :func:`missing_labels`).
     """
-    import polars as pl
-
-    missing = column.is_null() | (column == "")
     if allow_missing:
         column = column.fill_null("")
-    elif missing.any():
-        row = int(missing.arg_true()[0])
-        raise missing_label(display, name, row_offset + row + 1)
-    # The few distinct labels are converted once; dense ranks index them
-    # (both sort the same way, by their bytes).
+    else:
+        missing = column.is_null() | (column == "")
+        if missing.any():
+            row = int(missing.arg_true()[0])
+            raise missing_label(display, name, row_offset + row + 1)
+    # The few distinct labels are converted once, and each label found among
+    # them by binary search (a rank of all labels would sort them all).
     uniques = column.unique().sort()
-    codes = column.rank("dense").cast(pl.Int64).to_numpy() - 1
+    codes = uniques.search_sorted(column).to_numpy()
     texts = np.asarray(uniques.to_list(), dtype=str)
     table = resolve_labels(texts) if resolve else texts
     return table[codes]
@@ -295,7 +294,8 @@ def features_of(
 
     names = plan.matrix
     unread: Unread = {}
-    if names and all(frame.schema[n] == pl.Float64 and plan.kind(n) == NUMERIC for n in names):
+    schema = frame.schema  # built afresh on each access
+    if names and all(schema[n] == pl.Float64 and plan.kind(n) == NUMERIC for n in names):
         # One conversion of the whole block (polars fills the columns in
         # parallel, nulls as NaN).
         X = frame.select(names).to_numpy(order="fortran")

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import csv
 import io
+import warnings as python_warnings
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -209,26 +210,85 @@ class CsvReader(TableReader):
             raise
         self._names = _private_names(self.header.columns)
         self.opts = opts
-        self.plan, self.encoders = finish_plan(
-            self.plan, opts, display, lambda: self._text_rows(0, SAMPLE_ROWS)
-        )
+        self.plan, self.encoders = finish_plan(self.plan, opts, display, self._planning_sample)
 
-    def _scan(self, typed: bool):
-        """The lazy scan: every column as text, or with ``typed`` the plan's
-        numeric features as float64 (the fast path, for files whose feature
-        cells are all plain numbers or empty)."""
+    def _planning_sample(self):
+        """The first :data:`~nbcli.io.profile.SAMPLE_ROWS` data rows: every
+        column as text, or as float64 when all its cells are plain numbers
+        (see :meth:`_sample_of`).
+
+        They are parsed from the first lines of the file alone, cut at a
+        line break outside quotes: the parser, given the whole file, would
+        go over all of it to hand out its first rows (and decompress a gzip
+        file whole). The rows are taken when the lines hold more rows than
+        the sample, or are the whole file; otherwise (a quote the parser
+        reads differently), and on any parsing problem, they are read from
+        the whole file, so a problem is worded as before.
+        """
+        if not self.header.lone_cr:
+            # The lines above the header, the header, the sample and one more.
+            found = _first_records(self.source, self.header.blank_above + SAMPLE_ROWS + 2)
+            if found is not None:
+                data, whole = found
+                frame = self._sample_of(data)
+                if frame is not None and (whole or frame.height > SAMPLE_ROWS):
+                    return frame.head(SAMPLE_ROWS)
+        return self._text_rows(0, SAMPLE_ROWS)
+
+    def _sample_of(self, data: bytes):
+        """The rows of ``data`` (the first lines of the file), or None when
+        they do not parse.
+
+        A column whose cells are all plain numbers (no missing cell, no NaN)
+        comes as float64: its profile is the same as of its text, and a
+        number column is profiled many times faster than text. The other
+        columns come as text, as are all columns under ``--na-values``.
+        """
         import polars as pl
 
-        if self.header.lone_cr:
+        def as_text():
+            return self._scan(typed=False, where=io.BytesIO(data))
+
+        try:
+            # A malformed line at the end of the lines read is no warning here.
+            with python_warnings.catch_warnings():
+                python_warnings.simplefilter("ignore")
+                if self.opts.na_values is not None:
+                    return as_text().collect()
+                every = set(self.header.columns)
+                typed = self._scan(typed=True, where=io.BytesIO(data), numeric=every).collect()
+                holes = typed.select(pl.all().is_nan().fill_null(True).any()).row(0)
+                text = [c for c, hole in zip(typed.columns, holes) if hole]
+                if not text:
+                    return typed
+                cells = as_text().select(text).collect()
+                if cells.height != typed.height:
+                    return as_text().collect()
+                return typed.with_columns(cells)
+        except Exception:
+            return None
+
+    def _scan(self, typed: bool, where: Any = None, numeric: set[str] | None = None):
+        """The lazy scan: every column as text, or with ``typed`` the plan's
+        numeric features (or the columns ``numeric``) as float64, a cell that
+        is not a plain number null (the fast path, for files whose feature
+        cells are all plain numbers or empty); of the source, or of ``where``
+        (the source's first lines, in memory)."""
+        import polars as pl
+
+        if where is None and self.header.lone_cr:
             with translated(self.source.display), self.source.open_binary() as raw:
                 data = raw.read().replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-            where: Any = io.BytesIO(data)
-        else:
+            where = io.BytesIO(data)
+        elif where is None:
             where = self.source.file_or_buffer()
         # A column that is also kept or the target is read as text, as written;
         # cells spelled like numbers may be missing values (--na-values).
         typed = typed and self.opts.na_values is None
-        numeric = set(self.plan.numeric) - {*self.plan.keep, self.plan.target} if typed else set()
+        if not typed:
+            numeric = set()
+        elif numeric is None:
+            numeric = set(self.plan.numeric) - {*self.plan.keep, self.plan.target}
         # The parser checks the header against the names as written; the
         # frame's columns are then renamed to the stripped names.
         written = _private_names(list(self.header.written or self.header.columns))
@@ -241,6 +301,10 @@ class CsvReader(TableReader):
         # header is skipped as a line instead, the names coming from the schema.
         unnamed = "" in self.header.columns
         renamed = {a: b for a, b in zip(written, self._names) if a != b}
+        # The typed scan parses only the columns the plan reads. A chunk
+        # without a missing cell among them has no blank row; one with a
+        # missing cell is read again as text, every column, which decides.
+        wanted = self._wanted() if typed and where is None else None
         lazy = pl.scan_csv(
             where,
             has_header=not unnamed,
@@ -253,7 +317,20 @@ class CsvReader(TableReader):
             truncate_ragged_lines=False,
             ignore_errors=typed,
         )
-        return lazy.rename(renamed) if renamed else lazy
+        lazy = lazy.rename(renamed) if renamed else lazy
+        return lazy.select(wanted) if wanted is not None else lazy
+
+    def _wanted(self) -> list[str] | None:
+        """The columns the plan reads, in file order, or None for all."""
+        plan = self.plan
+        wanted = {*plan.features, *plan.keep}
+        if plan.target is not None and self.read_target:
+            wanted.add(plan.target)
+        if not wanted or not wanted <= set(self._names):
+            return None
+        if len(wanted) == len(self._names):
+            return None
+        return [c for c in self._names if c in wanted]
 
     def _batches(self, lazy, chunk_size: int | None):
         """The rows of a scan as polars frames of exactly ``chunk_size`` rows
@@ -319,7 +396,7 @@ class CsvReader(TableReader):
         display = self.source.display
         X, unread = features_of(frame, plan, display, offset, self.encoders, self.opts.na_texts)
         y, label_error, y_missing = None, None, None
-        if plan.target is not None:
+        if plan.target is not None and self.read_target:
             labels = frame.get_column(plan.target)
             skip = self.opts.skip_missing_labels
             if skip:
@@ -343,7 +420,8 @@ class CsvReader(TableReader):
         """Refuse the first row whose cells add up to more than :data:`LINE_LIMIT` bytes."""
         import polars as pl
 
-        text = [c for c in frame.columns if frame.schema[c] == pl.String]
+        schema = frame.schema
+        text = [c for c in frame.columns if schema[c] == pl.String]
         lengths = frame.select(
             pl.sum_horizontal([pl.col(c).str.len_bytes().fill_null(0) for c in text])
         ).to_series()
@@ -399,6 +477,54 @@ class CsvReader(TableReader):
         return None
 
 
+#: The most bytes read for the planning sample from the top of a file; a
+#: sample longer than this (long documents) is read by the parser from the
+#: whole file instead.
+SAMPLE_BYTE_LIMIT = 256 << 20
+
+
+def _first_records(source: Source, n: int) -> tuple[bytes, bool] | None:
+    """The start of ``source`` up to its ``n``-th line break outside double
+    quotes (a quoted cell may hold line breaks), and whether that is all of
+    it; None when it exceeds :data:`SAMPLE_BYTE_LIMIT` bytes or the source
+    cannot be read (the parser then says why)."""
+    data = bytearray()
+    quotes = 0  # quotes so far: odd inside a quoted cell
+    records = 0
+    try:
+        with source.open_binary() as raw:
+            while len(data) <= SAMPLE_BYTE_LIMIT:
+                block = raw.read(1 << 20)
+                if not block:
+                    return bytes(data), True
+                cut = None
+                if quotes % 2 == 0 and b'"' not in block:
+                    # No quote: every line break ends a record.
+                    found = block.count(b"\n")
+                    if records + found >= n:
+                        rest = block.split(b"\n", n - records)[-1]
+                        cut = len(block) - len(rest)
+                    records += found
+                else:
+                    start = 0
+                    while cut is None and (end := block.find(b"\n", start)) >= 0:
+                        quotes += block.count(b'"', start, end)
+                        start = end + 1
+                        if quotes % 2 == 0:
+                            records += 1
+                            if records == n:
+                                cut = start
+                    if cut is None:
+                        quotes += block.count(b'"', start)
+                if cut is not None:
+                    data += block[:cut]
+                    return bytes(data), cut == len(block) and not raw.read(1)
+                data += block
+    except Exception:
+        return None
+    return None
+
+
 def _without_blank_rows(frame):
     """``frame`` without the rows in which every cell is empty or blank (blank
     lines, and lines of nothing but delimiters)."""
@@ -406,10 +532,11 @@ def _without_blank_rows(frame):
 
     if sum(frame.null_count().row(0)) == 0:
         return frame
+    schema = frame.schema
     blank = pl.all_horizontal(
         [
             pl.col(c).is_null() | (pl.col(c).str.strip_chars() == "")
-            if frame.schema[c] == pl.String
+            if schema[c] == pl.String
             else pl.col(c).is_null()
             for c in frame.columns
         ]

@@ -214,18 +214,30 @@ def read_dataset(
     return _dataset(reader, chunk, opts.missing)
 
 
-# Values per chunk when the caller does not choose: 8 million float64 is
-# 64 MB; the text of the chunk is held beside it while it is converted.
-CHUNK_VALUES = 8 << 20
+# Values per chunk when the caller does not choose: 2 million float64 is
+# 16 MB; the text of the chunk is held beside it while it is converted.
+# Smaller chunks cost more calls; larger ones cost more memory and, being
+# fresh memory the system must clear each time, more time too, and delay
+# the overlap of reading with the work on the rows (measured on 100
+# columns: 8 million values a chunk took about 10% longer to read).
+CHUNK_VALUES = 2 << 20
+
+#: Values of a file, at most, that a streaming read of it with the default
+#: chunks may still hold whole afterwards, for the summaries that need all
+#: its rows (a fit's training accuracy): the chunk size of earlier releases,
+#: so those summaries cover the same files.
+WHOLE_VALUES = 8 << 20
 
 
 #: Rows per chunk, at most, when the file has text columns read as words.
 TEXT_CHUNK_ROWS = 20_000
 
 
-def default_chunk_rows(n_columns: int) -> int:
-    """Rows per chunk so that one chunk holds about :data:`CHUNK_VALUES` values."""
-    return max(1_000, min(1_000_000, CHUNK_VALUES // max(1, n_columns)))
+def default_chunk_rows(n_columns: int, values: int | None = None) -> int:
+    """Rows per chunk so that one chunk holds about ``values`` values
+    (default :data:`CHUNK_VALUES`)."""
+    values = CHUNK_VALUES if values is None else values
+    return max(1_000, min(1_000_000, values // max(1, n_columns)))
 
 
 class DatasetStream:
@@ -249,6 +261,12 @@ class DatasetStream:
     path : str
     plan : ColumnPlan
         With the kinds and warnings of the plan.
+    chunk_size : int
+        Rows per chunk.
+    whole_rows : int
+        Files of at most this many rows may be held whole by a caller of a
+        streaming read (see :data:`WHOLE_VALUES`); ``chunk_size`` when the
+        caller chose it.
     """
 
     def __init__(
@@ -259,6 +277,7 @@ class DatasetStream:
         opts: ReadOptions,
         delimiter: str | None,
         raw_labels: bool,
+        labels: bool = True,
     ):
         source = Source(path)
         display = source.display
@@ -273,6 +292,7 @@ class DatasetStream:
         self.path = source.path
         self._raw_labels = raw_labels
         self._reader = open_reader(source, opts, delimiter)
+        self._reader.read_target = bool(labels)
         self._missing = opts.missing
         plan = self._reader.plan
         self.feature_names = list(plan.matrix)
@@ -280,13 +300,17 @@ class DatasetStream:
         self.target = plan.target
         self.note = plan.note
         self.plan = plan
-        if chunk_size is None:
+        if chunk_size is not None:
+            whole_rows = int(chunk_size)
+        else:
             chunk_size = default_chunk_rows(len(self.feature_names) + 1)
+            whole_rows = default_chunk_rows(len(self.feature_names) + 1, WHOLE_VALUES)
             if self.word_columns:
                 # A document is many values once tokenised (and a Python
                 # string before that): fewer rows keep a chunk to tens of MB.
-                chunk_size = min(chunk_size, TEXT_CHUNK_ROWS)
+                chunk_size = whole_rows = min(chunk_size, TEXT_CHUNK_ROWS)
         self.chunk_size = int(chunk_size)
+        self.whole_rows = int(whole_rows)
 
     @property
     def categories(self) -> dict[str, list[str]]:
@@ -327,10 +351,11 @@ def iter_dataset(
     keep=None,
     target_hint=None,
     raw_labels=False,
+    labels=True,
     **more,
 ) -> DatasetStream:
     """Read a data file in chunks of at most ``chunk_size`` rows
-    (None: about 8 million values per chunk, see :func:`default_chunk_rows`).
+    (None: about 2 million values per chunk, see :func:`default_chunk_rows`).
 
     Takes the options of :func:`read_dataset` and chooses the same target
     and features. CSV labels go through :func:`resolve_labels` chunk by
@@ -338,7 +363,10 @@ def iter_dataset(
     unicode array as read, so that a caller can resolve the type once, on the
     set of all labels (a column that looks numeric in one chunk and textual
     in another would otherwise change type between chunks). NPZ and Parquet
-    labels keep their stored type either way.
+    labels keep their stored type either way. With ``labels=False`` the
+    target column is not read at all (each chunk's ``y`` is None): a caller
+    that needs no labels neither pays for them nor is stopped by a missing
+    one.
 
     Raises
     ------
@@ -360,5 +388,10 @@ def iter_dataset(
         **more,
     )
     return DatasetStream(
-        path, chunk_size=chunk_size, opts=opts, delimiter=delimiter, raw_labels=raw_labels
+        path,
+        chunk_size=chunk_size,
+        opts=opts,
+        delimiter=delimiter,
+        raw_labels=raw_labels,
+        labels=labels,
     )

@@ -81,8 +81,13 @@ class ParquetReader(TableReader):
         if declared:
             self.plan = dataclasses.replace(self.plan, declared_index=declared)
         self.plan, self.encoders = finish_plan(self.plan, opts, display, lambda: self._sample(lazy))
-        wanted = [*self.plan.features, self.plan.target, *self.plan.keep]
-        self._columns = list(dict.fromkeys(c for c in wanted if c is not None))
+
+    @property
+    def _columns(self) -> list[str]:
+        """The columns read: the features, the target (when it is read), the kept ones."""
+        target = self.plan.target if self.read_target else None
+        wanted = [*self.plan.features, target, *self.plan.keep]
+        return list(dict.fromkeys(c for c in wanted if c is not None))
 
     def _sample(self, lazy):
         try:
@@ -125,7 +130,7 @@ class ParquetReader(TableReader):
 
         display = self.source.display
         offset = 0
-        target = self.plan.target
+        target = self.plan.target if self.read_target else None
         for frame in self._frames(chunk_size):
             if frame.height == 0:
                 continue

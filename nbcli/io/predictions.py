@@ -14,6 +14,7 @@ they are spelled in the model (booleans as ``True``/``False``).
 
 from __future__ import annotations
 
+import io
 from typing import IO, Any
 
 import numpy as np
@@ -113,7 +114,17 @@ class PredictionWriter:
         if self.parquet:
             self._write_parquet(f, frame)
         else:
-            f.write(frame.write_csv(include_header=self.rows == 0, line_terminator="\n"))
+            header = self.rows == 0
+            binary = _binary_layer(f)
+            if binary is None:
+                f.write(frame.write_csv(include_header=header, line_terminator="\n"))
+            else:
+                # UTF-8 bytes from the writer straight to the file: a Python
+                # string of the chunk, encoded again by the text layer, would
+                # cost more than formatting the numbers.
+                data = io.BytesIO()
+                frame.write_csv(data, include_header=header, line_terminator="\n")
+                binary.write(data.getbuffer())
         self.rows += frame.height
 
     def _write_parquet(self, f: IO, frame) -> None:
@@ -156,6 +167,22 @@ def require_parquet_writer() -> None:
 
     if importlib.util.find_spec("pyarrow") is None:
         raise NbcliError("writing predictions as Parquet needs pyarrow: pip install 'nbcli[fast]'")
+
+
+def _binary_layer(f: IO) -> IO | None:
+    """The byte stream under ``f``: ``f`` itself when it is binary, the
+    buffer of a UTF-8 text stream (flushed first, so that the bytes follow
+    what was written as text), or None (write text)."""
+    if isinstance(f, (io.RawIOBase, io.BufferedIOBase)):
+        return f
+    if not isinstance(f, io.TextIOBase):
+        return f if "b" in str(getattr(f, "mode", "")) else None
+    buffer = getattr(f, "buffer", None)
+    encoding = (getattr(f, "encoding", None) or "").lower().replace("-", "").replace("_", "")
+    if buffer is None or encoding != "utf8":
+        return None
+    f.flush()
+    return buffer
 
 
 def _as_text(values: np.ndarray) -> np.ndarray:

@@ -89,6 +89,10 @@ class TableReader(abc.ABC):
     plan: ColumnPlan
     #: The category tables of the plan's categorical features.
     encoders: dict[str, Categories] = {}
+    #: Whether :meth:`chunks` reads the target column (``RawChunk.y``); a
+    #: caller that needs no labels (predictions) sets it False before
+    #: reading, and the column is then neither converted nor checked.
+    read_target: bool = True
 
     @abc.abstractmethod
     def __init__(self, source: Source, opts: ReadOptions, delimiter: str | None = None): ...

@@ -110,8 +110,15 @@ def predict(
     policy = read_options_for(mf, missing=read.missing, unseen=read.unseen)
     summary.missing, summary.unseen_policy = policy["missing"], policy["unseen"]
     summary.data, summary.output = in_path, None if out_path in (None, "-") else out_path
+    # The labels a file may carry are not needed for predictions.
     scores = iter_scores(
-        mf, in_path, read=read, keep=keep, reporter=reporter, unseen_counts=summary.unseen
+        mf,
+        in_path,
+        read=read,
+        keep=keep,
+        reporter=reporter,
+        unseen_counts=summary.unseen,
+        labels=False,
     )
 
     unseen = 0

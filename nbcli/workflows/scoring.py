@@ -74,6 +74,7 @@ def iter_scores(
     keep: list[str] | None = None,
     reporter: Reporter | None = None,
     unseen_counts: dict | None = None,
+    labels: bool = True,
 ) -> Iterator[ScoredChunk]:
     """Stream a data file through a model; yields :class:`ScoredChunk`.
 
@@ -92,6 +93,9 @@ def iter_scores(
     unseen_counts : dict, optional
         Filled as the chunks go with ``{categorical column: cells with a
         category unseen in training}`` (under ``unseen="ignore"``).
+    labels : bool
+        Read the target column into ``ScoredChunk.y``; with False it is
+        not read (``y`` is None), so a missing label does not matter.
 
     Categorical columns are read through the model file's categories and
     missing cells by the model's policy (``read.missing``/``read.unseen``
@@ -129,6 +133,7 @@ def iter_scores(
         y_key=read.y_key,
         keep=keep,
         target_hint=mf.target,
+        labels=labels or need_target,
         **{**table, "kinds": {**table["kinds"], **(text.kinds if text is not None else {})}},
     )
     if unseen_counts is not None:

@@ -117,14 +117,39 @@ class TrainResult:
 
 @dataclass
 class _ReadState:
-    """How far reading got: chunks and rows so far, the current chunk's first row."""
+    """How far reading got: chunks and rows so far, the current chunk's first
+    row; the chunks held for the training accuracy (``held``, None once the
+    file is too large to hold)."""
 
-    first: Any = None
+    held: list | None = field(default_factory=list)
     chunks: int = 0
     rows: int = 0
     offset: int = 0
     reading: bool = False
     kept: Any = None
+
+    def hold(self, ds, file_rows: int, whole_rows: int) -> None:
+        """Keep ``ds`` while the file's rows so far (``file_rows``) are at
+        most ``whole_rows``; drop everything held once they are more."""
+        if self.held is None:
+            return
+        if file_rows > whole_rows:
+            self.held = None
+        elif ds.X.shape[0]:
+            self.held.append(ds)
+
+    def whole(self):
+        """The rows held, as one ``(X, y, words)`` namespace, or None."""
+        if not self.held:
+            return None
+        if len(self.held) == 1:
+            return self.held[0]
+        parts = self.held
+        return SimpleNamespace(
+            X=np.concatenate([p.X for p in parts]),
+            y=np.concatenate([np.asarray(p.y) for p in parts]),
+            words={k: np.concatenate([p.words[k] for p in parts]) for k in parts[0].words},
+        )
 
 
 def _plain(v):
@@ -184,8 +209,10 @@ def train(
 ) -> TrainResult:
     """Fit ``estimator`` on the data file at ``path``, chunk by chunk.
 
-    Only one chunk is in memory at a time (the first is kept when it is the
-    whole file, to report training accuracy without reading the file twice).
+    Only one chunk is in memory at a time, except that the chunks of a
+    small file (at most ``stream.whole_rows`` rows: one chunk of the size
+    asked for, or about 8 million values by default) are kept, to report the
+    training accuracy without reading the file twice.
     Labels from CSV are read as text and given their type (integers when
     every label is one) only once all chunks are in, so a class is never
     split by a type that changes between chunks.
@@ -312,8 +339,8 @@ def train(
                 return
             state.chunks += 1
             ds = counts_of_rows.filter(ds, missing)
-            # Keep the first chunk only while it may turn out to be the whole file.
-            state.first = ds if state.chunks == 1 else None
+            # Rows are held only while they may turn out to be the whole file.
+            state.hold(ds, counts_of_rows.read, stream.whole_rows)
             if ds.X.shape[0] == 0:
                 continue
             if text is None:
@@ -342,7 +369,8 @@ def train(
         if state.rows == 0:
             raise NbcliError(f"{path}: no data rows") from None
         raise data_error(path, exc, stream.feature_names, 0, rows=state.kept) from None
-    first = state.first if state.chunks == 1 else None
+    first = state.whole()
+    state.held = None
     feature_names = list(stream.feature_names)
     if text is not None:
         feature_names = list(estimator.feature_names_in_)
@@ -459,7 +487,8 @@ def finish_training(
         As in :func:`train`; ``started`` is the ``time.perf_counter()`` of
         the start of reading.
     first : Dataset, optional
-        The whole data when it was one chunk (for the training accuracy).
+        The whole data when it was small enough to hold (for the training
+        accuracy).
     warnings : list of str, optional
         Warnings already found while reading (the column plan's).
     tables : TableFacts, optional
