@@ -25,6 +25,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _installed import as_installed
 
 
 def write_csv(path: Path, rows: int, d: int, k: int, seed: int = 0) -> None:
@@ -60,6 +61,7 @@ def main(argv=None) -> int:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--bootstrap", type=int, default=1000)
     args = ap.parse_args(argv)
+    as_installed()  # child processes read compiled bytecode, as after pip install
     work = Path(tempfile.mkdtemp(prefix="nbcli-bench-evaluate-"))
     try:
         data, model, out = work / "data.csv", work / "model.npz", work / "labels.csv"

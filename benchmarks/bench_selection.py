@@ -34,6 +34,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _installed import as_installed
 
 SKLEARN = """
 import sys, time, numpy as np, polars as pl
@@ -117,6 +118,7 @@ def main() -> None:
     ap.add_argument("--no-qda", action="store_true", help="leave out the QDA grid")
     ap.add_argument("--no-sklearn", action="store_true", help="leave out GridSearchCV")
     args = ap.parse_args()
+    as_installed()  # child processes read compiled bytecode, as after pip install
     work = Path(args.workdir or tempfile.mkdtemp(prefix="nbcli-bench-selection-"))
     work.mkdir(parents=True, exist_ok=True)
     data = work / "data.csv"
