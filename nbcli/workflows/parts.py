@@ -223,7 +223,7 @@ def fit_part(index: int, part: str, spec: PartTraining) -> PartFit:
             if ds.X.shape[0]:
                 yield (ds.X, ds.y) if text is None else (ds.X, ds.y, ds.words)
 
-    stats = None
+    stats: Any = None
     try:
         with np.errstate(over="ignore", invalid="ignore"):
             if text is None:
