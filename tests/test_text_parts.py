@@ -241,3 +241,22 @@ def test_fit_and_predict_with_text_on_dask_equal_one_file(tmp_path):
         [pd.read_csv(tmp_path / "out" / f"part-{i}.pred.csv") for i in range(len(SIZES))]
     )
     pd.testing.assert_frame_equal(got.reset_index(drop=True), expected, rtol=0, atol=1e-12)
+
+
+def test_rows_without_a_label_are_skipped_as_in_one_file(tmp_path):
+    frame = _frame()
+    frame["label"] = frame["label"].astype(object)
+    frame.loc[37 + 1 + 2, "label"] = None  # row 3 of part-2
+    parts = _write(tmp_path, frame)
+    common = ("-m", "multinomial", "--text", "body", "-q")
+    _ok("fit", *common, "-d", tmp_path / "all.csv", "-o", tmp_path / "one.npz")
+    run = _ok("fit", *common, "-d", parts, "-o", tmp_path / "parts.npz")
+    assert "part-2.csv: skipped 1 row without a label (the first at row 3)" in run.stderr
+    mf = _same_model(tmp_path / "parts.npz", tmp_path / "one.npz")
+    assert mf.training["n_samples"] == sum(SIZES) - 1
+    # A value the model refuses after the skipped row is named by its row in the part.
+    frame.loc[37 + 1 + 6, "links"] = -1  # row 7 of part-2
+    (tmp_path / "bad").mkdir()
+    bad = _write(tmp_path / "bad", frame)
+    run = nbcli_in_process("fit", *common, "-d", bad, "-o", tmp_path / "bad.npz")
+    assert_one_error_line(run, "part-2.csv", "'links'", "row 7")

@@ -156,6 +156,7 @@ def _fit(
                 priors_by_label=priors_by_label,
                 text=text_settings,
                 unseen=unseen,
+                na_values=na_values,
                 **read,
             )
     else:

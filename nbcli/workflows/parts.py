@@ -111,10 +111,13 @@ class PartTraining:
     x_key: str = "X"
     y_key: str = "y"
     # The column plan of a one-file fit: kinds decided from the first rows
-    # (so a text cell is named as locally), missing cells as the model takes them.
+    # (so a text cell is named as locally), missing cells as the model takes them,
+    # rows without a label skipped and counted.
     missing: str = "error"
+    skip_missing_labels: bool = True
     infer: bool = True
     model: str | None = None
+    na_values: tuple | None = None
     # The text columns and their tokenisation (a TextSettings), or None.
     text: Any = None
 
@@ -152,7 +155,10 @@ class PartFit:
     n_chunks: int = 0
     #: The column plan of the first part, for the model file's ``columns``.
     plan: Any = None
+    #: Rows used (not skipped for a missing label nor dropped for a missing cell).
     n_rows: int = 0
+    #: Rows skipped without a label, per part.
+    warnings: list = field(default_factory=list)
 
     def merge(self, other: PartFit) -> PartFit:
         from nbcli.engines._reduce import merge_optional
@@ -178,6 +184,7 @@ class PartFit:
             self.n_chunks + other.n_chunks,
             self.plan if self.plan is not None else other.plan,
             self.n_rows + other.n_rows,
+            self.warnings + [w for w in other.warnings if w not in self.warnings],
         )
 
 
@@ -193,6 +200,7 @@ def fit_part(index: int, part: str, spec: PartTraining) -> PartFit:
     """
     from nbcli.engines._reduce import FitStatistics
     from nbcli.io.fingerprint import RowHashFingerprint
+    from nbcli.workflows.tables import RowCounts
     from nbcli.workflows.train import data_error
 
     text = spec.text
@@ -208,20 +216,24 @@ def fit_part(index: int, part: str, spec: PartTraining) -> PartFit:
             )
     fp = RowHashFingerprint()
     est = type(spec.estimator)(**spec.estimator.get_params())
-    state = {"rows": 0, "offset": 0, "chunks": 0}
+    # The rows a one-file fit skips (no label) or drops (a missing cell under
+    # "drop"), skipped here, before the fingerprint and the statistics see them.
+    counts = RowCounts()
+    state: dict[str, Any] = {"chunks": 0, "kept": None}
 
     def chunks():
         for ds in stream:
+            state["chunks"] += 1
+            ds = counts.filter(ds, spec.missing)
+            if not ds.X.shape[0]:
+                continue
             if text is None:
                 fp.update(ds.X, ds.y)
             else:
                 # As a one-file fit: each document's CRC-32 beside the numeric columns.
                 fp.update(fingerprint_columns(ds.X, ds.words, text.columns), ds.y)
-            state["offset"] = state["rows"]
-            state["rows"] += ds.X.shape[0]
-            state["chunks"] += 1
-            if ds.X.shape[0]:
-                yield (ds.X, ds.y) if text is None else (ds.X, ds.y, ds.words)
+            state["kept"] = counts.kept_rows
+            yield (ds.X, ds.y) if text is None else (ds.X, ds.y, ds.words)
 
     stats: Any = None
     try:
@@ -233,11 +245,11 @@ def fit_part(index: int, part: str, spec: PartTraining) -> PartFit:
     except NbcliError:
         raise
     except ValueError as exc:
-        if state["rows"]:
-            raise data_error(part, exc, stream.feature_names, state["offset"]) from None
+        if counts.used:
+            raise data_error(part, exc, stream.feature_names, 0, rows=state["kept"]) from None
     else:
         if text is None:
-            stats = FitStatistics(est.classes_, est.stats_, int(est.n_features_in_), state["rows"])
+            stats = FitStatistics(est.classes_, est.stats_, int(est.n_features_in_), counts.used)
     return PartFit(
         part,
         stats,
@@ -248,7 +260,8 @@ def fit_part(index: int, part: str, spec: PartTraining) -> PartFit:
         state["chunks"],
         # What the model file records of the plan; the planning sample stays here.
         replace(stream.plan, profiles={}),
-        state["rows"],
+        counts.used,
+        counts.warnings(part, spec.missing),
     )
 
 
@@ -296,7 +309,7 @@ def train_parts(
         Stored in the model file, as by :func:`nbcli.workflows.train.train`.
     read
         ``target``, ``features``, ``drop``, ``delimiter``, ``chunk_size``,
-        ``x_key``, ``y_key`` of :class:`PartTraining`.
+        ``x_key``, ``y_key``, ``na_values`` of :class:`PartTraining`.
 
     Returns
     -------
@@ -326,6 +339,8 @@ def train_parts(
     check_parts(parts, engine)
     started = time.perf_counter()
     missing = getattr(estimator, "missing", "error")
+    if read.get("na_values") is not None:
+        read["na_values"] = tuple(str(v) for v in read["na_values"])
     spec = PartTraining(
         type(estimator)(**estimator.get_params()),
         missing=missing,
@@ -364,11 +379,20 @@ def train_parts(
         },
         priors_by_label=priors_by_label,
         started=started,
+        # The column plan's warnings once (the first part's), then each part's skipped rows.
+        warnings=[*total.plan.warnings, *total.warnings],
         text=text,
         vocabularies=vocabularies,
-        # As a one-file text fit records them: the plan's columns and the policies
-        # (a text model has no categorical columns, so no category lists).
+        # As a one-file fit records them: the plan's columns and the policies (part-wise
+        # reading has no category lists). A model of per-column distributions (mixed)
+        # takes its column types from a one-file plan only, so it records none here.
         tables=None
-        if text is None
-        else TableFacts(plan=total.plan, categories={}, missing=missing, unseen=unseen),
+        if "column_types" in estimator.get_params()
+        else TableFacts(
+            plan=total.plan,
+            categories={},
+            missing=missing,
+            unseen=unseen,
+            na_values=None if read.get("na_values") is None else list(read["na_values"]),
+        ),
     )
