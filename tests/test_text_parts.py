@@ -219,7 +219,7 @@ def test_parts_merged_in_the_tree_equal_one_stream(docs, cuts, chunk):
 
 
 @pytest.mark.dask
-def test_fit_and_predict_with_text_on_dask_equal_one_file(tmp_path):
+def test_fit_predict_and_evaluate_with_text_on_dask_equal_one_file(tmp_path):
     pytest.importorskip("distributed")
     from distributed import LocalCluster
 
@@ -234,6 +234,9 @@ def test_fit_and_predict_with_text_on_dask_equal_one_file(tmp_path):
         _ok("fit", *common, "-d", parts, "-o", tmp_path / "dask.npz", *dask)
         _ok("predict", "-m", tmp_path / "dask.npz", "-d", parts, "--proba",
             "--output-dir", tmp_path / "out", "-q", *dask)  # fmt: skip
+        run = _ok("evaluate", "-m", tmp_path / "dask.npz", "-d", parts, "--json", "-", "-q",
+                  "--bootstrap", "100", *dask)  # fmt: skip
+        by_part = json.loads(run.stdout)
     _same_model(tmp_path / "dask.npz", tmp_path / "one.npz")
     one = _ok("predict", "-m", tmp_path / "one.npz", "-d", tmp_path / "all.csv", "--proba", "-q")
     expected = pd.read_csv(io.StringIO(one.stdout))
@@ -241,6 +244,14 @@ def test_fit_and_predict_with_text_on_dask_equal_one_file(tmp_path):
         [pd.read_csv(tmp_path / "out" / f"part-{i}.pred.csv") for i in range(len(SIZES))]
     )
     pd.testing.assert_frame_equal(got.reset_index(drop=True), expected, rtol=0, atol=1e-12)
+    run = _ok("evaluate", "-m", tmp_path / "one.npz", "-d", tmp_path / "all.csv", "--json", "-",
+              "-q", "--bootstrap", "100")  # fmt: skip
+    whole = json.loads(run.stdout)
+    for name in ("accuracy", "macro_f1", "log_loss", "brier"):
+        got_value = by_part["metrics"][name]["value"]
+        assert got_value == pytest.approx(whole["metrics"][name]["value"], abs=1e-12)
+    # The parts are the model's training rows, recognised by the fingerprint.
+    assert by_part["warnings"] == whole["warnings"] != []
 
 
 def test_rows_without_a_label_are_skipped_as_in_one_file(tmp_path):
