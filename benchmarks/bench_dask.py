@@ -6,6 +6,7 @@ Run by hand (not part of the test suite)::
     python benchmarks/bench_dask.py                    # 8 parts x 250,000 rows, d = 20, k = 5
     python benchmarks/bench_dask.py --parts 4 --rows 100000 --features 50 --classes 10
     python benchmarks/bench_dask.py --parquet-gb 1.6   # the command line on Parquet parts
+    python benchmarks/bench_dask.py --text-docs 200000 # --text: one file, parts, Dask
 
 ``--parquet-gb SIZE`` writes a partitioned Parquet data set of about SIZE
 GB (parts of about 100 MB, d = 20, k = 5) in a temporary folder, larger
@@ -15,6 +16,16 @@ one process) against ``--engine dask --workers 2 --worker-memory 1GB``,
 reporting the median wall time of ``--repeat`` runs and the peak resident
 memory of the process, and of each Dask worker. The data are deleted at
 the end.
+
+``--text-docs N`` writes N short documents (a Zipf vocabulary of 50,000
+words, one count column beside them, 3 classes) as one CSV and as
+``--parts`` CSV parts, and times a ``--text`` fit of the one file
+(:func:`nbcli.workflows.train.train`) against part-wise fits of the parts
+(:func:`nbcli.workflows.parts.train_parts`) on the local engine and on a
+Dask LocalCluster of ``--workers`` workers: median seconds of ``--repeat``
+runs, the ratios to the one-file fit, and the pickled size of the merged
+term statistics (what a worker sends per part is of that order). It checks
+that the three model files hold the same vocabulary and counts.
 
 Writes the parts as NPZ files in a temporary folder (deleted at the end),
 then for each model type times: the statistics of one part in this process
@@ -164,6 +175,81 @@ def parquet_benchmark(gigabytes: float, repeat: int) -> None:
         )
 
 
+def text_benchmark(n_docs: int, n_parts: int, workers: int, repeat: int) -> None:
+    """A ``--text`` fit of one file against part-wise fits, local and on Dask."""
+    import polars as pl
+
+    from nbcli.text.settings import TextSettings
+    from nbcli.workflows.parts import expand_parts, fit_part, train_parts
+    from nbcli.workflows.train import train
+
+    rng = np.random.default_rng(0)
+    words = np.array([f"w{i}" for i in range(50_000)], dtype=object)
+    p = 1.0 / np.arange(1, words.size + 1)
+    lengths = rng.integers(3, 20, n_docs)
+    tokens = rng.choice(words, lengths.sum(), p=p / p.sum())
+    ends = np.cumsum(lengths)
+    docs = [" ".join(tokens[e - n : e]) for e, n in zip(ends, lengths)]
+    frame = pl.DataFrame(
+        {"links": rng.poisson(2, n_docs), "body": docs, "label": rng.choice(list("abc"), n_docs)}
+    )
+    text = TextSettings(columns=("body",))
+    med = statistics.median
+    with tempfile.TemporaryDirectory() as tmp:
+        one = str(Path(tmp) / "all.csv")
+        frame.write_csv(one)
+        folder = Path(tmp) / "parts"
+        folder.mkdir()
+        for i in range(n_parts):
+            lo, hi = i * n_docs // n_parts, (i + 1) * n_docs // n_parts
+            frame[lo:hi].write_csv(folder / f"part-{i:03d}.csv")
+        parts = expand_parts([str(folder)])
+        print(
+            f"{n_docs:,} documents, {Path(one).stat().st_size / 1e6:.1f} MB of CSV, "
+            f"{n_parts} parts; {workers} Dask workers"
+        )
+
+        def fit_one():
+            return train(nb.MultinomialNB(), one, target="label", text=text)
+
+        def fit_parts(engine):
+            return train_parts(
+                nb.MultinomialNB(), parts, engine, data=str(folder), target="label", text=text
+            )
+
+        times: dict[str, list[float]] = {"one file": [], "parts, local": [], "parts, dask": []}
+        with open_engine("local") as local, open_engine("dask", workers=workers) as dask:
+            dask.client.wait_for_workers(workers)
+            results = {}
+            for _ in range(repeat):  # alternating, so that drifting load hits all alike
+                for name, fn in (
+                    ("one file", fit_one),
+                    ("parts, local", lambda: fit_parts(local)),
+                    ("parts, dask", lambda: fit_parts(dask)),
+                ):
+                    t = time.perf_counter()
+                    results[name] = fn().model_file
+                    times[name].append(time.perf_counter() - t)
+        base = results["one file"]
+        for name, mf in results.items():
+            assert mf.vocabularies == base.vocabularies, name
+            assert np.array_equal(mf.model.feature_count_, base.model.feature_count_), name
+        reference = med(times["one file"])
+        for name, ts in times.items():
+            print(f"{name:<14}{med(ts):>8.2f} s{med(ts) / reference:>8.2f}x one file")
+        part = fit_part(0, parts[0], _text_spec(text))
+        print(
+            f"vocabulary {len(base.vocabularies['body']):,} terms; one part's term statistics "
+            f"{len(pickle.dumps(part.stats, protocol=5)) / 1e6:.1f} MB pickled"
+        )
+
+
+def _text_spec(text):
+    from nbcli.workflows.parts import PartTraining
+
+    return PartTraining(nb.MultinomialNB(), target="label", model="multinomial", text=text)
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[1])
     ap.add_argument("--parts", type=int, default=8)
@@ -174,7 +260,11 @@ def main(argv=None) -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--models", default=",".join(MODELS))
     ap.add_argument("--parquet-gb", type=float, default=None)
+    ap.add_argument("--text-docs", type=int, default=None, help="time a --text fit instead")
     args = ap.parse_args(argv)
+    if args.text_docs is not None:
+        text_benchmark(args.text_docs, args.parts, args.workers, args.repeat)
+        return
     if args.parquet_gb is not None:
         parquet_benchmark(args.parquet_gb, args.repeat)
         return

@@ -156,3 +156,34 @@ def test_part_wise_local_runs_import_nothing_of_dask(tmp_path):
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().splitlines()[-1] == "[]"
+
+
+@pytest.mark.parametrize("model", ["gaussian", "lda"])
+def test_a_folder_fit_records_what_a_one_file_fit_records(tmp_path, model):
+    # --na-values reads '?' as missing in every part, and the model file keeps the
+    # policies and columns a one-file fit keeps, so predict reads the same way.
+    parts = _write(tmp_path)
+    for name, at in (("all.csv", 30 + 3), ("parts/p1.csv", 3)):  # the same row
+        path = tmp_path / name
+        lines = path.read_text().splitlines()
+        lines[at] = "?," + lines[at].split(",", 1)[1]
+        path.write_text("\n".join(lines) + "\n")
+    for data, out in ((tmp_path / "all.csv", "one.npz"), (parts, "parts.npz")):
+        run = nbcli_in_process(
+            "fit", "-m", model, "-d", data, "-o", tmp_path / out, "-q", "--na-values", "?"
+        )
+        assert run.returncode == 0, run.stderr
+    one, split = load_model(tmp_path / "one.npz"), load_model(tmp_path / "parts.npz")
+    assert split.training["na_values"] == ["?"]
+    assert (
+        split.columns
+        == one.columns
+        == [
+            {"name": "a", "type": "numeric"},
+            {"name": "b", "type": "numeric"},
+        ]
+    )
+    drop = {"data"}
+    assert {k: v for k, v in split.training.items() if k not in drop} == {
+        k: v for k, v in one.training.items() if k not in drop
+    }

@@ -139,17 +139,25 @@ def _fit(
     if common.uses_parts(engine, data_list):
         from nbcli.workflows.parts import train_parts
 
-        if text_settings is not None or column_types:
-            # Part-wise reading has no vocabulary or category list to share yet.
+        if column_types:
+            # Part-wise reading has no category list to share across parts yet.
             raise NbcliError(
-                "--text and --column work on one data file; join the parts first "
-                "(part-wise fits take numeric columns)"
+                "--column is not supported on parts (a folder, a glob, several --data files "
+                "or --engine dask); join the parts into one file first"
             )
 
         parts = expand_parts(data_list)
         with common.open_engine(engine, scheduler, workers, worker_memory) as eng:
             result = train_parts(
-                estimator, parts, eng, data=data, priors_by_label=priors_by_label, **read
+                estimator,
+                parts,
+                eng,
+                data=data,
+                priors_by_label=priors_by_label,
+                text=text_settings,
+                unseen=unseen,
+                na_values=na_values,
+                **read,
             )
     else:
         common.open_engine(engine, scheduler, workers, worker_memory)  # refuses Dask options

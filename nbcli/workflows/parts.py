@@ -15,7 +15,7 @@ import glob
 import os
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -111,10 +111,15 @@ class PartTraining:
     x_key: str = "X"
     y_key: str = "y"
     # The column plan of a one-file fit: kinds decided from the first rows
-    # (so a text cell is named as locally), missing cells as the model takes them.
+    # (so a text cell is named as locally), missing cells as the model takes them,
+    # rows without a label skipped and counted.
     missing: str = "error"
+    skip_missing_labels: bool = True
     infer: bool = True
     model: str | None = None
+    na_values: tuple | None = None
+    # The text columns and their tokenisation (a TextSettings), or None.
+    text: Any = None
 
     def stream(self, path: str):
         """The reader of one part: :func:`nbcli.workflows.train.training_stream`."""
@@ -122,7 +127,13 @@ class PartTraining:
 
         from nbcli.workflows.train import training_stream
 
-        read = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "estimator"}
+        read = {
+            f.name: getattr(self, f.name)
+            for f in fields(self)
+            if f.name not in ("estimator", "text")
+        }
+        if self.text is not None:
+            read["kinds"] = {c: "words" for c in self.text.columns}
         return training_stream(path, **read)
 
 
@@ -135,12 +146,19 @@ class PartFit:
     """
 
     part: str
-    stats: Any  # FitStatistics, or None for parts without rows
+    # FitStatistics (TextChunkStats with text columns), or None for parts without rows
+    stats: Any
     fingerprint: Any  # RowHashFingerprint
     target: str | None
     feature_names: tuple
     notes: list = field(default_factory=list)
     n_chunks: int = 0
+    #: The column plan of the first part, for the model file's ``columns``.
+    plan: Any = None
+    #: Rows used (not skipped for a missing label nor dropped for a missing cell).
+    n_rows: int = 0
+    #: Rows skipped without a label, per part.
+    warnings: list = field(default_factory=list)
 
     def merge(self, other: PartFit) -> PartFit:
         from nbcli.engines._reduce import merge_optional
@@ -164,6 +182,9 @@ class PartFit:
             self.feature_names,
             self.notes + [n for n in other.notes if n not in self.notes],
             self.n_chunks + other.n_chunks,
+            self.plan if self.plan is not None else other.plan,
+            self.n_rows + other.n_rows,
+            self.warnings + [w for w in other.warnings if w not in self.warnings],
         )
 
 
@@ -179,33 +200,56 @@ def fit_part(index: int, part: str, spec: PartTraining) -> PartFit:
     """
     from nbcli.engines._reduce import FitStatistics
     from nbcli.io.fingerprint import RowHashFingerprint
+    from nbcli.workflows.tables import RowCounts
     from nbcli.workflows.train import data_error
 
+    text = spec.text
     stream = spec.stream(part)
+    if text is not None:
+        from nbcli.workflows.text_features import fingerprint_columns, tally_text_chunks
+
+        outside = [c for c in text.columns if c not in stream.word_columns]
+        if outside:
+            raise NbcliError(
+                f"{part}: --text {outside[0]}: the column is the target or left out of the "
+                "features (--features, --drop); a text column must be a feature"
+            )
     fp = RowHashFingerprint()
     est = type(spec.estimator)(**spec.estimator.get_params())
-    state = {"rows": 0, "offset": 0, "chunks": 0}
+    # The rows a one-file fit skips (no label) or drops (a missing cell under
+    # "drop"), skipped here, before the fingerprint and the statistics see them.
+    counts = RowCounts()
+    state: dict[str, Any] = {"chunks": 0, "kept": None}
 
     def chunks():
         for ds in stream:
-            fp.update(ds.X, ds.y)
-            state["offset"] = state["rows"]
-            state["rows"] += ds.X.shape[0]
             state["chunks"] += 1
-            if ds.X.shape[0]:
-                yield ds.X, ds.y
+            ds = counts.filter(ds, spec.missing)
+            if not ds.X.shape[0]:
+                continue
+            if text is None:
+                fp.update(ds.X, ds.y)
+            else:
+                # As a one-file fit: each document's CRC-32 beside the numeric columns.
+                fp.update(fingerprint_columns(ds.X, ds.words, text.columns), ds.y)
+            state["kept"] = counts.kept_rows
+            yield (ds.X, ds.y) if text is None else (ds.X, ds.y, ds.words)
 
-    stats = None
+    stats: Any = None
     try:
         with np.errstate(over="ignore", invalid="ignore"):
-            est.fit_chunks(chunks(), finalize=False)
+            if text is None:
+                est.fit_chunks(chunks(), finalize=False)
+            else:
+                stats = tally_text_chunks(est, text, chunks())
     except NbcliError:
         raise
     except ValueError as exc:
-        if state["rows"]:
-            raise data_error(part, exc, stream.feature_names, state["offset"]) from None
+        if counts.used:
+            raise data_error(part, exc, stream.feature_names, 0, rows=state["kept"]) from None
     else:
-        stats = FitStatistics(est.classes_, est.stats_, int(est.n_features_in_), state["rows"])
+        if text is None:
+            stats = FitStatistics(est.classes_, est.stats_, int(est.n_features_in_), counts.used)
     return PartFit(
         part,
         stats,
@@ -214,6 +258,10 @@ def fit_part(index: int, part: str, spec: PartTraining) -> PartFit:
         tuple(stream.feature_names),
         [stream.note] if stream.note else [],
         state["chunks"],
+        # What the model file records of the plan; the planning sample stays here.
+        replace(stream.plan, profiles={}),
+        counts.used,
+        counts.warnings(part, spec.missing),
     )
 
 
@@ -224,6 +272,8 @@ def train_parts(
     *,
     data: str,
     priors_by_label=None,
+    text=None,
+    unseen: str = "error",
     **read,
 ):
     """Fit ``estimator`` on the rows of all ``parts`` in order, part by part on ``engine``.
@@ -234,6 +284,13 @@ def train_parts(
     (:func:`nbcli.workflows.train.finish_training`), so the model file
     equals that of a local fit of the parts joined into one file, its
     fingerprint included.
+
+    With text columns each part gives, per column, the per-class statistics
+    of every term it holds (:class:`nbcli.text.TermStats`) beside its
+    numeric columns' statistics; these merge exactly (counts add), and the
+    vocabulary is chosen once, from the merged statistics
+    (:func:`nbcli.workflows.text_features.finalize_text`), as a one-file
+    fit chooses it after its last chunk: the same terms, the same model.
 
     Parameters
     ----------
@@ -246,9 +303,13 @@ def train_parts(
         What ``--data`` named, recorded in the model file.
     priors_by_label : dict, optional
         As in :func:`nbcli.workflows.train.train`.
+    text : nbcli.text.settings.TextSettings, optional
+        Text columns whose word counts are features (count models only).
+    unseen : {"error", "ignore"}
+        Stored in the model file, as by :func:`nbcli.workflows.train.train`.
     read
         ``target``, ``features``, ``drop``, ``delimiter``, ``chunk_size``,
-        ``x_key``, ``y_key`` of :class:`PartTraining`.
+        ``x_key``, ``y_key``, ``na_values`` of :class:`PartTraining`.
 
     Returns
     -------
@@ -261,16 +322,30 @@ def train_parts(
         parts with different columns, or what a one-file fit refuses.
     """
     from nbcli.io.fingerprint import ROWHASH_ALGORITHM
-    from nbcli.workflows.train import finish_training
+    from nbcli.workflows.train import TableFacts, finish_training
 
+    if text is not None:
+        from nbcli.workflows.text_features import check_text_model, finalize_text
+
+        check_text_model(estimator)
+        target = read.get("target")
+        if target is not None and target in text.columns:
+            raise NbcliError(
+                f"{data}: --text {target}: the column is the target; a text column must be a "
+                "feature"
+            )
     if priors_by_label is not None:
         estimator.set_params(**{estimator.prior_param: None})
     check_parts(parts, engine)
     started = time.perf_counter()
+    missing = getattr(estimator, "missing", "error")
+    if read.get("na_values") is not None:
+        read["na_values"] = tuple(str(v) for v in read["na_values"])
     spec = PartTraining(
         type(estimator)(**estimator.get_params()),
-        missing=getattr(estimator, "missing", "error"),
+        missing=missing,
         model=estimator.name,
+        text=text,
         **read,
     )
     try:
@@ -279,22 +354,45 @@ def train_parts(
         raise NbcliError(f"{data}: {exc}") from None
     if total.stats is None:
         raise NbcliError(f"{data}: no data rows in any of its {len(parts)} parts")
-    stats = total.stats
-    # The gathered statistics, as a one-file fit_chunks(..., finalize=False) leaves them.
-    est = type(estimator).from_stats(
-        stats.stats, stats.classes, estimator.get_params(), stats.n_features, finalize=False
-    )
+    feature_names = list(total.feature_names)
+    vocabularies = None
+    if text is None:
+        stats = total.stats
+        # The gathered statistics, as a one-file fit_chunks(..., finalize=False) leaves them.
+        est = type(estimator).from_stats(
+            stats.stats, stats.classes, estimator.get_params(), stats.n_features, finalize=False
+        )
+    else:
+        est = type(estimator)(**estimator.get_params())
+        vocabularies = finalize_text(est, text, total.stats, feature_names)
+        feature_names = list(est.feature_names_in_)
     return finish_training(
         est,
         data=data,
         target=total.target,
-        feature_names=list(total.feature_names),
+        feature_names=feature_names,
         notes=total.notes,
-        n_rows=stats.n_rows,
+        n_rows=total.n_rows,
         n_chunks=total.n_chunks,
         fingerprint={
             "fingerprint": {"algorithm": ROWHASH_ALGORITHM, "value": total.fingerprint.value}
         },
         priors_by_label=priors_by_label,
         started=started,
+        # The column plan's warnings once (the first part's), then each part's skipped rows.
+        warnings=[*total.plan.warnings, *total.warnings],
+        text=text,
+        vocabularies=vocabularies,
+        # As a one-file fit records them: the plan's columns and the policies (part-wise
+        # reading has no category lists). A model of per-column distributions (mixed)
+        # takes its column types from a one-file plan only, so it records none here.
+        tables=None
+        if "column_types" in estimator.get_params()
+        else TableFacts(
+            plan=total.plan,
+            categories={},
+            missing=missing,
+            unseen=unseen,
+            na_values=None if read.get("na_values") is None else list(read["na_values"]),
+        ),
     )

@@ -282,6 +282,8 @@ class RowCounts:
             X=np.asfortranarray(ds.X[keep]),
             y=None if ds.y is None else np.asarray(ds.y)[keep],
             kept={k: v[keep] for k, v in ds.kept.items()},
+            # The documents of text columns go with their rows.
+            words={k: v[keep] for k, v in ds.words.items()},
             y_missing=None,
         )
 

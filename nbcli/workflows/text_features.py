@@ -46,6 +46,7 @@ __all__ = [
     "finalize_text",
     "fingerprint_columns",
     "indicative_words",
+    "tally_text_chunks",
     "text_matrix",
 ]
 
@@ -257,6 +258,19 @@ def fit_text_chunks(estimator, settings: TextSettings, chunks, numeric_names) ->
     from the estimator for bad numeric values and "no training data" for
     no chunks.
     """
+    total = tally_text_chunks(estimator, settings, chunks)
+    return finalize_text(estimator, settings, total, numeric_names)
+
+
+def tally_text_chunks(estimator, settings: TextSettings, chunks) -> TextChunkStats:
+    """The :class:`TextChunkStats` of a stream of ``(X, y, words)`` chunks.
+
+    The first half of :func:`fit_text_chunks`, before any vocabulary is
+    chosen: a part of a data set gives these statistics, the parts'
+    statistics merge (:meth:`TextChunkStats.merge`), and
+    :func:`finalize_text` chooses the vocabularies once from the total.
+    ``estimator`` is not changed. Raises ValueError as :func:`fit_text_chunks`.
+    """
     check_text_model(estimator)
     options = settings.options()
     tallies = {c: TermTally(options) for c in settings.columns}
@@ -271,7 +285,7 @@ def fit_text_chunks(estimator, settings: TextSettings, chunks, numeric_names) ->
     if total is None:
         raise ValueError("no training data: the chunks were empty")
     total.terms = {c: t.stats(total.classes) for c, t in tallies.items()}
-    return finalize_text(estimator, settings, total, numeric_names)
+    return total
 
 
 @dataclass
