@@ -173,6 +173,11 @@ class Calibrator:
         """The same as :meth:`transform` (the name model files were read with before)."""
         return self.transform(log_proba)
 
+    def describe(self) -> dict[str, object]:
+        """The fitted parameters a person reads (``nbcli inspect``): plain
+        JSON numbers, keyed by their names in the literature."""
+        return {}
+
 
 # -- temperature scaling -----------------------------------------------------------
 class TemperatureScaling(Calibrator):
@@ -204,6 +209,10 @@ class TemperatureScaling(Calibrator):
     """
 
     kind = "temperature"
+
+    def describe(self) -> dict[str, object]:
+        """``temperature`` (T) and ``at_bound`` (the search stopped at an end of its range)."""
+        return {"temperature": self.temperature_, "at_bound": bool(self.at_bound_)}
 
     def fit(self, log_proba, y_idx) -> TemperatureScaling:
         """Fit the temperature on held-out predictions.
@@ -372,6 +381,10 @@ class IsotonicCalibration(Calibrator):
     """
 
     kind = "isotonic"
+
+    def describe(self) -> dict[str, object]:
+        """``breakpoints``: per class, how many steps its isotonic map has."""
+        return {"breakpoints": [int(len(x)) for x, _ in self.breakpoints_]}
 
     def fit(self, log_proba, y_idx) -> IsotonicCalibration:
         """Fit one isotonic map per class on held-out predictions.

@@ -268,3 +268,33 @@ def test_statistics_say_what_no_data_could_give(name):
         else:
             array[0, -1] = -1.0  # (n_classes, n_features) is square here, yet no matrix
             assert off.implausible() == f"negative {what}"
+
+
+def test_nothing_outside_the_core_branches_on_a_model_name():
+    # What a model type can do is what its class declares; a comparison of
+    # ``.name`` (or ``model_type``) with a model name elsewhere is a table
+    # keyed by name in disguise.
+    import ast
+
+    names = set(MODELS)
+    found = []
+    for folder in ("cli", "workflows", "reports", "render", "io", "engines", "text"):
+        for path in (ROOT / "nbcli" / folder).glob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if not isinstance(node, ast.Compare):
+                    continue
+                sides = [node.left, *node.comparators]
+                named = any(
+                    (isinstance(s, ast.Attribute) and s.attr in ("name", "model_type"))
+                    or (isinstance(s, ast.Name) and s.id == "model_type")
+                    for s in sides
+                )
+                literals = {
+                    c.value
+                    for s in sides
+                    for c in ast.walk(s)
+                    if isinstance(c, ast.Constant) and isinstance(c.value, str)
+                }
+                if named and literals & names:
+                    found.append(f"{folder}/{path.name}:{node.lineno}")
+    assert found == []

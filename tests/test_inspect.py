@@ -147,3 +147,32 @@ def test_bad_input_is_one_line(tmp_path):
         run = nbcli_in_process(*args)
         assert run.returncode == 2 and run.stderr.startswith("error: ")
         assert run.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize("method", ["temperature", "isotonic"])
+def test_inspect_shows_the_fitted_calibrator(tmp_path, method):
+    from nbcli.calibration import IsotonicCalibration, TemperatureScaling
+
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(200, 3))
+    y = (X[:, 0] + 0.8 * rng.normal(size=200) > 0).astype(int)
+    model = GaussianNB().fit(X[:120], y[:120])
+    log_proba = model.predict_log_proba(X[120:])
+    calibrator = (TemperatureScaling if method == "temperature" else IsotonicCalibration)()
+    calibrator.fit(log_proba, y[120:])
+    path = tmp_path / "c.npz"
+    save_model(
+        ModelFile(model, ["a", "b", "c"], training={"n_samples": 120}, calibrator=calibrator), path
+    )
+    run = nbcli_in_process("inspect", path, "--json", "-", "-q")
+    assert run.returncode == 0, run.stderr
+    doc = json.loads(run.stdout)
+    assert validate(doc, MODEL_SCHEMA) == []
+    shown = nbcli_in_process("inspect", path).stdout
+    if method == "temperature":
+        assert doc["calibration"]["temperature"] == calibrator.temperature_
+        assert f"T = {calibrator.temperature_:.6g}" in shown
+    else:
+        counts = [len(x) for x, _ in calibrator.breakpoints_]
+        assert doc["calibration"]["breakpoints"] == counts and min(counts) >= 2
+        assert f"({', '.join(map(str, counts))} breakpoints per class)" in shown

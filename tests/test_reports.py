@@ -589,3 +589,24 @@ def test_check_thresholds_messages():
         {"accuracy": {"value": 0.89996, "lower": 0, "upper": 1, "method": "BCa"}}, ts[1:2]
     )
     assert near == ["accuracy 0.89996 is below the threshold 0.9"]
+
+
+@pytest.mark.parametrize(
+    "text, direction",
+    [
+        ("accuracy=1.5", "under"),
+        ("accuracy.lower=-0.1", "under"),
+        ("cohen_kappa=-1.5", "under"),
+        ("log_loss=-0.2", "over"),
+        ("brier=2.5", "over"),
+    ],
+)
+def test_a_threshold_outside_its_metrics_range_is_refused(text, direction):
+    with pytest.raises(ValueError, match="lies in"):
+        parse_threshold(text, direction)
+
+
+def test_thresholds_at_the_ends_of_a_range_are_gates():
+    assert parse_threshold("accuracy=1", "under").value == 1.0
+    assert parse_threshold("cohen_kappa=-1", "under").value == -1.0
+    assert parse_threshold("log_loss=40", "over").value == 40.0

@@ -109,8 +109,9 @@ def test_bad_sizes_and_outputs_are_refused_before_any_work(tmp_path):
     path, _ = _csv(tmp_path)
     with pytest.raises(NbcliError, match="no row of 103 for training"):
         split(str(path), test=60, calib=43, output_dir=tmp_path)
-    with pytest.raises(NbcliError, match="not an existing folder"):
-        split(str(path), test=0.2, output_dir=tmp_path / "missing")
+    (tmp_path / "a_file").write_text("x")
+    with pytest.raises(NbcliError, match="is a file, not a folder"):
+        split(str(path), test=0.2, output_dir=tmp_path / "a_file")
     res = nbcli_in_process("split", "-d", path, "--test", "1.5", "--output-dir", tmp_path)
     assert res.returncode == 2 and "fraction in (0, 1)" in res.stderr
     assert res.stderr.startswith("error: ") and res.stderr.count("\n") == 1
@@ -141,3 +142,14 @@ def test_records_are_the_rows_csv_reads(rows):
     assert b"".join(records) == data  # every byte in one record, in order
     parsed = [next(csv.reader([r.decode()])) for r in records]
     assert parsed == list(csv.reader(io.StringIO(data.decode(), newline="")))
+
+
+def test_a_missing_output_folder_is_made_as_predict_makes_one(tmp_path):
+    path, _ = _csv(tmp_path)
+    out = tmp_path / "new" / "parts"
+    report = split(str(path), test=0.2, seed=1, output_dir=out)
+    names = sorted(p.name for p in out.iterdir())
+    assert names == [f"{path.stem}.test.csv", f"{path.stem}.train.csv"], names
+    rows = {p.name: len(pd.read_csv(p, sep=";")) for p in out.iterdir()}
+    assert sum(rows.values()) == 103 and rows[f"{path.stem}.test.csv"] in (20, 21), rows
+    assert report.outputs and all(str(out) in str(o) for o in report.outputs.values())

@@ -21,7 +21,7 @@ try:
     main(sys.argv[1:])
 except SystemExit:
     pass
-heavy = ("pandas", "scipy", "sklearn", "matplotlib", "pyarrow", "polars", "dask")
+heavy = ("pandas", "scipy", "sklearn", "matplotlib", "pyarrow", "polars", "dask", "pydantic")
 sys.stderr.write(json.dumps(sorted({m.split(".")[0] for m in sys.modules} & set(heavy))))
 """
 
@@ -84,3 +84,13 @@ def test_predict_of_a_small_file_imports_no_scipy(tmp_path):
     assert (tmp_path / "out.csv").read_text().count("\n") == 101
     assert "scipy" not in imported, imported
     assert not imported & {"sklearn", "matplotlib", "dask"}
+
+
+def test_the_cli_library_is_one_that_starts_without_pydantic():
+    # Typer 0.29 builds a pydantic adapter for every option (about 65 ms of
+    # each command's start); pyproject.toml keeps to a Typer without it.
+    import typer
+
+    major, minor = (int(p) for p in typer.__version__.split(".")[:2])
+    assert (major, minor) < (0, 29), typer.__version__
+    assert "pydantic" not in _imported("predict", "--help")

@@ -521,3 +521,45 @@ def test_category_codes_do_not_depend_on_the_chunks(tmp_path_factory, cells, chu
     if stream.categories:
         assert stream.categories == {"c": seen}
         np.testing.assert_array_equal(codes, expected)
+
+
+def test_years_are_category_labels_and_small_whole_numbers_are_codes(tmp_path):
+    from sklearn.naive_bayes import CategoricalNB as SkCategoricalNB
+
+    from nbcli.io.modelfile import load_model
+    from nbcli.io.profile import ColumnProfile, looks_like_codes
+
+    rng = np.random.default_rng(7)
+    n = 300
+    y = rng.choice(["a", "b"], size=n)
+    year = np.where(y == "a", rng.choice([2007, 2008, 2009], n, p=[0.6, 0.3, 0.1]), 2009)
+    year[rng.random(n) < 0.3] = 2008
+    level = rng.integers(0, 5, n) + (y == "b")
+    df = pd.DataFrame({"year": year, "level": level, "y": y})
+    df.iloc[:240].to_csv(tmp_path / "train.csv", index=False)
+    df.iloc[240:].to_csv(tmp_path / "test.csv", index=False)
+    run = nbcli_in_process(
+        "fit", "-m", "categorical", "-d", tmp_path / "train.csv", "-o", tmp_path / "m.npz", "-q"
+    )
+    assert run.returncode == 0, run.stderr
+    mf = load_model(tmp_path / "m.npz")
+    # year: three labels, not codes 0..2009; level: codes 0..5 as scikit-learn reads them.
+    assert mf.model.n_categories_.tolist() == [3, 6]
+    assert sorted(mf.columns[0]["categories"]) == ["2007", "2008", "2009"]
+    assert "categories" not in mf.columns[1]
+    out = tmp_path / "p.csv"
+    run = nbcli_in_process("predict", "-m", tmp_path / "m.npz", "-d", tmp_path / "test.csv",
+                           "--proba", "-o", out, "-q")  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    codes = {int(v): i for i, v in enumerate(mf.columns[0]["categories"])}
+    train, test = df.iloc[:240], df.iloc[240:]
+    encode = np.column_stack([train["year"].map(codes), train["level"]])
+    sk = SkCategoricalNB(min_categories=[3, 6]).fit(encode, train["y"])
+    expected = sk.predict_proba(np.column_stack([test["year"].map(codes), test["level"]]))
+    got = pd.read_csv(out)[["proba_a", "proba_b"]].to_numpy()
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-12)
+    profile = ColumnProfile("x", "integer", 10, 10, 3, low=0.0, high=60.0)
+    assert looks_like_codes(profile)
+    assert not looks_like_codes(ColumnProfile("x", "integer", 10, 10, 3, low=0.0, high=64.0))
+    assert looks_like_codes(ColumnProfile("x", "integer", 99, 99, 90, low=0.0, high=120.0))
+    assert not looks_like_codes(ColumnProfile("x", "integer", 10, 10, 3, low=-1.0, high=2.0))

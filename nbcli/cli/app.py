@@ -192,13 +192,21 @@ def _metavar(command_name: str, param) -> str | None:
     name = names[0] if names else ""
     if (command_name, name) in _COMMAND_METAVARS:
         return _COMMAND_METAVARS[(command_name, name)]
+    if name == "--model" and command_name in _TYPE_COMMANDS:
+        return "NAME"
     if name in _METAVARS or name in _EXTRA_METAVARS:
         return _METAVARS.get(name) or _EXTRA_METAVARS[name]
-    desc = param.type_descriptor
-    if desc.is_choice:
-        return None
-    kind = getattr(desc, "ranged_type_name", None) if desc.is_ranged else param.bare_type()
-    return {"float": "NUMBER", "int": "N"}.get(str(kind), "TEXT")
+    desc = getattr(param, "type_descriptor", None)
+    if desc is not None:  # Typer 0.29 describes a value's type itself
+        if desc.is_choice:
+            return None
+        kind = getattr(desc, "ranged_type_name", None) if desc.is_ranged else param.bare_type()
+    else:  # earlier Typer: a click parameter type ("float range", "integer")
+        if hasattr(param.type, "choices"):
+            return None
+        kind = getattr(param.type, "name", "")
+    kind = str(kind)
+    return "NUMBER" if "float" in kind else "N" if "int" in kind else "TEXT"
 
 
 def command():
@@ -210,7 +218,7 @@ def command():
     cmd = typer.main.get_command(app)
     for command_name, sub in getattr(cmd, "commands", {}).items():
         for param in sub.params:
-            if getattr(param, "is_flag", False) or not hasattr(param, "type_descriptor"):
+            if getattr(param, "is_flag", False) or not hasattr(param, "opts"):
                 continue
             metavar = _metavar(command_name, param)
             if metavar is not None:

@@ -203,13 +203,14 @@ def emit_report(
     """
     from nbcli.cli.console import console, info, table_stream
     from nbcli.io.atomic import writes_to_stdout
-    from nbcli.render import render
 
     if json_out is not None:
         write_json(report.to_dict(), json_out)
         info(f"wrote {json_out}", quiet or json_out == "-")
     if quiet:
         return
+    from nbcli.render import render  # Rich's tables: only when something is shown
+
     # `--json /dev/stdout` puts data on stdout just as `--json -` does.
     stream = table_stream(stdout_has_data or writes_to_stdout(json_out))
     con = console(stream)

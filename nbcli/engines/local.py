@@ -49,9 +49,9 @@ class LocalEngine:
         """Nothing to release; present for symmetry with the Dask engine."""
 
     def workers(self, jobs: int | None, n_tasks: int) -> int:
-        """Worker processes for ``n_tasks`` tasks: ``jobs`` (default: all cores),
-        but never more than the cores available to this process nor the tasks;
-        more processes than cores only compete for them."""
+        """Workers for ``n_tasks`` tasks: ``jobs`` (default: all cores), but
+        never more than the cores available to this process nor the tasks;
+        more workers than cores only compete for them."""
         from joblib import cpu_count
 
         cores = max(1, cpu_count())
@@ -61,11 +61,20 @@ class LocalEngine:
     def map(
         self, func: Callable[..., Any], tasks: Sequence[tuple], *, jobs: int | None = None
     ) -> Iterator[Any]:
-        """``func(*task)`` for every task in joblib processes, as a generator of
-        results in task order (so that progress can be shown as they come)."""
+        """``func(*task)`` for every task in joblib threads, as a generator of
+        results in task order (so that progress can be shown as they come).
+
+        Threads rather than processes: a task here reads, scores and writes
+        a whole file, and polars and NumPy do that with the GIL released, so
+        threads run in parallel without the second or so that starting
+        worker processes (each importing NumPy and polars) costs, and Ctrl-C
+        reaches one process whose clean-up removes unfinished outputs.
+        """
         from joblib import Parallel, delayed
 
-        parallel = Parallel(n_jobs=self.workers(jobs, len(tasks)), return_as="generator")
+        parallel = Parallel(
+            n_jobs=self.workers(jobs, len(tasks)), return_as="generator", prefer="threads"
+        )
         return iter(parallel(delayed(func)(*task) for task in tasks))
 
     def _map(self, fn: Callable[..., Any], parts: Sequence[Any], *args) -> list:

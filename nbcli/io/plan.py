@@ -85,6 +85,10 @@ class ReadOptions:
     #: features (mixed and categorical models); otherwise they are refused,
     #: all at once, naming the ways on.
     categorical: bool = False
+    #: Every feature is categorical (the categorical model): a column of
+    #: whole numbers is read as codes 0..K-1 only where it looks like codes
+    #: (:func:`nbcli.io.profile.looks_like_codes`), otherwise as labels.
+    all_categorical: bool = False
     #: ``--column NAME=TYPE`` overrides: :data:`NUMERIC_TYPES` or ``categorical``.
     column_types: dict[str, str] = field(default_factory=dict)
     #: Known categories per column (predict time, from the model file).
@@ -386,6 +390,16 @@ def decide_kinds(plan: ColumnPlan, profiles: dict, opts: ReadOptions, display: s
         if c in opts.kinds:
             kinds[c] = opts.kinds[c]
         elif given == "categorical":
+            kinds[c] = CATEGORICAL
+        elif (
+            opts.all_categorical
+            and given is None
+            and p is not None
+            and p.value_type == pf.INTEGER
+            and not pf.looks_like_codes(p)
+        ):
+            # Years or ZIP codes as codes would make thousands of categories,
+            # nearly all never seen and each smoothed as if it could be.
             kinds[c] = CATEGORICAL
         elif given is not None or p is None or p.is_number:
             kinds[c] = NUMERIC

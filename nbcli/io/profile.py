@@ -77,6 +77,8 @@ class ColumnProfile:
     counting : bool
         Whole numbers equal to 0, 1, ..., n - 1 or 1, 2, ..., n, row after
         row, in a sample of at least :data:`COUNTING_ROWS` rows.
+    low, high : float or None
+        The least and greatest finite present value of a numeric column.
     """
 
     name: str
@@ -87,6 +89,8 @@ class ColumnProfile:
     example: str | None = None
     counting: bool = False
     example_row: int | None = None
+    low: float | None = None
+    high: float | None = None
 
     @property
     def is_number(self) -> bool:
@@ -175,7 +179,29 @@ def _numbers(name, present, n, whole) -> ColumnProfile:
         present.n_unique(),
         None,
         counting,
+        low=float(finite.min()) if finite.size else None,
+        high=float(finite.max()) if finite.size else None,
     )
+
+
+#: Whole numbers below this are category codes whatever their spread.
+SMALL_CODES = 64
+
+
+def looks_like_codes(profile: ColumnProfile) -> bool:
+    """Whether a column of whole numbers holds category codes 0..K-1.
+
+    Codes are never negative, and either small (below :data:`SMALL_CODES`,
+    as pixel intensities or Likert scores are) or dense (the largest below
+    twice the number of distinct values). Anything else, years or ZIP
+    codes, is a label: as codes, 2007, 2008 and 2009 would make 2,010
+    categories.
+    """
+    if profile.low is None or profile.high is None:
+        return True  # nothing to judge by: read as numbers, as any other column
+    if profile.low < 0:
+        return False
+    return profile.high < max(SMALL_CODES, 2 * profile.n_distinct)
 
 
 def _dates(present) -> bool:

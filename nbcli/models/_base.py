@@ -78,6 +78,15 @@ class BayesClassifier(BlockScoring, FromStatistics, Parameters):
         spread); with 1, such a class rests on smoothing alone.
     prior_param : str
         Name of the class-prior hyperparameter (``priors`` or ``class_prior``).
+    feature_kinds : tuple of str
+        The distributions a feature column can follow, by the names
+        ``--column NAME=TYPE`` gives them; the first is a numeric column's.
+    indicative_definition : str or None
+        What the class's ``indicative_features()`` scores mean (see
+        :mod:`nbcli.models._indicative`); None for a model without them.
+    inspection_sections : tuple of str
+        Further analyses ``nbcli inspect`` shows (``discriminant_directions``,
+        ``class_covariances``).
     """
 
     name: ClassVar[str] = ""
@@ -86,6 +95,9 @@ class BayesClassifier(BlockScoring, FromStatistics, Parameters):
     sklearn_tags: ClassVar[dict[str, bool]] = {}
     min_samples_per_class: ClassVar[int] = 1
     prior_param: ClassVar[str] = "priors"
+    feature_kinds: ClassVar[tuple[str, ...]] = ("gaussian",)
+    indicative_definition: ClassVar[str | None] = None
+    inspection_sections: ClassVar[tuple[str, ...]] = ()
     #: The same as ``name`` (the attribute earlier versions had).
     model_type: ClassVar[str] = ""
 

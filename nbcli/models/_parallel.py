@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 
 
 def scoring_threads() -> int:
@@ -21,6 +22,7 @@ def scoring_threads() -> int:
 
 
 _BLAS_CONTROLLER = None
+_BLAS_SEEN_SCIPY = False
 
 
 def one_blas_thread():
@@ -29,9 +31,14 @@ def one_blas_thread():
     OpenBLAS and MKL thread counts are process-wide, so the limit holds for
     every block thread at once. threadpoolctl is imported on first use only.
     """
-    global _BLAS_CONTROLLER
-    if _BLAS_CONTROLLER is None:
+    global _BLAS_CONTROLLER, _BLAS_SEEN_SCIPY
+    # A controller knows the BLAS libraries loaded when it was made; SciPy
+    # brings its own (QDA's factorisations), so it is made again once SciPy's
+    # linear algebra has been loaded, rather than scanning at every call.
+    scipy_loaded = "scipy.linalg" in sys.modules
+    if _BLAS_CONTROLLER is None or scipy_loaded != _BLAS_SEEN_SCIPY:
         from threadpoolctl import ThreadpoolController
 
         _BLAS_CONTROLLER = ThreadpoolController()
+        _BLAS_SEEN_SCIPY = scipy_loaded
     return _BLAS_CONTROLLER.limit(limits=1, user_api="blas")

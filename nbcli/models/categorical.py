@@ -241,6 +241,7 @@ class CategoricalNB(BayesClassifier):
     """
 
     name = "categorical"
+    feature_kinds = ("categorical",)
     hyperparameters = (
         alpha(),
         fit_prior(),

@@ -84,6 +84,7 @@ class ComplementNB(BayesClassifier):
     """
 
     name = "complement"
+    feature_kinds = ("multinomial",)
     hyperparameters = (
         alpha(),
         Hyperparameter(

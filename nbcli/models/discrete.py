@@ -10,6 +10,7 @@ import numpy as np
 from nbcli.models import _sparse
 from nbcli.models._base import BayesClassifier
 from nbcli.models._blocks import _BLOCK_ELEMENTS
+from nbcli.models._indicative import COUNT_DEFINITION, PRESENCE_DEFINITION, log_probability_ratios
 from nbcli.models._missing import first_negative, zero_missing
 from nbcli.models._sklearn_api import NaiveBayesAPI
 from nbcli.models._stats import ClassCounts, _Stats
@@ -113,6 +114,13 @@ class _DiscreteNB(NaiveBayesAPI, BayesClassifier):
     fit_prior: bool
     class_prior: Any  # array-like of shape (n_classes,), or None
     missing: str
+    feature_log_prob_: np.ndarray  # (n_classes, n_features), set by finalize
+
+    def indicative_features(self) -> tuple[np.ndarray, None]:
+        """Per class and feature (n_classes, n_features): the log ratio of the
+        feature's probability under the class to its probability under the
+        other classes mixed by prior (:attr:`indicative_definition`)."""
+        return log_probability_ratios(self, self.feature_log_prob_), None
 
     def fit(self, X, y, sample_weight=None):
         _warn_alpha_floor(self)
@@ -215,6 +223,8 @@ class MultinomialNB(_DiscreteNB):
 
     name = "multinomial"
     hyperparameters = (alpha(), force_alpha(), fit_prior(), priors("class_prior"), missing())
+    feature_kinds = ("multinomial",)
+    indicative_definition = COUNT_DEFINITION
     # Counts cannot be negative, and the model is not meant for the Gaussian
     # blobs scikit-learn scores every classifier on (its own tags).
     sklearn_tags = {"positive_only": True, "poor_score": True, "sparse": True}
@@ -313,6 +323,8 @@ class BernoulliNB(_DiscreteNB):
     """
 
     name = "bernoulli"
+    feature_kinds = ("bernoulli",)
+    indicative_definition = PRESENCE_DEFINITION
     hyperparameters = (
         alpha(),
         force_alpha(),

@@ -172,6 +172,7 @@ class LinearDiscriminantAnalysis(ClassNamePrefixFeaturesOut, _DiscriminantBase):
     """
 
     name = "lda"
+    inspection_sections = ("discriminant_directions",)
     hyperparameters = (
         solver(("svd", "lsqr", "eigen")),
         priors("priors", sums_to_one=False),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from nbcli.models._base import BayesClassifier, UndeterminedError
+from nbcli.models._indicative import GAUSSIAN_DEFINITION, gaussian_divergences
 from nbcli.models._sklearn_api import NaiveBayesAPI
 from nbcli.models._stats import ClassMoments, means_about
 from nbcli.models._table_stats import ObservedMoments
@@ -95,9 +96,16 @@ class GaussianNB(NaiveBayesAPI, BayesClassifier):
 
     name = "gaussian"
     hyperparameters = (priors("priors"), var_smoothing(), var_smoothing_scale(), missing())
+    indicative_definition = GAUSSIAN_DEFINITION
     statistics = (ClassMoments, ObservedMoments)
     # One sample per class gives no variance.
     min_samples_per_class = 2
+
+    def indicative_features(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per class and feature (n_classes, n_features): the divergence of
+        :data:`~nbcli.models._indicative.GAUSSIAN_DEFINITION`, and whether
+        the class mean lies above the other classes'."""
+        return gaussian_divergences(self, self.theta_, self.var_)
 
     def __init__(
         self, *, priors=None, var_smoothing=1e-9, var_smoothing_scale="global", missing="error"

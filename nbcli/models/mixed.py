@@ -221,6 +221,7 @@ class MixedNB(BayesClassifier):
     """
 
     name = "mixed"
+    feature_kinds = COLUMN_TYPES
     hyperparameters = (
         Hyperparameter(
             "column_types",

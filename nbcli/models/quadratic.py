@@ -98,6 +98,7 @@ class QuadraticDiscriminantAnalysis(_DiscriminantBase):
     """
 
     name = "qda"
+    inspection_sections = ("class_covariances",)
     hyperparameters = (
         solver(("svd", "eigen")),
         shrinkage(on_command_line=False),

@@ -41,7 +41,7 @@ def render_model(report) -> list:
         head.add_row("fingerprint", f"{fingerprint['algorithm']} {fingerprint['value']}")
     elif training.get("data_sha256"):
         head.add_row("data sha256", str(training["data_sha256"]))
-    head.add_row("calibrator", report.calibration["method"] if report.calibration else "none")
+    head.add_row("calibrator", _calibrator_text(report.calibration))
     if report.search:
         best = report.search.get("best", {})
         text = ", ".join(f"{k}={v}" for k, v in best.get("params", {}).items()) if best else ""
@@ -109,3 +109,17 @@ def _feature(entry: dict) -> str:
         return entry["name"]
     words = f", {entry['n_words']:,} words" if "n_words" in entry else ""
     return f"{entry['name']} ({entry['type']}{words})"
+
+
+def _calibrator_text(calibration: dict | None) -> str:
+    """``temperature (T = 1.3)``, ``isotonic (12, 9, 15 breakpoints)`` or ``none``."""
+    if not calibration:
+        return "none"
+    method = str(calibration["method"])
+    if "temperature" in calibration:
+        bound = ", at the end of its search range" if calibration.get("at_bound") else ""
+        return f"{method} (T = {calibration['temperature']:.6g}{bound})"
+    if "breakpoints" in calibration:
+        counts = ", ".join(str(n) for n in calibration["breakpoints"])
+        return f"{method} ({counts} breakpoints per class)"
+    return method

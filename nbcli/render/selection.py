@@ -73,4 +73,16 @@ def render_tuning(report) -> list:
         )
     best = ", ".join(f"{k}={v}" for k, v in report.best["params"].items())
     line = Text(f"Best: {best} ({metric} {_num(report.best['value'])}); ties go to the first.")
+    methods = {r.metrics[metric].method for r in report.results} - {"none"}
+    if methods:
+        level = f"{100 * report.settings.get('confidence', 0.95):g}%"
+        how = ", ".join(_INTERVAL_METHODS.get(m, m) for m in sorted(methods))
+        line.append(f"\nIntervals ({level}): {how}.")
     return [_plan_line(report.plan, report.n_samples), t, line]
+
+
+_INTERVAL_METHODS = {
+    "normal": "normal approximation of the mean over rows",
+    "BCa": "BCa bootstrap",
+    "percentile": "percentile bootstrap",
+}

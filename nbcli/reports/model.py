@@ -4,11 +4,13 @@
 described by :data:`MODEL_SCHEMA` (JSON Schema, draft 2020-12). The analyses
 read only a fitted model's public attributes:
 
-* naive Bayes: the most indicative features of each class (see
-  :func:`indicative_scores` for the definition per model type);
-* LDA: the discriminant directions and the share of the between-class
-  variance along each (:func:`discriminant_directions`);
-* QDA: each class's covariance log-determinant and condition number.
+* the most indicative features of each class, for a model class that
+  declares an ``indicative_definition`` (the naive Bayes models with
+  per-feature distributions; see :func:`indicative_scores`);
+* the sections a model class names in ``inspection_sections``: LDA's
+  discriminant directions and the share of the between-class variance
+  along each (:func:`discriminant_directions`), QDA's per-class covariance
+  log-determinant and condition number (:func:`class_covariances`).
 
 NumPy only: no file I/O, no printing.
 """
@@ -20,28 +22,11 @@ from typing import ClassVar
 
 import numpy as np
 
+from nbcli.models._indicative import class_counts, class_priors
 from nbcli.reports.metrics import json_label, json_number, report_header, report_schema
 
 SCHEMA_NAME = "nbcli.model"
 SCHEMA_VERSION = 1
-
-INDICATIVE_DEFINITIONS = {
-    "multinomial": (
-        "log p(feature j | class) - log p(feature j | other classes) (a word, for a text column), the other classes' "
-        "feature probabilities mixed by their priors (nats)"
-    ),
-    "bernoulli": (
-        "log P(feature j present | class) - log P(feature j present | other classes), "
-        "the other classes mixed by their priors (nats)"
-    ),
-    "gaussian": (
-        "expected log-likelihood ratio E[log p(x_j | class) - log p(x_j | other classes)] "
-        "under the class: the KL divergence of the class's normal density of feature j from "
-        "the normal with the other classes' prior-weighted mean and variance (nats); "
-        "'higher' says whether the class mean is above the others'"
-    ),
-}
-"""What the indicative-feature score means, per model type (the report states it)."""
 
 
 def feature_labels(
@@ -125,71 +110,18 @@ def text_features(mf) -> tuple[list[str], list[dict]] | None:
     return names, features
 
 
-def class_priors(model) -> np.ndarray:
-    """The prior of each class the model scores with, shape (n_classes,)."""
-    for attr in ("priors_", "class_prior_"):
-        if hasattr(model, attr):
-            return np.asarray(getattr(model, attr), dtype=float)
-    if hasattr(model, "class_log_prior_"):
-        return np.exp(model.class_log_prior_)
-    count = class_counts(model)
-    return count / count.sum()
-
-
-def class_counts(model) -> np.ndarray:
-    """Weighted training rows of each class, shape (n_classes,)."""
-    if hasattr(model, "class_count_"):
-        return np.asarray(model.class_count_, dtype=float)
-    return np.asarray(model.stats_.count, dtype=float)
-
-
-def _rest(values: np.ndarray, priors: np.ndarray, k: int) -> np.ndarray:
-    """Prior-weighted mean over the classes other than ``k`` of ``values`` (K, d)."""
-    w = priors.copy()
-    w[k] = 0.0
-    if w.sum() <= 0:
-        w = np.ones_like(w)
-        w[k] = 0.0
-    return (w / w.sum()) @ values
-
-
 def indicative_scores(model) -> tuple[np.ndarray, np.ndarray | None] | None:
     """How strongly each feature points to each class, shape (n_classes, n_features).
 
-    Returns ``(scores, higher)``, ``higher`` (bool, same shape) for Gaussian
-    naive Bayes only, or None for a model type without a definition here.
-    The definitions are :data:`INDICATIVE_DEFINITIONS`: for each class
-    ``k``, the log-probability ratio of the feature between ``k`` and the
-    other classes taken together (their distributions mixed by prior); for
-    continuous features the ratio's expectation under class ``k``.
+    Returns ``(scores, higher)``, ``higher`` (bool, same shape) where the
+    model says on which side of the other classes a feature lies (Gaussian
+    naive Bayes), or None for a model without such scores or with one
+    class. What the scores mean is the model class's
+    ``indicative_definition``; see :mod:`nbcli.models._indicative`.
     """
-    name = getattr(model, "name", "")
-    if len(model.classes_) < 2:
+    if len(model.classes_) < 2 or type(model).indicative_definition is None:
         return None
-    priors = class_priors(model)
-    K = len(model.classes_)
-    if name in ("multinomial", "bernoulli"):
-        theta = np.exp(model.feature_log_prob_)
-        out = np.empty_like(theta)
-        with np.errstate(divide="ignore"):
-            for k in range(K):
-                out[k] = model.feature_log_prob_[k] - np.log(_rest(theta, priors, k))
-        return out, None
-    if name == "gaussian":
-        mean, var = model.theta_, model.var_
-        out = np.empty_like(mean)
-        higher = np.empty(mean.shape, dtype=bool)
-        for k in range(K):
-            m_rest = _rest(mean, priors, k)
-            # Moment-matched variance of the others' mixture.
-            v_rest = _rest(var + mean**2, priors, k) - m_rest**2
-            v_rest = np.maximum(v_rest, np.finfo(float).tiny)
-            out[k] = 0.5 * (
-                np.log(v_rest / var[k]) + (var[k] + (mean[k] - m_rest) ** 2) / v_rest - 1.0
-            )
-            higher[k] = mean[k] > m_rest
-        return out, higher
-    return None
+    return model.indicative_features()
 
 
 def top_indicative(model, names: list[str], top: int) -> dict | None:
@@ -388,7 +320,7 @@ def build_model_report(mf, *, path: str, sha256: str, top: int = 10) -> ModelRep
     if mf.calibrator is not None:
         info = dict(meta.get("calibration") or {})
         info.pop("arrays", None)
-        calibration = {"method": mf.calibrator.kind, **info}
+        calibration = {"method": mf.calibrator.kind, **info, **mf.calibrator.describe()}
     report = ModelReport(
         path=path,
         sha256=sha256,
@@ -406,10 +338,11 @@ def build_model_report(mf, *, path: str, sha256: str, top: int = 10) -> ModelRep
     )
     report.indicative = top_indicative(model, names, top)
     if report.indicative is not None:
-        report.indicative_definition = INDICATIVE_DEFINITIONS[model.name]
-    if model.name == "lda":
+        report.indicative_definition = type(model).indicative_definition
+    sections = type(model).inspection_sections
+    if "discriminant_directions" in sections:
         report.discriminant = discriminant_directions(model, names, top)
-    elif model.name == "qda":
+    if "class_covariances" in sections:
         report.covariances = class_covariances(model)
     return report
 
@@ -508,7 +441,12 @@ MODEL_SCHEMA = report_schema(
         "calibration": {
             "type": ["object", "null"],
             "required": ["method"],
-            "properties": {"method": {"type": "string"}},
+            "properties": {
+                "method": {"type": "string"},
+                "temperature": {"type": "number"},
+                "at_bound": {"type": "boolean"},
+                "breakpoints": {"type": "array", "items": {"type": "integer"}},
+            },
         },
         "search": {"type": ["object", "null"]},
         "indicative_features": {

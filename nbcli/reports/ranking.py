@@ -20,8 +20,9 @@ class (its prevalence).
 
 Rows with equal scores share one threshold, so ties are handled exactly as
 ``sklearn.metrics.roc_curve``, ``precision_recall_curve``, ``roc_auc_score``
-and ``average_precision_score`` handle them: the same sort (stable,
-descending), the same cumulative sums and the same trapezoid, so the values
+and ``average_precision_score`` handle them: the same descending sort
+(stable with weights; without, any order of tied rows gives the same integer
+counts), the same cumulative sums and the same trapezoid, so the values
 agree with scikit-learn's to rounding (the tests check 1e-12).
 
 Undefined classes. A class's ROC AUC needs at least one row of the class and
@@ -131,9 +132,9 @@ def check_scores(true_codes, proba, sample_weight=None):
 def threshold_counts(is_positive, score, sample_weight=None):
     """(Weighted) false and true positives at each distinct score, highest first.
 
-    The rows are sorted by decreasing score (stably, as scikit-learn); a
-    threshold sits at the last row of each run of equal scores, so tied rows
-    enter together.
+    The rows are sorted by decreasing score (stably, as scikit-learn, when
+    weighted); a threshold sits at the last row of each run of equal scores,
+    so tied rows enter together.
 
     Parameters
     ----------
@@ -158,7 +159,11 @@ def threshold_counts(is_positive, score, sample_weight=None):
         y, s, w = y[keep], s[keep], w[keep]
     if y.size == 0:
         return np.zeros(0), np.zeros(0), np.zeros(0)
-    order = np.argsort(s, kind="stable")[::-1]
+    # Unweighted counts are integers, summed exactly in any order, so the
+    # order within a run of tied scores cannot change them: the faster
+    # unstable sort gives the same counts. Weights need scikit-learn's order.
+    order = np.argsort(s) if w is None else np.argsort(s, kind="stable")
+    order = order[::-1]
     s, y = s[order], y[order].astype(np.float64)
     last = np.r_[np.flatnonzero(np.diff(s)), y.size - 1]
     if w is None:
@@ -179,7 +184,12 @@ def binary_roc_curve(is_positive, score, sample_weight=None, *, drop_intermediat
     is NaN, and so are the rates, when the rows have no positive or no
     negative (weight).
     """
-    fps, tps, thresholds = threshold_counts(is_positive, score, sample_weight)
+    counts = threshold_counts(is_positive, score, sample_weight)
+    return roc_curve_of_counts(*counts, drop_intermediate=drop_intermediate)
+
+
+def roc_curve_of_counts(fps, tps, thresholds, *, drop_intermediate=True) -> Curve:
+    """The ROC curve of :func:`binary_roc_curve` from :func:`threshold_counts`' output."""
     if fps.size == 0:
         nothing = np.array([np.nan])
         return Curve("roc", nothing, nothing, np.array([np.inf]), float("nan"))
@@ -202,7 +212,12 @@ def binary_precision_recall_curve(is_positive, score, sample_weight=None) -> Cur
     recall 0, precision 1. With no positive (weight) the recall and the
     average precision are NaN.
     """
-    fps, tps, thresholds = threshold_counts(is_positive, score, sample_weight)
+    counts = threshold_counts(is_positive, score, sample_weight)
+    return precision_recall_curve_of_counts(*counts)
+
+
+def precision_recall_curve_of_counts(fps, tps, thresholds) -> Curve:
+    """The curve of :func:`binary_precision_recall_curve` from :func:`threshold_counts`' output."""
     if fps.size == 0:
         return Curve("pr", np.array([0.0]), np.array([1.0]), np.array([]), float("nan"))
     predicted = tps + fps
@@ -250,6 +265,24 @@ def precision_recall_curves(true_codes, proba, sample_weight=None) -> list[Curve
     return [
         binary_precision_recall_curve(codes == c, proba[:, c], w) for c in range(proba.shape[1])
     ]
+
+
+def class_curves(
+    true_codes, proba, sample_weight=None, *, columns=None
+) -> tuple[list[Curve], list[Curve]]:
+    """The ROC and precision-recall curves of every class, one sort of each column.
+
+    Equal to ``(roc_curves(...), precision_recall_curves(...))``, which sort
+    every column twice. ``columns`` (column indices) limits them to those
+    classes, in that order. See :func:`check_scores` for the arguments.
+    """
+    codes, proba, w = check_scores(true_codes, proba, sample_weight)
+    roc, pr = [], []
+    for c in range(proba.shape[1]) if columns is None else columns:
+        counts = threshold_counts(codes == c, proba[:, c], w)
+        roc.append(roc_curve_of_counts(*counts))
+        pr.append(precision_recall_curve_of_counts(*counts))
+    return roc, pr
 
 
 def per_class_roc_auc(true_codes, proba, sample_weight=None) -> np.ndarray:
@@ -361,3 +394,38 @@ def average_precision(true_codes, proba, sample_weight=None) -> float:
     return _average(
         per_class_average_precision(codes, proba, w), np.ones(k), _columns(k), "average precision"
     )
+
+
+def ranking_estimates(true_codes, proba, sample_weight=None, *, curves=None) -> dict[str, float]:
+    """:func:`roc_auc`, :func:`roc_auc_weighted` and :func:`average_precision` together.
+
+    Each of those sorts every column again; here the columns they average
+    (the second of two, else all) are sorted once, or not at all when
+    ``curves`` holds :func:`class_curves` of every column. The values are
+    the same, and so are the :class:`ExcludedClassWarning` messages.
+
+    Returns
+    -------
+    dict
+        ``{"roc_auc", "roc_auc_weighted", "average_precision": float}``.
+    """
+    codes, proba, w = check_scores(true_codes, proba, sample_weight)
+    k = proba.shape[1]
+    columns = _columns(k)
+    if curves is None:
+        # Areas only, one column at a time: no curve of many points is kept.
+        auc, ap = np.full(k, np.nan), np.full(k, np.nan)
+        for c in columns:
+            counts = threshold_counts(codes == c, proba[:, c], w)
+            auc[c] = roc_curve_of_counts(*counts).area
+            ap[c] = precision_recall_curve_of_counts(*counts).area
+    else:
+        auc = np.array([c.area for c in curves[0]])
+        ap = np.array([c.area for c in curves[1]])
+    ones = np.ones(k)
+    weights = ones if k == 2 else _class_weights(codes, k, w)
+    return {
+        "roc_auc": _average(auc, ones, columns, "ROC AUC"),
+        "roc_auc_weighted": _average(auc, weights, columns, "ROC AUC"),
+        "average_precision": _average(ap, ones, columns, "average precision"),
+    }

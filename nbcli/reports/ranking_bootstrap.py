@@ -172,6 +172,7 @@ def bootstrap_ranking(
     n_resamples: int,
     confidence: float,
     rng: np.random.Generator,
+    estimates: dict[str, float] | None = None,
 ) -> dict[str, Interval]:
     """Bootstrap intervals for the ranking metrics of :mod:`nbcli.reports.ranking`.
 
@@ -184,6 +185,9 @@ def bootstrap_ranking(
     confidence : float
         Two-sided coverage, in (0, 1).
     rng : numpy.random.Generator
+    estimates : dict, optional
+        The point estimates, when the caller has them
+        (:func:`nbcli.reports.ranking.ranking_estimates`); computed otherwise.
 
     Returns
     -------
@@ -195,11 +199,12 @@ def bootstrap_ranking(
     """
     _check_confidence(confidence)
     codes, proba, _ = check_scores(true_codes, proba)
-    estimates = {
-        "roc_auc": roc_auc(codes, proba),
-        "roc_auc_weighted": roc_auc_weighted(codes, proba),
-        "average_precision": average_precision(codes, proba),
-    }
+    if estimates is None:
+        estimates = {
+            "roc_auc": roc_auc(codes, proba),
+            "roc_auc_weighted": roc_auc_weighted(codes, proba),
+            "average_precision": average_precision(codes, proba),
+        }
     if n_resamples <= 0 or codes.size < 2:
         return {k: no_interval(v) for k, v in estimates.items()}
     replicates = resampled_ranking(codes, proba, n_resamples, rng)

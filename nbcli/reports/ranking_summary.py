@@ -71,9 +71,7 @@ def ranking_metrics(
         Classes left out of an average because the metric is undefined for
         them (no rows of the class, or none of the others).
     """
-    from nbcli.reports.delong import roc_auc_delong
-    from nbcli.reports.ranking import average_precision, precision_recall_curves, roc_curves
-    from nbcli.reports.ranking_bootstrap import bootstrap_ranking
+    from nbcli.reports.ranking import class_curves, ranking_estimates
 
     codes = np.asarray(codes, dtype=np.intp)
     k = proba.shape[1]
@@ -87,20 +85,33 @@ def ranking_metrics(
             metrics, areas = _many_class_ranking(codes, proba)
             curves: tuple[list, list] = ([], [])
         else:
-            curves = (roc_curves(codes, proba), precision_recall_curves(codes, proba))
+            # One sort per column serves the curves and the point estimates.
+            curves = class_curves(codes, proba)
             areas = np.array([c.area for c in curves[0]])
+            estimates = ranking_estimates(codes, proba, curves=curves)
             columns = 1 if k == 2 else k
-            if n_resamples > 0 and n_resamples * codes.size * columns > budget:
+            if n_resamples <= 0:
+                metrics = {key: no_interval(v) for key, v in estimates.items()}
+            elif n_resamples * codes.size * columns > budget:
+                from nbcli.reports.delong import roc_auc_delong
+
                 metrics = {
                     "roc_auc": roc_auc_delong(codes, proba, confidence=confidence),
                     "roc_auc_weighted": roc_auc_delong(
                         codes, proba, weighted=True, confidence=confidence
                     ),
-                    "average_precision": no_interval(average_precision(codes, proba)),
+                    "average_precision": no_interval(estimates["average_precision"]),
                 }
             else:
+                from nbcli.reports.ranking_bootstrap import bootstrap_ranking
+
                 metrics = bootstrap_ranking(
-                    codes, proba, n_resamples=n_resamples, confidence=confidence, rng=rng
+                    codes,
+                    proba,
+                    n_resamples=n_resamples,
+                    confidence=confidence,
+                    rng=rng,
+                    estimates=estimates,
                 )
     notes = list(dict.fromkeys(str(w.message) for w in caught))
     return {key: metrics[key] for key in RANKING_KEYS}, areas, curves, notes

@@ -34,15 +34,18 @@ class MetricInfo:
 
     directions: frozenset
     has_interval: bool = True
+    #: The closed range the metric's values lie in: a threshold outside it can
+    #: never pass (or never fail), which is a typo rather than a gate.
+    bounds: tuple[float, float] = (0.0, 1.0)
 
 
 EVALUATION_METRICS: dict[str, MetricInfo] = {
     "accuracy": MetricInfo(HIGHER_IS_BETTER),
     "balanced_accuracy": MetricInfo(HIGHER_IS_BETTER),
     "macro_f1": MetricInfo(HIGHER_IS_BETTER),
-    "cohen_kappa": MetricInfo(HIGHER_IS_BETTER),
-    "log_loss": MetricInfo(LOWER_IS_BETTER),
-    "brier": MetricInfo(LOWER_IS_BETTER),
+    "cohen_kappa": MetricInfo(HIGHER_IS_BETTER, bounds=(-1.0, 1.0)),
+    "log_loss": MetricInfo(LOWER_IS_BETTER, bounds=(0.0, math.inf)),
+    "brier": MetricInfo(LOWER_IS_BETTER, bounds=(0.0, 2.0)),
     "roc_auc": MetricInfo(HIGHER_IS_BETTER),
     "roc_auc_weighted": MetricInfo(HIGHER_IS_BETTER),
     "average_precision": MetricInfo(HIGHER_IS_BETTER),
@@ -53,7 +56,7 @@ EVALUATION_METRICS: dict[str, MetricInfo] = {
 """Metrics of ``nbcli evaluate`` and ``nbcli cv`` (:meth:`EvaluationReport.threshold_values`)."""
 
 COMPARISON_METRICS: dict[str, MetricInfo] = {
-    "difference": MetricInfo(EITHER),
+    "difference": MetricInfo(EITHER, bounds=(-1.0, 1.0)),
     "accuracy_a": MetricInfo(HIGHER_IS_BETTER),
     "accuracy_b": MetricInfo(HIGHER_IS_BETTER),
     "p_value": MetricInfo(EITHER, has_interval=False),
@@ -62,8 +65,8 @@ COMPARISON_METRICS: dict[str, MetricInfo] = {
 
 CALIBRATION_METRICS: dict[str, MetricInfo] = {
     "ece": MetricInfo(LOWER_IS_BETTER),
-    "brier": MetricInfo(LOWER_IS_BETTER),
-    "log_loss": MetricInfo(LOWER_IS_BETTER),
+    "brier": MetricInfo(LOWER_IS_BETTER, bounds=(0.0, 2.0)),
+    "log_loss": MetricInfo(LOWER_IS_BETTER, bounds=(0.0, math.inf)),
     "mce": MetricInfo(LOWER_IS_BETTER, has_interval=False),
     "mean_confidence": MetricInfo(EITHER, has_interval=False),
     "accuracy": MetricInfo(HIGHER_IS_BETTER, has_interval=False),
@@ -121,13 +124,16 @@ def parse_threshold(
         With a one-line message: no ``=``, an unknown metric (the known ones
         are listed), an unknown part, a part on a metric without an
         interval, a direction that makes no sense for the metric (e.g.
-        ``--fail-under log_loss=...``), or a value that is not a finite number.
+        ``--fail-under log_loss=...``), a value that is not a finite number, or one outside the metric's
+        range (``accuracy=1.5``).
     """
     if direction not in _OPTION:
         raise ValueError(f"unknown threshold direction {direction!r}; use 'under' or 'over'")
     option = _OPTION[direction]
     if not isinstance(known, Mapping):
-        known = {k: ALL_METRICS.get(k, MetricInfo(EITHER)) for k in known}
+        known = {
+            k: ALL_METRICS.get(k, MetricInfo(EITHER, bounds=(-math.inf, math.inf))) for k in known
+        }
     name, sep, number = text.partition("=")
     name, number = name.strip(), number.strip()
     if not sep or not name or not number:
@@ -157,6 +163,10 @@ def parse_threshold(
         raise ValueError(f"{option} {text!r}: {number!r} is not a number") from None
     if not math.isfinite(value):
         raise ValueError(f"{option} {text!r}: the threshold must be a finite number")
+    low, high = info.bounds
+    if not low <= value <= high:
+        span = f"[{low:g}, {high:g}]" if math.isfinite(high) else f"[{low:g}, inf)"
+        raise ValueError(f"{option} {text!r}: {metric} lies in {span}, so {number} is no threshold")
     return Threshold(metric, part, value, direction)
 
 

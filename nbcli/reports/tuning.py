@@ -5,6 +5,14 @@ set of folds (:mod:`nbcli.workflows.cv`); the best by the search metric wins,
 ties going to the first combination in the order given. :data:`TUNING_SCHEMA`
 describes the JSON form.
 
+A combination's row holds what a search compares, computed as
+:func:`nbcli.reports.selection_scores.selection_scores` does, not a whole
+evaluation: the metrics of :data:`RESULT_KEYS` (and the ranking metrics when
+the search is on one of them), with the confusion-matrix metrics' BCa
+interval, the losses' normal approximation (method ``normal``) and no
+interval for the ranking metrics. ``nbcli cv`` with the chosen values gives
+the full evaluation.
+
 No file I/O, no printing.
 """
 
@@ -17,6 +25,8 @@ from typing import ClassVar
 from nbcli.reports.bootstrap import Interval
 from nbcli.reports.evaluation import INTERVAL_SCHEMA, METRIC_KEYS
 from nbcli.reports.metrics import json_number, report_header, report_schema
+from nbcli.reports.ranking_summary import RANKING_KEYS
+from nbcli.reports.selection_scores import CHEAP_KEYS, NORMAL
 from nbcli.reports.thresholds import EVALUATION_METRICS, LOWER_IS_BETTER
 
 SCHEMA_NAME = "nbcli.tuning"
@@ -24,6 +34,21 @@ SCHEMA_VERSION = 1
 
 SEARCH_METRICS = METRIC_KEYS
 """Metrics a search can optimise: the pooled out-of-fold metrics of ``nbcli cv``."""
+
+RESULT_KEYS = CHEAP_KEYS
+"""Metrics every combination's row holds: those computed in time linear in the rows."""
+
+
+def result_keys(metric: str) -> tuple[str, ...]:
+    """The metrics of each combination's row in a search on ``metric``.
+
+    :data:`RESULT_KEYS`, and the ranking metrics (ROC AUC macro and
+    weighted, average precision: a sort of every column per combination)
+    only when ``metric`` is one of them; in :data:`SEARCH_METRICS` order.
+    """
+    if metric in RESULT_KEYS:
+        return RESULT_KEYS
+    return tuple(k for k in SEARCH_METRICS if k in RESULT_KEYS or k in RANKING_KEYS)
 
 
 def lower_is_better(metric: str) -> bool:
@@ -127,6 +152,17 @@ class TuningReport:
 
 _VALUE = {"type": ["number", "string", "boolean", "null", "array"]}
 
+# A combination's losses take the normal approximation (method "normal"), see
+# nbcli.reports.selection_scores.
+_METHODS: list = INTERVAL_SCHEMA["properties"]["method"]["enum"]  # type: ignore[index]
+_INTERVAL = {
+    **INTERVAL_SCHEMA,
+    "properties": {
+        **INTERVAL_SCHEMA["properties"],  # type: ignore[dict-item]
+        "method": {"enum": [*_METHODS, NORMAL]},
+    },
+}
+
 TUNING_SCHEMA = report_schema(
     SCHEMA_NAME,
     SCHEMA_VERSION,
@@ -148,9 +184,9 @@ TUNING_SCHEMA = report_schema(
                     "params": {"type": "object", "additionalProperties": _VALUE},
                     "metrics": {
                         "type": "object",
-                        "required": list(METRIC_KEYS),
+                        "required": list(RESULT_KEYS),
                         "additionalProperties": False,
-                        "properties": {k: INTERVAL_SCHEMA for k in METRIC_KEYS},
+                        "properties": {k: _INTERVAL for k in METRIC_KEYS},
                     },
                 },
             },

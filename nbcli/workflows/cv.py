@@ -90,6 +90,8 @@ def cross_validate(
         priors_by_label=priors_by_label,
         memory_budget=memory_budget,
         reporter=reporter,
+        # No model file is written: no fingerprint of the rows.
+        fingerprint=False,
         **(tables or {}),
     )
     (log_proba,) = fs.out_of_fold([{}])

@@ -2,19 +2,20 @@
 
 :func:`collect_fold_statistics` reads a file, plans the folds (stratified,
 grouped, or from a column) and gathers every fold's statistics;
-:class:`FoldStatistics` turns them into fold models with any hyperparameters
-and scores the out-of-fold rows. See :mod:`nbcli.workflows.cv`.
+:class:`~nbcli.workflows.fold_statistics.FoldStatistics` turns them into
+fold models with any hyperparameters and scores the out-of-fold rows. See
+:mod:`nbcli.workflows.cv`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from nbcli.errors import NbcliError
 from nbcli.workflows.engine import Reporter
+from nbcli.workflows.fold_statistics import FoldStatistics
 from nbcli.workflows.inputs import ReadOptions
 
 if TYPE_CHECKING:
@@ -23,203 +24,7 @@ if TYPE_CHECKING:
 MEMORY_BUDGET = 1 << 30
 """Bytes of feature values kept in memory between passes (1 GiB)."""
 
-
-@dataclass
-class FoldStatistics:
-    """Per-fold sufficient statistics of one data file, and the way back to its rows.
-
-    Attributes
-    ----------
-    estimator : BayesClassifier
-        Unfitted template: its type and hyperparameters make the fold models.
-    classes : ndarray of shape (n_classes,)
-        Sorted class labels (typed as ``nbcli fit`` types them).
-    codes : ndarray of int, shape (n_samples,)
-        Class index of every row.
-    labels : ndarray of shape (n_samples,)
-        Class label of every row (``classes[codes]``).
-    folds : ndarray of int, shape (n_repeats, n_samples)
-        Fold number of every row in every repeat.
-    fold_values : ndarray of shape (n_folds,)
-        Name of each fold number (its value in the fold column, or the number).
-    stats : list of list
-        ``stats[r][f]``: statistics of the rows of fold ``f`` in repeat ``r``
-        (None for an empty fold).
-    feature_names : list of str
-    target : str or None
-    plan : dict
-        What the report's ``plan`` says (method, folds, repeats, seed, columns, passes).
-    training : dict
-        ``n_samples``, ``class_counts``, fingerprint and data path, for a model file.
-    warnings : list of str
-        What reading the table said (rows skipped without a label, column plan).
-    """
-
-    estimator: Any
-    classes: np.ndarray
-    codes: np.ndarray
-    labels: np.ndarray
-    folds: np.ndarray
-    fold_values: np.ndarray
-    stats: list
-    feature_names: list
-    target: str | None
-    plan: dict
-    training: dict
-    path: str = ""
-    warnings: list = field(default_factory=list)
-    _chunks: list | None = None
-    _stream: Any = None
-    _offsets: list = field(default_factory=list)
-    _widths: Any = None
-    _row_filter: Any = None
-
-    @property
-    def n_repeats(self) -> int:
-        return int(self.folds.shape[0])
-
-    @property
-    def n_folds(self) -> int:
-        return int(self.fold_values.size)
-
-    def rows(self):
-        """``(first row, X)`` of every chunk, from memory or from the file again."""
-        if self._chunks is not None:
-            start = 0
-            for X in self._chunks:
-                yield start, X
-                start += X.shape[0]
-            return
-        self.plan["passes"] += 1
-        start = 0
-        skip = self._row_filter() if self._row_filter is not None else None
-        for ds in self._stream:
-            if skip is not None:
-                ds = skip(ds)
-            yield start, self.estimator.validated_rows(ds.X)
-            start += ds.X.shape[0]
-
-    def merged(self, repeat: int, leave_out: int | None = None):
-        """Statistics of all folds of ``repeat`` but ``leave_out`` (None: all rows)."""
-        total = None
-        for f, s in enumerate(self.stats[repeat]):
-            if f == leave_out or s is None:
-                continue
-            total = s.copy() if total is None else total.merge(s)
-        return total
-
-    def model(self, params: dict, repeat: int = 0, leave_out: int | None = None):
-        """The fitted model of fold ``leave_out`` (None: of all rows) with ``params``.
-
-        Raises
-        ------
-        NbcliError
-            When no model follows from the statistics with these values.
-        """
-        est = self.estimator
-        given = {**est.get_params(), **params}
-        widths = self.category_widths()
-        if widths is not None:
-            own = given.get("min_categories")
-            if own is not None:
-                widths = np.maximum(widths, np.broadcast_to(np.asarray(own), widths.shape))
-            given["min_categories"] = widths
-        try:
-            with np.errstate(over="ignore", invalid="ignore"):
-                return type(est).from_stats(
-                    self.merged(repeat, leave_out),
-                    self.classes.copy(),
-                    given,
-                    len(self.feature_names),
-                )
-        except ValueError as exc:
-            where = "all rows" if leave_out is None else f"fold {self._name(leave_out)}"
-            raise NbcliError(f"{self.path}: {where}: {exc}") from None
-
-    def category_widths(self) -> np.ndarray | None:
-        """Categories of each feature in the whole data set, shape (n_features,)
-        (0 for a feature that is not categorical); None for a model without
-        categories.
-
-        A fold model takes them as its ``min_categories``: it has the
-        categories one fit on all rows has, so an out-of-fold row never
-        carries a category its model cannot score.
-        """
-        if self._widths is None:
-            if "min_categories" not in self.estimator.get_params():
-                return None
-            total = self.merged(0)
-            k = np.asarray(getattr(total, "n_categories", ()), dtype=np.int64)
-            d = len(self.feature_names)
-            if k.size != d:
-                # The mixed model counts categories of its categorical columns only.
-                full = np.zeros(d, dtype=np.int64)
-                types = self.estimator.get_params().get("column_types") or []
-                full[[j for j, t in enumerate(types) if t == "categorical"]] = k
-                k = full
-            self._widths = k
-        return self._widths
-
-    def _name(self, f: int) -> str:
-        v = self.fold_values[f]
-        return str(v.item() if isinstance(v, np.generic) else v)
-
-    def train_counts(self) -> np.ndarray:
-        """Rows each fold's model is built from, shape (n_repeats, n_folds)."""
-        sizes = np.stack([np.bincount(r, minlength=self.n_folds) for r in self.folds])
-        return self.codes.size - sizes
-
-    def out_of_fold(self, param_sets: list[dict], failed: dict | None = None) -> list[np.ndarray]:
-        """Out-of-fold log posteriors for every set of hyperparameters, in one pass.
-
-        Parameters
-        ----------
-        param_sets : list of dict
-            Hyperparameters of each set (the others are the template's).
-        failed : dict, optional
-            When given, a set whose fold models cannot be built (a singular
-            covariance) gets NaN posteriors and ``failed[index]`` the message,
-            instead of an error.
-
-        Returns
-        -------
-        list of ndarray of shape (n_repeats * n_samples, n_classes)
-            Entry ``p`` for ``param_sets[p]``; rows repeat after repeat, in file order.
-
-        Raises
-        ------
-        NbcliError
-            When a fold model cannot be built and ``failed`` is None.
-        """
-        n, k = self.codes.size, self.classes.size
-        models: list = []
-        for i, p in enumerate(param_sets):
-            try:
-                models.append(
-                    [
-                        [self.model(p, r, f) for f in range(self.n_folds)]
-                        for r in range(self.n_repeats)
-                    ]
-                )
-            except NbcliError as exc:
-                if failed is None:
-                    raise
-                failed[i] = str(exc)
-                models.append(None)
-        out = [np.full((self.n_repeats * n, k), np.nan) for _ in param_sets]
-        live = [j for j in range(len(param_sets)) if models[j] is not None]
-        if not live:
-            return out
-        for start, X in self.rows():
-            stop = start + X.shape[0]
-            for r in range(self.n_repeats):
-                chunk_folds = self.folds[r, start:stop]
-                for f in np.unique(chunk_folds):
-                    at = np.flatnonzero(chunk_folds == f)
-                    Xf = X[at]
-                    for j in live:
-                        out[j][r * n + start + at] = models[j][r][f].predict_log_proba(Xf)
-        return out
+__all__ = ["MEMORY_BUDGET", "FoldStatistics", "collect_fold_statistics"]
 
 
 def _typed_classes(raw: np.ndarray):
@@ -252,6 +57,7 @@ def collect_fold_statistics(
     na_values=None,
     column_types: dict | None = None,
     reporter: Reporter | None = None,
+    fingerprint: bool = True,
 ) -> FoldStatistics:
     """Read ``data``, plan the folds and gather every fold's statistics.
 
@@ -283,6 +89,11 @@ def collect_fold_statistics(
         As for :func:`nbcli.workflows.train.train` (``--missing``,
         ``--unseen``, ``--na-values``, ``--column``): rows skipped for a
         missing label or (``drop``) a missing cell are in no fold.
+    reporter : Reporter, optional
+        Progress of the reading.
+    fingerprint : bool
+        Hash the rows for the training fingerprint of a model file
+        (``training``); a cross-validation that writes no model skips it.
 
     Raises
     ------
@@ -302,7 +113,7 @@ def collect_fold_statistics(
         check_column_types,
         choose_missing,
     )
-    from nbcli.workflows.train import CATEGORY_MODELS, data_error, order_priors, training_stream
+    from nbcli.workflows.train import data_error, order_priors, training_stream
 
     read = read or ReadOptions()
     reporter = reporter or Reporter()
@@ -328,7 +139,8 @@ def collect_fold_statistics(
         missing=missing,
         na_values=None if na_values is None else tuple(str(v) for v in na_values),
         infer=True,
-        categorical=estimator.name in CATEGORY_MODELS,
+        categorical="categorical" in type(estimator).feature_kinds,
+        all_categorical=type(estimator).feature_kinds == ("categorical",),
         column_types=column_types,
         skip_missing_labels=True,
         model=estimator.name,
@@ -338,7 +150,7 @@ def collect_fold_statistics(
     names = list(stream.feature_names)
     # Models that lay out their columns by type (mixed) read the width from here.
     estimator.n_features_in_ = len(names)
-    fp = TrainingFingerprint(legacy=False)
+    fp = TrainingFingerprint(legacy=False) if fingerprint else None
     ys, kept = [], []
     chunks: list | None = []
     held, start = 0, 0
@@ -349,7 +161,8 @@ def collect_fold_statistics(
         ds = row_counts.filter(ds, missing)
         if ds.X.shape[0] == 0:
             continue
-        fp.update(ds.X, ds.y)
+        if fp is not None:
+            fp.update(ds.X, ds.y)
         ys.append(np.asarray(ds.y))
         kept.append({c: np.asarray(ds.kept[c]) for c in keep})
         if chunks is not None or early is not None:
@@ -407,7 +220,7 @@ def collect_fold_statistics(
     training = {
         "n_samples": int(codes.size),
         "class_counts": [int(c) for c in counts],
-        **fp.metadata(),
+        **(fp.metadata() if fp is not None else {}),
         "data": data,
     }
     fs = FoldStatistics(
@@ -493,20 +306,16 @@ def _accumulate_folds(fs: FoldStatistics) -> None:
     from nbcli.workflows.train import data_error
 
     est, k = fs.estimator, fs.classes.size
-    start = 0
+    fs.hold_by_fold()
+    rows = np.zeros(1, dtype=np.intp)
     try:
         with np.errstate(over="ignore", invalid="ignore"):
-            for start, X in fs.rows():
-                codes = fs.codes[start : start + X.shape[0]]
-                for r in range(fs.n_repeats):
-                    chunk_folds = fs.folds[r, start : start + X.shape[0]]
-                    for f in np.unique(chunk_folds):
-                        at = np.flatnonzero(chunk_folds == f)
-                        s = est.accumulate(X[at], codes[at], None, k)
-                        old = fs.stats[r][f]
-                        fs.stats[r][f] = s if old is None else old.merge(s)
+            for r, f, rows, X in fs.fold_pieces():
+                s = est.accumulate(X, fs.codes[rows], None, k)
+                old = fs.stats[r][f]
+                fs.stats[r][f] = s if old is None else old.merge(s)
     except ValueError as exc:
-        raise data_error(fs.path, exc, fs.feature_names, start) from None
+        raise data_error(fs.path, exc, fs.feature_names, 0, rows=rows) from None
 
 
 def _check_folds(fs: FoldStatistics, min_per_class: int) -> None:

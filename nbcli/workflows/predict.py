@@ -241,7 +241,7 @@ def predict_batch(
 ) -> BatchReport:
     """Predict every input into ``output_dir/<name>.pred.csv``, files in parallel.
 
-    On the local engine the files are scored in joblib processes
+    On the local engine the files are scored in joblib threads
     (``jobs``); on the Dask engine (``engine.name == "dask"``) the model
     file is sent to every worker once and each input is scored and written
     by a worker, so the workers must see ``output_dir`` at the same path.
@@ -318,7 +318,7 @@ def predict_batch(
                 )
             )
     except BaseException:
-        # Interrupted (Ctrl-C, SIGTERM): joblib kills its workers outright,
+        # Interrupted (Ctrl-C, SIGTERM): the worker threads are not waited for,
         # so their unfinished temporary files are removed here.
         _remove_temporaries(targets.values())
         raise

@@ -117,7 +117,8 @@ def split(
     seed : int
         Seed of the shuffle that picks the rows: the same seed, the same split.
     output_dir : path
-        Existing folder the parts are written to (see :func:`output_paths`).
+        Folder the parts are written to (see :func:`output_paths`), made
+        (with its parents) when it does not exist.
     target, delimiter, x_key, y_key
         As for reading training data: the target column (default as
         ``fit`` chooses it), the CSV delimiter (default detected), the NPZ
@@ -142,8 +143,15 @@ def split(
         model file, other data) is refused unless ``force``.
     """
     outputs = output_paths(data, output_dir, bool(calib))
-    if not os.path.isdir(output_dir):
-        raise NbcliError(f"--output-dir {output_dir}: is not an existing folder")
+    if os.path.exists(output_dir) and not os.path.isdir(output_dir):
+        raise NbcliError(f"--output-dir {output_dir}: is a file, not a folder")
+    try:
+        # As `predict --output-dir` does: a folder named for the parts is made.
+        os.makedirs(output_dir, exist_ok=True)
+    except OSError as exc:
+        raise NbcliError(
+            f"--output-dir {output_dir}: cannot create the folder ({exc.strerror or exc})"
+        ) from None
     check_outputs(
         [(f"--output-dir ({part})", path) for part, path in outputs.items()],
         [("--data", data)],

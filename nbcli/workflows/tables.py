@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from nbcli.errors import NbcliError
+from nbcli.models.mixed import MixedNB
 
 __all__ = [
     "MISSING_POLICIES",
@@ -36,7 +37,7 @@ __all__ = [
 MISSING_POLICIES = ("error", "ignore", "drop")
 UNSEEN_POLICIES = ("error", "ignore")
 #: ``--column NAME=TYPE`` types (the mixed model's per-column distributions).
-COLUMN_TYPES = ("gaussian", "categorical", "bernoulli", "multinomial")
+COLUMN_TYPES = MixedNB.feature_kinds
 
 
 def _spec(estimator, name: str):
@@ -120,7 +121,7 @@ def check_column_types(estimator, column_types: dict[str, str]) -> None:
         return
     if "column_types" in estimator.get_params():
         return
-    if estimator.name == "categorical" and set(column_types.values()) <= {"categorical"}:
+    if set(column_types.values()) <= set(type(estimator).feature_kinds):
         return
     raise NbcliError(
         f"--column sets per-column distributions, which the {estimator.name} model does not "
@@ -159,7 +160,7 @@ def _column_type(name: str, plan, column_types: dict) -> str:
 
     if name in column_types:
         return column_types[name]
-    return "categorical" if plan.kind(name) == CATEGORICAL else "gaussian"
+    return "categorical" if plan.kind(name) == CATEGORICAL else MixedNB.feature_kinds[0]
 
 
 def column_records(estimator, plan, categories: dict) -> list[dict]:
@@ -170,7 +171,7 @@ def column_records(estimator, plan, categories: dict) -> list[dict]:
     for j, name in enumerate(plan.features):
         if isinstance(types, (list, tuple)) and len(types) == len(plan.features):
             kind = str(types[j])
-        elif estimator.name == "categorical":
+        elif type(estimator).feature_kinds == ("categorical",):
             kind = "categorical"
         else:
             kind = "numeric"

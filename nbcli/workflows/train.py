@@ -23,7 +23,6 @@ from nbcli.workflows.train_checks import (
 
 #: Models whose features may be categories: text, boolean and categorical
 #: columns become category codes for them instead of being refused.
-CATEGORY_MODELS = ("mixed", "categorical")
 
 if TYPE_CHECKING:
     # The reports package loads SciPy's statistics (over half a second);
@@ -268,7 +267,8 @@ def train(
         missing=missing,
         na_values=None if na_values is None else tuple(str(v) for v in na_values),
         infer=True,
-        categorical=estimator.name in CATEGORY_MODELS,
+        categorical="categorical" in type(estimator).feature_kinds,
+        all_categorical=type(estimator).feature_kinds == ("categorical",),
         column_types=column_types,
         skip_missing_labels=True,
         model=estimator.name,
@@ -476,7 +476,8 @@ def finish_training(
                 "a spread (remove the class or add samples)"
             )
         warnings.append(f"{path}: {msg}; its probabilities rest on smoothing alone")
-    if model_type == "gaussian":
+    if "var_smoothing" in estimator.get_params() and hasattr(estimator.stats_, "pooled"):
+        # Per-class moments smoothed by var_smoothing: Gaussian naive Bayes.
         check_gaussian_spread(path, estimator, feature_names, typed)
     import warnings as python_warnings
 

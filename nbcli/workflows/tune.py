@@ -183,7 +183,10 @@ def tune(
     read, features, drop, n_folds, fold_column, group_column, n_repeats, seed, priors_by_label
         As for :func:`nbcli.workflows.cv.cross_validate`.
     bootstrap, confidence
-        Intervals of every combination's metrics (0 resamples: none).
+        Intervals of every combination's metrics (0 resamples: none): the
+        confusion-matrix metrics' BCa interval as ``evaluate`` draws it, the
+        losses' normal approximation, none for the ranking metrics (see
+        :mod:`nbcli.reports.selection_scores`).
     tables : dict, optional
         ``missing``, ``unseen``, ``na_values``, ``column_types`` for
         :func:`nbcli.workflows.folds.collect_fold_statistics` (as ``nbcli fit``).
@@ -205,8 +208,14 @@ def tune(
     """
     from nbcli.io.modelfile import ModelFile
     from nbcli.reports.bootstrap import no_interval
-    from nbcli.reports.evaluation import build_evaluation
-    from nbcli.reports.tuning import SEARCH_METRICS, SearchResult, TuningReport, best_index
+    from nbcli.reports.metrics import encode_labels
+    from nbcli.reports.tuning import (
+        SEARCH_METRICS,
+        SearchResult,
+        TuningReport,
+        best_index,
+        result_keys,
+    )
 
     if metric not in SEARCH_METRICS:
         raise NbcliError(f"unknown metric {metric!r}; choose one of {', '.join(SEARCH_METRICS)}")
@@ -228,8 +237,11 @@ def tune(
         reporter=reporter,
         **(tables or {}),
     )
-    labels = np.tile(fs.labels, fs.n_repeats)
-    per_combo = max(1, labels.size * fs.classes.size * 8)
+    from nbcli.reports.selection_scores import CHEAP_KEYS, selection_scores
+
+    coding = encode_labels(fs.classes, np.tile(fs.labels, fs.n_repeats))
+    keys = result_keys(metric)
+    per_combo = max(1, coding.codes.size * fs.classes.size * 8)
     batch = max(1, OUT_OF_FOLD_BUDGET // per_combo)
     results = []
     warnings = list(fs.warnings)
@@ -240,18 +252,20 @@ def tune(
             shown = {k: _plain(v) for k, v in params.items()}
             if i in failed:
                 warnings.append(f"{_describe(shown)}: no model ({failed[i]})")
-                metrics = {k: no_interval(float("nan")) for k in SEARCH_METRICS}
+                metrics = {k: no_interval(float("nan")) for k in keys}
                 results.append(SearchResult(shown, metrics))
                 continue
-            evaluation = build_evaluation(
-                fs.classes,
-                labels,
+            # Only what the table compares, with cheap intervals: not a whole
+            # evaluation (curves, calibration, resampled rows) per combination.
+            scores = selection_scores(
+                coding,
                 np.exp(log_proba, out=log_proba),
+                ranking=not set(keys) <= set(CHEAP_KEYS),
                 n_resamples=bootstrap,
                 confidence=confidence,
                 seed=seed,
             )
-            results.append(SearchResult(shown, evaluation.metrics))
+            results.append(SearchResult(shown, {k: scores[k] for k in keys}))
     values = [r.metrics[metric].value for r in results]
     index = best_index(values, metric)
     if index is None:

@@ -1,0 +1,106 @@
+"""Rows held by fold, merged statistics and lean tune rows give what they replace.
+
+``cv`` keeps the rows of a file that fits in memory grouped by fold (a
+column-major chunk reordered in place); a fold's statistics and scores must
+be those of the same rows read again from the file, in every repeat and
+chunk. ``tune`` keeps in each combination's row only what a search
+compares, with the intervals it states.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from conftest import nbcli_in_process
+from test_reports import validate
+
+from nbcli.models import MODELS
+from nbcli.reports.ranking import threshold_counts
+from nbcli.reports.tuning import RESULT_KEYS, TUNING_SCHEMA, result_keys
+from nbcli.workflows.folds import collect_fold_statistics
+from nbcli.workflows.inputs import ReadOptions
+from nbcli.workflows.tune import tune
+
+
+def _table(tmp_path, n=240, d=5, seed=0):
+    rng = np.random.default_rng(seed)
+    y = np.arange(n) % 3
+    X = rng.normal(size=(n, d)) + 0.7 * y[:, None]
+    names = [f"x{j}" for j in range(d)]
+    lines = [",".join(names + ["label"])]
+    lines += [",".join([repr(float(v)) for v in X[i]] + [f"k{y[i]}"]) for i in range(n)]
+    path = tmp_path / "t.csv"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("model", ["gaussian", "qda", "lda"])
+def test_rows_held_by_fold_score_as_rows_read_again(tmp_path, model):
+    path = str(_table(tmp_path))
+    params = {"gaussian": "var_smoothing", "qda": "reg_param", "lda": "shrinkage"}[model]
+    sets = [{params: 0.0 if model != "gaussian" else 1e-9}, {params: 0.3}]
+    read = ReadOptions(chunk_size=70)  # four chunks, folds cut across them
+    kept = collect_fold_statistics(MODELS[model](), path, n_folds=4, n_repeats=3, read=read)
+    again = collect_fold_statistics(
+        MODELS[model](), path, n_folds=4, n_repeats=3, read=read, memory_budget=0
+    )
+    assert kept.plan["passes"] == 1 and again.plan["passes"] == 2  # labels, then statistics
+    for a, b in zip(kept.out_of_fold(sets), again.out_of_fold(sets)):
+        np.testing.assert_array_equal(a, b)
+    assert again.plan["passes"] == 3
+    for r in range(3):
+        for f in range(4):
+            ka, kb = kept.merged(r, f), again.merged(r, f)
+            for name, value in ka.arrays().items():
+                np.testing.assert_array_equal(value, kb.arrays()[name])
+    # The merge is kept, and each caller gets its own copy.
+    first = kept.merged(1, 2)
+    first.count[:] = -1.0
+    assert (kept.merged(1, 2).count > 0).all()
+
+
+def test_unstable_sort_gives_the_stable_counts():
+    rng = np.random.default_rng(4)
+    score = np.round(rng.random(5000), 2)  # a hundred values: long runs of ties
+    positive = rng.random(5000) < score
+    fps, tps, thresholds = threshold_counts(positive, score)
+    order = np.argsort(score, kind="stable")[::-1]
+    y = positive[order].astype(float)
+    last = np.r_[np.flatnonzero(np.diff(score[order])), score.size - 1]
+    np.testing.assert_array_equal(tps, np.cumsum(y)[last])
+    np.testing.assert_array_equal(fps, 1 + last - np.cumsum(y)[last])
+    np.testing.assert_array_equal(thresholds, score[order][last])
+
+
+def test_tune_rows_hold_what_the_search_compares(tmp_path):
+    path = str(_table(tmp_path))
+    grid = {"var_smoothing": [1e-9, 0.1]}
+    report, _ = tune(MODELS["gaussian"](), path, grid, metric="accuracy", n_folds=4, bootstrap=50)
+    assert validate(report.to_dict(), TUNING_SCHEMA) == []
+    for r in report.results:
+        assert tuple(r.metrics) == RESULT_KEYS
+        assert r.metrics["log_loss"].method == "normal"
+        assert r.metrics["accuracy"].method in ("BCa", "percentile")
+        assert r.metrics["log_loss"].lower < r.metrics["log_loss"].value
+    ranked, _ = tune(MODELS["gaussian"](), path, grid, metric="roc_auc", n_folds=4, bootstrap=0)
+    assert tuple(ranked.results[0].metrics) == result_keys("roc_auc")
+    assert "average_precision" in ranked.results[0].metrics
+    # The same values, whichever metric the search is on.
+    for a, b in zip(report.results, ranked.results):
+        for key in RESULT_KEYS:
+            assert a.metrics[key].value == b.metrics[key].value
+
+
+def test_tune_table_names_its_interval(tmp_path):
+    path = _table(tmp_path)
+    run = nbcli_in_process(
+        "tune", "-m", "gaussian", "-d", path, "--folds", "4", "--var-smoothing", "1e-9,0.1",
+        "--bootstrap", "100", "--json", "-",
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    assert "normal approximation" in run.stderr
+    doc = json.loads(run.stdout)
+    assert doc["results"][0]["metrics"]["brier"]["method"] == "normal"
+    assert "roc_auc" not in doc["results"][0]["metrics"]
