@@ -498,6 +498,11 @@ def collect_text_folds(
     if names:
         _numeric_folds(fs)
     check_folds(fs, estimator.min_samples_per_class)
+    # A vocabulary that leaves no term is an error of the data and options,
+    # whatever the hyperparameters: found here, not once per combination.
+    for r in range(fs.n_repeats):
+        for f in range(fs.n_folds):
+            fs.fold_text(r, f)
     return fs
 
 
