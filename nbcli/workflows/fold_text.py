@@ -109,7 +109,8 @@ class TermRows:
 
 @dataclass
 class _FoldText:
-    """One fold model's text side: kept term columns, statistics, vocabularies, names."""
+    """One fold model's text side: kept term columns, statistics, vocabularies,
+    and (for the model of all rows) feature names."""
 
     kept: dict
     stats: Any
@@ -213,7 +214,7 @@ class TextFoldStatistics(FoldStatistics):
         NbcliError
             When a text column keeps no term for that model (naming the fold).
         """
-        from nbcli.text.vocabulary import Vocabulary
+        from nbcli.models import ClassCounts
         from nbcli.workflows.text_features import TextChunkStats, finalize_text
 
         key = (repeat, leave_out)
@@ -225,20 +226,48 @@ class TextFoldStatistics(FoldStatistics):
         terms, seen = {}, {}
         for column in self.text.columns:
             terms[column], seen[column] = self._term_stats(repeat, leave_out, column)
-        est = type(self.estimator)(**self.estimator.get_params())
-        numeric_names = list(self.feature_names)
-        try:
-            vocabularies = finalize_text(
-                est, self.text, TextChunkStats(self.classes, numeric, terms), numeric_names
-            )
-        except NbcliError as exc:
-            where = "" if leave_out is None else f"the model of fold {self._name(leave_out)}: "
-            raise NbcliError(f"{self.path}: {where}{exc}") from None
+        selected: dict = {}
+        if leave_out is None:
+            # The model a file is written from: fit's own code, names and checks.
+            est = type(self.estimator)(**self.estimator.get_params())
+            try:
+                vocabularies = finalize_text(
+                    est, self.text, TextChunkStats(self.classes, numeric, terms), self.feature_names
+                )
+            except NbcliError as exc:
+                raise NbcliError(f"{self.path}: {exc}") from None
+            stats, names = est.stats_, list(est.feature_names_in_)
+        else:
+            # The vocabulary finalize_text would choose (the same call), without
+            # the feature names a fold model never shows.
+            vocabularies, blocks = {}, [] if numeric is None else [numeric.feature_count]
+            for column in self.text.columns:
+                try:
+                    local = terms[column].select(
+                        self.text.min_df, self.text.max_df, self.text.max_features
+                    )
+                except ValueError as exc:
+                    raise NbcliError(
+                        f"{self.path}: the model of fold {self._name(leave_out)}: "
+                        f"text column {column!r}: {exc}"
+                    ) from None
+                selected[column] = local
+                counts = terms[column].class_counts(local, self.kind)
+                blocks.append(counts.feature_count)
+                vocabularies[column] = terms[column].terms[local].tolist()
+            class_count = counts.class_count if numeric is None else numeric.class_count
+            stats = ClassCounts(class_count=class_count, feature_count=np.hstack(blocks))
+            names = []
         kept = {}
-        for column, vocabulary in vocabularies.items():
-            local = Vocabulary(vocabulary).columns_of(terms[column].terms)
-            kept[column] = seen[column][np.flatnonzero(local >= 0)]
-        out = _FoldText(kept, est.stats_, vocabularies, list(est.feature_names_in_))
+        for column in self.text.columns:
+            # finalize_text's selection, made again (it is cheap) for the columns.
+            local = selected.get(column)
+            if local is None:
+                local = terms[column].select(
+                    self.text.min_df, self.text.max_df, self.text.max_features
+                )
+            kept[column] = seen[column][local]
+        out = _FoldText(kept, stats, vocabularies, names)
         self._fold_text[key] = out
         return out
 
