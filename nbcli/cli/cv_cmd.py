@@ -116,7 +116,8 @@ def _cv(
 
     Every fold's model is the merge of the other folds' statistics, gathered in one
     pass: no refit. Exit codes: 0 ok, 2 bad command or input, 3 a threshold missed.
-    Example: nbcli cv --model gaussian --data sample_data/iris_train.csv --folds 5
+    Example: nbcli cv --model gaussian --data sample_data/iris_train.csv --folds 5;
+    with text: nbcli cv -m multinomial -d sample_data/austen_train.csv --text text --min-df 2
     """
     from nbcli.cli.fit_cmd import _estimator
     from nbcli.cli.options import data_columns, read_config
