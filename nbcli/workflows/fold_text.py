@@ -330,7 +330,6 @@ class TextFoldStatistics(FoldStatistics):
         est.n_features_in_ = len(part.feature_names)
         est.feature_names_in_ = np.asarray(part.feature_names, dtype=object)
         est.stats_ = part.stats.copy()
-        est._fixed_classes = False
         result = finish_training(
             est,
             data=self.path,
