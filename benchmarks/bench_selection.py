@@ -15,10 +15,15 @@ a ratio is taken within each round and the median over rounds is printed:
 * scikit-learn's ``GridSearchCV`` over the same 20 values and 10 folds on the
   arrays already in memory (its reading of the CSV not counted), in a process
   of its own, once per model (``--no-sklearn`` leaves it out: at the default
-  size it takes a few minutes).
+  size it takes a few minutes);
+* with ``--text-docs N``, a text column: ``nbcli cv --text text`` (10 folds,
+  each fold model with a vocabulary of its own) and ``nbcli tune`` over 20
+  ``alpha`` values x 10 folds of a multinomial model, against one
+  ``nbcli fit --text text``, on N generated documents of 10 words (the
+  documents of ``bench_text.py``; no target: the cost is reported).
 
 Usage: python benchmarks/bench_selection.py [--rows 300000] [--repeat 3]
-       [--workdir DIR] [--no-qda] [--no-sklearn]
+       [--workdir DIR] [--no-qda] [--no-sklearn] [--text-docs 100000]
 """
 
 from __future__ import annotations
@@ -110,6 +115,29 @@ def cases(data: Path, out: Path, qda: bool) -> dict[str, tuple[list, str]]:
     }
 
 
+def text_cases(data: Path, out: Path) -> dict[str, tuple[list, str]]:
+    """The text column's cases, each divided by one ``nbcli fit --text``."""
+    nb = nbcli_cmd()
+    text = ["-m", "multinomial", "-d", data, "--text", "text", "-q"]
+    found = {
+        "fit (text)": [*nb, "fit", *text, "-o", out, "--force"],
+        "cv 10 folds (text)": [*nb, "cv", *text, "--bootstrap", "0"],
+        "tune 20 x 10 (text)": [
+            *nb, "tune", *text, "--alpha", "log:0.01..10:20", "--metric", "accuracy",
+            "--bootstrap", "0", "-o", out, "--force",
+        ],
+    }  # fmt: skip
+    return {name: ([str(c) for c in cmd], "fit (text)") for name, cmd in found.items()}
+
+
+def write_text_data(path: Path, docs: int) -> None:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from bench_text import make_documents, make_lexicon, write_csv
+
+    texts, labels = make_documents(make_lexicon(0), docs, 10, np.random.default_rng(1))
+    write_csv(path, texts, labels)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, default=300_000)
@@ -117,6 +145,9 @@ def main() -> None:
     ap.add_argument("--workdir")
     ap.add_argument("--no-qda", action="store_true", help="leave out the QDA grid")
     ap.add_argument("--no-sklearn", action="store_true", help="leave out GridSearchCV")
+    ap.add_argument(
+        "--text-docs", type=int, default=0, help="also time a text column of this many documents"
+    )
     args = ap.parse_args()
     as_installed()  # child processes read compiled bytecode, as after pip install
     work = Path(args.workdir or tempfile.mkdtemp(prefix="nbcli-bench-selection-"))
@@ -125,6 +156,10 @@ def main() -> None:
     write_data(data, args.rows)
     try:
         todo = cases(data, work / "m.npz", qda=not args.no_qda)
+        if args.text_docs:
+            text_data = work / "text.csv"
+            write_text_data(text_data, args.text_docs)
+            todo.update(text_cases(text_data, work / "t.npz"))
         load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
         print(
             f"{args.rows} rows x 40 features, 2 classes; {args.repeat} rounds of every "

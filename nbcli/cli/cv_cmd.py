@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 
 from nbcli.cli import common, table_options
+from nbcli.cli import text_options as text_opts
 from nbcli.cli.evaluate_cmd import BOOTSTRAP, CONFIDENCE, FAIL_OVER, FAIL_UNDER
 from nbcli.cli.fit_cmd import _MODEL_TYPES, _with_hyperparameter_options
 
@@ -28,7 +29,9 @@ MODEL_TYPE = typer.Option(
     "--model", "-m", help="Model type (or 'model' in --config).", case_sensitive=False
 )
 CONFIG = typer.Option(
-    "--config", "-c", help="TOML file with model, [hyperparameters] and [data]; flags override it."
+    "--config",
+    "-c",
+    help="TOML file with model, [hyperparameters], [data] and [text]; flags override it.",
 )
 
 
@@ -99,6 +102,13 @@ def _cv(
     x_key: Annotated[str, common.X_KEY] = "X",
     y_key: Annotated[str, common.Y_KEY] = "y",
     quiet: Annotated[bool, common.QUIET] = False,
+    text: Annotated[list[str] | None, text_opts.TEXT] = None,
+    ngram: Annotated[str | None, text_opts.NGRAM] = None,
+    min_df: Annotated[str | None, text_opts.MIN_DF] = None,
+    max_df: Annotated[str | None, text_opts.MAX_DF] = None,
+    max_features: Annotated[int | None, text_opts.MAX_FEATURES] = None,
+    stop_words: Annotated[str | None, text_opts.STOP_WORDS] = None,
+    lowercase: Annotated[bool | None, text_opts.LOWERCASE] = None,
     **hyperparameter_flags,
 ):
     """Cross-validate a model type: per-fold and pooled out-of-fold metrics with bootstrap
@@ -106,7 +116,8 @@ def _cv(
 
     Every fold's model is the merge of the other folds' statistics, gathered in one
     pass: no refit. Exit codes: 0 ok, 2 bad command or input, 3 a threshold missed.
-    Example: nbcli cv --model gaussian --data sample_data/iris_train.csv --folds 5
+    Example: nbcli cv --model gaussian --data sample_data/iris_train.csv --folds 5;
+    with text: nbcli cv -m multinomial -d sample_data/austen_train.csv --text text --min-df 2
     """
     from nbcli.cli.fit_cmd import _estimator
     from nbcli.cli.options import data_columns, read_config
@@ -130,6 +141,17 @@ def _cv(
     target, features, drop = data_columns(cfg, target, features, drop)
     prior = params.get(estimator.prior_param)
     tables = table_settings(params, cfg, column, na_values)
+    text_settings = text_opts.text_settings(
+        cfg,
+        config,
+        text=text,
+        ngram=ngram,
+        min_df=min_df,
+        max_df=max_df,
+        max_features=max_features,
+        stop_words=stop_words,
+        lowercase=lowercase,
+    )
     report = cross_validate(
         estimator,
         data,
@@ -147,6 +169,7 @@ def _cv(
         bins=bins,
         oof_output=oof_output,
         tables=tables,
+        text=text_settings,
         # Hashing reads the file again: only for a JSON report.
         hash_inputs=json_out is not None,
         reporter=ConsoleReporter(quiet),

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from nbcli.cli import common, table_options
+from nbcli.cli import text_options as text_opts
 from nbcli.cli.cv_cmd import (
     CONFIG,
     DATA,
@@ -70,12 +71,19 @@ def _tune(
     bootstrap: Annotated[int, BOOTSTRAP] = 1000,
     confidence: Annotated[float, CONFIDENCE] = 0.95,
     json_out: Annotated[str | None, common.JSON] = None,
+    force: Annotated[bool, common.FORCE] = False,
     delimiter: Annotated[str | None, common.DELIMITER] = None,
     chunk_size: Annotated[int | None, common.CHUNK_SIZE] = None,
     x_key: Annotated[str, common.X_KEY] = "X",
     y_key: Annotated[str, common.Y_KEY] = "y",
     quiet: Annotated[bool, common.QUIET] = False,
-    force: Annotated[bool, common.FORCE] = False,
+    text: Annotated[list[str] | None, text_opts.TEXT] = None,
+    ngram: Annotated[str | None, text_opts.NGRAM] = None,
+    min_df: Annotated[str | None, text_opts.MIN_DF] = None,
+    max_df: Annotated[str | None, text_opts.MAX_DF] = None,
+    max_features: Annotated[int | None, text_opts.MAX_FEATURES] = None,
+    stop_words: Annotated[str | None, text_opts.STOP_WORDS] = None,
+    lowercase: Annotated[bool | None, text_opts.LOWERCASE] = None,
     **grid_values,
 ):
     """Search hyperparameter values by cross-validation: every combination is scored on
@@ -124,18 +132,29 @@ def _tune(
 
     by_flag = {f.flag: f for f in grid_flags()}
     for flag in (by_flag[name] for name in option_order(by_flag)):
-        text = grid_values.get(flag.dest)
-        if text is None:
+        given = grid_values.get(flag.dest)
+        if given is None:
             continue
         name = flag.params.get(estimator.name)
         if name is None:
             raise NbcliError(f"{flag.flag} does not apply to the {estimator.name} model")
-        grid[name] = parse_values(text, flag.flag, flag.spec.parse)
+        grid[name] = parse_values(given, flag.flag, flag.spec.parse)
     for name in grid:
         params.pop(name, None)
     target, features, drop = data_columns(cfg, target, features, drop)
     prior = params.get(estimator.prior_param)
     tables = table_settings(params, cfg, column, na_values)
+    text_settings = text_opts.text_settings(
+        cfg,
+        config,
+        text=text,
+        ngram=ngram,
+        min_df=min_df,
+        max_df=max_df,
+        max_features=max_features,
+        stop_words=stop_words,
+        lowercase=lowercase,
+    )
     report, model_file = tune(
         estimator,
         data,
@@ -153,6 +172,7 @@ def _tune(
         bootstrap=bootstrap,
         confidence=confidence,
         tables=tables,
+        text=text_settings,
         # Hashing reads the file again: only for a JSON report.
         hash_inputs=json_out is not None,
         reporter=ConsoleReporter(quiet),

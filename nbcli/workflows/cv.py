@@ -53,6 +53,7 @@ def cross_validate(
     digits: int | None = None,
     memory_budget: int = MEMORY_BUDGET,
     tables: dict | None = None,
+    text=None,
     hash_inputs: bool = True,
     reporter: Reporter | None = None,
 ) -> CrossValidationReport:
@@ -66,8 +67,12 @@ def cross_validate(
     repeats, ``repeat`` columns first), ``digits`` rounds them;
     ``tables`` holds the ``missing``, ``unseen``, ``na_values`` and
     ``column_types`` keywords of :func:`collect_fold_statistics` (read as
-    ``nbcli fit`` reads them); ``hash_inputs`` False leaves the SHA-256 of
-    ``data`` out of the report's ``inputs`` (it reads the file once more).
+    ``nbcli fit`` reads them); ``text``, a
+    :class:`~nbcli.text.settings.TextSettings`, makes text columns features
+    (count models; each fold model chooses its vocabulary from the other
+    folds' rows, see :mod:`nbcli.workflows.fold_text`); ``hash_inputs``
+    False leaves the SHA-256 of ``data`` out of the report's ``inputs`` (it
+    reads the file once more).
 
     Returns
     -------
@@ -92,6 +97,7 @@ def cross_validate(
         reporter=reporter,
         # No model file is written: no fingerprint of the rows.
         fingerprint=False,
+        text=text,
         **(tables or {}),
     )
     (log_proba,) = fs.out_of_fold([{}])
@@ -112,7 +118,10 @@ def cross_validate(
         seed=seed,
         bins=bins,
         inputs=inputs_of(data=data, sha256=hash_inputs),
-        settings={"memory_budget": int(memory_budget)},
+        settings={
+            "memory_budget": int(memory_budget),
+            **({} if text is None else {"text": text.to_metadata()}),
+        },
         warnings=list(fs.warnings),
     )
 

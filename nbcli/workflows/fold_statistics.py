@@ -209,6 +209,25 @@ class FoldStatistics:
             where = "all rows" if leave_out is None else f"fold {self._name(leave_out)}"
             raise NbcliError(f"{self.path}: {where}: {exc}") from None
 
+    def model_file(self, params: dict, search: dict | None = None):
+        """The model of all rows with ``params`` as a :class:`~nbcli.io.modelfile.ModelFile`,
+        with the search summary ``search`` (``nbcli tune -o``).
+
+        Raises
+        ------
+        NbcliError
+            As :meth:`model`.
+        """
+        from nbcli.io.modelfile import ModelFile
+
+        return ModelFile(
+            model=self.model(params),
+            feature_names=list(self.feature_names),
+            target=self.target,
+            training=dict(self.training),
+            search=search,
+        )
+
     def category_widths(self) -> np.ndarray | None:
         """Categories of each feature in the whole data set, shape (n_features,)
         (0 for a feature that is not categorical); None for a model without

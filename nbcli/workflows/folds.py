@@ -58,6 +58,7 @@ def collect_fold_statistics(
     column_types: dict | None = None,
     reporter: Reporter | None = None,
     fingerprint: bool = True,
+    text=None,
 ) -> FoldStatistics:
     """Read ``data``, plan the folds and gather every fold's statistics.
 
@@ -94,6 +95,12 @@ def collect_fold_statistics(
     fingerprint : bool
         Hash the rows for the training fingerprint of a model file
         (``training``); a cross-validation that writes no model skips it.
+    text : TextSettings, optional
+        Text columns whose word counts are features (count models only), as
+        ``nbcli fit --text`` takes them: each fold model chooses its own
+        vocabulary from the other folds' rows (see
+        :mod:`nbcli.workflows.fold_text`). The rows' counts are kept
+        (sparse), whatever ``memory_budget``: the file is read once.
 
     Raises
     ------
@@ -104,9 +111,7 @@ def collect_fold_statistics(
     """
     from functools import partial
 
-    from nbcli.io.data import resolve_labels
     from nbcli.io.fingerprint import TrainingFingerprint
-    from nbcli.resampling import folds_from_column, repeated_group_folds, repeated_stratified_folds
     from nbcli.workflows.tables import (
         RowCounts,
         apply_column_types,
@@ -121,6 +126,29 @@ def collect_fold_statistics(
         raise NbcliError("give --fold-column or --group-column, not both")
     if fold_column is not None and n_repeats != 1:
         raise NbcliError("--repeats needs planned folds; a --fold-column gives one plan")
+    if text is not None:
+        from nbcli.workflows.fold_text import collect_text_folds
+
+        return collect_text_folds(
+            estimator,
+            data,
+            text=text,
+            read=read,
+            features=features,
+            drop=drop,
+            n_folds=n_folds,
+            fold_column=fold_column,
+            group_column=group_column,
+            n_repeats=n_repeats,
+            seed=seed,
+            priors_by_label=priors_by_label,
+            missing=missing,
+            unseen=unseen,
+            na_values=na_values,
+            column_types=column_types,
+            reporter=reporter,
+            fingerprint=fingerprint,
+        )
     keep = [c for c in (fold_column, group_column) if c is not None]
     column_types = dict(column_types or {})
     missing = choose_missing(estimator, missing)
@@ -180,42 +208,19 @@ def collect_fold_statistics(
             else:
                 chunks = None  # read the file again for each later pass
         start += ds.X.shape[0]
-    y_raw = np.concatenate(ys)
-    raw_classes, raw_codes = np.unique(y_raw, return_inverse=True)
-    classes, position = _typed_classes(raw_classes)
-    codes = position[raw_codes.reshape(-1)]
-    if classes.size < 2:
-        raise NbcliError(
-            f"{data}: the target {stream.target!r} has a single class; a classifier needs at least two"
-        )
+    raw_classes, position, classes, codes = typed_labels(data, stream.target, ys)
     if priors_by_label is not None:
         estimator.set_params(**{estimator.prior_param: order_priors(priors_by_label, classes)})
-    try:
-        if fold_column is not None:
-            values = np.concatenate([k[fold_column] for k in kept])
-            if values.dtype.kind in "USO" and all(isinstance(v, str) for v in values):
-                # CSV text: whole numbers as numbers, as labels are typed.
-                values = resolve_labels(values.astype(str))
-            column = folds_from_column(values)
-            folds, fold_values, method = column.folds[None, :], column.values, "column"
-        elif group_column is not None:
-            groups = np.concatenate([k[group_column] for k in kept])
-            folds = repeated_group_folds(codes, groups, n_folds, n_repeats, seed=seed)
-            fold_values, method = np.arange(n_folds), "group"
-        else:
-            folds = repeated_stratified_folds(codes, n_folds, n_repeats, seed=seed)
-            fold_values, method = np.arange(n_folds), "stratified"
-    except ValueError as exc:
-        raise NbcliError(f"{data}: {exc}") from None
-    plan = {
-        "method": method,
-        "n_folds": int(fold_values.size),
-        "n_repeats": int(folds.shape[0]),
-        "seed": None if method == "column" else seed,
-        "fold_column": fold_column,
-        "group_column": group_column,
-        "passes": 1,
-    }
+    folds, fold_values, plan = plan_folds(
+        data,
+        codes,
+        kept,
+        n_folds=n_folds,
+        fold_column=fold_column,
+        group_column=group_column,
+        n_repeats=n_repeats,
+        seed=seed,
+    )
     counts = np.bincount(codes, minlength=classes.size)
     training = {
         "n_samples": int(codes.size),
@@ -246,8 +251,91 @@ def collect_fold_statistics(
         fs.stats = [early.final(fs, raw_classes, position, fold_text)]
     else:
         _accumulate_folds(fs)
-    _check_folds(fs, estimator.min_samples_per_class)
+    check_folds(fs, estimator.min_samples_per_class)
     return fs
+
+
+def typed_labels(data: str, target, ys: list):
+    """The classes of the labels read (chunk by chunk), typed as ``nbcli fit`` types them.
+
+    Returns
+    -------
+    raw_classes : ndarray
+        Sorted distinct labels as read.
+    position : ndarray of int
+        For each raw class, its index among ``classes``.
+    classes : ndarray
+        Sorted typed classes.
+    codes : ndarray of int, shape (n_samples,)
+        Class index of every row.
+
+    Raises
+    ------
+    NbcliError
+        For a single class.
+    """
+    y_raw = np.concatenate(ys)
+    raw_classes, raw_codes = np.unique(y_raw, return_inverse=True)
+    classes, position = _typed_classes(raw_classes)
+    codes = position[raw_codes.reshape(-1)]
+    if classes.size < 2:
+        raise NbcliError(
+            f"{data}: the target {target!r} has a single class; a classifier needs at least two"
+        )
+    return raw_classes, position, classes, codes
+
+
+def plan_folds(
+    data: str,
+    codes: np.ndarray,
+    kept: list,
+    *,
+    n_folds: int,
+    fold_column: str | None,
+    group_column: str | None,
+    n_repeats: int,
+    seed,
+):
+    """The fold of every row in every repeat, the folds' names and the report's ``plan``.
+
+    ``kept`` holds, per chunk, the values of the fold or group column
+    (``{column: values}``).
+
+    Raises
+    ------
+    NbcliError
+        For bad fold options or values (a missing fold value, too few rows).
+    """
+    from nbcli.io.data import resolve_labels
+    from nbcli.resampling import folds_from_column, repeated_group_folds, repeated_stratified_folds
+
+    try:
+        if fold_column is not None:
+            values = np.concatenate([k[fold_column] for k in kept])
+            if values.dtype.kind in "USO" and all(isinstance(v, str) for v in values):
+                # CSV text: whole numbers as numbers, as labels are typed.
+                values = resolve_labels(values.astype(str))
+            column = folds_from_column(values)
+            folds, fold_values, method = column.folds[None, :], column.values, "column"
+        elif group_column is not None:
+            groups = np.concatenate([k[group_column] for k in kept])
+            folds = repeated_group_folds(codes, groups, n_folds, n_repeats, seed=seed)
+            fold_values, method = np.arange(n_folds), "group"
+        else:
+            folds = repeated_stratified_folds(codes, n_folds, n_repeats, seed=seed)
+            fold_values, method = np.arange(n_folds), "stratified"
+    except ValueError as exc:
+        raise NbcliError(f"{data}: {exc}") from None
+    plan = {
+        "method": method,
+        "n_folds": int(fold_values.size),
+        "n_repeats": int(folds.shape[0]),
+        "seed": None if method == "column" else seed,
+        "fold_column": fold_column,
+        "group_column": group_column,
+        "passes": 1,
+    }
+    return folds, fold_values, plan
 
 
 class _EarlyFolds:
@@ -318,7 +406,7 @@ def _accumulate_folds(fs: FoldStatistics) -> None:
         raise data_error(fs.path, exc, fs.feature_names, 0, rows=rows) from None
 
 
-def _check_folds(fs: FoldStatistics, min_per_class: int) -> None:
+def check_folds(fs: FoldStatistics, min_per_class: int) -> None:
     """Refuse a fold whose model would lack a class (or a spread for it)."""
     for r in range(fs.n_repeats):
         per_fold = np.stack(

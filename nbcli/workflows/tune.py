@@ -171,6 +171,7 @@ def tune(
     confidence: float = 0.95,
     memory_budget: int = MEMORY_BUDGET,
     tables: dict | None = None,
+    text=None,
     hash_inputs: bool = True,
     reporter: Reporter | None = None,
 ) -> tuple[TuningReport, ModelFile]:
@@ -198,6 +199,10 @@ def tune(
     tables : dict, optional
         ``missing``, ``unseen``, ``na_values``, ``column_types`` for
         :func:`nbcli.workflows.folds.collect_fold_statistics` (as ``nbcli fit``).
+    text : TextSettings, optional
+        Text columns whose word counts are features, as for
+        :func:`nbcli.workflows.cv.cross_validate`; the written model holds
+        the vocabulary of all rows, as ``nbcli fit`` chooses it.
     hash_inputs : bool
         Put the SHA-256 of ``data`` in the report's ``inputs`` (reads the file once more).
 
@@ -214,7 +219,6 @@ def tune(
         For a bad grid or metric, unreadable data, bad folds, or when no
         combination gives a defined metric.
     """
-    from nbcli.io.modelfile import ModelFile
     from nbcli.reports.bootstrap import no_interval
     from nbcli.reports.metrics import encode_labels
     from nbcli.reports.tuning import (
@@ -243,6 +247,7 @@ def tune(
         priors_by_label=priors_by_label,
         memory_budget=memory_budget,
         reporter=reporter,
+        text=text,
         **(tables or {}),
     )
     from nbcli.reports.selection_scores import CHEAP_KEYS, selection_scores
@@ -279,7 +284,6 @@ def tune(
     if index is None:
         raise NbcliError(f"{data}: {metric} is undefined for every combination searched")
     best_params = combos[index]
-    model = fs.model(best_params)
     fixed = {k: _plain(v) for k, v in estimator.get_params().items() if k not in grid}
     report = TuningReport(
         model_type=estimator.name,
@@ -299,6 +303,7 @@ def tune(
             "bootstrap_resamples": int(bootstrap),
             "confidence": float(confidence),
             "seed": seed,
+            **({} if text is None else {"text": text.to_metadata()}),
         },
         warnings=warnings,
     )
@@ -306,11 +311,4 @@ def tune(
         from nbcli.reports.cross_validation import REPEATS_WARNING
 
         report.warnings.append(REPEATS_WARNING.format(r=fs.n_repeats))
-    model_file = ModelFile(
-        model=model,
-        feature_names=list(fs.feature_names),
-        target=fs.target,
-        training=dict(fs.training),
-        search=report.search_summary(),
-    )
-    return report, model_file
+    return report, fs.model_file(best_params, report.search_summary())
