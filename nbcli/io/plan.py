@@ -504,6 +504,6 @@ def _not_categories_message(columns: list) -> str:
     them = "it" if len(names) == 1 else "them"
     return (
         f"column {'; column '.join(parts)}; leave {them} out with --drop {dropped}, treat "
-        f"{'it' if len(names) == 1 else 'one'} as words with --text {first} (with a model of "
-        f"word counts), or insist with --column {shlex.quote(names[0] + '=categorical')}"
+        f"{'it' if len(names) == 1 else 'one'} as words with --text {first}, or insist "
+        f"with --column {shlex.quote(names[0] + '=categorical')}"
     )
