@@ -259,7 +259,7 @@ def test_numeric_columns_beside_text_stratified_repeats_and_rows_without_a_label
     "args, fragments",
     [
         (("-m", "gaussian", "--text", "text"), ("needs a model of word counts",)),
-        (("-m", "mixed", "--text", "text"), ("mixed model does not take text columns",)),
+        (("-m", "mixed", "--text", "text"), ("do not take text columns under the mixed model",)),
         (("-m", "bernoulli", "--text", "text"), ("--binarize 0",)),
         (("-m", "multinomial", "--min-df", "2"), ("--min-df applies to text columns",)),
         (("-m", "multinomial", "--text", "label"), ("--text label", "is the target")),

@@ -223,11 +223,11 @@ def test_what_the_mixed_text_model_refuses(tmp_path, austen):
     )
     refused(
         nbcli(*fit, "--data", train, "--text", "text", "--drop", "opening"),
-        "--text and --column work on one data file",
+        "--text under the mixed model is not supported on parts",
     )
     refused(
         nbcli(*fit, "--engine", "dask", "--text", "text", "--drop", "opening"),
-        "--text and --column work on one data file",
+        "--text under the mixed model is not supported on parts",
     )
     config = tmp_path / "c.toml"
     config.write_text("[hyperparameters]\nvocabulary_sizes = [3]\n")

@@ -145,6 +145,13 @@ def _fit(
                 "--column is not supported on parts (a folder, a glob, several --data files "
                 "or --engine dask); join the parts into one file first"
             )
+        if text_settings is not None and getattr(type(estimator), "text_term", None):
+            # Its table columns need the one-file column plan (categories).
+            raise NbcliError(
+                f"--text under the {estimator.name} model is not supported on parts (a folder, "
+                "a glob, several --data files or --engine dask); join the parts into one file "
+                "first"
+            )
 
         parts = expand_parts(data_list)
         with common.open_engine(engine, scheduler, workers, worker_memory) as eng:

@@ -81,6 +81,12 @@ def collect_text_folds(
     from nbcli.workflows.text_features import check_text_model, fingerprint_columns
     from nbcli.workflows.train import TableFacts, data_error, order_priors, training_stream
 
+    if getattr(type(estimator), "text_term", None):
+        # Its text terms sit beside table columns the fold statistics here do not hold.
+        raise NbcliError(
+            f"cv and tune do not take text columns under the {estimator.name} model yet; "
+            "use --model multinomial, complement or bernoulli for the text, or nbcli fit"
+        )
     reporter = reporter or Reporter()
     kind = check_text_model(estimator)
     if read.target is not None and read.target in text.columns:
