@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import csv
 import io
+import os
 import warnings as python_warnings
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -49,6 +50,9 @@ _SAMPLE_ROWS = 5
 #: A data line longer than this (in bytes) is an error: it is almost always a
 #: file without line breaks, or a quote that is never closed.
 LINE_LIMIT = 100 << 20
+
+#: Bytes of the file polars' streaming scan parses at a time (see ``_batches``).
+_SCAN_PIECE_BYTES = 1 << 18
 
 
 @dataclass(frozen=True)
@@ -338,6 +342,11 @@ class CsvReader(TableReader):
         if chunk_size is None:
             yield lazy.collect()
             return
+        # polars' streaming CSV scan reads the file in pieces whose size grows
+        # with the file (a 168 MB file: about 170 MB held at once); pieces of
+        # 256 KiB keep a fit's memory bounded by its chunk whatever the file's
+        # size, at the same speed here. A value the user set is kept.
+        os.environ.setdefault("POLARS_CSV_CHUNK_SIZE", str(_SCAN_PIECE_BYTES))
         yield from lazy.collect_batches(chunk_size=chunk_size)
 
     def _frames(self, chunk_size: int | None):
