@@ -71,7 +71,7 @@ def collect_text_folds(
         as :func:`~nbcli.workflows.folds.collect_fold_statistics` for the folds.
     """
     from nbcli.io.fingerprint import TrainingFingerprint
-    from nbcli.workflows.folds import check_folds, plan_folds, typed_labels
+    from nbcli.workflows.folds import check_folds, fold_layout
     from nbcli.workflows.tables import (
         RowCounts,
         apply_column_types,
@@ -79,7 +79,7 @@ def collect_text_folds(
         choose_missing,
     )
     from nbcli.workflows.text_features import check_text_model, fingerprint_columns
-    from nbcli.workflows.train import TableFacts, data_error, order_priors, training_stream
+    from nbcli.workflows.train import TableFacts, data_error, training_stream
 
     if getattr(type(estimator), "text_term", None):
         # Its text terms sit beside table columns the fold statistics here do not hold.
@@ -157,41 +157,26 @@ def collect_text_folds(
         for c in text.columns:
             term_rows[c].add(words[c])
         start += n
-    raw_classes, position, classes, codes = typed_labels(data, stream.target, ys)
-    if priors_by_label is not None:
-        estimator.set_params(**{estimator.prior_param: order_priors(priors_by_label, classes)})
-    folds, fold_values, plan = plan_folds(
+    common, _, _ = fold_layout(
+        estimator,
         data,
-        codes,
+        stream,
+        ys,
         kept,
+        names=names,
+        fingerprint=fp,
+        warnings=row_counts.warnings(data, missing),
+        priors_by_label=priors_by_label,
         n_folds=n_folds,
         fold_column=fold_column,
         group_column=group_column,
         n_repeats=n_repeats,
         seed=seed,
     )
-    counts = np.bincount(codes, minlength=classes.size)
-    training = {
-        "n_samples": int(codes.size),
-        "class_counts": [int(c) for c in counts],
-        **(fp.metadata() if fp is not None else {}),
-        "data": data,
-    }
-    X_numeric = np.vstack(numeric) if numeric else np.zeros((codes.size, 0))
+    n_rows = common["codes"].size
+    X_numeric = np.vstack(numeric) if numeric else np.zeros((n_rows, 0))
     fs = TextFoldStatistics(
-        estimator=estimator,
-        classes=classes,
-        codes=codes,
-        labels=classes[codes],
-        folds=folds,
-        fold_values=fold_values,
-        stats=[[None] * int(fold_values.size) for _ in range(folds.shape[0])],
-        feature_names=names,
-        target=stream.target,
-        plan=plan,
-        training=training,
-        path=data,
-        warnings=list(stream.plan.warnings) + row_counts.warnings(data, missing),
+        **common,
         text=text,
         kind=kind,
         numeric=X_numeric,

@@ -118,7 +118,7 @@ def collect_fold_statistics(
         check_column_types,
         choose_missing,
     )
-    from nbcli.workflows.train import data_error, order_priors, training_stream
+    from nbcli.workflows.train import data_error, training_stream
 
     read = read or ReadOptions()
     reporter = reporter or Reporter()
@@ -208,40 +208,24 @@ def collect_fold_statistics(
             else:
                 chunks = None  # read the file again for each later pass
         start += ds.X.shape[0]
-    raw_classes, position, classes, codes = typed_labels(data, stream.target, ys)
-    if priors_by_label is not None:
-        estimator.set_params(**{estimator.prior_param: order_priors(priors_by_label, classes)})
-    folds, fold_values, plan = plan_folds(
+    common, raw_classes, position = fold_layout(
+        estimator,
         data,
-        codes,
+        stream,
+        ys,
         kept,
+        names=names,
+        fingerprint=fp,
+        warnings=row_counts.warnings(data, missing),
+        priors_by_label=priors_by_label,
         n_folds=n_folds,
         fold_column=fold_column,
         group_column=group_column,
         n_repeats=n_repeats,
         seed=seed,
     )
-    counts = np.bincount(codes, minlength=classes.size)
-    training = {
-        "n_samples": int(codes.size),
-        "class_counts": [int(c) for c in counts],
-        **(fp.metadata() if fp is not None else {}),
-        "data": data,
-    }
     fs = FoldStatistics(
-        estimator=estimator,
-        classes=classes,
-        codes=codes,
-        labels=classes[codes],
-        folds=folds,
-        fold_values=fold_values,
-        stats=[[None] * int(fold_values.size) for _ in range(folds.shape[0])],
-        feature_names=names,
-        target=stream.target,
-        plan=plan,
-        training=training,
-        path=data,
-        warnings=list(stream.plan.warnings) + row_counts.warnings(data, missing),
+        **common,
         _chunks=chunks,
         _stream=stream,
         _row_filter=lambda: partial(RowCounts().filter, missing=missing),
@@ -253,6 +237,64 @@ def collect_fold_statistics(
         _accumulate_folds(fs)
     check_folds(fs, estimator.min_samples_per_class)
     return fs
+
+
+def fold_layout(
+    estimator,
+    data: str,
+    stream,
+    ys: list,
+    kept: list,
+    *,
+    names,
+    fingerprint,
+    warnings,
+    priors_by_label,
+    **folding,
+) -> tuple[dict, np.ndarray, np.ndarray]:
+    """What every kind of fold statistics is made of, once the labels are read.
+
+    Types the labels (:func:`typed_labels`), orders ``priors_by_label`` by
+    class, plans the folds (:func:`plan_folds`, with ``folding``'s
+    ``n_folds``, ``fold_column``, ``group_column``, ``n_repeats``, ``seed``)
+    and sums up the training rows for a model file.
+
+    Returns
+    -------
+    (fields, raw_classes, position)
+        ``fields``: the keyword arguments of :class:`FoldStatistics` shared by
+        its subclasses; ``raw_classes`` and ``position`` as
+        :func:`typed_labels` gives them.
+    """
+    from nbcli.workflows.train import order_priors
+
+    raw_classes, position, classes, codes = typed_labels(data, stream.target, ys)
+    if priors_by_label is not None:
+        estimator.set_params(**{estimator.prior_param: order_priors(priors_by_label, classes)})
+    folds, fold_values, plan = plan_folds(data, codes, kept, **folding)
+    counts = np.bincount(codes, minlength=classes.size)
+    training = {
+        "n_samples": int(codes.size),
+        "class_counts": [int(c) for c in counts],
+        **(fingerprint.metadata() if fingerprint is not None else {}),
+        "data": data,
+    }
+    fields = {
+        "estimator": estimator,
+        "classes": classes,
+        "codes": codes,
+        "labels": classes[codes],
+        "folds": folds,
+        "fold_values": fold_values,
+        "stats": [[None] * int(fold_values.size) for _ in range(folds.shape[0])],
+        "feature_names": names,
+        "target": stream.target,
+        "plan": plan,
+        "training": training,
+        "path": data,
+        "warnings": list(stream.plan.warnings) + list(warnings),
+    }
+    return fields, raw_classes, position
 
 
 def typed_labels(data: str, target, ys: list):
