@@ -373,3 +373,26 @@ def test_evaluation_of_2000_classes_runs_in_bounded_memory():
     # Standard error of a proportion near 1/3 on 5000 rows is 0.0067: the
     # 95% interval is about 4 of them wide.
     assert 0.02 < acc.upper - acc.lower < 0.034
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_closed_form_acceleration_of_a_mean_equals_the_jackknife_one(seed):
+    rng = np.random.default_rng(seed)
+    x = rng.exponential(size=500) ** 2  # skewed: a clearly non-zero acceleration
+    jk = bm.jackknife_means(x[:, None])[:, 0]
+    replicates = bm.resampled_means(x[:, None], 2000, rng)[:, 0]
+    by_jackknife = bs.bca_interval(x.mean(), replicates, jk, confidence=0.9)
+    closed = bs.bca_interval(
+        x.mean(), replicates, acceleration=bm.mean_acceleration(x), confidence=0.9
+    )
+    d = jk.mean() - jk
+    expected = np.sum(d**3) / (6.0 * np.sum(d**2) ** 1.5)
+    assert bm.mean_acceleration(x) == pytest.approx(expected, rel=1e-9)
+    assert bm.mean_acceleration(x) > 0.01
+    assert closed.lower == pytest.approx(by_jackknife.lower, rel=1e-12)
+    assert closed.upper == pytest.approx(by_jackknife.upper, rel=1e-12)
+    assert closed.method == "BCa"
+
+
+def test_acceleration_of_constant_values_is_undefined_and_the_interval_percentile():
+    assert math.isnan(bm.mean_acceleration(np.full(10, 3.0)))

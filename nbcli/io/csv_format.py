@@ -51,8 +51,13 @@ _SAMPLE_ROWS = 5
 #: file without line breaks, or a quote that is never closed.
 LINE_LIMIT = 100 << 20
 
-#: Bytes of the file polars' streaming scan parses at a time (see ``_batches``).
-_SCAN_PIECE_BYTES = 1 << 18
+#: Bounds of the bytes of the file polars' streaming scan parses at a time
+#: (see ``_batches``) ...
+_SCAN_PIECE_BYTES = (1 << 18, 1 << 22)
+#: ... which is about this fraction of a chunk's bytes.
+_PIECES_PER_CHUNK = 8
+# A value the user gave is kept.
+_USER_PIECES = "POLARS_CSV_CHUNK_SIZE" in os.environ
 
 
 @dataclass(frozen=True)
@@ -342,11 +347,16 @@ class CsvReader(TableReader):
         if chunk_size is None:
             yield lazy.collect()
             return
-        # polars' streaming CSV scan reads the file in pieces whose size grows
-        # with the file (a 168 MB file: about 170 MB held at once); pieces of
-        # 256 KiB keep a fit's memory bounded by its chunk whatever the file's
-        # size, at the same speed here. A value the user set is kept.
-        os.environ.setdefault("POLARS_CSV_CHUNK_SIZE", str(_SCAN_PIECE_BYTES))
+        # polars' streaming CSV scan parses pieces of 32 MB by default, several
+        # at once (a 168 MB file: about 170 MB held at once). Pieces of an
+        # eighth of a chunk keep a fit's memory bounded by its chunk whatever
+        # the file's size; each piece costs the parser a fixed amount, so
+        # they are no smaller than 256 KiB.
+        if not _USER_PIECES:
+            chunk_bytes = chunk_size * max(1, self.header.sample_bytes)
+            low, high = _SCAN_PIECE_BYTES
+            piece = min(high, max(low, chunk_bytes // _PIECES_PER_CHUNK))
+            os.environ["POLARS_CSV_CHUNK_SIZE"] = str(piece)
         yield from lazy.collect_batches(chunk_size=chunk_size)
 
     def _frames(self, chunk_size: int | None):

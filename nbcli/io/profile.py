@@ -108,7 +108,64 @@ def profile_columns(frame, names, na_values) -> dict[str, ColumnProfile]:
     Text cells are stripped of surrounding spaces; those in ``na_values``
     are missing.
     """
-    return {name: _profile(name, frame.get_column(name), na_values) for name in names}
+    schema = frame.schema
+    numeric = [name for name in names if schema[name].is_numeric()]
+    profiles = _numeric_profiles(frame, numeric, schema)
+    return {
+        name: profiles[name] if name in profiles else _profile(name, frame[name], na_values)
+        for name in names
+    }
+
+
+def _numeric_profiles(frame, names, schema) -> dict[str, ColumnProfile]:
+    """The profiles of columns of a numeric type, all at once.
+
+    The same as :func:`_numbers` column by column (present cells: neither
+    null nor NaN), in one polars query and one NumPy pass: a wide file's
+    planning would otherwise spend most of its time in per-column calls.
+    """
+    import numpy as np
+    import polars as pl
+
+    if not names:
+        return {}
+
+    def present(name):
+        column = pl.col(name).drop_nulls()
+        return column.drop_nans() if schema[name].is_float() else column
+
+    facts = frame.select(
+        *(present(name).len().alias(f"n{i}") for i, name in enumerate(names)),
+        *(present(name).n_unique().alias(f"u{i}") for i, name in enumerate(names)),
+    ).row(0)
+    k = len(names)
+    n_present, n_distinct = facts[:k], facts[k:]
+    n = frame.height
+    values = frame.select(pl.col(names).cast(pl.Float64)).to_numpy()
+    finite = np.isfinite(values)
+    integral = ((values == np.round(values)) | ~finite).all(axis=0)
+    any_finite = finite.any(axis=0)
+    low = np.where(finite, values, np.inf).min(axis=0, initial=np.inf)
+    high = np.where(finite, values, -np.inf).max(axis=0, initial=-np.inf)
+    steps = np.arange(n, dtype=np.float64)[:, None]
+    counts_up = (values == steps).all(axis=0) | (values == steps + 1).all(axis=0)
+    out = {}
+    for i, name in enumerate(names):
+        # Few rows count up by chance (a toy table's 1, 2, 3); from COUNTING_ROWS on
+        # a feature that does so is all but surely a row number.
+        counting = bool(integral[i] and n_present[i] == n and n >= COUNTING_ROWS and counts_up[i])
+        out[name] = ColumnProfile(
+            name,
+            INTEGER if integral[i] else NUMBER,
+            n,
+            int(n_present[i]),
+            int(n_distinct[i]),
+            None,
+            counting,
+            low=float(low[i]) if any_finite[i] else None,
+            high=float(high[i]) if any_finite[i] else None,
+        )
+    return out
 
 
 def _profile(name: str, column, na_values) -> ColumnProfile:
@@ -124,11 +181,6 @@ def _profile(name: str, column, na_values) -> ColumnProfile:
         return _simple(name, column, DATETIME)
     if dtype == pl.Null:
         return ColumnProfile(name, EMPTY, n, 0, 0)
-    if dtype.is_numeric():
-        present = column.drop_nulls()
-        if dtype.is_float():
-            present = present.drop_nans()
-        return _numbers(name, present, n, column)
     if dtype != pl.String:
         return _simple(name, column, TEXT)
     text = column.str.strip_chars()

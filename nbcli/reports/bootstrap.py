@@ -162,10 +162,11 @@ def percentile_interval(
 def bca_interval(
     estimate: float,
     replicates,
-    jackknife,
+    jackknife=None,
     *,
     confidence: float = 0.95,
     jackknife_weights=None,
+    acceleration: float | None = None,
 ) -> Interval:
     """BCa interval from resampled statistics and jackknife values.
 
@@ -183,6 +184,10 @@ def bca_interval(
         confusion-matrix cell give the same value); default 1 each.
     confidence : float
         Two-sided confidence level in (0, 1).
+    acceleration : float, optional
+        The acceleration, when known in closed form (for a mean, see
+        :func:`nbcli.reports.means.mean_acceleration`), instead of
+        ``jackknife``; NaN when it is undefined.
 
     Returns the percentile interval instead when BCa is undefined (see the
     module docstring). Raises ValueError for a confidence outside (0, 1).
@@ -199,25 +204,12 @@ def bca_interval(
     below = np.count_nonzero(r < estimate) + np.count_nonzero(r <= estimate)
     z0 = float(ndtri(below / (2.0 * r.size)))
 
-    jk = np.asarray(jackknife, dtype=float)
-    w = (
-        np.ones_like(jk)
-        if jackknife_weights is None
-        else np.asarray(jackknife_weights, dtype=float)
-    )
-    ok = np.isfinite(jk) & (w > 0)
-    jk, w = jk[ok], w[ok]
-    if jk.size == 0:
+    if acceleration is None:
+        accel = _jackknife_acceleration(jackknife, jackknife_weights)
+    else:
+        accel = float(acceleration)
+    if not (math.isfinite(z0) and math.isfinite(accel)):
         return percentile_interval(estimate, r, confidence=confidence)
-    # Acceleration from the jackknife (Efron & Tibshirani 1993, sec. 14.3);
-    # the (n - 1) factors of the textbook form cancel in the ratio.
-    # Sums by NumPy rather than BLAS dot products, whose rounding depends on
-    # how many BLAS threads run: the same rows and seed give the same interval.
-    d = np.sum(w * jk) / w.sum() - jk
-    spread = np.sum(w * d * d)
-    if not (math.isfinite(z0) and spread > 0 and math.isfinite(spread)):
-        return percentile_interval(estimate, r, confidence=confidence)
-    accel = float(np.sum(w * d * d * d) / (6.0 * spread**1.5))
 
     z_alpha = float(ndtri((1.0 - confidence) / 2.0))
     levels = []
@@ -228,6 +220,25 @@ def bca_interval(
         return percentile_interval(estimate, r, confidence=confidence)
     lower, upper = np.quantile(r, levels)
     return Interval(float(estimate), float(lower), float(upper), BCA)
+
+
+def _jackknife_acceleration(jackknife, weights) -> float:
+    """BCa's acceleration from jackknife values (NaN when they have no spread)."""
+    jk = np.asarray(jackknife, dtype=float)
+    w = np.ones_like(jk) if weights is None else np.asarray(weights, dtype=float)
+    ok = np.isfinite(jk) & (w > 0)
+    jk, w = jk[ok], w[ok]
+    if jk.size == 0:
+        return math.nan
+    # Acceleration from the jackknife (Efron & Tibshirani 1993, sec. 14.3);
+    # the (n - 1) factors of the textbook form cancel in the ratio.
+    # Sums by NumPy rather than BLAS dot products, whose rounding depends on
+    # how many BLAS threads run: the same rows and seed give the same interval.
+    d = np.sum(w * jk) / w.sum() - jk
+    spread = np.sum(w * d * d)
+    if not (spread > 0 and math.isfinite(spread)):
+        return math.nan
+    return float(np.sum(w * d * d * d) / (6.0 * spread**1.5))
 
 
 def _chunks(n_resamples: int, row_size: int, budget: int = _CHUNK_VALUES):
