@@ -14,11 +14,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.metrics import average_precision_score, roc_auc_score
 
+from nbcli.distinct import unique_inverse as _unique
 from nbcli.reports import means as bm
 from nbcli.reports import ranking
 from nbcli.reports import ranking_columns as rc
 from nbcli.reports.evaluation import build_evaluation
-from nbcli.reports.metrics import _unique, encode_labels
+from nbcli.reports.metrics import encode_labels
 
 ROOT = Path(__file__).resolve().parents[1]
 TOL = 1e-12

@@ -36,6 +36,8 @@ from typing import Any
 
 import numpy as np
 
+from nbcli.distinct import unique_inverse
+
 __all__ = [
     "ROWHASH_ALGORITHM",
     "SHA256_ALGORITHM",
@@ -196,7 +198,7 @@ def _label_hashes(y: np.ndarray) -> np.ndarray:
     """A 64-bit hash of each label's text; the distinct labels are hashed once."""
     if y.ndim != 1:
         y = y.reshape(-1)
-    uniques, codes = np.unique(y, return_inverse=True)
+    uniques, codes = unique_inverse(y)
     table = np.array(
         [
             int.from_bytes(hashlib.blake2b(str(u).encode(), digest_size=8).digest(), "little")

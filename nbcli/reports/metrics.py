@@ -27,6 +27,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from nbcli.distinct import unique_inverse
+
 # Log-loss clips probabilities here before taking the log, so that a zero
 # probability on the true class costs a large finite amount
 # (-log(2.2e-308) = 708.4 nats) instead of infinity.
@@ -168,7 +170,7 @@ def encode_labels(classes, y_true) -> LabelCoding:
         keys_of_labels: list[str] = list(first_of_key)
         inverse = np.fromiter(map(pair_code.__getitem__, rows), dtype=np.intp, count=len(rows))
     else:
-        uniq, inverse = _unique(y)
+        uniq, inverse = unique_inverse(y)
         uniq_values = [json_label(v) for v in uniq]
         keys_of_labels = [str(v) for v in uniq_values]
 
@@ -182,20 +184,6 @@ def encode_labels(classes, y_true) -> LabelCoding:
     lookup = np.array([index[k] for k in keys_of_labels], dtype=np.intp)
     codes = lookup[inverse.ravel()] if len(keys_of_labels) else np.zeros(0, dtype=np.intp)
     return LabelCoding(class_labels + unseen_values, len(class_labels), codes)
-
-
-def _unique(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``np.unique(y, return_inverse=True)``; for integers in a range of at most a
-    few times their number, by counting instead of sorting (O(n))."""
-    if y.size and np.issubdtype(y.dtype, np.integer) and y.dtype != np.uint64:
-        lo, hi = int(y.min()), int(y.max())
-        if hi - lo < max(1 << 16, 4 * y.size):
-            offset = (y - lo).astype(np.intp, copy=False)
-            present = np.flatnonzero(np.bincount(offset))
-            code = np.empty(hi - lo + 1, dtype=np.intp)
-            code[present] = np.arange(present.size)
-            return (present + lo).astype(y.dtype), code[offset]
-    return np.unique(y, return_inverse=True)
 
 
 def predicted_codes(proba) -> np.ndarray:

@@ -297,9 +297,22 @@ def score(
             f"--missing drop; {_missing_hint(mf, False)}"
         )
     logp = np.concatenate(logps)
-    y = np.concatenate([np.asarray(v, dtype=object) for v in ys]) if len(ys) > 1 else ys[0]
+    y = _joined_labels(ys)
     match = fp.matches(mf.training)
     return Scores(log_proba=logp, y_true=y, training_match=match, n_left_out=left_out)
+
+
+def _joined_labels(parts: list) -> np.ndarray:
+    """The labels of every chunk in one array: of their own type when every chunk
+    has labels of one kind (integers, text), else as Python objects, so that
+    no label is turned into another type's spelling (an integer into text)."""
+    arrays = [np.asarray(v) for v in parts]
+    if len(arrays) == 1:
+        return arrays[0]
+    kinds = {a.dtype.kind for a in arrays}
+    if len(kinds) == 1 and kinds <= set("biuU"):
+        return np.concatenate(arrays)
+    return np.concatenate([a.astype(object) for a in arrays])
 
 
 def _missing_hint(mf, missing_option: bool) -> str:
