@@ -21,7 +21,7 @@ DELIMITER = typer.Option("--delimiter", help="CSV delimiter. Default: detected a
 CHUNK_SIZE = typer.Option(
     "--chunk-size",
     min=1,
-    help="Rows read at a time from CSV files. Default: about 64 MB of values per chunk.",
+    help="Rows read at a time from CSV files. Default: about 2 million values (16 MB) per chunk.",
 )
 X_KEY = typer.Option("--x-key", help="Name of the feature array in .npz input.")
 Y_KEY = typer.Option("--y-key", help="Name of the label array in .npz input.")

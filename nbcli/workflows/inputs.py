@@ -59,7 +59,7 @@ class ReadOptions:
     delimiter : str or None
         CSV delimiter; None: detected among ``, ; tab |``.
     chunk_size : int or None
-        Rows read at a time from CSV files; None: about 64 MB of values.
+        Rows read at a time from CSV files; None: about 2 million values (16 MB).
     x_key, y_key : str
         Names of the feature and label arrays in ``.npz`` input.
     missing : {"error", "ignore", "drop"} or None
