@@ -393,3 +393,36 @@ def test_text_labels_are_the_cells_as_written(labels):
     column = pl.Series("label", labels, dtype=pl.String)
     got = text_labels(column, "f.csv", "label", 0, resolve=False)
     assert got.tolist() == labels
+
+
+def test_the_scan_parses_pieces_of_a_quarter_chunk_unless_set(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    path = tmp_path / "wide.csv"
+    rng = np.random.default_rng(0)
+    rows = [",".join(f"{v:.6f}" for v in rng.normal(size=20)) + f",{i % 3}" for i in range(300)]
+    path.write_text(",".join([f"f{j}" for j in range(20)] + ["label"]) + "\n" + "\n".join(rows))
+    line = len(rows[0]) + 1  # the longest of the first lines: all are alike here
+    code = (
+        "import os, sys; from nbcli.io.data import iter_dataset\n"
+        "for _ in iter_dataset(sys.argv[1], chunk_size=int(sys.argv[2])): pass\n"
+        "print(os.environ['POLARS_CSV_CHUNK_SIZE'])"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "POLARS_CSV_CHUNK_SIZE"}
+
+    def piece(chunk: int, **extra) -> int:
+        out = subprocess.run(
+            [sys.executable, "-c", code, str(path), str(chunk)],
+            env={**env, **extra},
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        return int(out.stdout)
+
+    assert piece(100) == 1 << 18  # a quarter of 100 rows is below the least piece
+    assert abs(piece(20_000) - 20_000 * line // 4) <= 20_000  # within a row's rounding
+    assert piece(10**6) == 1 << 23  # and no more than 8 MiB
+    assert piece(100, POLARS_CSV_CHUNK_SIZE="12345") == 12345

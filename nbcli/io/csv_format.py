@@ -39,7 +39,14 @@ from nbcli.io.readers import RawChunk, TableReader, finish_plan, labels_or_error
 from nbcli.io.sources import Source
 from nbcli.io.words import words_of
 
-__all__ = ["CsvHeader", "CsvReader", "read_header", "delimiter_hint", "DELIMITERS"]
+__all__ = [
+    "CsvHeader",
+    "CsvReader",
+    "read_header",
+    "delimiter_hint",
+    "settle_scan_pieces",
+    "DELIMITERS",
+]
 
 #: Delimiters tried when none is given, in order of preference on a tie.
 DELIMITERS = (",", ";", "\t", "|")
@@ -56,8 +63,6 @@ LINE_LIMIT = 100 << 20
 _SCAN_PIECE_BYTES = (1 << 18, 1 << 23)
 #: ... which is about this fraction of a chunk's bytes.
 _PIECES_PER_CHUNK = 4
-# A value the user gave is kept.
-_USER_PIECES = "POLARS_CSV_CHUNK_SIZE" in os.environ
 
 
 @dataclass(frozen=True)
@@ -355,11 +360,10 @@ class CsvReader(TableReader):
         # piece costs the parser a fixed amount, so they are no smaller than
         # 256 KiB (measured: 2 MB pieces read 10% slower than 32 MB ones,
         # 256 KiB pieces 40%).
-        if not _USER_PIECES:
+        if _PIECES not in os.environ:
             chunk_bytes = chunk_size * max(1, self.header.sample_bytes)
             low, high = _SCAN_PIECE_BYTES
-            piece = min(high, max(low, chunk_bytes // _PIECES_PER_CHUNK))
-            os.environ["POLARS_CSV_CHUNK_SIZE"] = str(piece)
+            settle_scan_pieces(min(high, max(low, chunk_bytes // _PIECES_PER_CHUNK)))
         yield from lazy.collect_batches(chunk_size=chunk_size)
 
     def _frames(self, chunk_size: int | None):
@@ -503,6 +507,21 @@ class CsvReader(TableReader):
 #: sample longer than this (long documents) is read by the parser from the
 #: whole file instead.
 SAMPLE_BYTE_LIMIT = 256 << 20
+
+
+_PIECES = "POLARS_CSV_CHUNK_SIZE"
+
+
+def settle_scan_pieces(piece: int = 1 << 21) -> None:
+    """Fix the bytes polars' CSV scans parse at a time (see ``CsvReader._batches``)
+    for the rest of the process, unless the user or an earlier scan has.
+
+    The setting is an environment variable, which polars' threads read as
+    scans start; C's ``setenv`` must not run beside them, so it is set once:
+    by the first scan, or by a caller about to start scans on several
+    threads (batch prediction), before it starts them.
+    """
+    os.environ.setdefault(_PIECES, str(int(piece)))
 
 
 def _first_records(source: Source, n: int) -> tuple[bytes, bool] | None:

@@ -322,6 +322,10 @@ def predict_batch(
             )
             results = [o.value if o.ok else (o.part[0], 0, o.error, False) for o in outcomes]
         else:
+            from nbcli.io.csv_format import settle_scan_pieces
+
+            # Before the threads: each file's scan would otherwise set it beside the others'.
+            settle_scan_pieces()
             local = cast(LocalEngine, engine)
             results = list(
                 reporter.progress(
