@@ -153,3 +153,11 @@ def test_predict_reads_no_labels_and_only_the_model_columns(tmp_path):
     )
     assert run.returncode == 0, run.stderr
     assert run.stdout.splitlines() == ["id,prediction", "r1,x", "r2,y", "r3,", "r4,x"]
+
+
+def test_digits_zero_writes_whole_numbers_and_empty_cells_for_unscored_rows():
+    logp = np.log(np.array([[0.2, 0.8], [0.6, 0.4], [np.nan, np.nan]]))
+    writer = PredictionWriter(np.array(["a", "b"]), proba=True, digits=0)
+    out = io.StringIO()
+    writer.write(out, {}, logp)
+    assert out.getvalue() == "prediction,proba_a,proba_b\nb,0,1\na,1,0\n,,\n"

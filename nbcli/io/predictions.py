@@ -104,6 +104,9 @@ class PredictionWriter:
             series = [pl.Series(name, probs[:, k]) for k, name in enumerate(self._proba_names)]
             if empty is not None and empty.any():
                 series = [s.fill_nan(None) for s in series]
+            if self.digits == 0 and not self.parquet:
+                # Rounded to whole numbers they read as 0 and 1, not 0.0 and 1.0.
+                series = [s.cast(pl.Int64) for s in series]
             frame = frame.hstack(series)
         return frame
 
