@@ -436,3 +436,16 @@ def test_fit_names_a_text_column_as_text(tmp_path):
                            "--text", "text", "-o", tmp_path / "m.npz")  # fmt: skip
     assert run.returncode == 0, run.stderr
     assert "column types: text=text" in run.stderr
+
+
+def test_a_text_column_that_keeps_no_term_is_named_with_its_file(tmp_path):
+    data = tmp_path / "few.csv"
+    data.write_text("text,label\ncat,a\ndog,b\nbird,a\n", encoding="utf-8")
+    run = nbcli(
+        "fit", "-m", "multinomial", "--text", "text", "--min-df", "2",
+        "-d", data, "-o", tmp_path / "m.npz",
+    )  # fmt: skip
+    assert run.returncode == 2
+    line = run.stderr.strip().splitlines()[-1]
+    assert line.startswith(f"error: {data}: text column 'text': "), line
+    assert "Traceback" not in run.stderr

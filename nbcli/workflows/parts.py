@@ -364,7 +364,10 @@ def train_parts(
         )
     else:
         est = type(estimator)(**estimator.get_params())
-        vocabularies = finalize_text(est, text, total.stats, feature_names)
+        try:
+            vocabularies = finalize_text(est, text, total.stats, feature_names)
+        except NbcliError as exc:
+            raise NbcliError(f"{data}: {exc}") from None
         feature_names = list(est.feature_names_in_)
     return finish_training(
         est,

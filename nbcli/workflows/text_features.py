@@ -248,7 +248,9 @@ def _mixed_stats(table, class_count: np.ndarray, words: np.ndarray):
     return table
 
 
-def fit_text_chunks(estimator, settings: TextSettings, chunks, numeric_names) -> dict:
+def fit_text_chunks(
+    estimator, settings: TextSettings, chunks, numeric_names, source: str | None = None
+) -> dict:
     """Stream ``(X, y, words)`` chunks into ``estimator``'s statistics (not finalized).
 
     The statistics equal :func:`accumulate_text` per chunk, merged, then
@@ -256,10 +258,16 @@ def fit_text_chunks(estimator, settings: TextSettings, chunks, numeric_names) ->
     (:class:`nbcli.text.TermTally`), so a chunk costs its own terms rather
     than the vocabulary so far; returns the vocabularies. Raises ValueError
     from the estimator for bad numeric values and "no training data" for
-    no chunks.
+    no chunks, and NbcliError from :func:`finalize_text`, its message
+    starting with ``source`` (the data file) when given.
     """
     total = tally_text_chunks(estimator, settings, chunks)
-    return finalize_text(estimator, settings, total, numeric_names)
+    try:
+        return finalize_text(estimator, settings, total, numeric_names)
+    except NbcliError as exc:
+        if source is None:
+            raise
+        raise NbcliError(f"{source}: {exc}") from None
 
 
 def tally_text_chunks(estimator, settings: TextSettings, chunks) -> TextChunkStats:

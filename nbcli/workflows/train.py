@@ -361,7 +361,7 @@ def train(
                 estimator.fit_chunks(chunks(), finalize=False)
             else:
                 vocabularies = fit_text_chunks(
-                    estimator, text, chunks(), list(stream.feature_names)
+                    estimator, text, chunks(), list(stream.feature_names), source=path
                 )
     except ValueError as exc:
         if state.reading:
