@@ -95,8 +95,11 @@ def test_lda_directions_and_qda_determinants(tmp_path):
     np.testing.assert_allclose(ratios, SkLDA().fit(X, y).explained_variance_ratio_, atol=1e-12)
     assert report.discriminant["solver"] == "svd" and report.discriminant["rank"] == 13
     assert all(len(d["weights"]) == 3 for d in report.discriminant["directions"])
+    # Their own sections show what tells the classes apart: no warning that nothing does.
+    assert report.indicative is None and report.warnings == []
     qda = QuadraticDiscriminantAnalysis(reg_param=0.01).fit(X, y)
     report = inspect_model(_save(tmp_path, qda, names))
+    assert report.warnings == []
     for k, entry in enumerate(report.covariances.values()):
         sign, logdet = np.linalg.slogdet(qda.covariance_[k])
         assert sign == 1 and entry["log_determinant"] == pytest.approx(logdet, rel=1e-10)

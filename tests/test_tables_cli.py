@@ -4,6 +4,7 @@ unseen categories, index columns and target checks (penguins as shipped)."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -128,6 +129,16 @@ def test_mixed_predict_scores_every_row_with_the_formula(mixed_model, split, tmp
     assert report["schema"] == "nbcli.prediction"
     assert (report["rows"], report["scored"], report["empty"]) == (len(test), len(test), 0)
     assert report["missing"] == "ignore"
+    # The header every report has: version, inputs with their SHA-256, settings.
+    import hashlib
+
+    from nbcli import __version__
+
+    assert report["nbcli_version"] == __version__
+    data_sha = hashlib.sha256(Path(report["inputs"]["data"]["path"]).read_bytes()).hexdigest()
+    assert report["inputs"]["data"]["sha256"] == data_sha
+    assert report["inputs"]["model"]["path"] == str(path)
+    assert report["settings"]["proba"] is True
 
 
 def test_an_unseen_category_is_an_error_or_left_out(mixed_model, split, tmp_path):

@@ -156,6 +156,10 @@ def predict(
         else:
             info(summary.line(), quiet)
         if json_out is not None:
+            from nbcli.workflows.inputs import inputs_of
+
+            summary.inputs = inputs_of(model=model, data=inputs[0])
+            summary.settings = {"proba": proba, "digits": digits, "keep": list(keep_cols or [])}
             common.write_json(summary.to_dict(), json_out)
         if output not in (None, "-"):
             info(f"wrote {output}", quiet)

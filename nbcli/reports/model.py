@@ -337,14 +337,16 @@ def build_model_report(mf, *, path: str, sha256: str, top: int = 10) -> ModelRep
         top=int(top),
     )
     report.indicative = top_indicative(model, names, top)
+    sections = type(model).inspection_sections
     if report.indicative is not None:
         report.indicative_definition = type(model).indicative_definition
-    elif len(model.classes_) > 1:
+    elif len(model.classes_) > 1 and not sections:
+        # A model with sections of its own (LDA's directions, QDA's
+        # covariances) shows what tells its classes apart there.
         report.warnings.append(
             f"the {model.name} model has no per-feature score of how indicative a feature "
             "is, so no indicative features are shown"
         )
-    sections = type(model).inspection_sections
     if "discriminant_directions" in sections:
         report.discriminant = discriminant_directions(model, names, top)
     if "class_covariances" in sections:

@@ -32,6 +32,11 @@ class PredictionSummary:
         vocabulary (ignored, as scikit-learn's CountVectorizer ignores them).
     model, data, output : str or None
         The files involved (``output`` None: stdout).
+    inputs : dict
+        The JSON report's ``inputs`` (paths and SHA-256 of the model and the
+        data), filled in when a report is asked for.
+    settings : dict
+        The options that shaped the output (``proba``, ``digits``, ``keep``).
     """
 
     rows: int = 0
@@ -43,6 +48,8 @@ class PredictionSummary:
     model: str | None = None
     data: str | None = None
     output: str | None = None
+    inputs: dict = field(default_factory=dict)
+    settings: dict = field(default_factory=dict)
 
     schema = "nbcli.prediction"
     schema_version = 1
@@ -65,9 +72,14 @@ class PredictionSummary:
         return text
 
     def to_dict(self) -> dict:
+        from nbcli import __version__
+
         return {
             "schema": self.schema,
             "schema_version": self.schema_version,
+            "nbcli_version": __version__,
+            "inputs": dict(self.inputs),
+            "settings": dict(self.settings),
             "model": self.model,
             "data": self.data,
             "output": self.output,
