@@ -426,3 +426,28 @@ def test_the_scan_parses_pieces_of_a_quarter_chunk_unless_set(tmp_path):
     assert abs(piece(20_000) - 20_000 * line // 4) <= 20_000  # within a row's rounding
     assert piece(10**6) == 1 << 23  # and no more than 8 MiB
     assert piece(100, POLARS_CSV_CHUNK_SIZE="12345") == 12345
+
+
+def test_parquet_and_model_files_are_told_by_their_content_whatever_their_name(tmp_path):
+    import polars as pl
+
+    from nbcli.io.sources import Source
+
+    frame = pl.DataFrame({"a": [1.0, 2.0, 3.0], "label": ["x", "y", "x"]})
+    for name in ("data", "data.csv"):
+        frame.write_parquet(tmp_path / name)
+        assert Source(tmp_path / name).format == "parquet"
+        got = read_dataset(tmp_path / name)
+        np.testing.assert_array_equal(got.X[:, 0], [1.0, 2.0, 3.0])
+    # A CSV whose header begins like Parquet's magic is still a CSV.
+    (tmp_path / "par.csv").write_text("PAR1,label\n1,x\n2,y\n")
+    assert Source(tmp_path / "par.csv").format == "csv"
+    with open(tmp_path / "model.bin", "wb") as f:  # a name np.savez would not add .npz to
+        np.savez(f, metadata=np.array("{}"), X=np.zeros((0, 1)))
+    assert Source(tmp_path / "model.bin").format == "npz"
+
+
+def test_a_model_file_given_as_data_is_named_so(tmp_path):
+    np.savez(tmp_path / "m.npz", metadata=np.array("{}"), **{"stats.count": np.ones(2)})
+    with pytest.raises(NbcliError, match="is an nbcli model file, not data; give it as --model"):
+        read_dataset(tmp_path / "m.npz")

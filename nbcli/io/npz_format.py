@@ -72,6 +72,11 @@ def _read_npz(source: Source, opts: ReadOptions):
         def member(key):
             return read_member(archive, key, display)
 
+        if opts.x_key not in keys and "metadata" in keys:
+            raise fail(
+                display,
+                "is an nbcli model file, not data; give it as --model and the data as --data",
+            )
         if opts.x_key not in keys:
             raise fail(
                 display,

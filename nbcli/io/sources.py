@@ -172,10 +172,21 @@ class Source:
         with translated(self.display):
             with open(self.path, "rb") as handle:
                 magic = handle.read(_MAGIC_BYTES)
+                tail = b""
+                if magic.startswith(_PARQUET_MAGIC):
+                    handle.seek(0, os.SEEK_END)
+                    if handle.tell() >= 2 * len(_PARQUET_MAGIC):
+                        handle.seek(-len(_PARQUET_MAGIC), os.SEEK_END)
+                        tail = handle.read()
         name = self.path.lower()
-        if name.endswith(".npz"):
+        # The name tells, or else the content: a Parquet file begins and ends
+        # with its magic (one saved without its extension, or given as
+        # /dev/stdin redirected from a file), an NPZ archive is a ZIP file.
+        if name.endswith(".npz") or (
+            magic.startswith(_ZIP_MAGIC) and not name.endswith((".parquet", ".pq"))
+        ):
             self.format = "npz"
-        elif name.endswith((".parquet", ".pq")):
+        elif name.endswith((".parquet", ".pq")) or tail == _PARQUET_MAGIC:
             self.format = "parquet"
         else:
             self.format = "csv"
