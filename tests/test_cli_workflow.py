@@ -369,8 +369,13 @@ def test_temperature_scaling_repairs_overconfidence_on_digits(kind, flags, expec
 def test_calibrate_refuses_training_data_and_bins(iris_model, tmp_path):
     res = nbcli("calibrate", "-m", iris_model, "-d", SAMPLE / "iris_train.csv")
     assert res.returncode == 2 and "--allow-training-data" in res.stderr
-    res = nbcli("calibrate", "-m", iris_model, "-d", SAMPLE / "iris_test.csv", "--bins", "40")
-    assert res.returncode == 2 and "too few samples" in res.stderr
+    rows = len((SAMPLE / "iris_test.csv").read_text().strip().splitlines()) - 1
+    res = nbcli(
+        "calibrate", "-m", iris_model, "-d", SAMPLE / "iris_test.csv", "--bins", str(rows + 1)
+    )
+    assert res.returncode == 2
+    assert f"--bins {rows + 1}: more bins than the {rows} rows" in res.stderr
+    assert f"give at most {rows}" in res.stderr
     res = ok(
         nbcli(
             "calibrate",

@@ -505,10 +505,13 @@ def test_calibration_report_and_too_few_samples(int_model):
     assert sum(b["count"] for b in d["reliability"]["bins"]) == 392 and d["n_unseen"] == 8
     assert _plain_json_types_only(d) and json.dumps(d, allow_nan=False)
     assert set(r.threshold_values()) == set(CALIBRATION_METRICS)
-    with pytest.raises(ValueError, match=r"^too few samples \(392\) for 200 bins; use fewer bins$"):
-        build_calibration(classes, y, p, bins=200)
+    # At most one bin per row with a known label, as evaluate allows.
+    with pytest.raises(ValueError, match=r"^too few samples \(392\) for 393 bins; use fewer bins$"):
+        build_calibration(classes, y, p, bins=393)
+    diagram = build_calibration(classes, y, p, bins=392, n_resamples=0).diagram
+    assert len(diagram.edges) == 393 and sum(b.count for b in diagram.bins) == 392
     with pytest.raises(ValueError, match="too few samples"):
-        build_calibration(classes, y[:15], p[:15], bins=[0, 0.3, 0.6, 0.8, 0.9, 0.95, 1])
+        build_calibration(classes, y[:5], p[:5], bins=[0, 0.3, 0.6, 0.8, 0.9, 0.95, 1])
 
 
 def test_recalibration_document_holds_before_and_after(int_model):

@@ -70,12 +70,13 @@ def calibrate(
         ),
     ] = None,
     bins: Annotated[
-        str,
+        str | None,
         typer.Option(
             "--bins",
-            help="Number of confidence bins, or explicit edges such as 0,0.9,0.99,0.999,1.",
+            help="Number of confidence bins (at most the rows), or explicit edges such as "
+            "0,0.9,0.99,0.999,1. Default: 10, or one per row when there are fewer.",
         ),
-    ] = "10",
+    ] = None,
     strategy: Annotated[
         Strategy,
         typer.Option(
@@ -131,7 +132,7 @@ def calibrate(
     from nbcli.reports.thresholds import CALIBRATION_METRICS
     from nbcli.workflows.calibrate import calibrate as run_calibration
 
-    edges_or_n = parse_bins(bins)
+    edges_or_n = None if bins is None else parse_bins(bins)
     if isinstance(edges_or_n, list) and strategy is Strategy.quantile:
         raise NbcliError("--strategy quantile makes its own edges; give --bins as a number with it")
     thresholds = common.parse_thresholds(fail_under, fail_over, CALIBRATION_METRICS, bootstrap)

@@ -136,8 +136,8 @@ def assign_bins(probability, edges) -> np.ndarray:
 
 
 def check_sample_size(n_samples: int, n_bins: int) -> None:
-    """Raise ValueError when there are fewer than 2 samples per bin on average."""
-    if n_samples < 2 * n_bins:
+    """Raise ValueError when there are more bins than samples (as ``evaluate`` refuses)."""
+    if n_bins > n_samples:
         raise ValueError(f"too few samples ({n_samples}) for {n_bins} bins; use fewer bins")
 
 
@@ -408,8 +408,8 @@ def build_calibration(
     Raises
     ------
     ValueError
-        Bad bins, or fewer than 2 x (number of bins) rows with known labels
-        ("too few samples (n) for k bins; use fewer bins").
+        Bad bins, or more bins than rows with known labels ("too few
+        samples (n) for k bins; use fewer bins").
     """
     coding = encode_labels(classes, y_true)
     proba = np.asarray(proba, dtype=float)

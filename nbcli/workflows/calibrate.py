@@ -59,7 +59,7 @@ def calibrate(
     data: str,
     *,
     method: str = "temperature",
-    bins: int | list[float] = 10,
+    bins: int | list[float] | None = None,
     strategy: str = "uniform",
     allow_training_data: bool = False,
     read: ReadOptions | None = None,
@@ -82,8 +82,10 @@ def calibrate(
         ``allow_training_data``).
     method : {"temperature", "isotonic", "none"}
         The repair; ``none`` only measures.
-    bins : int or list of float
-        Number of confidence bins, or their edges in [0, 1].
+    bins : int or list of float, optional
+        Number of confidence bins (at most the rows with labels the model
+        knows), or their edges in [0, 1]. Default: 10, or one per row when
+        there are fewer.
     strategy : {"uniform", "quantile"}
         Equal-width bins or equal counts.
 
@@ -130,6 +132,13 @@ def calibrate(
             f"none of the {len(y_true)} labels in {data} are classes of the model "
             f"({', '.join(str(c) for c in mf.classes.tolist()[:10])}"
             f"{', ...' if len(mf.classes) > 10 else ''}); check --target"
+        )
+    if bins is None:
+        bins = max(1, min(10, int(rows.size)))
+    elif isinstance(bins, (int, np.integer)) and bins > rows.size:
+        raise NbcliError(
+            f"--bins {bins:,}: more bins than the {rows.size:,} rows with labels the model "
+            f"knows in {data}; give at most {rows.size:,}"
         )
     settings = {
         "bootstrap_resamples": bootstrap,
