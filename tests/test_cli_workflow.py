@@ -508,3 +508,39 @@ def test_streaming_fit_equals_whole_fit(tmp_path):
     assert a.training["fingerprint"] == b.training["fingerprint"]
     X = pd.read_csv(SAMPLE / "digits_test.csv").drop(columns="label").to_numpy()
     np.testing.assert_allclose(b.predict_proba(X), a.predict_proba(X), rtol=1e-9, atol=1e-12)
+
+
+def test_calibrate_takes_missing_drop_and_unseen_like_evaluate(tmp_path):
+    import pandas as pd
+
+    rng = np.random.default_rng(7)
+    n = 120
+    y = rng.integers(0, 2, n)
+    frame = pd.DataFrame({"a": rng.normal(size=n) + y, "b": rng.normal(size=n) - y, "label": y})
+    frame.iloc[:80].to_csv(tmp_path / "train.csv", index=False)
+    calib = frame.iloc[80:].copy()
+    calib.loc[calib.index[3], "a"] = np.nan
+    calib.to_csv(tmp_path / "calib.csv", index=False)
+    ok(nbcli("fit", "-m", "lda", "-d", tmp_path / "train.csv", "-o", tmp_path / "m.npz", "-q"))
+    refused = nbcli("calibrate", "-m", tmp_path / "m.npz", "-d", tmp_path / "calib.csv")
+    assert refused.returncode == 2 and "--missing drop" in refused.stderr
+    run = ok(
+        nbcli(
+            "calibrate",
+            "-m",
+            tmp_path / "m.npz",
+            "-d",
+            tmp_path / "calib.csv",
+            "--missing",
+            "drop",
+            "--unseen",
+            "ignore",
+            "--json",
+            tmp_path / "c.json",
+        )  # fmt: skip
+    )
+    assert "1 row with a missing value left out (--missing drop)" in run.stderr
+    import json
+
+    doc = json.loads((tmp_path / "c.json").read_text())
+    assert doc["before"]["n_samples"] == 39

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 from enum import Enum
 from typing import Annotated
 
 import typer
 
-from nbcli.cli import common
+from nbcli.cli import common, table_options
 from nbcli.cli.evaluate_cmd import BOOTSTRAP, CONFIDENCE, SEED
 from nbcli.errors import NbcliError
 
@@ -112,6 +113,17 @@ def calibrate(
     json_out: Annotated[str | None, common.JSON] = None,
     fail_under: Annotated[list[str] | None, FAIL_UNDER] = None,
     fail_over: Annotated[list[str] | None, FAIL_OVER] = None,
+    missing: Annotated[
+        str | None,
+        typer.Option(
+            "--missing",
+            metavar="error|ignore|drop",
+            help="Missing feature cells: error (refuse), ignore (naive Bayes: leave the cell "
+            "out) or drop (leave the row out of the calibration; the report counts it). "
+            "Default: the model's policy, except that a row it would drop is refused.",
+        ),
+    ] = None,
+    unseen: Annotated[str | None, table_options.UNSEEN] = None,
     delimiter: Annotated[str | None, common.DELIMITER] = None,
     chunk_size: Annotated[int | None, common.CHUNK_SIZE] = None,
     x_key: Annotated[str, common.X_KEY] = "X",
@@ -156,7 +168,11 @@ def calibrate(
         bins=edges_or_n,
         strategy=strategy.value,
         allow_training_data=allow_training_data,
-        read=common.read_options(target, delimiter, chunk_size, x_key, y_key),
+        read=dataclasses.replace(
+            common.read_options(target, delimiter, chunk_size, x_key, y_key),
+            missing=missing,
+            unseen=unseen,
+        ),
         bootstrap=bootstrap,
         confidence=confidence,
         seed=seed,

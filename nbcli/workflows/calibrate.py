@@ -102,6 +102,7 @@ def calibrate(
     """
     from nbcli.io.modelfile import load_model
     from nbcli.reports.reliability import RecalibrationReport, build_calibration
+    from nbcli.workflows.evaluate import left_out_warning
 
     if method not in METHODS:
         raise NbcliError(f"unknown calibration method {method!r}; choose one of {METHODS}")
@@ -118,7 +119,7 @@ def calibrate(
     # fitted on the model's own posteriors and replaces the old one, while
     # "before" shows the model as it stands (old calibrator applied).
     mf.calibrator = None
-    scores = score(mf, data, read=read, reporter=reporter)
+    scores = score(mf, data, read=read, reporter=reporter, missing_option=True)
     mf.calibrator = current
     raw_logp, y_true = scores.log_proba, scores.y_true
     if scores.training_match and not allow_training_data:
@@ -152,7 +153,7 @@ def calibrate(
 
     def measure(log_proba):
         try:
-            return build_calibration(
+            report = build_calibration(
                 mf.classes,
                 y_true,
                 np.exp(log_proba),
@@ -166,6 +167,9 @@ def calibrate(
             )
         except ValueError as exc:
             raise NbcliError(f"{data}: {exc}") from None
+        if scores.n_left_out:
+            report.warnings.append(left_out_warning(scores.n_left_out, len(y_true)))
+        return report
 
     before = measure(raw_logp if current is None else current.transform(raw_logp))
     if method == "none":
