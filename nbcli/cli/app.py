@@ -339,6 +339,12 @@ def main(argv: list[str] | None = None) -> None:
             signal.signal(signal.SIGTERM, previous_sigterm)
         if isinstance(sys.stdout, GuardedStdout):
             sys.stdout = original_stdout
+    if previous_sigterm is not None:
+        # The command is over and its outcome said: a Ctrl-C while the
+        # interpreter shuts down (threads joined, files closed) must not turn
+        # a finished command into exit 130.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
     sys.exit(code)
 
 
