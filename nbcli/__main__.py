@@ -1,3 +1,3 @@
-from nbcli.cli.app import main
+from nbcli.cli.app import run
 
-main()
+run()

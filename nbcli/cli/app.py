@@ -339,13 +339,27 @@ def main(argv: list[str] | None = None) -> None:
             signal.signal(signal.SIGTERM, previous_sigterm)
         if isinstance(sys.stdout, GuardedStdout):
             sys.stdout = original_stdout
-    if previous_sigterm is not None:
-        # The command is over and its outcome said: a Ctrl-C while the
-        # interpreter shuts down (threads joined, files closed) must not turn
-        # a finished command into exit 130.
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
     sys.exit(code)
+
+
+def run() -> None:
+    """The ``nbcli`` program: :func:`main`, then the process exits with its code.
+
+    Once the command is over and its outcome said, a Ctrl-C or SIGTERM while
+    the interpreter shuts down (threads joined, files closed) must not turn
+    a finished command into exit 130; so signals are ignored from there on.
+    (:func:`main` itself leaves the handlers as it found them, for callers
+    that go on running.)
+    """
+    try:
+        main()
+    except SystemExit as done:
+        try:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        except ValueError:  # not the main thread
+            pass
+        raise done from None
 
 
 #: The arguments of the command being run, for the few options whose order
