@@ -228,3 +228,20 @@ def test_cv_skips_and_reports_rows_without_a_label(tmp_path):
         report = json.loads(run.stdout)
         assert report["n_samples"] == 39
         assert any("skipped 1 row without a label" in w for w in report["warnings"])
+
+
+def test_a_category_only_one_fold_holds_is_named_in_a_warning(tmp_path):
+    rows = ["colour,x,label"]
+    for i in range(30):
+        rows.append(f"{['red', 'blue'][i % 2]},{i % 5},{'ab'[i % 2]}")
+    rows.append("green,1,a")  # the only green row: only its fold has it
+    (tmp_path / "t.csv").write_text("\n".join(rows) + "\n")
+    run = nbcli_in_process(
+        "cv", "-m", "categorical", "-d", tmp_path / "t.csv", "--folds", "3",
+        "--bootstrap", "0", "--json", "-",
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    report = json.loads(run.stdout)
+    found = [w for w in report["warnings"] if "holds categories no other fold has" in w]
+    assert len(found) == 1 and "(colour 'green')" in found[0], report["warnings"]
+    assert "fit on the other folds then predict would refuse them" in found[0]

@@ -252,6 +252,52 @@ class FoldStatistics:
             self._widths = k
         return self._widths
 
+    def fold_only_categories(self, categories: dict | None = None) -> list[str]:
+        """Warnings naming, per fold, the categories that only its own rows hold.
+
+        Fold models know every category of the data (:meth:`category_widths`),
+        so such a category is scored as ``nbcli fit --min-categories`` with
+        the data's widths would score it: a zero count, smoothed. ``fit`` on
+        the other folds alone, then ``predict``, would refuse it (``--unseen
+        error``) or leave it out (``--unseen ignore``), and give the column's
+        other categories a little more weight; the warning says so.
+        ``categories`` maps a column name to its categories in code order
+        (text categories), for naming them.
+        """
+        from nbcli.models._table_stats import grow_categories
+
+        widths = self.category_widths()
+        if widths is None:
+            return []
+        columns = [j for j in range(len(widths)) if widths[j] > 0]
+        starts = np.concatenate(([0], np.cumsum(widths[columns])))
+        out = []
+        for f in range(self.n_folds):
+            train = self.merged(0, f)
+            if train is None:
+                continue
+            counts = grow_categories(train.category_count, train.n_categories, widths[columns])
+            seen = counts.sum(axis=0) > 0
+            named = []
+            for q, j in enumerate(columns):
+                missing = np.flatnonzero(~seen[starts[q] : starts[q + 1]])
+                if missing.size == 0:
+                    continue
+                name = self.feature_names[j]
+                values = (categories or {}).get(name)
+                shown = [repr(values[c]) if values else str(c) for c in missing[:2].tolist()]
+                more = f" and {missing.size - 2} more" if missing.size > 2 else ""
+                named.append(f"{name} {', '.join(shown)}{more}")
+            if named:
+                out.append(
+                    f"{self.path}: fold {self._name(f)} holds categories no other fold has "
+                    f"({'; '.join(named[:3])}{'; ...' if len(named) > 3 else ''}); its model "
+                    "knows every category of the file and counts them as seen zero times, "
+                    "where fit on the other folds then predict would refuse them (or leave "
+                    "them out with --unseen ignore)"
+                )
+        return out
+
     def _name(self, f: int) -> str:
         v = self.fold_values[f]
         return str(v.item() if isinstance(v, np.generic) else v)
