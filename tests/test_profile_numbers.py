@@ -44,3 +44,24 @@ def test_text_columns_keep_their_own_profile():
     got = profile_columns(frame, ["a", "b"], ("NA",))
     assert got["a"].value_type == "text" and got["a"].example == "x"
     assert got["b"].value_type == NUMBER
+
+
+def test_wide_samples_count_distinct_values_as_narrow_ones(monkeypatch):
+    from nbcli.io import profile
+
+    rng = np.random.default_rng(4)
+    columns = {}
+    for j in range(40):
+        v = rng.integers(-3, 4, 50).astype(float)
+        v[rng.random(50) < 0.2] = np.nan
+        v[rng.random(50) < 0.05] = np.inf
+        v[v == 0] = -0.0 if j % 2 else 0.0
+        columns[f"c{j}"] = v
+    columns["ints"] = rng.integers(0, 5, 50)
+    columns["gaps"] = pl.Series([None if i % 7 == 0 else i % 4 for i in range(50)])
+    frame = pl.DataFrame(columns)
+    narrow = profile_columns(frame, frame.columns, ("NA",))
+    monkeypatch.setattr(profile, "_HASHED_COLUMNS", 0)
+    wide = profile_columns(frame, frame.columns, ("NA",))
+    assert wide == narrow
+    assert any(p.n_present < 50 for p in narrow.values())

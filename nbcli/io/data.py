@@ -296,7 +296,8 @@ class DatasetStream:
         self._missing = opts.missing
         plan = self._reader.plan
         self.feature_names = list(plan.matrix)
-        self.word_columns = [c for c in plan.features if c not in plan.matrix]
+        in_matrix = set(self.feature_names)
+        self.word_columns = [c for c in plan.features if c not in in_matrix]
         self.target = plan.target
         self.note = plan.note
         self.plan = plan

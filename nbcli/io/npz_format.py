@@ -6,6 +6,7 @@ An archive is read whole, then handed out in slices of rows.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator
 
 import numpy as np
@@ -161,7 +162,7 @@ def _npz_feature_names(member, keys, d: int, display: str) -> list[str] | None:
     if names.dtype.kind == "S":
         names = utf8(names, display, "feature_names")
     names = [str(n) for n in names]
-    repeated = sorted({n for n in names if names.count(n) > 1})
+    repeated = sorted(n for n, k in Counter(names).items() if k > 1)
     if repeated:
         raise fail(
             display,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections import Counter
 from collections.abc import Iterator
 
 import numpy as np
@@ -66,7 +67,7 @@ class ParquetReader(TableReader):
             n_rows = int(lazy.select(pl.len()).collect().item())
         except Exception as exc:
             raise self._error(exc) from exc
-        repeated = sorted({c for c in columns if columns.count(c) > 1})
+        repeated = sorted(c for c, k in Counter(columns).items() if k > 1)
         if repeated:
             raise fail(
                 display,

@@ -21,6 +21,7 @@ then ``--column`` types, then what the sample holds.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field, replace
 
 from nbcli.io import profile as pf
@@ -259,7 +260,7 @@ def plan_columns(columns: list[str], opts: ReadOptions, display: str) -> ColumnP
             f"{f' {target!r}' if target else ''}, dropped and kept columns; "
             "it needs at least one feature column",
         )
-    repeated = sorted({c for c in features if features.count(c) > 1})
+    repeated = sorted(c for c, k in Counter(features).items() if k > 1)
     if repeated:
         raise fail(
             display,
