@@ -287,7 +287,7 @@ def _check_kind(target: Path, kind: str, shown: str) -> None:
 
 
 @contextlib.contextmanager
-def atomic_write(path, mode: str = "wb"):
+def atomic_write(path, mode: str = "wb", *, staged: list | None = None):
     """Open a temporary file that replaces ``path`` when the block ends without error.
 
     Parameters
@@ -298,6 +298,9 @@ def atomic_write(path, mode: str = "wb"):
         existing device or named pipe is written in place.
     mode : {"wb", "w"}
         Binary or text (UTF-8, ``newline=""``) mode.
+    staged : list, optional
+        Instead of replacing ``path``, append ``(temporary file, path)`` to
+        it: :func:`atomic_group` replaces its files together.
 
     Yields
     ------
@@ -345,6 +348,9 @@ def atomic_write(path, mode: str = "wb"):
             umask = os.umask(0)
             os.umask(umask)
             os.chmod(tmp, 0o666 & ~umask)
+        if staged is not None:
+            staged.append((tmp, path))
+            return
         os.replace(tmp, path)
     except OSError as exc:
         _remove_quietly(tmp)
@@ -352,6 +358,56 @@ def atomic_write(path, mode: str = "wb"):
     except BaseException:
         _remove_quietly(tmp)
         raise
+
+
+@contextlib.contextmanager
+def atomic_group(paths, mode: str = "wb"):
+    """Open every path of ``paths`` as :func:`atomic_write` does; they replace
+    their targets together, once all are written.
+
+    Each file is written and fsync'ed first, with the old files untouched
+    (an error or Ctrl-C then leaves them all as they were); then the renames
+    run with Ctrl-C and SIGTERM held back, so that a command's outputs (a
+    train and a test split) are never a new one beside an old one. A signal
+    that arrives during the renames is dropped: the outputs are done.
+
+    Yields a list of file objects in the order of ``paths``. Raises what
+    :func:`atomic_write` raises.
+    """
+    staged: list = []
+    try:
+        with contextlib.ExitStack() as stack:
+            handles = [stack.enter_context(atomic_write(p, mode, staged=staged)) for p in paths]
+            yield handles
+        with _signals_held():
+            while staged:
+                tmp, path = staged[0]
+                os.replace(tmp, path)
+                staged.pop(0)
+    except OSError as exc:
+        raise NbcliError(
+            f"{staged[0][1]}: could not write the file ({exc.strerror or exc})"
+        ) from None
+    finally:
+        for tmp, _ in staged:
+            _remove_quietly(tmp)
+
+
+@contextlib.contextmanager
+def _signals_held():
+    """A block that Ctrl-C and SIGTERM do not interrupt (in the main thread)."""
+    import signal
+
+    try:
+        previous = {s: signal.signal(s, lambda *_: None) for s in (signal.SIGINT, signal.SIGTERM)}
+    except ValueError:  # not the main thread: signals go to the main thread anyway
+        yield
+        return
+    try:
+        yield
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
 
 
 @contextlib.contextmanager

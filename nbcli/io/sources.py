@@ -147,6 +147,19 @@ def _unreadable_compression(display: str, name: str) -> NbcliError:
     )
 
 
+def _holds_arrays(path: str) -> bool:
+    """Whether the ZIP archive at ``path`` holds NumPy arrays (an NPZ archive by
+    another name), rather than, say, a zipped CSV."""
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(path) as archive:
+            names = archive.namelist()
+    except (OSError, zipfile.BadZipFile):
+        return False
+    return bool(names) and all(n.endswith(".npy") for n in names)
+
+
 class Source:
     """Where the data comes from: a path or stdin, its format and compression.
 
@@ -183,7 +196,9 @@ class Source:
         # with its magic (one saved without its extension, or given as
         # /dev/stdin redirected from a file), an NPZ archive is a ZIP file.
         if name.endswith(".npz") or (
-            magic.startswith(_ZIP_MAGIC) and not name.endswith((".parquet", ".pq"))
+            magic.startswith(_ZIP_MAGIC)
+            and not name.endswith((".parquet", ".pq"))
+            and _holds_arrays(self.path)
         ):
             self.format = "npz"
         elif name.endswith((".parquet", ".pq")) or tail == _PARQUET_MAGIC:

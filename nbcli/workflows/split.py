@@ -22,7 +22,7 @@ from typing import Any, BinaryIO
 import numpy as np
 
 from nbcli.errors import NbcliError
-from nbcli.io.atomic import atomic_write, check_outputs, is_model_file
+from nbcli.io.atomic import atomic_group, check_outputs, is_model_file
 from nbcli.io.csv_format import read_header
 from nbcli.io.messages import translated
 from nbcli.io.plan import plan_columns, read_options
@@ -174,8 +174,8 @@ def split(
         parts = stratified_split(codes, test, calib, stratify=stratify, seed=seed)
     except ValueError as exc:
         raise NbcliError(f"{source.display}: {exc}") from None
-    with contextlib.ExitStack() as stack:
-        handles = [stack.enter_context(atomic_write(outputs[p])) for p in outputs]
+    # All parts replace their files together: never a new test split beside an old train split.
+    with atomic_group([outputs[p] for p in outputs]) as handles:
         fmt.write(parts, handles)
     report = SplitReport(
         data=source.display,
