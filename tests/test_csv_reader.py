@@ -451,3 +451,14 @@ def test_a_model_file_given_as_data_is_named_so(tmp_path):
     np.savez(tmp_path / "m.npz", metadata=np.array("{}"), **{"stats.count": np.ones(2)})
     with pytest.raises(NbcliError, match="is an nbcli model file, not data; give it as --model"):
         read_dataset(tmp_path / "m.npz")
+
+
+def test_a_parquet_column_of_lists_is_refused_naming_it(tmp_path):
+    import polars as pl
+
+    path = tmp_path / "l.parquet"
+    pl.DataFrame({"a": [1.0, 2.0], "lst": [[1, 2], [3]], "label": ["x", "y"]}).write_parquet(path)
+    with pytest.raises(NbcliError, match=r"column 'lst' \(List\(Int64\)\) holds lists"):
+        read_dataset(path)
+    got = read_dataset(path, drop=["lst"])
+    assert got.X.shape == (2, 1)

@@ -78,6 +78,16 @@ class ParquetReader(TableReader):
             raise fail(display, "has no data rows; write the table with its rows")
         self.opts = opts
         self.plan: ColumnPlan = plan_columns(columns, opts, display)
+        used = [*self.plan.features, self.plan.target, *self.plan.keep]
+        nested = [c for c in used if c is not None and schema[c].is_nested()]
+        if nested:
+            kinds = ", ".join(f"{c!r} ({schema[c]})" for c in nested[:3])
+            raise fail(
+                display,
+                f"column{'s' if len(nested) > 1 else ''} {kinds} hold{'' if len(nested) > 1 else 's'} "
+                "lists or records in each cell, which nbcli does not read; leave "
+                f"{'them' if len(nested) > 1 else 'it'} out with --drop {','.join(nested)}",
+            )
         declared = tuple(c for c in _pandas_index_columns(source) if c in self.plan.features)
         if declared:
             self.plan = dataclasses.replace(self.plan, declared_index=declared)
