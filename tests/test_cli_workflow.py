@@ -544,3 +544,27 @@ def test_calibrate_takes_missing_drop_and_unseen_like_evaluate(tmp_path):
 
     doc = json.loads((tmp_path / "c.json").read_text())
     assert doc["before"]["n_samples"] == 39
+
+
+def test_config_data_table_takes_columns_and_na_values(tmp_path):
+    import json
+
+    data = tmp_path / "t.csv"
+    data.write_text("code,x,label\n1,0.5,a\n2,?,b\n1,0.7,a\n2,1.9,b\n3,1.1,a\n1,0.2,b\n")
+    config = tmp_path / "c.toml"
+    config.write_text(
+        'model = "mixed"\n[data]\ntarget = "label"\nna_values = ["?"]\n'
+        'columns = {"code" = "categorical"}\n'
+    )
+    ok(
+        nbcli(
+            "fit", "-c", config, "-d", data, "-o", tmp_path / "m.npz", "--json", tmp_path / "f.json"
+        )
+    )
+    doc = json.loads((tmp_path / "f.json").read_text())
+    assert doc["n_samples"] == 6
+    shown = nbcli("inspect", tmp_path / "m.npz", "--json", "-", "-q")
+    assert '"categorical"' in shown.stdout
+    config.write_text('model = "mixed"\n[data]\ncolumns = "code=categorical"\n')
+    bad = nbcli("fit", "-c", config, "-d", data, "-o", tmp_path / "m2.npz")
+    assert bad.returncode == 2 and "[data] columns must be a table" in bad.stderr

@@ -48,8 +48,14 @@ def read_config(path: str | None, tables: tuple[str, ...] = ()) -> dict:
             f"{path}: unknown config keys {', '.join(unknown)} (known: {', '.join(known)})"
         )
     data = config.get("data", {})
-    if not isinstance(data, dict) or set(data) - {"target", "features", "drop"}:
-        raise NbcliError(f"{path}: [data] may hold target, features and drop only")
+    keys = ("target", "features", "drop", "na_values", "columns")
+    if not isinstance(data, dict) or set(data) - set(keys):
+        raise NbcliError(f"{path}: [data] may hold {', '.join(keys[:-1])} and {keys[-1]} only")
+    if "columns" in data and not isinstance(data["columns"], dict):
+        raise NbcliError(
+            f"{path}: [data] columns must be a table of column types, such as "
+            'columns = {"Sample Number" = "categorical"}'
+        )
     if "target" in data and not isinstance(data["target"], str):
         raise NbcliError(
             f"{path}: [data] target must be a column name (a string), got {data['target']!r}"
