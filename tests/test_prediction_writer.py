@@ -161,3 +161,23 @@ def test_digits_zero_writes_whole_numbers_and_empty_cells_for_unscored_rows():
     out = io.StringIO()
     writer.write(out, {}, logp)
     assert out.getvalue() == "prediction,proba_a,proba_b\nb,0,1\na,1,0\n,,\n"
+
+
+def test_an_output_named_gz_is_gzip_compressed_and_may_be_written_again(tmp_path):
+    import gzip
+
+    fitted_model_file(tmp_path / "m.npz")
+    data = tmp_path / "new.csv"
+    data.write_text("a,b\n1,2\n6,7\n4,4\n", encoding="utf-8")
+    out = tmp_path / "p.csv.gz"
+    args = ("predict", "-m", tmp_path / "m.npz", "-d", data, "--proba", "-o", out)
+    assert nbcli_in_process(*args).returncode == 0
+    plain = nbcli_in_process("predict", "-m", tmp_path / "m.npz", "-d", data, "--proba")
+    assert gzip.decompress(out.read_bytes()).decode() == plain.stdout
+    again = nbcli_in_process(*args)  # an earlier gzip predictions file is replaced
+    assert again.returncode == 0, again.stderr
+    run = nbcli_in_process(
+        "predict", "-m", tmp_path / "m.npz", "-d", data, "-o", tmp_path / "p.parquet.gz"
+    )
+    assert run.returncode == 2 and "Parquet compresses its columns itself" in run.stderr
+    assert not (tmp_path / "p.parquet.gz").exists()

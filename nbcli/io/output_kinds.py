@@ -124,6 +124,12 @@ def file_kind(path) -> str | None:
     head = b""
     with contextlib.suppress(OSError), open(path, "rb") as f:
         head = f.read(_HEAD)
+    if head.startswith(b"\x1f\x8b"):
+        # A gzip-compressed output (predictions.csv.gz): its kind is that of its start.
+        import gzip
+
+        with contextlib.suppress(OSError, EOFError), gzip.open(path, "rb") as f:
+            head = f.read(_HEAD)
     if head.startswith(b"PK") and is_model_file(path):
         return "model"
     if _is_plot(head):

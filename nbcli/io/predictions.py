@@ -14,6 +14,8 @@ they are spelled in the model (booleans as ``True``/``False``).
 
 from __future__ import annotations
 
+import contextlib
+import gzip
 import io
 from typing import IO, Any
 
@@ -72,7 +74,31 @@ class PredictionWriter:
         parquet = is_parquet_path(path)
         if parquet:
             require_parquet_writer()
+        if path not in (None, "-") and str(path).lower().endswith((".parquet.gz", ".pq.gz")):
+            raise NbcliError(
+                f"{path}: Parquet compresses its columns itself; name the output .parquet, "
+                "or .csv.gz for gzip-compressed CSV"
+            )
         return cls(classes, proba=proba, digits=digits, parquet=parquet)
+
+    @contextlib.contextmanager
+    def opened(self, path):
+        """The output file at ``path`` (see :func:`nbcli.io.atomic.atomic_write`),
+        gzip-compressed when its name ends with ``.gz``, as the readers take it."""
+        from nbcli.io.atomic import atomic_write
+
+        with atomic_write(path, "wb" if str(path).lower().endswith(".gz") else self.mode) as f:
+            if not str(path).lower().endswith(".gz"):
+                yield f
+                return
+            with gzip.GzipFile(fileobj=f, mode="wb", compresslevel=6) as packed:
+                if self.parquet:
+                    yield packed
+                else:
+                    text = io.TextIOWrapper(packed, encoding="utf-8", newline="")
+                    yield text
+                    text.flush()
+                    text.detach()
 
     @property
     def mode(self) -> str:

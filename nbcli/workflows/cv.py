@@ -131,7 +131,6 @@ def write_out_of_fold(fs: FoldStatistics, log_proba: np.ndarray, path: str, *, d
     ``-`` for stdout), one row per data row and repeat."""
     import sys
 
-    from nbcli.io.atomic import atomic_write
     from nbcli.io.predictions import PredictionWriter
 
     n = fs.codes.size
@@ -149,5 +148,5 @@ def write_out_of_fold(fs: FoldStatistics, log_proba: np.ndarray, path: str, *, d
         write(sys.stdout)
         sys.stdout.flush()
         return
-    with atomic_write(path, writer.mode) as f:
+    with writer.opened(path) as f:
         write(f)

@@ -96,7 +96,7 @@ def predict(
         For unreadable data or rows the model refuses; when the output
         streams (stdout, a pipe), the message says how many rows went out.
     """
-    from nbcli.io.atomic import atomic_write, resolve_output
+    from nbcli.io.atomic import resolve_output
     from nbcli.io.predictions import PredictionWriter
     from nbcli.workflows.summary import PredictionSummary
     from nbcli.workflows.tables import read_options_for
@@ -156,7 +156,7 @@ def predict(
     else:
         # A device or named pipe is written in place, as it goes, like stdout.
         _, in_place = resolve_output(out_path)
-        with atomic_write(out_path, writer.mode) as f:
+        with writer.opened(out_path) as f:
             rows = write(f, streaming=out_path if in_place else None)
     if mf.text is not None and reporter is not None and unseen and advise_unseen:
         reporter.advise(unseen_words_line(in_path, rows, unseen))
