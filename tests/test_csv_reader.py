@@ -462,3 +462,23 @@ def test_a_parquet_column_of_lists_is_refused_naming_it(tmp_path):
         read_dataset(path)
     got = read_dataset(path, drop=["lst"])
     assert got.X.shape == (2, 1)
+
+
+def test_a_question_mark_in_number_columns_points_to_na_values(tmp_path):
+    path = tmp_path / "q.csv"
+    path.write_text("a,b,label\n1.5,2,x\n?,3,y\n2.5,?,x\n1.0,4,y\n")
+    with pytest.raises(NbcliError, match=r"if '\?' marks a missing value, pass --na-values '\?'"):
+        read_dataset(path, model="gaussian", infer=True)
+    got = read_dataset(path, na_values=["?"], missing="ignore")
+    assert np.isnan(got.X[1, 0]) and np.isnan(got.X[2, 1])
+
+
+def test_a_mark_at_predict_time_names_na_values_not_leaving_the_column_out(tmp_path):
+    path = tmp_path / "p.csv"
+    path.write_text("a,b\n1.5,2\n-,3\n")
+    with pytest.raises(NbcliError) as err:
+        read_dataset(path, need_target=False, model_features=["a", "b"])
+    message = str(err.value)
+    assert "has the non-numeric value '-' at row 2" in message
+    assert "pass --na-values - if it marks a missing value" in message
+    assert "leave the column out" not in message

@@ -131,9 +131,9 @@ def test_evaluate_and_compare_take_missing_drop_and_count_the_rows_left_out(tmp_
     assert _report(nb_drop)["n_samples"] == 58
     comparison = _report(compared)
     assert any("2 rows with a missing value left out" in w for w in comparison["warnings"])
-    # calibrate has no --missing: its hint does not name one.
+    # calibrate takes --missing as evaluate does, and its hint names it.
     line = assert_one_error_line(nb_hint, "row 3 has a missing value")
-    assert "fill the value in or remove the row" in line and "pass --missing" not in line
+    assert "pass --missing drop to leave such rows out" in line
 
 
 def test_evaluate_hint_names_missing_ignore_for_a_naive_bayes_model_that_drops(tmp_path):

@@ -363,13 +363,19 @@ def check_cells(
                 f" (the column was planned as numeric from the first {_sample_rows()} rows,"
                 " which hold numbers only)"
             )
+        way = "fix the value"
+        mark = text.strip()
+        if mark and len(mark) <= 3 and not any(ch.isalnum() for ch in mark):
+            import shlex
+
+            # One short mark such as ? or -: most often a missing-value marker.
+            way += f", or pass --na-values {shlex.quote(mark)} if it marks a missing value"
         raise _at_row(
             row,
             fail(
                 display,
                 f"column '{column}' has the non-numeric value {text!r} at row {row}"
-                f"{hint}; features must be numbers: fix the value or leave the "
-                "column out",
+                f"{hint}; features must be numbers: {way}",
             ),
         )
     if np.isnan(X[i, j]):

@@ -477,11 +477,22 @@ def _text_columns_message(refused: list, opts: ReadOptions) -> str:
             f"with a decimal comma (such as {examples}), and numbers need a '.' as the decimal "
             "point; save the file with '.' as the decimal separator"
         )
+    import shlex
+
+    marks = {str(p.example).strip() for p in refused if p.example is not None}
+    if len(marks) == 1 and len(next(iter(marks))) <= 3 and not next(iter(marks)).isalnum():
+        # One short mark such as ? or . in number columns: a missing-value marker.
+        mark = next(iter(marks))
+        return (
+            f"{word} {quote_names(names)} hold{'s' if len(names) == 1 else ''} numbers and "
+            f"the text {mark!r} (such as {examples}); if {mark!r} marks a missing value, "
+            f"pass --na-values {shlex.quote(mark)}"
+        )
     holds = "True/False values" if booleans else "text"
     return (
         f"{word} {quote_names(names)} hold{'s' if len(names) == 1 else ''} {holds} "
         f"(such as {examples}) and {model} takes numbers only; leave "
-        f"{'it' if len(names) == 1 else 'them'} out with --drop {','.join(names)}, "
+        f"{'it' if len(names) == 1 else 'them'} out with --drop {shlex.quote(','.join(names))}, "
         "use --model mixed (text and boolean columns become categorical features), "
         "or --text NAME for a column of words"
     )

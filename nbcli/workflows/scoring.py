@@ -280,7 +280,8 @@ def score(
                 i = int(np.argmin(chunk.scored))
                 raise NbcliError(
                     f"{path}: row {chunk.row_offset + i + 1} has a missing value, which the "
-                    "model cannot score under --missing drop; every row needs a score here: "
+                    "model cannot score (its missing-value policy, drop, leaves such a row "
+                    "without a score), and every row is scored unless you say otherwise: "
                     f"{_missing_hint(mf, missing_option)}"
                 )
             left_out += chunk.n_rows - chunk.n_scored
