@@ -23,3 +23,17 @@ def test_files_replace_their_targets_together_or_not_at_all(tmp_path):
         fb.write(b"new b")
     assert (a.read_text(), b.read_text()) == ("new a", "new b")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.csv", "b.csv"]
+
+
+def test_a_folder_that_refuses_new_files_is_found_before_any_work(tmp_path, monkeypatch):
+    import tempfile
+
+    from nbcli.errors import NbcliError
+    from nbcli.io import atomic
+
+    def refuse(*args, **kwargs):
+        raise OSError(30, "Read-only file system")
+
+    monkeypatch.setattr(tempfile, "mkstemp", refuse)
+    with pytest.raises(NbcliError, match="cannot create a file in folder .*Read-only file system"):
+        atomic.check_outputs([("--output", str(tmp_path / "m.npz"))])

@@ -130,6 +130,20 @@ def _check_target(path: Path, shown=None) -> None:
         raise NbcliError(f"{shown}: file is not writable (permission denied)")
 
 
+def _probe_folder(path: Path, shown) -> None:
+    """Create and remove a file beside ``path``: permission bits do not tell of a
+    read-only file system or of folders such as /sys, which refuse new files
+    to every user; found here, before any work, not when the output is written."""
+    try:
+        fd, probe = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as exc:
+        raise NbcliError(
+            f"{shown}: cannot create a file in folder {str(path.parent)!r} ({exc.strerror or exc})"
+        ) from None
+    os.close(fd)
+    _remove_quietly(probe)
+
+
 def is_model_file(path) -> bool:
     """Whether ``path`` looks like an nbcli model file: a zip archive holding
     a ``metadata.npy`` member (a cheap test; loading checks the rest)."""
@@ -251,6 +265,7 @@ def check_outputs(
         if direct:
             continue
         _check_target(target, shown)
+        _probe_folder(target, shown)
         identity = _identity(target)
         if identity in read:
             source_option, source = read[identity]
