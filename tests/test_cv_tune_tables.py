@@ -245,3 +245,14 @@ def test_a_category_only_one_fold_holds_is_named_in_a_warning(tmp_path):
     found = [w for w in report["warnings"] if "holds categories no other fold has" in w]
     assert len(found) == 1 and "(colour 'green')" in found[0], report["warnings"]
     assert "fit on the other folds then predict would refuse them" in found[0]
+
+
+def test_tune_warns_when_the_best_value_is_at_the_edge_of_the_grid():
+    from nbcli.workflows.tune import edge_warnings
+
+    grid = {"var_smoothing": [1e-9, 1e-5, 1e-1], "fit_prior": [True, False]}
+    (warning,) = edge_warnings(grid, {"var_smoothing": 1e-1, "fit_prior": True})
+    assert "the best var_smoothing, 0.1, is the largest value searched" in warning
+    assert "smallest" in edge_warnings(grid, {"var_smoothing": 1e-9})[0]
+    assert edge_warnings(grid, {"var_smoothing": 1e-5}) == []
+    assert edge_warnings({"alpha": [0.5, 1.0]}, {"alpha": 1.0}) == []  # two values: no edge

@@ -307,8 +307,31 @@ def tune(
         },
         warnings=warnings,
     )
+    report.warnings.extend(edge_warnings(grid, best_params))
     if fs.n_repeats > 1 and bootstrap > 0:
         from nbcli.reports.cross_validation import REPEATS_WARNING
 
         report.warnings.append(REPEATS_WARNING.format(r=fs.n_repeats))
     return report, fs.model_file(best_params, report.search_summary())
+
+
+def edge_warnings(grid: dict, best: dict) -> list[str]:
+    """A warning for each numeric hyperparameter whose best value is the
+    smallest or largest of at least three searched: the best may lie beyond."""
+    out = []
+    for name, values in grid.items():
+        numbers = [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
+        if len(numbers) < 3 or len(numbers) != len(values) or name not in best:
+            continue
+        chosen = best[name]
+        if chosen == min(numbers):
+            side = "smallest"
+        elif chosen == max(numbers):
+            side = "largest"
+        else:
+            continue
+        out.append(
+            f"the best {name}, {_plain(chosen)!r}, is the {side} value searched; "
+            "the best value may lie beyond it: extend the grid that way"
+        )
+    return out
