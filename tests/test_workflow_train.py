@@ -102,3 +102,15 @@ def test_a_small_file_read_in_default_chunks_still_gets_its_training_accuracy(
     # Beyond it, nothing is held.
     monkeypatch.setattr(data, "WHOLE_VALUES", 6_000)
     assert train(GaussianNB(), str(path)).facts["training_accuracy"] is None
+
+
+def test_a_column_without_any_value_is_named_in_the_refusal(tmp_path):
+    from nbcli.errors import NbcliError
+    from nbcli.models import GaussianNB, MixedNB
+    from nbcli.workflows.train import train
+
+    path = tmp_path / "e.csv"
+    path.write_text("a,empty,label\n1.0,,x\n2.0,,y\n1.5,,x\n2.5,,y\n")
+    for model in (GaussianNB(), MixedNB()):
+        with pytest.raises(NbcliError, match=r"column 'empty' has no observed value"):
+            train(model, str(path), missing="ignore")

@@ -10,6 +10,7 @@ from nbcli.models._sklearn_api import NaiveBayesAPI
 from nbcli.models._stats import ClassMoments, means_about
 from nbcli.models._table_stats import ObservedMoments
 from nbcli.models._validation import check_priors, label_text
+from nbcli.models.categorical import feature_label
 from nbcli.models.hyperparameters import missing, priors, var_smoothing, var_smoothing_scale
 
 _LOG_2PI = np.log(2.0 * np.pi)
@@ -150,7 +151,8 @@ class GaussianNB(NaiveBayesAPI, BayesClassifier):
         if unobserved.any():
             k, j = np.argwhere(unobserved)[0]
             raise ValueError(
-                f"feature {j} has no observed value in class {label_text(self.classes_[k])}; "
+                f"{feature_label(self, int(j))} has no observed value in class "
+                f"{label_text(self.classes_[k])}; "
                 "a mean and variance need at least one"
             )
         with np.errstate(divide="ignore", invalid="ignore"):

@@ -169,7 +169,8 @@ def training_stream(path: str, **read):
 
 
 def _named(message: str, feature_names) -> str:
-    """A model message with its ``x<i>`` feature placeholders as column names."""
+    """A model message with its ``x<i>`` feature placeholders, and the
+    ``column <i>`` of a model without column names, as column names."""
     import re
 
     names = list(feature_names)
@@ -178,6 +179,11 @@ def _named(message: str, feature_names) -> str:
         i = int(match.group(1))
         return repr(names[i]) if i < len(names) else match.group(0)
 
+    def column(match):
+        i = int(match.group(1))
+        return f"column {names[i]!r}" if i < len(names) else match.group(0)
+
+    message = re.sub(r"\bcolumn (\d+)\b(?! \()", column, message)
     return re.sub(r"\bx(\d+)\b", name, message)
 
 
