@@ -482,3 +482,11 @@ def test_a_mark_at_predict_time_names_na_values_not_leaving_the_column_out(tmp_p
     assert "has the non-numeric value '-' at row 2" in message
     assert "pass --na-values - if it marks a missing value" in message
     assert "leave the column out" not in message
+
+
+def test_a_mostly_empty_target_chosen_by_default_is_refused(tmp_path):
+    path = tmp_path / "t.csv"
+    rows = [f"{i * 0.1},{'note' if i % 5 == 0 else ''}" for i in range(20)]
+    path.write_text("x,comments\n" + "\n".join(rows) + "\n")
+    with pytest.raises(NbcliError, match=r"column 'comments' \(.*\) is mostly empty \(16 of the"):
+        read_dataset(path, infer=True)

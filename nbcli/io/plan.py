@@ -432,7 +432,24 @@ def decide_kinds(plan: ColumnPlan, profiles: dict, opts: ReadOptions, display: s
 
 
 def _check_target(plan: ColumnPlan, p, opts: ReadOptions, display: str) -> list[str]:
-    """Refuse a target chosen by default that looks continuous; warn for a chosen one."""
+    """Refuse a target chosen by default that looks continuous or is mostly
+    empty; warn for a chosen one."""
+    note = plan.note or ""
+    by_default = opts.target is None and bool(note) and "training time" not in note
+    how = note.split("(", 1)[-1].rstrip(")") if "(" in note else "chosen by default"
+    empty = p.n_rows - p.n_present
+    if p.n_rows >= 10 and empty > p.n_rows / 2:
+        what = f"{empty} of the first {p.n_rows} rows have no value in it"
+        if by_default:
+            raise fail(
+                display,
+                f"column '{plan.target}' ({how}) is mostly empty ({what}), not like class "
+                "labels; pass --target NAME to choose the label column",
+            )
+        return [
+            f"{display}: the target '{plan.target}' is mostly empty ({what}); rows without a "
+            "label are skipped"
+        ]
     fractional = p.value_type == pf.NUMBER
     many = p.n_distinct > max(10, p.n_present / 5)
     if not (fractional or many):
@@ -442,8 +459,7 @@ def _check_target(plan: ColumnPlan, p, opts: ReadOptions, display: str) -> list[
         if fractional
         else f"{p.n_distinct} distinct values in the first {p.n_present} rows"
     )
-    if opts.target is None and plan.note is not None and "training time" not in plan.note:
-        how = plan.note.split("(", 1)[-1].rstrip(")") if "(" in plan.note else "chosen by default"
+    if by_default:
         raise fail(
             display,
             f"column '{plan.target}' ({how}) looks continuous, not like class labels ({what}); "
