@@ -114,3 +114,18 @@ def test_a_column_without_any_value_is_named_in_the_refusal(tmp_path):
     for model in (GaussianNB(), MixedNB()):
         with pytest.raises(NbcliError, match=r"column 'empty' has no observed value"):
             train(model, str(path), missing="ignore")
+
+
+def test_a_measurement_given_as_target_is_named_as_such(tmp_path):
+    from nbcli.errors import NbcliError
+    from nbcli.models import GaussianNB
+    from nbcli.workflows.train import train
+
+    path = tmp_path / "m.csv"
+    rows = [f"{i % 3},{10 + i * 0.37:.2f}" for i in range(40)]
+    path.write_text("x,weight\n" + "\n".join(rows) + "\n")
+    with pytest.raises(NbcliError) as err:
+        train(GaussianNB(), str(path), target="weight")
+    message = str(err.value)
+    assert "and 30 more have a single sample" in message
+    assert "is 'weight' a measurement rather than class labels?" in message

@@ -528,14 +528,24 @@ def finish_training(
         )
     singles = [str(c) for c, n in zip(typed, counts) if n < 2]
     if singles:
+        shown = ", ".join(repr(s) for s in singles[:10])
+        if len(singles) > 10:
+            shown += f" and {len(singles) - 10} more"
         msg = (
-            f"class{'es' if len(singles) > 1 else ''} {', '.join(repr(s) for s in singles)} "
+            f"class{'es' if len(singles) > 1 else ''} {shown} "
             f"{'have' if len(singles) > 1 else 'has'} a single sample"
         )
         if estimator.min_samples_per_class >= 2:
+            way = "remove the class or add samples"
+            if len(singles) > len(classes) / 2:
+                # Most classes once each: a measurement, not labels.
+                way = (
+                    f"most of the {len(classes)} classes have one row: is {target!r} a "
+                    "measurement rather than class labels? choose the label column with --target"
+                )
             raise NbcliError(
                 f"{path}: {msg}; the {model_type} model needs at least two per class to estimate "
-                "a spread (remove the class or add samples)"
+                f"a spread ({way})"
             )
         warnings.append(f"{path}: {msg}; its probabilities rest on smoothing alone")
     if "var_smoothing" in estimator.get_params() and hasattr(estimator.stats_, "pooled"):
