@@ -130,16 +130,25 @@ def _check_target(path: Path, shown=None) -> None:
         raise NbcliError(f"{shown}: file is not writable (permission denied)")
 
 
-def _probe_folder(path: Path, shown) -> None:
-    """Create and remove a file beside ``path``: permission bits do not tell of a
-    read-only file system or of folders such as /sys, which refuse new files
-    to every user; found here, before any work, not when the output is written."""
+def _temporary_beside(path: Path, shown) -> tuple[int, str]:
+    """A new temporary file in ``path``'s folder: ``(descriptor, name)``.
+
+    Raises NbcliError when the folder refuses it: permission bits do not
+    tell of read-only file systems, access rules that ``os.access`` does not
+    model, or folders such as /sys that refuse new files to every user.
+    """
     try:
-        fd, probe = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        return tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     except OSError as exc:
         raise NbcliError(
             f"{shown}: cannot create a file in folder {str(path.parent)!r} ({exc.strerror or exc})"
         ) from None
+
+
+def _probe_folder(path: Path, shown) -> None:
+    """Create and remove a file beside ``path``, so that a folder that refuses
+    new files is found before any work, not when the output is written."""
+    fd, probe = _temporary_beside(path, shown)
     os.close(fd)
     _remove_quietly(probe)
 
@@ -338,14 +347,7 @@ def atomic_write(path, mode: str = "wb", *, staged: list | None = None):
             yield f
         return
     _check_target(path, shown)
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    except OSError as exc:
-        # The checks above cannot see everything (read-only file systems,
-        # access rules that os.access does not model, a folder that just went).
-        raise NbcliError(
-            f"{shown}: cannot create a file in folder {str(path.parent)!r} ({exc.strerror or exc})"
-        ) from None
+    fd, tmp = _temporary_beside(path, shown)
     try:
         if "b" in mode:
             f = os.fdopen(fd, mode)
