@@ -89,7 +89,9 @@ def _check_folds(n_folds, n_rows: int, what: str = "rows") -> int:
     if n_folds < 2:
         raise ValueError(f"the number of folds must be at least 2, got {n_folds}")
     if n_folds > n_rows:
-        raise ValueError(f"cannot make {n_folds} folds from {n_rows} {what}")
+        raise ValueError(
+            f"cannot make {n_folds} folds from {n_rows} {what}; use at most {n_rows} folds"
+        )
     return n_folds
 
 

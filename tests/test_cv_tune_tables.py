@@ -256,3 +256,15 @@ def test_tune_warns_when_the_best_value_is_at_the_edge_of_the_grid():
     assert "smallest" in edge_warnings(grid, {"var_smoothing": 1e-9})[0]
     assert edge_warnings(grid, {"var_smoothing": 1e-5}) == []
     assert edge_warnings({"alpha": [0.5, 1.0]}, {"alpha": 1.0}) == []  # two values: no edge
+
+
+def test_fold_and_group_columns_that_are_not_there_are_named_by_their_option():
+    run = nbcli_in_process(
+        "cv", "-m", "gaussian", "-d", IRIS, "--group-column", "nosuch", "--bootstrap", "0"
+    )
+    assert run.returncode == 2
+    assert "has no column 'nosuch' for --group-column" in run.stderr
+    run = nbcli_in_process(
+        "cv", "-m", "gaussian", "-d", IRIS, "--fold-column", "nosuch", "--bootstrap", "0"
+    )
+    assert "has no column 'nosuch' for --fold-column" in run.stderr

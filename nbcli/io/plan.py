@@ -68,6 +68,8 @@ class ReadOptions:
     model_features: list[str] | None = None
     need_target: bool = True
     keep: list[str] | None = None
+    #: What the kept columns are for, in the message for one that is not there.
+    keep_for: str = "to keep"
     target_hint: str | None = None
     x_key: str = "X"
     y_key: str = "y"
@@ -223,7 +225,7 @@ def plan_columns(columns: list[str], opts: ReadOptions, display: str) -> ColumnP
             "feature list; the model decides which columns are used",
         )
     keep = list(opts.keep or [])
-    unknown(keep, "to keep")
+    unknown(keep, opts.keep_for)
     if opts.features is not None:
         unknown(opts.features, "to use as a feature")
     unknown(opts.drop or [], "to drop")

@@ -164,6 +164,7 @@ def collect_fold_statistics(
         x_key=read.x_key,
         y_key=read.y_key,
         keep=keep or None,
+        keep_for=f"for {'--fold-column' if fold_column is not None else '--group-column'}",
         missing=missing,
         na_values=None if na_values is None else tuple(str(v) for v in na_values),
         infer=True,
