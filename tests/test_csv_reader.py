@@ -490,3 +490,14 @@ def test_a_mostly_empty_target_chosen_by_default_is_refused(tmp_path):
     path.write_text("x,comments\n" + "\n".join(rows) + "\n")
     with pytest.raises(NbcliError, match=r"column 'comments' \(.*\) is mostly empty \(16 of the"):
         read_dataset(path, infer=True)
+
+
+def test_text_that_is_not_utf8_is_placed_by_line_or_named_utf16(tmp_path):
+    latin = tmp_path / "latin.csv"
+    latin.write_bytes(b"a,label\n1,x\n2,y\n3,caf\xe9\n4,x\n")
+    with pytest.raises(NbcliError, match=r"is not UTF-8 text \(line 4\)"):
+        read_dataset(latin)
+    wide = tmp_path / "u16.csv"
+    wide.write_text("a,label\n1,x\n2,y\n", encoding="utf-16")
+    with pytest.raises(NbcliError, match=r"is not UTF-8 text \(it is UTF-16\)"):
+        read_dataset(wide)

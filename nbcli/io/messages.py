@@ -73,6 +73,33 @@ def interruption_in(exc: BaseException) -> BaseException | None:
     return None
 
 
+def _where_not_utf8(path: str) -> str:
+    """`` (it is UTF-16)`` or `` (line N)``: where the file at ``path`` stops
+    being UTF-8, for the message; empty when it cannot be told (stdin, gzip)."""
+    import codecs
+
+    try:
+        with open(path, "rb") as f:
+            head = f.read(2)
+            if head in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE):
+                return " (it is UTF-16)"
+            if head[:2] == b"\x1f\x8b":
+                return ""
+            f.seek(0)
+            decoder = codecs.getincrementaldecoder("utf-8")()
+            lines = 1
+            for block in iter(lambda: f.read(1 << 20), b""):
+                try:
+                    decoder.decode(block)
+                except UnicodeDecodeError as bad:
+                    line = lines + block.count(b"\n", 0, bad.start)
+                    return f" (line {line})"
+                lines += block.count(b"\n")
+    except OSError:
+        return ""
+    return ""
+
+
 def error_from_exception(exc: BaseException, display: str) -> NbcliError:
     """Turn an exception raised while reading a file into a one-line error.
 
@@ -89,7 +116,10 @@ def error_from_exception(exc: BaseException, display: str) -> NbcliError:
         return exc
     text = str(exc)
     if isinstance(exc, UnicodeDecodeError) or "invalid utf-8" in text.lower():
-        return fail(display, "is not UTF-8 text; save it with UTF-8 encoding and try again")
+        return fail(
+            display,
+            f"is not UTF-8 text{_where_not_utf8(display)}; save it with UTF-8 encoding and try again",
+        )
     if isinstance(exc, FileNotFoundError):
         return fail(display, "no such file; check the path")
     if isinstance(exc, IsADirectoryError):
