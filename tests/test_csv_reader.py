@@ -501,3 +501,14 @@ def test_text_that_is_not_utf8_is_placed_by_line_or_named_utf16(tmp_path):
     wide.write_text("a,label\n1,x\n2,y\n", encoding="utf-16")
     with pytest.raises(NbcliError, match=r"is not UTF-8 text \(it is UTF-16\)"):
         read_dataset(wide)
+
+
+def test_a_truncated_gzip_file_says_to_check_the_copy(tmp_path):
+    import gzip
+
+    rows = "".join(f"{i},{i % 3}\n" for i in range(20000))
+    whole = gzip.compress(("a,label\n" + rows).encode())
+    path = tmp_path / "cut.csv.gz"
+    path.write_bytes(whole[: len(whole) // 2])
+    with pytest.raises(NbcliError, match="is not a valid gzip file or is truncated"):
+        read_dataset(path)

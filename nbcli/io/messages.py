@@ -73,6 +73,15 @@ def interruption_in(exc: BaseException) -> BaseException | None:
     return None
 
 
+def _is_gzip(path: str) -> bool:
+    """Whether the file at ``path`` starts with gzip's magic bytes."""
+    try:
+        with open(path, "rb") as f:
+            return f.read(2) == b"\x1f\x8b"
+    except OSError:
+        return False
+
+
 def _where_not_utf8(path: str) -> str:
     """`` (it is UTF-16)`` or `` (line N)``: where the file at ``path`` stops
     being UTF-8, for the message; empty when it cannot be told (stdin, gzip)."""
@@ -129,6 +138,7 @@ def error_from_exception(exc: BaseException, display: str) -> NbcliError:
     if (
         isinstance(exc, (EOFError, zlib.error))
         or type(exc).__name__ == "BadGzipFile"
+        or ("end of file" in text.lower() and _is_gzip(display))
         or "gzip" in text.lower()
         or "decompress" in text.lower()
         or "deflate" in text.lower()
