@@ -512,3 +512,11 @@ def test_a_truncated_gzip_file_says_to_check_the_copy(tmp_path):
     path.write_bytes(whole[: len(whole) // 2])
     with pytest.raises(NbcliError, match="is not a valid gzip file or is truncated"):
         read_dataset(path)
+
+
+def test_decimal_commas_under_mixed_get_the_decimal_comma_hint(tmp_path):
+    path = tmp_path / "dc.csv"
+    rows = [f"1,{i};2,{i * 3};x{i % 2}" for i in range(1, 31)]
+    path.write_text("a;b;label\n" + "\n".join(rows) + "\n")
+    with pytest.raises(NbcliError, match="hold numbers written with a decimal comma"):
+        read_dataset(path, infer=True, categorical=True, model="mixed")

@@ -428,6 +428,9 @@ def decide_kinds(plan: ColumnPlan, profiles: dict, opts: ReadOptions, display: s
             kinds[c] = CATEGORICAL
     if refused:
         raise fail(display, _text_columns_message(refused, opts))
+    if not_categories and all(_decimal_comma(p.example) for p in not_categories):
+        # Numbers with a decimal comma are many distinct texts, not free text.
+        raise fail(display, _text_columns_message(not_categories, opts))
     if not_categories:
         raise fail(display, _not_categories_message(not_categories))
     return replace(plan, features=features, kinds=kinds, warnings=warnings, profiles=profiles)
