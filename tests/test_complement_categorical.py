@@ -290,3 +290,14 @@ def test_categorical_tags_say_whether_nan_is_allowed():
     assert get_tags(CategoricalNB(missing="ignore")).input_tags.allow_nan is True
     assert get_tags(CategoricalNB()).input_tags.positive_only is True
     assert get_tags(ComplementNB()).input_tags.positive_only is True
+
+
+def test_a_measurement_given_to_the_categorical_model_says_what_to_use():
+    from nbcli.models import CategoricalNB, MixedNB
+
+    X = np.array([[0.0, 1.5], [1.0, 2.25], [0.0, 3.0], [1.0, 0.5]])
+    y = ["a", "b", "a", "b"]
+    with pytest.raises(DataValueError, match="not categorical: use the mixed model"):
+        CategoricalNB().fit(X, y)
+    with pytest.raises(DataValueError, match=r"the type gaussian \(--column NAME=gaussian\)"):
+        MixedNB(column_types=["categorical", "categorical"]).fit(X, y)

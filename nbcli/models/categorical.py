@@ -71,6 +71,14 @@ def check_codes(model, C: np.ndarray, columns: np.ndarray, row_offset: int = 0) 
     )
     if negative.any():
         reason += " (Negative values in data are not codes)"
+    if C[i, jj] != np.floor(C[i, jj]) or negative.any():
+        # A measurement, not a code: what to do instead.
+        instead = (
+            "give the column the type gaussian (--column NAME=gaussian)"
+            if getattr(model, "name", None) == "mixed"
+            else "use the mixed model, whose numbers are Gaussian features"
+        )
+        reason += f"; a column of measurements is not categorical: {instead}, or leave it out"
     raise DataValueError(
         f"{reason}; found at row {i + row_offset}, {feature_label(model, j)}",
         i + row_offset,
