@@ -400,3 +400,26 @@ def _text_term_counts(train, column, vocabulary):
     return np.vstack(
         [np.asarray(W[(train.label == c).to_numpy()].sum(axis=0)).ravel() for c in classes]
     )
+
+
+def test_predict_with_text_and_unseen_ignore_scores_and_counts_unseen_codes(tmp_path):
+    rng = np.random.default_rng(0)
+    frames = {}
+    for part in ("train", "test"):
+        d = pd.read_csv(SAMPLE / f"austen_{part}.csv").head(120)
+        d["speaker"] = rng.choice(["narrator", "dialogue"], len(d))
+        d["code"] = rng.integers(0, 3, len(d))
+        frames[part] = d
+    test = frames["test"].copy()
+    test.loc[test.index[:5], "speaker"] = "letter"  # a category never seen
+    test.loc[test.index[5:7], "code"] = 9  # a code never seen
+    frames["train"].to_csv(tmp_path / "train.csv", index=False)
+    test.to_csv(tmp_path / "test.csv", index=False)
+    ok(nbcli("fit", "-m", "mixed", "-d", tmp_path / "train.csv", "--text", "text",
+             "--column", "code=categorical", "-t", "label", "-o", tmp_path / "m.npz", "-q"))  # fmt: skip
+    run = ok(nbcli("predict", "-m", tmp_path / "m.npz", "-d", tmp_path / "test.csv",
+                   "--unseen", "ignore", "-o", tmp_path / "p.csv", "--json", tmp_path / "s.json"))  # fmt: skip
+    summary = json.loads((tmp_path / "s.json").read_text())
+    assert summary["unseen"]["cells"] == {"speaker": 5, "code": 2}, summary["unseen"]
+    assert len(pd.read_csv(tmp_path / "p.csv")) == len(test)
+    assert "Traceback" not in run.stderr

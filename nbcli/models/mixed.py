@@ -385,10 +385,14 @@ class MixedNB(TextColumns, BayesClassifier):
         """Per feature, the cells of ``X`` (n_samples, n_features) holding a
         category code unseen in training (0 for non-categorical columns),
         shape (n_features,), int."""
-        X = np.asarray(X, dtype=float)
-        out = np.zeros(X.shape[1], dtype=np.int64)
         lay = self._layout
-        out[lay.categorical] = unseen_counts(X[:, lay.categorical], self._n_cat)
+        out = np.zeros(X.shape[1], dtype=np.int64)
+        if hasattr(X, "tocsc"):
+            # Table columns beside text word counts (sparse): the categorical ones, dense.
+            codes = np.asarray(X[:, lay.categorical].toarray(), dtype=float)
+        else:
+            codes = np.asarray(X, dtype=float)[:, lay.categorical]
+        out[lay.categorical] = unseen_counts(codes, self._n_cat)
         return out
 
     def _check_unseen(self, X, row_offset=0):
