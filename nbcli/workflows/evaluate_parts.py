@@ -19,6 +19,16 @@ import numpy as np
 
 from nbcli.errors import NbcliError
 
+#: The metrics that need every row's posteriors sorted together, so that the
+#: part-wise sums do not give them.
+RANKING_ON_PARTS = ("roc_auc", "roc_auc_weighted", "average_precision")
+
+#: What a report over parts says of them.
+RANKING_ON_PARTS_WARNING = (
+    "ROC AUC, weighted ROC AUC and average precision need every row's posteriors "
+    "sorted together and are not computed over parts; evaluate the joined file for them"
+)
+
 
 @dataclass(frozen=True)
 class PartScoring:
@@ -304,7 +314,7 @@ def report_from_sums(classes, total: PartEvaluation, *, confidence: float, train
     )
     rows, averages = per_class_scores(confusion, labels)
     n_unseen = int(s.n_rows - s.n_scored)
-    warnings = []
+    warnings = [RANKING_ON_PARTS_WARNING]
     if n_unseen:
         warnings.append(unseen_warning(unseen_labels, n_unseen))
     if training_match:
