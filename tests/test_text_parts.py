@@ -19,6 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nbcli.io.modelfile import build_metadata, load_model
+from nbcli.workflows.evaluate_parts import RANKING_ON_PARTS_WARNING
 
 # Uneven parts, one of a single row.
 SIZES = (37, 1, 80, 42)
@@ -251,7 +252,8 @@ def test_fit_predict_and_evaluate_with_text_on_dask_equal_one_file(tmp_path):
         got_value = by_part["metrics"][name]["value"]
         assert got_value == pytest.approx(whole["metrics"][name]["value"], abs=1e-12)
     # The parts are the model's training rows, recognised by the fingerprint.
-    assert by_part["warnings"] == whole["warnings"] != []
+    assert whole["warnings"] != []
+    assert by_part["warnings"] == [RANKING_ON_PARTS_WARNING, *whole["warnings"]]
 
 
 def test_rows_without_a_label_are_skipped_as_in_one_file(tmp_path):
