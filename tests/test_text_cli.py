@@ -449,3 +449,14 @@ def test_a_text_column_that_keeps_no_term_is_named_with_its_file(tmp_path):
     line = run.stderr.strip().splitlines()[-1]
     assert line.startswith(f"error: {data}: text column 'text': "), line
     assert "Traceback" not in run.stderr
+
+
+def test_a_stop_word_file_with_a_byte_order_mark_keeps_its_first_word(tmp_path):
+    from nbcli.cli.text_options import read_stop_words
+
+    path = tmp_path / "stop.txt"
+    path.write_bytes(b"\xef\xbb\xbfthe\r\nof\r\n")
+    assert read_stop_words(str(path)) == ("of", "the")
+    run = nbcli("fit", "-m", "multinomial", "-d", TRAIN, "--text", "text",
+                "--stop-words", "english", "-o", tmp_path / "m.npz")  # fmt: skip
+    assert run.returncode == 2 and "nbcli has no built-in lists" in run.stderr

@@ -14,6 +14,8 @@ Flags override the ``[text]`` table of a config file::
 
 from __future__ import annotations
 
+import os
+
 import typer
 
 from nbcli.cli.options import column_names, split_list
@@ -72,9 +74,16 @@ def parse_ngram(value, flag: str = "--ngram") -> tuple[int, int]:
 def read_stop_words(path: str, flag: str = "--stop-words") -> tuple[str, ...]:
     """The words of a stop-word file: one per line, blank lines and ``#`` comments skipped."""
     try:
-        with open(path, encoding="utf-8") as f:
+        # utf-8-sig: editors on Windows start the file with a byte-order mark.
+        with open(path, encoding="utf-8-sig") as f:
             lines = f.read().splitlines()
     except FileNotFoundError:
+        if os.sep not in str(path) and "." not in str(path):
+            # "english", as scikit-learn's CountVectorizer takes it.
+            raise NbcliError(
+                f"{flag} {path}: no such file; {flag} takes a file of words, one per line "
+                "(nbcli has no built-in lists)"
+            ) from None
         raise NbcliError(f"{flag} {path}: no such file") from None
     except UnicodeDecodeError:
         raise NbcliError(f"{flag} {path}: the file is not UTF-8 text") from None
