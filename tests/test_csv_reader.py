@@ -520,3 +520,10 @@ def test_decimal_commas_under_mixed_get_the_decimal_comma_hint(tmp_path):
     path.write_text("a;b;label\n" + "\n".join(rows) + "\n")
     with pytest.raises(NbcliError, match="hold numbers written with a decimal comma"):
         read_dataset(path, infer=True, categorical=True, model="mixed")
+
+
+def test_a_comma_before_three_digits_may_be_a_thousands_separator(tmp_path):
+    path = tmp_path / "t.csv"
+    path.write_text('length,label\n"4,095",x\n"1,200",y\n"3,500",x\n')
+    with pytest.raises(NbcliError, match="a decimal comma or a thousands separator"):
+        read_dataset(path, infer=True, model="gaussian")

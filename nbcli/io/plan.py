@@ -493,6 +493,16 @@ def _text_columns_message(refused: list, opts: ReadOptions) -> str:
     booleans = all(p.value_type == pf.BOOLEAN for p in refused)
     word = "column" if len(names) == 1 else "columns"
     if all(_decimal_comma(p.example) for p in refused):
+        import re
+
+        if any(re.fullmatch(r"[+-]?\d{1,3},\d{3}", str(p.example).strip()) for p in refused):
+            # "4,095": a decimal comma, or a thousands separator; only the user knows.
+            return (
+                f"{word} {quote_names(names)} hold{'s' if len(names) == 1 else ''} numbers "
+                f"written with a comma (such as {examples}): a decimal comma or a thousands "
+                "separator; numbers need a '.' as the decimal point and no separators: save "
+                "the file that way"
+            )
         return (
             f"{word} {quote_names(names)} hold{'s' if len(names) == 1 else ''} numbers written "
             f"with a decimal comma (such as {examples}), and numbers need a '.' as the decimal "
