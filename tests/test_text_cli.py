@@ -460,3 +460,12 @@ def test_a_stop_word_file_with_a_byte_order_mark_keeps_its_first_word(tmp_path):
     run = nbcli("fit", "-m", "multinomial", "-d", TRAIN, "--text", "text",
                 "--stop-words", "english", "-o", tmp_path / "m.npz")  # fmt: skip
     assert run.returncode == 2 and "nbcli has no built-in lists" in run.stderr
+
+
+def test_an_empty_text_column_says_so(tmp_path):
+    data = tmp_path / "e.csv"
+    data.write_text("text,label\n,a\n,b\n,a\n")
+    run = nbcli("fit", "-m", "multinomial", "-d", data, "--text", "text", "-o", tmp_path / "m.npz")
+    assert run.returncode == 2
+    assert "text column 'text' has no word in any row" in run.stderr
+    assert "leave it out of --text" in run.stderr

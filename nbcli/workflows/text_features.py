@@ -205,6 +205,11 @@ def finalize_text(
     class_count = None if stats.numeric is None else stats.numeric.class_count
     for column in settings.columns:
         term_stats = stats.terms[column]
+        if term_stats.terms.size == 0 and not settings.stop_words:
+            raise NbcliError(
+                f"text column {column!r} has no word in any row (every cell is empty or "
+                "holds no token); leave it out of --text"
+            )
         try:
             kept = term_stats.select(settings.min_df, settings.max_df, settings.max_features)
         except ValueError as exc:
