@@ -210,6 +210,9 @@ def calibrate(
 
             with atomic_write(plot, "wb") as f:
                 f.write(diagram)
+            from nbcli.cli.console import info
+
+            info(f"wrote {plot}", quiet or json_out == "-")
         if worse and not allow_worse:
             from nbcli.errors import THRESHOLD_MISSED
 
