@@ -181,3 +181,13 @@ def test_an_output_named_gz_is_gzip_compressed_and_may_be_written_again(tmp_path
     )
     assert run.returncode == 2 and "Parquet compresses its columns itself" in run.stderr
     assert not (tmp_path / "p.parquet.gz").exists()
+
+
+def test_output_format_with_one_output_file_is_refused_unless_the_name_agrees(tmp_path):
+    fitted_model_file(tmp_path / "m.npz")
+    data = tmp_path / "new.csv"
+    data.write_text("a,b\n1,2\n6,7\n", encoding="utf-8")
+    run = nbcli_in_process("predict", "-m", tmp_path / "m.npz", "-d", data,
+                           "-o", tmp_path / "z.csv", "--output-format", "parquet")  # fmt: skip
+    assert run.returncode == 2 and "--output-format is for --output-dir" in run.stderr
+    assert not (tmp_path / "z.csv").exists()

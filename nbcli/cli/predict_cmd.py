@@ -124,6 +124,13 @@ def predict(
     options = dict(proba=proba, keep=keep_cols, read=read, digits=digits)
     if output_dir is None and len(inputs) == 1:
         common.open_engine(engine, scheduler, workers, worker_memory)  # refuses Dask options
+        from nbcli.io.predictions import is_parquet_path
+
+        if output_format.lower() == "parquet" and not is_parquet_path(output):
+            raise NbcliError(
+                "--output-format is for --output-dir; the format of --output follows its "
+                "name: end it with .parquet for Parquet"
+            )
         from nbcli.cli.console import info, warn
         from nbcli.io.atomic import check_outputs, writes_to_stdout
         from nbcli.io.modelfile import load_model
