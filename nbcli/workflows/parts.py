@@ -164,11 +164,7 @@ class PartFit:
         from nbcli.engines._reduce import merge_optional
 
         if other.feature_names != self.feature_names:
-            raise NbcliError(
-                f"{other.part}: its feature columns ({', '.join(other.feature_names)}) differ "
-                f"from those of {self.part} ({', '.join(self.feature_names)}); the parts of a "
-                "data set must have the same columns"
-            )
+            raise NbcliError(f"{other.part}: {_columns_differ(self, other)}")
         if other.target != self.target:
             raise NbcliError(
                 f"{other.part}: its target column {other.target!r} differs from "
@@ -186,6 +182,29 @@ class PartFit:
             self.n_rows + other.n_rows,
             self.warnings + [w for w in other.warnings if w not in self.warnings],
         )
+
+
+def _columns_differ(first: PartFit, other: PartFit) -> str:
+    """How ``other``'s feature columns differ from ``first``'s, for the message."""
+    from nbcli.io.messages import quote_names
+
+    mine, theirs = list(first.feature_names), list(other.feature_names)
+    extra = [c for c in theirs if c not in mine]
+    lacking = [c for c in mine if c not in theirs]
+    if not extra and not lacking:
+        return (
+            f"its feature columns are those of {first.part} in another order; the parts of "
+            "a data set must have their columns in one order"
+        )
+    said = []
+    if extra:
+        said.append(f"has {quote_names(extra)}, which {first.part} has not")
+    if lacking:
+        said.append(f"lacks {quote_names(lacking)}, which {first.part} has")
+    return (
+        f"{' and '.join(said)}; the parts of a data set must have the same columns "
+        "(--drop or --features may leave a column out of every part)"
+    )
 
 
 def fit_part(index: int, part: str, spec: PartTraining) -> PartFit:
