@@ -21,7 +21,10 @@ def render_model(report) -> list:
         "format", f"version {report.format_version}, written by nbcli {report.nbcli_version}"
     )
     head.add_row("model", report.model)
-    params = ", ".join(f"{k}={v}" for k, v in report.hyperparameters.items())
+    # As fit's summary shows them: None is the hyperparameter's default.
+    params = ", ".join(
+        f"{k}={'default' if v is None else v}" for k, v in report.hyperparameters.items()
+    )
     head.add_row("hyperparameters", Text(params or "-"))
     head.add_row("target", Text(str(report.target)))
     n = len(report.features)
