@@ -645,3 +645,12 @@ def test_decimal_commas_get_their_own_hint_at_fit(tmp_path):
     assert_one_error_line(run)
     assert "decimal comma (such as a='1,5' in row 1" in run.stderr
     assert "numbers need a '.' as the decimal point" in run.stderr
+
+
+def test_predict_names_every_missing_column_categorical_ones_too(mixed_model, split, tmp_path):
+    path, _ = mixed_model
+    d, train, test = split
+    test.drop(columns=["island", "sex"]).to_csv(tmp_path / "less.csv", index=False)
+    run = nbcli_in_process("predict", "-m", path, "-d", tmp_path / "less.csv")
+    assert run.returncode == 2
+    assert "missing columns 'island', 'sex' that the model was trained on" in run.stderr

@@ -229,12 +229,9 @@ def plan_columns(columns: list[str], opts: ReadOptions, display: str) -> ColumnP
     if opts.features is not None:
         unknown(opts.features, "to use as a feature")
     unknown(opts.drop or [], "to drop")
-    for name, kind in opts.kinds.items():
-        unknown([name], f"to read as {kind}")
-
-    target, note = _choose_target(named, opts, display, unknown)
-
     if opts.model_features is not None:
+        # Every missing column of the model at once, before the kinds the
+        # model gives some of them are checked one by one.
         missing = [c for c in opts.model_features if c not in present]
         if missing:
             word = "column" if len(missing) == 1 else "columns"
@@ -243,6 +240,12 @@ def plan_columns(columns: list[str], opts: ReadOptions, display: str) -> ColumnP
                 f"missing {word} {quote_names(missing)} that the model was "
                 f"trained on; the columns are: {quote_names(named)}",
             )
+    for name, kind in opts.kinds.items():
+        unknown([name], f"to read as {kind}")
+
+    target, note = _choose_target(named, opts, display, unknown)
+
+    if opts.model_features is not None:
         features = list(opts.model_features)
     elif opts.features is not None:
         if target is not None and target in opts.features:
