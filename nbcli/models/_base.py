@@ -87,6 +87,11 @@ class BayesClassifier(BlockScoring, FromStatistics, Parameters):
     inspection_sections : tuple of str
         Further analyses ``nbcli inspect`` shows (``discriminant_directions``,
         ``class_covariances``).
+    text_statistic : str or None
+        The term statistic its text columns (``--text``) are fitted from:
+        ``multinomial`` (counts per class), ``complement`` (counts of the
+        other classes) or ``bernoulli`` (documents holding a term); None for a
+        model that takes no text columns.
     """
 
     name: ClassVar[str] = ""
@@ -98,6 +103,7 @@ class BayesClassifier(BlockScoring, FromStatistics, Parameters):
     feature_kinds: ClassVar[tuple[str, ...]] = ("gaussian",)
     indicative_definition: ClassVar[str | None] = None
     inspection_sections: ClassVar[tuple[str, ...]] = ()
+    text_statistic: ClassVar[str | None] = None
     #: The same as ``name`` (the attribute earlier versions had).
     model_type: ClassVar[str] = ""
 

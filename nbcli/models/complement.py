@@ -85,6 +85,7 @@ class ComplementNB(BayesClassifier):
 
     name = "complement"
     feature_kinds = ("multinomial",)
+    text_statistic = "complement"
     hyperparameters = (
         alpha(),
         Hyperparameter(

@@ -224,6 +224,7 @@ class MultinomialNB(_DiscreteNB):
     name = "multinomial"
     hyperparameters = (alpha(), force_alpha(), fit_prior(), priors("class_prior"), missing())
     feature_kinds = ("multinomial",)
+    text_statistic = "multinomial"
     indicative_definition = COUNT_DEFINITION
     # Counts cannot be negative, and the model is not meant for the Gaussian
     # blobs scikit-learn scores every classifier on (its own tags).
@@ -324,6 +325,7 @@ class BernoulliNB(_DiscreteNB):
 
     name = "bernoulli"
     feature_kinds = ("bernoulli",)
+    text_statistic = "bernoulli"
     indicative_definition = PRESENCE_DEFINITION
     hyperparameters = (
         alpha(),

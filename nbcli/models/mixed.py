@@ -281,8 +281,10 @@ class MixedNB(TextColumns, BayesClassifier):
         ),
     )
     statistics = (MixedStats,)
-    #: Text columns are multinomial terms of this model (``--text``).
+    #: Text columns are multinomial terms of this model (``--text``), each
+    #: beside the table's columns rather than among them.
     text_term = "multinomial"
+    text_statistic = "multinomial"
     prior_param = "class_prior"
     # NaN must be caught before scoring: a NaN cell scores as a missing one.
     _scan_for_nonfinite = True

@@ -37,7 +37,6 @@ from nbcli.text.tokens import count_terms
 from nbcli.text.vocabulary import TermStats, Vocabulary
 
 __all__ = [
-    "TEXT_KINDS",
     "TextChunkStats",
     "TextMatrix",
     "TextModel",
@@ -50,16 +49,6 @@ __all__ = [
     "text_matrix",
 ]
 
-#: Model types that take text columns, and which term statistic each uses. The
-#: mixed model takes each text column as a multinomial term of its own
-#: (its class declares ``text_term``; see :mod:`nbcli.models._text_term`).
-TEXT_KINDS = {
-    "multinomial": "multinomial",
-    "complement": "complement",
-    "bernoulli": "bernoulli",
-    "mixed": "multinomial",
-}
-
 
 def _text_term(estimator) -> bool:
     """Whether text columns are terms of ``estimator`` beside its table (mixed)."""
@@ -67,7 +56,9 @@ def _text_term(estimator) -> bool:
 
 
 def check_text_model(estimator) -> str:
-    """The term statistic ``estimator`` needs (see :data:`TEXT_KINDS`).
+    """The term statistic ``estimator`` needs: what its class declares as
+    ``text_statistic`` (the mixed model takes each text column as a
+    multinomial term of its own, see :mod:`nbcli.models._text_term`).
 
     Raises
     ------
@@ -76,10 +67,13 @@ def check_text_model(estimator) -> str:
         (``sklearn_tags["sparse"]``), or a Bernoulli model whose threshold
         is not 0 (word presence).
     """
-    kind = TEXT_KINDS.get(estimator.name)
+    kind = type(estimator).text_statistic
     if kind is None:
+        from nbcli.models import MODELS
+
+        takers = [name for name, cls in MODELS.items() if cls.text_statistic is not None]
         raise NbcliError(
-            f"--text needs a model of word counts: {', '.join(TEXT_KINDS)} "
+            f"--text needs a model of word counts: {', '.join(takers)} "
             f"(the {estimator.name} model does not take text columns)"
         )
     if not (_text_term(estimator) or type(estimator).sklearn_tags.get("sparse", False)):
