@@ -71,7 +71,7 @@ def collect_text_folds(
         as :func:`~nbcli.workflows.folds.collect_fold_statistics` for the folds.
     """
     from nbcli.io.fingerprint import TrainingFingerprint
-    from nbcli.workflows.folds import check_folds, fold_layout
+    from nbcli.workflows.folds import check_folds, fold_layout, fold_stream
     from nbcli.workflows.tables import (
         RowCounts,
         apply_column_types,
@@ -79,7 +79,7 @@ def collect_text_folds(
         choose_missing,
     )
     from nbcli.workflows.text_features import check_text_model, fingerprint_columns
-    from nbcli.workflows.train import TableFacts, data_error, training_stream
+    from nbcli.workflows.train import TableFacts, data_error
 
     if getattr(type(estimator), "text_term", None):
         # Its text terms sit beside table columns the fold statistics here do not hold.
@@ -101,25 +101,17 @@ def collect_text_folds(
     column_types = dict(column_types or {})
     missing = choose_missing(estimator, missing)
     check_column_types(estimator, column_types)
-    stream = training_stream(
+    stream = fold_stream(
+        estimator,
         data,
-        chunk_size=read.chunk_size,
-        target=read.target,
+        read,
         features=features,
         drop=drop,
-        delimiter=read.delimiter,
-        x_key=read.x_key,
-        y_key=read.y_key,
-        keep=keep or None,
-        keep_for=f"for {'--fold-column' if fold_column is not None else '--group-column'}",
+        fold_column=fold_column,
+        group_column=group_column,
         missing=missing,
-        na_values=None if na_values is None else tuple(str(v) for v in na_values),
-        infer=True,
-        categorical=False,
-        all_categorical=False,
+        na_values=na_values,
         column_types=column_types,
-        skip_missing_labels=True,
-        model=estimator.name,
         kinds={c: "words" for c in text.columns},
     )
     outside = [c for c in text.columns if c not in stream.word_columns]

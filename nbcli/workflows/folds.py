@@ -118,7 +118,7 @@ def collect_fold_statistics(
         check_column_types,
         choose_missing,
     )
-    from nbcli.workflows.train import data_error, training_stream
+    from nbcli.workflows.train import data_error
 
     read = read or ReadOptions()
     reporter = reporter or Reporter()
@@ -153,26 +153,17 @@ def collect_fold_statistics(
     column_types = dict(column_types or {})
     missing = choose_missing(estimator, missing)
     check_column_types(estimator, column_types)
-    # The same column plan and missing-value handling as ``nbcli fit``.
-    stream = training_stream(
+    stream = fold_stream(
+        estimator,
         data,
-        chunk_size=read.chunk_size,
-        target=read.target,
+        read,
         features=features,
         drop=drop,
-        delimiter=read.delimiter,
-        x_key=read.x_key,
-        y_key=read.y_key,
-        keep=keep or None,
-        keep_for=f"for {'--fold-column' if fold_column is not None else '--group-column'}",
+        fold_column=fold_column,
+        group_column=group_column,
         missing=missing,
-        na_values=None if na_values is None else tuple(str(v) for v in na_values),
-        infer=True,
-        categorical="categorical" in type(estimator).feature_kinds,
-        all_categorical=type(estimator).feature_kinds == ("categorical",),
+        na_values=na_values,
         column_types=column_types,
-        skip_missing_labels=True,
-        model=estimator.name,
     )
     apply_column_types(estimator, stream.plan, column_types, missing, unseen)
     row_counts = RowCounts()
@@ -239,6 +230,50 @@ def collect_fold_statistics(
     check_folds(fs, estimator.min_samples_per_class)
     fs.warnings.extend(fs.fold_only_categories(stream.categories))
     return fs
+
+
+def fold_stream(
+    estimator,
+    data: str,
+    read: ReadOptions,
+    *,
+    features,
+    drop,
+    fold_column: str | None,
+    group_column: str | None,
+    missing: str,
+    na_values,
+    column_types: dict,
+    kinds: dict | None = None,
+):
+    """The rows of ``data`` as ``nbcli fit`` reads them for ``estimator`` (the
+    same column plan and missing-value handling), with ``fold_column`` or
+    ``group_column`` carried beside them; ``kinds`` fixes the kind of
+    columns such as text ones (``{"notes": "words"}``)."""
+    from nbcli.workflows.train import training_stream
+
+    keep = [c for c in (fold_column, group_column) if c is not None]
+    return training_stream(
+        data,
+        chunk_size=read.chunk_size,
+        target=read.target,
+        features=features,
+        drop=drop,
+        delimiter=read.delimiter,
+        x_key=read.x_key,
+        y_key=read.y_key,
+        keep=keep or None,
+        keep_for=f"for {'--fold-column' if fold_column is not None else '--group-column'}",
+        missing=missing,
+        na_values=None if na_values is None else tuple(str(v) for v in na_values),
+        infer=True,
+        categorical="categorical" in type(estimator).feature_kinds,
+        all_categorical=type(estimator).feature_kinds == ("categorical",),
+        column_types=column_types,
+        skip_missing_labels=True,
+        model=estimator.name,
+        kinds=kinds,
+    )
 
 
 def fold_layout(
