@@ -199,7 +199,9 @@ def calibrate(
         diagram = reliability_image(before.diagram.to_dict()["bins"], bins_after, Path(plot).suffix)
     worse = worse_after(report) if result.fitted and output is not None else []
     # Once the model file may be replaced, the command finishes, whatever arrives.
-    with common.signals_deferred():
+    from nbcli.io.atomic import signals_deferred
+
+    with signals_deferred():
         if result.fitted and output is not None and (allow_worse or not worse):
             from nbcli.io.modelfile import save_model
 

@@ -44,35 +44,6 @@ MODEL = typer.Option(
 )
 
 
-@contextlib.contextmanager
-def signals_deferred():
-    """Finish the block even when Ctrl-C or SIGTERM arrives during it.
-
-    Used from just before a command replaces its output (the model file)
-    to the end of the command: once the new file has replaced the old one,
-    stopping would report a failure for work that was done. A signal that
-    arrives meanwhile is noted and the command completes (exit 0). Outside
-    the main thread signals cannot be handled, and the block runs as is.
-    """
-    import signal
-
-    caught: list[int] = []
-
-    def note(signum, frame):
-        caught.append(signum)
-
-    try:
-        previous = {s: signal.signal(s, note) for s in (signal.SIGINT, signal.SIGTERM)}
-    except ValueError:  # not the main thread
-        yield caught
-        return
-    try:
-        yield caught
-    finally:
-        for s, handler in previous.items():
-            signal.signal(s, handler)
-
-
 def check_columns(target: str | None, features: list[str] | None, drop: list[str] | None) -> None:
     """Refuse, before reading, column options that contradict each other.
 

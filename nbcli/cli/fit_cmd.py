@@ -185,10 +185,11 @@ def _fit(
     for note in result.notes:
         info(note, quiet)
 
+    # From here the old model file may already be replaced: finish, whatever arrives.
+    from nbcli.io.atomic import signals_deferred
     from nbcli.io.modelfile import save_model
 
-    # From here the old model file may already be replaced: finish, whatever arrives.
-    with common.signals_deferred():
+    with signals_deferred():
         save_model(result.model_file, output)
         if json_out is not None or not quiet:
             report = result.summary(output)

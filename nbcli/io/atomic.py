@@ -396,7 +396,7 @@ def atomic_group(paths, mode: str = "wb"):
         with contextlib.ExitStack() as stack:
             handles = [stack.enter_context(atomic_write(p, mode, staged=staged)) for p in paths]
             yield handles
-        with _signals_held():
+        with signals_deferred():
             while staged:
                 tmp, path = staged[0]
                 os.replace(tmp, path)
@@ -411,17 +411,30 @@ def atomic_group(paths, mode: str = "wb"):
 
 
 @contextlib.contextmanager
-def _signals_held():
-    """A block that Ctrl-C and SIGTERM do not interrupt (in the main thread)."""
+def signals_deferred():
+    """Finish the block even when Ctrl-C or SIGTERM arrives during it.
+
+    Used where stopping would leave outputs inconsistent or report a failure
+    for work that was done: from just before a command replaces its output
+    (the model file) to the end of the command, and around
+    :func:`atomic_group`'s renames. A signal that arrives meanwhile is noted
+    in the yielded list and the block completes. Outside the main thread
+    signals cannot be handled, and the block runs as is.
+    """
     import signal
 
+    caught: list[int] = []
+
+    def note(signum, frame):
+        caught.append(signum)
+
     try:
-        previous = {s: signal.signal(s, lambda *_: None) for s in (signal.SIGINT, signal.SIGTERM)}
-    except ValueError:  # not the main thread: signals go to the main thread anyway
-        yield
+        previous = {s: signal.signal(s, note) for s in (signal.SIGINT, signal.SIGTERM)}
+    except ValueError:  # not the main thread
+        yield caught
         return
     try:
-        yield
+        yield caught
     finally:
         for s, handler in previous.items():
             signal.signal(s, handler)
