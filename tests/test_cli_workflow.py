@@ -193,7 +193,13 @@ def test_evaluate_json_on_stdout_only_and_matches_sklearn(iris_model):
     )
     assert report["schema"] == "nbcli.evaluation" and report["schema_version"] == 1
     assert report["settings"]["seed"] == 7 and report["settings"]["bootstrap_resamples"] == 200
-    assert report["inputs"]["data"]["sha256"] and report["inputs"]["model"]["sha256"]
+    import hashlib
+
+    digest = hashlib.sha256((SAMPLE / "iris_test.csv").read_bytes()).hexdigest()
+    assert report["inputs"]["data"]["sha256"] == digest
+    assert report["inputs"]["model"]["sha256"] == hashlib.sha256(
+        Path(iris_model).read_bytes()
+    ).hexdigest()
     test = pd.read_csv(SAMPLE / "iris_test.csv")
     pred = pd.read_csv(
         io.StringIO(
@@ -216,6 +222,18 @@ def test_evaluate_json_on_stdout_only_and_matches_sklearn(iris_model):
     # Same seed, same interval.
     again, _ = _eval_json(iris_model, SAMPLE / "iris_test.csv", "--bootstrap", "200", "--seed", "7")
     assert again["metrics"] == report["metrics"]
+
+
+def test_evaluate_and_compare_hash_inputs_only_when_asked(iris_model):
+    from nbcli.workflows.evaluate import compare, evaluate
+
+    data = str(SAMPLE / "iris_test.csv")
+    plain = evaluate(iris_model, data, bootstrap=0, hash_inputs=False)
+    assert plain.inputs == {"model": {"path": iris_model}, "data": {"path": data}}
+    hashed = evaluate(iris_model, data, bootstrap=0)
+    assert len(hashed.inputs["data"]["sha256"]) == 64
+    pair = compare([iris_model, iris_model], data, bootstrap=0, hash_inputs=False)
+    assert pair.inputs == {"models": [{"path": iris_model}] * 2, "data": {"path": data}}
 
 
 def test_fail_under_exit_codes(iris_model):

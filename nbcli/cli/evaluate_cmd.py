@@ -174,6 +174,8 @@ def evaluate(
             confidence=confidence,
             seed=seed,
             bins=bins,
+            # Hashing reads the files again: only for a JSON report, as cv does.
+            hash_inputs=json_out is not None,
             reporter=ConsoleReporter(quiet),
         )
     # Drawn before anything is written, so that a failure leaves no output behind.
@@ -270,6 +272,7 @@ def compare(
         bootstrap=bootstrap,
         confidence=confidence,
         seed=seed,
+        hash_inputs=json_out is not None,
         reporter=ConsoleReporter(quiet),
     )
     common.show_warnings(report.warnings)
