@@ -197,9 +197,10 @@ def test_evaluate_json_on_stdout_only_and_matches_sklearn(iris_model):
 
     digest = hashlib.sha256((SAMPLE / "iris_test.csv").read_bytes()).hexdigest()
     assert report["inputs"]["data"]["sha256"] == digest
-    assert report["inputs"]["model"]["sha256"] == hashlib.sha256(
-        Path(iris_model).read_bytes()
-    ).hexdigest()
+    assert (
+        report["inputs"]["model"]["sha256"]
+        == hashlib.sha256(Path(iris_model).read_bytes()).hexdigest()
+    )
     test = pd.read_csv(SAMPLE / "iris_test.csv")
     pred = pd.read_csv(
         io.StringIO(
