@@ -73,10 +73,26 @@ def test_one_sort_gives_sklearn_areas_and_delong_components(rows, ties):
     assert abs(part.average_precision - r.average_precision) <= TOL
     assert abs(part.variance - r.variance) <= TOL
     np.testing.assert_allclose(part.per_row, r.per_row, rtol=0, atol=TOL)
+    # polars' sort (large columns) gives the figures of NumPy's, negative scores included.
+    saved = rc._POLARS_SORT_ROWS
+    try:
+        rc._POLARS_SORT_ROWS = 0
+        by_polars = rc.rank_column(pos, score - 20.0, counts=True, per_row=rc.PLACEMENT)
+    finally:
+        rc._POLARS_SORT_ROWS = saved
+    assert by_polars.auc == r.auc
+    assert abs(by_polars.average_precision - r.average_precision) <= TOL
+    np.testing.assert_allclose(by_polars.per_row, r.per_row, rtol=0, atol=TOL)
+    np.testing.assert_array_equal(by_polars.tps, r.tps)
+    np.testing.assert_array_equal(by_polars.fps, r.fps)
+    np.testing.assert_array_equal(by_polars.thresholds, r.thresholds - 20.0)
 
 
+@pytest.mark.parametrize("sorter", ["numpy", "polars"])
 @pytest.mark.parametrize("case", ["separated", "overlap", "ties", "one class"])
-def test_large_columns_sorted_in_part_agree_with_sklearn(case):
+def test_large_columns_sorted_in_part_agree_with_sklearn(case, sorter, monkeypatch):
+    if sorter == "polars":
+        monkeypatch.setattr(rc, "_POLARS_SORT_ROWS", 1000)
     rng = np.random.default_rng(9)
     n = 40_000
     pos = rng.random(n) < 0.2
