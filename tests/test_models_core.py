@@ -2,6 +2,8 @@
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats
 
 from nbcli.models import (
@@ -337,3 +339,40 @@ def test_hyperparameters_that_overflow_are_refused(model, message):
     X = np.abs(np.random.default_rng(12).normal(size=(20, 3))) * 10
     with pytest.raises(ValueError, match=message):
         model.fit(X, [0, 1] * 10)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    classes=st.integers(1, 40),
+    separation=st.sampled_from([0.0, 3.0, 1e6, 1e12]),
+    weighted=st.booleans(),
+    seed=st.integers(0, 2**16),
+)
+def test_class_moments_of_a_chunk_equal_the_two_pass_formula(classes, separation, weighted, seed):
+    # Few or many classes (products or gathered rows), classes near the chunk's
+    # first row or far from it against their spread (the fallback), with weights.
+    from nbcli.models._stats import ClassMoments
+
+    rng = np.random.default_rng(seed)
+    n, d = 400, 3
+    y = rng.integers(0, classes, n)
+    X = rng.normal(size=(n, d)) + separation * y[:, None]
+    w = rng.uniform(0.5, 2.0, n) if weighted else None
+    got = ClassMoments.from_data(np.asfortranarray(X), y, w, classes)
+    for k in range(classes):
+        rows = y == k
+        wk = np.ones(rows.sum()) if w is None else w[rows]
+        if not rows.any():
+            assert got.count[k] == 0 and np.all(got.m2[k] == 0)
+            continue
+        # The two-pass formula about one of the class's rows: subtracting a
+        # nearby value is exact, so the reference keeps every digit at 1e12.
+        shift = X[rows][0]
+        centred = X[rows] - shift
+        offset = np.average(centred, axis=0, weights=wk)
+        m2 = (wk[:, None] * (centred - offset) ** 2).sum(axis=0)
+        assert got.count[k] == pytest.approx(wk.sum(), rel=1e-14)
+        # The mean, a sum of two parts near ``shift``, is good to its last bits.
+        close = 4 * np.spacing(np.abs(shift).max()) + 1e-12
+        np.testing.assert_allclose(got.mean[k] - shift, offset, rtol=1e-9, atol=close)
+        np.testing.assert_allclose(got.m2[k], m2, rtol=1e-11, atol=0)

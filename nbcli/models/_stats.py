@@ -343,15 +343,48 @@ class ClassMoments(_Located):
 
     @classmethod
     def from_data(cls, X, y_idx, w, n_classes):
-        d = X.shape[1]
+        """Statistics of one chunk; ``X`` of shape (n_samples, n_features).
+
+        Every class is first taken about one shift, the chunk's first row:
+        the class sums of the shifted values and of their squares are
+        weighted counts of the class codes, one column at a time
+        (``numpy.bincount``), with no gathering of each class's rows (a
+        strided copy of a column-major chunk). A class whose mean lies far
+        from that row against its spread (:data:`_SHIFTED_SUMS_LIMIT`) is
+        computed again about a row of its own (:func:`_shifted_moments`).
+        """
+        n, d = X.shape
         count = np.zeros(n_classes)
         shift = np.zeros((n_classes, d))
         offset = np.zeros((n_classes, d))
         m2 = np.zeros((n_classes, d))
-        for k, rows in _class_blocks(y_idx, n_classes):
-            moments = _shifted_moments(X, rows, w)
-            if moments is not None:
-                count[k], shift[k], offset[k], m2[k] = moments
+        if n == 0:
+            return cls(count=count, shift=shift, offset=offset, m2=m2)
+        count = np.bincount(y_idx, weights=w, minlength=n_classes).astype(np.float64)
+        sums = np.empty((n_classes, d))
+        squares = np.empty((n_classes, d))
+        column = np.empty(n)
+        for j in range(d):
+            np.subtract(X[:, j], X[0, j], out=column)
+            sums[:, j] = np.bincount(
+                y_idx, weights=column if w is None else column * w, minlength=n_classes
+            )
+            np.square(column, out=column)
+            squares[:, j] = np.bincount(
+                y_idx, weights=column if w is None else column * w, minlength=n_classes
+            )
+        live = count > 0
+        shift[live] = X[0]
+        offset[live] = sums[live] / count[live, None]
+        about_mean = count[:, None] * offset**2
+        m2[live] = squares[live] - about_mean[live]
+        far = live & np.any(about_mean > _SHIFTED_SUMS_LIMIT * m2, axis=1)
+        if far.any():
+            for k, rows in _class_blocks(y_idx, n_classes):
+                if far[k]:
+                    moments = _shifted_moments(X, rows, w)
+                    if moments is not None:
+                        count[k], shift[k], offset[k], m2[k] = moments
         return cls(count=count, shift=shift, offset=offset, m2=m2)
 
     def merge(self, other: ClassMoments) -> ClassMoments:
