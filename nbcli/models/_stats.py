@@ -13,8 +13,9 @@ accumulated chunk by chunk and merged in any order:
 * :class:`PooledScatter` - per-class count and mean with one pooled
   within-class scatter matrix (LDA otherwise).
 
-Within a chunk the moments are computed by the corrected two-pass algorithm,
-and chunks are merged with the pairwise update of Chan, Golub and LeVeque,
+Within a chunk the moments are sums about a shift, one of the chunk's rows
+(the shifted-data formula), or, for a class whose mean lies far from it, by
+the corrected two-pass algorithm; chunks are merged with the pairwise update of Chan, Golub and LeVeque,
 "Updating formulae and a pairwise algorithm for computing sample variances"
 (1982), in its matrix form (Schubert and Gertz, "Numerically stable parallel
 computation of (co-)variance", SSDBM 2018). Sums of squares are never formed
