@@ -201,3 +201,24 @@ def test_a_folder_fit_records_what_a_one_file_fit_records(tmp_path, model):
     assert {k: v for k, v in split.training.items() if k not in drop} == {
         k: v for k, v in one.training.items() if k not in drop
     }
+
+
+@pytest.mark.parametrize("command", ["compare", "calibrate", "cv"])
+def test_commands_that_read_one_file_say_so_for_a_folder_of_parts(tmp_path, command):
+    parts = _write(tmp_path)
+    model = tmp_path / "m.npz"
+    assert (
+        nbcli_in_process(
+            "fit", "-m", "gaussian", "-d", tmp_path / "all.csv", "-o", model, "-q"
+        ).returncode
+        == 0
+    )
+    args = {
+        "compare": ["compare", "-m", model, "-m", model, "-d", parts],
+        "calibrate": ["calibrate", "-m", model, "-d", parts, "-o", tmp_path / "c.npz"],
+        "cv": ["cv", "-m", "gaussian", "-d", parts],
+    }[command]
+    assert_one_error_line(
+        nbcli_in_process(*args), f"{parts}: is a directory", "this command reads one file"
+    )
+    assert not (tmp_path / "c.npz").exists()

@@ -132,7 +132,11 @@ def error_from_exception(exc: BaseException, display: str) -> NbcliError:
     if isinstance(exc, FileNotFoundError):
         return fail(display, "no such file; check the path")
     if isinstance(exc, IsADirectoryError):
-        return fail(display, "is a directory, not a data file; give the path of a file")
+        return fail(
+            display,
+            "is a directory, not a data file; give the path of a file (fit, predict and "
+            "evaluate also read a folder of CSV or Parquet parts; this command reads one file)",
+        )
     if isinstance(exc, PermissionError):
         return fail(display, "permission denied; check that the file is readable")
     if (
