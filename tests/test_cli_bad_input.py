@@ -228,6 +228,13 @@ REFUSALS = {
         ["{d}/far.csv", "row 2 cannot be scored", "column 'b' = 1e+200"],
         {"far.csv": "a,b\n1,2\n3,1e200\n"},
     ),
+    "predict_row_whose_classes_cannot_be_told_apart": Refusal(
+        # 1e17 spreads out, the two classes' scores (about -1e34) differ by
+        # less than their rounding: not the 0.5 / 0.5 tie they round to.
+        _predict("{d}/far17.csv"),
+        ["{d}/far17.csv", "row 2 cannot be scored", "differ by less than their rounding"],
+        {"far17.csv": "a,b\n1,2\n1e17,2\n"},
+    ),
     "data_npz_with_pickled_object": Refusal(
         _predict("{d}/evil_data.npz"),
         ["{d}/evil_data.npz", "pickled"],

@@ -376,3 +376,22 @@ def test_class_moments_of_a_chunk_equal_the_two_pass_formula(classes, separation
         close = 4 * np.spacing(np.abs(shift).max()) + 1e-12
         np.testing.assert_allclose(got.mean[k] - shift, offset, rtol=1e-9, atol=close)
         np.testing.assert_allclose(got.m2[k], m2, rtol=1e-11, atol=0)
+
+
+@pytest.mark.parametrize("name", ["gaussian", "lda", "qda", "mixed"])
+def test_rows_whose_classes_cannot_be_told_apart_get_nan_not_a_tie(name):
+    # Equal class spreads: the exact log-odds of the second class is linear in
+    # x, but 1e17 spreads out both scores are about -1e34 and their difference
+    # is below their rounding. A row still resolved (1e6 out) keeps its answer.
+    X = np.array([[1.0, 2.0], [2.0, 3.0], [3.0, 1.0], [5.0, 6.0], [6.0, 7.0], [7.0, 5.0]])
+    y = np.array([0, 0, 0, 1, 1, 1])
+    model = MODELS[name]().fit(X, y)
+    far = np.array([[1e17, 2.0], [1e6, 2.0], [4.0, 4.0]])
+    proba = model.predict_proba(far)
+    if name == "lda":
+        # The discriminant is linear in x (no squared distances): resolved.
+        np.testing.assert_array_equal(proba[0], [0.0, 1.0])
+        return
+    assert np.isnan(proba[0]).all()
+    assert proba[1, 1] == pytest.approx(1.0) and np.isfinite(proba[2]).all()
+    assert np.isnan(model.predict_log_proba(far)[0]).all()

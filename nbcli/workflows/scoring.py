@@ -219,7 +219,9 @@ def _check_scored(
     That happens when a row lies so far from the training data (by more
     than about 1e154 spreads) that its likelihood underflows to zero under
     every class, or its squared distance overflows: the posterior is then
-    0/0. Such a value is almost always a unit or data-entry error.
+    0/0; or (from some 1e7 spreads) when the classes' scores differ by less
+    than their rounding (see :mod:`nbcli.models._logspace`). Such a value
+    is almost always a unit or data-entry error.
     """
     undefined = np.isnan(logp).any(axis=1)
     if not undefined.any():
@@ -229,7 +231,8 @@ def _check_scored(
     row = row_offset + (i if where is None else int(where[i])) + 1
     raise NbcliError(
         f"{path}: row {row} cannot be scored: its values are so far from the "
-        "training data that its likelihood underflows to zero for every class (largest "
+        "training data that its posterior is undefined in double precision (the "
+        "likelihoods underflow, or differ by less than their rounding; largest "
         f"value: column {feature_names[j]!r} = {X[i, j]:g}); check that row's values and units"
     )
 
