@@ -231,3 +231,13 @@ def test_a_confusion_matrix_that_fits_is_still_drawn_with_keys():
     # At this width rows carry key and label; columns carry keys only.
     row = next(line for line in text.splitlines() if line.split()[:2] == ["#25", "class-24"])
     assert [int(x) for x in row.split()[2:]] == r.confusion[24].tolist()
+
+
+def test_two_class_report_names_the_class_its_ranking_figures_are_of(evaluation):
+    rng = np.random.default_rng(4)
+    y = np.where(rng.random(200) < 0.4, "spam", "ham")
+    p1 = np.clip((y == "spam") * 0.5 + rng.random(200) * 0.5, 0.01, 0.99)
+    report = build_evaluation(np.array(["ham", "spam"]), y, np.c_[1 - p1, p1], n_resamples=0)
+    text = " ".join(_text(render(report), 200).split())
+    assert "ROC AUC and average precision are those of class spam (the second)" in text
+    assert "those of class" not in " ".join(_text(render(evaluation), 200).split())

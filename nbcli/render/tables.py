@@ -416,6 +416,12 @@ def render_evaluation(report) -> list:
         f"accuracy {_num(cal.accuracy)}, ECE {_num(cal.ece)}, MCE {_num(cal.mce)}"
     )
     note = _interval_note(s, report.metrics.values())
+    known = report.labels[: len(report.labels) - report.n_unseen]
+    if len(known) == 2:
+        note.append(
+            f"\nWith two classes, ROC AUC and average precision are those of class "
+            f"{escape_controls(str(known[1]))} (the second) against the other."
+        )
     if report.n_unseen:
         note.append(
             f"\n{report.n_unseen} {'row has a label' if report.n_unseen == 1 else 'rows have labels'}"
