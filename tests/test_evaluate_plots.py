@@ -60,3 +60,26 @@ def test_plot_outputs_are_checked_before_any_work(model, tmp_path):
         "evaluate", "-m", model, "-d", test, "--plot", tmp_path / "e", "--plot-format", "gif"
     )
     assert run.returncode == 2 and not list(tmp_path.iterdir())
+
+
+def test_roc_plot_keeps_every_class_when_unseen_labels_fill_several_rows(monkeypatch):
+    # Three rows carry one label the model never saw: the plot's classes are
+    # the model's three, not the first three minus the number of such rows.
+    import nbcli.render.plot as plot
+    from nbcli.cli.evaluate_cmd import evaluation_images
+    from nbcli.reports import build_evaluation
+
+    rng = np.random.default_rng(0)
+    classes = np.array(["a", "b", "c"])
+    y = classes[rng.integers(0, 3, 60)].astype(object)
+    y[:3] = "zz"
+    p = rng.dirichlet(np.ones(3), size=60)
+    report = build_evaluation(classes, y, p, n_resamples=0)
+    seen = {}
+    monkeypatch.setattr(
+        plot, "roc_image", lambda curves, names, suffix: seen.setdefault("names", names) and b""
+    )
+    monkeypatch.setattr(plot, "reliability_image", lambda *a: b"")
+    monkeypatch.setattr(plot, "confusion_image", lambda *a: b"")
+    evaluation_images(report, ".png")
+    assert list(seen["names"]) == ["a", "b", "c"]

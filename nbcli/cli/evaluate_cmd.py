@@ -207,7 +207,7 @@ def evaluation_images(report, suffix: str) -> dict[str, bytes]:
     """The reliability diagram, ROC curves and confusion matrix of ``report`` as image bytes."""
     from nbcli.render.plot import confusion_image, reliability_image, roc_image
 
-    classes = report.labels[: len(report.labels) - report.n_unseen]
+    classes = report.labels[: len(report.labels) - len(report.unseen_labels)]
     bins = report.calibration.to_dict()["bins"]
     return {
         "reliability": reliability_image(bins, None, suffix),

@@ -416,7 +416,7 @@ def render_evaluation(report) -> list:
         f"accuracy {_num(cal.accuracy)}, ECE {_num(cal.ece)}, MCE {_num(cal.mce)}"
     )
     note = _interval_note(s, report.metrics.values())
-    known = report.labels[: len(report.labels) - report.n_unseen]
+    known = report.labels[: len(report.labels) - len(report.unseen_labels)]
     if len(known) == 2:
         note.append(
             f"\nWith two classes, ROC AUC and average precision are those of class "
