@@ -654,3 +654,28 @@ def test_predict_names_every_missing_column_categorical_ones_too(mixed_model, sp
     run = nbcli_in_process("predict", "-m", path, "-d", tmp_path / "less.csv")
     assert run.returncode == 2
     assert "missing columns 'island', 'sex' that the model was trained on" in run.stderr
+
+
+def test_mixed_model_refuses_numbers_with_a_missing_value_mark_as_categories(tmp_path):
+    # A '?' among numbers would turn each number into a category of its own.
+    rng = np.random.default_rng(5)
+    rows = ["length,colour,species"]
+    for i in range(60):
+        length = "?" if i % 7 == 3 else f"{rng.normal(40 + 5 * (i % 2), 2):.1f}"
+        rows.append(f"{length},{'red' if i % 3 else 'blue'},{'a' if i % 2 else 'b'}")
+    data = tmp_path / "q.csv"
+    data.write_text("\n".join(rows) + "\n")
+    out = tmp_path / "m.npz"
+    refused = nbcli_in_process("fit", "-m", "mixed", "-d", data, "-o", out)
+    assert_one_error_line(refused, "'length' holds numbers and the mark '?'", "--na-values '?'")
+    assert not out.exists()
+    from nbcli.io.modelfile import load_model
+
+    ok = nbcli_in_process("fit", "-m", "mixed", "-d", data, "-o", out, "--na-values", "?")
+    assert ok.returncode == 0, ok.stderr
+    assert load_model(out).model.column_types_ == ["gaussian", "categorical"]
+    kept = nbcli_in_process(
+        "fit", "-m", "mixed", "-d", data, "-o", out, "--force", "--column", "length=categorical"
+    )
+    assert kept.returncode == 0, kept.stderr
+    assert load_model(out).model.column_types_ == ["categorical", "categorical"]

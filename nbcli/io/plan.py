@@ -397,7 +397,7 @@ def decide_kinds(plan: ColumnPlan, profiles: dict, opts: ReadOptions, display: s
             )
     if plan.target is not None and plan.target in profiles:
         warnings.extend(_check_target(plan, profiles[plan.target], opts, display))
-    kinds, refused, not_categories = {}, [], []
+    kinds, refused, not_categories, marked = {}, [], [], []
     for c in features:
         given = opts.column_types.get(c)
         p = profiles.get(c)
@@ -423,6 +423,10 @@ def decide_kinds(plan: ColumnPlan, profiles: dict, opts: ReadOptions, display: s
             kinds[c] = NUMERIC
         elif not opts.categorical:
             refused.append(p)
+        elif _marked_numbers(p):
+            # Numbers and one mark such as '?': as categories, every number
+            # would be a category of its own and the mark one more.
+            marked.append(p)
         elif p.value_type == pf.DATETIME or (
             p.value_type == pf.TEXT and p.n_distinct > max(5, p.n_present / 2)
         ):
@@ -431,6 +435,8 @@ def decide_kinds(plan: ColumnPlan, profiles: dict, opts: ReadOptions, display: s
             kinds[c] = CATEGORICAL
     if refused:
         raise fail(display, _text_columns_message(refused, opts))
+    if marked:
+        raise fail(display, _marked_numbers_message(marked))
     if not_categories and all(_decimal_comma(p.example) for p in not_categories):
         # Numbers with a decimal comma are many distinct texts, not free text.
         raise fail(display, _text_columns_message(not_categories, opts))
@@ -514,7 +520,7 @@ def _text_columns_message(refused: list, opts: ReadOptions) -> str:
     import shlex
 
     marks = {str(p.example).strip() for p in refused if p.example is not None}
-    if len(marks) == 1 and len(next(iter(marks))) <= 3 and not next(iter(marks)).isalnum():
+    if len(marks) == 1 and _is_mark(next(iter(marks))):
         # One short mark such as ? or . in number columns: a missing-value marker.
         mark = next(iter(marks))
         return (
@@ -529,6 +535,42 @@ def _text_columns_message(refused: list, opts: ReadOptions) -> str:
         f"{'it' if len(names) == 1 else 'them'} out with --drop {shlex.quote(','.join(names))}, "
         "use --model mixed (text and boolean columns become categorical features), "
         "or --text NAME for a column of words"
+    )
+
+
+def _is_mark(text) -> bool:
+    """A short mark that is not a word or a number: ``?``, ``.``, ``-``, ``--``."""
+    text = str(text).strip()
+    return 0 < len(text) <= 3 and not text.isalnum()
+
+
+def _marked_numbers(p) -> bool:
+    """A text column of numbers whose only other value is one mark (see :func:`_is_mark`)."""
+    return (
+        p.value_type == pf.TEXT
+        and p.n_marks == 1
+        and p.n_numbers >= p.n_present / 2
+        and _is_mark(p.example)
+    )
+
+
+def _marked_numbers_message(columns: list) -> str:
+    import shlex
+
+    names = [p.name for p in columns]
+    word = "column" if len(names) == 1 else "columns"
+    marks = sorted({str(p.example).strip() for p in columns})
+    examples = ", ".join(
+        f"{p.name}={p.example!r}" + (f" in row {p.example_row}" if p.example_row else "")
+        for p in columns[:5]
+    )
+    flags = " ".join(f"--na-values {shlex.quote(m)}" for m in marks)
+    keep = shlex.quote(f"{names[0]}=categorical")
+    return (
+        f"{word} {quote_names(names)} hold{'s' if len(names) == 1 else ''} numbers and "
+        f"the mark {' or '.join(repr(m) for m in marks)} (such as {examples}); if it marks "
+        f"a missing value, pass {flags}; to read the values as categories all the same, "
+        f"pass --column {keep}"
     )
 
 

@@ -79,6 +79,10 @@ class ColumnProfile:
         row, in a sample of at least :data:`COUNTING_ROWS` rows.
     low, high : float or None
         The least and greatest finite present value of a numeric column.
+    n_numbers, n_marks : int
+        Of a text column: present cells that are numbers, and distinct
+        present values that are not (one short mark such as ``?`` among
+        numbers is a missing-value marker, most likely).
     """
 
     name: str
@@ -91,6 +95,8 @@ class ColumnProfile:
     example_row: int | None = None
     low: float | None = None
     high: float | None = None
+    n_numbers: int = 0
+    n_marks: int = 0
 
     @property
     def is_number(self) -> bool:
@@ -226,7 +232,18 @@ def _profile(name: str, column, na_values) -> ColumnProfile:
         return ColumnProfile(name, BOOLEAN, n, present.len(), distinct, example, example_row=row)
     if _dates(present):
         return ColumnProfile(name, DATETIME, n, present.len(), distinct, example, example_row=row)
-    return ColumnProfile(name, TEXT, n, present.len(), distinct, example, example_row=row)
+    words = present.filter(numbers.is_null())
+    return ColumnProfile(
+        name,
+        TEXT,
+        n,
+        present.len(),
+        distinct,
+        example,
+        example_row=row,
+        n_numbers=present.len() - words.len(),
+        n_marks=words.n_unique(),
+    )
 
 
 def _simple(name, column, value_type) -> ColumnProfile:
