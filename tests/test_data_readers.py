@@ -485,3 +485,12 @@ def test_parquet_errors(tmp_path):
     path = str(tmp_path / "s.parquet")
     pd.DataFrame({"a": ["1", "x"], "label": ["p", "q"]}).to_parquet(path)
     assert "column 'a' has the non-numeric value 'x' at row 2" in error_of(path)
+
+
+def test_one_lone_carriage_return_among_line_feeds_is_named_by_its_line(tmp_path):
+    path = write(tmp_path, "mixed.csv", "x,label\n1,a\n2,a\n5,b\r6,b\n7,b\n")
+    message = error_of(path)
+    assert message.startswith(f"{path}: line 4 ends in a carriage return alone"), message
+    # A file whose lines all end so is read, as before.
+    only_cr = write(tmp_path, "mac.csv", "x,label\r1,a\r2,a\r5,b\r6,b\r7,b\r")
+    assert read_dataset(only_cr).X[:, 0].tolist() == [1.0, 2.0, 5.0, 6.0, 7.0]

@@ -155,7 +155,39 @@ def error_from_exception(exc: BaseException, display: str) -> NbcliError:
         reason = exc.strerror or text or type(exc).__name__
         return fail(display, f"cannot be read ({reason})")
     first_line = (text.strip().splitlines() or [type(exc).__name__])[0]
+    line = _lone_carriage_return(display)
+    if line is not None:
+        return fail(
+            display,
+            f"line {line} ends in a carriage return alone while other lines end in a line "
+            "feed; give the file one kind of line ending (for example with dos2unix or "
+            "mac2unix) and try again",
+        )
     return fail(display, f"could not be parsed as CSV ({first_line}); check quoting and delimiters")
+
+
+def _lone_carriage_return(display: str) -> int | None:
+    """The line (from 1) of the first carriage return not followed by a line feed in a
+    plain file that also has line feeds, or None (for any other file, or none found).
+
+    Only asked once parsing failed: a file whose lines all end in a lone
+    carriage return is read, but one such ending among line feeds splits
+    a line in two for the parser.
+    """
+    import os
+    import re
+
+    try:
+        if not os.path.isfile(display) or _is_gzip(display):
+            return None
+        with open(display, "rb") as handle:
+            data = handle.read(1 << 28)
+    except OSError:
+        return None
+    lone = re.search(rb"\r(?!\n)", data)
+    if lone is None or b"\n" not in data:
+        return None
+    return data.count(b"\n", 0, lone.start()) + 1
 
 
 @contextlib.contextmanager
