@@ -241,3 +241,12 @@ def test_two_class_report_names_the_class_its_ranking_figures_are_of(evaluation)
     text = " ".join(_text(render(report), 200).split())
     assert "ROC AUC and average precision are those of class spam (the second)" in text
     assert "(the second) against" not in " ".join(_text(render(evaluation), 200).split())
+
+
+def test_classes_left_out_of_ranking_averages_are_named_by_label():
+    rng = np.random.default_rng(1)
+    classes = np.array(["setosa", "versicolor", "virginica"])
+    y = classes[rng.integers(0, 2, 90)]  # no virginica rows
+    report = build_evaluation(classes, y, rng.dirichlet(np.ones(3), size=90), n_resamples=0)
+    named = [w for w in report.warnings if "undefined for class 'virginica'" in w]
+    assert len(named) == 2 and not any("column(s)" in w for w in report.warnings)

@@ -287,12 +287,7 @@ def averaged_auc_interval(
     k = auc.size
     defined = np.isfinite(auc)
     if not defined.all():
-        warnings.warn(
-            f"ROC AUC is undefined for class column(s) {np.flatnonzero(~defined).tolist()} "
-            "(no rows of the class or none of the others); they are left out of the average",
-            ExcludedClassWarning,
-            stacklevel=3,
-        )
+        warnings.warn(ExcludedClassWarning("ROC AUC", np.flatnonzero(~defined)), stacklevel=3)
     weights = np.ones(k) if weights is None else np.asarray(weights, dtype=float)
     weights = np.where(defined, weights, 0.0)
     if weights.sum() <= 0:

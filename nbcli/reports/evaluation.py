@@ -244,6 +244,7 @@ def build_evaluation(
         confidence=confidence,
         rng=rng,
         pending=pending,
+        labels=labels,
     )
     metrics.update(ranking)
     metrics = {k: metrics[k] for k in METRIC_KEYS}

@@ -45,7 +45,28 @@ import numpy as np
 
 class ExcludedClassWarning(UserWarning):
     """A class was left out of an averaged ranking metric because the metric is
-    undefined for it (no rows of the class, or, for ROC AUC, no other rows)."""
+    undefined for it (no rows of the class, or, for ROC AUC, no other rows).
+
+    ``columns`` are the classes' columns of the posteriors and ``metric`` the
+    metric's name; :meth:`text` says it with the classes' labels.
+    """
+
+    def __init__(self, metric: str, columns):
+        self.metric = metric
+        self.columns = [int(c) for c in columns]
+        super().__init__(self.text())
+
+    def text(self, labels=None) -> str:
+        """The warning, naming the classes by ``labels[column]`` when given."""
+        if labels is None:
+            which = f"class column(s) {self.columns}"
+        else:
+            names = ", ".join(repr(str(labels[c])) for c in self.columns)
+            which = f"{'class' if len(self.columns) == 1 else 'classes'} {names}"
+        return (
+            f"{self.metric} is undefined for {which} (no rows of the class or none of the "
+            "others); left out of the average"
+        )
 
 
 @dataclass(frozen=True)
@@ -317,12 +338,7 @@ def _average(scores: np.ndarray, weights: np.ndarray, columns: range, metric: st
     undefined = np.isnan(scores)
     if undefined.any():
         left_out = [columns[i] for i in np.flatnonzero(undefined)]
-        warnings.warn(
-            f"{metric} is undefined for class column(s) {left_out} (no rows of the class "
-            "or none of the others); they are left out of the average",
-            ExcludedClassWarning,
-            stacklevel=3,
-        )
+        warnings.warn(ExcludedClassWarning(metric, left_out), stacklevel=3)
     scores, weights = scores[~undefined], weights[~undefined]
     if scores.size == 0 or weights.sum() <= 0:
         return float("nan")

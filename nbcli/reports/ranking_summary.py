@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from nbcli.reports.bootstrap import Interval, no_interval
+from nbcli.reports.ranking import ExcludedClassWarning
 
 if TYPE_CHECKING:
     from nbcli.reports.ranking_columns import OneVsRest
@@ -45,6 +46,7 @@ def ranking_metrics(
     rng: np.random.Generator,
     budget: int = RANKING_BOOTSTRAP_BUDGET,
     pending=None,
+    labels=None,
 ) -> tuple[dict[str, Interval], np.ndarray, tuple[list, list], list[str]]:
     """ROC AUC (macro and weighted) and average precision with intervals, per-class
     ROC AUC and the curves.
@@ -65,6 +67,9 @@ def ranking_metrics(
     pending : callable, optional
         What :func:`start_ranking` returned for the same rows and settings:
         the class columns already being sorted.
+    labels : sequence, optional
+        The class of each column, to name classes in the warnings (default:
+        by column index).
 
     Returns
     -------
@@ -112,7 +117,14 @@ def ranking_metrics(
                     rng=rng,
                     estimates={key: metrics[key].value for key in RANKING_KEYS},
                 )
-    notes = list(dict.fromkeys(str(w.message) for w in caught))
+    notes = list(
+        dict.fromkeys(
+            w.message.text(labels)
+            if isinstance(w.message, ExcludedClassWarning)
+            else str(w.message)
+            for w in caught
+        )
+    )
     return {key: metrics[key] for key in RANKING_KEYS}, areas, curves, notes
 
 
