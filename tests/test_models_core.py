@@ -395,3 +395,10 @@ def test_rows_whose_classes_cannot_be_told_apart_get_nan_not_a_tie(name):
     assert np.isnan(proba[0]).all()
     assert proba[1, 1] == pytest.approx(1.0) and np.isfinite(proba[2]).all()
     assert np.isnan(model.predict_log_proba(far)[0]).all()
+
+
+def test_lda_collinearity_warning_lists_ten_features_and_counts_the_rest():
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(30, 50)), rng.integers(0, 2, 30)
+    with pytest.warns(UserWarning, match=r"\(features x0, x1, .*, x9 and 40 more\)"):
+        LinearDiscriminantAnalysis().fit(X, y)

@@ -287,7 +287,10 @@ class LinearDiscriminantAnalysis(ClassNamePrefixFeaturesOut, _DiscriminantBase):
             where = np.where(constant, 0.0, std)
             involved = _collinear_features(where, evecs, keep)
             names = getattr(self, "feature_names_in_", None)
-            shown = ", ".join(str(names[i]) if names is not None else f"x{i}" for i in involved)
+            listed = [str(names[i]) if names is not None else f"x{i}" for i in involved[:10]]
+            shown = ", ".join(listed)
+            if len(involved) > len(listed):
+                shown += f" and {len(involved) - len(listed)} more"
             if self.rank_ == 0:
                 why = (
                     "; with one sample per class there is no within-class spread"
