@@ -228,7 +228,10 @@ def command():
         for param in sub.params:
             if getattr(param, "is_flag", False) or not hasattr(param, "opts"):
                 continue
-            metavar = _metavar(command_name, param)
+            if getattr(param, "param_type_name", "") == "argument" and param.metavar:
+                continue  # an argument that names itself: Typer shows it as it is
+            # A metavar the command gives its option itself wins.
+            metavar = param.metavar or _metavar(command_name, param)
             if metavar is not None:
                 param.metavar = metavar
                 # Typer's help shows display_type, not metavar.

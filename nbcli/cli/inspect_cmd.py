@@ -12,7 +12,8 @@ from nbcli.errors import NbcliError
 
 def inspect(
     model: Annotated[
-        str, typer.Argument(help="Model file written by nbcli fit, calibrate or tune.")
+        str,
+        typer.Argument(metavar="MODEL", help="Model file written by nbcli fit, calibrate or tune."),
     ],
     top: Annotated[
         int,

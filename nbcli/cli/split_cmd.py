@@ -29,14 +29,23 @@ def _size(text: str | None, option: str):
 
 def split(
     data: Annotated[str, typer.Option("--data", "-d", help="Labelled data file to split.")],
-    test: Annotated[str, typer.Option("--test", help=f"Size of the test part: {SIZE_HELP}.")],
+    test: Annotated[
+        str, typer.Option("--test", metavar="SIZE", help=f"Size of the test part: {SIZE_HELP}.")
+    ],
     output_dir: Annotated[
         str,
-        typer.Option("--output-dir", help="Existing folder for <stem>.train/.test/.calib.<ext>."),
+        typer.Option(
+            "--output-dir",
+            help="Folder for <stem>.train/.test/.calib.<ext> (made if it does not exist).",
+        ),
     ],
     calib: Annotated[
         str | None,
-        typer.Option("--calib", help=f"Size of a calibration part: {SIZE_HELP}. Default: none."),
+        typer.Option(
+            "--calib",
+            metavar="SIZE",
+            help=f"Size of a calibration part: {SIZE_HELP}. Default: none.",
+        ),
     ] = None,
     stratify: Annotated[
         bool,
