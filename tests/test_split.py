@@ -160,3 +160,13 @@ def test_an_npz_with_object_arrays_is_refused_as_fit_refuses_it(tmp_path):
              names=np.array(["p", "q"], dtype=object))  # fmt: skip
     with pytest.raises(NbcliError, match=r"holds object arrays \(pickled data\).*'names'"):
         split(str(tmp_path / "o.npz"), test=0.3, output_dir=tmp_path / "out")
+
+
+def test_a_class_left_without_training_rows_is_warned_about(tmp_path):
+    data = tmp_path / "seven.csv"
+    data.write_text("x,label\n1,a\n2,a\n3,a\n4,b\n5,b\n6,b\n7,c\n")
+    report = split(str(data), test=0.3, output_dir=str(tmp_path / "out"))
+    assert report.class_counts["train"]["c"] == 0
+    assert any("class 'c' has no row in the training part" in w for w in report.warnings)
+    even = split(str(data), test=1, output_dir=str(tmp_path / "out2"))
+    assert not any("no row in the training part" in w for w in even.warnings)

@@ -194,6 +194,16 @@ def split(
         part: {str(c): int(by_part[k, i]) for k, c in enumerate(classes)}
         for i, part in enumerate(outputs)
     }
+    untrained = [str(c) for k, c in enumerate(classes) if by_part[k, TRAIN] == 0]
+    if untrained:
+        shown = ", ".join(repr(c) for c in untrained[:10])
+        more = f" and {len(untrained) - 10} more" if len(untrained) > 10 else ""
+        report.warnings.append(
+            f"{'class' if len(untrained) == 1 else 'classes'} {shown}{more} "
+            f"{'has' if len(untrained) == 1 else 'have'} no row in the training part (too few "
+            "rows to share): a model fitted on it cannot predict "
+            f"{'it' if len(untrained) == 1 else 'them'}"
+        )
     return report
 
 
