@@ -608,3 +608,21 @@ def test_encodings_delimiters_gzip_and_stdin_read_like_the_plain_csv(tmp_path, s
         got = _proba_frame(run)
         np.testing.assert_array_equal(got["prediction"].to_numpy(), plain.predict(X_test))
         np.testing.assert_array_equal(got.iloc[:, 1:].to_numpy(), expected, err_msg=str(run.args))
+
+
+@pytest.mark.parametrize(
+    "tail, warned, code",
+    # A cut row's missing cell is then refused by the model's policy, the
+    # warning saying why the cell is missing; an open quote is the parser's.
+    [("5,6", False, 0), ("5,6\n", False, 0), ("5", True, 2), ('"5', False, 2)],
+)
+def test_a_last_line_cut_short_is_warned_about(tmp_path, tail, warned, code):
+    from conftest import fitted_model_file, nbcli_in_process
+
+    model = tmp_path / "m.npz"
+    fitted_model_file(model)
+    data = tmp_path / "new.csv"
+    data.write_text("a,b\n1,2\n3,4\n" + tail)
+    run = nbcli_in_process("predict", "-m", model, "-d", data, "-o", tmp_path / "p.csv")
+    assert run.returncode == code, run.stderr
+    assert ("as if the file was cut short" in run.stderr) == warned, run.stderr

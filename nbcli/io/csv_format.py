@@ -18,7 +18,7 @@ import os
 import warnings as python_warnings
 from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, BinaryIO
 
 import numpy as np
@@ -180,6 +180,34 @@ def _detect_delimiter(lines: list[str]) -> str:
     return ranked[0] if ranked else ","
 
 
+def _cut_short(source: Source, header) -> str | None:
+    """A warning when a plain file's last line has no line end and fewer fields
+    than the header: the file was most likely cut short (a copy or download
+    that did not finish), and its last row is read with missing cells."""
+    import os
+
+    path = source.path
+    if path == "-" or source.gzipped or not os.path.isfile(path):
+        return None
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(max(0, os.path.getsize(path) - (1 << 16)))
+            tail = handle.read()
+    except OSError:
+        return None
+    if not tail or tail.endswith((b"\n", b"\r")):
+        return None
+    last = tail.rsplit(b"\n", 1)[-1]
+    fields = last.count(header.delimiter.encode()) + 1
+    if b'"' in last or fields >= len(header.columns):
+        return None
+    return (
+        f"{source.display}: its last line has {fields} of the header's {len(header.columns)} "
+        "fields and no line end, as if the file was cut short; that row is read with "
+        "missing cells (check that the copy or download finished)"
+    )
+
+
 def _private_names(columns: list[str]) -> list[str]:
     """Column names for the parser: unnamed columns get private, unique names."""
     return [name if name else f"\x00unnamed{i}" for i, name in enumerate(columns)]
@@ -225,6 +253,9 @@ class CsvReader(TableReader):
         self._names = _private_names(self.header.columns)
         self.opts = opts
         self.plan, self.encoders = finish_plan(self.plan, opts, display, self._planning_sample)
+        cut = _cut_short(source, self.header)
+        if cut is not None:
+            self.plan = replace(self.plan, warnings=[*self.plan.warnings, cut])
 
     def _planning_sample(self):
         """The first :data:`~nbcli.io.profile.SAMPLE_ROWS` data rows: every

@@ -138,6 +138,10 @@ def iter_scores(
     )
     if unseen_counts is not None:
         unseen_counts.update({name: 0 for name in stream.categories})
+    # What the reader noticed of the file (a last line cut short); at fit
+    # time the training report carries these.
+    for message in stream.plan.warnings:
+        reporter.warn(message)
     rows = 0
     for ds in reporter.progress(stream, f"scoring {path}"):
         scored = None

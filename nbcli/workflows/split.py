@@ -195,7 +195,8 @@ def split(
         for i, part in enumerate(outputs)
     }
     untrained = [str(c) for k, c in enumerate(classes) if by_part[k, TRAIN] == 0]
-    if untrained:
+    # A target that looks continuous has its warning already: each value a class.
+    if untrained and not warnings:
         shown = ", ".join(repr(c) for c in untrained[:10])
         more = f" and {len(untrained) - 10} more" if len(untrained) > 10 else ""
         report.warnings.append(
