@@ -167,3 +167,24 @@ def test_an_output_replaces_an_earlier_output_of_its_kind(d):
     assert json.loads((d / "r.json").read_text())["schema"] == "nbcli.evaluation"
     quiet = nbcli_in_process("predict", *base, "-o", d / "p.csv", "-q")
     assert quiet.returncode == 0 and "wrote" not in quiet.stderr
+
+
+def test_model_outputs_named_like_data_are_refused_and_odd_prediction_names_warned(tmp_path):
+    from conftest import SAMPLE, assert_one_error_line, nbcli_in_process
+
+    train = SAMPLE / "iris_train.csv"
+    for name in ("model.csv", "model.parquet", "m.json"):
+        run = nbcli_in_process("fit", "-m", "gaussian", "-d", train, "-o", tmp_path / name)
+        assert_one_error_line(run, "a model file is an .npz archive", "ending in .npz")
+        assert not (tmp_path / name).exists()
+    model = tmp_path / "m.npz"
+    assert nbcli_in_process("fit", "-m", "gaussian", "-d", train, "-o", model, "-q").returncode == 0
+    odd = nbcli_in_process(
+        "predict", "-m", model, "-d", SAMPLE / "iris_test.csv", "-o", tmp_path / "p.xlsx"
+    )
+    assert odd.returncode == 0 and "written as CSV, whatever its name says" in odd.stderr
+    assert (tmp_path / "p.xlsx").read_text().startswith("prediction")
+    plain = nbcli_in_process(
+        "predict", "-m", model, "-d", SAMPLE / "iris_test.csv", "-o", tmp_path / "p.csv"
+    )
+    assert plain.returncode == 0 and "whatever its name" not in plain.stderr

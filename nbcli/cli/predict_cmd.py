@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Annotated, Literal
 
 import typer
@@ -149,6 +150,12 @@ def predict(
             kinds={"--output": "predictions"},
             force=force,
         )
+        suffix = os.path.splitext(str(output or ""))[1].lower()
+        if suffix and suffix not in (".csv", ".tsv", ".txt", ".gz", ".parquet", ".pq"):
+            warn(
+                f"--output {output}: written as CSV, whatever its name says "
+                "(predict writes CSV, or Parquet for a name ending in .parquet)"
+            )
         mf = load_model(model)
         check_keep(keep_cols, mf, proba)
         summary = PredictionSummary(model=model)

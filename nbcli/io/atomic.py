@@ -187,6 +187,15 @@ def _stdout_closed() -> bool:
     return stream is None or bool(getattr(stream, "closed", False))
 
 
+_DATA_SUFFIXES = (".csv", ".tsv", ".txt", ".parquet", ".json", ".gz")
+
+
+def _data_suffix(path: str) -> str | None:
+    """The data-file suffix that ``path`` ends in (``.csv``), or None."""
+    lower = os.fspath(path).lower()
+    return next((s for s in _DATA_SUFFIXES if lower.endswith(s)), None)
+
+
 def check_outputs(
     outputs: Iterable[tuple[str, str | None]],
     inputs: Iterable[tuple[str, str | None]] = (),
@@ -291,6 +300,12 @@ def check_outputs(
         kind = kind_of.get(option, option_kind(option))
         if kind is not None and not force:
             _check_kind(target, kind, shown)
+        if option in model_options and not force and _data_suffix(path):
+            # Read back as data, such a file would be refused as a zip archive.
+            raise NbcliError(
+                f"{shown}: a model file is an .npz archive, not {_data_suffix(path)} data; "
+                "give a name ending in .npz (--force writes it under this name all the same)"
+            )
         written[identity] = (option, path)
 
 
