@@ -359,6 +359,9 @@ def test_class_moments_of_a_chunk_equal_the_two_pass_formula(classes, separation
     X = rng.normal(size=(n, d)) + separation * y[:, None]
     w = rng.uniform(0.5, 2.0, n) if weighted else None
     got = ClassMoments.from_data(np.asfortranarray(X), y, w, classes)
+    by_rows = ClassMoments.from_data(np.ascontiguousarray(X), y, w, classes)
+    np.testing.assert_allclose(by_rows.mean, got.mean, rtol=1e-13, atol=1e-12)
+    np.testing.assert_allclose(by_rows.m2, got.m2, rtol=1e-11, atol=1e-300)
     for k in range(classes):
         rows = y == k
         wk = np.ones(rows.sum()) if w is None else w[rows]

@@ -346,13 +346,15 @@ class ClassMoments(_Located):
     def from_data(cls, X, y_idx, w, n_classes):
         """Statistics of one chunk; ``X`` of shape (n_samples, n_features).
 
-        Every class is first taken about one shift, the chunk's first row:
-        the class sums of the shifted values and of their squares are
-        weighted counts of the class codes, one column at a time
-        (``numpy.bincount``), with no gathering of each class's rows (a
-        strided copy of a column-major chunk). A class whose mean lies far
-        from that row against its spread (:data:`_SHIFTED_SUMS_LIMIT`) is
-        computed again about a row of its own (:func:`_shifted_moments`).
+        For a column-major chunk (what the readers give), every class is
+        first taken about one shift, the chunk's first row: the class sums
+        of the shifted values and of their squares are weighted counts of
+        the class codes, one column at a time (``numpy.bincount``), with no
+        gathering of each class's rows (a strided copy of such a chunk); a
+        row-major chunk is taken class by class from its gathered rows. A
+        class whose mean lies far from that row against its spread
+        (:data:`_SHIFTED_SUMS_LIMIT`) is computed again about a row of its
+        own (:func:`_shifted_moments`).
         """
         n, d = X.shape
         count = np.zeros(n_classes)
@@ -360,6 +362,13 @@ class ClassMoments(_Located):
         offset = np.zeros((n_classes, d))
         m2 = np.zeros((n_classes, d))
         if n == 0:
+            return cls(count=count, shift=shift, offset=offset, m2=m2)
+        if not X.flags.f_contiguous:
+            # Rows are contiguous: gathering each class's rows is the cheap way.
+            for k, rows in _class_blocks(y_idx, n_classes):
+                moments = _shifted_moments(X, rows, w)
+                if moments is not None:
+                    count[k], shift[k], offset[k], m2[k] = moments
             return cls(count=count, shift=shift, offset=offset, m2=m2)
         count = np.bincount(y_idx, weights=w, minlength=n_classes).astype(np.float64)
         sums = np.empty((n_classes, d))
