@@ -240,6 +240,8 @@ def test_two_class_report_names_the_class_its_ranking_figures_are_of(evaluation)
     report = build_evaluation(np.array(["ham", "spam"]), y, np.c_[1 - p1, p1], n_resamples=0)
     text = " ".join(_text(render(report), 200).split())
     assert "ROC AUC and average precision are those of class spam (the second)" in text
+    assert report.to_dict()["ranking_class"] == "spam"
+    assert evaluation.to_dict()["ranking_class"] is None
     assert "(the second) against" not in " ".join(_text(render(evaluation), 200).split())
 
 

@@ -416,11 +416,11 @@ def render_evaluation(report) -> list:
         f"accuracy {_num(cal.accuracy)}, ECE {_num(cal.ece)}, MCE {_num(cal.mce)}"
     )
     note = _interval_note(s, report.metrics.values())
-    known = report.labels[: len(report.labels) - len(report.unseen_labels)]
-    if len(known) == 2:
+    positive = report.ranking_class()
+    if positive is not None:
         note.append(
             f"\nWith two classes, ROC AUC and average precision are those of class "
-            f"{escape_controls(str(known[1]))} (the second) against the other."
+            f"{escape_controls(str(positive))} (the second) against the other."
         )
     if report.n_unseen:
         note.append(

@@ -136,14 +136,26 @@ class EvaluationReport:
         )
         return values
 
+    def ranking_class(self):
+        """With two classes, the one whose scores ROC AUC and average precision
+        rank (the second, as scikit-learn's binary scores take it); else None,
+        as when those metrics were not computed (part-wise reports)."""
+        known = self.labels[: len(self.labels) - len(self.unseen_labels)]
+        auc = self.metrics.get("roc_auc")
+        if len(known) != 2 or auc is None or not np.isfinite(auc.value):
+            return None
+        return known[1]
+
     def to_dict(self) -> dict:
         """The JSON form: plain JSON types only, described by :data:`EVALUATION_SCHEMA`."""
+        positive = self.ranking_class()
         return {
             **report_header(self.schema, self.inputs, self.settings, SCHEMA_VERSION),
             "n_samples": int(self.n_samples),
             "n_unseen": int(self.n_unseen),
             "unseen_labels": [json_label(x) for x in self.unseen_labels],
             "metrics": {k: v.to_dict() for k, v in self.metrics.items()},
+            "ranking_class": None if positive is None else json_label(positive),
             "confusion_matrix": {
                 "labels": [json_label(x) for x in self.labels],
                 "counts": np.asarray(self.confusion).astype(int).tolist(),
@@ -370,6 +382,7 @@ SCORE_MEMBERS = (
     "n_samples",
     "n_unseen",
     "unseen_labels",
+    "ranking_class",
     "metrics",
     "confusion_matrix",
     "most_confused",
@@ -400,6 +413,7 @@ EVALUATION_SCHEMA = report_schema(
         "n_samples": {"type": "integer", "minimum": 1},
         "n_unseen": _COUNT,
         "unseen_labels": {"type": "array", "items": _LABEL},
+        "ranking_class": {"type": [*_LABEL["type"], "null"]},
         "metrics": {
             "type": "object",
             "required": list(METRIC_KEYS),
