@@ -170,3 +170,26 @@ def test_a_class_left_without_training_rows_is_warned_about(tmp_path):
     assert any("class 'c' has no row in the training part" in w for w in report.warnings)
     even = split(str(data), test=1, output_dir=str(tmp_path / "out2"))
     assert not any("no row in the training part" in w for w in even.warnings)
+
+
+def test_lone_carriage_return_files_split_and_keep_their_line_ending(tmp_path):
+    data = tmp_path / "mac.csv"
+    rows = [f"{i},{'ab'[i % 2]}" for i in range(20)]
+    data.write_bytes(("x,label\r" + "\r".join(rows) + "\r").encode())
+    report = split(str(data), test=0.25, output_dir=str(tmp_path / "out"))
+    assert report.n_samples == {"train": 15, "test": 5}
+    for part in ("train", "test"):
+        raw = (tmp_path / "out" / f"mac.{part}.csv").read_bytes()
+        assert b"\n" not in raw and raw.startswith(b"x,label\r") and raw.endswith(b"\r")
+    lines = []
+    for part in ("train", "test"):
+        lines += (tmp_path / "out" / f"mac.{part}.csv").read_bytes().split(b"\r")[1:-1]
+    assert sorted(lines) == sorted(r.encode() for r in rows)
+
+
+def test_a_file_cut_inside_a_quoted_field_is_refused_by_split(tmp_path):
+    data = tmp_path / "cut.csv"
+    data.write_text('a,stage,label\n1,"x",a\n2,"y",b\n3,"z",a\n4,"Adult, ')
+    with pytest.raises(NbcliError, match="ends inside a quoted field"):
+        split(str(data), test=1, output_dir=str(tmp_path / "out"))
+    assert not (tmp_path / "out" / "cut.train.csv").exists()

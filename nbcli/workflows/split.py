@@ -265,16 +265,39 @@ class _Format:
         raise NotImplementedError
 
 
-def csv_records(stream: BinaryIO) -> Iterator[bytes]:
+def _lines(stream: BinaryIO, lone_cr: bool) -> Iterator[bytes]:
+    """The lines of ``stream``, each with its ending: ``\n`` (or ``\r\n``), or with
+    ``lone_cr`` a lone ``\r`` too (a file whose lines end so, as the reader takes it)."""
+    if not lone_cr:
+        yield from stream
+        return
+    for line in stream:
+        pieces = line.split(b"\r")
+        for piece in pieces[:-1]:
+            yield piece + b"\r"
+        if pieces[-1]:
+            yield pieces[-1]
+
+
+def csv_records(
+    stream: BinaryIO, *, lone_cr: bool = False, display: str = "the data"
+) -> Iterator[bytes]:
     """The records of a CSV stream as their raw bytes, line ending included.
 
     A record ends at a line break outside double quotes (RFC 4180: a quote
     inside a quoted field is doubled, so an odd count of quotes so far means
     the field is still open); blank lines are skipped, as the reader does.
+    ``lone_cr``: lines end in a lone carriage return (see :func:`_lines`).
+
+    Raises
+    ------
+    NbcliError
+        When the stream ends inside a quoted field (a file cut short): its
+        last record would be written as a line no reader can parse.
     """
     pending: list[bytes] = []
     quotes = 0
-    for line in stream:
+    for line in _lines(stream, lone_cr):
         pending.append(line)
         quotes += line.count(b'"')
         if quotes % 2:
@@ -285,7 +308,10 @@ def csv_records(stream: BinaryIO) -> Iterator[bytes]:
         if record.strip():
             yield record
     if pending and b"".join(pending).strip():
-        yield b"".join(pending)
+        raise NbcliError(
+            f"{display}: ends inside a quoted field (a '\"' that is never closed), as if the "
+            "file was cut short; check that the copy or download finished"
+        )
 
 
 class _Csv(_Format):
@@ -318,7 +344,7 @@ class _Csv(_Format):
         where = list(self.header.columns).index(plan.target)
         labels: list[str] = []
         with translated(display), self.source.open_binary() as stream:
-            records = csv_records(stream)
+            records = csv_records(stream, lone_cr=self.header.lone_cr, display=display)
             next(records, None)  # the header
             block: list[str] = []
             for record in records:
@@ -349,15 +375,23 @@ class _Csv(_Format):
                 for h in handles
             ]
             with translated(self.source.display), self.source.open_binary() as stream:
-                records = csv_records(stream)
+                records = csv_records(
+                    stream, lone_cr=self.header.lone_cr, display=self.source.display
+                )
                 header = next(records)
-                ending = b"\r\n" if header.endswith(b"\r\n") else b"\n"
-                if not header.endswith(b"\n"):
+                ending = (
+                    b"\r\n"
+                    if header.endswith(b"\r\n")
+                    else b"\r"
+                    if header.endswith(b"\r")
+                    else b"\n"
+                )
+                if not header.endswith((b"\n", b"\r")):
                     header += ending
                 for out in outs:
                     out.write(header)
                 for i, record in enumerate(records):
-                    if not record.endswith(b"\n"):
+                    if not record.endswith((b"\n", b"\r")):
                         record += ending
                     outs[parts[i]].write(record)
 
