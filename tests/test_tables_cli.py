@@ -679,3 +679,31 @@ def test_mixed_model_refuses_numbers_with_a_missing_value_mark_as_categories(tmp
     )
     assert kept.returncode == 0, kept.stderr
     assert load_model(out).model.column_types_ == ["categorical", "categorical"]
+
+
+def test_scoring_commands_take_the_files_own_missing_value_marks(tmp_path):
+    rng = np.random.default_rng(6)
+    rows = ["a,b,label"]
+    for i in range(80):
+        k = i % 2
+        rows.append(f"{rng.normal(3 * k, 1):.3f},{rng.normal(-k, 1):.3f},{'xy'[k]}")
+    train = tmp_path / "train.csv"
+    train.write_text("\n".join(rows) + "\n")
+    model = tmp_path / "m.npz"
+    fitted = nbcli_in_process(
+        "fit", "-m", "gaussian", "-d", train, "-o", model, "--missing", "ignore"
+    )
+    assert fitted.returncode == 0, fitted.stderr
+    empty = tmp_path / "empty.csv"
+    empty.write_text("a,b,label\n1.5,,x\n,-0.5,y\n0.2,0.1,x\n")
+    dashed = tmp_path / "dashed.csv"
+    dashed.write_text(empty.read_text().replace(",,", ",-,").replace("\n,", "\n-,"))
+    refused = nbcli_in_process("predict", "-m", model, "-d", dashed, "--proba")
+    assert_one_error_line(refused, "non-numeric value '-'", "--na-values -")
+    want = nbcli_in_process("predict", "-m", model, "-d", empty, "--proba")
+    got = nbcli_in_process("predict", "-m", model, "-d", dashed, "--proba", "--na-values", "-")
+    assert got.returncode == 0, got.stderr
+    assert got.stdout == want.stdout
+    for command in (["evaluate"], ["calibrate", "-o", tmp_path / "c.npz", "--allow-worse"]):
+        run = nbcli_in_process(*command, "-m", model, "-d", dashed, "--na-values", "-", "-q")
+        assert run.returncode == 0, (command, run.stderr)

@@ -223,6 +223,14 @@ def read_options(
     )
 
 
+def na_values(values: list[str] | None) -> tuple[str, ...] | None:
+    """``--na-values`` of a scoring command: the texts, or None for the model's own."""
+    from nbcli.cli.options import split_list
+
+    texts = split_list(values)
+    return None if texts is None else tuple(texts)
+
+
 MIN_BOOTSTRAP, MAX_BOOTSTRAP = 100, 1_000_000
 
 

@@ -86,6 +86,7 @@ def evaluate(
     fail_over: Annotated[list[str] | None, FAIL_OVER] = None,
     missing: Annotated[str | None, MISSING] = None,
     unseen: Annotated[str | None, table_options.UNSEEN] = None,
+    na_values: Annotated[list[str] | None, table_options.SCORING_NA_VALUES] = None,
     delimiter: Annotated[str | None, common.DELIMITER] = None,
     chunk_size: Annotated[int | None, common.CHUNK_SIZE] = None,
     x_key: Annotated[str, common.X_KEY] = "X",
@@ -129,6 +130,7 @@ def evaluate(
         common.read_options(target, delimiter, chunk_size, x_key, y_key),
         missing=missing,
         unseen=unseen,
+        na_values=common.na_values(na_values),
     )
     if common.uses_parts(engine, data_list):
         from nbcli.workflows.evaluate_parts import evaluate_parts
@@ -232,6 +234,7 @@ def compare(
     fail_over: Annotated[list[str] | None, COMPARE_FAIL_OVER] = None,
     missing: Annotated[str | None, MISSING] = None,
     unseen: Annotated[str | None, table_options.UNSEEN] = None,
+    na_values: Annotated[list[str] | None, table_options.SCORING_NA_VALUES] = None,
     delimiter: Annotated[str | None, common.DELIMITER] = None,
     chunk_size: Annotated[int | None, common.CHUNK_SIZE] = None,
     x_key: Annotated[str, common.X_KEY] = "X",
@@ -268,6 +271,7 @@ def compare(
             common.read_options(target, delimiter, chunk_size, x_key, y_key),
             missing=missing,
             unseen=unseen,
+            na_values=common.na_values(na_values),
         ),
         bootstrap=bootstrap,
         confidence=confidence,

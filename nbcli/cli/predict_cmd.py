@@ -78,6 +78,7 @@ def predict(
     ] = None,
     missing: Annotated[str | None, table_options.MISSING] = None,
     unseen: Annotated[str | None, table_options.UNSEEN] = None,
+    na_values: Annotated[list[str] | None, table_options.SCORING_NA_VALUES] = None,
     json_out: Annotated[
         str | None,
         typer.Option(
@@ -121,6 +122,7 @@ def predict(
         common.read_options(target, delimiter, chunk_size, x_key, y_key),
         missing=missing,
         unseen=unseen,
+        na_values=common.na_values(na_values),
     )
     options = dict(proba=proba, keep=keep_cols, read=read, digits=digits)
     if output_dir is None and len(inputs) == 1:

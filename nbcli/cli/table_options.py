@@ -26,6 +26,13 @@ NA_VALUES = typer.Option(
         "always does). Default: NA, NaN, null, None, N/A, empty and the other usual spellings."
     ),
 )
+SCORING_NA_VALUES = typer.Option(
+    "--na-values",
+    help=(
+        "Cell texts that mean a missing value in this file (comma-separated or repeated), "
+        "instead of those the model was fitted with."
+    ),
+)
 COLUMN = typer.Option(
     "--column",
     help=(

@@ -66,6 +66,9 @@ class ReadOptions:
         Missing feature cells; None: the policy stored in the model.
     unseen : {"error", "ignore"} or None
         Categories never seen in training; None: the model's policy.
+    na_values : tuple of str or None
+        Cell texts that mean a missing value in this file; None: those the
+        model was fitted with.
     """
 
     target: str | None = None
@@ -75,3 +78,4 @@ class ReadOptions:
     y_key: str = "y"
     missing: str | None = None
     unseen: str | None = None
+    na_values: tuple[str, ...] | None = None

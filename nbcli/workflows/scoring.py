@@ -115,7 +115,7 @@ def iter_scores(
 
     reporter = reporter or Reporter()
     read = read or ReadOptions()
-    table = read_options_for(mf, missing=read.missing, unseen=read.unseen)
+    table = read_options_for(mf, missing=read.missing, unseen=read.unseen, na_values=read.na_values)
     text = None
     if getattr(mf, "text", None) is not None:
         # The tokeniser (and SciPy) load only for a model with text columns.

@@ -319,10 +319,17 @@ class RowCounts:
         return out
 
 
-def read_options_for(mf, *, missing: str | None = None, unseen: str | None = None) -> dict:
+def read_options_for(
+    mf,
+    *,
+    missing: str | None = None,
+    unseen: str | None = None,
+    na_values: tuple[str, ...] | None = None,
+) -> dict:
     """Reader options that read a file as the model was trained: its
     categorical columns through the stored categories, missing cells and
-    unseen categories by the stored policy (or the override).
+    unseen categories by the stored policy (or the override), missing-value
+    texts as at fit (or ``na_values``: a file that writes them otherwise).
 
     Returns
     -------
@@ -351,7 +358,8 @@ def read_options_for(mf, *, missing: str | None = None, unseen: str | None = Non
         mf.model.set_params(unseen="ignore")
     if missing == "ignore" and _accepts(mf.model, "missing", "ignore"):
         mf.model.set_params(missing="ignore")
-    na_values = training.get("na_values")
+    if na_values is None:
+        na_values = training.get("na_values")
     return {
         "missing": missing,
         "unseen": unseen,
