@@ -613,3 +613,14 @@ def test_thresholds_at_the_ends_of_a_range_are_gates():
     assert parse_threshold("accuracy=1", "under").value == 1.0
     assert parse_threshold("cohen_kappa=-1", "under").value == -1.0
     assert parse_threshold("log_loss=40", "over").value == 40.0
+
+
+def test_compare_counts_unseen_labels_as_errors_without_speaking_of_probability_metrics():
+    from nbcli.reports import build_comparison
+
+    classes = np.array(["a", "b"])
+    y = np.array(["a", "b", "zz", "a"], dtype=object)
+    p = np.array([[0.9, 0.1], [0.2, 0.8], [0.6, 0.4], [0.7, 0.3]])
+    report = build_comparison(classes, p, classes, p, y, n_resamples=0)
+    unseen = [w for w in report.warnings if "never saw ('zz')" in w]
+    assert unseen and all("probability metrics" not in w for w in unseen)

@@ -149,7 +149,11 @@ def _correct(classes, proba, y_true, who: str, warnings: list[str]) -> np.ndarra
             f"proba of model {who} has shape {proba.shape}, expected ({coding.codes.size}, {coding.n_classes})"
         )
     if coding.n_unseen:
-        warnings.append(unseen_warning(coding.unseen_labels, coding.n_unseen, f"model {who}"))
+        warnings.append(
+            unseen_warning(
+                coding.unseen_labels, coding.n_unseen, f"model {who}", probabilities=False
+            )
+        )
     return predicted_codes(proba) == coding.codes
 
 

@@ -362,14 +362,20 @@ class CalibrationReport:
         }
 
 
-def unseen_warning(unseen_labels, n_unseen: int, who: str = "the model") -> str:
+def unseen_warning(
+    unseen_labels, n_unseen: int, who: str = "the model", probabilities: bool = True
+) -> str:
+    """Rows whose labels the model never saw: counted as errors, and (where the
+    report has them, ``probabilities``) left out of the probability metrics."""
     shown = ", ".join(repr(json_label(x)) for x in unseen_labels[:10])
     more = f" and {len(unseen_labels) - 10} more" if len(unseen_labels) > 10 else ""
+    one = n_unseen == 1
+    counted = "it counts as an error" if one else "they count as errors"
+    if probabilities:
+        counted += f" and {'is' if one else 'are'} left out of the probability metrics"
     return (
-        f"{n_unseen} test {'row has a label' if n_unseen == 1 else 'rows have labels'} "
-        f"{who} never saw ({shown}{more}); "
-        f"{'it counts as an error and is' if n_unseen == 1 else 'they count as errors and are'} "
-        "left out of the probability metrics"
+        f"{n_unseen} test {'row has a label' if one else 'rows have labels'} "
+        f"{who} never saw ({shown}{more}); {counted}"
     )
 
 
