@@ -94,3 +94,27 @@ def test_the_cli_library_is_one_that_starts_without_pydantic():
     major, minor = (int(p) for p in typer.__version__.split(".")[:2])
     assert (major, minor) < (0, 29), typer.__version__
     assert "pydantic" not in _imported("predict", "--help")
+
+
+def test_the_console_script_spares_the_collector_its_pass_at_exit(tmp_path):
+    # The program's objects are frozen once the command is over, so the full
+    # collection at interpreter exit examines none of them; a library caller
+    # of main() keeps its collector as it was.
+    probe = (
+        "import gc, sys\n"
+        "from nbcli.cli.app import main, run\n"
+        "try:\n    main(['--version'])\nexcept SystemExit:\n    pass\n"
+        "print('main', gc.get_freeze_count())\n"
+        "sys.argv = ['nbcli', '--version']\n"
+        "try:\n    run()\nexcept SystemExit as done:\n"
+        "    print('run', gc.get_freeze_count(), done.code)\n"
+    )
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+    }
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env)
+    said = {line.split()[0]: line.split()[1:] for line in done.stdout.splitlines()}
+    assert said["main"] == ["0"], done.stdout
+    frozen, code = said["run"]
+    assert int(frozen) > 10_000 and code in ("0", "None"), done.stdout
