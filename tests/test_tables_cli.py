@@ -707,3 +707,25 @@ def test_scoring_commands_take_the_files_own_missing_value_marks(tmp_path):
     for command in (["evaluate"], ["calibrate", "-o", tmp_path / "c.npz", "--allow-worse"]):
         run = nbcli_in_process(*command, "-m", model, "-d", dashed, "--na-values", "-", "-q")
         assert run.returncode == 0, (command, run.stderr)
+
+
+def test_an_unseen_category_that_looks_like_a_missing_mark_points_to_na_values(tmp_path):
+    train = tmp_path / "t.csv"
+    train.write_text(
+        "colour,label\n"
+        + "\n".join(f"{'red' if i % 2 else 'blue'},{'ab'[i % 2]}" for i in range(20))
+        + "\n"
+    )
+    model = tmp_path / "m.npz"
+    assert nbcli_in_process("fit", "-m", "mixed", "-d", train, "-o", model, "-q").returncode == 0
+    new = tmp_path / "n.csv"
+    new.write_text("colour\nred\n-\n")
+    assert_one_error_line(
+        nbcli_in_process("predict", "-m", model, "-d", new), "category '-'", "--na-values -"
+    )
+    word = tmp_path / "w.csv"
+    word.write_text("colour\nred\ngreen\n")
+    line = assert_one_error_line(
+        nbcli_in_process("predict", "-m", model, "-d", word), "category 'green'"
+    )
+    assert "--na-values" not in line

@@ -14,11 +14,12 @@ sit in the feature matrix beside numeric columns.
 
 from __future__ import annotations
 
+import shlex
 import threading
 
 import numpy as np
 
-from nbcli.io.messages import fail
+from nbcli.io.messages import fail, missing_mark
 
 __all__ = ["Categories"]
 
@@ -102,12 +103,18 @@ class Categories:
             if unseen.size:
                 if self.unseen != "ignore":
                     i = int(unseen[0])
+                    mark = missing_mark(text[i])
+                    na = (
+                        ""
+                        if mark is None
+                        else f", or --na-values {shlex.quote(mark)} if it marks a missing value"
+                    )
                     raise fail(
                         display,
                         f"column '{self.name}' has the category {text[i]!r} at row "
                         f"{row_offset + i + 1}, which the model never saw in training "
                         f"(it knows {_some(known)}); fix the value, or pass --unseen "
-                        "ignore to leave unseen categories out of the prediction",
+                        f"ignore to leave unseen categories out of the prediction{na}",
                     )
                 self.n_unseen += int(unseen.size)
         return out

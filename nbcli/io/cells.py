@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from nbcli.errors import NbcliError
-from nbcli.io.messages import fail, missing_label
+from nbcli.io.messages import fail, missing_label, missing_mark
 
 __all__ = [
     "NA_STRINGS",
@@ -364,8 +364,8 @@ def check_cells(
                 " which hold numbers only)"
             )
         way = "fix the value"
-        mark = text.strip()
-        if mark and len(mark) <= 3 and not any(ch.isalnum() for ch in mark):
+        mark = missing_mark(text)
+        if mark is not None:
             import shlex
 
             # One short mark such as ? or -: most often a missing-value marker.

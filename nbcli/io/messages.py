@@ -27,6 +27,14 @@ __all__ = [
 _DELIMITER_NAMES = {",": "','", ";": "';'", "\t": "tab", "|": "'|'"}
 
 
+def missing_mark(text) -> str | None:
+    """``text`` stripped when it looks like a missing-value marker (one to three
+    characters, none a letter or digit: ``?``, ``.``, ``-``, ``--``), else None;
+    such a cell among numbers or categories earns the ``--na-values`` hint."""
+    mark = str(text).strip()
+    return mark if 0 < len(mark) <= 3 and not any(ch.isalnum() for ch in mark) else None
+
+
 def fail(display: str, message: str) -> NbcliError:
     """An :class:`NbcliError` whose message starts with the file name."""
     return NbcliError(f"{display}: {message}")

@@ -25,7 +25,7 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 
 from nbcli.io import profile as pf
-from nbcli.io.messages import fail, quote_names
+from nbcli.io.messages import fail, missing_mark, quote_names
 
 __all__ = [
     "NUMERIC",
@@ -100,6 +100,10 @@ class ReadOptions:
     unseen: str = "error"
     #: The model type, for messages.
     model: str | None = None
+    #: Why text columns are not categorical features although the model would
+    #: take them (a part-wise read), for the refusal; None: the model takes
+    #: numbers only.
+    categories_refused: str | None = None
 
     @property
     def na_texts(self) -> tuple[str, ...]:
@@ -520,7 +524,7 @@ def _text_columns_message(refused: list, opts: ReadOptions) -> str:
     import shlex
 
     marks = {str(p.example).strip() for p in refused if p.example is not None}
-    if len(marks) == 1 and _is_mark(next(iter(marks))):
+    if len(marks) == 1 and missing_mark(next(iter(marks))) is not None:
         # One short mark such as ? or . in number columns: a missing-value marker.
         mark = next(iter(marks))
         return (
@@ -529,6 +533,13 @@ def _text_columns_message(refused: list, opts: ReadOptions) -> str:
             f"pass --na-values {shlex.quote(mark)}"
         )
     holds = "True/False values" if booleans else "text"
+    if opts.categories_refused is not None:
+        return (
+            f"{word} {quote_names(names)} hold{'s' if len(names) == 1 else ''} {holds} "
+            f"(such as {examples}): {opts.categories_refused}; join the parts into one file, "
+            f"or leave {'it' if len(names) == 1 else 'them'} out with "
+            f"--drop {shlex.quote(','.join(names))}"
+        )
     return (
         f"{word} {quote_names(names)} hold{'s' if len(names) == 1 else ''} {holds} "
         f"(such as {examples}) and {model} takes numbers only; leave "
@@ -538,19 +549,14 @@ def _text_columns_message(refused: list, opts: ReadOptions) -> str:
     )
 
 
-def _is_mark(text) -> bool:
-    """A short mark that is not a word or a number: ``?``, ``.``, ``-``, ``--``."""
-    text = str(text).strip()
-    return 0 < len(text) <= 3 and not text.isalnum()
-
-
 def _marked_numbers(p) -> bool:
-    """A text column of numbers whose only other value is one mark (see :func:`_is_mark`)."""
+    """A text column of numbers whose only other value is one missing-value mark
+    (:func:`nbcli.io.messages.missing_mark`)."""
     return (
         p.value_type == pf.TEXT
         and p.n_marks == 1
         and p.n_numbers >= p.n_present / 2
-        and _is_mark(p.example)
+        and missing_mark(p.example) is not None
     )
 
 

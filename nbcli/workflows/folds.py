@@ -255,6 +255,7 @@ def fold_stream(
     keep = [c for c in (fold_column, group_column) if c is not None]
     return training_stream(
         data,
+        estimator,
         chunk_size=read.chunk_size,
         target=read.target,
         features=features,
@@ -265,13 +266,8 @@ def fold_stream(
         keep=keep or None,
         keep_for=f"for {'--fold-column' if fold_column is not None else '--group-column'}",
         missing=missing,
-        na_values=None if na_values is None else tuple(str(v) for v in na_values),
-        infer=True,
-        categorical="categorical" in type(estimator).feature_kinds,
-        all_categorical=type(estimator).feature_kinds == ("categorical",),
+        na_values=na_values,
         column_types=column_types,
-        skip_missing_labels=True,
-        model=estimator.name,
         kinds=kinds,
     )
 

@@ -110,13 +110,9 @@ class PartTraining:
     chunk_size: int | None = None
     x_key: str = "X"
     y_key: str = "y"
-    # The column plan of a one-file fit: kinds decided from the first rows
-    # (so a text cell is named as locally), missing cells as the model takes them,
-    # rows without a label skipped and counted.
+    # Missing cells as the model takes them; what else follows from the model
+    # type (the column plan of a one-file fit) training_stream derives.
     missing: str = "error"
-    skip_missing_labels: bool = True
-    infer: bool = True
-    model: str | None = None
     na_values: tuple | None = None
     # The text columns and their tokenisation (a TextSettings), or None.
     text: Any = None
@@ -134,7 +130,7 @@ class PartTraining:
         }
         if self.text is not None:
             read["kinds"] = {c: "words" for c in self.text.columns}
-        return training_stream(path, **read)
+        return training_stream(path, self.estimator, categories=False, **read)
 
 
 @dataclass
@@ -358,12 +354,9 @@ def train_parts(
     check_parts(parts, engine)
     started = time.perf_counter()
     missing = getattr(estimator, "missing", "error")
-    if read.get("na_values") is not None:
-        read["na_values"] = tuple(str(v) for v in read["na_values"])
     spec = PartTraining(
         type(estimator)(**estimator.get_params()),
         missing=missing,
-        model=estimator.name,
         text=text,
         **read,
     )

@@ -156,16 +156,42 @@ def _plain(v):
     return v.item() if isinstance(v, np.generic) else v
 
 
-def training_stream(path: str, **read):
-    """The reader of training data: one file of a one-file fit, or one part of a
-    part-wise fit (:mod:`nbcli.workflows.parts`), so both read through the same
-    column plan. ``read`` holds the reading keywords of :func:`train`
-    (``target``, ``features``, ``drop``, ``delimiter``, ``chunk_size``,
-    ``x_key``, ``y_key``), passed to :func:`nbcli.io.data.iter_dataset`.
+def training_stream(path: str, estimator, *, categories: bool = True, **read):
+    """The reader of training data for ``estimator``: one file of a one-file fit,
+    one part of a part-wise fit (:mod:`nbcli.workflows.parts`) or the file of a
+    cross-validation, so all read through the same column plan.
+
+    ``read`` holds the reading keywords of :func:`train` (``target``,
+    ``features``, ``drop``, ``delimiter``, ``chunk_size``, ``x_key``,
+    ``y_key``, ``missing``, ``na_values``, ``column_types``, ...), passed to
+    :func:`nbcli.io.data.iter_dataset`. What follows from the model type is
+    derived here, once: kinds decided from the first rows, text, boolean and
+    categorical columns as categories for a model that takes them (codes
+    only for the categorical model), rows without a label skipped. With
+    ``categories`` False, numbers and category codes only: the parts of a
+    part-wise fit would each number their text categories apart.
     """
     from nbcli.io.data import iter_dataset
 
-    return iter_dataset(path, need_target=True, raw_labels=True, **read)
+    kinds = type(estimator).feature_kinds
+    if not categories and "categorical" in kinds:
+        read["categories_refused"] = (
+            "read part by part, text columns cannot be categories (each part would number "
+            "its categories apart)"
+        )
+    if read.get("na_values") is not None:
+        read["na_values"] = tuple(str(v) for v in read["na_values"])
+    return iter_dataset(
+        path,
+        need_target=True,
+        raw_labels=True,
+        infer=True,
+        categorical=categories and "categorical" in kinds,
+        all_categorical=categories and kinds == ("categorical",),
+        skip_missing_labels=True,
+        model=estimator.name,
+        **read,
+    )
 
 
 def _named(message: str, feature_names) -> str:
@@ -299,6 +325,7 @@ def train(
     check_column_types(estimator, column_types)
     stream = training_stream(
         path,
+        estimator,
         chunk_size=chunk_size,
         target=target,
         features=features,
@@ -307,13 +334,8 @@ def train(
         x_key=x_key,
         y_key=y_key,
         missing=missing,
-        na_values=None if na_values is None else tuple(str(v) for v in na_values),
-        infer=True,
-        categorical="categorical" in type(estimator).feature_kinds,
-        all_categorical=type(estimator).feature_kinds == ("categorical",),
+        na_values=na_values,
         column_types=column_types,
-        skip_missing_labels=True,
-        model=estimator.name,
         kinds=None if text is None else {c: "words" for c in text.columns},
     )
     if text is not None:
