@@ -235,13 +235,20 @@ def test_margin_form_equals_the_table_form_bit_for_bit():
     assert math.isnan(m.cohen_kappa(stack)[4]) and m.accuracy(stack)[4] == 1.0
 
 
-def test_brier_in_row_blocks_equals_the_whole_array(monkeypatch):
+@pytest.mark.parametrize("layout", ["C", "F", "strided"])
+def test_per_row_losses_equal_their_formulas_in_every_layout(layout):
     rng = np.random.default_rng(5)
     p = rng.dirichlet(np.ones(6), size=50)
     codes = rng.integers(0, 6, 50)
-    expected = np.square(p).sum(axis=1) - 2.0 * p[np.arange(50), codes] + 1.0
-    monkeypatch.setattr(m, "_BLOCK_VALUES", 6 * 7)  # blocks of 7 rows, the last one short
-    np.testing.assert_array_equal(m.brier_per_row(p, codes), expected)
+    true = np.array([p[i, c] for i, c in enumerate(codes)])
+    brier = np.array(
+        [sum((p[i, k] - (k == c)) ** 2 for k in range(6)) for i, c in enumerate(codes)]
+    )
+    given = {"C": p, "F": np.asfortranarray(p), "strided": np.repeat(p, 2, axis=0)[::2]}[layout]
+    np.testing.assert_array_equal(m.true_class_values(given, codes), true)
+    np.testing.assert_allclose(m.brier_per_row(given, codes), brier, rtol=0, atol=1e-15)
+    np.testing.assert_array_equal(m.log_loss_per_row(given, codes), -np.log(true))
+    assert m.log_loss_per_row(np.array([[0.0, 1.0]]), [0])[0] == pytest.approx(708.396, abs=1e-3)
 
 
 def test_most_confused_of_a_large_sparse_matrix_sorts_only_occupied_cells():

@@ -63,12 +63,12 @@ def test_one_sort_gives_sklearn_areas_and_delong_components(rows, ties):
     np.testing.assert_allclose(c.per_row[pos], (v10 - auc) / m, rtol=0, atol=TOL)
     np.testing.assert_allclose(c.per_row[~pos], (v01 - auc) / n, rtol=0, atol=TOL)
     # Leaving the rows outside the classes' overlap out of the sort changes nothing.
-    saved = rc._PARTITION_ROWS
+    saved = rc._BUCKET_ROWS
     try:
-        rc._PARTITION_ROWS = 0
+        rc._BUCKET_ROWS = 0
         part = rc.rank_column(pos, score, per_row=rc.PLACEMENT)
     finally:
-        rc._PARTITION_ROWS = saved
+        rc._BUCKET_ROWS = saved
     assert part.auc == r.auc
     assert abs(part.average_precision - r.average_precision) <= TOL
     assert abs(part.variance - r.variance) <= TOL
@@ -100,10 +100,12 @@ def test_large_columns_sorted_in_part_agree_with_sklearn(case, sorter, monkeypat
     if case == "separated":
         score = np.where(pos, score + 3.0, score)
     if case == "ties":
-        score = score.round(1)
+        score = (score + np.where(pos, 2.0, 0.0)).round(1)
     if case == "one class":
         pos[:] = True
     r = rc.rank_column(pos, score, per_row=rc.PLACEMENT)
+    # Which path ranked the column: buckets unless most rows share buckets with the other class.
+    assert (rc._by_buckets(pos, score, None, None) is None) == (case in ("overlap", "one class"))
     if case == "one class":
         assert np.isnan(r.auc) and r.average_precision == 1.0
         return
@@ -112,6 +114,38 @@ def test_large_columns_sorted_in_part_agree_with_sklearn(case, sorter, monkeypat
     full = rc.rank_column(pos, score, counts=True, per_row=rc.PLACEMENT)  # sorts every row
     np.testing.assert_allclose(r.per_row, full.per_row, rtol=0, atol=TOL)
     assert abs(r.variance - full.variance) <= TOL
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.integers(200, 3000),
+    st.floats(0.02, 0.9),
+    st.floats(0.0, 12.0),
+    st.sampled_from([None, 0, 1, 2]),
+    st.booleans(),
+    st.integers(0, 2**32 - 1),
+)
+def test_bucket_ranking_equals_the_full_sort(n, share, shift, decimals, negative, seed):
+    rng = np.random.default_rng(seed)
+    pos = rng.random(n) < share
+    score = np.where(pos, rng.normal(shift, 1.0, n), rng.normal(0.0, 1.0, n))
+    if decimals is not None:
+        score = score.round(decimals)
+    if negative:
+        score = -score  # negative scores, and the positives below
+    if pos.all() or not pos.any():
+        return
+    full = rc.rank_column(pos, score, counts=True, per_row=rc.CONTRIBUTION)
+    bucketed = rc._by_buckets(pos, score, rc.CONTRIBUTION, None)
+    if bucketed is None:  # most rows mixed: the full sort ranks the column
+        return
+    assert bucketed.auc == full.auc
+    assert abs(bucketed.average_precision - full.average_precision) <= TOL
+    if np.isnan(full.variance):  # one row on a side
+        assert np.isnan(bucketed.variance)
+    else:
+        assert abs(bucketed.variance - full.variance) <= TOL * full.variance
+    np.testing.assert_allclose(bucketed.per_row, full.per_row, rtol=0, atol=TOL / n)
 
 
 def test_one_sided_columns_are_undefined_but_average_precision_is_not():

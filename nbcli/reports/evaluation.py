@@ -310,7 +310,7 @@ def _other_figures(coding, proba, kept, n_resamples, confidence, seed, bins):
     # Per-row values are taken on all rows (unseen labels pointed at class 0)
     # and then restricted to the known ones: proba[known] would copy the
     # largest array here, (n_samples, n_classes).
-    codes = np.where(known, coding.codes, 0)
+    codes = np.where(known, coding.codes, 0) if coding.n_unseen else coding.codes
     metrics.update(
         bootstrap_means(
             {

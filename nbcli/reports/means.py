@@ -22,6 +22,7 @@ from nbcli.reports.bootstrap import (
     bca_interval,
     no_interval,
 )
+from nbcli.reports.ranking_columns import order_keys
 
 EXACT_VALUES = 20_000_000
 """Means of per-row values are resampled row by row while rows x resamples
@@ -34,7 +35,6 @@ GROUPS = 1024
 # Mantissa bits kept by the histogram that places the group edges: its bins
 # are neighbouring values within a factor 1 + 2**-7 of each other.
 _BIN_BITS = 7
-_MAGNITUDE = np.int64(0x7FFF_FFFF_FFFF_FFFF)
 
 
 def resampled_means(values, n_resamples: int, rng: np.random.Generator) -> np.ndarray:
@@ -69,30 +69,45 @@ def grouped_resampled_means(
     Costs O(n) per column and O(B groups) draws, against O(B n) for row
     resampling.
 
-    ``values`` has shape (n_samples, k); returns shape (n_resamples, k).
+    ``values`` has shape (n_samples, k), or is a sequence of k columns of
+    shape (n_samples,); returns shape (n_resamples, k).
     """
-    v = np.asarray(values, dtype=float)
-    n, k = v.shape
+    columns = _columns(values)
+    n = columns[0].size if columns else 0
+    k = len(columns)
     g = max(1, min(int(groups), n))
     out = np.empty((n_resamples, k))
     step = max(1, _CHUNK_VALUES // g)
-    for j in range(k):
-        x = v[:, j]
+    for j, x in enumerate(columns):
         member = value_groups(x, g)
         sizes = np.bincount(member)
         present = sizes > 0
         means = np.bincount(member, weights=x) / np.where(present, sizes, 1)
-        spread = np.bincount(member, weights=np.square(x - means[member]))
+        deviation = means[member]
+        np.subtract(x, deviation, out=deviation)
+        np.square(deviation, out=deviation)
+        spread = np.bincount(member, weights=deviation)
+        del member, deviation
         sizes, means, spread = sizes[present], means[present], spread[present]
+        variance = spread / sizes
         for lo in range(0, n_resamples, step):
             size = min(step, n_resamples - lo)
             c = rng.multinomial(n, sizes / n, size=size).astype(float)
             # Sum of c_g draws from group g: variance c_g var_g, var_g = spread_g / size_g.
-            # Sums by NumPy, not BLAS, whose rounding depends on its threads.
-            within = np.sum(c * (spread / sizes), axis=1)
+            # Sums by NumPy's einsum, not BLAS, whose rounding depends on its threads.
+            within = np.einsum("ij,j->i", c, variance)
             noise = np.sqrt(np.maximum(within, 0.0)) * rng.standard_normal(size)
-            out[lo : lo + size, j] = (np.sum(c * means, axis=1) + noise) / n
+            out[lo : lo + size, j] = (np.einsum("ij,j->i", c, means) + noise) / n
     return out
+
+
+def _columns(values) -> list[np.ndarray]:
+    """Float64 columns of shape (n_samples,) from a 2-D array or a sequence of columns."""
+    if isinstance(values, np.ndarray) and values.ndim == 2:
+        return [values[:, j] for j in range(values.shape[1])]
+    if isinstance(values, np.ndarray):
+        raise ValueError(f"values must be 2-D or a list of columns, got shape {values.shape}")
+    return [np.asarray(v, dtype=float) for v in values]
 
 
 def value_groups(x: np.ndarray, groups: int) -> np.ndarray:
@@ -106,14 +121,12 @@ def value_groups(x: np.ndarray, groups: int) -> np.ndarray:
     group indices of shape (n,), non-decreasing in the value (some indices
     may be unused).
     """
-    bits = (np.asarray(x, dtype=np.float64) + 0.0).view(np.int64)  # + 0.0: -0.0 is 0.0
-    # Negative floats order backwards as integers: flip their magnitude bits.
-    key = bits ^ ((bits >> 63) & _MAGNITUDE)
+    key = order_keys(x)
     key >>= 52 - _BIN_BITS
     key -= key.min()
     counts = np.bincount(key)
     below = np.cumsum(counts) - counts  # rows in lower bins
-    return ((below * int(groups)) // max(1, x.size))[key]
+    return np.take((below * int(groups)) // max(1, x.size), key)
 
 
 def jackknife_means(values) -> np.ndarray:
@@ -141,24 +154,20 @@ def bootstrap_means(
     """
     _check_confidence(confidence)
     names = list(columns)
-    v = (
-        np.column_stack([np.asarray(columns[k], dtype=float) for k in names])
-        if names
-        else np.zeros((0, 0))
-    )
-    n = v.shape[0]
-    estimates = v.mean(axis=0) if n else np.full(len(names), math.nan)
+    values = [np.asarray(columns[k], dtype=float) for k in names]
+    n = values[0].size if values else 0
+    estimates = [float(np.mean(v)) if n else math.nan for v in values]
     if n_resamples <= 0 or n < 2:
         return {k: no_interval(e) for k, e in zip(names, estimates)}
     if n * n_resamples <= EXACT_VALUES:
-        replicates = resampled_means(v, n_resamples, rng)
+        replicates = resampled_means(np.column_stack(values), n_resamples, rng)
     else:
-        replicates = grouped_resampled_means(v, n_resamples, rng)
+        replicates = grouped_resampled_means(values, n_resamples, rng)
     return {
         k: bca_interval(
-            float(estimates[j]),
+            estimates[j],
             replicates[:, j],
-            acceleration=mean_acceleration(v[:, j]),
+            acceleration=mean_acceleration(values[j]),
             confidence=confidence,
         )
         for j, k in enumerate(names)
@@ -177,9 +186,8 @@ def mean_acceleration(x) -> float:
     """
     c = np.asarray(x, dtype=float)
     c = c - c.mean()
-    squares = c * c
-    spread = float(np.sum(squares))
+    # einsum sums the products without a temporary array (and without BLAS).
+    spread = float(np.einsum("i,i->", c, c))
     if not (spread > 0 and math.isfinite(spread)):
         return math.nan
-    squares *= c
-    return float(np.sum(squares) / (6.0 * spread**1.5))
+    return float(np.einsum("i,i,i->", c, c, c) / (6.0 * spread**1.5))

@@ -34,10 +34,6 @@ from nbcli.distinct import unique_inverse
 # (-log(2.2e-308) = 708.4 nats) instead of infinity.
 PROBA_FLOOR = float(np.finfo(np.float64).tiny)
 
-# Row blocks of per-row computations over (n_samples, n_classes) hold about
-# this many values, to bound temporaries.
-_BLOCK_VALUES = 1_000_000
-
 
 # --------------------------------------------------------------------------
 # JSON-friendly values
@@ -351,6 +347,18 @@ MARGIN_METRICS = {
 # Per-row losses
 
 
+def true_class_values(proba, true_codes) -> np.ndarray:
+    """``proba[i, true_codes[i]]`` for every row i, shape (n_samples,) (a new array)."""
+    p = np.asarray(proba, dtype=float)
+    codes = np.asarray(true_codes, dtype=np.intp)
+    if p.ndim == 2 and p.flags.c_contiguous:
+        # One gather from the flat array: faster than a two-index gather.
+        index = np.arange(0, p.size, p.shape[1], dtype=np.intp)
+        index += codes
+        return np.take(p.reshape(-1), index)
+    return p[np.arange(codes.size), codes]
+
+
 def log_loss_per_row(proba, true_codes) -> np.ndarray:
     """Negative natural log of the probability given to the true class, shape (n_samples,).
 
@@ -361,8 +369,10 @@ def log_loss_per_row(proba, true_codes) -> np.ndarray:
     clips at machine epsilon instead; the two agree whenever no probability of
     a true class is below 2.2e-16.
     """
-    p = np.asarray(proba, dtype=float)[np.arange(len(true_codes)), true_codes]
-    return -np.log(np.maximum(p, PROBA_FLOOR))
+    p = true_class_values(proba, true_codes)
+    np.maximum(p, PROBA_FLOOR, out=p)
+    np.log(p, out=p)
+    return np.negative(p, out=p)
 
 
 def brier_per_row(proba, true_codes) -> np.ndarray:
@@ -373,14 +383,13 @@ def brier_per_row(proba, true_codes) -> np.ndarray:
     scale_by_half=False)``. It ranges from 0 to 2.
     """
     p = np.asarray(proba, dtype=float)
-    rows = np.arange(len(true_codes))
-    # Squares are summed a block of rows at a time so that the temporary
-    # stays small however many classes there are.
-    step = max(1, _BLOCK_VALUES // max(1, p.shape[1]))
-    sq = np.empty(len(p))
-    for i in range(0, len(p), step):
-        sq[i : i + step] = np.square(p[i : i + step]).sum(axis=1)
-    return sq - 2.0 * p[rows, true_codes] + 1.0
+    # Sum of squares by einsum, without a temporary of the shape of proba.
+    sq = np.einsum("ij,ij->i", p, p)
+    true = true_class_values(p, true_codes)
+    true *= 2.0
+    sq -= true
+    sq += 1.0
+    return sq
 
 
 def _mean_or_nan(values) -> float:
