@@ -106,3 +106,17 @@ def test_accuracy_of_a_confusion_matrix_is_drawn_from_its_diagonal_first():
     reps = bs.resampled_statistics(c, {"acc": m.accuracy}, 500, np.random.default_rng(0))
     direct = np.random.default_rng(0).binomial(7, 4 / 7, size=500) / 7
     assert np.array_equal(reps["acc"], direct)
+
+
+def test_grouped_means_on_threads_draw_what_one_thread_draws(monkeypatch):
+    from nbcli.reports import ranking_columns as rc
+
+    x = np.random.default_rng(4).lognormal(size=(30_000, 3))
+    monkeypatch.setenv("NBCLI_THREADS", "1")
+    one = bm.grouped_resampled_means(x, 200, np.random.default_rng(5))
+    monkeypatch.setenv("NBCLI_THREADS", "3")
+    monkeypatch.setattr(rc, "_PARALLEL_ROWS", 0)
+    three = bm.grouped_resampled_means(list(x.T), 200, np.random.default_rng(5))
+    np.testing.assert_array_equal(one, three)
+    # Each column has a generator of its own: the columns' draws differ.
+    assert not np.allclose(one[:, 0] - one[:, 0].mean(), one[:, 1] - one[:, 1].mean())

@@ -361,8 +361,10 @@ def run() -> None:
     a finished command into exit 130; so signals are ignored from there on.
     (:func:`main` itself leaves the handlers as it found them, for callers
     that go on running.) The objects left are frozen for the garbage
-    collector, whose collection at exit would only examine them.
+    collector, whose collection at exit would only examine them. glibc is
+    asked to keep freed memory for reuse (:func:`_keep_freed_memory`).
     """
+    _keep_freed_memory()
     try:
         main()
     except SystemExit as done:
@@ -377,6 +379,38 @@ def run() -> None:
         # give back whole. Frozen objects are not examined.
         gc.freeze()
         raise done from None
+
+
+# glibc's mallopt parameters (malloc.h).
+_M_TRIM_THRESHOLD = -1
+_M_MMAP_THRESHOLD = -3
+
+
+def _keep_freed_memory() -> None:
+    """Have glibc keep freed blocks of up to 32 MiB for reuse, rather than give them back.
+
+    By default glibc hands a freed block above a threshold (which it raises
+    as it goes, up to 32 MiB) back to the kernel, and trims the heap's free
+    top beyond twice that. A command allocates and frees arrays the size of
+    a chunk or of a column many times; each block given back and taken
+    again is zeroed by the kernel page by page, which was a tenth of
+    ``evaluate``'s time at a million rows. With fixed thresholds such blocks
+    are reused; the process's peak grows by what it keeps free (about 8%
+    there). Other C libraries are left as they are.
+    """
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+    import platform
+
+    if platform.libc_ver()[0] != "glibc":
+        return
+    try:
+        libc = ctypes.CDLL(None)
+        libc.mallopt(_M_MMAP_THRESHOLD, 32 << 20)
+        libc.mallopt(_M_TRIM_THRESHOLD, 512 << 20)
+    except (OSError, AttributeError):  # pragma: no cover - a libc without mallopt
+        pass
 
 
 #: The arguments of the command being run, for the few options whose order

@@ -182,6 +182,7 @@ def build_evaluation(
     inputs: dict | None = None,
     settings: dict | None = None,
     coding: LabelCoding | None = None,
+    predicted: np.ndarray | None = None,
 ) -> EvaluationReport:
     """Score posteriors against true labels.
 
@@ -209,6 +210,8 @@ def build_evaluation(
         computed settings are added to ``settings``.
     coding : LabelCoding, optional
         ``encode_labels(classes, y_true)`` when the caller has it already.
+    predicted : ndarray of int, shape (n_samples,), optional
+        ``predicted_codes(proba)`` when the caller has it already.
 
     Raises
     ------
@@ -238,7 +241,7 @@ def build_evaluation(
 
     try:
         pred, confusion, metrics, calibration, rng = _other_figures(
-            coding, proba, kept, n_resamples, confidence, seed, bins
+            coding, proba, kept, n_resamples, confidence, seed, bins, predicted
         )
     except BaseException:
         if pending is not None:
@@ -296,12 +299,12 @@ def build_evaluation(
     )
 
 
-def _other_figures(coding, proba, kept, n_resamples, confidence, seed, bins):
+def _other_figures(coding, proba, kept, n_resamples, confidence, seed, bins, predicted):
     """The figures of :func:`build_evaluation` other than the ranking metrics, with
     the generator after their draws."""
     labels = coding.labels
     known = coding.known
-    pred = predicted_codes(proba)
+    pred = predicted_codes(proba) if predicted is None else np.asarray(predicted)
     confusion = confusion_matrix(coding.codes, pred, len(labels))
     rng = np.random.default_rng(seed)
     metrics = bootstrap_confusion_metrics(

@@ -22,7 +22,7 @@ from nbcli.reports.bootstrap import (
     bca_interval,
     no_interval,
 )
-from nbcli.reports.ranking_columns import order_keys
+from nbcli.reports.ranking_columns import map_columns, order_keys
 
 EXACT_VALUES = 20_000_000
 """Means of per-row values are resampled row by row while rows x resamples
@@ -65,8 +65,9 @@ def grouped_resampled_means(
     of rows ``c_g`` taken from each group (a multinomial with the groups'
     shares), and its mean is ``(sum_g c_g mean_g + sqrt(sum_g c_g var_g) Z)
     / n`` with ``Z`` standard normal, the within-group spread by the central
-    limit theorem (module docstring). Columns are drawn one after the other.
-    Costs O(n) per column and O(B groups) draws, against O(B n) for row
+    limit theorem (module docstring). Each column is drawn by a generator of
+    its own (``rng.spawn``), on threads for large columns; the draws do not
+    depend on the threads. Costs O(n) per column and O(B groups) draws, against O(B n) for row
     resampling.
 
     ``values`` has shape (n_samples, k), or is a sequence of k columns of
@@ -77,27 +78,43 @@ def grouped_resampled_means(
     k = len(columns)
     g = max(1, min(int(groups), n))
     out = np.empty((n_resamples, k))
+    # One generator per column, so that the columns can be drawn on threads
+    # (NumPy's multinomial releases the GIL) with the draws of one thread.
+    streams = rng.spawn(k) if k > 1 else [rng]
+
+    def draw(j: int) -> None:
+        out[:, j] = _grouped_column(columns[j], n_resamples, streams[j], g)
+
+    map_columns(draw, k, n, None)
+    return out
+
+
+def _grouped_column(
+    x: np.ndarray, n_resamples: int, rng: np.random.Generator, g: int
+) -> np.ndarray:
+    """:func:`grouped_resampled_means` of one column (shape (n_samples,)), shape (n_resamples,)."""
+    n = x.size
+    out = np.empty(n_resamples)
     step = max(1, _CHUNK_VALUES // g)
-    for j, x in enumerate(columns):
-        member = value_groups(x, g)
-        sizes = np.bincount(member)
-        present = sizes > 0
-        means = np.bincount(member, weights=x) / np.where(present, sizes, 1)
-        deviation = means[member]
-        np.subtract(x, deviation, out=deviation)
-        np.square(deviation, out=deviation)
-        spread = np.bincount(member, weights=deviation)
-        del member, deviation
-        sizes, means, spread = sizes[present], means[present], spread[present]
-        variance = spread / sizes
-        for lo in range(0, n_resamples, step):
-            size = min(step, n_resamples - lo)
-            c = rng.multinomial(n, sizes / n, size=size).astype(float)
-            # Sum of c_g draws from group g: variance c_g var_g, var_g = spread_g / size_g.
-            # Sums by NumPy's einsum, not BLAS, whose rounding depends on its threads.
-            within = np.einsum("ij,j->i", c, variance)
-            noise = np.sqrt(np.maximum(within, 0.0)) * rng.standard_normal(size)
-            out[lo : lo + size, j] = (np.einsum("ij,j->i", c, means) + noise) / n
+    member = value_groups(x, g)
+    sizes = np.bincount(member)
+    present = sizes > 0
+    means = np.bincount(member, weights=x) / np.where(present, sizes, 1)
+    deviation = means[member]
+    np.subtract(x, deviation, out=deviation)
+    np.square(deviation, out=deviation)
+    spread = np.bincount(member, weights=deviation)
+    del member, deviation
+    sizes, means, spread = sizes[present], means[present], spread[present]
+    variance = spread / sizes
+    for lo in range(0, n_resamples, step):
+        size = min(step, n_resamples - lo)
+        c = rng.multinomial(n, sizes / n, size=size).astype(float)
+        # Sum of c_g draws from group g: variance c_g var_g, var_g = spread_g / size_g.
+        # Sums by NumPy's einsum, not BLAS, whose rounding depends on its threads.
+        within = np.einsum("ij,j->i", c, variance)
+        noise = np.sqrt(np.maximum(within, 0.0)) * rng.standard_normal(size)
+        out[lo : lo + size] = (np.einsum("ij,j->i", c, means) + noise) / n
     return out
 
 

@@ -122,6 +122,7 @@ def calibrate(
     scores = score(mf, data, read=read, reporter=reporter, missing_option=True)
     mf.calibrator = current
     raw_logp, y_true = scores.log_proba, scores.y_true
+    assert raw_logp is not None
     if scores.training_match and not allow_training_data:
         raise NbcliError(
             f"{data}: these are the rows {model} was trained on; calibrating on them hides the "

@@ -71,7 +71,7 @@ def evaluate(
 
     mf = load_model(model)
     inputs = inputs_later(model=model, data=data, sha256=hash_inputs)
-    scores = score(mf, data, read=read, reporter=reporter, missing_option=True)
+    scores = score(mf, data, read=read, reporter=reporter, missing_option=True, posteriors=True)
     coding = check_labels_known(mf.classes, scores.y_true, model, data)
     n_rows = len(scores.y_true)
     if bins is None:
@@ -87,11 +87,12 @@ def evaluate(
         "seed": seed,
         "bins": bins,
     }
-    proba = np.exp(scores.log_proba, out=scores.log_proba)
+    assert scores.proba is not None
     report = build_evaluation(
         mf.classes,
         scores.y_true,
-        proba,
+        scores.proba,
+        predicted=scores.predicted,
         n_resamples=bootstrap,
         confidence=confidence,
         seed=seed,
@@ -212,8 +213,9 @@ def compare(
         raise NbcliError(f"compare needs exactly two --model files (A and B), got {len(models)}")
     a, b = (load_model(m) for m in models)
     inputs = inputs_later(models=list(models), data=data, sha256=hash_inputs)
-    sa = score(a, data, read=read, reporter=reporter, missing_option=True)
-    sb = score(b, data, read=read, reporter=reporter, missing_option=True)
+    sa = score(a, data, read=read, reporter=reporter, missing_option=True, posteriors=True)
+    sb = score(b, data, read=read, reporter=reporter, missing_option=True, posteriors=True)
+    assert sa.proba is not None and sb.proba is not None
     if len(sa.y_true) != len(sb.y_true) or any(
         str(p) != str(q) for p, q in zip(sa.y_true, sb.y_true)
     ):
@@ -228,9 +230,9 @@ def compare(
     settings = {"bootstrap_resamples": bootstrap, "confidence": confidence, "seed": seed}
     report = build_comparison(
         a.classes,
-        np.exp(sa.log_proba, out=sa.log_proba),
+        sa.proba,
         b.classes,
-        np.exp(sb.log_proba, out=sb.log_proba),
+        sb.proba,
         sa.y_true,
         n_resamples=bootstrap,
         confidence=confidence,

@@ -48,8 +48,9 @@ class Scores:
 
     Attributes
     ----------
-    log_proba : ndarray of shape (n_samples, n_classes)
-        Log posteriors (calibrated if the model file carries a calibrator).
+    log_proba : ndarray of shape (n_samples, n_classes), or None
+        Log posteriors (calibrated if the model file carries a calibrator);
+        None when :func:`score` was asked for the posteriors instead.
     y_true : ndarray of shape (n_samples,)
         Labels as read from the file.
     training_match : bool
@@ -57,12 +58,19 @@ class Scores:
     n_left_out : int
         Rows with a missing value left out under an explicit ``--missing
         drop`` (their posteriors and labels are not in the arrays).
+    proba : ndarray of shape (n_samples, n_classes), or None
+        The posteriors, when asked for.
+    predicted : ndarray of int, shape (n_samples,), or None
+        With ``proba``: the column of each row's largest posterior (the first
+        of equal ones, as ``numpy.argmax`` and ``nbcli predict``).
     """
 
-    log_proba: np.ndarray
+    log_proba: np.ndarray | None
     y_true: np.ndarray
     training_match: bool
     n_left_out: int = 0
+    proba: np.ndarray | None = None
+    predicted: np.ndarray | None = None
 
 
 def iter_scores(
@@ -248,6 +256,7 @@ def score(
     read: ReadOptions | None = None,
     reporter: Reporter | None = None,
     missing_option: bool = False,
+    posteriors: bool = False,
 ) -> Scores:
     """All log posteriors and labels of a labelled file, and whether it is the model's training data.
 
@@ -263,6 +272,11 @@ def score(
         ``read.missing`` is ``"drop"``, and otherwise refused with a hint
         naming that option (and ``ignore`` for a model that can take it).
         Without it, such a row is refused.
+    posteriors : bool
+        Give the posteriors and each row's predicted column
+        (``Scores.proba``, ``Scores.predicted``) instead of the log
+        posteriors: they are taken chunk by chunk, while the reader parses
+        the next chunk.
 
     Returns
     -------
@@ -279,6 +293,15 @@ def score(
     fp = TrainingFingerprint(legacy="fingerprint" not in mf.training)
     leave_out = missing_option and read is not None and read.missing == "drop"
     logps, ys, left_out = _GrowingRows(), [], 0
+    predicted: list[np.ndarray] = []
+
+    def keep(logp: np.ndarray) -> None:
+        if posteriors:
+            # The chunk's own array (or a copy of its scored rows): changed in place.
+            logp = np.exp(logp, out=logp)
+            predicted.append(np.argmax(logp, axis=1))
+        logps.append(logp)
+
     for chunk in iter_scores(mf, path, read=read, need_target=True, reporter=reporter):
         # The fingerprint covers every row of the file, scored or not.
         fp.update(chunk.X, chunk.y)
@@ -292,10 +315,10 @@ def score(
                     f"{_missing_hint(mf, missing_option)}"
                 )
             left_out += chunk.n_rows - chunk.n_scored
-            logps.append(chunk.log_proba[chunk.scored])
+            keep(chunk.log_proba[chunk.scored])
             ys.append(np.asarray(chunk.y)[chunk.scored])
             continue
-        logps.append(chunk.log_proba)
+        keep(chunk.log_proba)
         ys.append(np.asarray(chunk.y))
     if not ys:
         raise NbcliError(f"{path}: no data rows")
@@ -304,10 +327,12 @@ def score(
             f"{path}: every row has a missing value, so none is left to score under "
             f"--missing drop; {_missing_hint(mf, False)}"
         )
-    logp = logps.joined()
+    rows = logps.joined()
     y = _joined_labels(ys)
     match = fp.matches(mf.training)
-    return Scores(log_proba=logp, y_true=y, training_match=match, n_left_out=left_out)
+    if posteriors:
+        return Scores(None, y, match, left_out, proba=rows, predicted=np.concatenate(predicted))
+    return Scores(log_proba=rows, y_true=y, training_match=match, n_left_out=left_out)
 
 
 class _GrowingRows:
