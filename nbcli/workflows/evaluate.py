@@ -5,8 +5,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from nbcli.errors import NbcliError
 from nbcli.workflows.engine import Engine, Reporter
 from nbcli.workflows.inputs import ReadOptions, inputs_of
