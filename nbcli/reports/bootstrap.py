@@ -53,11 +53,16 @@ Resampling is done on the cheapest sufficient representation:
   rows fall in each group (a multinomial, as for tables) and sums
   ``c_g mean_g`` over the groups, plus a normal term of variance
   ``sum_g c_g var_g`` for the spread of values within the groups (the
-  central limit theorem for the ``c_g`` draws within group g, about n / 1024
+  central limit theorem for the ``c_g`` draws within group g, about n / 256
   of them). The variance of the resampled mean is then exact in expectation
   and the skew between groups is kept; only the skew within groups of
-  neighbouring values is lost (on a log-normal sample of 30,000 rows the
-  95% interval ends moved by 1e-4 of the mean). Jackknife values have a closed form
+  neighbouring values is lost. By the first term of the Edgeworth expansion
+  that moves an interval end by about ``lost * skew * (z**2 - 1) / (6
+  sqrt(n))`` standard errors, ``lost`` being the share of the third cumulant
+  within groups: 1e-4 for a million log-losses of an eight-class model, and
+  0.012 for 100,000 log-normal values (sigma 1.2, 0.009 with 1,024 groups),
+  where the Monte Carlo error of an end at 1,000 resamples is about 0.085.
+  Jackknife values have a closed form
   and are exact either way.
 
 One ``numpy.random.Generator`` drives all draws, so the same seed gives the

@@ -29,7 +29,7 @@ EXACT_VALUES = 20_000_000
 is at most this (20,000 rows at 1,000 resamples, about 0.15 s); beyond it
 through :data:`GROUPS` groups of neighbouring values (module docstring)."""
 
-GROUPS = 1024
+GROUPS = 256
 """Number of groups of neighbouring values in the grouped resampling of means."""
 
 # Mantissa bits kept by the histogram that places the group edges: its bins

@@ -52,6 +52,7 @@ from nbcli.reports.metrics import (
     log_loss_per_row,
     predicted_codes,
     report_header,
+    true_class_values,
 )
 
 UNIFORM = "uniform"
@@ -260,7 +261,7 @@ def top_class_confidence(proba, true_codes, predicted=None) -> tuple[np.ndarray,
     """
     p = np.asarray(proba, dtype=float)
     pred = predicted_codes(p) if predicted is None else np.asarray(predicted)
-    return p[np.arange(len(pred)), pred], pred == np.asarray(true_codes)
+    return true_class_values(p, pred), pred == np.asarray(true_codes)
 
 
 def ece_interval(
