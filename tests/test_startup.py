@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 import os
+import platform
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import fitted_model_file
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -118,3 +120,41 @@ def test_the_console_script_spares_the_collector_its_pass_at_exit(tmp_path):
     assert said["main"] == ["0"], done.stdout
     frozen, code = said["run"]
     assert int(frozen) > 10_000 and code in ("0", "None"), done.stdout
+
+
+@pytest.mark.skipif(
+    not sys.platform.startswith("linux") or platform.libc_ver()[0] != "glibc",
+    reason="glibc's malloc only",
+)
+def test_the_console_script_has_glibc_reuse_freed_blocks_instead_of_faulting_new_pages():
+    # Without it, a 16 MB array freed and made again is mapped afresh, and
+    # the kernel zeroes each of its 4 KiB pages as it is first touched.
+    probe = (
+        "import resource, sys, numpy as np\n"
+        "from nbcli.cli import app\n"
+        "def faults():\n"
+        "    a = np.ones(2_000_000); del a\n"
+        "    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt\n"
+        "    b = np.ones(2_000_000); del b\n"
+        "    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before\n"
+        "print('default', faults())\n"
+        "calls = []\n"
+        "keep = app._keep_freed_memory\n"
+        "app._keep_freed_memory = lambda: calls.append(1) or keep()\n"
+        "sys.argv = ['nbcli', '--version']\n"
+        "try:\n    app.run()\nexcept SystemExit:\n    pass\n"
+        "print('kept', faults(), len(calls))\n"
+    )
+    env = {
+        **os.environ,
+        "NUMPY_MADVISE_HUGEPAGE": "0",  # 4 KiB pages: one fault each
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+    }
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env)
+    said = {
+        line.split()[0]: [int(v) for v in line.split()[1:]]
+        for line in done.stdout.splitlines()
+        if line.startswith(("default", "kept"))
+    }
+    assert said["default"][0] > 3000, done.stdout  # 16 MB / 4 KiB = 3906 pages
+    assert said["kept"] == [said["kept"][0], 1] and said["kept"][0] < 100, done.stdout
