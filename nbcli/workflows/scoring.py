@@ -292,7 +292,9 @@ def score(
     # The SHA-256 of format version 1 is computed only for a file that has no other.
     fp = TrainingFingerprint(legacy="fingerprint" not in mf.training)
     leave_out = missing_option and read is not None and read.missing == "drop"
-    logps, ys, left_out = _GrowingRows(), [], 0
+    logps: list[np.ndarray] = []
+    ys: list[np.ndarray] = []
+    left_out = 0
     predicted: list[np.ndarray] = []
 
     def keep(logp: np.ndarray) -> None:
@@ -327,49 +329,12 @@ def score(
             f"{path}: every row has a missing value, so none is left to score under "
             f"--missing drop; {_missing_hint(mf, False)}"
         )
-    rows = logps.joined()
+    rows = np.concatenate(logps)
     y = _joined_labels(ys)
     match = fp.matches(mf.training)
     if posteriors:
         return Scores(None, y, match, left_out, proba=rows, predicted=np.concatenate(predicted))
     return Scores(log_proba=rows, y_true=y, training_match=match, n_left_out=left_out)
-
-
-class _GrowingRows:
-    """Row blocks of one width copied into one array that grows in place.
-
-    Holding the blocks and joining them at the end would hold every row
-    twice, in fresh memory the kernel zeroes page by page; growing by
-    ``ndarray.resize`` (``realloc``, which for large arrays remaps pages
-    rather than copying them) writes each row once.
-    """
-
-    _GROWTH = 1.25
-
-    def __init__(self) -> None:
-        self._array: np.ndarray | None = None
-        self._filled = 0
-
-    def append(self, rows: np.ndarray) -> None:
-        rows = np.asarray(rows, dtype=np.float64)
-        n = rows.shape[0]
-        if self._array is None:
-            # A copy: the caller's array may be a view, or referenced elsewhere.
-            self._array = np.empty((max(n, 1), *rows.shape[1:]))
-        elif self._filled + n > self._array.shape[0]:
-            size = max(self._filled + n, int(self._array.shape[0] * self._GROWTH) + 1)
-            # No other reference to the array exists: refcheck is not needed.
-            self._array.resize((size, *rows.shape[1:]), refcheck=False)
-        self._array[self._filled : self._filled + n] = rows
-        self._filled += n
-
-    def joined(self) -> np.ndarray:
-        """The rows appended, shape (n_rows, width); the object is spent."""
-        array, self._array = self._array, None
-        if array is None:
-            return np.zeros((0, 0))
-        array.resize((self._filled, *array.shape[1:]), refcheck=False)
-        return array
 
 
 def _joined_labels(parts: list) -> np.ndarray:
