@@ -67,8 +67,8 @@ def grouped_resampled_means(
     / n`` with ``Z`` standard normal, the within-group spread by the central
     limit theorem (module docstring). Each column is drawn by a generator of
     its own (``rng.spawn``), on threads for large columns; the draws do not
-    depend on the threads. Costs O(n) per column and O(B groups) draws, against O(B n) for row
-    resampling.
+    depend on the threads. Costs O(n) per column and O(B groups) draws,
+    against O(B n) for row resampling.
 
     ``values`` has shape (n_samples, k), or is a sequence of k columns of
     shape (n_samples,); returns shape (n_resamples, k).
