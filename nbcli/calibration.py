@@ -255,13 +255,18 @@ class TemperatureScaling(Calibrator):
             self.temperature_, self.at_bound_ = 1.0, False
             return self
         zf = np.where(finite, z, 0.0)
+        e = np.empty_like(z)  # one buffer for every evaluation of the slope
 
         def nll_slope(u: float) -> float:
-            # d(mean NLL)/d(1/T) at T = exp(u): E_p[z] - z_y averaged over rows.
+            # d(mean NLL)/d(1/T) at T = exp(u): E_p[z] - z_y averaged over rows,
+            # E_p[z] = sum_j e_j z_j / sum_j e_j with e_j = exp(z_j / T).
             # It decreases in u (convexity in 1/T); its root is the optimum.
-            e = np.exp(z * np.exp(-u))
-            e /= e.sum(axis=1, keepdims=True)
-            return float(np.mean(np.einsum("ij,ij->i", e, zf) - zy))
+            np.multiply(z, np.exp(-u), out=e)
+            np.exp(e, out=e)
+            expected = np.einsum("ij,ij->i", e, zf)
+            expected /= np.einsum("ij->i", e)
+            expected -= zy
+            return float(np.mean(expected))
 
         lo = np.log(spread / _TEMPERATURE_RANGE)
         hi = np.log(spread * _TEMPERATURE_RANGE)

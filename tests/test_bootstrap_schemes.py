@@ -139,3 +139,28 @@ def test_the_groups_lose_little_of_the_skew_an_interval_end_feels(n):
     shift = lost * skew * (1.96**2 - 1) / (6 * np.sqrt(n))
     assert 0.0 < lost < 1.0
     assert shift < 0.02  # standard errors; an end's Monte Carlo error at 1,000 resamples is ~0.085
+
+
+@pytest.mark.parametrize("calibrated", [True, False])
+def test_grouped_bin_sums_give_the_ece_replicates_of_row_resampling(calibrated):
+    from nbcli.reports import reliability as rl
+
+    rng = np.random.default_rng(12)
+    n, draws = 20_000, 4000
+    p = 0.5 + 0.5 * rng.beta(6.0, 2.0, n)  # bins below 0.5 stay empty
+    # Calibrated: every bin's sum of (outcome - p) is near zero, where |.| folds it.
+    y = (rng.random(n) < (p if calibrated else p**1.5)).astype(float)
+    b = rl.assign_bins(p, np.linspace(0.0, 1.0, 11))
+    d = y - p
+    rows = np.random.default_rng(2).integers(0, n, size=(draws, n))
+    exact = np.array([np.abs(np.bincount(b[i], weights=d[i], minlength=10)).sum() for i in rows])
+    exact /= n
+    sums = bm.grouped_resampled_bin_sums(b, d, 10, draws, np.random.default_rng(3))
+    grouped = np.abs(sums).sum(axis=1) / n
+    spread = exact.std()
+    # Monte Carlo error of a quantile's difference at 4,000 draws: about 0.06 spread.
+    assert abs(grouped.mean() - exact.mean()) < 0.1 * spread
+    assert grouped.std() == pytest.approx(spread, rel=0.06)
+    for q in (0.025, 0.5, 0.975):
+        assert abs(np.quantile(grouped, q) - np.quantile(exact, q)) < 0.15 * spread
+    assert sums.shape == (draws, 10) and not sums[:, :5].any()

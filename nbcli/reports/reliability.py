@@ -43,7 +43,7 @@ from nbcli.reports.bootstrap import (
     method_summary,
     no_interval,
 )
-from nbcli.reports.means import bootstrap_means
+from nbcli.reports.means import EXACT_VALUES, bootstrap_means, grouped_resampled_bin_sums
 from nbcli.reports.metrics import (
     brier_per_row,
     encode_labels,
@@ -278,7 +278,11 @@ def ece_interval(
     With ``d_i = outcome_i - probability_i`` and ``D_b`` the sum of ``d`` over
     bin ``b``, ECE = sum_b |D_b| / n, so each resample needs only per-bin sums
     of ``d``; leaving row i out changes only its own bin, which gives the
-    jackknife values in closed form.
+    jackknife values in closed form. Beyond
+    :data:`~nbcli.reports.means.EXACT_VALUES` rows x resamples the per-bin
+    sums are resampled through groups of neighbouring ``d`` within each bin
+    (:func:`~nbcli.reports.means.grouped_resampled_bin_sums`), as the means
+    are: 800,000 rows took 11 s a report row by row.
     """
     p = np.asarray(probability, dtype=float)
     d = np.asarray(outcome, dtype=float) - p
@@ -290,16 +294,20 @@ def ece_interval(
     estimate = total / n if n else math.nan
     if n_resamples <= 0 or n < 2:
         return no_interval(estimate)
-    replicates = []
-    step = max(1, 2_000_000 // n)
-    for start in range(0, n_resamples, step):
-        size = min(step, n_resamples - start)
-        idx = rng.integers(0, n, size=(size, n), dtype=np.intp)
-        flat = (np.take(b, idx) + k * np.arange(size)[:, None]).ravel()
-        sums = np.bincount(flat, weights=np.take(d, idx).ravel(), minlength=size * k).reshape(
-            size, k
-        )
-        replicates.append(np.abs(sums).sum(axis=1) / n)
+    if n * n_resamples > EXACT_VALUES:
+        sums = grouped_resampled_bin_sums(b, d, k, n_resamples, rng)
+        replicates = [np.abs(sums).sum(axis=1) / n]
+    else:
+        replicates = []
+        step = max(1, 2_000_000 // n)
+        for start in range(0, n_resamples, step):
+            size = min(step, n_resamples - start)
+            idx = rng.integers(0, n, size=(size, n), dtype=np.intp)
+            flat = (np.take(b, idx) + k * np.arange(size)[:, None]).ravel()
+            sums = np.bincount(flat, weights=np.take(d, idx).ravel(), minlength=size * k).reshape(
+                size, k
+            )
+            replicates.append(np.abs(sums).sum(axis=1) / n)
     jackknife = (total - np.abs(per_bin[b]) + np.abs(per_bin[b] - d)) / (n - 1)
     return bca_interval(estimate, np.concatenate(replicates), jackknife, confidence=confidence)
 

@@ -48,10 +48,12 @@ class CalibrationResult:
 
 def known_rows(classes, y_true) -> tuple[np.ndarray, np.ndarray]:
     """Indices of rows whose label the model knows, and those labels' class indices."""
-    position = {str(c): i for i, c in enumerate(classes.tolist())}
-    idx = np.array([position.get(str(v), -1) for v in np.asarray(y_true).tolist()], dtype=np.intp)
-    rows = np.flatnonzero(idx >= 0)
-    return rows, idx[rows]
+    from nbcli.reports.metrics import encode_labels
+
+    # Coded as evaluate codes them (by string form), without a Python step per row.
+    coding = encode_labels(classes, y_true)
+    rows = np.flatnonzero(coding.known)
+    return rows, coding.codes[rows].astype(np.intp, copy=False)
 
 
 def calibrate(
