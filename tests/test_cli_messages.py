@@ -4,7 +4,7 @@ that name what is known."""
 from __future__ import annotations
 
 import pytest
-from conftest import assert_one_error_line, nbcli_in_process
+from conftest import assert_one_error_line, nbcli, nbcli_in_process
 
 from nbcli.terminal import escape_controls
 
@@ -332,3 +332,22 @@ def test_calibrator_rows_are_counted_from_1_and_mapped_to_data_rows():
         TemperatureScaling().fit(z, np.array([0, 1, 1]))
     # The calibrator saw the known-label rows 0, 4, 5 of the file: its row 2 is data row 5.
     assert _data_rows("row 2 gives", np.array([0, 4, 5])) == "data row 5 gives"
+
+
+def test_labels_spelled_as_missing_values_are_classes_and_said_to_be(tmp_path):
+    rows = ["a,b,label"] + [f"{i % 7},{(i * 3) % 5},{'x' if i % 2 else 'y'}" for i in range(40)]
+    rows[5] = "1,2,NaN"
+    rows[9] = "3,1,NaN"
+    data = tmp_path / "labels.csv"
+    data.write_text("\n".join(rows) + "\n")
+    fit = nbcli("fit", "-m", "gaussian", "-d", data, "-o", tmp_path / "m.npz", "-q")
+    assert fit.returncode == 0, fit.stderr
+    assert "the label 'NaN' is read as a class, as written" in fit.stderr
+    assert "blank those cells if they mean no label" in fit.stderr
+    # A model without that class: the scoring commands say why the rows count as errors.
+    clean = tmp_path / "clean.csv"
+    clean.write_text("\n".join(r for r in rows if not r.endswith("NaN")) + "\n")
+    nbcli("fit", "-m", "gaussian", "-d", clean, "-o", tmp_path / "c.npz", "-q")
+    run = nbcli("evaluate", "-m", tmp_path / "c.npz", "-d", data, "--bootstrap", "0", "-q")
+    assert run.returncode == 0, run.stderr
+    assert "never saw ('NaN')" in run.stderr and "'NaN' is read as a class" in run.stderr

@@ -57,6 +57,23 @@ NA_STRINGS = (
     "null",
 )
 
+
+def missing_spelling_note(labels) -> str | None:
+    """A note for labels written as a missing value in feature cells (``NA``,
+    ``None``, ``NaN``...), which nbcli keeps as classes; None when there are none."""
+    spelled = [str(v) for v in labels if str(v) in NA_STRINGS and str(v) != ""]
+    if not spelled:
+        return None
+    shown = ", ".join(repr(s) for s in spelled[:5])
+    one = len(spelled) == 1
+    return (
+        f"the label{'' if one else 's'} {shown} {'is' if one else 'are'} read as "
+        f"{'a class' if one else 'classes'}, as written: a missing label is an empty "
+        "target cell (fit skips such rows; evaluate, compare and calibrate refuse them); "
+        "blank those cells if they mean no label"
+    )
+
+
 #: Columns and their first unreadable cell: column index -> (0-based row, text).
 Unread = dict[int, tuple[int, str]]
 

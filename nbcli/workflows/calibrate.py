@@ -104,7 +104,7 @@ def calibrate(
     """
     from nbcli.io.modelfile import load_model
     from nbcli.reports.reliability import RecalibrationReport, build_calibration
-    from nbcli.workflows.evaluate import left_out_warning
+    from nbcli.workflows.evaluate import left_out_warning, note_missing_spellings
 
     if method not in METHODS:
         raise NbcliError(f"unknown calibration method {method!r}; choose one of {METHODS}")
@@ -172,6 +172,7 @@ def calibrate(
             raise NbcliError(f"{data}: {exc}") from None
         if scores.n_left_out:
             report.warnings.append(left_out_warning(scores.n_left_out, len(y_true)))
+        note_missing_spellings(report, data)
         return report
 
     before = measure(raw_logp if current is None else current.transform(raw_logp))

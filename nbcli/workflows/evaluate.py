@@ -102,7 +102,17 @@ def evaluate(
     )
     if scores.n_left_out:
         report.warnings.append(left_out_warning(scores.n_left_out, n_rows))
+    note_missing_spellings(report, data)
     return report
+
+
+def note_missing_spellings(report, data: str) -> None:
+    """Warn when labels the model never saw are spelled as missing values (``NA``...)."""
+    from nbcli.io.cells import missing_spelling_note
+
+    note = missing_spelling_note(getattr(report, "unseen_labels", []))
+    if note:
+        report.warnings.append(f"{data}: {note}")
 
 
 def inputs_later(*, sha256: bool = True, **paths):

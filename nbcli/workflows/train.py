@@ -548,6 +548,11 @@ def finish_training(
             f"{path}: the target {target!r} has a single class ({_plain(typed[0])!r}); "
             "a classifier needs at least two"
         )
+    from nbcli.io.cells import missing_spelling_note
+
+    spelled_missing = missing_spelling_note(typed.tolist())
+    if spelled_missing:
+        warnings.append(f"{path}: {spelled_missing}")
     singles = [str(c) for c, n in zip(typed, counts) if n < 2]
     if singles:
         shown = ", ".join(repr(s) for s in singles[:10])
@@ -565,9 +570,10 @@ def finish_training(
                     f"most of the {len(classes)} classes have one row: is {target!r} a "
                     "measurement rather than class labels? choose the label column with --target"
                 )
+            note = missing_spelling_note(singles)
             raise NbcliError(
                 f"{path}: {msg}; the {model_type} model needs at least two per class to estimate "
-                f"a spread ({way})"
+                f"a spread ({way})" + (f"; {note}" if note else "")
             )
         warnings.append(f"{path}: {msg}; its probabilities rest on smoothing alone")
     if "var_smoothing" in estimator.get_params() and hasattr(estimator.stats_, "pooled"):
