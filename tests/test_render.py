@@ -252,3 +252,30 @@ def test_classes_left_out_of_ranking_averages_are_named_by_label():
     report = build_evaluation(classes, y, rng.dirichlet(np.ones(3), size=90), n_resamples=0)
     named = [w for w in report.warnings if "undefined for class 'virginica'" in w]
     assert len(named) == 2 and not any("column(s)" in w for w in report.warnings)
+
+
+def test_the_report_says_why_a_ranking_metric_has_no_interval():
+    from nbcli.render import render_evaluation
+
+    rng = np.random.default_rng(0)
+    # Enough rows that the ranking metrics take DeLong's interval: average precision has none.
+    y, p = rng.integers(0, 3, 30_000), rng.dirichlet(np.ones(3), 30_000)
+    text = " ".join(_text(render_evaluation(build_evaluation(np.arange(3), y, p)), 200).split())
+    assert "† DeLong's interval" in text and "Average precision has no interval here" in text
+    # Beyond 50 classes none of the three has one.
+    y, p = rng.integers(0, 60, 3000), rng.dirichlet(np.ones(60), 3000)
+    text = " ".join(_text(render_evaluation(build_evaluation(np.arange(60), y, p)), 200).split())
+    assert "The ranking metrics have no interval beyond 50 classes." in text
+    assert "Average precision has no interval here" not in text
+
+
+def test_the_calibration_line_says_which_rows_it_leaves_out(model_output):
+    from nbcli.render import render_evaluation
+
+    classes, y, p = model_output
+    y = y.copy()
+    y[10:15] = "never-seen"
+    report = build_evaluation(classes, y, p, n_resamples=0)
+    assert report.n_unseen == 7  # and the two "[bold]not-markup" rows
+    text = " ".join(_text(render_evaluation(report), 200).split())
+    assert "Calibration on 293 rows (the 7 rows with labels the model never saw left out)" in text

@@ -197,6 +197,14 @@ def _legend(labels, keys) -> Text:
 
 
 def _interval_note(settings: dict, intervals) -> Text:
+    """The line under a table of intervals: their method, resamples and seed, and
+    why a metric has none. ``intervals`` is a mapping of metric to Interval, or
+    a sequence of them."""
+    from nbcli.reports.ranking_summary import MAX_CURVE_CLASSES as max_classes
+    from nbcli.reports.ranking_summary import RANKING_KEYS as ranking_keys
+
+    named = dict(intervals) if hasattr(intervals, "items") else {}
+    intervals = list(named.values()) if named else list(intervals)
     n = settings.get("bootstrap_resamples", 0)
     level = settings.get("confidence", 0.95)
     if not n:
@@ -207,7 +215,6 @@ def _interval_note(settings: dict, intervals) -> Text:
             f"{percent(level)} Poisson-bootstrap percentile intervals from {n} replicates (seed {seed})."
         )
     note = f"{percent(level)} BCa bootstrap intervals from {n} resamples (seed {seed})."
-    intervals = list(intervals)
     if any(iv.method == "percentile" for iv in intervals):
         note += (
             " * percentile interval: BCa is undefined for this sample (e.g. all resamples equal),"
@@ -215,6 +222,18 @@ def _interval_note(settings: dict, intervals) -> Text:
         )
     if any(iv.method == "DeLong" for iv in intervals):
         note += " † DeLong's interval: too many rows to bootstrap the ranking metrics."
+    without = [
+        key
+        for key in ranking_keys
+        if key in named and named[key].method == "none" and math.isfinite(named[key].value)
+    ]
+    if without == ["average_precision"]:
+        note += (
+            " Average precision has no interval here: it is not bootstrapped at this size"
+            " and has no closed form like DeLong's."
+        )
+    elif without:
+        note += f" The ranking metrics have no interval beyond {max_classes} classes."
     return Text(note)
 
 
@@ -411,11 +430,17 @@ def render_evaluation(report) -> list:
     s = report.settings
     title = f"Evaluation on {report.n_samples} test rows"
     cal = report.calibration
+    left_out = ""
+    if report.n_unseen == 1:
+        left_out = " (the row with a label the model never saw left out)"
+    elif report.n_unseen:
+        left_out = f" (the {report.n_unseen:,} rows with labels the model never saw left out)"
     summary = Text(
-        f"Calibration on {cal.diagram.n_samples} rows: mean confidence {_num(cal.mean_confidence)}, "
-        f"accuracy {_num(cal.accuracy)}, ECE {_num(cal.ece)}, MCE {_num(cal.mce)}"
+        f"Calibration on {cal.diagram.n_samples} rows{left_out}: mean confidence "
+        f"{_num(cal.mean_confidence)}, accuracy {_num(cal.accuracy)}, ECE {_num(cal.ece)}, "
+        f"MCE {_num(cal.mce)}"
     )
-    note = _interval_note(s, report.metrics.values())
+    note = _interval_note(s, report.metrics)
     positive = report.ranking_class()
     if positive is not None:
         note.append(
