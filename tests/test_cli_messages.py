@@ -351,3 +351,15 @@ def test_labels_spelled_as_missing_values_are_classes_and_said_to_be(tmp_path):
     run = nbcli("evaluate", "-m", tmp_path / "c.npz", "-d", data, "--bootstrap", "0", "-q")
     assert run.returncode == 0, run.stderr
     assert "never saw ('NaN')" in run.stderr and "'NaN' is read as a class" in run.stderr
+
+
+def test_compare_names_the_model_a_refusal_is_about(tmp_path):
+    wide = tmp_path / "wide.csv"
+    wide.write_text("a,b,c,label\n" + "".join(f"{i},{i % 3},{i % 5},{i % 2}\n" for i in range(30)))
+    narrow = tmp_path / "narrow.csv"
+    narrow.write_text("a,b,label\n" + "".join(f"{i},{i % 3},{i % 2}\n" for i in range(30)))
+    nbcli("fit", "-m", "gaussian", "-d", narrow, "-o", tmp_path / "a.npz", "-q")
+    nbcli("fit", "-m", "gaussian", "-d", wide, "-o", tmp_path / "b.npz", "-q")
+    run = nbcli("compare", "-m", tmp_path / "a.npz", "-m", tmp_path / "b.npz", "-d", narrow)
+    line = assert_one_error_line(run, "missing column 'c'")
+    assert line.endswith(f"(model B, {tmp_path / 'b.npz'})"), line

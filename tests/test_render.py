@@ -279,3 +279,11 @@ def test_the_calibration_line_says_which_rows_it_leaves_out(model_output):
     assert report.n_unseen == 7  # and the two "[bold]not-markup" rows
     text = " ".join(_text(render_evaluation(report), 200).split())
     assert "Calibration on 293 rows (the 7 rows with labels the model never saw left out)" in text
+
+
+def test_bin_edges_show_the_digits_that_tell_them_apart():
+    from nbcli.render.tables import _edge_texts, _p_text
+
+    assert _edge_texts([0.0, 0.9996, 0.9999993, 1.0]) == ["0", "0.9996", "0.999999", "1"]
+    assert _edge_texts([0.0, 0.1, 0.2, 1.0]) == ["0", "0.1", "0.2", "1"]
+    assert _p_text(0.0) == "p < 1e-300" and _p_text(7.2557e-14) == "p = 7.256e-14"

@@ -371,10 +371,11 @@ def reliability_table(diagram, title: str = "Reliability (top-class confidence)"
     t.add_column("Accuracy", justify="right")
     t.add_column("Confidence", justify="right")
     t.add_column("Gap", justify="right")
+    edges = _edge_texts([b.lower for b in diagram.bins[:1]] + [b.upper for b in diagram.bins])
     for i, b in enumerate(diagram.bins):
         opening = "[" if i == 0 else "("
         t.add_row(
-            f"{opening}{b.lower:.3g}, {b.upper:.3g}]",
+            f"{opening}{edges[i]}, {edges[i + 1]}]",
             str(b.count),
             _bar(b.accuracy, b.mean_confidence) if b.count else "",
             _num(b.accuracy) if b.count else _DASH,
@@ -382,6 +383,21 @@ def reliability_table(diagram, title: str = "Reliability (top-class confidence)"
             _signed(b.gap) if b.count else _DASH,
         )
     return t
+
+
+def _p_text(p: float) -> str:
+    """``p = 0.0123``; a p-value that underflowed to 0 as ``p < 1e-300``."""
+    return "p < 1e-300" if p == 0 else f"p = {p:.4g}"
+
+
+def _edge_texts(edges) -> list[str]:
+    """Bin edges in the fewest significant digits (3 at least) that tell every
+    two neighbours apart, so that quantile edges near 1 do not all read ``1``."""
+    for digits in range(3, 18):
+        texts = [f"{e:.{digits}g}" for e in edges]
+        if all(a != b for a, b in zip(texts, texts[1:])):
+            return texts
+    return [repr(float(e)) for e in edges]
 
 
 def _scored(inputs: dict) -> Text | None:
@@ -514,7 +530,7 @@ def render_comparison(report) -> list:
     out.append(t)
     out.append(
         Text(
-            f"McNemar exact test: p = {report.p_value:.4g} (two-sided; "
+            f"McNemar exact test: {_p_text(report.p_value)} (two-sided; "
             f"{tab.only_a_correct} row{'' if tab.only_a_correct == 1 else 's'} only A got right, "
             f"{tab.only_b_correct} only B)"
         )

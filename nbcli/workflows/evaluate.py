@@ -106,6 +106,14 @@ def evaluate(
     return report
 
 
+def _score_named(mf, path: str, which: str, data: str, read, reporter):
+    """:func:`score` of one of compare's models; its refusal names the model."""
+    try:
+        return score(mf, data, read=read, reporter=reporter, missing_option=True, posteriors=True)
+    except NbcliError as exc:
+        raise NbcliError(f"{exc} (model {which}, {path})", exc.exit_code) from None
+
+
 def note_missing_spellings(report, data: str) -> None:
     """Warn when labels the model never saw are spelled as missing values (``NA``...)."""
     from nbcli.io.cells import missing_spelling_note
@@ -221,8 +229,10 @@ def compare(
         raise NbcliError(f"compare needs exactly two --model files (A and B), got {len(models)}")
     a, b = (load_model(m) for m in models)
     inputs = inputs_later(models=list(models), data=data, sha256=hash_inputs)
-    sa = score(a, data, read=read, reporter=reporter, missing_option=True, posteriors=True)
-    sb = score(b, data, read=read, reporter=reporter, missing_option=True, posteriors=True)
+    sa, sb = (
+        _score_named(mf, path, which, data, read, reporter)
+        for mf, path, which in ((a, models[0], "A"), (b, models[1], "B"))
+    )
     assert sa.proba is not None and sb.proba is not None
     if len(sa.y_true) != len(sb.y_true) or any(
         str(p) != str(q) for p, q in zip(sa.y_true, sb.y_true)
