@@ -587,3 +587,26 @@ def test_config_data_table_takes_columns_and_na_values(tmp_path):
     config.write_text('model = "mixed"\n[data]\ncolumns = "code=categorical"\n')
     bad = nbcli("fit", "-c", config, "-d", data, "-o", tmp_path / "m2.npz")
     assert bad.returncode == 2 and "[data] columns must be a table" in bad.stderr
+
+
+def test_evaluate_and_calibrate_give_one_interval_for_one_mean_loss(tmp_path):
+    from nbcli.workflows.calibrate import calibrate
+    from nbcli.workflows.evaluate import evaluate
+
+    rng = np.random.default_rng(5)
+    n = 30_000  # beyond the exact resampling of the means: the grouped path
+    y = rng.integers(0, 3, n)
+    X = rng.normal(size=(n, 4)) + y[:, None] * 0.8
+    header = "a,b,c,d,label"
+    data, train = tmp_path / "d.csv", tmp_path / "t.csv"
+    np.savetxt(data, np.column_stack([X, y]), delimiter=",", header=header, comments="")
+    np.savetxt(
+        train, np.column_stack([X[:5000], y[:5000]]), delimiter=",", header=header, comments=""
+    )
+    model = tmp_path / "m.npz"
+    assert nbcli_process("fit", "-m", "gaussian", "-d", train, "-o", model, "-q").returncode == 0
+    ev = evaluate(str(model), str(data), bootstrap=1000, seed=3, hash_inputs=False)
+    cal = calibrate(str(model), str(data), method="none", bootstrap=1000, seed=3).report
+    for key in ("log_loss", "brier"):
+        assert ev.metrics[key] == cal.metrics[key], key
+    assert ev.metrics["log_loss"].method == "BCa"

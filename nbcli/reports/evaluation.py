@@ -24,7 +24,7 @@ from nbcli.reports.bootstrap import (
     bootstrap_confusion_metrics,
     method_summary,
 )
-from nbcli.reports.means import bootstrap_means
+from nbcli.reports.means import bootstrap_means, means_generator
 from nbcli.reports.metrics import (
     MARGIN_METRICS,
     ClassScores,
@@ -197,8 +197,10 @@ def build_evaluation(
         ``nbcli predict`` makes it.
     n_resamples, confidence, seed
         Bootstrap settings: ``n_resamples`` BCa resamples (0 for no
-        intervals) at two-sided level ``confidence``, all driven by
-        ``numpy.random.default_rng(seed)``.
+        intervals) at two-sided level ``confidence``, driven by
+        ``numpy.random.default_rng(seed)``, the log-loss and Brier intervals
+        by :func:`~nbcli.reports.means.means_generator` (the same as
+        ``calibrate``'s on the same rows and seed).
     bins : int
         Number of equal-width reliability bins of the top-class confidence.
     training_match : bool
@@ -322,7 +324,7 @@ def _other_figures(coding, proba, kept, n_resamples, confidence, seed, bins, pre
             },
             n_resamples=n_resamples,
             confidence=confidence,
-            rng=rng,
+            rng=means_generator(seed),
         )
     )
     conf, correct = (v[kept] for v in top_class_confidence(proba, codes, pred))

@@ -37,6 +37,21 @@ GROUPS = 256
 _BIN_BITS = 7
 
 
+# The spawn key of the means' own stream of draws (see means_generator).
+_MEANS_STREAM = 0x6D65616E  # "mean"
+
+
+def means_generator(seed) -> np.random.Generator:
+    """The generator the reports draw the resampled means from, for ``seed``.
+
+    A stream of its own, apart from the generator of the report's other
+    draws: the log-loss and Brier intervals of the same rows and seed are
+    then the same in ``evaluate`` and ``calibrate``, whatever else each
+    draws first.
+    """
+    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(_MEANS_STREAM,)))
+
+
 def resampled_means(values, n_resamples: int, rng: np.random.Generator) -> np.ndarray:
     """Column means of bootstrap resamples of rows.
 

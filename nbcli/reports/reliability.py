@@ -43,7 +43,12 @@ from nbcli.reports.bootstrap import (
     method_summary,
     no_interval,
 )
-from nbcli.reports.means import EXACT_VALUES, bootstrap_means, grouped_resampled_bin_sums
+from nbcli.reports.means import (
+    EXACT_VALUES,
+    bootstrap_means,
+    grouped_resampled_bin_sums,
+    means_generator,
+)
 from nbcli.reports.metrics import (
     brier_per_row,
     encode_labels,
@@ -414,8 +419,9 @@ def build_calibration(
     bins, strategy
         Number of bins and "uniform" or "quantile", or explicit edges.
     n_resamples, confidence, seed
-        Bootstrap settings; one ``numpy.random.default_rng(seed)`` drives
-        the ECE, Brier and log-loss intervals.
+        Bootstrap settings: ``numpy.random.default_rng(seed)`` drives the
+        ECE interval, :func:`~nbcli.reports.means.means_generator` the Brier
+        and log-loss intervals (the same as ``evaluate``'s on the same rows).
     inputs, settings
         Passed through into the JSON form (e.g. file paths and SHA-256);
         the computed settings are added to ``settings``.
@@ -450,12 +456,12 @@ def build_calibration(
     metrics.update(
         bootstrap_means(
             {
-                "brier": brier_per_row(proba, codes)[known],
                 "log_loss": log_loss_per_row(proba, codes)[known],
+                "brier": brier_per_row(proba, codes)[known],
             },
             n_resamples=n_resamples,
             confidence=confidence,
-            rng=rng,
+            rng=means_generator(seed),
         )
     )
     warnings = []
