@@ -408,8 +408,8 @@ def check_cells(
         row,
         fail(
             display,
-            f"column '{column}' has an infinite value at row {row}; replace it with a finite "
-            "number",
+            f"column '{column}' has an infinite value at row {row} (inf, or a number beyond "
+            "double precision such as 1e400); replace it with a finite number",
         ),
     )
 
