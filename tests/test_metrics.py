@@ -247,6 +247,8 @@ def test_per_row_losses_equal_their_formulas_in_every_layout(layout):
     given = {"C": p, "F": np.asfortranarray(p), "strided": np.repeat(p, 2, axis=0)[::2]}[layout]
     np.testing.assert_array_equal(m.true_class_values(given, codes), true)
     np.testing.assert_allclose(m.brier_per_row(given, codes), brier, rtol=0, atol=1e-15)
+    # The same bits in every layout.
+    np.testing.assert_array_equal(m.brier_per_row(given, codes), m.brier_per_row(p, codes))
     np.testing.assert_array_equal(m.log_loss_per_row(given, codes), -np.log(true))
     assert m.log_loss_per_row(np.array([[0.0, 1.0]]), [0])[0] == pytest.approx(708.396, abs=1e-3)
 

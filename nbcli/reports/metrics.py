@@ -356,6 +356,10 @@ def true_class_values(proba, true_codes) -> np.ndarray:
         index = np.arange(0, p.size, p.shape[1], dtype=np.intp)
         index += codes
         return np.take(p.reshape(-1), index)
+    if p.ndim == 2 and p.flags.f_contiguous:
+        index = codes * p.shape[0]
+        index += np.arange(p.shape[0], dtype=np.intp)
+        return np.take(p.reshape(-1, order="F"), index)
     return p[np.arange(codes.size), codes]
 
 
@@ -383,8 +387,14 @@ def brier_per_row(proba, true_codes) -> np.ndarray:
     scale_by_half=False)``. It ranges from 0 to 2.
     """
     p = np.asarray(proba, dtype=float)
-    # Sum of squares by einsum, without a temporary of the shape of proba.
-    sq = np.einsum("ij,ij->i", p, p)
+    # Squares added column by column, in column order: the same bits whatever
+    # the memory layout (a reduction along rows adds in an order of its own),
+    # without a temporary of the shape of proba.
+    sq = np.zeros(p.shape[0])
+    square = np.empty(p.shape[0])
+    for j in range(p.shape[1]):
+        np.multiply(p[:, j], p[:, j], out=square)
+        sq += square
     true = true_class_values(p, true_codes)
     true *= 2.0
     sq -= true

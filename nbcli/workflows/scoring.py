@@ -59,7 +59,8 @@ class Scores:
         Rows with a missing value left out under an explicit ``--missing
         drop`` (their posteriors and labels are not in the arrays).
     proba : ndarray of shape (n_samples, n_classes), or None
-        The posteriors, when asked for.
+        The posteriors, when asked for: column-major (each class's column
+        contiguous, as the ranking figures read them).
     predicted : ndarray of int, shape (n_samples,), or None
         With ``proba``: the column of each row's largest posterior (the first
         of equal ones, as ``numpy.argmax`` and ``nbcli predict``).
@@ -329,12 +330,20 @@ def score(
             f"{path}: every row has a missing value, so none is left to score under "
             f"--missing drop; {_missing_hint(mf, False)}"
         )
-    rows = np.concatenate(logps)
     y = _joined_labels(ys)
     match = fp.matches(mf.training)
     if posteriors:
-        return Scores(None, y, match, left_out, proba=rows, predicted=np.concatenate(predicted))
-    return Scores(log_proba=rows, y_true=y, training_match=match, n_left_out=left_out)
+        # Column-major: the ranking figures read each class's column, and a
+        # strided column costs a cache line per value at every pass.
+        proba = np.empty((len(y), logps[0].shape[1]), order="F")
+        lo = 0
+        for part in logps:
+            proba[lo : lo + len(part)] = part
+            lo += len(part)
+        return Scores(None, y, match, left_out, proba=proba, predicted=np.concatenate(predicted))
+    return Scores(
+        log_proba=np.concatenate(logps), y_true=y, training_match=match, n_left_out=left_out
+    )
 
 
 def _joined_labels(parts: list) -> np.ndarray:
