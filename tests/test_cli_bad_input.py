@@ -626,3 +626,16 @@ def test_a_last_line_cut_short_is_warned_about(tmp_path, tail, warned, code):
     run = nbcli_in_process("predict", "-m", model, "-d", data, "-o", tmp_path / "p.csv")
     assert run.returncode == code, run.stderr
     assert ("as if the file was cut short" in run.stderr) == warned, run.stderr
+
+
+def test_an_unclosed_quote_mid_file_gives_one_error_line_and_no_library_warning(tmp_path):
+    good = "c0,c1,label\n" + "".join(f"{i % 5},{i % 3},{'ab'[i % 2]}\n" for i in range(30))
+    train = tmp_path / "train.csv"
+    train.write_text(good)
+    model = tmp_path / "m.npz"
+    assert nbcli("fit", "-m", "gaussian", "-d", train, "-o", model, "-q").returncode == 0
+    bad = tmp_path / "bad.csv"
+    bad.write_text('c0,c1,label\n1,2,a\n"1.0,2,b\n3,1,a\n')
+    run = nbcli("evaluate", "-m", model, "-d", bad)
+    assert "UserWarning" not in run.stderr and "CSV malformed" not in run.stderr
+    assert_one_error_line(run, "could not be parsed as CSV")

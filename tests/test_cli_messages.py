@@ -363,3 +363,52 @@ def test_compare_names_the_model_a_refusal_is_about(tmp_path):
     run = nbcli("compare", "-m", tmp_path / "a.npz", "-m", tmp_path / "b.npz", "-d", narrow)
     line = assert_one_error_line(run, "missing column 'c'")
     assert line.endswith(f"(model B, {tmp_path / 'b.npz'})"), line
+
+
+def test_isotonic_calibration_refuses_rows_without_some_class(tmp_path):
+    rows = "a,b,label\n" + "".join(f"{i % 7},{(i * 3) % 5},{'xy'[i % 2]}\n" for i in range(40))
+    train = tmp_path / "train.csv"
+    train.write_text(rows)
+    model = tmp_path / "m.npz"
+    assert nbcli("fit", "-m", "gaussian", "-d", train, "-o", model, "-q").returncode == 0
+    only_x = tmp_path / "x.csv"
+    only_x.write_text("a,b,label\n" + "".join(f"{i % 7},{(i * 2) % 5},x\n" for i in range(30)))
+    out = tmp_path / "cal.npz"
+    run = nbcli("calibrate", "-m", model, "-d", only_x, "--method", "isotonic", "-o", out)
+    assert_one_error_line(run, "no calibration row has the class 'y'", "--method temperature")
+    assert not out.exists()
+
+
+def test_compare_of_models_of_two_targets_names_them(tmp_path):
+    data = tmp_path / "d.csv"
+    data.write_text(
+        "a,b,kind,colour\n"
+        + "".join(f"{i % 7},{(i * 3) % 5},{'xy'[i % 2]},{'rgb'[i % 3]}\n" for i in range(60))
+    )
+    one, two = tmp_path / "kind.npz", tmp_path / "colour.npz"
+    assert (
+        nbcli(
+            "fit", "-m", "gaussian", "-d", data, "-t", "kind", "--drop", "colour", "-o", one, "-q"
+        ).returncode
+        == 0
+    )
+    assert (
+        nbcli(
+            "fit", "-m", "gaussian", "-d", data, "-t", "colour", "--drop", "kind", "-o", two, "-q"
+        ).returncode
+        == 0
+    )
+    run = nbcli("compare", "-m", one, "-m", two, "-d", data)
+    assert_one_error_line(run, "model A was trained on the target 'kind' and model B on 'colour'")
+
+
+def test_a_target_mostly_of_na_labels_is_not_said_to_be_empty(tmp_path):
+    rows = "a,b,label\n" + "".join(
+        f"{i % 7},{(i * 3) % 5},{'NA' if i % 4 else 'ok'}\n" for i in range(40)
+    )
+    data = tmp_path / "na.csv"
+    data.write_text(rows)
+    fit = nbcli("fit", "-m", "gaussian", "-d", data, "-t", "label", "-o", tmp_path / "m.npz", "-q")
+    assert fit.returncode == 0, fit.stderr
+    assert "mostly empty" not in fit.stderr
+    assert "the label 'NA' is read as a class" in fit.stderr

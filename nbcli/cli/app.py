@@ -343,8 +343,14 @@ def main(argv: list[str] | None = None) -> None:
         previous_sigterm = signal.signal(signal.SIGTERM, _on_sigterm)
     except ValueError:  # not the main thread: leave signals alone
         previous_sigterm = None
+    import warnings
+
     try:
-        code = _run(args)
+        with warnings.catch_warnings():
+            # polars says so of a line with an unclosed quote, on a thread of its
+            # own; the reader refuses such a file with one error line already.
+            warnings.filterwarnings("ignore", message="CSV malformed", category=UserWarning)
+            code = _run(args)
     finally:
         if previous_sigterm is not None:
             signal.signal(signal.SIGTERM, previous_sigterm)

@@ -136,8 +136,11 @@ def finish_plan(
     from nbcli.io.profile import profile_columns
 
     if opts.infer:
-        names = [*plan.features, *([plan.target] if plan.target is not None else [])]
-        profiles = profile_columns(sample(), names, opts.na_texts)
+        frame = sample()
+        profiles = profile_columns(frame, list(plan.features), opts.na_texts)
+        if plan.target is not None:
+            # Only an empty cell is a missing label: `NA` or `None` is a class.
+            profiles.update(profile_columns(frame, [plan.target], ("",)))
         plan = decide_kinds(plan, profiles, opts, display)
     encoders = {
         name: Categories(name, opts.categories.get(name), frozen=not opts.infer, unseen=opts.unseen)

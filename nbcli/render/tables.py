@@ -227,7 +227,7 @@ def _interval_note(settings: dict, intervals) -> Text:
         for key in ranking_keys
         if key in named and named[key].method == "none" and math.isfinite(named[key].value)
     ]
-    if without == ["average_precision"]:
+    if without == ["average_precision"] and named["roc_auc"].method == "DeLong":
         note += (
             " Average precision has no interval here: it is not bootstrapped at this size"
             " and has no closed form like DeLong's."
@@ -466,8 +466,8 @@ def render_evaluation(report) -> list:
     if report.n_unseen:
         note.append(
             f"\n{report.n_unseen} {'row has a label' if report.n_unseen == 1 else 'rows have labels'}"
-            " the model never saw: counted as errors and left out of log-loss, Brier score and "
-            "calibration."
+            " the model never saw: counted as errors and left out of log-loss, Brier score, "
+            "ROC AUC, average precision and calibration."
         )
     scored = _scored(report.inputs)
     return [

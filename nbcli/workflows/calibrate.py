@@ -137,6 +137,17 @@ def calibrate(
             f"({', '.join(str(c) for c in mf.classes.tolist()[:10])}"
             f"{', ...' if len(mf.classes) > 10 else ''}); check --target"
         )
+    if method == "isotonic":
+        absent = np.flatnonzero(np.bincount(y_idx, minlength=len(mf.classes)) == 0)
+        if absent.size:
+            names = ", ".join(repr(str(mf.classes[i])) for i in absent[:10])
+            more = f" and {absent.size - 10} more" if absent.size > 10 else ""
+            one = absent.size == 1
+            raise NbcliError(
+                f"{data}: no calibration row has the class{'' if one else 'es'} {names}{more}; "
+                f"isotonic calibration would give {'it' if one else 'them'} probability 0 on "
+                "every row. Calibrate on rows of every class, or use --method temperature"
+            )
     if bins is None:
         bins = max(1, min(10, int(rows.size)))
     elif isinstance(bins, (int, np.integer)) and bins > rows.size:

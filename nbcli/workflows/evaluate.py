@@ -237,11 +237,16 @@ def compare(
     if len(sa.y_true) != len(sb.y_true) or any(
         str(p) != str(q) for p, q in zip(sa.y_true, sb.y_true)
     ):
-        why = (
-            " (under --missing drop each leaves out the rows missing one of its own features)"
-            if sa.n_left_out or sb.n_left_out
-            else " (check --target)"
-        )
+        targets = (getattr(a, "target", None), getattr(b, "target", None))
+        if sa.n_left_out or sb.n_left_out:
+            why = " (under --missing drop each leaves out the rows missing one of its own features)"
+        elif (read is None or read.target is None) and targets[0] != targets[1]:
+            why = (
+                f": model A was trained on the target {targets[0]!r} and model B on "
+                f"{targets[1]!r}; compare models of one target"
+            )
+        else:
+            why = " (check --target)"
         raise NbcliError(f"{data}: the two models read different rows or labels{why}")
     for path, mf, scores in ((models[0], a, sa), (models[1], b, sb)):
         check_labels_known(mf.classes, scores.y_true, path, data)
