@@ -629,13 +629,10 @@ def test_a_last_line_cut_short_is_warned_about(tmp_path, tail, warned, code):
 
 
 def test_an_unclosed_quote_mid_file_gives_one_error_line_and_no_library_warning(tmp_path):
-    good = "c0,c1,label\n" + "".join(f"{i % 5},{i % 3},{'ab'[i % 2]}\n" for i in range(30))
-    train = tmp_path / "train.csv"
-    train.write_text(good)
     model = tmp_path / "m.npz"
-    assert nbcli("fit", "-m", "gaussian", "-d", train, "-o", model, "-q").returncode == 0
+    fitted_model_file(model)
     bad = tmp_path / "bad.csv"
-    bad.write_text('c0,c1,label\n1,2,a\n"1.0,2,b\n3,1,a\n')
+    bad.write_text('a,b,label\n1,2,x\n"1.0,2,y\n3,1,x\n')
     run = nbcli("evaluate", "-m", model, "-d", bad)
     assert "UserWarning" not in run.stderr and "CSV malformed" not in run.stderr
     assert_one_error_line(run, "could not be parsed as CSV")

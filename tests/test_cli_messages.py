@@ -4,7 +4,7 @@ that name what is known."""
 from __future__ import annotations
 
 import pytest
-from conftest import assert_one_error_line, nbcli, nbcli_in_process
+from conftest import assert_one_error_line, fitted_model_file, nbcli, nbcli_in_process
 
 from nbcli.terminal import escape_controls
 
@@ -366,11 +366,8 @@ def test_compare_names_the_model_a_refusal_is_about(tmp_path):
 
 
 def test_isotonic_calibration_refuses_rows_without_some_class(tmp_path):
-    rows = "a,b,label\n" + "".join(f"{i % 7},{(i * 3) % 5},{'xy'[i % 2]}\n" for i in range(40))
-    train = tmp_path / "train.csv"
-    train.write_text(rows)
     model = tmp_path / "m.npz"
-    assert nbcli("fit", "-m", "gaussian", "-d", train, "-o", model, "-q").returncode == 0
+    fitted_model_file(model)  # classes x and y
     only_x = tmp_path / "x.csv"
     only_x.write_text("a,b,label\n" + "".join(f"{i % 7},{(i * 2) % 5},x\n" for i in range(30)))
     out = tmp_path / "cal.npz"
