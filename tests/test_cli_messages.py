@@ -409,3 +409,17 @@ def test_a_target_mostly_of_na_labels_is_not_said_to_be_empty(tmp_path):
     assert fit.returncode == 0, fit.stderr
     assert "mostly empty" not in fit.stderr
     assert "the label 'NA' is read as a class" in fit.stderr
+
+
+def test_compare_says_when_a_model_is_scored_on_its_training_rows(tmp_path):
+    model_a, model_b = tmp_path / "a.npz", tmp_path / "b.npz"
+    fitted_model_file(model_a)
+    fitted_model_file(model_b, var_smoothing=0.5)
+    data = tmp_path / "a.train.csv"  # the rows model A (and B) was fitted on
+    run = nbcli("compare", "-m", model_a, "-m", model_b, "-d", data, "--bootstrap", "0")
+    assert run.returncode == 0, run.stderr
+    assert "these are the rows models A and B were trained on" in run.stderr
+    other = tmp_path / "other.csv"
+    other.write_text("a,b,label\n1,3,x\n2,2,x\n6,6,y\n7,7,y\n")
+    run = nbcli("compare", "-m", model_a, "-m", model_b, "-d", other, "--bootstrap", "0")
+    assert run.returncode == 0 and "trained on" not in run.stderr, run.stderr

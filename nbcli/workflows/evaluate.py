@@ -265,4 +265,13 @@ def compare(
     )
     if sa.n_left_out:
         report.warnings.append(left_out_warning(sa.n_left_out, len(sa.y_true)))
+    trained = [w for w, s in (("A", sa), ("B", sb)) if s.training_match]
+    if trained:
+        # The model scored on its own training rows looks better than it is.
+        who = "models A and B were" if len(trained) == 2 else f"model {trained[0]} was"
+        report.warnings.append(
+            f"{data}: these are the rows {who} trained on; a comparison on them favours "
+            "the model that fits its training data more closely, not the one that does "
+            "better on new data"
+        )
     return report
