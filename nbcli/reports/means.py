@@ -111,17 +111,7 @@ def _grouped_column(
     n = x.size
     out = np.empty(n_resamples)
     step = max(1, _CHUNK_VALUES // g)
-    member = value_groups(x, g)
-    sizes = np.bincount(member)
-    present = sizes > 0
-    means = np.bincount(member, weights=x) / np.where(present, sizes, 1)
-    deviation = means[member]
-    np.subtract(x, deviation, out=deviation)
-    np.square(deviation, out=deviation)
-    spread = np.bincount(member, weights=deviation)
-    del member, deviation
-    sizes, means, spread = sizes[present], means[present], spread[present]
-    variance = spread / sizes
+    _, sizes, means, variance = _group_moments(value_groups(x, g), x, g)
     for lo in range(0, n_resamples, step):
         size = min(step, n_resamples - lo)
         c = rng.multinomial(n, sizes / n, size=size).astype(float)
@@ -172,17 +162,8 @@ def grouped_resampled_bin_sums(
     if n == 0:
         return out
     cell = np.asarray(bins, dtype=np.intp) * g + value_groups(x, g)
-    sizes = np.bincount(cell, minlength=n_bins * g)
-    present = np.flatnonzero(sizes)
-    sizes = sizes[present]
-    means = np.bincount(cell, weights=x, minlength=n_bins * g)[present] / sizes
-    deviation = np.zeros(n_bins * g)
-    deviation[present] = means
-    deviation = deviation[cell]
-    np.subtract(x, deviation, out=deviation)
-    np.square(deviation, out=deviation)
-    variance = np.bincount(cell, weights=deviation, minlength=n_bins * g)[present] / sizes
-    del cell, deviation
+    present, sizes, means, variance = _group_moments(cell, x, n_bins * g)
+    del cell
     # Cells are numbered bin by bin, so each bin's cells are one run.
     bin_of_cell = present // g
     filled, starts = np.unique(bin_of_cell, return_index=True)
@@ -195,6 +176,21 @@ def grouped_resampled_bin_sums(
         noise = np.sqrt(np.maximum(within, 0.0)) * rng.standard_normal((size, filled.size))
         out[lo : lo + size, filled] = between + noise
     return out
+
+
+def _group_moments(member: np.ndarray, x: np.ndarray, n_groups: int):
+    """The non-empty groups of ``member`` (group of each value of ``x``, in
+    ``[0, n_groups)``): their indices, sizes, means and variances (the
+    two-pass spread about each mean divided by the size), four arrays."""
+    sizes = np.bincount(member, minlength=n_groups)
+    means = np.bincount(member, weights=x, minlength=n_groups) / np.maximum(sizes, 1)
+    deviation = means[member]
+    np.subtract(x, deviation, out=deviation)
+    np.square(deviation, out=deviation)
+    spread = np.bincount(member, weights=deviation, minlength=n_groups)
+    present = np.flatnonzero(sizes)
+    sizes = sizes[present]
+    return present, sizes, means[present], spread[present] / sizes
 
 
 def _columns(values) -> list[np.ndarray]:

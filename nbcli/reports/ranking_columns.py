@@ -331,7 +331,7 @@ def _bucket_keys(s: np.ndarray, target: int) -> tuple[np.ndarray, int]:
     """Bucket of every score (int64, shape (n,), from 0) and the number of buckets,
     about ``target``: :func:`order_keys` shifted right, so that the buckets keep
     the scores' order."""
-    bits = s.view(np.int64) if s.dtype == np.float64 else np.asarray(s, np.float64).view(np.int64)
+    bits = s.view(np.int64)  # s: contiguous float64 (rank_column made it so)
     low = int(bits.min())
     if low < 0:  # negative scores or -0.0: the keys need their own copy
         bits = order_keys(s)

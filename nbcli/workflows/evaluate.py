@@ -118,7 +118,7 @@ def note_missing_spellings(report, data: str) -> None:
     """Warn when labels the model never saw are spelled as missing values (``NA``...)."""
     from nbcli.io.cells import missing_spelling_note
 
-    note = missing_spelling_note(getattr(report, "unseen_labels", []))
+    note = missing_spelling_note(report.unseen_labels)
     if note:
         report.warnings.append(f"{data}: {note}")
 
@@ -237,7 +237,7 @@ def compare(
     if len(sa.y_true) != len(sb.y_true) or any(
         str(p) != str(q) for p, q in zip(sa.y_true, sb.y_true)
     ):
-        targets = (getattr(a, "target", None), getattr(b, "target", None))
+        targets = (a.target, b.target)
         if sa.n_left_out or sb.n_left_out:
             why = " (under --missing drop each leaves out the rows missing one of its own features)"
         elif (read is None or read.target is None) and targets[0] != targets[1]:
