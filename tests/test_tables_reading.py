@@ -134,3 +134,64 @@ def test_split_reads_parquet_labels_as_fit_does(tmp_path):
     assert "None" not in report.class_counts["train"]
     assert sum(report.n_samples.values()) == 8
     assert any("1 row has no label (first at row 3)" in w for w in report.warnings)
+
+
+def _cars(tmp_path):
+    rng = np.random.default_rng(1)
+    cyl = rng.choice([4, 6, 8], size=60)
+    weight = cyl / 4 + rng.normal(scale=0.3, size=60)
+    label = np.where(cyl + rng.normal(size=60) > 6, "big", "small")
+    train = tmp_path / "cars.csv"
+    train.write_text(
+        "Cylinders,weight,label\n"
+        + "".join(f"{c},{w!r},{b}\n" for c, w, b in zip(cyl.tolist(), weight.tolist(), label))
+    )
+    new = tmp_path / "new.csv"
+    new.write_text("Cylinders,weight\n4,1.0\nrotary,2.0\n6,1.4\n rotary ,1.7\n")
+    blank = tmp_path / "blank.csv"
+    blank.write_text("Cylinders,weight\n4,1.0\n,2.0\n6,1.4\n,1.7\n")
+    return train, new, blank
+
+
+def _posteriors(path):
+    import pandas as pd
+
+    return pd.read_csv(path).iloc[:, 1:].to_numpy(dtype=float)
+
+
+def test_unseen_text_in_a_numeric_column_is_a_missing_cell_under_unseen_ignore(tmp_path):
+    import json
+
+    train, new, blank = _cars(tmp_path)
+    model = tmp_path / "m.nbm"
+    assert nbcli_in_process("fit", "-m", "gaussian", "-d", train, "-o", model, "-q").returncode == 0
+    refused = nbcli_in_process("predict", "-m", model, "-d", new)
+    assert refused.returncode == 2
+    assert "column 'Cylinders' has the non-numeric value 'rotary' at row 2" in refused.stderr
+    out, ref = tmp_path / "p.csv", tmp_path / "ref.csv"
+    run = nbcli_in_process(
+        "predict", "-m", model, "-d", new, "--unseen", "ignore", "--proba", "-o", out,
+        "--json", tmp_path / "r.json",
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    assert "4 rows: 4 scored, 0 left empty, 2 unseen categories (Cylinders: 2)" in run.stderr
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["unseen"]["cells"] == {"Cylinders": 2}
+    # Left out of the product exactly as a missing cell is.
+    assert (
+        nbcli_in_process("predict", "-m", model, "-d", blank, "--proba", "-o", ref).returncode == 0
+    )
+    np.testing.assert_allclose(_posteriors(out), _posteriors(ref), rtol=1e-12, atol=0)
+
+
+def test_unseen_text_in_a_numeric_column_leaves_the_row_empty_for_qda(tmp_path):
+    train, new, _ = _cars(tmp_path)
+    model = tmp_path / "q.nbm"
+    fit = nbcli_in_process("fit", "-m", "qda", "--reg-param", "0.1", "-d", train, "-o", model, "-q")
+    assert fit.returncode == 0, fit.stderr
+    out = tmp_path / "p.csv"
+    run = nbcli_in_process("predict", "-m", model, "-d", new, "--unseen", "ignore", "-o", out)
+    assert run.returncode == 0, run.stderr
+    assert "4 rows: 2 scored, 2 left empty, 2 unseen categories (Cylinders: 2)" in run.stderr
+    predictions = out.read_text().splitlines()[1:]
+    assert [p == "" for p in predictions] == [False, True, False, True]

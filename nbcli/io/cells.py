@@ -28,6 +28,7 @@ __all__ = [
     "check_cells",
     "features_of",
     "missing_labels",
+    "unread_counts",
     "utf8",
 ]
 
@@ -332,6 +333,26 @@ def features_of(
                 display, f"column '{name}' is of kind {kind!r}, which this reader cannot read"
             )
     return X, unread
+
+
+def unread_counts(frame, names: list[str], X: np.ndarray, unread: Unread, na_values) -> dict:
+    """Per column of ``unread``, its cells that are not numbers (all of them,
+    not just the first): NaN cells of ``X`` that are not missing ones.
+
+    ``frame`` is the polars frame ``X`` was read from, ``names`` the columns
+    of ``X``; returns ``{column name: count}``.
+    """
+    import polars as pl
+
+    counts = {}
+    for j in unread:
+        column = frame.get_column(names[j])
+        if column.dtype == pl.String:
+            na = column.is_null() | column.str.strip_chars().is_in(list(na_values))
+        else:
+            na = column.is_null()
+        counts[names[j]] = int(np.isnan(X[:, j]).sum()) - int(na.sum())
+    return counts
 
 
 def check_cells(

@@ -36,7 +36,14 @@ from nbcli.io.messages import (
 )
 from nbcli.io.plan import ColumnPlan, ReadOptions, plan_columns
 from nbcli.io.profile import SAMPLE_ROWS
-from nbcli.io.readers import RawChunk, TableReader, finish_plan, labels_or_error, register
+from nbcli.io.readers import (
+    RawChunk,
+    TableReader,
+    finish_plan,
+    labels_or_error,
+    register,
+    unseen_text_counts,
+)
 from nbcli.io.sources import Source
 from nbcli.io.words import words_of
 
@@ -477,6 +484,7 @@ class CsvReader(TableReader):
             label_error=label_error,
             y_missing=y_missing,
             words=words_of(frame, plan) if self.read_features else {},
+            unseen_text=unseen_text_counts(frame, plan, X, unread, self.opts),
         )
 
     def _check_line_lengths(self, frame, offset: int) -> None:

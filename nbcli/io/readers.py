@@ -35,6 +35,7 @@ __all__ = [
     "read_ahead",
     "labels_or_error",
     "finish_plan",
+    "unseen_text_counts",
 ]
 
 T = TypeVar("T")
@@ -73,6 +74,10 @@ class RawChunk:
     label_error: NbcliError | None = None
     y_missing: np.ndarray | None = None
     words: dict[str, np.ndarray] = field(default_factory=dict)
+    #: Under ``--unseen ignore`` at predict time, per numeric column, its
+    #: cells that are not numbers (text the model never saw there), which
+    #: are then missing cells instead of errors; empty otherwise.
+    unseen_text: dict[str, int] = field(default_factory=dict)
 
     @property
     def n_rows(self) -> int:
@@ -124,6 +129,16 @@ def labels_or_error(convert, *args) -> tuple[np.ndarray | None, NbcliError | Non
         return convert(*args), None
     except NbcliError as exc:
         return None, exc
+
+
+def unseen_text_counts(frame, plan: ColumnPlan, X, unread, opts: ReadOptions) -> dict[str, int]:
+    """:attr:`RawChunk.unseen_text`: the text cells of numeric columns when
+    ``opts`` read them as missing (``unseen="ignore"`` at predict time)."""
+    if not unread or opts.infer or opts.unseen != "ignore":
+        return {}
+    from nbcli.io.cells import unread_counts
+
+    return unread_counts(frame, plan.matrix, X, unread, opts.na_texts)
 
 
 def finish_plan(
