@@ -195,3 +195,33 @@ def test_unseen_text_in_a_numeric_column_leaves_the_row_empty_for_qda(tmp_path):
     assert "4 rows: 2 scored, 2 left empty, 2 unseen categories (Cylinders: 2)" in run.stderr
     predictions = out.read_text().splitlines()[1:]
     assert [p == "" for p in predictions] == [False, True, False, True]
+
+
+NFC, NFD = "caf\u00e9", "cafe\u0301"
+
+
+def test_nfc_and_nfd_spellings_are_one_class_and_one_category_with_a_warning(tmp_path):
+    import json
+
+    rows = [(1, NFC, NFC), (2, NFD, NFD), (3, "tea", "tea"), (4, "tea", "tea"), (5, NFC, NFD)]
+    rows += [(6, "tea", "tea"), (7, NFD, NFC), (8, "tea", "tea")]
+    train = tmp_path / "t.csv"
+    train.write_text("x,c,label\n" + "".join(f"{a},{b},{c}\n" for a, b, c in rows), "utf-8")
+    model = tmp_path / "m.nbm"
+    fit = nbcli_in_process("fit", "-m", "mixed", "-d", train, "-o", model, "--json", "-", "-q")
+    assert fit.returncode == 0, fit.stderr
+    report = json.loads(fit.stdout)
+    assert sorted(c["label"] for c in report["classes"]) == sorted([NFC, "tea"])
+    merged = [w for w in fit.stderr.splitlines() if "several Unicode forms" in w]
+    assert len(merged) == 2 and "'label'" in merged[0] and "'c'" in merged[1]
+    assert ascii(NFD) in merged[0] and ascii(NFC) in merged[0]
+    from nbcli.io.modelfile import load_model
+
+    columns = {c["name"]: c for c in load_model(model).columns}
+    assert columns["c"]["categories"] == [NFC, "tea"]
+    # At predict and evaluate, either spelling is the model's one.
+    new = tmp_path / "n.csv"
+    new.write_text(f"x,c,label\n1,{NFD},{NFD}\n3,tea,tea\n2,{NFC},{NFC}\n", "utf-8")
+    run = nbcli_in_process("evaluate", "-m", model, "-d", new, "--json", "-", "-q")
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout)["n_unseen"] == 0

@@ -19,6 +19,7 @@ import threading
 
 import numpy as np
 
+from nbcli.io.cells import nfc
 from nbcli.io.messages import fail, missing_mark
 
 __all__ = ["Categories"]
@@ -48,7 +49,11 @@ class Categories:
     def __init__(self, name: str, values=None, *, frozen: bool = False, unseen: str = "error"):
         self.name = name
         self.values: list[str] = [str(v) for v in (values or [])]
-        self._index = {v: i for i, v in enumerate(self.values)}
+        # Values are compared in Unicode normal form C (see nbcli.io.cells.nfc);
+        # a stored table written before that may hold another form.
+        self._index: dict[str, int] = {}
+        for i, v in enumerate(nfc(self.values)):
+            self._index.setdefault(v, i)
         self.frozen = frozen
         self.unseen = unseen
         self.n_unseen = 0
@@ -80,7 +85,7 @@ class Categories:
         """
         import polars as pl
 
-        text = _as_text(column).str.strip_chars()
+        text = _as_text(column).str.strip_chars().str.normalize("NFC")
         text = pl.select(
             pl.when(text.is_in(list(na_values))).then(None).otherwise(text).alias("v")
         ).to_series()
@@ -91,15 +96,16 @@ class Categories:
                         self._index[value] = len(self.values)
                         self.values.append(value)
             known = list(self._index)
+            outside = len(self.values)
             codes = text.replace_strict(
                 known,
-                list(range(len(known))),
-                default=len(known),
+                list(self._index.values()),
+                default=outside,
                 return_dtype=pl.Float64,
             )
             out = codes.to_numpy().copy()
             out[text.is_null().to_numpy()] = np.nan
-            unseen = np.flatnonzero(out == len(known))
+            unseen = np.flatnonzero(out == outside)
             if unseen.size:
                 if self.unseen != "ignore":
                     i = int(unseen[0])

@@ -28,6 +28,9 @@ __all__ = [
     "check_cells",
     "features_of",
     "missing_labels",
+    "nfc",
+    "nfc_array",
+    "spelling_merges",
     "unread_counts",
     "utf8",
 ]
@@ -150,9 +153,47 @@ def text_labels(
     # them by binary search (a rank of all labels would sort them all).
     uniques = column.unique().sort()
     codes = uniques.search_sorted(column).to_numpy()
-    texts = np.asarray(uniques.to_list(), dtype=str)
+    texts = np.asarray(nfc(uniques.to_list()), dtype=str)
     table = resolve_labels(texts) if resolve else texts
     return table[codes]
+
+
+def nfc(texts: list[str]) -> list[str]:
+    """``texts`` in Unicode normal form C: one spelling for what reads the
+    same (``"é"`` typed as one code point or as ``e`` and a combining accent),
+    so the two spellings of a label or category are one class or category."""
+    import unicodedata
+
+    return [
+        t if unicodedata.is_normalized("NFC", t) else unicodedata.normalize("NFC", t) for t in texts
+    ]
+
+
+def nfc_array(values: np.ndarray) -> np.ndarray:
+    """A unicode array in normal form C (see :func:`nfc`), normalising each
+    distinct text once; ``values`` itself when all are already."""
+    if values.size == 0 or values.dtype.kind != "U":
+        return values
+    uniques, codes = np.unique(values, return_inverse=True)
+    texts = [str(u) for u in uniques.tolist()]
+    normal = nfc(texts)
+    if normal == texts:
+        return values
+    return np.asarray(normal, dtype=str)[codes.reshape(-1)]
+
+
+def spelling_merges(column) -> list[tuple[str, ...]]:
+    """Groups of distinct texts of a polars String column (spaces stripped)
+    that are one text in normal form C, each sorted; [] when none."""
+    import polars as pl
+
+    if column.dtype != pl.String:
+        return []
+    texts = column.drop_nulls().str.strip_chars().unique().to_list()
+    groups: dict[str, set[str]] = {}
+    for text, normal in zip(texts, nfc(texts)):
+        groups.setdefault(normal, set()).add(text)
+    return [tuple(sorted(g)) for g in groups.values() if len(g) > 1]
 
 
 def typed_labels(values: np.ndarray, display: str, name: str, row_offset: int) -> np.ndarray:
@@ -161,17 +202,19 @@ def typed_labels(values: np.ndarray, display: str, name: str, row_offset: int) -
     if values.ndim == 2 and values.shape[1] == 1:
         values = values[:, 0]
     kind = values.dtype.kind
-    if kind in "biuU":
+    if kind in "biu":
         return values
+    if kind == "U":
+        return nfc_array(values)
     if kind == "S":
-        return utf8(values, display, f"labels in {name}")
+        return nfc_array(utf8(values, display, f"labels in {name}"))
     if kind == "O":
         missing = np.fromiter((_is_missing(v) for v in values.tolist()), bool, len(values))
         if missing.any():
             raise missing_label(display, name, row_offset + int(np.argmax(missing)) + 1)
         if values.size == 0:
             return np.asarray(values, dtype=str)
-        return np.asarray([str(v) for v in values.tolist()], dtype=str)
+        return nfc_array(np.asarray([str(v) for v in values.tolist()], dtype=str))
     if kind == "f":
         nan = np.isnan(values)
         if nan.any():

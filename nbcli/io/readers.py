@@ -12,7 +12,7 @@ from __future__ import annotations
 import abc
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import ClassVar, TypeVar, cast
 
 import numpy as np
@@ -161,12 +161,39 @@ def finish_plan(
             # Only an empty cell is a missing label: `NA` or `None` is a class.
             profiles.update(profile_columns(frame, [plan.target], ("",)))
         plan = decide_kinds(plan, profiles, opts, display)
+        merged = _spelling_warnings(frame, plan, display)
+        if merged:
+            plan = replace(plan, warnings=[*plan.warnings, *merged])
     encoders = {
         name: Categories(name, opts.categories.get(name), frozen=not opts.infer, unseen=opts.unseen)
         for name in plan.features
         if plan.kind(name) == CATEGORICAL
     }
     return plan, encoders
+
+
+def _spelling_warnings(frame, plan: ColumnPlan, display: str) -> list[str]:
+    """Warnings for labels and categories of the planning sample written in
+    more than one Unicode form, which the reader takes for one (NFC)."""
+    from nbcli.io.cells import spelling_merges
+
+    names = [plan.target] if plan.target is not None else []
+    names += [c for c in plan.features if plan.kind(c) == CATEGORICAL]
+    out = []
+    for name in names:
+        if name not in frame.columns:
+            continue
+        groups = spelling_merges(frame.get_column(name))
+        if not groups:
+            continue
+        what = "class" if name == plan.target else "category"
+        shown = "; ".join(" and ".join(ascii(t) for t in g) for g in groups[:3])
+        more = f" and {len(groups) - 3} more" if len(groups) > 3 else ""
+        out.append(
+            f"{display}: column '{name}' writes one text in several Unicode forms ({shown}{more}); "
+            f"they are read as one {what}, in normal form C (NFC)"
+        )
+    return out
 
 
 _READERS: dict[str, type[TableReader]] = {}
