@@ -222,16 +222,3 @@ def test_commands_that_read_one_file_say_so_for_a_folder_of_parts(tmp_path, comm
         nbcli_in_process(*args), f"{parts}: is a directory", "this command reads one file"
     )
     assert not (tmp_path / "c.npz").exists()
-
-
-def test_a_mixed_fit_over_parts_says_why_text_columns_are_not_categories(tmp_path):
-    parts = tmp_path / "parts"
-    parts.mkdir()
-    for p in range(2):
-        rows = [f"{i + 0.5},{'red' if i % 2 else 'blue'},{'ab'[i % 2]}" for i in range(10)]
-        (parts / f"p{p}.csv").write_text("x,colour,label\n" + "\n".join(rows) + "\n")
-    run = nbcli_in_process("fit", "-m", "mixed", "-d", parts, "-o", tmp_path / "m.npz")
-    line = assert_one_error_line(
-        run, "'colour' holds text", "read part by part", "join the parts", "--drop colour"
-    )
-    assert "--model mixed" not in line

@@ -139,14 +139,17 @@ def test_predict_and_evaluate_of_parts_with_a_text_model_equal_one_file(tmp_path
         assert by_part[name]["method"] == "poisson-bootstrap"
 
 
-def test_column_overrides_on_parts_are_refused_in_one_line(tmp_path):
+def test_column_overrides_apply_to_every_part(tmp_path):
     parts = _write(tmp_path, _frame())
     run = nbcli_in_process(
-        "fit", "-m", "mixed", "-d", parts, "--column", "links=categorical",
+        "fit", "-m", "mixed", "-d", parts, "--column", "links=categorical", "--drop", "body",
         "-o", tmp_path / "m.npz",
     )  # fmt: skip
-    assert_one_error_line(run, "--column is not supported on parts")
-    assert not (tmp_path / "m.npz").exists()
+    assert run.returncode == 0, run.stderr
+    from nbcli.io.modelfile import load_model
+
+    types = {c["name"]: c["type"] for c in load_model(tmp_path / "m.npz").columns}
+    assert types["links"] == "categorical"
 
 
 def test_a_bad_cell_in_a_part_names_the_part_and_row(tmp_path):
