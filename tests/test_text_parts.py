@@ -19,7 +19,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nbcli.io.modelfile import build_metadata, load_model
-from nbcli.workflows.evaluate_parts import RANKING_ON_PARTS_WARNING
 
 # Uneven parts, one of a single row.
 SIZES = (37, 1, 80, 42)
@@ -134,9 +133,10 @@ def test_predict_and_evaluate_of_parts_with_a_text_model_equal_one_file(tmp_path
         run = _ok("evaluate", "-m", model, "-d", data, "--json", "-", "-q", "--bootstrap", "100")
         figures.append(json.loads(run.stdout)["metrics"])
     whole, by_part = figures
-    for name in ("accuracy", "macro_f1", "log_loss", "brier"):
+    for name in ("accuracy", "macro_f1", "log_loss", "brier", "roc_auc", "average_precision"):
         assert by_part[name]["value"] == pytest.approx(whole[name]["value"], abs=1e-12)
-        assert by_part[name]["method"] == "poisson-bootstrap"
+        if not name.startswith(("roc", "average")):
+            assert by_part[name]["method"] == "poisson-bootstrap"
 
 
 def test_column_overrides_apply_to_every_part(tmp_path):
@@ -251,12 +251,12 @@ def test_fit_predict_and_evaluate_with_text_on_dask_equal_one_file(tmp_path):
     run = _ok("evaluate", "-m", tmp_path / "one.npz", "-d", tmp_path / "all.csv", "--json", "-",
               "-q", "--bootstrap", "100")  # fmt: skip
     whole = json.loads(run.stdout)
-    for name in ("accuracy", "macro_f1", "log_loss", "brier"):
+    for name in ("accuracy", "macro_f1", "log_loss", "brier", "roc_auc", "average_precision"):
         got_value = by_part["metrics"][name]["value"]
         assert got_value == pytest.approx(whole["metrics"][name]["value"], abs=1e-12)
     # The parts are the model's training rows, recognised by the fingerprint.
     assert whole["warnings"] != []
-    assert by_part["warnings"] == [RANKING_ON_PARTS_WARNING, *whole["warnings"]]
+    assert by_part["warnings"] == whole["warnings"]
 
 
 def test_rows_without_a_label_are_skipped_as_in_one_file(tmp_path):
