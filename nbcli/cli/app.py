@@ -27,6 +27,8 @@ gc.set_threshold(100_000, 20, 20)
 import typer  # noqa: E402
 
 import nbcli  # noqa: E402
+from nbcli import interrupts  # noqa: E402
+from nbcli.interrupts import Terminated  # noqa: E402, F401 (the exception of SIGTERM)
 
 app = typer.Typer(
     name="nbcli",
@@ -239,21 +241,6 @@ def command():
     return cmd
 
 
-class Terminated(BaseException):
-    """Raised in the main thread when the process gets SIGTERM.
-
-    Like KeyboardInterrupt it is not an ``Exception``, so it unwinds through
-    every ``with`` block (an unfinished output's temporary file is removed)
-    and is never mistaken for an error in the data.
-    """
-
-
-def _on_sigterm(signum, frame):
-    # A second SIGTERM while the first unwinds must not cut the clean-up short.
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    raise Terminated
-
-
 def _error(message: str) -> None:
     # One line: collapse any newline a library put into its message.
     from nbcli.cli.console import one_line
@@ -339,10 +326,8 @@ def main(argv: list[str] | None = None) -> None:
     if sys.stderr is None:  # started with stderr closed (2>&-)
         sys.stderr = open(os.devnull, "w")
     sys.stdout = GuardedStdout(original_stdout)
-    try:
-        previous_sigterm = signal.signal(signal.SIGTERM, _on_sigterm)
-    except ValueError:  # not the main thread: leave signals alone
-        previous_sigterm = None
+    # Outside the main thread signals are left alone (None).
+    previous_handlers = interrupts.install()
     import warnings
 
     try:
@@ -352,8 +337,7 @@ def main(argv: list[str] | None = None) -> None:
             warnings.filterwarnings("ignore", message="CSV malformed", category=UserWarning)
             code = _run(args)
     finally:
-        if previous_sigterm is not None:
-            signal.signal(signal.SIGTERM, previous_sigterm)
+        interrupts.restore(previous_handlers)
         if isinstance(sys.stdout, GuardedStdout):
             sys.stdout = original_stdout
     sys.exit(code)
@@ -493,4 +477,6 @@ def _run(args: list[str]) -> int:
             f"{nbcli.__version__}: please report it with the output of the same command run with --debug"
         )
         code = 1
+    # The outcome is said: a signal from here on does not change it.
+    interrupts.finish()
     return code

@@ -214,8 +214,8 @@ def predict(
     for in_path, out_path, _, error in report.rows:
         if error is not None:
             stale = (
-                f"; removed {out_path}, left from an earlier run"
-                if in_path in report.removed
+                f"; {out_path} is left from an earlier run"
+                if in_path in report.stale
                 else ""
             )
             error_line(f"{error} (file skipped{stale})")
