@@ -135,7 +135,7 @@ def test_round_trip_is_bit_for_bit(tmp_path, name):
     "labels, kind, python_type",
     [
         (np.array([3, 11]), "i", int),
-        (np.array(["spam", "ham"]), "U", str),
+        (np.array(["spam", "ham"]), "O", str),
         (np.array([True, False]), "b", bool),
     ],
 )

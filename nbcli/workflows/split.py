@@ -23,6 +23,7 @@ import numpy as np
 
 from nbcli.errors import NbcliError
 from nbcli.io.atomic import atomic_group, check_outputs, is_model_file
+from nbcli.io.cells import as_text, label_codes, text_array
 from nbcli.io.csv_format import read_header
 from nbcli.io.messages import translated
 from nbcli.io.plan import plan_columns, read_options
@@ -169,7 +170,7 @@ def split(
             _check_replace(fmt, f"--output-dir ({part}) {path}", path)
     labels, target_name = fmt.labels(opts)
     note, warnings = _target_note(fmt, opts, labels, target_name)
-    classes, codes = np.unique(labels, return_inverse=True)
+    classes, codes = label_codes(labels)
     try:
         parts = stratified_split(codes, test, calib, stratify=stratify, seed=seed)
     except ValueError as exc:
@@ -355,7 +356,7 @@ class _Csv(_Format):
             self._targets(block, where, labels)
         if not labels:
             raise NbcliError(f"{display}: has a header but no data rows")
-        return np.asarray(labels, dtype=str), plan.target
+        return text_array(labels), plan.target
 
     def _targets(self, block: list[str], where: int, labels: list[str]) -> None:
         first = len(labels) + 1
@@ -423,7 +424,7 @@ class _Parquet(_Format):
         self.note = plan.note
         with translated(self.source.display):
             column = self.file.read(columns=[plan.target]).column(0)
-        return np.asarray([str(v) for v in column.to_pylist()], dtype=str), plan.target
+        return as_text(text_array(column.to_pylist())), plan.target
 
     def write(self, parts, handles):
         import pyarrow as pa
@@ -471,7 +472,7 @@ class _Npz(_Format):
         if y.ndim != 1 or y.size == 0:
             raise NbcliError(f"{self.source.display}: array {key!r} is not one label per row")
         self.n = y.size
-        return y.astype(str), key
+        return as_text(y), key
 
     def write(self, parts, handles):
         # Arrays of one entry per row are split; the rest (feature names) are copied.
