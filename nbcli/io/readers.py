@@ -98,6 +98,10 @@ class TableReader(abc.ABC):
     #: caller that needs no labels (predictions) sets it False before
     #: reading, and the column is then neither converted nor checked.
     read_target: bool = True
+    #: Whether :meth:`chunks` reads and converts the features; a caller that
+    #: needs the labels alone (``split``) sets it False, and each chunk's
+    #: ``X`` then has no columns.
+    read_features: bool = True
 
     @abc.abstractmethod
     def __init__(self, source: Source, opts: ReadOptions, delimiter: str | None = None): ...
