@@ -89,3 +89,48 @@ def stats_arrays(stats) -> dict[str, np.ndarray]:
     (an optional array it does not hold is left out)."""
     arrays = {name: getattr(stats, name) for name in type(stats).shapes}
     return {name: np.asarray(a) for name, a in arrays.items() if a is not None}
+
+
+def _other_value(spec, n_classes: int):
+    """A valid value of ``spec`` other than its default, or None for none."""
+    default = spec.default
+    if spec.kind == "bool":
+        return not default
+    if spec.kind == "priors":
+        weights = np.arange(1.0, n_classes + 1)
+        return [float(w) for w in weights / weights.sum()]
+    if spec.kind == "choice":
+        return next((o for o in spec.options if o != default), None)
+    if spec.kind in ("float", "int"):
+        # Text options first (LDA's "auto" shrinkage takes another path).
+        numbers: list = [0.25, 0.5, 0.125, 2.0] if spec.kind == "float" else [1, 2, 3]
+        if isinstance(default, (int, float)) and not isinstance(default, bool) and default:
+            numbers = [default * 2, default / 2, *numbers]
+            if spec.kind == "int":
+                numbers = [int(default) + 1, *numbers[2:]]
+        for value in [*spec.options, *numbers]:
+            if value != default and spec.is_valid(value):
+                return value
+    return None
+
+
+def non_default_params(cls, n_features: int, n_classes: int = 2) -> dict:
+    """Valid settings of every hyperparameter ``cls`` declares, each other than
+    its default where the spec allows one (so a setting lost on the way shows),
+    for rows made by :func:`as_declared`.
+
+    Python-only objects (``kind="object"``) keep their defaults.
+    """
+    params = declared_params(cls, n_features)
+    for spec in cls.hyperparameters:
+        if spec.kind in ("column_types", "object") or spec.name in params:
+            continue
+        value = _other_value(spec, n_classes)
+        if value is not None:
+            params[spec.name] = value
+    return params
+
+
+def leaves_missing_cells_out(params: dict) -> bool:
+    """Whether a model with these settings takes NaN cells and leaves them out."""
+    return params.get("missing") == "ignore"
