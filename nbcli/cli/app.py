@@ -29,12 +29,14 @@ import typer  # noqa: E402
 import nbcli  # noqa: E402
 from nbcli import interrupts  # noqa: E402
 from nbcli.interrupts import Terminated  # noqa: E402, F401 (the exception of SIGTERM)
+from nbcli.model_names import declared_model_names  # noqa: E402
 
 app = typer.Typer(
     name="nbcli",
-    help="Train, apply, score and calibrate Bayes classifiers "
-    "(Gaussian, multinomial, Bernoulli, complement, categorical and mixed naive Bayes, "
-    "LDA, QDA).",
+    help="Train, apply, score and calibrate Bayes classifiers: naive Bayes of several kinds, "
+    "linear and quadratic discriminant analysis. Model types (fit, cv and tune --model): "
+    + ", ".join(declared_model_names())
+    + ".",
     no_args_is_help=True,
     add_completion=False,
     # Help text is shown as written: Rich markup would swallow every
@@ -203,7 +205,7 @@ def _metavar(command_name: str, param) -> str | None:
     if (command_name, name) in _COMMAND_METAVARS:
         return _COMMAND_METAVARS[(command_name, name)]
     if name == "--model" and command_name in _TYPE_COMMANDS:
-        return "NAME"
+        return None  # the registry's model types, as Typer lists the choices
     if name in _METAVARS or name in _EXTRA_METAVARS:
         return _METAVARS.get(name) or _EXTRA_METAVARS[name]
     desc = getattr(param, "type_descriptor", None)
