@@ -240,8 +240,10 @@ def read_ahead(items: Iterator[T]) -> Iterator[T]:
     polars parses and NumPy converts without holding the GIL, so the next
     chunk is read while this one is used (a streaming fit, say): one item
     ahead, so at most two are held. Exceptions reach the caller where the
-    item would have; closing this generator waits for the item in progress,
-    then closes ``items``.
+    item would have; closing this generator (or an interruption, Ctrl-C or
+    SIGTERM) waits for the item in progress, then closes ``items``: a
+    generator cannot be closed while the worker runs it. An interruption
+    that arrives during that wait is raised after it.
     """
     pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="nbcli-read")
     try:
@@ -253,7 +255,15 @@ def read_ahead(items: Iterator[T]) -> Iterator[T]:
             future = pool.submit(next, items, _END)
             yield cast(T, item)
     finally:
-        pool.shutdown(wait=True)
+        interruption: BaseException | None = None
+        while True:
+            try:
+                pool.shutdown(wait=True)
+                break
+            except BaseException as exc:  # Ctrl-C or SIGTERM while waiting: wait on
+                interruption = interruption or exc
         close = getattr(items, "close", None)
         if close is not None:
             close()
+        if interruption is not None:
+            raise interruption

@@ -26,6 +26,7 @@ import numpy as np
 
 from nbcli.errors import NbcliError
 from nbcli.io.atomic import atomic_group, check_outputs, is_model_file
+from nbcli.io.cells import as_text, label_codes
 from nbcli.io.csv_format import read_header
 from nbcli.io.messages import translated
 from nbcli.io.plan import read_options
@@ -177,7 +178,7 @@ def split(
             f"{int(np.argmax(no_label)) + 1}); {'it is' if n == 1 else 'they are'} shared "
             "among the parts like a class of its own (fit skips such rows)"
         )
-    classes, codes = np.unique(labels, return_inverse=True)
+    classes, codes = label_codes(labels)
     try:
         parts = stratified_split(codes, test, calib, stratify=stratify, seed=seed)
     except ValueError as exc:
@@ -234,12 +235,14 @@ def _labels(fmt: _Format, source: Source, opts, delimiter) -> tuple[np.ndarray, 
         if chunk.label_error is not None:
             raise chunk.label_error
         y = np.asarray(chunk.y)
-        texts.append(y if y.dtype.kind == "U" else y.astype(str))
+        texts.append(as_text(y))
         missing.append(
             np.zeros(y.shape[0], dtype=bool) if chunk.y_missing is None else chunk.y_missing
         )
     if not texts:
         raise NbcliError(f"{source.display}: has a header but no data rows")
+    # Object arrays of shared strings: a fixed-width array would take the
+    # longest label's width for every row.
     labels = strip_labels(np.concatenate(texts))
     no_label = np.concatenate(missing)
     labels[no_label] = ""
