@@ -225,3 +225,53 @@ def test_nfc_and_nfd_spellings_are_one_class_and_one_category_with_a_warning(tmp
     run = nbcli_in_process("evaluate", "-m", model, "-d", new, "--json", "-", "-q")
     assert run.returncode == 0, run.stderr
     assert json.loads(run.stdout)["n_unseen"] == 0
+
+
+def _with_strays(tmp_path, n=200, strays=((7, "unknown"), (150, " n.a. "))):
+    rng = np.random.default_rng(0)
+    x = [repr(v) for v in rng.normal(size=n).round(3).tolist()]
+    blank = list(x)
+    for row, text in strays:
+        x[row], blank[row] = text, ""
+    c = rng.choice(["r", "g"], size=n)
+    y = np.where(rng.normal(size=n) > 0, "a", "b")
+    paths = []
+    for name, column in (("stray.csv", x), ("blank.csv", blank)):
+        path = tmp_path / name
+        path.write_text("x,c,label\n" + "".join(f"{a},{b},{t}\n" for a, b, t in zip(column, c, y)))
+        paths.append(path)
+    return paths
+
+
+def test_a_few_stray_text_cells_leave_a_mixed_column_numeric_read_as_missing(tmp_path):
+    from nbcli.io.modelfile import load_model
+
+    stray, blank = _with_strays(tmp_path)
+    fits = []
+    for path in (stray, blank):
+        out = tmp_path / f"{path.stem}.nbm"
+        run = nbcli_in_process("fit", "-m", "mixed", "-d", path, "-o", out)
+        assert run.returncode == 0, run.stderr
+        fits.append((load_model(out), run.stderr))
+    (model, said), (reference, _) = fits
+    warned = [w for w in said.splitlines() if "text cells" in w]
+    assert warned == [
+        f"warning: {stray}: column 'x' holds numbers but for 2 text cells in the first 200 rows "
+        "('unknown' at row 8, 'n.a.' at row 151); with at most one text cell in 50 it stays "
+        "numeric and those texts are read as missing in it; pass --na-values unknown "
+        "--na-values n.a. to say so, or --column x=categorical to read the column as categories"
+    ]
+    assert model.model.get_params()["column_types"] == ["gaussian", "categorical"]
+    # The same statistics as with those cells left empty.
+    for key, array in reference.model.stats_.arrays().items():
+        np.testing.assert_array_equal(model.model.stats_.arrays()[key], array, err_msg=key)
+
+
+def test_more_than_a_few_text_cells_are_not_taken_for_slips(tmp_path):
+    # Five text cells in 200 (more than one in 50): the column is text, and
+    # 195 distinct numbers are no categories, so it is refused as before.
+    strays = tuple((i * 40, "unknown") for i in range(5))
+    stray, _ = _with_strays(tmp_path, strays=strays)
+    run = nbcli_in_process("fit", "-m", "mixed", "-d", stray, "-o", tmp_path / "m.nbm")
+    assert run.returncode == 2 and "text cells" not in run.stderr
+    assert "column 'x' has 189 distinct values in 200 rows" in run.stderr  # rounded numbers repeat

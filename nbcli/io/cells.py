@@ -458,7 +458,9 @@ def features_of(
         kind = plan.kind(name)
         column = frame.get_column(name)
         if kind == NUMERIC:
-            X[:, j], first_bad = column_to_float(column, na_values)
+            stray = getattr(plan, "stray", {}).get(name)
+            na = na_values if stray is None else (*na_values, *stray)
+            X[:, j], first_bad = column_to_float(column, na)
             if first_bad is not None:
                 unread[j] = first_bad
         elif kind == CATEGORICAL and encoders is not None and name in encoders:
