@@ -275,3 +275,62 @@ def test_more_than_a_few_text_cells_are_not_taken_for_slips(tmp_path):
     run = nbcli_in_process("fit", "-m", "mixed", "-d", stray, "-o", tmp_path / "m.nbm")
     assert run.returncode == 2 and "text cells" not in run.stderr
     assert "column 'x' has 189 distinct values in 200 rows" in run.stderr  # rounded numbers repeat
+
+
+def _r_labels(tmp_path):
+    labels = ["a", "NA", "b", "a", " NA ", "b", "a", "b", "a", "b", "a", "b"]
+    path = tmp_path / "r.csv"
+    path.write_text(
+        "x,label\n" + "".join(f"{(i * 7) % 5 + i / 10},{t}\n" for i, t in enumerate(labels))
+    )
+    return path
+
+
+def test_na_labels_say_which_label_texts_mean_a_missing_label(tmp_path):
+    import json
+
+    from nbcli.io.modelfile import load_model
+
+    path = _r_labels(tmp_path)
+    # Default: labels as written, NA a class (with a note saying how to mark it).
+    plain = nbcli_in_process("fit", "-m", "gaussian", "-d", path, "-o", tmp_path / "p.nbm", "-q")
+    assert plain.returncode == 0 and "--na-labels NA" in plain.stderr
+    assert load_model(tmp_path / "p.nbm").model.classes_.tolist() == ["NA", "a", "b"]
+    model = tmp_path / "m.nbm"
+    fit = nbcli_in_process(
+        "fit", "-m", "gaussian", "-d", path, "-o", model, "--na-labels", "NA", "--json", "-"
+    )
+    assert fit.returncode == 0, fit.stderr
+    assert "skipped 2 rows without a label (the first at row 2)" in fit.stderr
+    assert json.loads(fit.stdout)["n_samples"] == 10
+    mf = load_model(model)
+    assert mf.model.classes_.tolist() == ["a", "b"]
+    assert mf.training["na_labels"] == ["NA"]
+    # Evaluate reads them as the model was fitted: missing labels, refused.
+    run = nbcli_in_process("evaluate", "-m", model, "-d", path)
+    assert run.returncode == 2
+    assert "target column 'label' has a missing value at row 2" in run.stderr
+    cv = nbcli_in_process(
+        "cv", "-m", "gaussian", "-d", path, "--folds", "2", "--na-labels", "NA", "--json", "-"
+    )
+    assert cv.returncode == 0, cv.stderr
+    assert sum(f["n_samples"] for f in json.loads(cv.stdout)["folds"]) == 10
+    out = tmp_path / "s"
+    split = nbcli_in_process(
+        "split", "-d", path, "--test", "4", "--output-dir", out, "--na-labels", "NA"
+    )
+    assert split.returncode == 0, split.stderr
+    assert "2 rows have no label (first at row 2)" in split.stderr
+
+
+def test_na_labels_apply_to_parquet_text_labels(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from nbcli.io.data import read_dataset
+
+    path = tmp_path / "r.parquet"
+    pq.write_table(pa.table({"x": [1.0, 2.0, 3.0], "label": ["a", "NA", "b"]}), path)
+    ds = read_dataset(path, na_labels=("NA",), skip_missing_labels=True)
+    assert ds.y_missing.tolist() == [False, True, False]
+    assert read_dataset(path).y.tolist() == ["a", "NA", "b"]

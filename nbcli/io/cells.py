@@ -11,6 +11,7 @@ where missing-value policies plug in.
 
 from __future__ import annotations
 
+import shlex
 from typing import Any
 
 import numpy as np
@@ -32,6 +33,7 @@ __all__ = [
     "check_cells",
     "features_of",
     "missing_labels",
+    "without_na_labels",
     "nfc",
     "nfc_array",
     "spelling_merges",
@@ -78,8 +80,23 @@ def missing_spelling_note(labels) -> str | None:
         f"the label{'' if one else 's'} {shown} {'is' if one else 'are'} read as "
         f"{'a class' if one else 'classes'}, as written: a missing label is an empty "
         "target cell (fit skips such rows; evaluate, compare and calibrate refuse them); "
-        "blank those cells if they mean no label"
+        "blank those cells if they mean no label, or pass "
+        f"--na-labels {shlex.quote(spelled[0])} (fit, cv, tune, split)"
     )
+
+
+def without_na_labels(column, na_labels):
+    """A polars column of labels with the texts ``na_labels`` (spaces stripped)
+    as nulls, that is missing labels; the column itself when there are none
+    or it is not text (``--na-labels``)."""
+    import polars as pl
+
+    if not na_labels or column.dtype != pl.String:
+        return column
+    na = column.str.strip_chars().is_in(list(na_labels)).fill_null(False)
+    if not na.any():
+        return column
+    return pl.select(pl.when(na).then(None).otherwise(column).alias(column.name)).to_series()
 
 
 #: Columns and their first unreadable cell: column index -> (0-based row, text).

@@ -24,7 +24,7 @@ from typing import Any, BinaryIO
 import numpy as np
 
 from nbcli.errors import NbcliError
-from nbcli.io.cells import features_of, missing_labels, text_labels
+from nbcli.io.cells import features_of, missing_labels, text_labels, without_na_labels
 from nbcli.io.csv_quotes import check_quotes
 from nbcli.io.messages import (
     delimiter_name,
@@ -467,7 +467,7 @@ class CsvReader(TableReader):
             X, unread = np.empty((frame.height, 0)), {}
         y, label_error, y_missing = None, None, None
         if plan.target is not None and self.read_target:
-            labels = frame.get_column(plan.target)
+            labels = without_na_labels(frame.get_column(plan.target), self.opts.na_labels)
             skip = self.opts.skip_missing_labels
             if skip:
                 y_missing = missing_labels(labels)

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from nbcli.errors import NbcliError
-from nbcli.io.cells import features_of, missing_labels, typed_labels
+from nbcli.io.cells import features_of, missing_labels, typed_labels, without_na_labels
 from nbcli.io.messages import error_from_exception, fail, interruption_in, quote_names
 from nbcli.io.plan import ColumnPlan, ReadOptions, plan_columns
 from nbcli.io.profile import SAMPLE_ROWS
@@ -164,6 +164,7 @@ class ParquetReader(TableReader):
                 column = frame.get_column(target)
                 if column.dtype in (pl.Categorical, pl.Enum):
                     column = column.cast(pl.String)
+                column = without_na_labels(column, self.opts.na_labels)
                 if column.dtype == pl.String:
                     values = np.asarray(column.to_list(), dtype=object)
                 else:

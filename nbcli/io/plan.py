@@ -82,6 +82,9 @@ class ReadOptions:
     #: A row without a label is handed on (its ``Dataset.y_missing`` set)
     #: instead of refused.
     skip_missing_labels: bool = False
+    #: Label texts (spaces stripped) that mean a missing label, besides the
+    #: empty cell (``--na-labels``; default none: labels are taken as written).
+    na_labels: tuple[str, ...] = ()
     #: Decide kinds from the planning sample (fit time).
     infer: bool = False
     #: Whether text, boolean and categorical columns may be categorical

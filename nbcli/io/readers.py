@@ -158,8 +158,9 @@ def finish_plan(
         frame = sample()
         profiles = profile_columns(frame, list(plan.features), opts.na_texts)
         if plan.target is not None:
-            # Only an empty cell is a missing label: `NA` or `None` is a class.
-            profiles.update(profile_columns(frame, [plan.target], ("",)))
+            # Only an empty cell is a missing label (and --na-labels): `NA` or
+            # `None` is a class unless named there.
+            profiles.update(profile_columns(frame, [plan.target], ("", *opts.na_labels)))
         plan = decide_kinds(plan, profiles, opts, display)
         merged = _spelling_warnings(frame, plan, display)
         if merged:
