@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from nbcli.errors import NbcliError
 from nbcli.models import MODELS
@@ -334,3 +336,44 @@ def test_na_labels_apply_to_parquet_text_labels(tmp_path):
     ds = read_dataset(path, na_labels=("NA",), skip_missing_labels=True)
     assert ds.y_missing.tolist() == [False, True, False]
     assert read_dataset(path).y.tolist() == ["a", "NA", "b"]
+
+
+_CELL = st.text(alphabet='ab,"\n x', max_size=6)
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    rows=st.lists(st.lists(_CELL, min_size=2, max_size=2), min_size=1, max_size=8),
+    at=st.integers(0, 7),
+)
+def test_csv_as_written_passes_the_quote_rule_and_a_stray_quote_is_named(rows, at):
+    import csv
+    import io
+
+    from nbcli.io.csv_quotes import check_quotes
+
+    buffer = io.StringIO(newline="")
+    csv.writer(buffer, lineterminator="\n").writerows([["h1", "h2"], *rows])
+    data = buffer.getvalue().encode()
+    check_quotes(lambda: io.BytesIO(data), "d.csv", ",")  # what csv writes is allowed
+    # The same rows, one more unquoted cell holding a quote: refused at its line.
+    at = at % (len(rows) + 1)
+    lines = data.decode().count("\n", 0, _offset_of_row(data, at)) + 1
+    bad = _insert_row(data, at, b'1,x"y\n')
+    with pytest.raises(NbcliError, match=rf"line {lines} has a '\"' inside a field"):
+        check_quotes(lambda: io.BytesIO(bad), "d.csv", ",")
+
+
+def _offset_of_row(data: bytes, k: int) -> int:
+    """The byte offset just after the k-th record (0: the header) of ``data``."""
+    import io
+
+    from nbcli.workflows.split import csv_records
+
+    records = list(csv_records(io.BytesIO(data)))
+    return sum(len(r) for r in records[: k + 1])
+
+
+def _insert_row(data: bytes, k: int, row: bytes) -> bytes:
+    cut = _offset_of_row(data, k)
+    return data[:cut] + row + data[cut:]
