@@ -228,6 +228,9 @@ def collect_fold_statistics(
         _stream=stream,
         _row_filter=lambda: partial(RowCounts().filter, missing=missing),
     )
+    if na_labels:
+        # A model file of all rows (tune) reads evaluate's labels alike.
+        fs.training["na_labels"] = [str(v) for v in na_labels]
     if early is not None:
         fold_text = as_text(np.concatenate([k[early.column] for k in kept]))
         fs.stats = [early.final(fs, raw_classes, position, fold_text)]
