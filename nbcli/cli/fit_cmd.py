@@ -218,9 +218,10 @@ def _fit(
                     "missing": result.model_file.training.get("missing"),
                     "unseen": unseen,
                     "na_values": na_values,
-                    "na_labels": na_labels or None,
                     "columns": column_types or None,
                 }
+                if na_labels:
+                    report.settings["na_labels"] = na_labels
                 if common.uses_parts(engine, data_list):
                     report.settings["engine"] = engine
                 if text_settings is not None:
