@@ -237,6 +237,7 @@ def collect_fold_statistics(
     else:
         _accumulate_folds(fs)
     check_folds(fs, estimator.min_samples_per_class)
+    fs.warnings.extend(stream.spelling_warnings())
     fs.warnings.extend(fs.fold_only_categories(stream.categories))
     return fs
 

@@ -399,6 +399,7 @@ def train(
         raise data_error(path, exc, stream.feature_names, 0, rows=state.kept) from None
     first = state.whole()
     state.held = None
+    warnings.extend(stream.spelling_warnings())
     feature_names = list(stream.feature_names)
     if text is not None:
         feature_names = list(estimator.feature_names_in_)
