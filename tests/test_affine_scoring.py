@@ -11,6 +11,9 @@ import nbcli.models as nb
 from nbcli.models import _blocks
 from nbcli.models._blocks import affine_scores
 
+# Run again under other BLAS kernels by .ci/run.
+pytestmark = pytest.mark.numerical
+
 
 def _plain(X, coef, intercept, threshold=None, centre=None):
     rows = X

@@ -19,6 +19,9 @@ from sklearn.preprocessing import KBinsDiscretizer  # noqa: E402
 from nbcli.models import CategoricalNB, ComplementNB  # noqa: E402
 from nbcli.models._validation import DataValueError  # noqa: E402
 
+# Run again under other BLAS kernels by .ci/run.
+pytestmark = pytest.mark.numerical
+
 TOL = 1e-8
 
 

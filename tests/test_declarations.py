@@ -27,6 +27,9 @@ from nbcli.models import (
 from nbcli.models.hyperparameters import SAME, Hyperparameter, parse_priors
 from tests.conftest import blobs
 
+# Run again under other BLAS kernels by .ci/run.
+pytestmark = pytest.mark.numerical
+
 ROOT = Path(__file__).parent.parent
 
 

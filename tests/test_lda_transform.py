@@ -7,6 +7,9 @@ from sklearn.datasets import load_iris, load_wine
 
 from nbcli.models import LinearDiscriminantAnalysis, QuadraticDiscriminantAnalysis
 
+# Run again under other BLAS kernels by .ci/run.
+pytestmark = pytest.mark.numerical
+
 
 def _aligned(ours, theirs):
     """``ours`` with each column's sign turned to agree with ``theirs``."""

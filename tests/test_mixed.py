@@ -9,6 +9,9 @@ from hypothesis import strategies as st
 from nbcli.models import CategoricalNB, GaussianNB, MixedNB
 from nbcli.models._validation import DataValueError
 
+# Run again under other BLAS kernels by .ci/run.
+pytestmark = pytest.mark.numerical
+
 NAN = np.nan
 
 # A small table: two Gaussian columns, one categorical (codes 0..2), one

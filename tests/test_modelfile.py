@@ -26,6 +26,9 @@ from tests.conftest import (
     zip_members,
 )
 
+# Run again under other BLAS kernels by .ci/run.
+pytestmark = pytest.mark.numerical
+
 # Non-default settings, so that a parameter lost on the way would show.
 SETTINGS = {
     "gaussian": {"var_smoothing": 1e-6, "priors": [0.3, 0.7]},

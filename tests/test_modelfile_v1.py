@@ -12,6 +12,9 @@ import pytest
 
 from nbcli.io.modelfile import load_model
 
+# Run again under other BLAS kernels by .ci/run.
+pytestmark = pytest.mark.numerical
+
 HERE = Path(__file__).parent / "data" / "v1"
 EXPECTED = np.load(HERE / "expected.npz")
 DATA = {"iris": "sample_data/iris_test.csv", "wine": "sample_data/wine_test.csv"}

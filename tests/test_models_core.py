@@ -16,6 +16,9 @@ from nbcli.models import (
     QuadraticDiscriminantAnalysis,
 )
 
+# Run again under other BLAS kernels by .ci/run.
+pytestmark = pytest.mark.numerical
+
 
 def test_seed_000_one_dimensional_posterior():
     # Priors 0.6/0.4, class means 2 and 5, variances 1 and 1.5, query x = 3.5.

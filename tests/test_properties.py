@@ -7,6 +7,9 @@ from hypothesis import strategies as st
 
 from nbcli.models import MODELS
 
+# Run again under other BLAS kernels by .ci/run.
+pytestmark = pytest.mark.numerical
+
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 PARAMS = {
     "qda": {"reg_param": 0.05},

@@ -9,6 +9,9 @@ from scipy import stats
 import nbcli.models as nb
 from nbcli.models import quadratic as discriminant
 
+# Run again under other BLAS kernels by .ci/run.
+pytestmark = pytest.mark.numerical
+
 
 def _data(n, d, k, seed, shift=0.0):
     rng = np.random.default_rng(seed)
