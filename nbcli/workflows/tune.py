@@ -279,6 +279,7 @@ def tune(
                 seed=seed,
             )
             results.append(SearchResult(shown, {k: scores[k] for k in keys}))
+    warnings.extend(fs.model_warnings())
     values = [r.metrics[metric].value for r in results]
     index = best_index(values, metric)
     if index is None:
