@@ -97,6 +97,16 @@ def evaluate(
     workers: Annotated[int | None, common.WORKERS] = None,
     worker_memory: Annotated[str | None, common.WORKER_MEMORY] = None,
     force: Annotated[bool, common.FORCE] = False,
+    pos_label: Annotated[
+        str | None,
+        typer.Option(
+            "--pos-label",
+            metavar="LABEL",
+            help="With two classes, the positive one: average precision and the binary "
+            "precision, recall and F1 are of it (ROC AUC is the same either way). "
+            "Default: the second in sorted order.",
+        ),
+    ] = None,
 ):
     """Score a model on labelled data: metrics with bootstrap intervals, confusion matrix,
     per-class table and calibration summary.
@@ -152,6 +162,11 @@ def evaluate(
                 "metrics are not computed over parts; join the parts, or set thresholds on "
                 "other metrics"
             )
+        if pos_label is not None:
+            raise NbcliError(
+                "--pos-label needs the rows in one file: the binary figures it chooses are "
+                "not computed over parts"
+            )
         parts = expand_parts(data_list)
         with common.open_engine(engine, scheduler, workers, worker_memory) as eng:
             report = evaluate_parts(
@@ -179,6 +194,7 @@ def evaluate(
             # Hashing reads the files again: only for a JSON report, as cv does.
             hash_inputs=json_out is not None,
             reporter=ConsoleReporter(quiet),
+            pos_label=pos_label,
         )
     # Drawn before anything is written, so that a failure leaves no output behind.
     images = evaluation_images(report, f".{plot_format.value}") if plots else {}
