@@ -96,6 +96,7 @@ def evaluate(
     scheduler: Annotated[str | None, common.SCHEDULER] = None,
     workers: Annotated[int | None, common.WORKERS] = None,
     worker_memory: Annotated[str | None, common.WORKER_MEMORY] = None,
+    connect_timeout: Annotated[float | None, common.CONNECT_TIMEOUT] = None,
     force: Annotated[bool, common.FORCE] = False,
 ):
     """Score a model on labelled data: metrics with bootstrap intervals, confusion matrix,
@@ -144,7 +145,7 @@ def evaluate(
             # Part sums have no count of the rows left out for the report to give.
             raise NbcliError("--missing drop needs the rows in one file; it does not work on parts")
         parts = expand_parts(data_list)
-        with common.open_engine(engine, scheduler, workers, worker_memory) as eng:
+        with common.open_engine(engine, scheduler, workers, worker_memory, connect_timeout) as eng:
             report = evaluate_parts(
                 model,
                 parts,
@@ -158,7 +159,9 @@ def evaluate(
                 bins=10 if bins is None else bins,
             )
     else:
-        common.open_engine(engine, scheduler, workers, worker_memory)  # refuses Dask options
+        common.open_engine(
+            engine, scheduler, workers, worker_memory, connect_timeout
+        )  # refuses Dask options
         report = run_evaluation(
             model,
             data,

@@ -70,6 +70,19 @@ def expand_parts(patterns: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+def at_client(part: Any, engine) -> Any:
+    """``part`` (a path, or a tuple of paths) with relative paths made absolute
+    here, at the client, for an engine whose workers run elsewhere: a worker
+    would resolve a relative path in its own working directory."""
+    if engine.name == "local":
+        return part
+    if isinstance(part, tuple):
+        return tuple(at_client(p, engine) for p in part)
+    if isinstance(part, str) and part != "-" and "://" not in part:
+        return os.path.abspath(part)
+    return part
+
+
 def check_parts(parts: Sequence[str], engine) -> None:
     """Refuse stdin as a part: a part is opened where its task runs.
 
@@ -513,6 +526,7 @@ def train_parts(
         unseen=unseen,
         **read,
     )
+    parts = [at_client(p, engine) for p in parts]
     try:
         total: PartFit = engine.sum_over_parts(list(parts), fit_part, spec)
     except ValueError as exc:

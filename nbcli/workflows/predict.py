@@ -317,10 +317,16 @@ def predict_batch(
     tasks = [(model_path, p, targets[p], options) for p in inputs]
     try:
         if engine.name == "dask":
+            from nbcli.workflows.parts import at_client
+
             outcomes = engine.map_write(
-                [(p, targets[p]) for p in inputs], _predict_part, (mf, options)
+                [at_client((p, targets[p]), engine) for p in inputs], _predict_part, (mf, options)
             )
-            results = [o.value if o.ok else (o.part[0], 0, o.error, False) for o in outcomes]
+            # The engine sent absolute paths; the report names the inputs as given.
+            results = [
+                (inputs[o.index], *o.value[1:]) if o.ok else (inputs[o.index], 0, o.error, False)
+                for o in outcomes
+            ]
         else:
             from nbcli.io.csv_format import settle_scan_pieces
 
