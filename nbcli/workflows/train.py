@@ -535,7 +535,7 @@ def finish_training(
     model_type = estimator.name
     check_finite_statistics(path, estimator, feature_names)
     classes = estimator.classes_
-    typed = resolve_labels(classes) if classes.dtype.kind in "US" else classes
+    typed = resolve_labels(classes) if classes.dtype.kind in "USO" else classes
     counts = estimator.stats_.class_counts
     if len(classes) < 2:
         raise NbcliError(
@@ -616,8 +616,9 @@ def finish_training(
         )
         if scored.any():
             pred = estimator.predict(first.X[scored])
-            truth = np.asarray(first.y)[scored].astype(str)
-            accuracy = float(np.mean(pred.astype(str) == truth))
+            from nbcli.io.cells import same_spelling
+
+            accuracy = float(np.mean(same_spelling(pred, np.asarray(first.y)[scored])))
 
     classes_out = [_plain(c) for c in estimator.classes_.tolist()]
     counts = estimator.stats_.class_counts
