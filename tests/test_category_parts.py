@@ -105,13 +105,24 @@ def test_column_types_apply_to_every_part(tmp_path, penguins):
     assert types["year"] == "categorical" and types["site"] == "multinomial"
 
 
-def test_parts_that_plan_a_column_differently_are_refused_in_one_line(tmp_path):
+def test_every_part_reads_a_column_as_the_first_part_holding_a_value_of_it(tmp_path, penguins):
+    # The first part holds no sex at all: the next part's rows decide that it is
+    # categorical, as the first rows of the joined file do.
+    frame = penguins.copy()
+    frame.loc[:9, "sex"] = np.nan
+    one = tmp_path / "one.csv"
+    frame.to_csv(one, index=False)
+    folder = _split(frame, tmp_path / "parts", (10, 200))
+    _same_model(_fit(tmp_path, "one", one, "mixed"), _fit(tmp_path, "parts", folder, "mixed"), one)
+
+
+def test_a_part_at_odds_with_the_plan_is_refused_in_one_line(tmp_path):
     folder = tmp_path / "parts"
     folder.mkdir()
-    (folder / "a.csv").write_text("x,c,label\n1.5,2,a\n2.5,3,b\n1.0,2,a\n")
+    (folder / "a.csv").write_text("x,c,label\n1.5,2.5,a\n2.5,3.5,b\n1.0,2.5,a\n")
     (folder / "b.csv").write_text("x,c,label\n1.5,red,a\n2.5,blue,b\n")
     run = nbcli_in_process("fit", "-m", "mixed", "-d", folder, "-o", tmp_path / "m.npz")
-    assert_one_error_line(run, "b.csv", "column 'c'", "--column c=TYPE")
+    assert_one_error_line(run, "b.csv", "column 'c'", "'red'")
     assert not (tmp_path / "m.npz").exists()
 
 
