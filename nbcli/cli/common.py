@@ -335,7 +335,21 @@ WORKER_MEMORY = typer.Option(
 )
 
 
-def open_engine(engine: str, scheduler: str | None, workers: int | None, worker_memory: str | None):
+CONNECT_TIMEOUT = typer.Option(
+    "--connect-timeout",
+    metavar="SECONDS",
+    help="With --scheduler: seconds to wait for the scheduler to answer before giving up "
+    "(exit 2). Default: 30.",
+)
+
+
+def open_engine(
+    engine: str,
+    scheduler: str | None,
+    workers: int | None,
+    worker_memory: str | None,
+    connect_timeout: float | None = None,
+):
     """The engine ``--engine``, ``--scheduler``, ``--workers`` and ``--worker-memory`` ask for.
 
     A context manager (:func:`nbcli.engines.open_engine`); nothing of Dask
@@ -350,7 +364,11 @@ def open_engine(engine: str, scheduler: str | None, workers: int | None, worker_
     from nbcli.engines import open_engine as open_named
 
     return open_named(
-        engine.lower(), scheduler=scheduler, workers=workers, worker_memory=worker_memory
+        engine.lower(),
+        scheduler=scheduler,
+        workers=workers,
+        worker_memory=worker_memory,
+        connect_timeout=connect_timeout,
     )
 
 

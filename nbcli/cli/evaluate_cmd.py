@@ -96,6 +96,7 @@ def evaluate(
     scheduler: Annotated[str | None, common.SCHEDULER] = None,
     workers: Annotated[int | None, common.WORKERS] = None,
     worker_memory: Annotated[str | None, common.WORKER_MEMORY] = None,
+    connect_timeout: Annotated[float | None, common.CONNECT_TIMEOUT] = None,
     force: Annotated[bool, common.FORCE] = False,
     pos_label: Annotated[
         str | None,
@@ -159,7 +160,7 @@ def evaluate(
                 "not computed over parts"
             )
         parts = expand_parts(data_list)
-        with common.open_engine(engine, scheduler, workers, worker_memory) as eng:
+        with common.open_engine(engine, scheduler, workers, worker_memory, connect_timeout) as eng:
             report = evaluate_parts(
                 model,
                 parts,
@@ -173,7 +174,9 @@ def evaluate(
                 bins=10 if bins is None else bins,
             )
     else:
-        common.open_engine(engine, scheduler, workers, worker_memory)  # refuses Dask options
+        common.open_engine(
+            engine, scheduler, workers, worker_memory, connect_timeout
+        )  # refuses Dask options
         report = run_evaluation(
             model,
             data,

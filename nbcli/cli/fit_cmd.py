@@ -65,6 +65,7 @@ def _fit(
     scheduler: Annotated[str | None, common.SCHEDULER] = None,
     workers: Annotated[int | None, common.WORKERS] = None,
     worker_memory: Annotated[str | None, common.WORKER_MEMORY] = None,
+    connect_timeout: Annotated[float | None, common.CONNECT_TIMEOUT] = None,
     text: Annotated[list[str] | None, text_opts.TEXT] = None,
     ngram: Annotated[str | None, text_opts.NGRAM] = None,
     min_df: Annotated[str | None, text_opts.MIN_DF] = None,
@@ -147,7 +148,7 @@ def _fit(
             )
 
         parts = expand_parts(data_list)
-        with common.open_engine(engine, scheduler, workers, worker_memory) as eng:
+        with common.open_engine(engine, scheduler, workers, worker_memory, connect_timeout) as eng:
             result = train_parts(
                 estimator,
                 parts,
@@ -161,7 +162,9 @@ def _fit(
                 **read,
             )
     else:
-        common.open_engine(engine, scheduler, workers, worker_memory)  # refuses Dask options
+        common.open_engine(
+            engine, scheduler, workers, worker_memory, connect_timeout
+        )  # refuses Dask options
         result = train(
             estimator,
             data,

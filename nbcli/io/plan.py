@@ -100,10 +100,6 @@ class ReadOptions:
     unseen: str = "error"
     #: The model type, for messages.
     model: str | None = None
-    #: Why text columns are not categorical features although the model would
-    #: take them (a part-wise read), for the refusal; None: the model takes
-    #: numbers only.
-    categories_refused: str | None = None
 
     @property
     def na_texts(self) -> tuple[str, ...]:
@@ -533,13 +529,6 @@ def _text_columns_message(refused: list, opts: ReadOptions) -> str:
             f"pass --na-values {shlex.quote(mark)}"
         )
     holds = "True/False values" if booleans else "text"
-    if opts.categories_refused is not None:
-        return (
-            f"{word} {quote_names(names)} hold{'s' if len(names) == 1 else ''} {holds} "
-            f"(such as {examples}): {opts.categories_refused}; join the parts into one file, "
-            f"or leave {'it' if len(names) == 1 else 'them'} out with "
-            f"--drop {shlex.quote(','.join(names))}"
-        )
     return (
         f"{word} {quote_names(names)} hold{'s' if len(names) == 1 else ''} {holds} "
         f"(such as {examples}) and {model} takes numbers only; leave "

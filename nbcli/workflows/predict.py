@@ -371,16 +371,22 @@ def predict_batch(
         force=force,
     )
     if engine.name == "dask":
+        from nbcli.workflows.parts import at_client
+
         try:
             outcomes = engine.map_write(
-                [(p, targets[p]) for p in inputs], _predict_part, (mf, options)
+                [at_client((p, targets[p]), engine) for p in inputs], _predict_part, (mf, options)
             )
         except BaseException:
             # Interrupted (Ctrl-C, SIGTERM): the workers are not waited for,
             # so their unfinished temporary files are removed here.
             _remove_temporaries(targets.values())
             raise
-        results = [o.value if o.ok else (o.part[0], 0, o.error, False) for o in outcomes]
+        # The engine sent absolute paths; the report names the inputs as given.
+        results = [
+            (inputs[o.index], *o.value[1:]) if o.ok else (inputs[o.index], 0, o.error, False)
+            for o in outcomes
+        ]
     else:
         # Importing polars takes SIGINT over, which nbcli undoes in the main
         # thread only (nbcli.interrupts): so it is imported here, before the threads.
