@@ -255,8 +255,9 @@ class MultinomialNB(_DiscreteNB):
 
     Parameters
     ----------
-    alpha : float, default=1.0
-        Additive (Lidstone) smoothing.
+    alpha : float or array-like of shape (n_features,), default=1.0
+        Additive (Lidstone) smoothing: one number, or one per feature
+        (``N_kj + alpha_j`` over ``N_k + sum_j alpha_j``), as in scikit-learn.
     force_alpha : bool, default=True
         Use ``alpha`` as given; with False, values below 1e-10 are raised to
         1e-10 with a warning (``alpha=0`` would give log-probabilities of
@@ -362,8 +363,10 @@ class BernoulliNB(_DiscreteNB):
 
     Parameters
     ----------
-    alpha : float, default=1.0
-        Additive (Lidstone) smoothing.
+    alpha : float or array-like of shape (n_features,), default=1.0
+        Additive (Lidstone) smoothing: one number, or one per feature,
+        ``p_kj = (N_kj + alpha_j) / (N_k + 2 alpha_j)`` (scikit-learn 1.9 adds
+        such an array to the class counts instead, which fails to broadcast).
     force_alpha : bool, default=True
         As for :class:`MultinomialNB`.
     binarize : float or None, default=0.0
