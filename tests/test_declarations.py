@@ -121,7 +121,10 @@ def test_statistics_declare_exactly_the_arrays_they_store(name):
     [
         (GaussianNB(var_smoothing=-1), "var_smoothing must be a finite number >= 0; got -1"),
         (GaussianNB(var_smoothing=np.float64("nan")), "var_smoothing must be .*; got nan"),
-        (MultinomialNB(alpha="1"), "alpha must be a finite number >= 0; got '1'"),
+        (
+            MultinomialNB(alpha="1"),
+            "alpha must be a finite number >= 0 or a list of them \\(one per feature\\); got '1'",
+        ),
         (MultinomialNB(fit_prior="no"), "fit_prior must be true or false; got 'no'"),
         (QuadraticDiscriminantAnalysis(reg_param=1.5), r"reg_param must be a number in \[0, 1\]"),
         (LinearDiscriminantAnalysis(shrinkage="fast"), "shrinkage must be 'auto' or a number"),

@@ -267,7 +267,7 @@ def _estimator(model: str | None, cfg: dict, config: str | None, flags: dict):
             params[name] = value
             origins[name] = shown
         for name, value in params.items():
-            specs[name].check(value, origins[name])
+            specs[name].check_setting(value, origins[name])
     except ValueError as exc:
         raise NbcliError(str(exc)) from None
     for spec in cls.hyperparameters:
