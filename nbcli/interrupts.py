@@ -81,6 +81,8 @@ class _State:
         self.finishing = False
         self.stopping = False
         self.dropped: list[int] = []
+        #: An interruption a finalizer swallowed, to raise at a checkpoint.
+        self.pending: BaseException | None = None
 
 
 _state = _State()
@@ -170,9 +172,15 @@ def stopping() -> bool:
 
 def checkpoint() -> None:
     """In a worker thread, raise :class:`Stopped` once the main thread was
-    interrupted; in the main thread (which gets the interruption itself),
-    nothing."""
-    if stopping() and not _on_main_thread():
+    interrupted. In the main thread, which gets the interruption itself,
+    raise one that a finalizer swallowed (see :func:`_unraisable_interruptions`)."""
+    if _on_main_thread():
+        pending = _state.pending
+        if pending is not None and not _state.finishing:
+            _state.pending = None
+            _state.raised = _state.stopping = True
+            raise pending
+    elif stopping():
         raise Stopped
 
 
@@ -220,19 +228,19 @@ def _unraisable_interruptions() -> None:
     """An interruption raised inside a finalizer (a generator closed by the
     garbage collector, a ``__del__``) cannot propagate: Python would print
     "Exception ignored in ..." with a traceback and go on. Such an
-    interruption is delivered again instead, to be raised where it can."""
+    interruption is kept instead and raised at the main thread's next
+    :func:`checkpoint` (the next chunk read, or before an output replaces
+    its file); a command that reaches none completes."""
     previous = sys.unraisablehook
     if getattr(previous, "_nbcli", False):
         return
 
     def hook(unraisable):
         exc = unraisable.exc_value
-        if isinstance(exc, STOPS) and _state.raised and not _state.finishing:
-            _state.raised = False
-            _state.stopping = False
-            signal.raise_signal(signal.SIGTERM if isinstance(exc, Terminated) else signal.SIGINT)
-            return
         if isinstance(exc, STOPS + (Stopped,)):
+            if isinstance(exc, STOPS) and _state.raised and not _state.finishing:
+                _state.pending = exc.with_traceback(None)
+                _state.raised = _state.stopping = False
             return
         previous(unraisable)
 
