@@ -123,19 +123,21 @@ def install() -> dict[int, object] | None:
                 signal.signal(signum, _handler)
             previous[signum] = found
     except ValueError:  # not the main thread
-        restore(previous)
         return None
     _watch_imports()
+    previous[0] = sys.unraisablehook
     _unraisable_interruptions()
     return previous
 
 
 def restore(previous: dict[int, object] | None) -> None:
-    """Put back the handlers :func:`install` found."""
+    """Put back the handlers :func:`install` found (main thread only)."""
     if previous is None or not _on_main_thread():
         return
     for signum, handler in previous.items():
-        if handler is not None:
+        if signum == 0:
+            sys.unraisablehook = handler  # type: ignore[assignment]
+        elif handler is not None:
             signal.signal(signum, handler)  # type: ignore[arg-type]
 
 
@@ -178,7 +180,7 @@ def checkpoint() -> None:
         pending = _state.pending
         if pending is not None and not _state.finishing:
             _state.pending = None
-            _state.raised = _state.stopping = True
+            _state.raised = True
             raise pending
     elif stopping():
         raise Stopped
@@ -239,8 +241,9 @@ def _unraisable_interruptions() -> None:
         exc = unraisable.exc_value
         if isinstance(exc, STOPS + (Stopped,)):
             if isinstance(exc, STOPS) and _state.raised and not _state.finishing:
+                # Worker threads go on stopping (``stopping`` stays set).
                 _state.pending = exc.with_traceback(None)
-                _state.raised = _state.stopping = False
+                _state.raised = False
             return
         previous(unraisable)
 

@@ -341,6 +341,28 @@ def test_the_reader_thread_is_waited_for_when_an_interruption_comes_during_the_w
     assert closed == [True]
 
 
+def test_an_interruption_a_finalizer_swallowed_is_raised_at_the_next_checkpoint():
+    from types import SimpleNamespace
+
+    from nbcli import interrupts
+
+    previous = interrupts.install()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(1)  # the handler raises here
+        # A second interruption raised inside a finalizer (a generator closed
+        # by the garbage collector) reaches the unraisable hook instead.
+        swallowed = SimpleNamespace(exc_type=KeyboardInterrupt, exc_value=KeyboardInterrupt())
+        sys.unraisablehook(swallowed)
+        with pytest.raises(KeyboardInterrupt):
+            interrupts.checkpoint()
+        interrupts.checkpoint()  # raised once
+    finally:
+        interrupts.restore(previous)
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
 def test_a_signal_just_after_the_model_is_replaced_is_not_a_failure(tmp_path, monkeypatch, signum):
     import nbcli.io.modelfile as modelfile
