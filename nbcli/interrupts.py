@@ -100,6 +100,7 @@ def _handler(signum, frame):
 
 
 def _on_main_thread() -> bool:
+    # Imported once the handlers exist (see the imports).
     import threading
 
     return threading.current_thread() is threading.main_thread()
@@ -114,7 +115,7 @@ def install() -> dict[int, object] | None:
     be handled and nothing is changed.
     """
     global _state
-    _state = _State()
+    earlier, _state = _state, _State()
     previous: dict[int, object] = {}
     try:
         for signum in _SIGNALS:
@@ -122,7 +123,8 @@ def install() -> dict[int, object] | None:
             if found is not signal.SIG_IGN:
                 signal.signal(signum, _handler)
             previous[signum] = found
-    except ValueError:  # not the main thread
+    except ValueError:  # not the main thread (the first call refuses)
+        _state = earlier
         return None
     _watch_imports()
     previous[0] = sys.unraisablehook

@@ -330,15 +330,20 @@ def test_the_reader_thread_is_waited_for_when_an_interruption_comes_during_the_w
 
     chunks = read_ahead(items())
     assert next(chunks) == 1
-    started.wait(10)
-    timer = threading.Timer(0.2, release.set)
-    timer.start()
-    # An interruption while the worker is inside the generator: closing it
-    # then would be "generator already executing"; it waits instead.
+    assert started.wait(10)  # the worker is inside the generator, computing item 2
+    main = threading.main_thread().ident
+    assert main is not None
+    ctrl_c = threading.Timer(0.2, signal.pthread_kill, (main, signal.SIGINT))
+    done = threading.Timer(0.6, release.set)
+    ctrl_c.start()
+    done.start()
+    # Ctrl-C while closing waits for the worker: closing the generator then
+    # would be "generator already executing"; it waits on, then raises.
     with pytest.raises(KeyboardInterrupt):
-        chunks.throw(KeyboardInterrupt)
-    timer.join()
-    assert closed == [True]
+        chunks.close()  # type: ignore[attr-defined]
+    assert closed == [True]  # raised once the worker was done and ``items`` closed
+    ctrl_c.join()
+    done.join()
 
 
 def test_an_interruption_a_finalizer_swallowed_is_raised_at_the_next_checkpoint():
