@@ -69,9 +69,11 @@ def render(report) -> list:
         from rich.text import Text
 
         from nbcli.render.model import calibrator_text
+        from nbcli.render.tables import verdict_table
 
         fitted = Text(f"Fitted calibrator: {calibrator_text(report.calibrator)}")
-        return [fitted, *render_calibration(report.after, before=report.before)]
+        verdict = verdict_table(report.verdict) if report.verdict is not None else []
+        return [fitted, *render_calibration(report.after, before=report.before), *verdict]
     if isinstance(report, CalibrationReport):
         return render_calibration(report)
     raise TypeError(f"no renderer for {type(report).__name__}")

@@ -607,8 +607,17 @@ def accepts(differences: Mapping[str, Interval]) -> bool:
     beyond its interval. An interval that cannot be computed (NaN) accepts
     nothing.
     """
+    return rejection(differences) is None
+
+
+def rejection(differences: Mapping[str, Interval]) -> str | None:
+    """Why the rule (:func:`accepts`) refuses these differences, or None."""
     log_loss, brier = differences["log_loss"], differences["brier"]
-    return bool(log_loss.upper < 0) and not bool(brier.lower > 0)
+    if not log_loss.upper < 0:
+        return "log-loss not lower beyond the margin"
+    if brier.lower > 0:
+        return "Brier score worse beyond the margin"
+    return None
 
 
 @dataclass

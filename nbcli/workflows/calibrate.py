@@ -303,8 +303,8 @@ def _judge(
     from nbcli.reports.reliability import (
         CalibrationVerdict,
         CalibratorCandidate,
-        accepts,
         paired_differences,
+        rejection,
         reliability_diagram,
         top_class_confidence,
     )
@@ -354,7 +354,8 @@ def _judge(
             confidence=settings["confidence"],
             seed=settings["seed"],
         )
-        ok = accepts(differences)
+        note = rejection(differences)
+        ok = note is None
         if certain and not explicit:
             ok, note = False, "every calibration row is predicted correctly, so T runs to 0"
         candidates.append(CalibratorCandidate(method, **values, differences=differences,
