@@ -90,7 +90,7 @@ def test_a_calibrator_that_makes_the_brier_score_worse_is_not_written(tmp_path, 
     assert run.returncode == 3, run.stderr
     errors = [line for line in run.stderr_lines if line.startswith("error:")]
     assert len(errors) == 1 and "Traceback" not in run.stderr
-    assert "the temperature calibrator improves the cross-fitted log-loss" in errors[0]
+    assert "the temperature calibrator does not improve the cross-fitted log-loss" in errors[0]
     assert "Brier score worse" in errors[0] and "was not written" in errors[0]
     assert "--method auto" in errors[0] and "--allow-worse" in errors[0]
     assert not out.exists()

@@ -257,7 +257,11 @@ def refusal(verdict, method: str, data: str, output: str | None) -> str:
     fitted = [c for c in verdict.candidates if c.differences]
     best = min(fitted, key=lambda c: c.log_loss)
     d = best.differences["log_loss"]
-    which = "no calibrator" if method == "auto" else f"the {method} calibrator"
+    which = (
+        "no calibrator improves"
+        if method == "auto"
+        else f"the {method} calibrator does not improve"
+    )
     worse_brier = best.differences["brier"].lower > 0
     why = (
         f"{best.method}: cross-fitted log-loss {verdict.before['log_loss']:.4g} -> "
@@ -270,7 +274,7 @@ def refusal(verdict, method: str, data: str, output: str | None) -> str:
         else "the model may already be as calibrated as these rows can tell"
     )
     return (
-        f"{data}: {which} improves the cross-fitted log-loss beyond its margin ({why}), so "
+        f"{data}: {which} the cross-fitted log-loss beyond its margin ({why}), so "
         f"{output} was not written; {hint}; --allow-worse writes it anyway"
     )
 

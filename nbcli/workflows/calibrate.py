@@ -406,9 +406,13 @@ def _refusal(verdict, method: str) -> str:
                 f"{c.method} {verdict.before['log_loss']:.4g} -> {c.log_loss:.4g} "
                 f"(difference {d.value:+.3g}, interval up to {d.upper:+.3g})"
             )
-    which = "no calibrator" if method == "auto" else f"the {method} calibrator"
+    which = (
+        "no calibrator improves"
+        if method == "auto"
+        else f"the {method} calibrator does not improve"
+    )
     return (
-        f"{which} improves the cross-fitted log-loss beyond its margin"
+        f"{which} the cross-fitted log-loss beyond its margin"
         + (f" ({'; '.join(shown)})" if shown else "")
         + "; a calibrated model would not be written"
     )
