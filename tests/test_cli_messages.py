@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import assert_one_error_line, fitted_model_file, nbcli, nbcli_in_process
 
 from nbcli.io.modelfile import load_model
 from nbcli.terminal import escape_controls
+from tests.conftest import assert_one_error_line, fitted_model_file, nbcli, nbcli_in_process
 
 EVIL = "b\x1b]0;pwned\x07\u202e"
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from nbcli.errors import NbcliError
+from nbcli.io.cells import as_text, label_codes, text_array
 from nbcli.workflows.engine import Reporter
 from nbcli.workflows.fold_statistics import FoldStatistics
 from nbcli.workflows.inputs import ReadOptions
@@ -31,7 +32,7 @@ def _typed_classes(raw: np.ndarray):
     """Sorted typed classes and, for each raw class, its index among them."""
     from nbcli.io.data import resolve_labels
 
-    typed = resolve_labels(raw) if raw.dtype.kind in "US" else raw
+    typed = resolve_labels(raw) if raw.dtype.kind in "USO" else raw
     order = np.argsort(typed, kind="stable")
     position = np.empty_like(order)
     position[order] = np.arange(order.size)
@@ -178,6 +179,8 @@ def collect_fold_statistics(
     # gathered in this first pass (classes and folds numbered as they come).
     early = _EarlyFolds(estimator, fold_column) if fold_column is not None else None
     for ds in reporter.progress(stream, f"reading {data}"):
+        if fold_column is not None:
+            refuse_empty_folds(ds.kept[fold_column], fold_column, data, row_counts.read)
         ds = row_counts.filter(ds, missing)
         if ds.X.shape[0] == 0:
             continue
@@ -223,13 +226,46 @@ def collect_fold_statistics(
         _row_filter=lambda: partial(RowCounts().filter, missing=missing),
     )
     if early is not None:
-        fold_text = np.concatenate([k[early.column] for k in kept]).astype(str)
+        fold_text = as_text(np.concatenate([k[early.column] for k in kept]))
         fs.stats = [early.final(fs, raw_classes, position, fold_text)]
     else:
         _accumulate_folds(fs)
     check_folds(fs, estimator.min_samples_per_class)
     fs.warnings.extend(fs.fold_only_categories(stream.categories))
     return fs
+
+
+def refuse_empty_folds(values, column: str, data: str, offset: int) -> None:
+    """Refuse an empty cell of the fold column, naming its data row.
+
+    An empty (or blank) cell is no fold value: as one it would make a fold
+    of its own, of rows that belong to none.
+
+    Parameters
+    ----------
+    values : ndarray of shape (n_rows,)
+        The column's cells in this chunk (text, None or NaN where empty).
+    column : str
+        The ``--fold-column``, for the message.
+    data : str
+        The file, for the message.
+    offset : int
+        Data rows of the file before this chunk.
+
+    Raises
+    ------
+    NbcliError
+        For the first empty cell.
+    """
+    from nbcli.io.cells import missing_labels
+
+    empty = missing_labels(np.asarray(values))
+    if empty.any():
+        row = offset + int(np.argmax(empty)) + 1
+        raise NbcliError(
+            f"{data}: the fold column '{column}' has an empty cell at row {row}; "
+            "give every row a fold, or leave the row out of the file"
+        )
 
 
 def fold_stream(
@@ -350,7 +386,7 @@ def typed_labels(data: str, target, ys: list):
         For a single class.
     """
     y_raw = np.concatenate(ys)
-    raw_classes, raw_codes = np.unique(y_raw, return_inverse=True)
+    raw_classes, raw_codes = label_codes(y_raw)
     classes, position = _typed_classes(raw_classes)
     codes = position[raw_codes.reshape(-1)]
     if classes.size < 2:
@@ -389,7 +425,7 @@ def plan_folds(
             values = np.concatenate([k[fold_column] for k in kept])
             if values.dtype.kind in "USO" and all(isinstance(v, str) for v in values):
                 # CSV text: whole numbers as numbers, as labels are typed.
-                values = resolve_labels(values.astype(str))
+                values = resolve_labels(as_text(values))
             column = folds_from_column(values)
             folds, fold_values, method = column.folds[None, :], column.values, "column"
         elif group_column is not None:
@@ -429,7 +465,7 @@ class _EarlyFolds:
 
     @staticmethod
     def _number(values: np.ndarray, table: dict) -> np.ndarray:
-        unique, inverse = np.unique(values, return_inverse=True)
+        unique, inverse = label_codes(values)
         for u in unique.tolist():
             table.setdefault(u, len(table))
         return np.array([table[u] for u in unique.tolist()], dtype=np.intp)[inverse.reshape(-1)]
@@ -437,7 +473,7 @@ class _EarlyFolds:
     def add(self, X: np.ndarray, y, fold_values) -> None:
         codes = self._number(np.asarray(y), self.labels)
         k = len(self.labels)
-        folds = self._number(np.asarray(fold_values).astype(str), self.folds)
+        folds = self._number(as_text(fold_values), self.folds)
         for f in np.unique(folds).tolist():
             at = np.flatnonzero(folds == f)
             s = self.estimator.accumulate(X[at], codes[at], None, k)
@@ -452,8 +488,12 @@ class _EarlyFolds:
     def final(self, fs: FoldStatistics, raw_classes, position, fold_text) -> list:
         """The statistics of each final fold, classes in ``fs.classes`` order."""
         seen = np.array(list(self.labels))
+        if seen.dtype.kind == "U":
+            seen = text_array(list(self.labels))
         class_of = position[np.searchsorted(raw_classes, seen)]
-        unique, first = np.unique(fold_text, return_index=True)
+        unique, codes = label_codes(fold_text)
+        first = np.full(unique.size, codes.size, dtype=np.intp)
+        np.minimum.at(first, codes, np.arange(codes.size))
         fold_of = dict(zip(unique.tolist(), fs.folds[0][first].tolist()))
         out: list = [None] * fs.n_folds
         k = fs.classes.size
