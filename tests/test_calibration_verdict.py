@@ -364,3 +364,22 @@ def test_calibrators_are_written_only_when_they_beat_the_model_on_unseen_rows(tm
                 out.unlink()
     # Both outcomes occur, so the test can fail either way.
     assert written >= 4 and refused >= 4
+
+
+def test_a_sigmoid_calibrated_model_file_is_read_back_and_shown(tmp_path):
+    from nbcli.io.modelfile import load_model
+
+    model = _fit(tmp_path, "bc", SAMPLE / "breast_cancer_train.csv", "-m", "gaussian")
+    out = tmp_path / "sig.npz"
+    run = nbcli_in_process("calibrate", "-m", model, "-d", SAMPLE / "breast_cancer_calib.csv",
+                           "--method", "sigmoid", "-o", out, "--bootstrap", "200")  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    assert "Cross-fitted on 5 folds" in run.stdout and "Chosen: sigmoid." in run.stdout
+    cal = load_model(out).calibrator
+    assert cal.kind == "sigmoid" and cal.a_.shape == (1,) and cal.a_[0] < 0
+    shown = nbcli_in_process("inspect", out)
+    assert shown.returncode == 0, shown.stderr
+    assert f"sigmoid (A = {cal.a_[0]:.4g}, B = {cal.b_[0]:.4g})" in shown.stdout
+    # predict applies it: its probabilities are the calibrator's transform.
+    p, _ = _probabilities(tmp_path, out, SAMPLE / "breast_cancer_test.csv", "label")
+    assert np.allclose(p.sum(axis=1), 1.0, atol=1e-12) and p.min() > 0

@@ -472,8 +472,15 @@ def test_isotonic_transform_is_a_distribution(data):
     lp = ticks / 16.0
     iso = IsotonicCalibration().fit(lp, y)
     q = np.exp(iso.transform(lp))
-    assert np.all((q >= 0) & (q <= 1))
+    # The floor 1 / (n + 2) keeps every class possible, on the rows of the
+    # fit and anywhere else: after renormalising over k classes each is at
+    # least floor / (1 + (k - 1)) and at most 1 - (k - 1) floor / k.
+    k = lp.shape[1]
+    floor = 1 / (len(y) + 2)
+    assert np.all((q >= floor / k * (1 - 1e-12)) & (q <= 1 - (k - 1) * floor / k * (1 - 1e-12)))
     assert np.allclose(q.sum(axis=1), 1.0, rtol=0, atol=1e-12)
+    elsewhere = np.exp(iso.transform(lp[::-1, ::-1]))
+    assert elsewhere.min() > 0 and elsewhere.max() < 1
 
 
 # -- reliability diagram -----------------------------------------------------------
