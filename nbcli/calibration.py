@@ -598,6 +598,25 @@ def platt_targets(hit: np.ndarray) -> np.ndarray:
     return np.where(hit, (n_pos + 1.0) / (n_pos + 2.0), 1.0 / (n_neg + 2.0))
 
 
+def _platt_parts(ab, g: np.ndarray, target: np.ndarray):
+    """Mean loss, gradient and Hessian of Platt's cross-entropy at ``ab = (A, B)``."""
+    from scipy import special
+
+    u = ab[0] * g + ab[1]
+    q = special.expit(-u)  # the sigmoid's probability of a hit
+    # Cross-entropy -[t log q + (1 - t) log(1 - q)] with log q = -log(1 + e^u).
+    n = g.size
+    loss = float(np.sum(np.logaddexp(0.0, u) - (1.0 - target) * u)) / n
+    r = target - q  # d loss / d u, per row
+    w = q * (1.0 - q)
+    # Sums by einsum, not BLAS, whose rounding depends on its threads: the
+    # fitted parameters are the same on every machine that rounds alike.
+    wg = np.einsum("i,i->", w, g)
+    grad = np.array([np.einsum("i,i->", r, g), r.sum()]) / n
+    hess = np.array([[np.einsum("i,i,i->", w, g, g), wg], [wg, w.sum()]]) / n
+    return loss, grad, hess
+
+
 def fit_sigmoid(f: np.ndarray, target: np.ndarray) -> tuple[float, float]:
     """Platt's ``(A, B)`` minimising the cross-entropy of ``1 / (1 + exp(A f + B))`` to ``target``.
 
@@ -620,7 +639,7 @@ def fit_sigmoid(f: np.ndarray, target: np.ndarray) -> tuple[float, float]:
     -------
     (A, B) : tuple of float
     """
-    from scipy import optimize, special
+    from scipy import optimize
 
     scale = float(np.max(np.abs(f)))
     mean_t = float(np.mean(target))
@@ -628,16 +647,15 @@ def fit_sigmoid(f: np.ndarray, target: np.ndarray) -> tuple[float, float]:
         return 0.0, float(np.log1p(-mean_t) - np.log(mean_t))
     g = f / scale
 
+    last: list = [None, None]
+
     def parts(ab):
-        u = ab[0] * g + ab[1]
-        q = special.expit(-u)  # the sigmoid's probability of a hit
-        # Cross-entropy -[t log q + (1 - t) log(1 - q)] with log q = -log(1 + e^u).
-        loss = float(np.mean(np.logaddexp(0.0, u) - (1.0 - target) * u))
-        r = target - q  # d loss / d u, per row (mean taken below)
-        grad = np.array([np.mean(r * g), np.mean(r)])
-        w = q * (1.0 - q)
-        hess = np.array([[np.mean(w * g * g), np.mean(w * g)], [np.mean(w * g), np.mean(w)]])
-        return loss, grad, hess
+        # minimize asks for the loss, gradient and Hessian at one point in
+        # three calls: compute them once.
+        if last[0] is not None and np.array_equal(last[0], ab):
+            return last[1]
+        last[0], last[1] = np.array(ab, copy=True), _platt_parts(ab, g, target)
+        return last[1]
 
     start = np.array([0.0, float(np.log1p(-mean_t) - np.log(mean_t))])
     result = optimize.minimize(
