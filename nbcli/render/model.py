@@ -115,13 +115,20 @@ def _feature(entry: dict) -> str:
 
 
 def calibrator_text(calibration: dict | None) -> str:
-    """``temperature (T = 1.3)``, ``isotonic (12, 9, 15 breakpoints)`` or ``none``."""
+    """``temperature (T = 1.3)``, ``sigmoid (A = -0.8, B = 0.1)``, ``isotonic (12, 9, 15
+    breakpoints)`` or ``none``."""
     if not calibration:
         return "none"
     method = str(calibration["method"])
     if "temperature" in calibration:
         bound = ", at the end of its search range" if calibration.get("at_bound") else ""
         return f"{method} (T = {calibration['temperature']:.6g}{bound})"
+    if "a" in calibration and "b" in calibration:
+        pairs = ", ".join(
+            f"A = {a:.4g}, B = {b:.4g}" for a, b in zip(calibration["a"], calibration["b"])
+        )
+        shown = pairs if len(calibration["a"]) <= 3 else f"{len(calibration['a'])} sigmoids"
+        return f"{method} ({shown})"
     if "breakpoints" in calibration:
         counts = ", ".join(str(n) for n in calibration["breakpoints"])
         return f"{method} ({counts} breakpoints per class)"
