@@ -15,6 +15,7 @@ import numpy as np
 
 from nbcli.errors import NbcliError
 from nbcli.io.cells import as_text, label_codes, text_array
+from nbcli.io.limits import check_statistics_size
 from nbcli.workflows.engine import Reporter
 from nbcli.workflows.fold_statistics import FoldStatistics
 from nbcli.workflows.inputs import ReadOptions
@@ -171,6 +172,9 @@ def collect_fold_statistics(
     names = list(stream.feature_names)
     # Models that lay out their columns by type (mixed) read the width from here.
     estimator.n_features_in_ = len(names)
+    # Every fold's statistics are held at once, beside those of all rows.
+    copies = (1 if fold_column is not None else n_folds * n_repeats) + 1
+    check_statistics_size(data, estimator, len(names), copies=copies)
     fp = TrainingFingerprint(legacy=False) if fingerprint else None
     ys, kept = [], []
     chunks: list | None = []

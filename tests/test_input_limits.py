@@ -1,0 +1,142 @@
+"""Memory follows the size of the data, never its longest string, and every
+other input has a stated limit, refused in one line before the memory or
+time it guards is taken."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from tests.conftest import assert_one_error_line, nbcli_in_process
+
+#: The bound of the issue: no run of a 2 MB input takes more than 1 GB.
+PEAK_LIMIT_BYTES = 1 << 30
+
+_MEASURE = """
+import resource, subprocess, sys
+done = subprocess.run([sys.executable, "-m", "nbcli", *sys.argv[1:]], capture_output=True)
+peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+sys.stdout.write(f"{done.returncode} {peak}\\n")
+sys.stderr.write(done.stderr.decode("utf-8", "replace"))
+"""
+
+
+def peak_of(*args, cwd) -> tuple[int, int, str]:
+    """Exit code, peak resident bytes and stderr of one ``nbcli`` process
+    (``ru_maxrss`` of the only child of a fresh interpreter, in KiB on Linux)."""
+    env = dict(os.environ, NO_COLOR="1")
+    done = subprocess.run(
+        [sys.executable, "-c", _MEASURE, *map(str, args)],
+        capture_output=True,
+        cwd=cwd,
+        env=env,
+        timeout=300,
+    )
+    code, peak = done.stdout.split()
+    return int(code), int(peak) * 1024, done.stderr.decode("utf-8", "replace")
+
+
+def _long_label_csv(path, n=100_000, width=5_000):
+    """About 2 MB: two short classes and a third spelled with ``width``
+    characters, 34 rows of it (a '<U5000' array of the rows would be 2 GB)."""
+    rng = np.random.default_rng(0)
+    a, b = rng.random(n), rng.random(n)
+    labels = np.where(rng.random(n) < 0.5, "cat", "dog").astype(object)
+    labels[::3000] = "x" * width
+    lines = ["a,b,label"] + [f"{x:.4f},{y:.4f},{c}" for x, y, c in zip(a, b, labels)]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert 1.5e6 < path.stat().st_size < 2.5e6
+    return path
+
+
+@pytest.fixture(scope="module")
+def long_labels(tmp_path_factory):
+    d = tmp_path_factory.mktemp("long")
+    _long_label_csv(d / "long.csv")
+    return d
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("fit", "-m", "gaussian", "-d", "long.csv", "-o", "m.npz"),
+        ("cv", "-m", "gaussian", "-d", "long.csv", "-k", "3"),
+        ("split", "-d", "long.csv", "--test", "0.2", "--output-dir", "parts"),
+    ],
+    ids=["fit", "cv", "split"],
+)
+def test_a_long_label_costs_its_length_once_not_per_row(long_labels, args):
+    code, peak, err = peak_of(*args, "--quiet", cwd=long_labels)
+    assert code == 0, err
+    assert peak < PEAK_LIMIT_BYTES, f"{args[0]}: {peak / 2**20:.0f} MiB"
+
+
+def test_predictions_of_long_classes_are_not_fixed_width(long_labels):
+    code, _, err = peak_of(
+        "fit", "-m", "gaussian", "-d", "long.csv", "-o", "p.npz", "--quiet", cwd=long_labels
+    )
+    assert code == 0, err
+    code, peak, err = peak_of(
+        "predict", "-m", "p.npz", "-d", "long.csv", "-o", "p.csv", "--quiet", cwd=long_labels
+    )
+    assert code == 0, err
+    assert peak < PEAK_LIMIT_BYTES, f"{peak / 2**20:.0f} MiB"
+    predicted = (long_labels / "p.csv").read_text(encoding="utf-8").splitlines()
+    assert len(predicted) == 100_001
+
+
+def test_label_codes_share_one_string_per_distinct_label():
+    from nbcli.io.cells import label_codes, resolve_labels
+
+    long = "é" * 5_000
+    values = np.empty(10_000, dtype=object)
+    values[:] = ["b", long] * 5_000
+    typed = resolve_labels(values)
+    assert typed.dtype == object and typed.nbytes == 8 * values.size
+    assert typed[1] is typed[3]  # one string, referenced from every row
+    uniques, codes = label_codes(typed)
+    assert uniques.tolist() == ["b", long] and codes[:4].tolist() == [0, 1, 0, 1]
+    assert resolve_labels(np.array(["3", "10"], dtype=object)).tolist() == [3, 10]
+
+
+def test_a_long_header_field_is_refused_in_one_line_by_every_command(tmp_path):
+    from nbcli.io.limits import MAX_NAME_CHARS
+
+    (tmp_path / "h.csv").write_text(
+        "a," + "h" * 5_000_000 + ",label\n1,2,x\n2,3,y\n", encoding="utf-8"
+    )
+    (tmp_path / "n.csv").write_text(
+        "a," + "n" * (MAX_NAME_CHARS + 1) + ",label\n1,2,x\n2,3,y\n", encoding="utf-8"
+    )
+    from tests.conftest import fitted_model_file
+
+    fitted_model_file(tmp_path / "m.npz")
+    h = tmp_path / "h.csv"
+    for args in (
+        ("fit", "-m", "gaussian", "-d", h, "-o", tmp_path / "o.npz"),
+        ("predict", "-m", tmp_path / "m.npz", "-d", h),
+        ("evaluate", "-m", tmp_path / "m.npz", "-d", h),
+        ("cv", "-m", "gaussian", "-d", h),
+        ("split", "-d", h, "--test", "0.5", "--output-dir", tmp_path / "parts"),
+    ):
+        assert_one_error_line(nbcli_in_process(*args), "h.csv", f"{MAX_NAME_CHARS:,} characters")
+    run = nbcli_in_process("fit", "-m", "gaussian", "-d", tmp_path / "n.csv", "-o", "o.npz")
+    assert_one_error_line(run, "column 2 of the header", f"{MAX_NAME_CHARS + 1:,} characters")
+
+
+def test_qda_over_a_wide_header_is_refused_before_its_statistics(tmp_path):
+    d = 20_000
+    header = ",".join(f"c{i}" for i in range(d)) + ",label\n"
+    rows = "".join(",".join([str(r)] * d) + f",{'xy'[r % 2]}\n" for r in range(4))
+    (tmp_path / "wide.csv").write_text(header + rows, encoding="utf-8")
+    # 2 classes x 20,000^2 x 3 arrays of float64: 17.9 GiB.
+    code, peak, err = peak_of(
+        "fit", "-m", "qda", "-d", "wide.csv", "-o", "q.npz", "--quiet", cwd=tmp_path
+    )
+    assert code == 2 and err.count("error:") == 1, err
+    assert "qda" in err and "20,000 features" in err and "17.9 GiB" in err, err
+    assert peak < PEAK_LIMIT_BYTES
