@@ -10,6 +10,7 @@ from nbcli.cli import common, table_options
 from nbcli.cli import text_options as text_opts
 from nbcli.cli.evaluate_cmd import BOOTSTRAP, CONFIDENCE, FAIL_OVER, FAIL_UNDER
 from nbcli.cli.fit_cmd import _MODEL_TYPES, _with_hyperparameter_options
+from nbcli.io.limits import MAX_REPEATS
 
 FOLDS = typer.Option(
     "--folds", "-k", min=2, help="Number of stratified folds (ignored with --fold-column)."
@@ -20,7 +21,12 @@ FOLD_COLUMN = typer.Option(
 GROUP_COLUMN = typer.Option(
     "--group-column", help="Column of groups: the rows of a group stay in one fold."
 )
-REPEATS = typer.Option("--repeats", min=1, help="Independent fold plans (repeated k-fold).")
+REPEATS = typer.Option(
+    "--repeats",
+    min=1,
+    max=MAX_REPEATS,
+    help=f"Independent fold plans (repeated k-fold), 1 to {MAX_REPEATS}.",
+)
 SEED = typer.Option(
     "--seed", min=0, help="Seed of the fold plan and the bootstrap: same seed, same folds."
 )
