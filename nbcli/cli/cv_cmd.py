@@ -71,7 +71,7 @@ def table_settings(params: dict, cfg: dict, column, na_values) -> dict:
 
 
 def _cv(
-    data: Annotated[str, DATA],
+    data_files: Annotated[list[str], DATA],
     model: Annotated[_MODEL_TYPES | None, MODEL_TYPE] = None,  # type: ignore[valid-type]
     folds: Annotated[int, FOLDS] = 10,
     fold_column: Annotated[str | None, FOLD_COLUMN] = None,
@@ -125,6 +125,7 @@ def _cv(
     Example: nbcli cv --model gaussian --data sample_data/iris_train.csv --folds 5;
     with text: nbcli cv -m multinomial -d sample_data/austen_train.csv --text text --min-df 2
     """
+    data = common.one_data_file(data_files)
     from nbcli.cli.fit_cmd import _estimator
     from nbcli.cli.options import data_columns, read_config
     from nbcli.cli.progress import ConsoleReporter
