@@ -233,8 +233,24 @@ def collect_fold_statistics(
     else:
         _accumulate_folds(fs)
     check_folds(fs, estimator.min_samples_per_class)
+    check_fold_sums(fs)
     fs.warnings.extend(fs.fold_only_categories(stream.categories))
     return fs
+
+
+def check_fold_sums(fs: FoldStatistics) -> None:
+    """Refuse data whose sums or squared spreads overflow float64, as ``fit``
+    does (naming the column), rather than score fold models of infinite
+    statistics: each fold's sums, and those of all rows, which bound the
+    sums of every fold model."""
+    from types import SimpleNamespace
+
+    from nbcli.workflows.train_checks import check_finite_statistics
+
+    pieces = [s for s in fs.stats[0] if s is not None] + [fs.merged(0)]
+    for stats in pieces:
+        if stats is not None:
+            check_finite_statistics(fs.path, SimpleNamespace(stats_=stats), fs.feature_names)
 
 
 def fold_stream(
