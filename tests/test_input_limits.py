@@ -140,3 +140,93 @@ def test_qda_over_a_wide_header_is_refused_before_its_statistics(tmp_path):
     assert code == 2 and err.count("error:") == 1, err
     assert "qda" in err and "20,000 features" in err and "17.9 GiB" in err, err
     assert peak < PEAK_LIMIT_BYTES
+
+
+@pytest.fixture
+def small(tmp_path):
+    rng = np.random.default_rng(1)
+    rows = "".join(
+        f"{a:.6f},{b:.6f},{'xy'[i % 2]}\n" for i, (a, b) in enumerate(rng.random((60, 2)))
+    )
+    (tmp_path / "d.csv").write_text("a,b,label\n" + rows, encoding="utf-8")
+    return tmp_path
+
+
+@pytest.mark.parametrize(
+    "args, fragments",
+    [
+        (
+            ("fit", "-m", "gaussian", "--chunk-size", "99999999999999999999"),
+            ["--chunk-size", "10000000"],
+        ),
+        (("cv", "-m", "gaussian", "--repeats", "1000000"), ["--repeats", "1<=x<=100"]),
+        (
+            ("tune", "-m", "gaussian", "--var-smoothing", "log:1e-9..1:1000000"),
+            ["1,000,000 values", "10,000"],
+        ),
+        (
+            (
+                "tune",
+                "-m",
+                "mixed",
+                "--var-smoothing",
+                "log:1e-9..1:1000",
+                "--alpha",
+                "lin:0.1..1:100",
+            ),
+            ["100,000 settings", "1,000 var_smoothing x 100 alpha"],
+        ),
+    ],
+    ids=["chunk-size", "repeats", "grid-values", "grid-product"],
+)
+def test_counts_beyond_their_limit_are_refused_before_the_data_is_read(small, args, fragments):
+    # A data file that does not exist: the refusal comes first.
+    output = ("-o", small / "m.npz") if args[0] == "fit" else ()
+    run = nbcli_in_process(*args, "-d", small / "absent.csv", *output)
+    assert_one_error_line(run, *fragments)
+
+
+def test_stop_word_files_are_bounded_in_bytes_and_lines(small):
+    from nbcli.io.limits import MAX_STOP_WORDS
+
+    (small / "t.csv").write_text("w,label\nhello world,x\nbye world,y\nhi,x\nbye,y\n")
+    (small / "many.txt").write_text("a\n" * (MAX_STOP_WORDS + 1))
+    base = ("fit", "-m", "multinomial", "-d", small / "t.csv", "--text", "w", "-o", small / "t.npz")
+    assert_one_error_line(
+        nbcli_in_process(*base, "--stop-words", "/dev/zero"), "/dev/zero", "10 MB"
+    )
+    run = nbcli_in_process(*base, "--stop-words", small / "many.txt")
+    assert_one_error_line(run, "1,000,001 lines", "1,000,000")
+    (small / "few.txt").write_text("world\n")
+    assert nbcli_in_process(*base, "--stop-words", small / "few.txt", "-q").returncode == 0
+
+
+@pytest.mark.parametrize("command", ["cv", "tune", "split"])
+def test_several_data_files_are_refused_rather_than_all_but_the_last_ignored(small, command):
+    (small / "e.csv").write_text((small / "d.csv").read_text())
+    extra = {"cv": (), "tune": ("--var-smoothing", "1e-9,1e-8"), "split": ("--test", "0.5")}
+    model = () if command == "split" else ("-m", "gaussian")
+    run = nbcli_in_process(
+        command,
+        *model,
+        "-d",
+        small / "d.csv",
+        "-d",
+        small / "e.csv",
+        *extra[command],
+        *(("--output-dir", small / "parts") if command == "split" else ()),
+    )
+    assert_one_error_line(run, "--data: 2 files given", "reads one data file")
+    assert not (small / "parts").exists()
+
+
+@pytest.mark.parametrize("command", ["cv", "tune"])
+def test_a_cell_whose_square_overflows_is_refused_by_cv_as_by_fit(small, command):
+    lines = (small / "d.csv").read_text().splitlines()
+    lines[6] = "1e308,0.5,x"
+    (small / "big.csv").write_text("\n".join(lines) + "\n")
+    extra = ("--var-smoothing", "1e-9,1e-3") if command == "tune" else ()
+    fit = nbcli_in_process("fit", "-m", "gaussian", "-d", small / "big.csv", "-o", small / "m.npz")
+    message = assert_one_error_line(fit, "column 'a'", "too large")
+    run = nbcli_in_process(command, "-m", "gaussian", "-d", small / "big.csv", *extra)
+    assert assert_one_error_line(run) == message
