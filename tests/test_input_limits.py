@@ -230,3 +230,34 @@ def test_a_cell_whose_square_overflows_is_refused_by_cv_as_by_fit(small, command
     message = assert_one_error_line(fit, "column 'a'", "too large")
     run = nbcli_in_process(command, "-m", "gaussian", "-d", small / "big.csv", *extra)
     assert assert_one_error_line(run) == message
+
+
+@pytest.mark.parametrize("field", ["training.data", "target"])
+def test_model_metadata_texts_are_bounded_and_inspect_is_quick(tmp_path, field):
+    from nbcli.io.modelfile import load_model, save_model
+    from tests.conftest import fitted_model_file
+
+    fitted_model_file(tmp_path / "m.npz")
+    mf = load_model(tmp_path / "m.npz")
+    if field == "target":
+        mf.target = "t" * 50_000_000
+    else:
+        mf.training["data"] = "x" * 50_000_000
+    save_model(mf, tmp_path / "huge.npz")
+    run = nbcli_in_process("inspect", tmp_path / "huge.npz")
+    assert_one_error_line(run, "50,000,000 characters", repr(field), "corrupt")
+
+
+def test_inspect_shows_long_texts_cut_with_their_length(tmp_path):
+    from nbcli.io.limits import MAX_METADATA_TEXT
+    from nbcli.io.modelfile import load_model, save_model
+    from tests.conftest import fitted_model_file
+
+    fitted_model_file(tmp_path / "m.npz")
+    mf = load_model(tmp_path / "m.npz")
+    mf.training["data"] = "d" * 200_000
+    save_model(mf, tmp_path / "long.npz")
+    run = nbcli_in_process("inspect", tmp_path / "long.npz")
+    assert run.returncode == 0, run.stderr
+    assert "(200,000 characters)" in run.stdout
+    assert "d" * (MAX_METADATA_TEXT + 1) not in run.stdout.replace("\n", "").replace(" ", "")
