@@ -261,3 +261,19 @@ def test_inspect_shows_long_texts_cut_with_their_length(tmp_path):
     assert run.returncode == 0, run.stderr
     assert "(200,000 characters)" in run.stdout
     assert "d" * (MAX_METADATA_TEXT + 1) not in run.stdout.replace("\n", "").replace(" ", "")
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+@pytest.mark.parametrize("command", ["fit", "tune"])
+def test_a_report_that_cannot_be_written_leaves_the_model_file_as_it_was(small, command):
+    old = b"an earlier model file"
+    (small / "m.npz").write_bytes(old)
+    grid = ("--var-smoothing", "1e-9,1e-8") if command == "tune" else ()
+    args = (command, "-m", "gaussian", "-d", small / "d.csv", *grid, "-o", small / "m.npz")
+    run = nbcli_in_process(*args, "--json", "/dev/full", "--force", "-q")
+    assert_one_error_line(run, "/dev/full", "No space left")
+    assert (small / "m.npz").read_bytes() == old
+    assert sorted(p.name for p in small.iterdir()) == ["d.csv", "m.npz"]  # no temporary file
+    ok = nbcli_in_process(*args, "--json", small / "r.json", "--force", "-q")
+    assert ok.returncode == 0, ok.stderr
+    assert (small / "m.npz").read_bytes() != old and (small / "r.json").exists()

@@ -178,13 +178,16 @@ def _tune(
         hash_inputs=json_out is not None,
         reporter=ConsoleReporter(quiet),
     )
-    if output is not None:
-        from nbcli.io.modelfile import save_model
+    from nbcli.io.atomic import outputs_together
+    from nbcli.io.modelfile import save_model
 
-        save_model(model_file, output)
-        report.output = output
     common.show_warnings(report.warnings)
-    common.emit_report(report, json_out, quiet=quiet)
+    # The model file and the JSON report replace their files together.
+    with outputs_together():
+        if output is not None:
+            save_model(model_file, output)
+            report.output = output
+        common.emit_report(report, json_out, quiet=quiet)
     if output is not None:
         info(f"wrote {output}", quiet or json_out == "-")
     return 0
