@@ -277,3 +277,30 @@ def test_a_report_that_cannot_be_written_leaves_the_model_file_as_it_was(small, 
     ok = nbcli_in_process(*args, "--json", small / "r.json", "--force", "-q")
     assert ok.returncode == 0, ok.stderr
     assert (small / "m.npz").read_bytes() != old and (small / "r.json").exists()
+
+
+def test_readme_states_every_limit():
+    from pathlib import Path
+
+    from nbcli.io import limits
+    from nbcli.io.csv_format import LINE_LIMIT
+    from nbcli.io.model_validation import MAX_METADATA_CHARS
+
+    text = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    section = text.split("### Limits", 1)[1].split("\n## ", 1)[0]
+    rows = {line.split(" | ")[0].strip("| "): line for line in section.splitlines() if "|" in line}
+
+    def row(name):
+        return next(line for key, line in rows.items() if name in key)
+
+    assert f"{LINE_LIMIT >> 20} MB" in row("a data line")
+    assert f"{limits.MAX_NAME_CHARS:,} characters" in row("a column name")
+    assert f"{limits.STATISTICS_BYTES >> 30} GiB" in row("statistics")
+    assert f"{limits.MAX_STOP_WORD_BYTES >> 20} MB and {limits.MAX_STOP_WORDS:,} lines" in row(
+        "--stop-words"
+    )
+    assert f"1 to {limits.MAX_CHUNK_ROWS:,} rows" in row("--chunk-size")
+    assert f"1 to {limits.MAX_REPEATS}" in row("--repeats")
+    assert f"{limits.MAX_GRID:,} settings" in row("grid")
+    meta = row("metadata")
+    assert f"{MAX_METADATA_CHARS:,}" in meta and f"{limits.MAX_METADATA_TEXT:,} characters" in meta
