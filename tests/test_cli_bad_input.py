@@ -28,7 +28,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import (
+
+from nbcli.io.modelfile import FORMAT_VERSION
+from tests.conftest import (
     SMALL_CSV,
     assert_one_error_line,
     blobs,
@@ -42,8 +44,6 @@ from conftest import (
     zip_bytes,
     zip_members,
 )
-
-from nbcli.io.modelfile import FORMAT_VERSION
 
 # ---------------------------------------------------------------------------
 # Files the refusals are made of
@@ -617,7 +617,7 @@ def test_encodings_delimiters_gzip_and_stdin_read_like_the_plain_csv(tmp_path, s
     [("5,6", False, 0), ("5,6\n", False, 0), ("5", True, 2), ('"5', False, 2)],
 )
 def test_a_last_line_cut_short_is_warned_about(tmp_path, tail, warned, code):
-    from conftest import fitted_model_file, nbcli_in_process
+    from tests.conftest import fitted_model_file, nbcli_in_process
 
     model = tmp_path / "m.npz"
     fitted_model_file(model)
@@ -635,4 +635,4 @@ def test_an_unclosed_quote_mid_file_gives_one_error_line_and_no_library_warning(
     bad.write_text('a,b,label\n1,2,x\n"1.0,2,y\n3,1,x\n')
     run = nbcli("evaluate", "-m", model, "-d", bad)
     assert "UserWarning" not in run.stderr and "CSV malformed" not in run.stderr
-    assert_one_error_line(run, "could not be parsed as CSV")
+    assert_one_error_line(run, "line 3 opens a quoted field that is never closed")

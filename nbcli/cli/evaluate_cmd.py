@@ -143,15 +143,6 @@ def evaluate(
         if missing == "drop":
             # Part sums have no count of the rows left out for the report to give.
             raise NbcliError("--missing drop needs the rows in one file; it does not work on parts")
-        from nbcli.workflows.evaluate_parts import RANKING_ON_PARTS
-
-        ranked = sorted({t.metric for t in thresholds} & set(RANKING_ON_PARTS))
-        if ranked:
-            raise NbcliError(
-                f"a threshold on {', '.join(ranked)} needs the rows in one file: the ranking "
-                "metrics are not computed over parts; join the parts, or set thresholds on "
-                "other metrics"
-            )
         parts = expand_parts(data_list)
         with common.open_engine(engine, scheduler, workers, worker_memory) as eng:
             report = evaluate_parts(

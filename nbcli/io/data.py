@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from nbcli import interrupts
 from nbcli.errors import NbcliError
 from nbcli.io.cells import check_cells, label_codes, resolve_labels, text_array
 from nbcli.io.messages import fail
@@ -332,6 +333,8 @@ class DatasetStream:
         rows = 0
         try:
             for chunk in chunks:
+                # A worker thread's reading stops once the command is interrupted.
+                interrupts.checkpoint()
                 yield _dataset(reader, chunk, self._missing)
                 rows += chunk.n_rows
         finally:

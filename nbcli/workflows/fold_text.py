@@ -71,7 +71,7 @@ def collect_text_folds(
         as :func:`~nbcli.workflows.folds.collect_fold_statistics` for the folds.
     """
     from nbcli.io.fingerprint import TrainingFingerprint
-    from nbcli.workflows.folds import check_folds, fold_layout, fold_stream
+    from nbcli.workflows.folds import check_folds, fold_layout, fold_stream, refuse_empty_folds
     from nbcli.workflows.tables import (
         RowCounts,
         apply_column_types,
@@ -130,6 +130,8 @@ def collect_text_folds(
     ys, kept, numeric = [], [], []
     start = 0
     for ds in reporter.progress(stream, f"reading {data}"):
+        if fold_column is not None:
+            refuse_empty_folds(ds.kept[fold_column], fold_column, data, row_counts.read)
         before = row_counts.read
         ds = row_counts.filter(ds, missing)
         n = ds.X.shape[0]

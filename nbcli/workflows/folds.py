@@ -183,6 +183,8 @@ def collect_fold_statistics(
     # gathered in this first pass (classes and folds numbered as they come).
     early = _EarlyFolds(estimator, fold_column) if fold_column is not None else None
     for ds in reporter.progress(stream, f"reading {data}"):
+        if fold_column is not None:
+            refuse_empty_folds(ds.kept[fold_column], fold_column, data, row_counts.read)
         ds = row_counts.filter(ds, missing)
         if ds.X.shape[0] == 0:
             continue
@@ -251,6 +253,39 @@ def check_fold_sums(fs: FoldStatistics) -> None:
     for stats in pieces:
         if stats is not None:
             check_finite_statistics(fs.path, SimpleNamespace(stats_=stats), fs.feature_names)
+
+
+def refuse_empty_folds(values, column: str, data: str, offset: int) -> None:
+    """Refuse an empty cell of the fold column, naming its data row.
+
+    An empty (or blank) cell is no fold value: as one it would make a fold
+    of its own, of rows that belong to none.
+
+    Parameters
+    ----------
+    values : ndarray of shape (n_rows,)
+        The column's cells in this chunk (text, None or NaN where empty).
+    column : str
+        The ``--fold-column``, for the message.
+    data : str
+        The file, for the message.
+    offset : int
+        Data rows of the file before this chunk.
+
+    Raises
+    ------
+    NbcliError
+        For the first empty cell.
+    """
+    from nbcli.io.cells import missing_labels
+
+    empty = missing_labels(np.asarray(values))
+    if empty.any():
+        row = offset + int(np.argmax(empty)) + 1
+        raise NbcliError(
+            f"{data}: the fold column '{column}' has an empty cell at row {row}; "
+            "give every row a fold, or leave the row out of the file"
+        )
 
 
 def fold_stream(

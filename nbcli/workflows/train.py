@@ -156,29 +156,23 @@ def _plain(v):
     return v.item() if isinstance(v, np.generic) else v
 
 
-def training_stream(path: str, estimator, *, categories: bool = True, **read):
+def training_stream(path: str, estimator, **read):
     """The reader of training data for ``estimator``: one file of a one-file fit,
     one part of a part-wise fit (:mod:`nbcli.workflows.parts`) or the file of a
     cross-validation, so all read through the same column plan.
 
     ``read`` holds the reading keywords of :func:`train` (``target``,
     ``features``, ``drop``, ``delimiter``, ``chunk_size``, ``x_key``,
-    ``y_key``, ``missing``, ``na_values``, ``column_types``, ...), passed to
-    :func:`nbcli.io.data.iter_dataset`. What follows from the model type is
-    derived here, once: kinds decided from the first rows, text, boolean and
-    categorical columns as categories for a model that takes them (codes
-    only for the categorical model), rows without a label skipped. With
-    ``categories`` False, numbers and category codes only: the parts of a
-    part-wise fit would each number their text categories apart.
+    ``y_key``, ``missing``, ``na_values``, ``column_types``, ``categories``,
+    ...), passed to :func:`nbcli.io.data.iter_dataset`. What follows from the
+    model type is derived here, once: kinds decided from the first rows,
+    text, boolean and categorical columns as categories for a model that
+    takes them (codes only for the categorical model), rows without a label
+    skipped.
     """
     from nbcli.io.data import iter_dataset
 
     kinds = type(estimator).feature_kinds
-    if not categories and "categorical" in kinds:
-        read["categories_refused"] = (
-            "read part by part, text columns cannot be categories (each part would number "
-            "its categories apart)"
-        )
     if read.get("na_values") is not None:
         read["na_values"] = tuple(str(v) for v in read["na_values"])
     return iter_dataset(
@@ -186,8 +180,8 @@ def training_stream(path: str, estimator, *, categories: bool = True, **read):
         need_target=True,
         raw_labels=True,
         infer=True,
-        categorical=categories and "categorical" in kinds,
-        all_categorical=categories and kinds == ("categorical",),
+        categorical="categorical" in kinds,
+        all_categorical=kinds == ("categorical",),
         skip_missing_labels=True,
         model=estimator.name,
         **read,
