@@ -183,10 +183,12 @@ def _fit(
         info(note, quiet)
 
     # From here the old model file may already be replaced: finish, whatever arrives.
-    from nbcli.io.atomic import signals_deferred
+    from nbcli.io.atomic import outputs_together, signals_deferred
     from nbcli.io.modelfile import save_model
 
-    with signals_deferred():
+    # The model file and the JSON report replace their files together: a
+    # report that cannot be written leaves the old model file as it was.
+    with signals_deferred(), outputs_together():
         save_model(result.model_file, output)
         if json_out is not None or not quiet:
             report = result.summary(output)
@@ -219,7 +221,7 @@ def _fit(
                 if text_settings is not None:
                     report.settings["text"] = text_settings.to_metadata()
             common.emit_report(report, json_out, quiet=quiet)
-        info(f"wrote {output}", quiet or json_out == "-")
+    info(f"wrote {output}", quiet or json_out == "-")
 
 
 def _estimator(model: str | None, cfg: dict, config: str | None, flags: dict):

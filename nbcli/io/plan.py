@@ -25,6 +25,7 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 
 from nbcli.io import profile as pf
+from nbcli.io.limits import check_names
 from nbcli.io.messages import fail, missing_mark, quote_names
 
 __all__ = [
@@ -207,6 +208,7 @@ def plan_columns(columns: list[str], opts: ReadOptions, display: str) -> ColumnP
     ``columns`` are the names in file order; ``""`` marks an unnamed column,
     which is never used (it is usually an index written along with the data).
     """
+    check_names(columns, display)
     named = [c for c in columns if c]
     present = set(named)
 

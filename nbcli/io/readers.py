@@ -139,6 +139,12 @@ def finish_plan(
     """
     from nbcli.io.profile import profile_columns
 
+    if opts.infer and opts.model is not None:
+        from nbcli.io.limits import check_statistics_size
+        from nbcli.models import registry
+
+        # Before the sample is read: a wide header alone can rule the model out.
+        check_statistics_size(display, registry.get(opts.model), len(plan.features))
     if opts.infer:
         frame = sample()
         profiles = profile_columns(frame, list(plan.features), opts.na_texts)

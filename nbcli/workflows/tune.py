@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from nbcli.errors import NbcliError
+from nbcli.io.limits import MAX_GRID
 from nbcli.workflows.engine import Reporter
 from nbcli.workflows.folds import MEMORY_BUDGET, collect_fold_statistics
 from nbcli.workflows.inputs import ReadOptions, inputs_of
@@ -55,6 +56,10 @@ def parse_values(text: str, where: str, parse=None) -> list:
             bounds, _, count = rest.partition(":")
             lo_text, dots, hi_text = bounds.partition("..")
             lo, hi, n = float(lo_text), float(hi_text), int(count)
+            if n > MAX_GRID:
+                raise NbcliError(
+                    f"{where} {text!r}: {n:,} values; a grid holds at most {MAX_GRID:,} settings"
+                )
             if not dots or n < 1 or not (math.isfinite(lo) and math.isfinite(hi)):
                 raise ValueError
         except ValueError:
@@ -97,8 +102,21 @@ def _log_points(lo: float, hi: float, n: int) -> list[float]:
     return out
 
 
+def check_grid_size(grid: dict[str, list]) -> None:
+    """Refuse a grid of more than :data:`~nbcli.io.limits.MAX_GRID` settings
+    (the product of its value lists), before any is tried."""
+    size = math.prod(len(v) for v in grid.values())
+    if size > MAX_GRID:
+        shape = " x ".join(f"{len(v):,} {name}" for name, v in grid.items())
+        raise NbcliError(
+            f"the grid has {size:,} settings ({shape}); a grid holds at most {MAX_GRID:,}: "
+            "give fewer values"
+        )
+
+
 def combinations(grid: dict[str, list]) -> list[dict]:
     """Every combination of ``grid``, the first name varying slowest (the order given)."""
+    check_grid_size(grid)
     names = list(grid)
     return [dict(zip(names, values)) for values in itertools.product(*grid.values())]
 
