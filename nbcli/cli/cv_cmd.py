@@ -41,7 +41,7 @@ CONFIG = typer.Option(
 )
 
 
-def table_settings(params: dict, cfg: dict, column, na_values) -> dict:
+def table_settings(params: dict, cfg: dict, column, na_values, na_labels=None) -> dict:
     """``missing``, ``unseen``, ``na_values`` and ``column_types`` as ``nbcli fit``
     reads them (flags, else the config's ``[data]``), for the fold statistics.
 
@@ -67,6 +67,9 @@ def table_settings(params: dict, cfg: dict, column, na_values) -> dict:
         "unseen": unseen,
         "na_values": split_list(na_values) or split_list(_as_list(data_cfg.get("na_values"))),
         "column_types": column_types,
+        "na_labels": tuple(
+            split_list(na_labels) or split_list(_as_list(data_cfg.get("na_labels"))) or ()
+        ),
     }
 
 
@@ -83,6 +86,7 @@ def _cv(
     drop: Annotated[list[str] | None, common.DROP] = None,
     column: Annotated[list[str] | None, table_options.COLUMN] = None,
     na_values: Annotated[list[str] | None, table_options.NA_VALUES] = None,
+    na_labels: Annotated[list[str] | None, table_options.NA_LABELS] = None,
     config: Annotated[str | None, CONFIG] = None,
     bootstrap: Annotated[int, BOOTSTRAP] = 1000,
     confidence: Annotated[float, CONFIDENCE] = 0.95,
@@ -147,7 +151,7 @@ def _cv(
     estimator, params = _estimator(model, cfg, config, hyperparameter_flags)
     target, features, drop = data_columns(cfg, target, features, drop)
     prior = params.get(estimator.prior_param)
-    tables = table_settings(params, cfg, column, na_values)
+    tables = table_settings(params, cfg, column, na_values, na_labels)
     text_settings = text_opts.text_settings(
         cfg,
         config,

@@ -44,6 +44,7 @@ def _fit(
     drop: Annotated[list[str] | None, common.DROP] = None,
     column: Annotated[list[str] | None, table_options.COLUMN] = None,
     na_values: Annotated[list[str] | None, table_options.NA_VALUES] = None,
+    na_labels: Annotated[list[str] | None, table_options.NA_LABELS] = None,
     config: Annotated[
         str | None,
         typer.Option(
@@ -101,6 +102,7 @@ def _fit(
     missing = params.get("missing")
     unseen = params.get("unseen", "error")
     na_values = split_list(na_values) or split_list(_as_list(data_cfg.get("na_values")))
+    na_labels = split_list(na_labels) or split_list(_as_list(data_cfg.get("na_labels")))
 
     from nbcli.workflows.tables import UNSEEN_POLICIES, parse_column_types
 
@@ -147,6 +149,11 @@ def _fit(
                 "first"
             )
 
+        if na_labels:
+            raise NbcliError(
+                "--na-labels is not read part by part yet (a folder, a glob, several --data "
+                "files or --engine dask); blank those labels, or join the parts into one file"
+            )
         parts = expand_parts(data_list)
         with common.open_engine(engine, scheduler, workers, worker_memory, connect_timeout) as eng:
             result = train_parts(
@@ -176,6 +183,7 @@ def _fit(
             na_values=na_values,
             column_types=column_types,
             text=text_settings,
+            na_labels=na_labels,
         )
     for w in result.warnings:
         warn(w)
@@ -216,6 +224,8 @@ def _fit(
                     "na_values": na_values,
                     "columns": column_types or None,
                 }
+                if na_labels:
+                    report.settings["na_labels"] = na_labels
                 if common.uses_parts(engine, data_list):
                     report.settings["engine"] = engine
                 if text_settings is not None:

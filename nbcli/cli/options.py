@@ -48,7 +48,7 @@ def read_config(path: str | None, tables: tuple[str, ...] = ()) -> dict:
             f"{path}: unknown config keys {', '.join(unknown)} (known: {', '.join(known)})"
         )
     data = config.get("data", {})
-    keys = ("target", "features", "drop", "na_values", "columns")
+    keys = ("target", "features", "drop", "na_values", "na_labels", "columns")
     if not isinstance(data, dict) or set(data) - set(keys):
         raise NbcliError(f"{path}: [data] may hold {', '.join(keys[:-1])} and {keys[-1]} only")
     if "columns" in data and not isinstance(data["columns"], dict):

@@ -67,6 +67,7 @@ def _tune(
     drop: Annotated[list[str] | None, common.DROP] = None,
     column: Annotated[list[str] | None, table_options.COLUMN] = None,
     na_values: Annotated[list[str] | None, table_options.NA_VALUES] = None,
+    na_labels: Annotated[list[str] | None, table_options.NA_LABELS] = None,
     config: Annotated[str | None, CONFIG] = None,
     bootstrap: Annotated[int, BOOTSTRAP] = 1000,
     confidence: Annotated[float, CONFIDENCE] = 0.95,
@@ -144,7 +145,7 @@ def _tune(
         params.pop(name, None)
     target, features, drop = data_columns(cfg, target, features, drop)
     prior = params.get(estimator.prior_param)
-    tables = table_settings(params, cfg, column, na_values)
+    tables = table_settings(params, cfg, column, na_values, na_labels)
     text_settings = text_opts.text_settings(
         cfg,
         config,

@@ -61,6 +61,7 @@ def collect_fold_statistics(
     reporter: Reporter | None = None,
     fingerprint: bool = True,
     text=None,
+    na_labels=(),
 ) -> FoldStatistics:
     """Read ``data``, plan the folds and gather every fold's statistics.
 
@@ -88,10 +89,10 @@ def collect_fold_statistics(
     memory_budget : int
         Bytes of feature values kept between passes; beyond it the file is
         read again.
-    missing, unseen, na_values, column_types
+    missing, unseen, na_values, column_types, na_labels
         As for :func:`nbcli.workflows.train.train` (``--missing``,
-        ``--unseen``, ``--na-values``, ``--column``): rows skipped for a
-        missing label or (``drop``) a missing cell are in no fold.
+        ``--unseen``, ``--na-values``, ``--column``, ``--na-labels``): rows
+        skipped for a missing label or (``drop``) a missing cell are in no fold.
     reporter : Reporter, optional
         Progress of the reading.
     fingerprint : bool
@@ -150,6 +151,7 @@ def collect_fold_statistics(
             column_types=column_types,
             reporter=reporter,
             fingerprint=fingerprint,
+            na_labels=na_labels,
         )
     keep = [c for c in (fold_column, group_column) if c is not None]
     column_types = dict(column_types or {})
@@ -166,6 +168,7 @@ def collect_fold_statistics(
         missing=missing,
         na_values=na_values,
         column_types=column_types,
+        na_labels=na_labels,
     )
     apply_column_types(estimator, stream.plan, column_types, missing, unseen)
     row_counts = RowCounts()
@@ -229,6 +232,9 @@ def collect_fold_statistics(
         _stream=stream,
         _row_filter=lambda: partial(RowCounts().filter, missing=missing),
     )
+    if na_labels:
+        # A model file of all rows (tune) reads evaluate's labels alike.
+        fs.training["na_labels"] = [str(v) for v in na_labels]
     if early is not None:
         fold_text = as_text(np.concatenate([k[early.column] for k in kept]))
         fs.stats = [early.final(fs, raw_classes, position, fold_text)]
@@ -301,6 +307,7 @@ def fold_stream(
     na_values,
     column_types: dict,
     kinds: dict | None = None,
+    na_labels=(),
 ):
     """The rows of ``data`` as ``nbcli fit`` reads them for ``estimator`` (the
     same column plan and missing-value handling), with ``fold_column`` or
@@ -325,6 +332,7 @@ def fold_stream(
         na_values=na_values,
         column_types=column_types,
         kinds=kinds,
+        na_labels=na_labels,
     )
 
 

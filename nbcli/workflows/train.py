@@ -175,6 +175,7 @@ def training_stream(path: str, estimator, **read):
     kinds = type(estimator).feature_kinds
     if read.get("na_values") is not None:
         read["na_values"] = tuple(str(v) for v in read["na_values"])
+    read["na_labels"] = tuple(str(v) for v in read.get("na_labels") or ())
     return iter_dataset(
         path,
         need_target=True,
@@ -232,6 +233,7 @@ def train(
     na_values=None,
     column_types=None,
     text=None,
+    na_labels=None,
 ) -> TrainResult:
     """Fit ``estimator`` on the data file at ``path``, chunk by chunk.
 
@@ -267,6 +269,9 @@ def train(
         in training.
     na_values : list of str, optional
         Cell texts read as missing (default :data:`nbcli.io.cells.NA_STRINGS`).
+    na_labels : list of str, optional
+        Label texts read as a missing label (``--na-labels``), besides the
+        empty cell; stored in the model for evaluate and calibrate.
     column_types : dict of str to str, optional
         ``--column NAME=TYPE``: ``gaussian``, ``categorical``, ``bernoulli``
         or ``multinomial`` (the mixed model; ``categorical`` also for the
@@ -331,6 +336,7 @@ def train(
         y_key=y_key,
         missing=missing,
         na_values=na_values,
+        na_labels=na_labels,
         column_types=column_types,
         kinds=None if text is None else {c: "words" for c in text.columns},
     )
@@ -435,6 +441,7 @@ def train(
             unseen=unseen,
             na_values=na_values,
             row_counts=counts_of_rows,
+            na_labels=tuple(na_labels or ()),
         ),
     )
 
@@ -471,6 +478,8 @@ class TableFacts:
         Cell texts read as missing, when not the default.
     row_counts : RowCounts
         Rows used, skipped for a missing label, dropped for a missing cell.
+    na_labels : tuple of str
+        Label texts read as a missing label (``--na-labels``).
     """
 
     plan: Any
@@ -479,6 +488,7 @@ class TableFacts:
     unseen: str
     na_values: Any = None
     row_counts: Any = None
+    na_labels: tuple = ()
 
 
 def finish_training(
@@ -648,6 +658,8 @@ def finish_training(
         training["unseen"] = tables.unseen
         if tables.na_values is not None:
             training["na_values"] = [str(v) for v in tables.na_values]
+        if tables.na_labels:
+            training["na_labels"] = [str(v) for v in tables.na_labels]
     mf = ModelFile(
         model=estimator,
         feature_names=list(feature_names),
