@@ -105,6 +105,11 @@ class Hyperparameter:
     per_feature : bool
         An ``int`` that may also be a list with one value per feature
         (``min_categories``).
+    shapes_statistics : bool
+        The value is applied while statistics are gathered (Bernoulli's
+        ``binarize`` turns values into counts), not when they become a model:
+        a model with another value needs the data again, so ``nbcli tune``
+        cannot search it on one pass.
     """
 
     name: str
@@ -123,6 +128,7 @@ class Hyperparameter:
     parse: Callable[[str, str], object] | None = field(default=None, compare=False)
     per_feature: bool = False
     sums_to_one: bool = True
+    shapes_statistics: bool = False
 
     def __post_init__(self):
         if self.kind not in KINDS:
