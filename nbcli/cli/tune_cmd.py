@@ -24,15 +24,13 @@ from nbcli.cli.evaluate_cmd import BOOTSTRAP, CONFIDENCE
 from nbcli.cli.fit_cmd import _MODEL_TYPES
 from nbcli.models import registry
 
-_SKIPPED = ("binarize",)  # shapes the statistics: see nbcli.workflows.tune.NOT_FROM_STATISTICS
-
 
 def grid_flags() -> list[registry.Flag]:
     """The number-valued hyperparameter flags of the registry: those a grid can list."""
     return [
         f
         for f in registry.flags().values()
-        if f.spec.kind == "float" and f.spec.name not in _SKIPPED
+        if f.spec.kind == "float" and not f.spec.shapes_statistics
     ]
 
 

@@ -414,6 +414,7 @@ class BernoulliNB(_DiscreteNB):
             # the Python default.
             cli_default=None,
             default_text="none: input must be 0/1",
+            shapes_statistics=True,
         ),
         fit_prior(),
         priors("class_prior"),

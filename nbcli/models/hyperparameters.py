@@ -115,6 +115,11 @@ class Hyperparameter:
         command line and config files take one number and refuse a list in
         one line (:meth:`check_setting`), since the features a list would
         follow are known only once the data are read.
+    shapes_statistics : bool
+        The value is applied while statistics are gathered (Bernoulli's
+        ``binarize`` turns values into counts), not when they become a model:
+        a model with another value needs the data again, so ``nbcli tune``
+        cannot search it on one pass.
     """
 
     name: str
@@ -133,6 +138,7 @@ class Hyperparameter:
     parse: Callable[[str, str], object] | None = field(default=None, compare=False)
     per_feature: bool = False
     sums_to_one: bool = True
+    shapes_statistics: bool = False
 
     def __post_init__(self):
         if self.kind not in KINDS:

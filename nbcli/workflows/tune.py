@@ -27,10 +27,6 @@ if TYPE_CHECKING:
     from nbcli.models import BayesClassifier
     from nbcli.reports.tuning import TuningReport
 
-NOT_FROM_STATISTICS = frozenset({"binarize"})
-"""Hyperparameters applied while statistics are gathered (Bernoulli's threshold
-turns values into counts): a search over them would need the data again."""
-
 OUT_OF_FOLD_BUDGET = 512 << 20
 """Bytes of out-of-fold posteriors held at once; more combinations take more passes
 over the (kept) rows."""
@@ -128,7 +124,7 @@ def check_grid(estimator: BayesClassifier, grid: dict[str, list]) -> None:
     if not grid:
         raise NbcliError(
             f"nothing to search: give values of a hyperparameter of the {estimator.name} model "
-            f"({', '.join(s for s in specs if s not in NOT_FROM_STATISTICS)})"
+            f"({', '.join(s.name for s in specs.values() if not s.shapes_statistics)})"
         )
     for name, values in grid.items():
         if name not in specs:
@@ -136,7 +132,7 @@ def check_grid(estimator: BayesClassifier, grid: dict[str, list]) -> None:
                 f"{name} is not a hyperparameter of the {estimator.name} model "
                 f"(it takes {', '.join(sorted(specs))})"
             )
-        if name in NOT_FROM_STATISTICS:
+        if specs[name].shapes_statistics:
             raise NbcliError(
                 f"{name} shapes the statistics themselves, so it cannot be searched on "
                 "one pass over the data; fit one model per value instead"
