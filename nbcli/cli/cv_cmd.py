@@ -10,6 +10,7 @@ from nbcli.cli import common, table_options
 from nbcli.cli import text_options as text_opts
 from nbcli.cli.evaluate_cmd import BOOTSTRAP, CONFIDENCE, FAIL_OVER, FAIL_UNDER
 from nbcli.cli.fit_cmd import _MODEL_TYPES, _with_hyperparameter_options
+from nbcli.io.limits import MAX_REPEATS
 
 FOLDS = typer.Option(
     "--folds", "-k", min=2, help="Number of stratified folds (ignored with --fold-column)."
@@ -20,7 +21,12 @@ FOLD_COLUMN = typer.Option(
 GROUP_COLUMN = typer.Option(
     "--group-column", help="Column of groups: the rows of a group stay in one fold."
 )
-REPEATS = typer.Option("--repeats", min=1, help="Independent fold plans (repeated k-fold).")
+REPEATS = typer.Option(
+    "--repeats",
+    min=1,
+    max=MAX_REPEATS,
+    help=f"Independent fold plans (repeated k-fold), 1 to {MAX_REPEATS}.",
+)
 SEED = typer.Option(
     "--seed", min=0, help="Seed of the fold plan and the bootstrap: same seed, same folds."
 )
@@ -68,7 +74,7 @@ def table_settings(params: dict, cfg: dict, column, na_values, na_labels=None) -
 
 
 def _cv(
-    data: Annotated[str, DATA],
+    data_files: Annotated[list[str], DATA],
     model: Annotated[_MODEL_TYPES | None, MODEL_TYPE] = None,  # type: ignore[valid-type]
     folds: Annotated[int, FOLDS] = 10,
     fold_column: Annotated[str | None, FOLD_COLUMN] = None,
@@ -123,6 +129,7 @@ def _cv(
     Example: nbcli cv --model gaussian --data sample_data/iris_train.csv --folds 5;
     with text: nbcli cv -m multinomial -d sample_data/austen_train.csv --text text --min-df 2
     """
+    data = common.one_data_file(data_files)
     from nbcli.cli.fit_cmd import _estimator
     from nbcli.cli.options import data_columns, read_config
     from nbcli.cli.progress import ConsoleReporter

@@ -66,6 +66,7 @@ def _fit(
     scheduler: Annotated[str | None, common.SCHEDULER] = None,
     workers: Annotated[int | None, common.WORKERS] = None,
     worker_memory: Annotated[str | None, common.WORKER_MEMORY] = None,
+    connect_timeout: Annotated[float | None, common.CONNECT_TIMEOUT] = None,
     text: Annotated[list[str] | None, text_opts.TEXT] = None,
     ngram: Annotated[str | None, text_opts.NGRAM] = None,
     min_df: Annotated[str | None, text_opts.MIN_DF] = None,
@@ -85,7 +86,6 @@ def _fit(
     data_list = list(data_files)
     # Several --data files are one data set, read in order, part by part.
     data = common.one_data_file(data_list) if len(data_list) == 1 else ", ".join(data_list)
-    common.check_columns(target, features, drop)
     # Fail before reading what may be a large file, not after training on it.
     check_outputs(
         [("--output", output), ("--json", json_out)],
@@ -155,7 +155,7 @@ def _fit(
                 "files or --engine dask); blank those labels, or join the parts into one file"
             )
         parts = expand_parts(data_list)
-        with common.open_engine(engine, scheduler, workers, worker_memory) as eng:
+        with common.open_engine(engine, scheduler, workers, worker_memory, connect_timeout) as eng:
             result = train_parts(
                 estimator,
                 parts,
@@ -169,7 +169,9 @@ def _fit(
                 **read,
             )
     else:
-        common.open_engine(engine, scheduler, workers, worker_memory)  # refuses Dask options
+        common.open_engine(
+            engine, scheduler, workers, worker_memory, connect_timeout
+        )  # refuses Dask options
         result = train(
             estimator,
             data,
@@ -189,10 +191,12 @@ def _fit(
         info(note, quiet)
 
     # From here the old model file may already be replaced: finish, whatever arrives.
-    from nbcli.io.atomic import signals_deferred
+    from nbcli.io.atomic import outputs_together, signals_deferred
     from nbcli.io.modelfile import save_model
 
-    with signals_deferred():
+    # The model file and the JSON report replace their files together: a
+    # report that cannot be written leaves the old model file as it was.
+    with signals_deferred(), outputs_together():
         save_model(result.model_file, output)
         if json_out is not None or not quiet:
             report = result.summary(output)
@@ -227,7 +231,7 @@ def _fit(
                 if text_settings is not None:
                     report.settings["text"] = text_settings.to_metadata()
             common.emit_report(report, json_out, quiet=quiet)
-        info(f"wrote {output}", quiet or json_out == "-")
+    info(f"wrote {output}", quiet or json_out == "-")
 
 
 def _estimator(model: str | None, cfg: dict, config: str | None, flags: dict):
@@ -275,7 +279,7 @@ def _estimator(model: str | None, cfg: dict, config: str | None, flags: dict):
             params[name] = value
             origins[name] = shown
         for name, value in params.items():
-            specs[name].check(value, origins[name])
+            specs[name].check_setting(value, origins[name])
     except ValueError as exc:
         raise NbcliError(str(exc)) from None
     for spec in cls.hyperparameters:

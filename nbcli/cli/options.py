@@ -86,7 +86,17 @@ def column_names(value, where: str) -> list[str] | None:
 
 def data_columns(cfg: dict, target: str | None, features, drop):
     """``--target``, ``--features`` and ``--drop`` (the last two as lists), each
-    else the config's ``[data]`` one."""
+    else the config's ``[data]`` one.
+
+    Raises
+    ------
+    NbcliError
+        For options that contradict each other (``common.check_columns``):
+        every command that selects columns refuses the same ones.
+    """
+    from nbcli.cli.common import check_columns
+
+    check_columns(target, features, drop)
     data_cfg = cfg.get("data", {})
     return (
         target if target is not None else data_cfg.get("target"),

@@ -28,7 +28,9 @@ def _size(text: str | None, option: str):
 
 
 def split(
-    data: Annotated[str, typer.Option("--data", "-d", help="Labelled data file to split.")],
+    data_files: Annotated[
+        list[str], typer.Option("--data", "-d", help="Labelled data file to split.")
+    ],
     test: Annotated[
         str, typer.Option("--test", metavar="SIZE", help=f"Size of the test part: {SIZE_HELP}.")
     ],
@@ -80,6 +82,7 @@ def split(
     columns (an earlier split); anything else needs --force.
     Example: nbcli split -d penguins.csv --test 0.2 --calib 0.1 --output-dir splits
     """
+    data = common.one_data_file(data_files)
     from nbcli.cli.options import split_list
     from nbcli.workflows.split import split as run_split
 

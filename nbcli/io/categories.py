@@ -3,7 +3,8 @@
 A :class:`Categories` table gives every distinct value of a categorical
 column a code ``0, 1, 2, ...`` in the order the values are first seen in
 the file (surrounding spaces stripped), so the codes of a streamed file do
-not depend on how it is cut into chunks. At fit the table grows as new
+not depend on how it is cut into chunks; a column that declares its
+categories (a Parquet ``Enum`` column) has them first, in declared order. At fit the table grows as new
 values come in; at predict it is the model file's list, fixed: a value not
 in it is an unseen category, refused (naming column, value and row) or,
 with ``unseen="ignore"``, given the code ``len(values)``, which no training
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import shlex
 import threading
+import unicodedata
 
 import numpy as np
 
@@ -90,13 +92,22 @@ class Categories:
 
         if not self.frozen:
             note_spellings(self.spellings, _as_text(column))
+        declared = []
+        if not self.frozen and isinstance(column.dtype, pl.Enum):
+            # A column that declares its categories (a Parquet Enum) keeps
+            # their declared order, whatever order the rows show them in.
+            declared = [
+                unicodedata.normalize("NFC", v.strip())
+                for v in column.dtype.categories.to_list()
+                if v.strip() and v.strip() not in na_values
+            ]
         text = _as_text(column).str.strip_chars().str.normalize("NFC")
         text = pl.select(
             pl.when(text.is_in(list(na_values))).then(None).otherwise(text).alias("v")
         ).to_series()
         with self._lock:
             if not self.frozen:
-                for value in text.drop_nulls().unique(maintain_order=True).to_list():
+                for value in [*declared, *text.drop_nulls().unique(maintain_order=True).to_list()]:
                     if value not in self._index:
                         self._index[value] = len(self.values)
                         self.values.append(value)

@@ -32,6 +32,7 @@ from nbcli.io.cells import (
     without_na_labels,
 )
 from nbcli.io.csv_quotes import check_quotes
+from nbcli.io.limits import MAX_NAME_CHARS, check_names
 from nbcli.io.messages import (
     delimiter_name,
     error_from_exception,
@@ -159,7 +160,16 @@ def read_header(
         delimiter = normalise_delimiter(delimiter, display)
     # Names are matched without their surrounding whitespace, at fit and
     # predict alike ("a, b" names the columns "a" and "b").
-    written = next(csv.reader(lines[:1], delimiter=delimiter))
+    try:
+        written = next(csv.reader(lines[:1], delimiter=delimiter))
+    except csv.Error:
+        # The csv module's own field limit (128 KiB) is far above a name's.
+        raise fail(
+            display,
+            f"its header has a field longer than {MAX_NAME_CHARS:,} characters; column names "
+            "are at most that long (is the first line a header, and are its quotes closed?)",
+        ) from None
+    check_names(written, display)
     columns = [name.strip() for name in written]
     repeated = [name for name, n in Counter(c for c in columns if c).items() if n > 1]
     if repeated:

@@ -25,6 +25,7 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 
 from nbcli.io import profile as pf
+from nbcli.io.limits import check_names
 from nbcli.io.messages import fail, missing_mark, quote_names
 
 __all__ = [
@@ -103,10 +104,6 @@ class ReadOptions:
     unseen: str = "error"
     #: The model type, for messages.
     model: str | None = None
-    #: Why text columns are not categorical features although the model would
-    #: take them (a part-wise read), for the refusal; None: the model takes
-    #: numbers only.
-    categories_refused: str | None = None
 
     @property
     def na_texts(self) -> tuple[str, ...]:
@@ -219,6 +216,7 @@ def plan_columns(columns: list[str], opts: ReadOptions, display: str) -> ColumnP
     ``columns`` are the names in file order; ``""`` marks an unnamed column,
     which is never used (it is usually an index written along with the data).
     """
+    check_names(columns, display)
     named = [c for c in columns if c]
     present = set(named)
 
@@ -582,13 +580,6 @@ def _text_columns_message(refused: list, opts: ReadOptions) -> str:
             f"pass --na-values {shlex.quote(mark)}"
         )
     holds = "True/False values" if booleans else "text"
-    if opts.categories_refused is not None:
-        return (
-            f"{word} {quote_names(names)} hold{'s' if len(names) == 1 else ''} {holds} "
-            f"(such as {examples}): {opts.categories_refused}; join the parts into one file, "
-            f"or leave {'it' if len(names) == 1 else 'them'} out with "
-            f"--drop {shlex.quote(','.join(names))}"
-        )
     return (
         f"{word} {quote_names(names)} hold{'s' if len(names) == 1 else ''} {holds} "
         f"(such as {examples}) and {model} takes numbers only; leave "

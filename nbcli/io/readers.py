@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
 from typing import ClassVar, TypeVar, cast
 
@@ -156,6 +156,12 @@ def finish_plan(
     """
     from nbcli.io.profile import profile_columns
 
+    if opts.infer and opts.model is not None:
+        from nbcli.io.limits import check_statistics_size
+        from nbcli.models import registry
+
+        # Before the sample is read: a wide header alone can rule the model out.
+        check_statistics_size(display, registry.get(opts.model), len(plan.features))
     if opts.infer:
         frame = sample()
         profiles = profile_columns(frame, list(plan.features), opts.na_texts)
@@ -276,6 +282,7 @@ def read_ahead(items: Iterator[T]) -> Iterator[T]:
     that arrives during that wait is raised after it.
     """
     pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="nbcli-read")
+    future: Future | None = None
     try:
         future = pool.submit(next, items, _END)
         while True:
@@ -286,12 +293,15 @@ def read_ahead(items: Iterator[T]) -> Iterator[T]:
             yield cast(T, item)
     finally:
         interruption: BaseException | None = None
-        while True:
+        while future is not None:
+            # On the future, not on the thread: a join cut short by Ctrl-C
+            # counts the thread as ended, and a second join returns at once.
             try:
-                pool.shutdown(wait=True)
+                wait([future])
                 break
             except BaseException as exc:  # Ctrl-C or SIGTERM while waiting: wait on
                 interruption = interruption or exc
+        pool.shutdown(wait=False)  # its one thread is idle now, and ends
         close = getattr(items, "close", None)
         if close is not None:
             close()

@@ -15,6 +15,7 @@ import numpy as np
 
 from nbcli.errors import NbcliError
 from nbcli.io.cells import as_text, label_codes, text_array
+from nbcli.io.limits import check_statistics_size
 from nbcli.workflows.engine import Reporter
 from nbcli.workflows.fold_statistics import FoldStatistics
 from nbcli.workflows.inputs import ReadOptions
@@ -174,6 +175,9 @@ def collect_fold_statistics(
     names = list(stream.feature_names)
     # Models that lay out their columns by type (mixed) read the width from here.
     estimator.n_features_in_ = len(names)
+    # Every fold's statistics are held at once, beside those of all rows.
+    copies = (1 if fold_column is not None else n_folds * n_repeats) + 1
+    check_statistics_size(data, estimator, len(names), copies=copies)
     fp = TrainingFingerprint(legacy=False) if fingerprint else None
     ys, kept = [], []
     chunks: list | None = []
@@ -237,9 +241,25 @@ def collect_fold_statistics(
     else:
         _accumulate_folds(fs)
     check_folds(fs, estimator.min_samples_per_class)
+    check_fold_sums(fs)
     fs.warnings.extend(stream.spelling_warnings())
     fs.warnings.extend(fs.fold_only_categories(stream.categories))
     return fs
+
+
+def check_fold_sums(fs: FoldStatistics) -> None:
+    """Refuse data whose sums or squared spreads overflow float64, as ``fit``
+    does (naming the column), rather than score fold models of infinite
+    statistics: each fold's sums, and those of all rows, which bound the
+    sums of every fold model."""
+    from types import SimpleNamespace
+
+    from nbcli.workflows.train_checks import check_finite_statistics
+
+    pieces = [s for s in fs.stats[0] if s is not None] + [fs.merged(0)]
+    for stats in pieces:
+        if stats is not None:
+            check_finite_statistics(fs.path, SimpleNamespace(stats_=stats), fs.feature_names)
 
 
 def refuse_empty_folds(values, column: str, data: str, offset: int) -> None:

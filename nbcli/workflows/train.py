@@ -290,7 +290,9 @@ def train(
         For unreadable or invalid data, a single class, or a class with
         fewer samples than the model needs (``min_samples_per_class``).
     """
+    from nbcli.io.cells import label_codes
     from nbcli.io.fingerprint import TrainingFingerprint
+    from nbcli.io.limits import check_statistics_size
     from nbcli.workflows.tables import (
         RowCounts,
         apply_column_types,
@@ -347,6 +349,8 @@ def train(
             )
     warnings: list[str] = list(stream.plan.warnings)
     apply_column_types(estimator, stream.plan, column_types, missing, unseen)
+    check_statistics_size(path, estimator, len(stream.feature_names))
+    classes_seen: set = set()
     if text is not None and "column_types" in estimator.get_params():
         _text_terms_beside_table(estimator, path, stream.plan, text, column_types)
     counts_of_rows = RowCounts()
@@ -371,6 +375,16 @@ def train(
             state.hold(ds, counts_of_rows.read, stream.whole_rows)
             if ds.X.shape[0] == 0:
                 continue
+            # Statistics grow with the classes (and categories) met: refused
+            # before the chunk that would take them past the limit.
+            classes_seen.update(label_codes(ds.y)[0].tolist())
+            check_statistics_size(
+                path,
+                estimator,
+                ds.X.shape[1],
+                max(2, len(classes_seen)),
+                dims={"S": sum(len(v) for v in stream.categories.values())},
+            )
             if text is None:
                 fp.update(ds.X, ds.y)
             else:
