@@ -14,6 +14,9 @@ from nbcli.calibration import CALIBRATORS, IsotonicCalibration, TemperatureScali
 from nbcli.errors import NbcliError
 from nbcli.models import BernoulliNB, GaussianNB
 
+# Run again under other BLAS kernels by .ci/run.
+pytestmark = pytest.mark.numerical
+
 SEED = 20240601
 
 

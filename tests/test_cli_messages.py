@@ -187,12 +187,17 @@ def test_several_data_files_are_one_data_set_in_order(ints):
         (["--drop", "label"], ["--drop label", "--target"]),
     ],
 )
-def test_contradicting_column_options_are_refused(ints, options, fragments):
-    run = nbcli_in_process(
-        "fit", "-m", "gaussian", "-d", ints / "ints.csv", "-o", ints / "n.npz", *options
-    )
+@pytest.mark.parametrize("command", ["fit", "cv", "tune"])
+def test_contradicting_column_options_are_refused(ints, options, fragments, command):
+    # cv and tune select columns as fit does, and refuse the same contradictions.
+    extra = {
+        "fit": ["-o", ints / "n.npz"],
+        "cv": ["--folds", "2", "--json", ints / "n.json"],
+        "tune": ["--folds", "2", "--var-smoothing", "1e-9,1e-8", "-o", ints / "n.npz"],
+    }[command]
+    run = nbcli_in_process(command, "-m", "gaussian", "-d", ints / "ints.csv", *extra, *options)
     assert_one_error_line(run, *fragments)
-    assert not (ints / "n.npz").exists()
+    assert not (ints / "n.npz").exists() and not (ints / "n.json").exists()
 
 
 def test_a_file_with_both_label_and_target_columns_needs_target(tmp_path):

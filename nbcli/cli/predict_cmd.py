@@ -96,6 +96,7 @@ def predict(
     scheduler: Annotated[str | None, common.SCHEDULER] = None,
     workers: Annotated[int | None, common.WORKERS] = None,
     worker_memory: Annotated[str | None, common.WORKER_MEMORY] = None,
+    connect_timeout: Annotated[float | None, common.CONNECT_TIMEOUT] = None,
     force: Annotated[bool, common.FORCE] = False,
 ):
     """Predict labels (and with --proba, posterior probabilities) for new data.
@@ -126,7 +127,9 @@ def predict(
     )
     options = dict(proba=proba, keep=keep_cols, read=read, digits=digits)
     if output_dir is None and len(inputs) == 1:
-        common.open_engine(engine, scheduler, workers, worker_memory)  # refuses Dask options
+        common.open_engine(
+            engine, scheduler, workers, worker_memory, connect_timeout
+        )  # refuses Dask options
         from nbcli.io.predictions import is_parquet_path
 
         if output_format.lower() == "parquet" and not is_parquet_path(output):
@@ -198,7 +201,7 @@ def predict(
         raise NbcliError("--jobs is for --engine local; the Dask cluster's workers run the files")
     with (
         common.ctrl_c_for_this_process_only(),
-        common.open_engine(engine, scheduler, workers, worker_memory) as eng,
+        common.open_engine(engine, scheduler, workers, worker_memory, connect_timeout) as eng,
     ):
         report = predict_batch(
             model,

@@ -461,7 +461,9 @@ def render_evaluation(report) -> list:
     if positive is not None:
         note.append(
             f"\nWith two classes, ROC AUC and average precision are those of class "
-            f"{escape_controls(str(positive))} (the second) against the other."
+            f"{escape_controls(str(positive))} "
+            f"({'--pos-label' if report.pos_label is not None else 'the second'}) "
+            "against the other."
         )
     if report.n_unseen:
         note.append(

@@ -311,9 +311,11 @@ def evaluate_parts(
     from nbcli.io.modelfile import load_model
     from nbcli.reports.reliability import UNIFORM, bin_edges
     from nbcli.workflows.inputs import ReadOptions
-    from nbcli.workflows.parts import check_parts
+    from nbcli.workflows.parts import at_client, check_parts
 
     check_parts(parts, engine)
+    named = list(parts)
+    parts = [at_client(p, engine) for p in parts]
     # Without a count of the rows up front, the default is the usual ten bins.
     bins = 10 if bins is None else bins
     mf = load_model(model)
@@ -330,7 +332,7 @@ def evaluate_parts(
         training_match=_matches(mf.training, total.fingerprint),
         ranking=_ranking(parts, engine, spec, total.buckets, confidence),
     )
-    report.inputs = {"model": _input(model), "data": {"path": data, "parts": list(parts)}}
+    report.inputs = {"model": _input(model), "data": {"path": data, "parts": named}}
     report.settings = {
         "bootstrap_resamples": int(bootstrap),
         "confidence": float(confidence),
