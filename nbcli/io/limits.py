@@ -93,6 +93,8 @@ def check_statistics_size(
     if need <= STATISTICS_BYTES:
         return
     what = f"{n_classes:,} classes of {n_features:,} features"
+    if (dims or {}).get("S"):
+        what += f" ({dims['S']:,} categories)"
     if copies > 1:
         what += f", {copies} fold models"
     raise NbcliError(
