@@ -320,3 +320,20 @@ def test_many_classes_times_many_categories_are_refused_before_their_counts(tmp_
     assert code == 2 and err.count("error:") == 1, err
     assert "categories" in err and "GiB, over the limit of 1 GiB" in err, err
     assert peak < PEAK_LIMIT_BYTES
+
+
+def test_npz_text_wider_than_its_limit_is_refused_before_it_is_decompressed(tmp_path):
+    from nbcli.io.limits import MAX_NPZ_TEXT_BYTES
+
+    n = 20_000
+    y = np.array(["a", "b"] * (n // 2), dtype="<U5000")  # 400 MB decompressed
+    y[::1000] = "x" * 5000
+    assert y.nbytes > MAX_NPZ_TEXT_BYTES
+    np.savez_compressed(tmp_path / "wide.npz", X=np.zeros((n, 2)), y=y)
+    assert (tmp_path / "wide.npz").stat().st_size < 2e6
+    code, peak, err = peak_of(
+        "fit", "-m", "gaussian", "-d", "wide.npz", "-o", "m.npz", "--quiet", cwd=tmp_path
+    )
+    assert code == 2 and err.count("error:") == 1, err
+    assert "array 'y'" in err and "20,000 bytes an entry" in err and "256 MB" in err, err
+    assert peak < y.nbytes

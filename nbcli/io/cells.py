@@ -248,8 +248,11 @@ def typed_labels(values: np.ndarray, display: str, name: str, row_offset: int) -
     if values.ndim == 2 and values.shape[1] == 1:
         values = values[:, 0]
     kind = values.dtype.kind
-    if kind in "biuU":
+    if kind in "biu":
         return values
+    if kind == "U":
+        # As CSV labels are: one shared string per distinct label.
+        return as_text(values)
     if kind == "S":
         return utf8(values, display, f"labels in {name}")
     if kind == "O":
