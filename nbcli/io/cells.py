@@ -335,7 +335,8 @@ def typed_labels(values: np.ndarray, display: str, name: str, row_offset: int) -
     if kind in "biu":
         return values
     if kind == "U":
-        return nfc_array(values)
+        # As CSV labels are: one shared string per distinct label, in NFC.
+        return nfc_array(as_text(values))
     if kind == "S":
         return nfc_array(utf8(values, display, f"labels in {name}"))
     if kind == "O":

@@ -178,6 +178,7 @@ def collect_fold_statistics(
     # Every fold's statistics are held at once, beside those of all rows.
     copies = (1 if fold_column is not None else n_folds * n_repeats) + 1
     check_statistics_size(data, estimator, len(names), copies=copies)
+    classes_seen: set = set()
     fp = TrainingFingerprint(legacy=False) if fingerprint else None
     ys, kept = [], []
     chunks: list | None = []
@@ -195,6 +196,17 @@ def collect_fold_statistics(
             fp.update(ds.X, ds.y)
         ys.append(np.asarray(ds.y))
         kept.append({c: np.asarray(ds.kept[c]) for c in keep})
+        # Fold statistics grow with the classes and categories met: refused
+        # before they are gathered past the limit.
+        classes_seen.update(label_codes(ys[-1])[0].tolist())
+        check_statistics_size(
+            data,
+            estimator,
+            len(names),
+            max(2, len(classes_seen)),
+            copies=copies,
+            dims={"S": sum(len(v) for v in stream.categories.values())},
+        )
         if chunks is not None or early is not None:
             try:
                 X = estimator.validated_rows(ds.X)
