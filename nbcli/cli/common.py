@@ -7,6 +7,8 @@ import sys
 
 import typer
 
+from nbcli.io.limits import MAX_CHUNK_ROWS
+
 TARGET = typer.Option(
     "--target",
     "-t",
@@ -21,7 +23,9 @@ DELIMITER = typer.Option("--delimiter", help="CSV delimiter. Default: detected a
 CHUNK_SIZE = typer.Option(
     "--chunk-size",
     min=1,
-    help="Rows read at a time from CSV files. Default: about 2 million values (16 MB) per chunk.",
+    max=MAX_CHUNK_ROWS,
+    help="Rows read at a time from CSV files (at most 10,000,000). Default: about 2 million "
+    "values (16 MB) per chunk.",
 )
 X_KEY = typer.Option("--x-key", help="Name of the feature array in .npz input.")
 Y_KEY = typer.Option("--y-key", help="Name of the label array in .npz input.")

@@ -10,6 +10,7 @@ from nbcli.cli import common, table_options
 from nbcli.cli import text_options as text_opts
 from nbcli.cli.evaluate_cmd import BOOTSTRAP, CONFIDENCE, FAIL_OVER, FAIL_UNDER
 from nbcli.cli.fit_cmd import _MODEL_TYPES, _with_hyperparameter_options
+from nbcli.io.limits import MAX_REPEATS
 
 FOLDS = typer.Option(
     "--folds", "-k", min=2, help="Number of stratified folds (ignored with --fold-column)."
@@ -20,7 +21,12 @@ FOLD_COLUMN = typer.Option(
 GROUP_COLUMN = typer.Option(
     "--group-column", help="Column of groups: the rows of a group stay in one fold."
 )
-REPEATS = typer.Option("--repeats", min=1, help="Independent fold plans (repeated k-fold).")
+REPEATS = typer.Option(
+    "--repeats",
+    min=1,
+    max=MAX_REPEATS,
+    help=f"Independent fold plans (repeated k-fold), 1 to {MAX_REPEATS}.",
+)
 SEED = typer.Option(
     "--seed", min=0, help="Seed of the fold plan and the bootstrap: same seed, same folds."
 )
@@ -35,7 +41,7 @@ CONFIG = typer.Option(
 )
 
 
-def table_settings(params: dict, cfg: dict, column, na_values) -> dict:
+def table_settings(params: dict, cfg: dict, column, na_values, na_labels=None) -> dict:
     """``missing``, ``unseen``, ``na_values`` and ``column_types`` as ``nbcli fit``
     reads them (flags, else the config's ``[data]``), for the fold statistics.
 
@@ -61,11 +67,14 @@ def table_settings(params: dict, cfg: dict, column, na_values) -> dict:
         "unseen": unseen,
         "na_values": split_list(na_values) or split_list(_as_list(data_cfg.get("na_values"))),
         "column_types": column_types,
+        "na_labels": tuple(
+            split_list(na_labels) or split_list(_as_list(data_cfg.get("na_labels"))) or ()
+        ),
     }
 
 
 def _cv(
-    data: Annotated[str, DATA],
+    data_files: Annotated[list[str], DATA],
     model: Annotated[_MODEL_TYPES | None, MODEL_TYPE] = None,  # type: ignore[valid-type]
     folds: Annotated[int, FOLDS] = 10,
     fold_column: Annotated[str | None, FOLD_COLUMN] = None,
@@ -77,6 +86,7 @@ def _cv(
     drop: Annotated[list[str] | None, common.DROP] = None,
     column: Annotated[list[str] | None, table_options.COLUMN] = None,
     na_values: Annotated[list[str] | None, table_options.NA_VALUES] = None,
+    na_labels: Annotated[list[str] | None, table_options.NA_LABELS] = None,
     config: Annotated[str | None, CONFIG] = None,
     bootstrap: Annotated[int, BOOTSTRAP] = 1000,
     confidence: Annotated[float, CONFIDENCE] = 0.95,
@@ -119,6 +129,7 @@ def _cv(
     Example: nbcli cv --model gaussian --data sample_data/iris_train.csv --folds 5;
     with text: nbcli cv -m multinomial -d sample_data/austen_train.csv --text text --min-df 2
     """
+    data = common.one_data_file(data_files)
     from nbcli.cli.fit_cmd import _estimator
     from nbcli.cli.options import data_columns, read_config
     from nbcli.cli.progress import ConsoleReporter
@@ -140,7 +151,7 @@ def _cv(
     estimator, params = _estimator(model, cfg, config, hyperparameter_flags)
     target, features, drop = data_columns(cfg, target, features, drop)
     prior = params.get(estimator.prior_param)
-    tables = table_settings(params, cfg, column, na_values)
+    tables = table_settings(params, cfg, column, na_values, na_labels)
     text_settings = text_opts.text_settings(
         cfg,
         config,

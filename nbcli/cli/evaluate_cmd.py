@@ -98,6 +98,16 @@ def evaluate(
     worker_memory: Annotated[str | None, common.WORKER_MEMORY] = None,
     connect_timeout: Annotated[float | None, common.CONNECT_TIMEOUT] = None,
     force: Annotated[bool, common.FORCE] = False,
+    pos_label: Annotated[
+        str | None,
+        typer.Option(
+            "--pos-label",
+            metavar="LABEL",
+            help="With two classes, the positive one: average precision and the binary "
+            "precision, recall and F1 are of it (ROC AUC is the same either way). "
+            "Default: the second in sorted order.",
+        ),
+    ] = None,
 ):
     """Score a model on labelled data: metrics with bootstrap intervals, confusion matrix,
     per-class table and calibration summary.
@@ -144,6 +154,11 @@ def evaluate(
         if missing == "drop":
             # Part sums have no count of the rows left out for the report to give.
             raise NbcliError("--missing drop needs the rows in one file; it does not work on parts")
+        if pos_label is not None:
+            raise NbcliError(
+                "--pos-label needs the rows in one file: the binary figures it chooses are "
+                "not computed over parts"
+            )
         parts = expand_parts(data_list)
         with common.open_engine(engine, scheduler, workers, worker_memory, connect_timeout) as eng:
             report = evaluate_parts(
@@ -173,6 +188,7 @@ def evaluate(
             # Hashing reads the files again: only for a JSON report, as cv does.
             hash_inputs=json_out is not None,
             reporter=ConsoleReporter(quiet),
+            pos_label=pos_label,
         )
     # Drawn before anything is written, so that a failure leaves no output behind.
     images = evaluation_images(report, f".{plot_format.value}") if plots else {}

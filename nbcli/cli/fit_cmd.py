@@ -44,6 +44,7 @@ def _fit(
     drop: Annotated[list[str] | None, common.DROP] = None,
     column: Annotated[list[str] | None, table_options.COLUMN] = None,
     na_values: Annotated[list[str] | None, table_options.NA_VALUES] = None,
+    na_labels: Annotated[list[str] | None, table_options.NA_LABELS] = None,
     config: Annotated[
         str | None,
         typer.Option(
@@ -85,7 +86,6 @@ def _fit(
     data_list = list(data_files)
     # Several --data files are one data set, read in order, part by part.
     data = common.one_data_file(data_list) if len(data_list) == 1 else ", ".join(data_list)
-    common.check_columns(target, features, drop)
     # Fail before reading what may be a large file, not after training on it.
     check_outputs(
         [("--output", output), ("--json", json_out)],
@@ -102,6 +102,7 @@ def _fit(
     missing = params.get("missing")
     unseen = params.get("unseen", "error")
     na_values = split_list(na_values) or split_list(_as_list(data_cfg.get("na_values")))
+    na_labels = split_list(na_labels) or split_list(_as_list(data_cfg.get("na_labels")))
 
     from nbcli.workflows.tables import UNSEEN_POLICIES, parse_column_types
 
@@ -148,6 +149,11 @@ def _fit(
                 "first"
             )
 
+        if na_labels:
+            raise NbcliError(
+                "--na-labels is not read part by part yet (a folder, a glob, several --data "
+                "files or --engine dask); blank those labels, or join the parts into one file"
+            )
         parts = expand_parts(data_list)
         with common.open_engine(engine, scheduler, workers, worker_memory, connect_timeout) as eng:
             result = train_parts(
@@ -177,6 +183,7 @@ def _fit(
             na_values=na_values,
             column_types=column_types,
             text=text_settings,
+            na_labels=na_labels,
         )
     for w in result.warnings:
         warn(w)
@@ -184,10 +191,12 @@ def _fit(
         info(note, quiet)
 
     # From here the old model file may already be replaced: finish, whatever arrives.
-    from nbcli.io.atomic import signals_deferred
+    from nbcli.io.atomic import outputs_together, signals_deferred
     from nbcli.io.modelfile import save_model
 
-    with signals_deferred():
+    # The model file and the JSON report replace their files together: a
+    # report that cannot be written leaves the old model file as it was.
+    with signals_deferred(), outputs_together():
         save_model(result.model_file, output)
         if json_out is not None or not quiet:
             report = result.summary(output)
@@ -215,12 +224,14 @@ def _fit(
                     "na_values": na_values,
                     "columns": column_types or None,
                 }
+                if na_labels:
+                    report.settings["na_labels"] = na_labels
                 if common.uses_parts(engine, data_list):
                     report.settings["engine"] = engine
                 if text_settings is not None:
                     report.settings["text"] = text_settings.to_metadata()
             common.emit_report(report, json_out, quiet=quiet)
-        info(f"wrote {output}", quiet or json_out == "-")
+    info(f"wrote {output}", quiet or json_out == "-")
 
 
 def _estimator(model: str | None, cfg: dict, config: str | None, flags: dict):
@@ -268,7 +279,7 @@ def _estimator(model: str | None, cfg: dict, config: str | None, flags: dict):
             params[name] = value
             origins[name] = shown
         for name, value in params.items():
-            specs[name].check(value, origins[name])
+            specs[name].check_setting(value, origins[name])
     except ValueError as exc:
         raise NbcliError(str(exc)) from None
     for spec in cls.hyperparameters:

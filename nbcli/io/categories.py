@@ -17,9 +17,11 @@ from __future__ import annotations
 
 import shlex
 import threading
+import unicodedata
 
 import numpy as np
 
+from nbcli.io.cells import nfc
 from nbcli.io.messages import fail, missing_mark
 
 __all__ = ["Categories"]
@@ -49,7 +51,11 @@ class Categories:
     def __init__(self, name: str, values=None, *, frozen: bool = False, unseen: str = "error"):
         self.name = name
         self.values: list[str] = [str(v) for v in (values or [])]
-        self._index = {v: i for i, v in enumerate(self.values)}
+        # Values are compared in Unicode normal form C (see nbcli.io.cells.nfc);
+        # a stored table written before that may hold another form.
+        self._index: dict[str, int] = {}
+        for i, v in enumerate(nfc(self.values)):
+            self._index.setdefault(v, i)
         self.frozen = frozen
         self.unseen = unseen
         self.n_unseen = 0
@@ -86,11 +92,11 @@ class Categories:
             # A column that declares its categories (a Parquet Enum) keeps
             # their declared order, whatever order the rows show them in.
             declared = [
-                v.strip()
+                unicodedata.normalize("NFC", v.strip())
                 for v in column.dtype.categories.to_list()
                 if v.strip() and v.strip() not in na_values
             ]
-        text = _as_text(column).str.strip_chars()
+        text = _as_text(column).str.strip_chars().str.normalize("NFC")
         text = pl.select(
             pl.when(text.is_in(list(na_values))).then(None).otherwise(text).alias("v")
         ).to_series()
@@ -101,15 +107,16 @@ class Categories:
                         self._index[value] = len(self.values)
                         self.values.append(value)
             known = list(self._index)
+            outside = len(self.values)
             codes = text.replace_strict(
                 known,
-                list(range(len(known))),
-                default=len(known),
+                list(self._index.values()),
+                default=outside,
                 return_dtype=pl.Float64,
             )
             out = codes.to_numpy().copy()
             out[text.is_null().to_numpy()] = np.nan
-            unseen = np.flatnonzero(out == len(known))
+            unseen = np.flatnonzero(out == outside)
             if unseen.size:
                 if self.unseen != "ignore":
                     i = int(unseen[0])

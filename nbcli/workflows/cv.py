@@ -122,7 +122,7 @@ def cross_validate(
             "memory_budget": int(memory_budget),
             **({} if text is None else {"text": text.to_metadata()}),
         },
-        warnings=list(fs.warnings),
+        warnings=[*fs.warnings, *fs.model_warnings()],
     )
 
 

@@ -27,6 +27,7 @@ def evaluate(
     hash_inputs: bool = True,
     reporter: Reporter | None = None,
     engine: Engine | None = None,
+    pos_label: str | None = None,
 ) -> EvaluationReport:
     """Score the model file ``model`` on the labelled file ``data``.
 
@@ -53,6 +54,9 @@ def evaluate(
         of the data once more: a third of a second for 190 MB here).
     engine : Engine, optional
         Where the work runs; only the local engine exists so far.
+    pos_label : str, optional
+        The positive class of a two-class model (``--pos-label``): the one
+        average precision and the ``binary`` precision, recall and F1 are of.
 
     Returns
     -------
@@ -68,6 +72,7 @@ def evaluate(
     from nbcli.reports.evaluation import build_evaluation
 
     mf = load_model(model)
+    check_pos_label(mf.classes, pos_label, model)
     inputs = inputs_later(model=model, data=data, sha256=hash_inputs)
     scores = score(mf, data, read=read, reporter=reporter, missing_option=True, posteriors=True)
     coding = check_labels_known(mf.classes, scores.y_true, model, data)
@@ -99,11 +104,25 @@ def evaluate(
         inputs=inputs(),
         settings=settings,
         coding=coding,
+        pos_label=pos_label,
     )
     if scores.n_left_out:
         report.warnings.append(left_out_warning(scores.n_left_out, n_rows))
     note_missing_spellings(report, data)
     return report
+
+
+def check_pos_label(classes, pos_label: str | None, model: str) -> None:
+    """Refuse, before any row is read, a ``--pos-label`` that is not one of
+    the two classes of the model file ``model``."""
+    from nbcli.reports.evaluation import positive_column
+
+    if pos_label is None:
+        return
+    try:
+        positive_column(list(classes), pos_label)
+    except ValueError as exc:
+        raise NbcliError(f"--pos-label {pos_label}: {model}: {exc}") from None
 
 
 def _score_named(mf, path: str, which: str, data: str, read, reporter):

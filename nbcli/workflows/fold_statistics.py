@@ -10,6 +10,7 @@ out-of-fold rows.
 from __future__ import annotations
 
 import contextlib
+import warnings as python_warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -68,6 +69,8 @@ class FoldStatistics:
     _widths: Any = None
     _row_filter: Any = None
     _merged: dict = field(default_factory=dict)
+    #: Warnings the models gave when built, each with the folds that gave it.
+    _model_warnings: dict = field(default_factory=dict)
 
     @property
     def n_repeats(self) -> int:
@@ -197,17 +200,43 @@ class FoldStatistics:
             if own is not None:
                 widths = np.maximum(widths, np.broadcast_to(np.asarray(own), widths.shape))
             given["min_categories"] = widths
+        where = "all rows" if leave_out is None else f"fold {self._name(leave_out)}"
         try:
-            with np.errstate(over="ignore", invalid="ignore"):
-                return type(est).from_stats(
+            # What a model says when built (LDA's collinear directions) is
+            # collected for the report, not printed as a Python warning.
+            with (
+                np.errstate(over="ignore", invalid="ignore"),
+                python_warnings.catch_warnings(record=True) as caught,
+            ):
+                python_warnings.simplefilter("always")
+                model = type(est).from_stats(
                     self.merged(repeat, leave_out),
                     self.classes.copy(),
                     given,
                     len(self.feature_names),
                 )
         except ValueError as exc:
-            where = "all rows" if leave_out is None else f"fold {self._name(leave_out)}"
             raise NbcliError(f"{self.path}: {where}: {exc}") from None
+        for w in caught:
+            seen = self._model_warnings.setdefault(str(w.message), [])
+            if where not in seen:
+                seen.append(where)
+        return model
+
+    def model_warnings(self) -> list[str]:
+        """The warnings the models built so far gave, one line per message,
+        naming the columns and the folds (or all rows) whose model gave it."""
+        from nbcli.workflows.train import _named
+
+        lines = []
+        for message, where in self._model_warnings.items():
+            folds = [w.removeprefix("fold ") for w in where if w.startswith("fold ")]
+            places = [w for w in where if not w.startswith("fold ")]
+            if folds:
+                places.insert(0, ("folds " if len(folds) > 1 else "fold ") + ", ".join(folds))
+            named = _named(message, self.feature_names)
+            lines.append(f"{self.path}: {'; '.join(places)}: {named}")
+        return lines
 
     def model_file(self, params: dict, search: dict | None = None):
         """The model of all rows with ``params`` as a :class:`~nbcli.io.modelfile.ModelFile`,

@@ -56,6 +56,7 @@ def collect_text_folds(
     column_types: dict | None = None,
     reporter: Reporter | None = None,
     fingerprint: bool = True,
+    na_labels=(),
 ) -> TextFoldStatistics:
     """:func:`nbcli.workflows.folds.collect_fold_statistics` for a file with text columns.
 
@@ -113,6 +114,7 @@ def collect_text_folds(
         na_values=na_values,
         column_types=column_types,
         kinds={c: "words" for c in text.columns},
+        na_labels=na_labels,
     )
     outside = [c for c in text.columns if c not in stream.word_columns]
     if outside:
@@ -183,6 +185,7 @@ def collect_text_folds(
             unseen=unseen,
             na_values=na_values,
             row_counts=row_counts,
+            na_labels=tuple(na_labels or ()),
         ),
     )
     if names:

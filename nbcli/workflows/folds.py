@@ -15,6 +15,7 @@ import numpy as np
 
 from nbcli.errors import NbcliError
 from nbcli.io.cells import as_text, label_codes, text_array
+from nbcli.io.limits import check_statistics_size
 from nbcli.workflows.engine import Reporter
 from nbcli.workflows.fold_statistics import FoldStatistics
 from nbcli.workflows.inputs import ReadOptions
@@ -60,6 +61,7 @@ def collect_fold_statistics(
     reporter: Reporter | None = None,
     fingerprint: bool = True,
     text=None,
+    na_labels=(),
 ) -> FoldStatistics:
     """Read ``data``, plan the folds and gather every fold's statistics.
 
@@ -87,10 +89,10 @@ def collect_fold_statistics(
     memory_budget : int
         Bytes of feature values kept between passes; beyond it the file is
         read again.
-    missing, unseen, na_values, column_types
+    missing, unseen, na_values, column_types, na_labels
         As for :func:`nbcli.workflows.train.train` (``--missing``,
-        ``--unseen``, ``--na-values``, ``--column``): rows skipped for a
-        missing label or (``drop``) a missing cell are in no fold.
+        ``--unseen``, ``--na-values``, ``--column``, ``--na-labels``): rows
+        skipped for a missing label or (``drop``) a missing cell are in no fold.
     reporter : Reporter, optional
         Progress of the reading.
     fingerprint : bool
@@ -149,6 +151,7 @@ def collect_fold_statistics(
             column_types=column_types,
             reporter=reporter,
             fingerprint=fingerprint,
+            na_labels=na_labels,
         )
     keep = [c for c in (fold_column, group_column) if c is not None]
     column_types = dict(column_types or {})
@@ -165,12 +168,16 @@ def collect_fold_statistics(
         missing=missing,
         na_values=na_values,
         column_types=column_types,
+        na_labels=na_labels,
     )
     apply_column_types(estimator, stream.plan, column_types, missing, unseen)
     row_counts = RowCounts()
     names = list(stream.feature_names)
     # Models that lay out their columns by type (mixed) read the width from here.
     estimator.n_features_in_ = len(names)
+    # Every fold's statistics are held at once, beside those of all rows.
+    copies = (1 if fold_column is not None else n_folds * n_repeats) + 1
+    check_statistics_size(data, estimator, len(names), copies=copies)
     fp = TrainingFingerprint(legacy=False) if fingerprint else None
     ys, kept = [], []
     chunks: list | None = []
@@ -225,14 +232,33 @@ def collect_fold_statistics(
         _stream=stream,
         _row_filter=lambda: partial(RowCounts().filter, missing=missing),
     )
+    if na_labels:
+        # A model file of all rows (tune) reads evaluate's labels alike.
+        fs.training["na_labels"] = [str(v) for v in na_labels]
     if early is not None:
         fold_text = as_text(np.concatenate([k[early.column] for k in kept]))
         fs.stats = [early.final(fs, raw_classes, position, fold_text)]
     else:
         _accumulate_folds(fs)
     check_folds(fs, estimator.min_samples_per_class)
+    check_fold_sums(fs)
     fs.warnings.extend(fs.fold_only_categories(stream.categories))
     return fs
+
+
+def check_fold_sums(fs: FoldStatistics) -> None:
+    """Refuse data whose sums or squared spreads overflow float64, as ``fit``
+    does (naming the column), rather than score fold models of infinite
+    statistics: each fold's sums, and those of all rows, which bound the
+    sums of every fold model."""
+    from types import SimpleNamespace
+
+    from nbcli.workflows.train_checks import check_finite_statistics
+
+    pieces = [s for s in fs.stats[0] if s is not None] + [fs.merged(0)]
+    for stats in pieces:
+        if stats is not None:
+            check_finite_statistics(fs.path, SimpleNamespace(stats_=stats), fs.feature_names)
 
 
 def refuse_empty_folds(values, column: str, data: str, offset: int) -> None:
@@ -281,6 +307,7 @@ def fold_stream(
     na_values,
     column_types: dict,
     kinds: dict | None = None,
+    na_labels=(),
 ):
     """The rows of ``data`` as ``nbcli fit`` reads them for ``estimator`` (the
     same column plan and missing-value handling), with ``fold_column`` or
@@ -305,6 +332,7 @@ def fold_stream(
         na_values=na_values,
         column_types=column_types,
         kinds=kinds,
+        na_labels=na_labels,
     )
 
 

@@ -256,15 +256,16 @@ class _Batch:
 
 def _predict_staged(model, in_path: str, out_path: str, options: dict, batch: _Batch):
     """:func:`_predict_one` for a thread of a local batch: the output is staged
-    in ``batch`` (the caller replaces the targets once every file is done)."""
+    in ``batch`` (the caller replaces the targets once every file is done).
+    None when the batch stopped before the file was done."""
     with batch.task():
         if batch.cancelled.is_set() or interrupts.stopping():
-            return in_path, 0, None, False
+            return None
         try:
             with staging(batch.staged):
                 return _predict_one(model, in_path, out_path, options)
         except interrupts.Stopped:
-            return in_path, 0, None, False
+            return None
 
 
 def _regular_file(path) -> bool:
@@ -400,11 +401,16 @@ def predict_batch(
         batch = _Batch()
         tasks = [(model_path, p, targets[p], options, batch) for p in inputs]
         try:
-            results = list(
-                reporter.progress(
-                    local.map(_predict_staged, tasks, jobs=jobs), "scoring files", total=len(inputs)
-                )
-            )
+            results = []
+            scored = local.map(_predict_staged, tasks, jobs=jobs)
+            for result in reporter.progress(scored, "scoring files", total=len(inputs)):
+                # An interruption a finalizer swallowed stops the batch here.
+                interrupts.checkpoint()
+                results.append(result)
+            interrupts.checkpoint()
+            if any(result is None for result in results):
+                # A file was stopped, so the command was interrupted.
+                raise KeyboardInterrupt
             # Every output replaces its earlier one at the end, together: an
             # interrupted batch leaves the folder as it was.
             commit_staged(batch.staged)

@@ -102,6 +102,7 @@ def split(
     x_key: str = "X",
     y_key: str = "y",
     force: bool = False,
+    na_labels: tuple[str, ...] = (),
 ) -> SplitReport:
     """Split ``data`` into train, test and (with ``calib``) calibration files.
 
@@ -124,6 +125,9 @@ def split(
         As for reading training data: the target column (default as
         ``fit`` chooses it), the CSV delimiter (default detected), the NPZ
         keys of features and labels.
+    na_labels : tuple of str
+        Label texts that mean a missing label (``--na-labels``), besides
+        the empty cell.
     force : bool
         Replace existing outputs that are not earlier splits of the same
         kind of data (see below).
@@ -158,7 +162,13 @@ def split(
         [("--data", data)],
     )
     source = Source(data)
-    opts = read_options(target=target, x_key=x_key, y_key=y_key, skip_missing_labels=True)
+    opts = read_options(
+        target=target,
+        x_key=x_key,
+        y_key=y_key,
+        skip_missing_labels=True,
+        na_labels=tuple(str(v) for v in na_labels),
+    )
     if source.format == "csv":
         fmt: _Format = _Csv(source, delimiter)
     elif source.format == "parquet":

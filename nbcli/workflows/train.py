@@ -175,6 +175,7 @@ def training_stream(path: str, estimator, **read):
     kinds = type(estimator).feature_kinds
     if read.get("na_values") is not None:
         read["na_values"] = tuple(str(v) for v in read["na_values"])
+    read["na_labels"] = tuple(str(v) for v in read.get("na_labels") or ())
     return iter_dataset(
         path,
         need_target=True,
@@ -232,6 +233,7 @@ def train(
     na_values=None,
     column_types=None,
     text=None,
+    na_labels=None,
 ) -> TrainResult:
     """Fit ``estimator`` on the data file at ``path``, chunk by chunk.
 
@@ -267,6 +269,9 @@ def train(
         in training.
     na_values : list of str, optional
         Cell texts read as missing (default :data:`nbcli.io.cells.NA_STRINGS`).
+    na_labels : list of str, optional
+        Label texts read as a missing label (``--na-labels``), besides the
+        empty cell; stored in the model for evaluate and calibrate.
     column_types : dict of str to str, optional
         ``--column NAME=TYPE``: ``gaussian``, ``categorical``, ``bernoulli``
         or ``multinomial`` (the mixed model; ``categorical`` also for the
@@ -285,7 +290,9 @@ def train(
         For unreadable or invalid data, a single class, or a class with
         fewer samples than the model needs (``min_samples_per_class``).
     """
+    from nbcli.io.cells import label_codes
     from nbcli.io.fingerprint import TrainingFingerprint
+    from nbcli.io.limits import check_statistics_size
     from nbcli.workflows.tables import (
         RowCounts,
         apply_column_types,
@@ -329,6 +336,7 @@ def train(
         y_key=y_key,
         missing=missing,
         na_values=na_values,
+        na_labels=na_labels,
         column_types=column_types,
         kinds=None if text is None else {c: "words" for c in text.columns},
     )
@@ -341,6 +349,8 @@ def train(
             )
     warnings: list[str] = list(stream.plan.warnings)
     apply_column_types(estimator, stream.plan, column_types, missing, unseen)
+    check_statistics_size(path, estimator, len(stream.feature_names))
+    classes_seen: set = set()
     if text is not None and "column_types" in estimator.get_params():
         _text_terms_beside_table(estimator, path, stream.plan, text, column_types)
     counts_of_rows = RowCounts()
@@ -365,6 +375,16 @@ def train(
             state.hold(ds, counts_of_rows.read, stream.whole_rows)
             if ds.X.shape[0] == 0:
                 continue
+            # Statistics grow with the classes (and categories) met: refused
+            # before the chunk that would take them past the limit.
+            classes_seen.update(label_codes(ds.y)[0].tolist())
+            check_statistics_size(
+                path,
+                estimator,
+                ds.X.shape[1],
+                max(2, len(classes_seen)),
+                dims={"S": sum(len(v) for v in stream.categories.values())},
+            )
             if text is None:
                 fp.update(ds.X, ds.y)
             else:
@@ -421,6 +441,7 @@ def train(
             unseen=unseen,
             na_values=na_values,
             row_counts=counts_of_rows,
+            na_labels=tuple(na_labels or ()),
         ),
     )
 
@@ -457,6 +478,8 @@ class TableFacts:
         Cell texts read as missing, when not the default.
     row_counts : RowCounts
         Rows used, skipped for a missing label, dropped for a missing cell.
+    na_labels : tuple of str
+        Label texts read as a missing label (``--na-labels``).
     """
 
     plan: Any
@@ -465,6 +488,7 @@ class TableFacts:
     unseen: str
     na_values: Any = None
     row_counts: Any = None
+    na_labels: tuple = ()
 
 
 def finish_training(
@@ -634,6 +658,8 @@ def finish_training(
         training["unseen"] = tables.unseen
         if tables.na_values is not None:
             training["na_values"] = [str(v) for v in tables.na_values]
+        if tables.na_labels:
+            training["na_labels"] = [str(v) for v in tables.na_labels]
     mf = ModelFile(
         model=estimator,
         feature_names=list(feature_names),
