@@ -279,6 +279,30 @@ def test_a_report_that_cannot_be_written_leaves_the_model_file_as_it_was(small, 
     assert (small / "m.npz").read_bytes() != old and (small / "r.json").exists()
 
 
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+def test_a_calibration_report_that_cannot_be_written_leaves_the_model_file_as_it_was(small):
+    # Five copies of one noisy feature: naive Bayes counts its evidence five
+    # times, so temperature scaling improves it and the model file is written.
+    rng = np.random.default_rng(2)
+    y = rng.integers(0, 2, 200)
+    x = y + rng.normal(0, 0.8, 200)
+    rows = "".join(f"{v:.6f},{v:.6f},{v:.6f},{v:.6f},{v:.6f},{'xy'[c]}\n" for v, c in zip(x, y))
+    (small / "d.csv").write_text("a,b,c,d,e,label\n" + rows, encoding="utf-8")
+    fitted = nbcli_in_process("fit", "-m", "gaussian", "-d", small / "d.csv", "-o", small / "g.npz")
+    assert fitted.returncode == 0, fitted.stderr
+    old = b"an earlier model file"
+    (small / "m.npz").write_bytes(old)
+    args = ("calibrate", "-m", small / "g.npz", "-d", small / "d.csv", "--allow-training-data")
+    args += ("--method", "temperature", "-o", small / "m.npz")
+    run = nbcli_in_process(*args, "--json", "/dev/full", "--force", "-q")
+    assert_one_error_line(run, "/dev/full", "No space left")
+    assert (small / "m.npz").read_bytes() == old
+    assert sorted(p.name for p in small.iterdir()) == ["d.csv", "g.npz", "m.npz"]
+    ok = nbcli_in_process(*args, "--json", small / "r.json", "--force", "-q")
+    assert ok.returncode == 0, ok.stderr
+    assert (small / "m.npz").read_bytes() != old and (small / "r.json").exists()
+
+
 def test_readme_states_every_limit():
     from pathlib import Path
 

@@ -223,9 +223,12 @@ def calibrate(
         diagram = reliability_image(before.diagram.to_dict()["bins"], bins_after, Path(plot).suffix)
     refused = result.fitted and output is not None and not result.accepted
     # Once the model file may be replaced, the command finishes, whatever arrives.
-    from nbcli.io.atomic import signals_deferred
+    # The model file, the JSON report and the plot replace their files together:
+    # a report that cannot be written leaves the old model file as it was.
+    from nbcli.cli.console import info
+    from nbcli.io.atomic import outputs_together, signals_deferred
 
-    with signals_deferred():
+    with signals_deferred(), outputs_together():
         if result.fitted and output is not None and (allow_worse or not refused):
             from nbcli.io.modelfile import save_model
 
@@ -236,17 +239,15 @@ def calibrate(
 
             with atomic_write(plot, "wb") as f:
                 f.write(diagram)
-            from nbcli.cli.console import info
+    if diagram is not None:
+        info(f"wrote {plot}", quiet or json_out == "-")
+    # Raised once the block has ended, so that the report of a refusal is written.
+    if refused and not allow_worse:
+        from nbcli.errors import THRESHOLD_MISSED
 
-            info(f"wrote {plot}", quiet or json_out == "-")
-        if refused and not allow_worse:
-            from nbcli.errors import THRESHOLD_MISSED
-
-            raise NbcliError(refusal(report.verdict, method.value, data, output), THRESHOLD_MISSED)
-        if output is not None:
-            from nbcli.cli.console import info
-
-            info(f"wrote {output}", quiet or json_out == "-")
+        raise NbcliError(refusal(report.verdict, method.value, data, output), THRESHOLD_MISSED)
+    if output is not None:
+        info(f"wrote {output}", quiet or json_out == "-")
     common.enforce_thresholds(report.threshold_values(), thresholds)
     return 0
 
