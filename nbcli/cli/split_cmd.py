@@ -79,19 +79,16 @@ def split(
     columns (an earlier split); anything else needs --force.
     Example: nbcli split -d penguins.csv --test 0.2 --calib 0.1 --output-dir splits
     """
+    from nbcli.cli.requests import data_request
     from nbcli.workflows.split import split as run_split
 
     report = run_split(
-        data,
+        data_request(locals()),
         test=_size(test, "--test"),
         calib=_size(calib, "--calib"),
         stratify=stratify,
         seed=seed,
         output_dir=output_dir,
-        target=target,
-        delimiter=delimiter,
-        x_key=x_key,
-        y_key=y_key,
         force=force,
     )
     from nbcli.cli.console import info, warn

@@ -33,9 +33,10 @@ from nbcli.io.messages import (
     quote_names,
     translated,
 )
-from nbcli.io.plan import ColumnPlan, ReadOptions, plan_columns
+from nbcli.io.plan import ColumnPlan, plan_columns
 from nbcli.io.profile import SAMPLE_ROWS
 from nbcli.io.readers import RawChunk, TableReader, finish_plan, labels_or_error, register
+from nbcli.io.request import DataRequest
 from nbcli.io.sources import Source
 from nbcli.io.words import words_of
 
@@ -237,7 +238,7 @@ class CsvReader(TableReader):
 
     format = "csv"
 
-    def __init__(self, source: Source, opts: ReadOptions, delimiter: str | None = None):
+    def __init__(self, source: Source, opts: DataRequest, delimiter: str | None = None):
         self.source = source
         display = source.display
         self.header = read_header(source.open_binary, display, delimiter)

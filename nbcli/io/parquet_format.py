@@ -18,9 +18,10 @@ import numpy as np
 from nbcli.errors import NbcliError
 from nbcli.io.cells import features_of, missing_labels, typed_labels
 from nbcli.io.messages import error_from_exception, fail, interruption_in, quote_names
-from nbcli.io.plan import ColumnPlan, ReadOptions, plan_columns
+from nbcli.io.plan import ColumnPlan, plan_columns
 from nbcli.io.profile import SAMPLE_ROWS
 from nbcli.io.readers import RawChunk, TableReader, finish_plan, labels_or_error, register
+from nbcli.io.request import DataRequest
 from nbcli.io.sources import Source
 from nbcli.io.words import words_of
 
@@ -55,7 +56,7 @@ class ParquetReader(TableReader):
 
     format = "parquet"
 
-    def __init__(self, source: Source, opts: ReadOptions, delimiter: str | None = None):
+    def __init__(self, source: Source, opts: DataRequest, delimiter: str | None = None):
         import polars as pl
 
         self.source = source

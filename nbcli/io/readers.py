@@ -24,7 +24,8 @@ import numpy.ma  # noqa: F401
 
 from nbcli.errors import NbcliError
 from nbcli.io.categories import Categories
-from nbcli.io.plan import CATEGORICAL, NUMERIC, WORDS, ColumnPlan, ReadOptions, decide_kinds
+from nbcli.io.plan import CATEGORICAL, NUMERIC, WORDS, ColumnPlan, decide_kinds
+from nbcli.io.request import DataRequest
 from nbcli.io.sources import Source
 
 __all__ = [
@@ -60,7 +61,7 @@ class RawChunk:
         feature cells are checked, so that features are blamed first.
     y_missing : ndarray of shape (n_rows,), bool, or None
         Rows whose label is missing, when the options let them through
-        (``ReadOptions.skip_missing_labels``).
+        (``DataRequest.skip_missing_labels``).
     words : dict of str to ndarray of shape (n_rows,)
         The plan's WORDS features, as text (see :mod:`nbcli.io.words`).
     """
@@ -83,7 +84,7 @@ class TableReader(abc.ABC):
     """A data file of one format.
 
     A reader is made from a :class:`~nbcli.io.sources.Source` and
-    :class:`~nbcli.io.plan.ReadOptions`; making it reads and checks the
+    :class:`~nbcli.io.request.DataRequest`; making it reads and checks the
     header (or schema) and decides :attr:`plan`. Iterating :meth:`chunks`
     reads the rows, from the top each time.
     """
@@ -100,7 +101,7 @@ class TableReader(abc.ABC):
     read_target: bool = True
 
     @abc.abstractmethod
-    def __init__(self, source: Source, opts: ReadOptions, delimiter: str | None = None): ...
+    def __init__(self, source: Source, opts: DataRequest, delimiter: str | None = None): ...
 
     @abc.abstractmethod
     def chunks(self, chunk_size: int | None, resolve: bool) -> Iterator[RawChunk]:
@@ -123,7 +124,7 @@ def labels_or_error(convert, *args) -> tuple[np.ndarray | None, NbcliError | Non
 
 
 def finish_plan(
-    plan: ColumnPlan, opts: ReadOptions, display: str, sample
+    plan: ColumnPlan, opts: DataRequest, display: str, sample
 ) -> tuple[ColumnPlan, dict[str, Categories]]:
     """The plan with its kinds decided and the category tables of its
     categorical features.
@@ -143,7 +144,9 @@ def finish_plan(
             profiles.update(profile_columns(frame, [plan.target], ("",)))
         plan = decide_kinds(plan, profiles, opts, display)
     encoders = {
-        name: Categories(name, opts.categories.get(name), frozen=not opts.infer, unseen=opts.unseen)
+        name: Categories(
+            name, opts.categories.get(name), frozen=not opts.infer, unseen=opts.unseen or "error"
+        )
         for name in plan.features
         if plan.kind(name) == CATEGORICAL
     }
@@ -159,7 +162,7 @@ def register(cls: type[TableReader]) -> type[TableReader]:
     return cls
 
 
-def open_reader(source: Source, opts: ReadOptions, delimiter: str | None = None) -> TableReader:
+def open_reader(source: Source, opts: DataRequest, delimiter: str | None = None) -> TableReader:
     """The reader of ``source``'s format, with its plan made."""
     # Importing the format modules registers their readers.
     from nbcli.io import csv_format, npz_format, parquet_format  # noqa: F401

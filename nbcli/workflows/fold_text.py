@@ -26,42 +26,34 @@ same per-fold statistics.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from nbcli.errors import NbcliError
 from nbcli.workflows.engine import Reporter
 from nbcli.workflows.fold_text_statistics import TermRows, TextFoldStatistics
-from nbcli.workflows.inputs import ReadOptions
+
+if TYPE_CHECKING:
+    from nbcli.io.request import DataRequest
+    from nbcli.workflows.settings import FoldSettings
 
 __all__ = ["TermRows", "TextFoldStatistics", "collect_text_folds"]
 
 
 def collect_text_folds(
     estimator,
-    data: str,
+    request: DataRequest,
+    folds: FoldSettings,
     *,
-    text,
-    read: ReadOptions,
-    features=None,
-    drop=None,
-    n_folds: int = 10,
-    fold_column: str | None = None,
-    group_column: str | None = None,
-    n_repeats: int = 1,
-    seed: int | None = 0,
     priors_by_label: dict | None = None,
-    missing: str | None = None,
-    unseen: str = "error",
-    na_values=None,
-    column_types: dict | None = None,
     reporter: Reporter | None = None,
     fingerprint: bool = True,
 ) -> TextFoldStatistics:
     """:func:`nbcli.workflows.folds.collect_fold_statistics` for a file with text columns.
 
-    The parameters are that function's, and ``text``, the
-    :class:`~nbcli.text.settings.TextSettings` of the columns (as
-    ``nbcli fit --text`` takes them). Reads the file once, whatever its
+    The parameters are that function's; the request's text block holds the
+    columns and their tokenisation (as ``nbcli fit --text`` takes them). Reads the file once, whatever its
     size: the rows' term counts are kept, sparse.
 
     Raises
@@ -71,7 +63,7 @@ def collect_text_folds(
         as :func:`~nbcli.workflows.folds.collect_fold_statistics` for the folds.
     """
     from nbcli.io.fingerprint import TrainingFingerprint
-    from nbcli.workflows.folds import check_folds, fold_layout, fold_stream
+    from nbcli.workflows.folds import FoldRows, check_folds, fold_layout, fold_stream
     from nbcli.workflows.tables import (
         RowCounts,
         apply_column_types,
@@ -89,31 +81,21 @@ def collect_text_folds(
         )
     reporter = reporter or Reporter()
     kind = check_text_model(estimator)
-    if read.target is not None and read.target in text.columns:
+    data, text, target = request.path, request.text, request.target
+    assert text is not None
+    unseen, na_values = request.unseen or "error", request.na_values
+    if target is not None and target in text.columns:
         raise NbcliError(
-            f"{data}: --text {read.target}: the column is the target; a text column must be a "
-            "feature"
+            f"{data}: --text {target}: the column is the target; a text column must be a feature"
         )
-    keep = [c for c in (fold_column, group_column) if c is not None]
+    keep = folds.keep
     clash = sorted(set(keep) & set(text.columns))
     if clash:
         raise NbcliError(f"{data}: --text {clash[0]}: the column also holds the folds or groups")
-    column_types = dict(column_types or {})
-    missing = choose_missing(estimator, missing)
+    column_types = dict(request.column_types)
+    missing = choose_missing(estimator, request.missing)
     check_column_types(estimator, column_types)
-    stream = fold_stream(
-        estimator,
-        data,
-        read,
-        features=features,
-        drop=drop,
-        fold_column=fold_column,
-        group_column=group_column,
-        missing=missing,
-        na_values=na_values,
-        column_types=column_types,
-        kinds={c: "words" for c in text.columns},
-    )
+    stream = fold_stream(estimator, request.reading(missing=missing), folds)
     outside = [c for c in text.columns if c not in stream.word_columns]
     if outside:
         raise NbcliError(
@@ -152,19 +134,10 @@ def collect_text_folds(
         start += n
     common, _, _ = fold_layout(
         estimator,
-        data,
         stream,
-        ys,
-        kept,
-        names=names,
-        fingerprint=fp,
-        warnings=row_counts.warnings(data, missing),
-        priors_by_label=priors_by_label,
-        n_folds=n_folds,
-        fold_column=fold_column,
-        group_column=group_column,
-        n_repeats=n_repeats,
-        seed=seed,
+        FoldRows(data, ys, kept, names, fp, row_counts.warnings(data, missing)),
+        folds,
+        priors_by_label,
     )
     n_rows = common["codes"].size
     X_numeric = np.vstack(numeric) if numeric else np.zeros((n_rows, 0))

@@ -302,7 +302,7 @@ class TextFoldStatistics(FoldStatistics):
 
     def model_file(self, params: dict, search: dict | None = None):
         """The model of all rows with ``params``, as ``nbcli fit`` writes it, with ``search``."""
-        from nbcli.workflows.train import finish_training
+        from nbcli.workflows.train import RowsRead, finish_training
 
         part = self.fold_text(0, None)
         est = type(self.estimator)(**{**self.estimator.get_params(), **params})
@@ -310,8 +310,7 @@ class TextFoldStatistics(FoldStatistics):
         est.n_features_in_ = len(part.feature_names)
         est.feature_names_in_ = np.asarray(part.feature_names, dtype=object)
         est.stats_ = part.stats.copy()
-        result = finish_training(
-            est,
+        read = RowsRead(
             data=self.path,
             target=self.target,
             feature_names=part.feature_names,
@@ -323,6 +322,10 @@ class TextFoldStatistics(FoldStatistics):
                 for k, v in self.training.items()
                 if k not in ("n_samples", "class_counts", "data")
             },
+        )
+        result = finish_training(
+            est,
+            read,
             tables=self.tables,
             text=self.text,
             vocabularies=part.vocabularies,

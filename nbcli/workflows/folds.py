@@ -9,20 +9,19 @@ fold models with any hyperparameters and scores the out-of-fold rows. See
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from nbcli.errors import NbcliError
 from nbcli.workflows.engine import Reporter
 from nbcli.workflows.fold_statistics import FoldStatistics
-from nbcli.workflows.inputs import ReadOptions
+from nbcli.workflows.settings import MEMORY_BUDGET, FoldSettings
 
 if TYPE_CHECKING:
+    from nbcli.io.request import DataRequest
     from nbcli.models import BayesClassifier
-
-MEMORY_BUDGET = 1 << 30
-"""Bytes of feature values kept in memory between passes (1 GiB)."""
 
 __all__ = ["MEMORY_BUDGET", "FoldStatistics", "collect_fold_statistics"]
 
@@ -40,67 +39,38 @@ def _typed_classes(raw: np.ndarray):
 
 def collect_fold_statistics(
     estimator: BayesClassifier,
-    data: str,
+    request: DataRequest,
+    folds: FoldSettings | None = None,
     *,
-    read: ReadOptions | None = None,
-    features=None,
-    drop=None,
-    n_folds: int = 10,
-    fold_column: str | None = None,
-    group_column: str | None = None,
-    n_repeats: int = 1,
-    seed: int | None = 0,
     priors_by_label: dict | None = None,
-    memory_budget: int = MEMORY_BUDGET,
-    missing: str | None = None,
-    unseen: str = "error",
-    na_values=None,
-    column_types: dict | None = None,
     reporter: Reporter | None = None,
     fingerprint: bool = True,
-    text=None,
 ) -> FoldStatistics:
-    """Read ``data``, plan the folds and gather every fold's statistics.
+    """Read the labelled data of ``request``, plan the folds and gather every fold's statistics.
 
     Parameters
     ----------
     estimator : BayesClassifier
         Unfitted, with its hyperparameters set (its type makes the fold models).
-    data : str
-        Labelled data (CSV, NPZ, Parquet, ``-`` for stdin).
-    read : ReadOptions, optional
-    features, drop : list of str, optional
-        As ``nbcli fit``'s ``--features`` and ``--drop``.
-    n_folds : int
-        Folds of the stratified (or grouped) split; ignored with ``fold_column``.
-    fold_column : str, optional
-        Column whose values are the folds (one fold per distinct value).
-    group_column : str, optional
-        Column of groups kept whole within one fold (stratified as far as possible).
-    n_repeats : int
-        Independent fold plans, from children of ``SeedSequence(seed)``.
-    seed : int or None
-        Seed of the fold plan.
+    request : DataRequest
+        The labelled data (CSV, NPZ, Parquet, ``-`` for stdin), read as
+        :func:`nbcli.workflows.train.train` reads it: rows skipped for a
+        missing label or (``drop``) a missing cell are in no fold. With a
+        text block, its columns' word counts are features (count models
+        only): each fold model chooses its own vocabulary from the other
+        folds' rows (see :mod:`nbcli.workflows.fold_text`); the rows' counts
+        are kept (sparse), whatever the memory budget: the file is read once.
+    folds : FoldSettings, optional
+        The fold plan (stratified, grouped or from a column; repeats from
+        children of ``SeedSequence(seed)``) and the bytes of feature values
+        kept between passes (beyond them the file is read again).
     priors_by_label : dict, optional
         ``{label text: prior}``, put in class order once the classes are known.
-    memory_budget : int
-        Bytes of feature values kept between passes; beyond it the file is
-        read again.
-    missing, unseen, na_values, column_types
-        As for :func:`nbcli.workflows.train.train` (``--missing``,
-        ``--unseen``, ``--na-values``, ``--column``): rows skipped for a
-        missing label or (``drop``) a missing cell are in no fold.
     reporter : Reporter, optional
         Progress of the reading.
     fingerprint : bool
         Hash the rows for the training fingerprint of a model file
         (``training``); a cross-validation that writes no model skips it.
-    text : TextSettings, optional
-        Text columns whose word counts are features (count models only), as
-        ``nbcli fit --text`` takes them: each fold model chooses its own
-        vocabulary from the other folds' rows (see
-        :mod:`nbcli.workflows.fold_text`). The rows' counts are kept
-        (sparse), whatever ``memory_budget``: the file is read once.
 
     Raises
     ------
@@ -120,52 +90,27 @@ def collect_fold_statistics(
     )
     from nbcli.workflows.train import data_error
 
-    read = read or ReadOptions()
+    folds = folds or FoldSettings()
     reporter = reporter or Reporter()
-    if fold_column is not None and group_column is not None:
-        raise NbcliError("give --fold-column or --group-column, not both")
-    if fold_column is not None and n_repeats != 1:
-        raise NbcliError("--repeats needs planned folds; a --fold-column gives one plan")
-    if text is not None:
+    folds.check()
+    if request.text is not None:
         from nbcli.workflows.fold_text import collect_text_folds
 
         return collect_text_folds(
             estimator,
-            data,
-            text=text,
-            read=read,
-            features=features,
-            drop=drop,
-            n_folds=n_folds,
-            fold_column=fold_column,
-            group_column=group_column,
-            n_repeats=n_repeats,
-            seed=seed,
+            request,
+            folds,
             priors_by_label=priors_by_label,
-            missing=missing,
-            unseen=unseen,
-            na_values=na_values,
-            column_types=column_types,
             reporter=reporter,
             fingerprint=fingerprint,
         )
-    keep = [c for c in (fold_column, group_column) if c is not None]
-    column_types = dict(column_types or {})
-    missing = choose_missing(estimator, missing)
+    data, keep, fold_column = request.path, folds.keep, folds.fold_column
+    memory_budget = folds.memory_budget
+    column_types = dict(request.column_types)
+    missing = choose_missing(estimator, request.missing)
     check_column_types(estimator, column_types)
-    stream = fold_stream(
-        estimator,
-        data,
-        read,
-        features=features,
-        drop=drop,
-        fold_column=fold_column,
-        group_column=group_column,
-        missing=missing,
-        na_values=na_values,
-        column_types=column_types,
-    )
-    apply_column_types(estimator, stream.plan, column_types, missing, unseen)
+    stream = fold_stream(estimator, request.reading(missing=missing), folds)
+    apply_column_types(estimator, stream.plan, column_types, missing, request.unseen or "error")
     row_counts = RowCounts()
     names = list(stream.feature_names)
     # Models that lay out their columns by type (mixed) read the width from here.
@@ -202,19 +147,10 @@ def collect_fold_statistics(
         start += ds.X.shape[0]
     common, raw_classes, position = fold_layout(
         estimator,
-        data,
         stream,
-        ys,
-        kept,
-        names=names,
-        fingerprint=fp,
-        warnings=row_counts.warnings(data, missing),
-        priors_by_label=priors_by_label,
-        n_folds=n_folds,
-        fold_column=fold_column,
-        group_column=group_column,
-        n_repeats=n_repeats,
-        seed=seed,
+        FoldRows(data, ys, kept, names, fp, row_counts.warnings(data, missing)),
+        folds,
+        priors_by_label,
     )
     fs = FoldStatistics(
         **common,
@@ -232,65 +168,60 @@ def collect_fold_statistics(
     return fs
 
 
-def fold_stream(
-    estimator,
-    data: str,
-    read: ReadOptions,
-    *,
-    features,
-    drop,
-    fold_column: str | None,
-    group_column: str | None,
-    missing: str,
-    na_values,
-    column_types: dict,
-    kinds: dict | None = None,
-):
-    """The rows of ``data`` as ``nbcli fit`` reads them for ``estimator`` (the
-    same column plan and missing-value handling), with ``fold_column`` or
-    ``group_column`` carried beside them; ``kinds`` fixes the kind of
-    columns such as text ones (``{"notes": "words"}``)."""
+def fold_stream(estimator, request: DataRequest, folds: FoldSettings):
+    """The rows of ``request`` as ``nbcli fit`` reads them for ``estimator`` (the
+    same column plan and missing-value handling, the request's ``missing``
+    the policy in force, its text blocks' columns read as words), with the
+    fold or group column of ``folds`` carried beside them."""
     from nbcli.workflows.train import training_stream
 
-    keep = [c for c in (fold_column, group_column) if c is not None]
+    keep = folds.keep
     return training_stream(
-        data,
+        request.path,
         estimator,
-        chunk_size=read.chunk_size,
-        target=read.target,
-        features=features,
-        drop=drop,
-        delimiter=read.delimiter,
-        x_key=read.x_key,
-        y_key=read.y_key,
+        request,
         keep=keep or None,
-        keep_for=f"for {'--fold-column' if fold_column is not None else '--group-column'}",
-        missing=missing,
-        na_values=na_values,
-        column_types=column_types,
-        kinds=kinds,
+        keep_for=folds.keep_for,
     )
+
+
+@dataclass
+class FoldRows:
+    """What reading the rows of a cross-validation gathered, for :func:`fold_layout`.
+
+    Attributes
+    ----------
+    data : str
+        The data as messages name it.
+    ys, kept : list
+        The labels and the kept (fold, group) columns, chunk by chunk.
+    names : list of str
+        The feature names.
+    fingerprint : TrainingFingerprint or None
+    warnings : list of str
+        What reading found (rows skipped).
+    """
+
+    data: str
+    ys: list
+    kept: list
+    names: list
+    fingerprint: Any
+    warnings: list
 
 
 def fold_layout(
     estimator,
-    data: str,
     stream,
-    ys: list,
-    kept: list,
-    *,
-    names,
-    fingerprint,
-    warnings,
-    priors_by_label,
-    **folding,
+    rows: FoldRows,
+    folds: FoldSettings,
+    priors_by_label=None,
 ) -> tuple[dict, np.ndarray, np.ndarray]:
     """What every kind of fold statistics is made of, once the labels are read.
 
     Types the labels (:func:`typed_labels`), orders ``priors_by_label`` by
-    class, plans the folds (:func:`plan_folds`, with ``folding``'s
-    ``n_folds``, ``fold_column``, ``group_column``, ``n_repeats``, ``seed``)
-    and sums up the training rows for a model file.
+    class, plans the folds (:func:`plan_folds`, by ``folds``) and sums up
+    the training rows for a model file.
 
     Returns
     -------
@@ -301,10 +232,11 @@ def fold_layout(
     """
     from nbcli.workflows.train import order_priors
 
-    raw_classes, position, classes, codes = typed_labels(data, stream.target, ys)
+    data, fingerprint = rows.data, rows.fingerprint
+    raw_classes, position, classes, codes = typed_labels(data, stream.target, rows.ys)
     if priors_by_label is not None:
         estimator.set_params(**{estimator.prior_param: order_priors(priors_by_label, classes)})
-    folds, fold_values, plan = plan_folds(data, codes, kept, **folding)
+    fold_of, fold_values, plan = plan_folds(data, codes, rows.kept, **folds.planning())
     counts = np.bincount(codes, minlength=classes.size)
     training = {
         "n_samples": int(codes.size),
@@ -317,15 +249,15 @@ def fold_layout(
         "classes": classes,
         "codes": codes,
         "labels": classes[codes],
-        "folds": folds,
+        "folds": fold_of,
         "fold_values": fold_values,
-        "stats": [[None] * int(fold_values.size) for _ in range(folds.shape[0])],
-        "feature_names": names,
+        "stats": [[None] * int(fold_values.size) for _ in range(fold_of.shape[0])],
+        "feature_names": rows.names,
         "target": stream.target,
         "plan": plan,
         "training": training,
         "path": data,
-        "warnings": list(stream.plan.warnings) + list(warnings),
+        "warnings": list(stream.plan.warnings) + list(rows.warnings),
     }
     return fields, raw_classes, position
 

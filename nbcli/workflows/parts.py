@@ -94,43 +94,29 @@ def names_parts(patterns: Sequence[str]) -> bool:
 
 @dataclass(frozen=True)
 class PartTraining:
-    """What every part's fitting task needs: the estimator and the reading options.
+    """What every part's fitting task needs: the estimator and the data request.
 
-    Sent once to every worker; the reading options are those of
-    :func:`nbcli.workflows.train.train`, passed to the same reader
-    (:func:`nbcli.workflows.train.training_stream`): a reading option added
-    there is added here as a field of the same name.
+    Sent once to every worker; each part is read through the same reader as
+    a one-file fit (:func:`nbcli.workflows.train.training_stream`), with the
+    request's ``missing`` the policy in force.
     """
 
     estimator: Any
-    target: str | None = None
-    features: list[str] | None = None
-    drop: list[str] | None = None
-    delimiter: str | None = None
-    chunk_size: int | None = None
-    x_key: str = "X"
-    y_key: str = "y"
-    # Missing cells as the model takes them; what else follows from the model
-    # type (the column plan of a one-file fit) training_stream derives.
-    missing: str = "error"
-    na_values: tuple | None = None
-    # The text columns and their tokenisation (a TextSettings), or None.
-    text: Any = None
+    request: Any  # DataRequest
+
+    @property
+    def missing(self) -> str:
+        return self.request.missing or "error"
+
+    @property
+    def text(self):
+        return self.request.text
 
     def stream(self, path: str):
         """The reader of one part: :func:`nbcli.workflows.train.training_stream`."""
-        from dataclasses import fields
-
         from nbcli.workflows.train import training_stream
 
-        read = {
-            f.name: getattr(self, f.name)
-            for f in fields(self)
-            if f.name not in ("estimator", "text")
-        }
-        if self.text is not None:
-            read["kinds"] = {c: "words" for c in self.text.columns}
-        return training_stream(path, self.estimator, categories=False, **read)
+        return training_stream(path, self.estimator, self.request, categories=False)
 
 
 @dataclass
@@ -280,18 +266,8 @@ def fit_part(index: int, part: str, spec: PartTraining) -> PartFit:
     )
 
 
-def train_parts(
-    estimator,
-    parts: Sequence[str],
-    engine,
-    *,
-    data: str,
-    priors_by_label=None,
-    text=None,
-    unseen: str = "error",
-    **read,
-):
-    """Fit ``estimator`` on the rows of all ``parts`` in order, part by part on ``engine``.
+def train_parts(estimator, request, engine, *, priors_by_label=None):
+    """Fit ``estimator`` on the rows of the parts of ``request`` in order, part by part on ``engine``.
 
     Each part's statistics are gathered where its task runs and merged in
     the engines' fixed tree; the model is made once from the total, by the
@@ -311,20 +287,14 @@ def train_parts(
     ----------
     estimator : BayesClassifier
         Unfitted, with its hyperparameters.
-    parts : sequence of str
-        Part files, in row order.
+    request : DataRequest
+        Its ``data`` names the parts (files, folders, globs: their files in
+        row order, see :func:`expand_parts`); read as
+        :func:`nbcli.workflows.train.train` reads a file; its ``unseen`` is
+        stored in the model file.
     engine : nbcli.engines.Engine
-    data : str
-        What ``--data`` named, recorded in the model file.
     priors_by_label : dict, optional
         As in :func:`nbcli.workflows.train.train`.
-    text : nbcli.text.settings.TextSettings, optional
-        Text columns whose word counts are features (count models only).
-    unseen : {"error", "ignore"}
-        Stored in the model file, as by :func:`nbcli.workflows.train.train`.
-    read
-        ``target``, ``features``, ``drop``, ``delimiter``, ``chunk_size``,
-        ``x_key``, ``y_key``, ``na_values`` of :class:`PartTraining`.
 
     Returns
     -------
@@ -337,13 +307,15 @@ def train_parts(
         parts with different columns, or what a one-file fit refuses.
     """
     from nbcli.io.fingerprint import ROWHASH_ALGORITHM
-    from nbcli.workflows.train import TableFacts, finish_training
+    from nbcli.workflows.train import RowsRead, TableFacts, finish_training
 
+    data, text, parts = request.path, request.text, expand_parts(request.data)
+    unseen = request.unseen or "error"
     if text is not None:
         from nbcli.workflows.text_features import check_text_model, finalize_text
 
         check_text_model(estimator)
-        target = read.get("target")
+        target = request.target
         if target is not None and target in text.columns:
             raise NbcliError(
                 f"{data}: --text {target}: the column is the target; a text column must be a "
@@ -354,12 +326,7 @@ def train_parts(
     check_parts(parts, engine)
     started = time.perf_counter()
     missing = getattr(estimator, "missing", "error")
-    spec = PartTraining(
-        type(estimator)(**estimator.get_params()),
-        missing=missing,
-        text=text,
-        **read,
-    )
+    spec = PartTraining(type(estimator)(**estimator.get_params()), request.reading(missing=missing))
     try:
         total: PartFit = engine.sum_over_parts(list(parts), fit_part, spec)
     except ValueError as exc:
@@ -383,19 +350,21 @@ def train_parts(
         feature_names = list(est.feature_names_in_)
     return finish_training(
         est,
-        data=data,
-        target=total.target,
-        feature_names=feature_names,
-        notes=total.notes,
-        n_rows=total.n_rows,
-        n_chunks=total.n_chunks,
-        fingerprint={
-            "fingerprint": {"algorithm": ROWHASH_ALGORITHM, "value": total.fingerprint.value}
-        },
+        RowsRead(
+            data=data,
+            target=total.target,
+            feature_names=feature_names,
+            notes=total.notes,
+            n_rows=total.n_rows,
+            n_chunks=total.n_chunks,
+            fingerprint={
+                "fingerprint": {"algorithm": ROWHASH_ALGORITHM, "value": total.fingerprint.value}
+            },
+            started=started,
+            # The column plan's warnings once (the first part's), then each part's skipped rows.
+            warnings=[*total.plan.warnings, *total.warnings],
+        ),
         priors_by_label=priors_by_label,
-        started=started,
-        # The column plan's warnings once (the first part's), then each part's skipped rows.
-        warnings=[*total.plan.warnings, *total.warnings],
         text=text,
         vocabularies=vocabularies,
         # As a one-file fit records them: the plan's columns and the policies (part-wise
@@ -408,6 +377,6 @@ def train_parts(
             categories={},
             missing=missing,
             unseen=unseen,
-            na_values=None if read.get("na_values") is None else list(read["na_values"]),
+            na_values=None if request.na_values is None else list(request.na_values),
         ),
     )

@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 
 from nbcli.errors import NbcliError
+from nbcli.io.request import DataRequest
 from nbcli.workflows.engine import Reporter
-from nbcli.workflows.inputs import ReadOptions
 
 
 @dataclass
@@ -78,7 +78,7 @@ def iter_scores(
     mf,
     path,
     *,
-    read: ReadOptions | None = None,
+    read: DataRequest | None = None,
     need_target: bool = False,
     keep: list[str] | None = None,
     reporter: Reporter | None = None,
@@ -93,8 +93,8 @@ def iter_scores(
         A loaded model file.
     path : str
         Data file (CSV, NPZ, Parquet) or ``-`` for stdin.
-    read : ReadOptions, optional
-        How to read it (default: the readers' defaults).
+    read : DataRequest, optional
+        How to read it (default: the readers' defaults); its ``data`` is not used.
     need_target : bool
         Refuse a file without the label column.
     keep : list of str, optional
@@ -123,7 +123,7 @@ def iter_scores(
     from nbcli.workflows.train import data_error
 
     reporter = reporter or Reporter()
-    read = read or ReadOptions()
+    read = read or DataRequest()
     table = read_options_for(mf, missing=read.missing, unseen=read.unseen, na_values=read.na_values)
     text = None
     if getattr(mf, "text", None) is not None:
@@ -133,13 +133,9 @@ def iter_scores(
         text = TextModel(mf)
     stream = iter_dataset(
         path,
-        chunk_size=read.chunk_size,
-        target=read.target,
+        read,
         model_features=list(mf.feature_names) if text is None else text.input_columns,
         need_target=need_target,
-        delimiter=read.delimiter,
-        x_key=read.x_key,
-        y_key=read.y_key,
         keep=keep,
         target_hint=mf.target,
         labels=labels or need_target,
@@ -254,7 +250,7 @@ def score(
     mf,
     path: str,
     *,
-    read: ReadOptions | None = None,
+    read: DataRequest | None = None,
     reporter: Reporter | None = None,
     missing_option: bool = False,
     posteriors: bool = False,

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     # The reports package loads SciPy's statistics (over half a second);
     # scoring, failing early and ``fit --quiet`` do without it.
     from nbcli.io.modelfile import ModelFile
+    from nbcli.io.request import DataRequest
     from nbcli.reports.runs import TrainingReport
 
 
@@ -156,20 +157,20 @@ def _plain(v):
     return v.item() if isinstance(v, np.generic) else v
 
 
-def training_stream(path: str, estimator, *, categories: bool = True, **read):
+def training_stream(path: str, estimator, request: DataRequest, *, categories: bool = True, **read):
     """The reader of training data for ``estimator``: one file of a one-file fit,
     one part of a part-wise fit (:mod:`nbcli.workflows.parts`) or the file of a
     cross-validation, so all read through the same column plan.
 
-    ``read`` holds the reading keywords of :func:`train` (``target``,
-    ``features``, ``drop``, ``delimiter``, ``chunk_size``, ``x_key``,
-    ``y_key``, ``missing``, ``na_values``, ``column_types``, ...), passed to
-    :func:`nbcli.io.data.iter_dataset`. What follows from the model type is
-    derived here, once: kinds decided from the first rows, text, boolean and
-    categorical columns as categories for a model that takes them (codes
-    only for the categorical model), rows without a label skipped. With
-    ``categories`` False, numbers and category codes only: the parts of a
-    part-wise fit would each number their text categories apart.
+    ``request`` says how to read ``path`` (its ``missing`` the policy in
+    force); ``read`` replaces fields for this read (``keep``, ``keep_for``).
+    What follows from the model type and the request's feature blocks is
+    derived here, once: kinds decided from the first rows, the text blocks'
+    columns read as words, text, boolean and categorical columns as
+    categories for a model that takes them (codes only for the categorical
+    model), rows without a label skipped. With ``categories`` False,
+    numbers and category codes only: the parts of a part-wise fit would each
+    number their text categories apart.
     """
     from nbcli.io.data import iter_dataset
 
@@ -179,10 +180,10 @@ def training_stream(path: str, estimator, *, categories: bool = True, **read):
             "read part by part, text columns cannot be categories (each part would number "
             "its categories apart)"
         )
-    if read.get("na_values") is not None:
-        read["na_values"] = tuple(str(v) for v in read["na_values"])
+    words = {c: "words" for c in request.text_columns}
     return iter_dataset(
         path,
+        request,
         need_target=True,
         raw_labels=True,
         infer=True,
@@ -190,6 +191,7 @@ def training_stream(path: str, estimator, *, categories: bool = True, **read):
         all_categorical=categories and kinds == ("categorical",),
         skip_missing_labels=True,
         model=estimator.name,
+        kinds={**request.kinds, **words},
         **read,
     )
 
@@ -222,24 +224,12 @@ def _model_warnings(path: str, caught, feature_names) -> list[str]:
 
 def train(
     estimator,
-    path: str,
+    request: DataRequest,
     *,
-    target=None,
-    features=None,
-    drop=None,
-    delimiter=None,
-    chunk_size=None,
-    x_key="X",
-    y_key="y",
     priors_by_label=None,
     progress=None,
-    missing=None,
-    unseen="error",
-    na_values=None,
-    column_types=None,
-    text=None,
 ) -> TrainResult:
-    """Fit ``estimator`` on the data file at ``path``, chunk by chunk.
+    """Fit ``estimator`` on the data file of ``request``, chunk by chunk.
 
     Only one chunk is in memory at a time, except that the chunks of a
     small file (at most ``stream.whole_rows`` rows: one chunk of the size
@@ -253,33 +243,25 @@ def train(
     ----------
     estimator : BayesClassifier
         Unfitted (or to be refitted), with its hyperparameters set.
-    path : str
-        Data file (CSV, NPZ, Parquet) or ``-`` for stdin.
-    target, features, drop, delimiter, chunk_size, x_key, y_key
-        As for :func:`nbcli.io.data.iter_dataset`.
+    request : DataRequest
+        The data file (CSV, NPZ, Parquet, or ``-`` for stdin), how to read
+        it and its feature blocks. Its ``missing`` policy: refused (naming
+        the row), left out of their feature's statistics (the models that
+        can), or their rows skipped and counted; None: the estimator's
+        ``missing`` (see :func:`nbcli.workflows.tables.choose_missing`).
+        Rows whose label is missing are skipped and counted whatever the
+        policy. Its ``unseen`` policy (None: ``error``) is stored in the
+        model: what predict does with a category never seen in training.
+        Its ``column_types`` (``--column NAME=TYPE``: ``gaussian``,
+        ``categorical``, ``bernoulli`` or ``multinomial``) apply to the
+        mixed model (``categorical`` also to the categorical model); its text
+        block's columns' word counts are features (count models only; see
+        :mod:`nbcli.workflows.text_features`).
     priors_by_label : dict, optional
         ``{label text: prior}``: put in class order once the classes are
         known, then used as the estimator's prior (``estimator.prior_param``).
     progress : callable ``(iterable, description) -> iterable``, optional
         Wraps the stream of chunks (a progress bar); default none.
-    missing : {"error", "ignore", "drop"}, optional
-        Missing feature cells: refused (naming the row), left out of their
-        feature's statistics (the models that can), or their rows skipped
-        and counted. Default: the estimator's ``missing`` (see
-        :func:`nbcli.workflows.tables.choose_missing`). Rows whose label is
-        missing are skipped and counted whatever the policy.
-    unseen : {"error", "ignore"}
-        Stored in the model: what predict does with a category never seen
-        in training.
-    na_values : list of str, optional
-        Cell texts read as missing (default :data:`nbcli.io.cells.NA_STRINGS`).
-    column_types : dict of str to str, optional
-        ``--column NAME=TYPE``: ``gaussian``, ``categorical``, ``bernoulli``
-        or ``multinomial`` (the mixed model; ``categorical`` also for the
-        categorical model).
-    text : nbcli.text.settings.TextSettings, optional
-        Text columns whose word counts are features (count models only; see
-        :mod:`nbcli.workflows.text_features`).
 
     Returns
     -------
@@ -299,6 +281,9 @@ def train(
         choose_missing,
     )
 
+    path, text, target = request.path, request.text, request.target
+    unseen = request.unseen or "error"
+    na_values = request.na_values
     if text is not None:
         from nbcli.text.vocabulary import Vocabulary
         from nbcli.workflows.text_features import (
@@ -320,24 +305,10 @@ def train(
             "vocabulary_sizes is set by --text from the vocabularies it builds; leave it out "
             "of the configuration"
         )
-    column_types = dict(column_types or {})
-    missing = choose_missing(estimator, missing)
+    column_types = dict(request.column_types)
+    missing = choose_missing(estimator, request.missing)
     check_column_types(estimator, column_types)
-    stream = training_stream(
-        path,
-        estimator,
-        chunk_size=chunk_size,
-        target=target,
-        features=features,
-        drop=drop,
-        delimiter=delimiter,
-        x_key=x_key,
-        y_key=y_key,
-        missing=missing,
-        na_values=na_values,
-        column_types=column_types,
-        kinds=None if text is None else {c: "words" for c in text.columns},
-    )
+    stream = training_stream(path, estimator, request.reading(missing=missing))
     if text is not None:
         outside = [c for c in text.columns if c not in stream.word_columns]
         if outside:
@@ -407,17 +378,19 @@ def train(
             first = SimpleNamespace(X=text_matrix(first.X, first.words, text, vocab).X, y=first.y)
     return finish_training(
         estimator,
-        data=path,
-        target=stream.target,
-        feature_names=feature_names,
-        notes=[stream.note] if stream.note else [],
-        n_rows=state.rows,
-        n_chunks=state.chunks,
-        fingerprint=fp.metadata(),
+        RowsRead(
+            data=path,
+            target=stream.target,
+            feature_names=feature_names,
+            notes=[stream.note] if stream.note else [],
+            n_rows=state.rows,
+            n_chunks=state.chunks,
+            fingerprint=fp.metadata(),
+            started=started,
+            first=first,
+            warnings=warnings,
+        ),
         priors_by_label=priors_by_label,
-        started=started,
-        first=first,
-        warnings=warnings,
         text=text,
         vocabularies=None if text is None else vocabularies,
         tables=TableFacts(
@@ -473,20 +446,47 @@ class TableFacts:
     row_counts: Any = None
 
 
+@dataclass
+class RowsRead:
+    """What reading the training rows found, for :func:`finish_training`.
+
+    Attributes
+    ----------
+    data : str
+        What ``--data`` named (a file, folder or pattern), for messages and
+        the model file's ``training.data``.
+    target, feature_names, notes
+        As the reader chose them.
+    n_rows, n_chunks : int
+        Rows and chunks read.
+    fingerprint : dict
+        ``TrainingFingerprint.metadata()`` of the rows, in order.
+    started : float or None
+        The ``time.perf_counter()`` of the start of reading.
+    first : Dataset, optional
+        The whole data when it was small enough to hold (for the training
+        accuracy).
+    warnings : list of str
+        Warnings already found while reading (the column plan's).
+    """
+
+    data: str
+    target: str | None
+    feature_names: list[str]
+    notes: list[str]
+    n_rows: int
+    n_chunks: int
+    fingerprint: dict
+    started: float | None = None
+    first: Any = None
+    warnings: list[str] = field(default_factory=list)
+
+
 def finish_training(
     estimator,
+    read: RowsRead,
     *,
-    data: str,
-    target: str | None,
-    feature_names: list[str],
-    notes: list[str],
-    n_rows: int,
-    n_chunks: int,
-    fingerprint: dict,
     priors_by_label=None,
-    started: float | None = None,
-    first=None,
-    warnings: list[str] | None = None,
     tables: TableFacts | None = None,
     text=None,
     vocabularies: dict | None = None,
@@ -502,23 +502,10 @@ def finish_training(
     estimator : BayesClassifier
         With ``stats_``, ``classes_`` (labels as read: text from CSV) and
         ``n_features_in_`` set, not finalized.
-    data : str
-        What ``--data`` named (a file, folder or pattern), for messages and
-        the model file's ``training.data``.
-    target, feature_names, notes
-        As the reader chose them.
-    n_rows, n_chunks : int
-        Rows and chunks read.
-    fingerprint : dict
-        ``TrainingFingerprint.metadata()`` of the rows, in order.
-    priors_by_label, started
-        As in :func:`train`; ``started`` is the ``time.perf_counter()`` of
-        the start of reading.
-    first : Dataset, optional
-        The whole data when it was small enough to hold (for the training
-        accuracy).
-    warnings : list of str, optional
-        Warnings already found while reading (the column plan's).
+    read : RowsRead
+        What reading the rows found.
+    priors_by_label
+        As in :func:`train`.
     tables : TableFacts, optional
         Column kinds, categories, missing-value policies and row counts of a
         table read by :func:`train`; the model file records them.
@@ -535,9 +522,11 @@ def finish_training(
     from nbcli.io.modelfile import ModelFile
     from nbcli.workflows.tables import column_records, set_category_counts, smoothing_warnings
 
-    path = data
-    started = time.perf_counter() if started is None else started
-    warnings = list(warnings or [])
+    path, target, feature_names = read.data, read.target, read.feature_names
+    n_rows, first, notes, fingerprint = read.n_rows, read.first, read.notes, read.fingerprint
+    n_chunks = read.n_chunks
+    started = time.perf_counter() if read.started is None else read.started
+    warnings = list(read.warnings)
     model_type = estimator.name
     check_finite_statistics(path, estimator, feature_names)
     classes = estimator.classes_
