@@ -28,7 +28,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import (
+
+from nbcli.io.modelfile import FORMAT_VERSION
+from tests.conftest import (
     SMALL_CSV,
     assert_one_error_line,
     blobs,
@@ -42,8 +44,6 @@ from conftest import (
     zip_bytes,
     zip_members,
 )
-
-from nbcli.io.modelfile import FORMAT_VERSION
 
 # ---------------------------------------------------------------------------
 # Files the refusals are made of
@@ -617,7 +617,7 @@ def test_encodings_delimiters_gzip_and_stdin_read_like_the_plain_csv(tmp_path, s
     [("5,6", False, 0), ("5,6\n", False, 0), ("5", True, 2), ('"5', False, 2)],
 )
 def test_a_last_line_cut_short_is_warned_about(tmp_path, tail, warned, code):
-    from conftest import fitted_model_file, nbcli_in_process
+    from tests.conftest import fitted_model_file, nbcli_in_process
 
     model = tmp_path / "m.npz"
     fitted_model_file(model)

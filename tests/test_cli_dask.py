@@ -17,11 +17,10 @@ import pytest
 
 pytest.importorskip("distributed")
 
-from conftest import assert_one_error_line, nbcli_in_process  # noqa: E402
-from engine_parts import make_data  # noqa: E402
-
 from nbcli.io.modelfile import load_model  # noqa: E402
 from nbcli.models import registry  # noqa: E402
+from tests.conftest import assert_one_error_line, nbcli_in_process  # noqa: E402
+from tests.engine_parts import make_data  # noqa: E402
 
 pytestmark = pytest.mark.dask
 

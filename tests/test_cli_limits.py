@@ -7,9 +7,9 @@ import json
 import re
 
 import pytest
-from conftest import SAMPLE, assert_one_error_line, fitted_model_file, nbcli_in_process
 
 from nbcli.reports import thresholds
+from tests.conftest import SAMPLE, assert_one_error_line, fitted_model_file, nbcli_in_process
 
 
 @pytest.fixture

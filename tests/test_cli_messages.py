@@ -4,9 +4,9 @@ that name what is known."""
 from __future__ import annotations
 
 import pytest
-from conftest import assert_one_error_line, fitted_model_file, nbcli, nbcli_in_process
 
 from nbcli.terminal import escape_controls
+from tests.conftest import assert_one_error_line, fitted_model_file, nbcli, nbcli_in_process
 
 EVIL = "b\x1b]0;pwned\x07\u202e"
 

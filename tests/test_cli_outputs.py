@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import SMALL_CSV, assert_one_error_line, fitted_model_file, nbcli_in_process
 
 from nbcli.io.output_kinds import file_kind
+from tests.conftest import SMALL_CSV, assert_one_error_line, fitted_model_file, nbcli_in_process
 
 
 @pytest.fixture
@@ -170,7 +170,7 @@ def test_an_output_replaces_an_earlier_output_of_its_kind(d):
 
 
 def test_model_outputs_named_like_data_are_refused_and_odd_prediction_names_warned(tmp_path):
-    from conftest import SAMPLE, assert_one_error_line, nbcli_in_process
+    from tests.conftest import SAMPLE, assert_one_error_line, nbcli_in_process
 
     train = SAMPLE / "iris_train.csv"
     for name in ("model.csv", "model.parquet", "m.json"):

@@ -6,7 +6,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import SMALL_CSV, assert_one_error_line, fitted_model_file, nbcli, nbcli_in_process
+
+from tests.conftest import (
+    SMALL_CSV,
+    assert_one_error_line,
+    fitted_model_file,
+    nbcli,
+    nbcli_in_process,
+)
 
 
 @pytest.fixture

@@ -14,12 +14,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import assert_one_error_line, nbcli_in_process
 
 import nbcli.engines as engines
 from nbcli.io.modelfile import load_model
 from nbcli.workflows.evaluate_parts import RANKING_ON_PARTS_WARNING
 from nbcli.workflows.parts import expand_parts
+from tests.conftest import assert_one_error_line, nbcli_in_process
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -25,7 +25,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import SMALL_CSV, assert_one_error_line, fitted_model_file, nbcli, nbcli_in_process
+
+from tests.conftest import (
+    SMALL_CSV,
+    assert_one_error_line,
+    fitted_model_file,
+    nbcli,
+    nbcli_in_process,
+)
 
 #: Held-out rows the SMALL_CSV model predicts right, every one.
 CAL_ALL_RIGHT = "a,b,label\n1.5,2,x\n2,2.5,x\n6,6,y\n6.5,6,y\n"

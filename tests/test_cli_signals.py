@@ -7,7 +7,8 @@ import os
 import signal
 
 import pytest
-from conftest import SMALL_CSV, fitted_model_file, nbcli_in_process
+
+from tests.conftest import SMALL_CSV, fitted_model_file, nbcli_in_process
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
@@ -38,7 +39,7 @@ def test_a_signal_just_after_the_model_is_replaced_is_not_a_failure(tmp_path, mo
 def test_endless_devices_fail_fast_with_exit_2(tmp_path):
     import time
 
-    from conftest import assert_one_error_line, nbcli_many
+    from tests.conftest import assert_one_error_line, nbcli_many
 
     started = time.perf_counter()
     zero, rand, evaluate = nbcli_many(

@@ -25,7 +25,7 @@ SAMPLE = ROOT / "sample_data"
 
 def nbcli(*args):
     """Run ``nbcli ARGS`` in this process, at a table width of 80 columns."""
-    from conftest import nbcli_in_process
+    from tests.conftest import nbcli_in_process
 
     saved = os.environ.get("COLUMNS")
     os.environ["COLUMNS"] = "80"

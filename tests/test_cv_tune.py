@@ -11,13 +11,11 @@ import json
 
 import numpy as np
 import pytest
-from conftest import nbcli_in_process
 from sklearn import discriminant_analysis as da
 from sklearn import naive_bayes as nb
 from sklearn.metrics import average_precision_score, roc_auc_score
 from sklearn.model_selection import GridSearchCV, PredefinedSplit
 from sklearn.preprocessing import label_binarize
-from test_reports import validate
 
 from nbcli.errors import NbcliError
 from nbcli.io.modelfile import load_model, save_model
@@ -31,6 +29,8 @@ from nbcli.workflows.evaluate import evaluate
 from nbcli.workflows.settings import FoldSettings, ScoreSettings, Search
 from nbcli.workflows.train import train
 from nbcli.workflows.tune import combinations, parse_values, tune
+from tests.conftest import nbcli_in_process
+from tests.test_reports import validate
 
 SKLEARN = {
     "gaussian": nb.GaussianNB,

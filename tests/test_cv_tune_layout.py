@@ -13,8 +13,6 @@ import json
 
 import numpy as np
 import pytest
-from conftest import nbcli_in_process
-from test_reports import validate
 
 from nbcli.io.request import DataRequest
 from nbcli.models import MODELS
@@ -23,6 +21,8 @@ from nbcli.reports.tuning import RESULT_KEYS, TUNING_SCHEMA, result_keys
 from nbcli.workflows.folds import collect_fold_statistics
 from nbcli.workflows.settings import FoldSettings, ScoreSettings, Search
 from nbcli.workflows.tune import tune
+from tests.conftest import nbcli_in_process
+from tests.test_reports import validate
 
 
 def _table(tmp_path, n=240, d=5, seed=0):

@@ -6,12 +6,12 @@ import json
 
 import numpy as np
 import pytest
-from conftest import nbcli_in_process
 from sklearn import naive_bayes as nb
 
 from nbcli.io.request import DataRequest
 from nbcli.workflows.settings import FoldSettings
 from nbcli.workflows.tune import parse_values
+from tests.conftest import nbcli_in_process
 
 DIGITS = "sample_data/digits_train.csv"
 IRIS = "sample_data/iris_train.csv"

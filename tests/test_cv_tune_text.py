@@ -17,7 +17,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import assert_one_error_line, nbcli_in_process
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sklearn.feature_extraction.text import CountVectorizer
@@ -32,6 +31,7 @@ from nbcli.text.settings import TextSettings
 from nbcli.text.tally import TermTally
 from nbcli.workflows.folds import collect_fold_statistics
 from nbcli.workflows.settings import FoldSettings
+from tests.conftest import assert_one_error_line, nbcli_in_process
 
 SAMPLE = Path(__file__).resolve().parents[1] / "sample_data"
 

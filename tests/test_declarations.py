@@ -12,7 +12,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import blobs
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -26,6 +25,7 @@ from nbcli.models import (
     registry,
 )
 from nbcli.models.hyperparameters import SAME, Hyperparameter, parse_priors
+from tests.conftest import blobs
 
 ROOT = Path(__file__).parent.parent
 

@@ -15,8 +15,11 @@ import pytest
 pytest.importorskip("distributed")
 pytest.importorskip("dask")
 
-import engine_parts  # noqa: E402
-from engine_parts import (  # noqa: E402
+from nbcli.engines import open_engine  # noqa: E402
+from nbcli.engines.dask_engine import DaskEngine  # noqa: E402
+from nbcli.engines.sums import evaluation_sums, poisson_interval  # noqa: E402
+from tests import engine_parts  # noqa: E402
+from tests.engine_parts import (  # noqa: E402
     ESTIMATORS,
     BadRowError,
     make_data,
@@ -24,10 +27,6 @@ from engine_parts import (  # noqa: E402
     read_part,
     write_parts,
 )
-
-from nbcli.engines import open_engine  # noqa: E402
-from nbcli.engines.dask_engine import DaskEngine  # noqa: E402
-from nbcli.engines.sums import evaluation_sums, poisson_interval  # noqa: E402
 
 pytestmark = pytest.mark.dask
 

@@ -12,7 +12,6 @@ import sys
 
 import numpy as np
 import pytest
-from engine_parts import ESTIMATORS, BadRowError, make_data, predict_part, read_part, write_parts
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -28,6 +27,14 @@ from nbcli.engines.sums import (
 from nbcli.errors import NbcliError
 from nbcli.reports.metrics import brier_score, confusion_matrix, log_loss
 from nbcli.reports.reliability import reliability_diagram, top_class_confidence
+from tests.engine_parts import (
+    ESTIMATORS,
+    BadRowError,
+    make_data,
+    predict_part,
+    read_part,
+    write_parts,
+)
 
 
 def test_tree_is_fixed_by_the_number_of_parts():

@@ -5,13 +5,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import nbcli_in_process
 from sklearn.metrics import roc_auc_score, roc_curve
 
 from nbcli.io.modelfile import load_model
 from nbcli.io.request import DataRequest
 from nbcli.workflows.evaluate import evaluate
 from nbcli.workflows.settings import ScoreSettings
+from tests.conftest import nbcli_in_process
 
 SAMPLE = Path(__file__).resolve().parents[1] / "sample_data"
 

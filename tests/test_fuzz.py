@@ -19,7 +19,6 @@ import warnings
 
 import numpy as np
 import pytest
-from conftest import SAMPLE, blobs, npy_bytes, zip_bytes, zip_members
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -28,6 +27,7 @@ from nbcli.errors import NbcliError
 from nbcli.io.data import iter_dataset, read_dataset
 from nbcli.io.modelfile import ModelFile, load_model, save_model
 from nbcli.models import MODELS
+from tests.conftest import SAMPLE, blobs, npy_bytes, zip_bytes, zip_members
 
 # Each test stays around a second or two; the whole file well under 30 s.
 # Derandomised, so a run is reproducible; for a longer search, raise

@@ -5,11 +5,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import nbcli_in_process
 from scipy import integrate, stats
 from sklearn.datasets import load_wine
 from sklearn.discriminant_analysis import LinearDiscriminantAnalysis as SkLDA
-from test_reports import validate
 
 from nbcli.io.modelfile import ModelFile, load_model, save_model
 from nbcli.models import (
@@ -21,6 +19,8 @@ from nbcli.models import (
 )
 from nbcli.reports.model import MODEL_SCHEMA, feature_labels, indicative_scores
 from nbcli.workflows.inspect import inspect_model
+from tests.conftest import nbcli_in_process
+from tests.test_reports import validate
 
 V1 = Path(__file__).parent / "data" / "v1"
 
@@ -217,7 +217,7 @@ def test_a_model_without_indicative_scores_says_so(tmp_path):
 
 
 def test_calibrate_prints_the_fitted_temperature(tmp_path):
-    from conftest import SAMPLE
+    from tests.conftest import SAMPLE
 
     run = nbcli_in_process("fit", "-m", "gaussian", "-d", SAMPLE / "iris_train.csv",
                            "-o", tmp_path / "m.npz", "-q")  # fmt: skip

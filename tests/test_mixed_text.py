@@ -35,7 +35,7 @@ SAMPLE = Path(__file__).resolve().parents[1] / "sample_data"
 
 
 def nbcli(*args):
-    from conftest import nbcli_in_process
+    from tests.conftest import nbcli_in_process
 
     return nbcli_in_process(*args)
 

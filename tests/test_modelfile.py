@@ -12,7 +12,11 @@ import zipfile
 
 import numpy as np
 import pytest
-from conftest import (
+
+from nbcli.errors import NbcliError
+from nbcli.io.modelfile import FORMAT_VERSION, ModelFile, load_model, save_model
+from nbcli.models import MODELS
+from tests.conftest import (
     SMALL_CSV,
     blobs,
     fitted_model_file,
@@ -21,10 +25,6 @@ from conftest import (
     zip_bytes,
     zip_members,
 )
-
-from nbcli.errors import NbcliError
-from nbcli.io.modelfile import FORMAT_VERSION, ModelFile, load_model, save_model
-from nbcli.models import MODELS
 
 # Non-default settings, so that a parameter lost on the way would show.
 SETTINGS = {

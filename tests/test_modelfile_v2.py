@@ -7,14 +7,6 @@ import json
 
 import numpy as np
 import pytest
-from conftest import (
-    assert_one_error_line,
-    blobs,
-    nbcli_in_process,
-    npy_bytes,
-    zip_bytes,
-    zip_members,
-)
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -22,6 +14,14 @@ from nbcli.errors import NbcliError
 from nbcli.io.modelfile import FORMAT_VERSION, ModelFile, load_model, save_model
 from nbcli.io.text_arrays import decode_texts, encode_texts
 from nbcli.models import GaussianNB
+from tests.conftest import (
+    assert_one_error_line,
+    blobs,
+    nbcli_in_process,
+    npy_bytes,
+    zip_bytes,
+    zip_members,
+)
 
 
 @given(st.lists(st.text()))

@@ -7,9 +7,9 @@ import io
 import numpy as np
 import polars as pl
 import pytest
-from conftest import fitted_model_file, nbcli_in_process
 
 from nbcli.io.predictions import PredictionWriter, is_parquet_path
+from tests.conftest import fitted_model_file, nbcli_in_process
 
 
 def _log_proba(n: int, k: int, seed: int = 0) -> np.ndarray:
@@ -98,11 +98,10 @@ def test_predict_writes_parquet_and_rounds_with_digits(tmp_path):
 def test_parquet_output_without_pyarrow_is_refused_before_any_row_is_read(tmp_path, monkeypatch):
     import importlib.util
 
-    from conftest import fitted_model_file
-
     from nbcli.errors import NbcliError
     from nbcli.io.request import DataRequest
     from nbcli.workflows.predict import BatchOutput, predict, predict_batch
+    from tests.conftest import fitted_model_file
 
     mf = fitted_model_file(tmp_path / "m.npz")
     real = importlib.util.find_spec

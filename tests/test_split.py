@@ -8,13 +8,13 @@ from collections import Counter
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import nbcli_in_process
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nbcli.errors import NbcliError
 from nbcli.io.request import DataRequest
 from nbcli.workflows.split import csv_records, split
+from tests.conftest import nbcli_in_process
 
 
 def _csv(tmp_path, name="d.csv", newline="\n", n=103):

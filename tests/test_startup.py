@@ -10,7 +10,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import fitted_model_file
+
+from tests.conftest import fitted_model_file
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -9,13 +9,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import SAMPLE, assert_one_error_line, nbcli_in_process
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nbcli.errors import NbcliError
 from nbcli.io.data import iter_dataset, read_dataset
 from nbcli.io.request import DataRequest
+from tests.conftest import SAMPLE, assert_one_error_line, nbcli_in_process
 
 FEATURES = ["island", "bill_length_mm", "bill_depth_mm", "flipper_length_mm", "body_mass_g", "sex"]
 GAUSSIAN = ["bill_length_mm", "bill_depth_mm", "flipper_length_mm", "body_mass_g"]

@@ -30,7 +30,7 @@ TRAIN, TEST = SAMPLE / "austen_train.csv", SAMPLE / "austen_test.csv"
 
 
 def nbcli(*args):
-    from conftest import nbcli_in_process
+    from tests.conftest import nbcli_in_process
 
     return nbcli_in_process(*args)
 
@@ -430,7 +430,7 @@ def test_inspect_names_the_words_of_a_text_model_with_a_numeric_column(tmp_path,
 
 
 def test_fit_names_a_text_column_as_text(tmp_path):
-    from conftest import nbcli_in_process
+    from tests.conftest import nbcli_in_process
 
     run = nbcli_in_process("fit", "-m", "multinomial", "-d", SAMPLE / "austen_train.csv",
                            "--text", "text", "-o", tmp_path / "m.npz")  # fmt: skip

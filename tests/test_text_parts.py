@@ -14,12 +14,12 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import assert_one_error_line, nbcli_in_process
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nbcli.io.modelfile import build_metadata, load_model
 from nbcli.workflows.evaluate_parts import RANKING_ON_PARTS_WARNING
+from tests.conftest import assert_one_error_line, nbcli_in_process
 
 # Uneven parts, one of a single row.
 SIZES = (37, 1, 80, 42)

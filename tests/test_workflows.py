@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import SAMPLE
 
 from nbcli.errors import NbcliError
 from nbcli.io.modelfile import load_model, save_model
@@ -17,6 +16,7 @@ from nbcli.workflows.evaluate import compare, evaluate
 from nbcli.workflows.predict import BatchOutput, predict, predict_batch
 from nbcli.workflows.scoring import score
 from nbcli.workflows.settings import PredictionColumns, ScoreSettings
+from tests.conftest import SAMPLE
 
 
 class Recorder(Reporter):

@@ -63,7 +63,13 @@ def collect_text_folds(
         as :func:`~nbcli.workflows.folds.collect_fold_statistics` for the folds.
     """
     from nbcli.io.fingerprint import TrainingFingerprint
-    from nbcli.workflows.folds import FoldRows, check_folds, fold_layout, fold_stream
+    from nbcli.workflows.folds import (
+        FoldRows,
+        check_folds,
+        fold_layout,
+        fold_stream,
+        refuse_empty_folds,
+    )
     from nbcli.workflows.tables import (
         RowCounts,
         apply_column_types,
@@ -82,6 +88,7 @@ def collect_text_folds(
     reporter = reporter or Reporter()
     kind = check_text_model(estimator)
     data, text, target = request.path, request.text, request.target
+    fold_column = folds.fold_column
     assert text is not None
     unseen, na_values = request.unseen or "error", request.na_values
     if target is not None and target in text.columns:
@@ -112,6 +119,8 @@ def collect_text_folds(
     ys, kept, numeric = [], [], []
     start = 0
     for ds in reporter.progress(stream, f"reading {data}"):
+        if fold_column is not None:
+            refuse_empty_folds(ds.kept[fold_column], fold_column, data, row_counts.read)
         before = row_counts.read
         ds = row_counts.filter(ds, missing)
         n = ds.X.shape[0]

@@ -123,6 +123,8 @@ def collect_fold_statistics(
     # gathered in this first pass (classes and folds numbered as they come).
     early = _EarlyFolds(estimator, fold_column) if fold_column is not None else None
     for ds in reporter.progress(stream, f"reading {data}"):
+        if fold_column is not None:
+            refuse_empty_folds(ds.kept[fold_column], fold_column, data, row_counts.read)
         ds = row_counts.filter(ds, missing)
         if ds.X.shape[0] == 0:
             continue
@@ -166,6 +168,39 @@ def collect_fold_statistics(
     check_folds(fs, estimator.min_samples_per_class)
     fs.warnings.extend(fs.fold_only_categories(stream.categories))
     return fs
+
+
+def refuse_empty_folds(values, column: str, data: str, offset: int) -> None:
+    """Refuse an empty cell of the fold column, naming its data row.
+
+    An empty (or blank) cell is no fold value: as one it would make a fold
+    of its own, of rows that belong to none.
+
+    Parameters
+    ----------
+    values : ndarray of shape (n_rows,)
+        The column's cells in this chunk (text, None or NaN where empty).
+    column : str
+        The ``--fold-column``, for the message.
+    data : str
+        The file, for the message.
+    offset : int
+        Data rows of the file before this chunk.
+
+    Raises
+    ------
+    NbcliError
+        For the first empty cell.
+    """
+    from nbcli.io.cells import missing_labels
+
+    empty = missing_labels(np.asarray(values))
+    if empty.any():
+        row = offset + int(np.argmax(empty)) + 1
+        raise NbcliError(
+            f"{data}: the fold column '{column}' has an empty cell at row {row}; "
+            "give every row a fold, or leave the row out of the file"
+        )
 
 
 def fold_stream(estimator, request: DataRequest, folds: FoldSettings):
