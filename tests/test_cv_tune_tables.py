@@ -103,10 +103,9 @@ def test_cv_refuses_json_and_oof_both_on_stdout():
 
 
 def test_fold_models_know_every_category_of_the_data(tmp_path):
-    from test_cv_tune import _write_csv
-
     from nbcli.models import MODELS
     from nbcli.workflows.folds import collect_fold_statistics
+    from tests.test_cv_tune import _write_csv
 
     rng = np.random.default_rng(3)
     n = 60
