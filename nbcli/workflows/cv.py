@@ -56,7 +56,7 @@ def cross_validate(
         The labelled data, read as ``nbcli fit`` reads it (``sha256`` False
         leaves its SHA-256 out of the report's ``inputs``); with a text block
         each fold model chooses its vocabulary from the other folds' rows
-        (see :mod:`nbcli.workflows.fold_text`).
+        (see :mod:`nbcli.workflows.fold_statistics`).
     folds : FoldSettings, optional
         The fold plan; its ``seed`` drives the bootstrap too.
     scoring : ScoreSettings, optional

@@ -16,7 +16,7 @@ import numpy as np
 
 from nbcli.errors import NbcliError
 from nbcli.workflows.engine import Reporter
-from nbcli.workflows.fold_statistics import FoldStatistics
+from nbcli.workflows.fold_statistics import FoldStatistics, TermRows, TextFoldStatistics
 from nbcli.workflows.settings import MEMORY_BUDGET, FoldSettings
 
 if TYPE_CHECKING:
@@ -58,7 +58,7 @@ def collect_fold_statistics(
         missing label or (``drop``) a missing cell are in no fold. With a
         text block, its columns' word counts are features (count models
         only): each fold model chooses its own vocabulary from the other
-        folds' rows (see :mod:`nbcli.workflows.fold_text`); the rows' counts
+        folds' rows (see :mod:`nbcli.workflows.fold_statistics`); the rows' counts
         are kept (sparse), whatever the memory budget: the file is read once.
     folds : FoldSettings, optional
         The fold plan (stratified, grouped or from a column; repeats from
@@ -82,71 +82,74 @@ def collect_fold_statistics(
     from functools import partial
 
     from nbcli.io.fingerprint import TrainingFingerprint
+    from nbcli.workflows.blocks import check_text_columns, fingerprint_columns
     from nbcli.workflows.tables import (
         RowCounts,
         apply_column_types,
         check_column_types,
         choose_missing,
     )
-    from nbcli.workflows.train import data_error
+    from nbcli.workflows.train import TableFacts, data_error
 
     folds = folds or FoldSettings()
     reporter = reporter or Reporter()
     folds.check()
-    if request.text is not None:
-        from nbcli.workflows.fold_text import collect_text_folds
-
-        return collect_text_folds(
-            estimator,
-            request,
-            folds,
-            priors_by_label=priors_by_label,
-            reporter=reporter,
-            fingerprint=fingerprint,
-        )
+    text = request.text
+    kind = "" if text is None else _check_text_folds(estimator, request, folds)
     data, keep, fold_column = request.path, folds.keep, folds.fold_column
-    memory_budget = folds.memory_budget
+    words_of = request.text_columns
+    # Term counts are kept (sparse) whatever the budget: text is read once.
+    memory_budget = folds.memory_budget if text is None else None
     column_types = dict(request.column_types)
     missing = choose_missing(estimator, request.missing)
+    unseen = request.unseen or "error"
     check_column_types(estimator, column_types)
     stream = fold_stream(estimator, request.reading(missing=missing), folds)
-    apply_column_types(estimator, stream.plan, column_types, missing, request.unseen or "error")
+    check_text_columns(data, words_of, stream)
+    apply_column_types(estimator, stream.plan, column_types, missing, unseen)
     row_counts = RowCounts()
     names = list(stream.feature_names)
     # Models that lay out their columns by type (mixed) read the width from here.
     estimator.n_features_in_ = len(names)
     fp = TrainingFingerprint(legacy=False) if fingerprint else None
+    terms = {} if text is None else {c: TermRows(text.options()) for c in words_of}
     ys, kept = [], []
     chunks: list | None = []
-    held, start = 0, 0
+    held = 0
     # With a fold column the folds are known row by row: their statistics are
     # gathered in this first pass (classes and folds numbered as they come).
-    early = _EarlyFolds(estimator, fold_column) if fold_column is not None else None
+    early = _EarlyFolds(estimator, fold_column) if fold_column is not None and not terms else None
     for ds in reporter.progress(stream, f"reading {data}"):
         if fold_column is not None:
             refuse_empty_folds(ds.kept[fold_column], fold_column, data, row_counts.read)
+        before = row_counts.read
         ds = row_counts.filter(ds, missing)
-        if ds.X.shape[0] == 0:
+        n = ds.X.shape[0]
+        if n == 0:
             continue
+        # Rows the filter dropped (no label) leave their documents too.
+        at = row_counts.kept_rows - before
+        words = {c: w if len(w) == n else np.asarray(w)[at] for c, w in ds.words.items()}
         if fp is not None:
-            fp.update(ds.X, ds.y)
+            fp.update(fingerprint_columns(ds.X, words, words_of), ds.y)
         ys.append(np.asarray(ds.y))
         kept.append({c: np.asarray(ds.kept[c]) for c in keep})
-        if chunks is not None or early is not None:
+        if names and (chunks is not None or early is not None):
             try:
                 X = estimator.validated_rows(ds.X)
                 if early is not None:
                     with np.errstate(over="ignore", invalid="ignore"):
                         early.add(X, ds.y, kept[-1][early.column])
             except ValueError as exc:
-                raise data_error(data, exc, names, start) from None
-        if chunks is not None:
-            held += X.nbytes
-            if held <= memory_budget:
-                chunks.append(X)
-            else:
-                chunks = None  # read the file again for each later pass
-        start += ds.X.shape[0]
+                raise data_error(data, exc, names, 0, rows=row_counts.kept_rows) from None
+            if chunks is not None:
+                held += X.nbytes
+                if memory_budget is None or held <= memory_budget:
+                    chunks.append(X)
+                else:
+                    chunks = None  # read the file again for each later pass
+        for c, rows in terms.items():
+            rows.add(words[c])
     common, raw_classes, position = fold_layout(
         estimator,
         stream,
@@ -154,20 +157,60 @@ def collect_fold_statistics(
         folds,
         priors_by_label,
     )
-    fs = FoldStatistics(
-        **common,
-        _chunks=chunks,
-        _stream=stream,
-        _row_filter=lambda: partial(RowCounts().filter, missing=missing),
-    )
-    if early is not None:
-        fold_text = np.concatenate([k[early.column] for k in kept]).astype(str)
-        fs.stats = [early.final(fs, raw_classes, position, fold_text)]
+    if text is not None:
+        n_rows = common["codes"].size
+        fs: FoldStatistics = TextFoldStatistics(
+            **common,
+            text=text,
+            kind=kind,
+            numeric=np.vstack(chunks) if chunks else np.zeros((n_rows, 0)),
+            terms={c: t.finish() for c, t in terms.items()},
+            tables=TableFacts(
+                plan=stream.plan,
+                categories=stream.categories,
+                missing=missing,
+                unseen=unseen,
+                na_values=request.na_values,
+                row_counts=row_counts,
+            ),
+        )
     else:
-        _accumulate_folds(fs)
+        fs = FoldStatistics(
+            **common,
+            _chunks=chunks,
+            _stream=stream,
+            _row_filter=lambda: partial(RowCounts().filter, missing=missing),
+        )
+    if early is not None:
+        fold_values = np.concatenate([k[early.column] for k in kept]).astype(str)
+        fs.stats = [early.final(fs, raw_classes, position, fold_values)]
+    else:
+        fs.accumulate_folds()
     check_folds(fs, estimator.min_samples_per_class)
-    fs.warnings.extend(fs.fold_only_categories(stream.categories))
+    fs.checked(stream.categories)
     return fs
+
+
+def _check_text_folds(estimator, request: DataRequest, folds: FoldSettings) -> str:
+    """Refuse text columns the fold statistics cannot take; the term statistic
+    the model needs (:func:`nbcli.workflows.text_features.check_text_model`)."""
+    from nbcli.workflows.blocks import check_text_target
+    from nbcli.workflows.text_features import check_text_model
+
+    if getattr(type(estimator), "text_term", None):
+        # Its text terms sit beside table columns the fold statistics here do not hold.
+        raise NbcliError(
+            f"cv and tune do not take text columns under the {estimator.name} model yet; "
+            "use --model multinomial, complement or bernoulli for the text, or nbcli fit"
+        )
+    kind = check_text_model(estimator)
+    check_text_target(request)
+    clash = sorted(set(folds.keep) & set(request.text_columns))
+    if clash:
+        raise NbcliError(
+            f"{request.path}: --text {clash[0]}: the column also holds the folds or groups"
+        )
+    return kind
 
 
 def refuse_empty_folds(values, column: str, data: str, offset: int) -> None:
@@ -430,22 +473,6 @@ class _EarlyFolds:
             t = fold_of[text]
             out[t] = s if out[t] is None else out[t].merge(s)
         return out
-
-
-def _accumulate_folds(fs: FoldStatistics) -> None:
-    from nbcli.workflows.train import data_error
-
-    est, k = fs.estimator, fs.classes.size
-    fs.hold_by_fold()
-    rows = np.zeros(1, dtype=np.intp)
-    try:
-        with np.errstate(over="ignore", invalid="ignore"):
-            for r, f, rows, X in fs.fold_pieces():
-                s = est.accumulate(X, fs.codes[rows], None, k)
-                old = fs.stats[r][f]
-                fs.stats[r][f] = s if old is None else old.merge(s)
-    except ValueError as exc:
-        raise data_error(fs.path, exc, fs.feature_names, 0, rows=rows) from None
 
 
 def check_folds(fs: FoldStatistics, min_per_class: int) -> None:

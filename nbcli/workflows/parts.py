@@ -201,20 +201,13 @@ def fit_part(index: int, part: str, spec: PartTraining) -> PartFit:
     """
     from nbcli.engines._reduce import FitStatistics
     from nbcli.io.fingerprint import RowHashFingerprint
+    from nbcli.workflows.blocks import check_text_columns, fingerprint_columns, tally_blocks
     from nbcli.workflows.tables import RowCounts
     from nbcli.workflows.train import data_error
 
-    text = spec.text
+    text, words_of = spec.text, spec.request.text_columns
     stream = spec.stream(part)
-    if text is not None:
-        from nbcli.workflows.text_features import fingerprint_columns, tally_text_chunks
-
-        outside = [c for c in text.columns if c not in stream.word_columns]
-        if outside:
-            raise NbcliError(
-                f"{part}: --text {outside[0]}: the column is the target or left out of the "
-                "features (--features, --drop); a text column must be a feature"
-            )
+    check_text_columns(part, words_of, stream)
     fp = RowHashFingerprint()
     est = type(spec.estimator)(**spec.estimator.get_params())
     # The rows a one-file fit skips (no label) or drops (a missing cell under
@@ -228,29 +221,25 @@ def fit_part(index: int, part: str, spec: PartTraining) -> PartFit:
             ds = counts.filter(ds, spec.missing)
             if not ds.X.shape[0]:
                 continue
-            if text is None:
-                fp.update(ds.X, ds.y)
-            else:
-                # As a one-file fit: each document's CRC-32 beside the numeric columns.
-                fp.update(fingerprint_columns(ds.X, ds.words, text.columns), ds.y)
+            # As a one-file fit: each document's CRC-32 beside the numeric columns.
+            fp.update(fingerprint_columns(ds.X, ds.words, words_of), ds.y)
             state["kept"] = counts.kept_rows
-            yield (ds.X, ds.y) if text is None else (ds.X, ds.y, ds.words)
+            yield ds.X, ds.y, ds.words
 
     stats: Any = None
     try:
         with np.errstate(over="ignore", invalid="ignore"):
-            if text is None:
-                est.fit_chunks(chunks(), finalize=False)
-            else:
-                stats = tally_text_chunks(est, text, chunks())
+            stats = tally_blocks(est, text, chunks())
     except NbcliError:
         raise
     except ValueError as exc:
         if counts.used:
             raise data_error(part, exc, stream.feature_names, 0, rows=state["kept"]) from None
     else:
-        if text is None:
-            stats = FitStatistics(est.classes_, est.stats_, int(est.n_features_in_), counts.used)
+        # Without a text block the estimator holds the table's statistics.
+        stats = stats or FitStatistics(
+            est.classes_, est.stats_, int(est.n_features_in_), counts.used
+        )
     return PartFit(
         part,
         stats,
@@ -307,20 +296,12 @@ def train_parts(estimator, request, engine, *, priors_by_label=None):
         parts with different columns, or what a one-file fit refuses.
     """
     from nbcli.io.fingerprint import ROWHASH_ALGORITHM
+    from nbcli.workflows.blocks import check_blocks, model_from_blocks
     from nbcli.workflows.train import RowsRead, TableFacts, finish_training
 
     data, text, parts = request.path, request.text, expand_parts(request.data)
     unseen = request.unseen or "error"
-    if text is not None:
-        from nbcli.workflows.text_features import check_text_model, finalize_text
-
-        check_text_model(estimator)
-        target = request.target
-        if target is not None and target in text.columns:
-            raise NbcliError(
-                f"{data}: --text {target}: the column is the target; a text column must be a "
-                "feature"
-            )
+    check_blocks(estimator, request)
     if priors_by_label is not None:
         estimator.set_params(**{estimator.prior_param: None})
     check_parts(parts, engine)
@@ -333,21 +314,12 @@ def train_parts(estimator, request, engine, *, priors_by_label=None):
         raise NbcliError(f"{data}: {exc}") from None
     if total.stats is None:
         raise NbcliError(f"{data}: no data rows in any of its {len(parts)} parts")
-    feature_names = list(total.feature_names)
-    vocabularies = None
-    if text is None:
-        stats = total.stats
-        # The gathered statistics, as a one-file fit_chunks(..., finalize=False) leaves them.
-        est = type(estimator).from_stats(
-            stats.stats, stats.classes, estimator.get_params(), stats.n_features, finalize=False
+    try:
+        est, vocabularies, feature_names = model_from_blocks(
+            estimator, text, total.stats, list(total.feature_names)
         )
-    else:
-        est = type(estimator)(**estimator.get_params())
-        try:
-            vocabularies = finalize_text(est, text, total.stats, feature_names)
-        except NbcliError as exc:
-            raise NbcliError(f"{data}: {exc}") from None
-        feature_names = list(est.feature_names_in_)
+    except NbcliError as exc:
+        raise NbcliError(f"{data}: {exc}") from None
     return finish_training(
         est,
         RowsRead(

@@ -119,6 +119,7 @@ def iter_scores(
         refuses (the message names file, column and row).
     """
     from nbcli.io.data import iter_dataset
+    from nbcli.workflows.blocks import fingerprint_columns
     from nbcli.workflows.tables import read_options_for
     from nbcli.workflows.train import data_error
 
@@ -128,7 +129,7 @@ def iter_scores(
     text = None
     if getattr(mf, "text", None) is not None:
         # The tokeniser (and SciPy) load only for a model with text columns.
-        from nbcli.workflows.text_features import TextModel, fingerprint_columns
+        from nbcli.workflows.text_features import TextModel
 
         text = TextModel(mf)
     stream = iter_dataset(

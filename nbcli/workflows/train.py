@@ -274,6 +274,14 @@ def train(
         fewer samples than the model needs (``min_samples_per_class``).
     """
     from nbcli.io.fingerprint import TrainingFingerprint
+    from nbcli.workflows.blocks import (
+        check_blocks,
+        check_text_columns,
+        fingerprint_columns,
+        fit_blocks,
+        model_rows,
+        text_terms_beside_table,
+    )
     from nbcli.workflows.tables import (
         RowCounts,
         apply_column_types,
@@ -281,45 +289,18 @@ def train(
         choose_missing,
     )
 
-    path, text, target = request.path, request.text, request.target
+    path, text = request.path, request.text
     unseen = request.unseen or "error"
     na_values = request.na_values
-    if text is not None:
-        from nbcli.text.vocabulary import Vocabulary
-        from nbcli.workflows.text_features import (
-            check_text_model,
-            fingerprint_columns,
-            fit_text_chunks,
-            text_matrix,
-        )
-
-        check_text_model(estimator)
-        if target is not None and target in text.columns:
-            raise NbcliError(
-                f"{path}: --text {target}: the column is the target; a text column must be a "
-                "feature"
-            )
-
-    if text is None and estimator.get_params().get("vocabulary_sizes") is not None:
-        raise NbcliError(
-            "vocabulary_sizes is set by --text from the vocabularies it builds; leave it out "
-            "of the configuration"
-        )
+    check_blocks(estimator, request)
     column_types = dict(request.column_types)
     missing = choose_missing(estimator, request.missing)
     check_column_types(estimator, column_types)
     stream = training_stream(path, estimator, request.reading(missing=missing))
-    if text is not None:
-        outside = [c for c in text.columns if c not in stream.word_columns]
-        if outside:
-            raise NbcliError(
-                f"{path}: --text {outside[0]}: the column is the target or left out of the "
-                "features (--features, --drop); a text column must be a feature"
-            )
+    check_text_columns(path, request.text_columns, stream)
     warnings: list[str] = list(stream.plan.warnings)
     apply_column_types(estimator, stream.plan, column_types, missing, unseen)
-    if text is not None and "column_types" in estimator.get_params():
-        _text_terms_beside_table(estimator, path, stream.plan, text, column_types)
+    text_terms_beside_table(estimator, request, stream.plan)
     counts_of_rows = RowCounts()
     fp = TrainingFingerprint(legacy=False)
     state = _ReadState()
@@ -342,26 +323,20 @@ def train(
             state.hold(ds, counts_of_rows.read, stream.whole_rows)
             if ds.X.shape[0] == 0:
                 continue
-            if text is None:
-                fp.update(ds.X, ds.y)
-            else:
-                fp.update(fingerprint_columns(ds.X, ds.words, text.columns), ds.y)
+            fp.update(fingerprint_columns(ds.X, ds.words, request.text_columns), ds.y)
             state.offset = state.rows
             state.kept = counts_of_rows.kept_rows
             state.rows += ds.X.shape[0]
-            yield (ds.X, ds.y) if text is None else (ds.X, ds.y, ds.words)
+            yield ds.X, ds.y, ds.words
 
     started = time.perf_counter()
     try:
         # Overflow (squares of values beyond ~1e154) is caught below, by
         # column, rather than printed as NumPy warnings.
         with np.errstate(over="ignore", invalid="ignore"):
-            if text is None:
-                estimator.fit_chunks(chunks(), finalize=False)
-            else:
-                vocabularies = fit_text_chunks(
-                    estimator, text, chunks(), list(stream.feature_names), source=path
-                )
+            vocabularies, feature_names = fit_blocks(
+                estimator, text, chunks(), stream.feature_names, source=path
+            )
     except ValueError as exc:
         if state.reading:
             raise
@@ -370,12 +345,8 @@ def train(
         raise data_error(path, exc, stream.feature_names, 0, rows=state.kept) from None
     first = state.whole()
     state.held = None
-    feature_names = list(stream.feature_names)
-    if text is not None:
-        feature_names = list(estimator.feature_names_in_)
-        if first is not None:
-            vocab = {c: Vocabulary(v) for c, v in vocabularies.items()}
-            first = SimpleNamespace(X=text_matrix(first.X, first.words, text, vocab).X, y=first.y)
+    if first is not None:
+        first = model_rows(first, text, vocabularies)
     return finish_training(
         estimator,
         RowsRead(
@@ -392,7 +363,7 @@ def train(
         ),
         priors_by_label=priors_by_label,
         text=text,
-        vocabularies=None if text is None else vocabularies,
+        vocabularies=vocabularies,
         tables=TableFacts(
             plan=stream.plan,
             categories=stream.categories,
@@ -401,22 +372,6 @@ def train(
             na_values=na_values,
             row_counts=counts_of_rows,
         ),
-    )
-
-
-def _text_terms_beside_table(estimator, path: str, plan, text, column_types: dict) -> None:
-    """Give the mixed model's ``column_types`` for the table's columns only: its
-    text columns are multinomial terms of their own (``vocabulary_sizes``)."""
-    given = [c for c in text.columns if c in column_types]
-    if given:
-        raise NbcliError(
-            f"{path}: --column {given[0]}={column_types[given[0]]}: the column is a text "
-            "column (--text), a multinomial term of its words; drop one of the two"
-        )
-    types = estimator.get_params()["column_types"]
-    estimator.set_params(
-        column_types=[t for c, t in zip(plan.features, types) if c not in text.columns],
-        vocabulary_sizes=None,
     )
 
 
