@@ -1,3 +1,3 @@
-from nbcli.cli.app import run
+from nbcli.cli.entry import run
 
 run()

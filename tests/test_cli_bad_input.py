@@ -635,4 +635,4 @@ def test_an_unclosed_quote_mid_file_gives_one_error_line_and_no_library_warning(
     bad.write_text('a,b,label\n1,2,x\n"1.0,2,y\n3,1,x\n')
     run = nbcli("evaluate", "-m", model, "-d", bad)
     assert "UserWarning" not in run.stderr and "CSV malformed" not in run.stderr
-    assert_one_error_line(run, "could not be parsed as CSV")
+    assert_one_error_line(run, "line 3 opens a quoted field that is never closed")

@@ -368,7 +368,7 @@ def test_a_late_bad_row_says_the_rows_before_it_went_to_stdout(d):
     assert "already written" not in line and run.stdout == ""
 
 
-def test_a_failed_batch_input_loses_its_stale_output(d):
+def test_a_failed_batch_input_keeps_its_earlier_output_and_says_so(d):
     (d / "in").mkdir()
     (d / "out").mkdir()
     (d / "in" / "good.csv").write_text("a,b\n1,2\n", encoding="utf-8")
@@ -388,9 +388,10 @@ def test_a_failed_batch_input_loses_its_stale_output(d):
     )
     assert run.returncode == 4
     lines = run.stderr_lines
-    assert f"removed {d}/out/bad.pred.csv, left from an earlier run" in lines[0]
+    assert f"{d}/out/bad.pred.csv is left from an earlier run" in lines[0]
     assert "the others were scored" in lines[-1]
-    assert sorted(p.name for p in (d / "out").iterdir()) == ["good.pred.csv"]
+    assert sorted(p.name for p in (d / "out").iterdir()) == ["bad.pred.csv", "good.pred.csv"]
+    assert (d / "out" / "bad.pred.csv").read_text(encoding="utf-8") == "prediction\nstale\n"
 
 
 def test_when_every_batch_input_fails_it_does_not_claim_the_others_were_scored(d):

@@ -6,15 +6,19 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from nbcli.models import MODELS
+from tests.declared import (
+    as_declared,
+    declared_params,
+    is_numeric_only,
+    smooths_with_counts,
+    stats_arrays,
+)
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-PARAMS = {
-    "qda": {"reg_param": 0.05},
-    "bernoulli": {"binarize": 0.0},
-    "categorical": {"unseen": "ignore"},
-}
-#: Models whose features are non-negative counts or codes.
-COUNTS = ("multinomial", "complement", "categorical")
+#: Settings for the generated data, where a model declares them: a little
+#: regularisation for covariances of few rows, and query codes unseen in
+#: training left out rather than refused.
+WANTED = {"reg_param": 0.05, "unseen": "ignore"}
 
 
 @st.composite
@@ -25,15 +29,16 @@ def datasets(draw, model):
     seed = draw(st.integers(0, 2**32 - 1))
     rng = np.random.default_rng(seed)
     centres = rng.normal(scale=3.0, size=(n_classes, d))
-    X = np.concatenate([rng.normal(size=(per_class, d)) + c for c in centres])
-    if model in COUNTS:
-        X = np.abs(np.round(X * 2))
+    X = as_declared(
+        MODELS[model], np.concatenate([rng.normal(size=(per_class, d)) + c for c in centres])
+    )
     y = np.repeat(np.arange(n_classes), per_class)
     return X, y, rng
 
 
 def _fit(name, X, y):
-    return MODELS[name](**PARAMS.get(name, {})).fit(X, y)
+    cls = MODELS[name]
+    return cls(**declared_params(cls, X.shape[1], **WANTED)).fit(X, y)
 
 
 @pytest.mark.parametrize("name", list(MODELS))
@@ -42,9 +47,7 @@ def _fit(name, X, y):
 def test_probabilities_are_finite_and_sum_to_one(name, data):
     X, y, rng = data.draw(datasets(name))
     model = _fit(name, X, y)
-    query = X + rng.normal(scale=5.0, size=X.shape)
-    if name in COUNTS:
-        query = np.abs(np.round(query))
+    query = as_declared(MODELS[name], X + rng.normal(scale=5.0, size=X.shape))
     p = model.predict_proba(query)
     logp = model.predict_log_proba(query)
     assert np.all(np.isfinite(logp))
@@ -100,23 +103,23 @@ def test_duplicating_every_row_keeps_the_parameters(name, data):
             np.testing.assert_allclose(
                 getattr(b, attr), getattr(a, attr), rtol=1e-9, atol=1e-12, err_msg=attr
             )
-    if name in ("gaussian", "lda", "qda", "mixed"):
+    # Every statistic is a sum over rows, so the doubled rows' statistics are
+    # the statistics merged with themselves.
+    doubled = stats_arrays(a.stats_.merge(a.stats_))
+    for field, array in stats_arrays(b.stats_).items():
+        np.testing.assert_allclose(array, doubled[field], rtol=1e-12, atol=0, err_msg=field)
+    if not smooths_with_counts(MODELS[name]):  # a pseudo-count weighs less against doubled counts
         np.testing.assert_allclose(b.predict_proba(X), a.predict_proba(X), rtol=1e-9, atol=1e-12)
-    elif name == "categorical":
-        for count_b, count_a in zip(b.category_count_, a.category_count_):
-            np.testing.assert_allclose(count_b, 2 * count_a)
-    else:  # smoothing weighs less against doubled counts; relative frequencies stay
-        np.testing.assert_allclose(b.feature_count_, 2 * a.feature_count_)
 
 
-@pytest.mark.parametrize("name", ["gaussian", "lda", "qda"])
+@pytest.mark.parametrize("name", [n for n, cls in MODELS.items() if is_numeric_only(cls)])
 @SETTINGS
 @given(data=st.data(), scale=st.sampled_from([1e-6, 0.37, 8.0, 1e6]))
 def test_scaling_all_features_keeps_predictions(name, data, scale):
     X, y, _ = data.draw(datasets(name))
-    params = {} if name != "qda" else {}  # reg_param is in feature units; leave it at 0
-    a = MODELS[name](**params).fit(X, y)
-    b = MODELS[name](**params).fit(X * scale, y)
+    # Defaults only: a regularisation in feature units (reg_param) would not scale.
+    a = MODELS[name]().fit(X, y)
+    b = MODELS[name]().fit(X * scale, y)
     np.testing.assert_array_equal(b.predict(X * scale), a.predict(X))
     np.testing.assert_allclose(
         b.predict_proba(X * scale), a.predict_proba(X), rtol=1e-7, atol=1e-10

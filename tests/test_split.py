@@ -195,6 +195,6 @@ def test_lone_carriage_return_files_split_and_keep_their_line_ending(tmp_path):
 def test_a_file_cut_inside_a_quoted_field_is_refused_by_split(tmp_path):
     data = tmp_path / "cut.csv"
     data.write_text('a,stage,label\n1,"x",a\n2,"y",b\n3,"z",a\n4,"Adult, ')
-    with pytest.raises(NbcliError, match="ends inside a quoted field"):
+    with pytest.raises(NbcliError, match="line 5 opens a quoted field that is never closed"):
         split(DataRequest.of(str(data)), test=1, output_dir=str(tmp_path / "out"))
     assert not (tmp_path / "out" / "cut.train.csv").exists()

@@ -18,7 +18,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nbcli.io.modelfile import build_metadata, load_model
-from nbcli.workflows.evaluate_parts import RANKING_ON_PARTS_WARNING
 from tests.conftest import assert_one_error_line, nbcli_in_process
 
 # Uneven parts, one of a single row.
@@ -134,19 +133,23 @@ def test_predict_and_evaluate_of_parts_with_a_text_model_equal_one_file(tmp_path
         run = _ok("evaluate", "-m", model, "-d", data, "--json", "-", "-q", "--bootstrap", "100")
         figures.append(json.loads(run.stdout)["metrics"])
     whole, by_part = figures
-    for name in ("accuracy", "macro_f1", "log_loss", "brier"):
+    for name in ("accuracy", "macro_f1", "log_loss", "brier", "roc_auc", "average_precision"):
         assert by_part[name]["value"] == pytest.approx(whole[name]["value"], abs=1e-12)
-        assert by_part[name]["method"] == "poisson-bootstrap"
+        if not name.startswith(("roc", "average")):
+            assert by_part[name]["method"] == "poisson-bootstrap"
 
 
-def test_column_overrides_on_parts_are_refused_in_one_line(tmp_path):
+def test_column_overrides_apply_to_every_part(tmp_path):
     parts = _write(tmp_path, _frame())
     run = nbcli_in_process(
-        "fit", "-m", "mixed", "-d", parts, "--column", "links=categorical",
+        "fit", "-m", "mixed", "-d", parts, "--column", "links=categorical", "--drop", "body",
         "-o", tmp_path / "m.npz",
     )  # fmt: skip
-    assert_one_error_line(run, "--column is not supported on parts")
-    assert not (tmp_path / "m.npz").exists()
+    assert run.returncode == 0, run.stderr
+    from nbcli.io.modelfile import load_model
+
+    types = {c["name"]: c["type"] for c in load_model(tmp_path / "m.npz").columns}
+    assert types["links"] == "categorical"
 
 
 def test_a_bad_cell_in_a_part_names_the_part_and_row(tmp_path):
@@ -248,12 +251,12 @@ def test_fit_predict_and_evaluate_with_text_on_dask_equal_one_file(tmp_path):
     run = _ok("evaluate", "-m", tmp_path / "one.npz", "-d", tmp_path / "all.csv", "--json", "-",
               "-q", "--bootstrap", "100")  # fmt: skip
     whole = json.loads(run.stdout)
-    for name in ("accuracy", "macro_f1", "log_loss", "brier"):
+    for name in ("accuracy", "macro_f1", "log_loss", "brier", "roc_auc", "average_precision"):
         got_value = by_part["metrics"][name]["value"]
         assert got_value == pytest.approx(whole["metrics"][name]["value"], abs=1e-12)
     # The parts are the model's training rows, recognised by the fingerprint.
     assert whole["warnings"] != []
-    assert by_part["warnings"] == [RANKING_ON_PARTS_WARNING, *whole["warnings"]]
+    assert by_part["warnings"] == whole["warnings"]
 
 
 def test_rows_without_a_label_are_skipped_as_in_one_file(tmp_path):

@@ -27,12 +27,16 @@ gc.set_threshold(100_000, 20, 20)
 import typer  # noqa: E402
 
 import nbcli  # noqa: E402
+from nbcli import interrupts  # noqa: E402
+from nbcli.interrupts import Terminated  # noqa: E402, F401 (the exception of SIGTERM)
+from nbcli.model_names import declared_model_names  # noqa: E402
 
 app = typer.Typer(
     name="nbcli",
-    help="Train, apply, score and calibrate Bayes classifiers "
-    "(Gaussian, multinomial, Bernoulli, complement, categorical and mixed naive Bayes, "
-    "LDA, QDA).",
+    help="Train, apply, score and calibrate Bayes classifiers: naive Bayes of several kinds, "
+    "linear and quadratic discriminant analysis. Model types (fit, cv and tune --model): "
+    + ", ".join(declared_model_names())
+    + ".",
     no_args_is_help=True,
     add_completion=False,
     # Help text is shown as written: Rich markup would swallow every
@@ -201,7 +205,7 @@ def _metavar(command_name: str, param) -> str | None:
     if (command_name, name) in _COMMAND_METAVARS:
         return _COMMAND_METAVARS[(command_name, name)]
     if name == "--model" and command_name in _TYPE_COMMANDS:
-        return "NAME"
+        return None  # the registry's model types, as Typer lists the choices
     if name in _METAVARS or name in _EXTRA_METAVARS:
         return _METAVARS.get(name) or _EXTRA_METAVARS[name]
     desc = getattr(param, "type_descriptor", None)
@@ -237,21 +241,6 @@ def command():
                 # Typer's help shows display_type, not metavar.
                 param.display_type_rich = lambda ctx=None, m=metavar: m
     return cmd
-
-
-class Terminated(BaseException):
-    """Raised in the main thread when the process gets SIGTERM.
-
-    Like KeyboardInterrupt it is not an ``Exception``, so it unwinds through
-    every ``with`` block (an unfinished output's temporary file is removed)
-    and is never mistaken for an error in the data.
-    """
-
-
-def _on_sigterm(signum, frame):
-    # A second SIGTERM while the first unwinds must not cut the clean-up short.
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    raise Terminated
 
 
 def _error(message: str) -> None:
@@ -339,10 +328,8 @@ def main(argv: list[str] | None = None) -> None:
     if sys.stderr is None:  # started with stderr closed (2>&-)
         sys.stderr = open(os.devnull, "w")
     sys.stdout = GuardedStdout(original_stdout)
-    try:
-        previous_sigterm = signal.signal(signal.SIGTERM, _on_sigterm)
-    except ValueError:  # not the main thread: leave signals alone
-        previous_sigterm = None
+    # Outside the main thread signals are left alone (None).
+    previous_handlers = interrupts.install()
     import warnings
 
     try:
@@ -352,8 +339,7 @@ def main(argv: list[str] | None = None) -> None:
             warnings.filterwarnings("ignore", message="CSV malformed", category=UserWarning)
             code = _run(args)
     finally:
-        if previous_sigterm is not None:
-            signal.signal(signal.SIGTERM, previous_sigterm)
+        interrupts.restore(previous_handlers)
         if isinstance(sys.stdout, GuardedStdout):
             sys.stdout = original_stdout
     sys.exit(code)
@@ -493,4 +479,6 @@ def _run(args: list[str]) -> int:
             f"{nbcli.__version__}: please report it with the output of the same command run with --debug"
         )
         code = 1
+    # The outcome is said: a signal from here on does not change it.
+    interrupts.finish()
     return code

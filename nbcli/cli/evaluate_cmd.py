@@ -139,15 +139,6 @@ def evaluate(
         if missing == "drop":
             # Part sums have no count of the rows left out for the report to give.
             raise NbcliError("--missing drop needs the rows in one file; it does not work on parts")
-        from nbcli.workflows.evaluate_parts import RANKING_ON_PARTS
-
-        ranked = sorted({t.metric for t in thresholds} & set(RANKING_ON_PARTS))
-        if ranked:
-            raise NbcliError(
-                f"a threshold on {', '.join(ranked)} needs the rows in one file: the ranking "
-                "metrics are not computed over parts; join the parts, or set thresholds on "
-                "other metrics"
-            )
         with common.open_engine(engine, scheduler, workers, worker_memory) as eng:
             # Parts are binned before their rows are counted: no fewer bins for few rows.
             scores = ScoreSettings(bootstrap, confidence, seed, 10 if bins is None else bins)

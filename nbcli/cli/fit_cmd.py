@@ -108,12 +108,6 @@ def _fit(
     if common.uses_parts(engine, data_list):
         from nbcli.workflows.parts import train_parts
 
-        if request.column_types:
-            # Part-wise reading has no category list to share across parts yet.
-            raise NbcliError(
-                "--column is not supported on parts (a folder, a glob, several --data files "
-                "or --engine dask); join the parts into one file first"
-            )
         if request.text is not None and getattr(type(estimator), "text_term", None):
             # Its table columns need the one-file column plan (categories).
             raise NbcliError(

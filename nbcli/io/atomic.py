@@ -25,11 +25,13 @@ import re
 import stat
 import sys
 import tempfile
+import threading
 import zipfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from nbcli import interrupts
 from nbcli.errors import NbcliError
 
 # Links in these folders stand for a process's open file descriptors
@@ -339,7 +341,8 @@ def atomic_write(path, mode: str = "wb", *, staged: list | None = None):
         Binary or text (UTF-8, ``newline=""``) mode.
     staged : list, optional
         Instead of replacing ``path``, append ``(temporary file, path)`` to
-        it: :func:`atomic_group` replaces its files together.
+        it: :func:`atomic_group` replaces its files together. Within
+        :func:`staging`, the list it was given.
 
     Yields
     ------
@@ -380,9 +383,15 @@ def atomic_write(path, mode: str = "wb", *, staged: list | None = None):
             umask = os.umask(0)
             os.umask(umask)
             os.chmod(tmp, 0o666 & ~umask)
+        if staged is None:
+            staged = getattr(_staging, "into", None)
         if staged is not None:
             staged.append((tmp, path))
             return
+        # A worker thread whose work is no longer wanted must not replace
+        # anything; once a file is replaced, the command completes.
+        interrupts.checkpoint()
+        interrupts.finish()
         os.replace(tmp, path)
     except OSError as exc:
         _remove_quietly(tmp)
@@ -411,48 +420,70 @@ def atomic_group(paths, mode: str = "wb"):
         with contextlib.ExitStack() as stack:
             handles = [stack.enter_context(atomic_write(p, mode, staged=staged)) for p in paths]
             yield handles
-        with signals_deferred():
-            while staged:
-                tmp, path = staged[0]
-                os.replace(tmp, path)
-                staged.pop(0)
-    except OSError as exc:
-        raise NbcliError(
-            f"{staged[0][1]}: could not write the file ({exc.strerror or exc})"
-        ) from None
+        commit_staged(staged)
     finally:
-        for tmp, _ in staged:
-            _remove_quietly(tmp)
+        discard_staged(staged)
 
 
 @contextlib.contextmanager
 def signals_deferred():
-    """Finish the block even when Ctrl-C or SIGTERM arrives during it.
+    """Finish the command even when Ctrl-C or SIGTERM arrives from here on.
 
     Used where stopping would leave outputs inconsistent or report a failure
     for work that was done: from just before a command replaces its output
     (the model file) to the end of the command, and around
-    :func:`atomic_group`'s renames. A signal that arrives meanwhile is noted
-    in the yielded list and the block completes. Outside the main thread
-    signals cannot be handled, and the block runs as is.
+    :func:`atomic_group`'s renames. Replacing a file does the same by itself
+    (:func:`nbcli.interrupts.finish`); a signal that arrives afterwards is
+    dropped and the command completes with its own exit code. Yields the
+    list of signals dropped so far.
     """
-    import signal
+    interrupts.finish()
+    yield interrupts.dropped()
 
-    caught: list[int] = []
 
-    def note(signum, frame):
-        caught.append(signum)
+_staging = threading.local()
 
+
+@contextlib.contextmanager
+def staging(into: list):
+    """In this thread, have :func:`atomic_write` stage its files in ``into``
+    (``(temporary file, target)`` pairs) rather than replace their targets;
+    :func:`commit_staged` replaces them, :func:`discard_staged` removes them."""
+    outer = getattr(_staging, "into", None)
+    _staging.into = into
     try:
-        previous = {s: signal.signal(s, note) for s in (signal.SIGINT, signal.SIGTERM)}
-    except ValueError:  # not the main thread
-        yield caught
-        return
-    try:
-        yield caught
+        yield into
     finally:
-        for s, handler in previous.items():
-            signal.signal(s, handler)
+        _staging.into = outer
+
+
+def commit_staged(staged: list) -> None:
+    """Replace the targets of ``staged`` with their temporary files, in order,
+    and empty it; from the first rename on the command completes
+    (:func:`signals_deferred`).
+
+    Raises
+    ------
+    NbcliError
+        When a rename fails; the files not yet renamed are left staged.
+    """
+    with signals_deferred():
+        while staged:
+            tmp, path = staged[0]
+            try:
+                os.replace(tmp, path)
+            except OSError as exc:
+                raise NbcliError(
+                    f"{path}: could not write the file ({exc.strerror or exc})"
+                ) from None
+            staged.pop(0)
+
+
+def discard_staged(staged: list) -> None:
+    """Remove the temporary files of ``staged`` and empty it."""
+    while staged:
+        tmp, _ = staged.pop()
+        _remove_quietly(tmp)
 
 
 @contextlib.contextmanager

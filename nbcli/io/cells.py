@@ -21,6 +21,10 @@ from nbcli.io.messages import fail, missing_label, missing_mark
 __all__ = [
     "NA_STRINGS",
     "resolve_labels",
+    "label_codes",
+    "as_text",
+    "same_spelling",
+    "text_array",
     "text_labels",
     "typed_labels",
     "text_to_float",
@@ -95,24 +99,108 @@ def resolve_labels(labels: np.ndarray) -> np.ndarray:
     ndarray of shape (n_samples,)
         int64 when every label is the exact decimal spelling of an integer
         that fits in int64 (``str(int(s)) == s``, so ``"01"``, ``"+1"`` and
-        ``"1.0"`` keep the whole column as strings); otherwise a numpy unicode
-        array. Arrays that already hold numbers or booleans are returned as
-        they are.
+        ``"1.0"`` keep the whole column as strings); otherwise an object
+        array of ``str``, each distinct label one shared string, so that its
+        size is one pointer a row whatever the longest label (a fixed-width
+        unicode array would take the longest label's width for every row).
+        Arrays that already hold numbers or booleans are returned as they are.
     """
     arr = np.asarray(labels)
     if arr.dtype.kind not in "OUS":
         return arr
+    if arr.dtype.kind == "O" and not all(isinstance(v, str) for v in arr.tolist()):
+        return arr
     if arr.dtype.kind == "S":
-        arr = arr.astype(str)
+        arr = np.char.decode(arr, "utf-8", errors="replace")
     if arr.size == 0:
-        return arr.astype(str)
+        return np.empty(0, dtype=object)
     # Only the few distinct labels are parsed.
-    uniques, codes = np.unique(arr.astype(str), return_inverse=True)
+    uniques, codes = label_codes(arr)
     spelled = [str(u) for u in uniques.tolist()]
     as_int = _integers(spelled)
     if as_int is not None:
-        return as_int[codes.reshape(-1)]
-    return np.asarray(spelled, dtype=str)[codes.reshape(-1)]
+        return as_int[codes]
+    return text_array(spelled)[codes]
+
+
+def text_array(texts) -> np.ndarray:
+    """``texts`` (str) as a 1-D object array, one reference per entry.
+
+    ``np.asarray(texts, dtype=str)`` would be fixed-width: as many bytes per
+    entry as four times the longest text.
+    """
+    out = np.empty(len(texts), dtype=object)
+    out[:] = list(texts)
+    return out
+
+
+def label_codes(values) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct labels in ascending order and the code of every row.
+
+    Parameters
+    ----------
+    values : ndarray of shape (n_samples,)
+        Labels of one type (numbers, booleans, or text as an object or
+        unicode array).
+
+    Returns
+    -------
+    uniques : ndarray of shape (n_distinct,)
+        Text as an object array (see :func:`text_array`), other labels with
+        their dtype.
+    codes : ndarray of intp, shape (n_samples,)
+        ``uniques[codes]`` equals ``values``.
+
+    Text is coded by hashing (``pandas.factorize``, linear time), so memory
+    follows the number of rows and the size of the distinct labels, never
+    the longest label times the rows.
+    """
+    import pandas as pd
+
+    arr = np.asarray(values)
+    if arr.dtype.kind not in "OU":
+        from nbcli.distinct import unique_inverse
+
+        uniques, codes = unique_inverse(arr)
+        return uniques, np.asarray(codes, dtype=np.intp).reshape(-1)
+    if arr.dtype.kind == "U":
+        # The distinct values first (few), so that no Python string is made per row.
+        uniques_u, codes = np.unique(arr, return_inverse=True)
+        return text_array(uniques_u.tolist()), np.asarray(codes, dtype=np.intp).reshape(-1)
+    codes, uniques = pd.factorize(arr, sort=True, use_na_sentinel=False)
+    return text_array(list(uniques)), np.asarray(codes, dtype=np.intp)
+
+
+def as_text(values) -> np.ndarray:
+    """``values`` spelled as ``str``, as an object array that shares one string
+    per distinct value (what ``values.astype(str)`` gives, without the fixed
+    width of the longest)."""
+    import pandas as pd
+
+    arr = np.asarray(values)
+    if arr.dtype.kind == "O":
+        # Objects of any type (None too): their spellings, then those coded.
+        codes, uniques = pd.factorize(arr, use_na_sentinel=False)
+        spelled, recode = label_codes(text_array([str(u) for u in uniques.tolist()]))
+        return spelled[recode[codes]]
+    uniques, codes = label_codes(arr)
+    return text_array([str(u) for u in uniques.tolist()])[codes]
+
+
+def same_spelling(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Whether ``str(a[i]) == str(b[i])`` for every row, as a bool array.
+
+    Compared through the codes of the distinct labels of each side, so that
+    no text is made per row (labels read as text against typed ones, say).
+    """
+    ids: dict[str, int] = {}
+
+    def coded(values):
+        uniques, codes = label_codes(values)
+        table = np.asarray([ids.setdefault(str(u), len(ids)) for u in uniques.tolist()], np.intp)
+        return table[codes] if codes.size else codes
+
+    return coded(np.asarray(a)) == coded(np.asarray(b))
 
 
 def _integers(texts: list[str]) -> np.ndarray | None:
@@ -149,7 +237,7 @@ def text_labels(
     # them by binary search (a rank of all labels would sort them all).
     uniques = column.unique().sort()
     codes = uniques.search_sorted(column).to_numpy()
-    texts = np.asarray(uniques.to_list(), dtype=str)
+    texts = text_array(uniques.to_list())
     table = resolve_labels(texts) if resolve else texts
     return table[codes]
 
@@ -169,8 +257,9 @@ def typed_labels(values: np.ndarray, display: str, name: str, row_offset: int) -
         if missing.any():
             raise missing_label(display, name, row_offset + int(np.argmax(missing)) + 1)
         if values.size == 0:
-            return np.asarray(values, dtype=str)
-        return np.asarray([str(v) for v in values.tolist()], dtype=str)
+            return np.empty(0, dtype=object)
+
+        return as_text(values)
     if kind == "f":
         nan = np.isnan(values)
         if nan.any():

@@ -25,6 +25,7 @@ import numpy as np
 
 from nbcli.errors import NbcliError
 from nbcli.io.cells import features_of, missing_labels, text_labels
+from nbcli.io.csv_quotes import check_quotes
 from nbcli.io.messages import (
     delimiter_name,
     error_from_exception,
@@ -244,6 +245,8 @@ class CsvReader(TableReader):
         self.header = read_header(source.open_binary, display, delimiter)
         if not self.header.has_data:
             raise fail(display, "has a header but no data rows; add rows below the header")
+        # One rule for quotes before any row is parsed (see nbcli.io.csv_quotes).
+        check_quotes(source.open_binary, display, self.header.delimiter, self.header.lone_cr)
         try:
             self.plan: ColumnPlan = plan_columns(self.header.columns, opts, display)
         except NbcliError:
@@ -369,7 +372,7 @@ class CsvReader(TableReader):
     def _wanted(self) -> list[str] | None:
         """The columns the plan reads, in file order, or None for all."""
         plan = self.plan
-        wanted = {*plan.features, *plan.keep}
+        wanted = {*(plan.features if self.read_features else ()), *plan.keep}
         if plan.target is not None and self.read_target:
             wanted.add(plan.target)
         if not wanted or not wanted <= set(self._names):
@@ -452,7 +455,10 @@ class CsvReader(TableReader):
     def _convert(self, frame, offset: int, resolve: bool) -> RawChunk:
         plan = self.plan
         display = self.source.display
-        X, unread = features_of(frame, plan, display, offset, self.encoders, self.opts.na_texts)
+        if self.read_features:
+            X, unread = features_of(frame, plan, display, offset, self.encoders, self.opts.na_texts)
+        else:
+            X, unread = np.empty((frame.height, 0)), {}
         y, label_error, y_missing = None, None, None
         if plan.target is not None and self.read_target:
             labels = frame.get_column(plan.target)
@@ -471,7 +477,7 @@ class CsvReader(TableReader):
             row_offset=offset,
             label_error=label_error,
             y_missing=y_missing,
-            words=words_of(frame, plan),
+            words=words_of(frame, plan) if self.read_features else {},
         )
 
     def _check_line_lengths(self, frame, offset: int) -> None:

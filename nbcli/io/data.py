@@ -23,8 +23,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from nbcli import interrupts
 from nbcli.errors import NbcliError
-from nbcli.io.cells import check_cells, resolve_labels
+from nbcli.io.cells import check_cells, label_codes, resolve_labels, text_array
 from nbcli.io.messages import fail
 from nbcli.io.readers import RawChunk, TableReader, open_reader, read_ahead
 from nbcli.io.request import DataRequest
@@ -90,11 +91,14 @@ def strip_labels(y):
     class, at fit and at scoring alike); other labels as they are."""
     if y is None or y.dtype.kind not in "UO" or y.size == 0:
         return y
-    if y.dtype.kind == "O":
-        if not all(isinstance(v, str) for v in y):
-            return y
-        return np.array([v.strip() for v in y], dtype=object)
-    return np.char.strip(y)
+    if y.dtype.kind == "O" and not all(isinstance(v, str) for v in y):
+        return y
+    # Stripped once per distinct label; rows share the stripped strings.
+    uniques, codes = label_codes(y)
+    stripped = [v.strip() for v in uniques.tolist()]
+    if stripped == uniques.tolist():
+        return y if y.dtype.kind == "O" else uniques[codes]
+    return text_array(stripped)[codes]
 
 
 def _dataset(reader: TableReader, chunk: RawChunk, missing: str) -> Dataset:
@@ -286,6 +290,8 @@ class DatasetStream:
         rows = 0
         try:
             for chunk in chunks:
+                # A worker thread's reading stops once the command is interrupted.
+                interrupts.checkpoint()
                 yield _dataset(reader, chunk, self._missing)
                 rows += chunk.n_rows
         finally:

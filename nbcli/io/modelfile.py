@@ -45,6 +45,7 @@ import numpy as np
 from nbcli import __version__
 from nbcli.io import model_validation as check
 from nbcli.io.atomic import atomic_write
+from nbcli.io.cells import text_array
 from nbcli.io.model_validation import FORMAT, FORMAT_VERSION, METADATA_LIMIT
 from nbcli.io.safe_npz import NpzArchive, open_npz, refuse
 from nbcli.io.text_arrays import decode_texts, encode_texts
@@ -295,6 +296,9 @@ def _load_members(path, archive: NpzArchive) -> ModelFile:
     stats = stats_cls(**{n: arrays[f"stats.{n}"] for n in meta["stats"]["arrays"]})
     check.check_stats(path, stats)
     classes = np.asarray(meta["classes"])
+    if classes.dtype.kind == "U":
+        # One reference per class: predictions index this array row by row.
+        classes = text_array(meta["classes"])
     params = dict(meta["hyperparameters"])
     # A file written before a hyperparameter existed behaved as the command
     # line's default for it still does (force_alpha: the 1e-10 floor).

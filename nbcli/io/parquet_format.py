@@ -98,7 +98,8 @@ class ParquetReader(TableReader):
     def _columns(self) -> list[str]:
         """The columns read: the features, the target (when it is read), the kept ones."""
         target = self.plan.target if self.read_target else None
-        wanted = [*self.plan.features, target, *self.plan.keep]
+        features = self.plan.features if self.read_features else []
+        wanted = [*features, target, *self.plan.keep]
         return list(dict.fromkeys(c for c in wanted if c is not None))
 
     def _sample(self, lazy):
@@ -146,9 +147,12 @@ class ParquetReader(TableReader):
         for frame in self._frames(chunk_size):
             if frame.height == 0:
                 continue
-            X, unread = features_of(
-                frame, self.plan, display, offset, self.encoders, self.opts.na_texts
-            )
+            if self.read_features:
+                X, unread = features_of(
+                    frame, self.plan, display, offset, self.encoders, self.opts.na_texts
+                )
+            else:
+                X, unread = np.empty((frame.height, 0)), {}
             y, label_error, y_missing = None, None, None
             if target is not None:
                 column = frame.get_column(target)
@@ -175,6 +179,6 @@ class ParquetReader(TableReader):
                 row_offset=offset,
                 label_error=label_error,
                 y_missing=y_missing,
-                words=words_of(frame, self.plan),
+                words=words_of(frame, self.plan) if self.read_features else {},
             )
             offset += frame.height

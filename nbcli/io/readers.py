@@ -99,6 +99,10 @@ class TableReader(abc.ABC):
     #: caller that needs no labels (predictions) sets it False before
     #: reading, and the column is then neither converted nor checked.
     read_target: bool = True
+    #: Whether :meth:`chunks` reads and converts the features; a caller that
+    #: needs the labels alone (``split``) sets it False, and each chunk's
+    #: ``X`` then has no columns.
+    read_features: bool = True
 
     @abc.abstractmethod
     def __init__(self, source: Source, opts: DataRequest, delimiter: str | None = None): ...
@@ -197,8 +201,10 @@ def read_ahead(items: Iterator[T]) -> Iterator[T]:
     polars parses and NumPy converts without holding the GIL, so the next
     chunk is read while this one is used (a streaming fit, say): one item
     ahead, so at most two are held. Exceptions reach the caller where the
-    item would have; closing this generator waits for the item in progress,
-    then closes ``items``.
+    item would have; closing this generator (or an interruption, Ctrl-C or
+    SIGTERM) waits for the item in progress, then closes ``items``: a
+    generator cannot be closed while the worker runs it. An interruption
+    that arrives during that wait is raised after it.
     """
     pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="nbcli-read")
     try:
@@ -210,7 +216,15 @@ def read_ahead(items: Iterator[T]) -> Iterator[T]:
             future = pool.submit(next, items, _END)
             yield cast(T, item)
     finally:
-        pool.shutdown(wait=True)
+        interruption: BaseException | None = None
+        while True:
+            try:
+                pool.shutdown(wait=True)
+                break
+            except BaseException as exc:  # Ctrl-C or SIGTERM while waiting: wait on
+                interruption = interruption or exc
         close = getattr(items, "close", None)
         if close is not None:
             close()
+        if interruption is not None:
+            raise interruption

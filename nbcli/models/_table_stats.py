@@ -21,7 +21,7 @@ Category counts of all features sit side by side in one array of shape
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -83,6 +83,36 @@ def grow_categories(counts: np.ndarray, n_old, n_new) -> np.ndarray:
     return out
 
 
+def recode_categories(counts: np.ndarray, n_old, codes, n_new) -> np.ndarray:
+    """Count array with each feature's categories renumbered.
+
+    Parameters
+    ----------
+    counts : ndarray of shape (n_classes, sum_j n_old[j])
+    n_old : array of shape (n_features,)
+        The ``K_j`` that lay out ``counts``.
+    codes : sequence of integer arrays, one per feature
+        ``codes[j][v]`` is the new code of feature ``j``'s old code ``v``
+        (at least ``n_old[j]`` entries; distinct codes below ``n_new[j]``).
+    n_new : array of shape (n_features,)
+        The ``K_j`` of the result; new categories count zero.
+
+    Returns
+    -------
+    ndarray of shape (n_classes, sum_j n_new[j])
+    """
+    n_old = np.asarray(n_old, dtype=np.intp)
+    n_new = np.asarray(n_new, dtype=np.intp)
+    new_offsets = category_offsets(n_new)
+    pos = np.concatenate(
+        [np.zeros(0, np.intp)]
+        + [new_offsets[j] + np.asarray(c, dtype=np.intp)[: n_old[j]] for j, c in enumerate(codes)]
+    )
+    out = np.zeros((counts.shape[0], int(n_new.sum())))
+    out[:, pos] = counts
+    return out
+
+
 def _merge_category_arrays(ca, na, cb, nb):
     n = np.maximum(na, nb)
     return grow_categories(ca, na, n) + grow_categories(cb, nb, n), n
@@ -125,6 +155,14 @@ class CategoryCounts(_Stats):
         weights = np.ones(C.shape[0]) if w is None else w
         class_count = np.bincount(y_idx, weights=weights, minlength=n_classes).astype(np.float64)
         return cls(class_count=class_count, category_count=counts, n_categories=n_cat)
+
+    def recode(self, codes, n_new) -> CategoryCounts:
+        """These counts with categories renumbered (:func:`recode_categories`)."""
+        return replace(
+            self,
+            category_count=recode_categories(self.category_count, self.n_categories, codes, n_new),
+            n_categories=np.asarray(n_new, dtype=np.float64),
+        )
 
     def merge(self, other: CategoryCounts) -> CategoryCounts:
         """Statistics of both chunks: counts add, after growing to the larger ``K_j``."""
@@ -302,6 +340,15 @@ class MixedStats(_Stats):
     def gaussian(self):
         """The Gaussian moments as a ``(count, shift, offset, m2)`` tuple."""
         return self.gaussian_count, self.gaussian_shift, self.gaussian_offset, self.gaussian_m2
+
+    def recode(self, codes, n_new) -> MixedStats:
+        """These statistics with the categorical columns' categories renumbered
+        (:func:`recode_categories`; ``codes`` and ``n_new`` over those columns)."""
+        return replace(
+            self,
+            category_count=recode_categories(self.category_count, self.n_categories, codes, n_new),
+            n_categories=np.asarray(n_new, dtype=np.float64),
+        )
 
     def merge(self, other: MixedStats) -> MixedStats:
         """Statistics of both chunks (moments by Chan et al., counts add)."""

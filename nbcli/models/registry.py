@@ -5,8 +5,8 @@ The modules of :mod:`nbcli.models` are imported and every
 declares a ``name`` is a model type: adding one is writing its class.
 
 >>> from nbcli.models import registry
->>> sorted(registry.model_classes())                    # doctest: +SKIP
-['bernoulli', 'gaussian', 'lda', 'multinomial', 'qda']
+>>> sorted(registry.model_classes())
+['bernoulli', 'categorical', 'complement', 'gaussian', 'lda', 'mixed', 'multinomial', 'qda']
 """
 
 from __future__ import annotations
@@ -17,12 +17,9 @@ import pkgutil
 from dataclasses import dataclass
 
 import nbcli.models as _package
+from nbcli.model_names import ordered
 from nbcli.models._base import BayesClassifier
 from nbcli.models.hyperparameters import Hyperparameter
-
-# The order the command line lists model types in: these first, as the docs
-# always have; any other in the order its module and class are found.
-_FIRST = ("gaussian", "multinomial", "bernoulli", "lda", "qda")
 
 
 @functools.cache
@@ -52,8 +49,7 @@ def model_classes() -> dict[str, type[BayesClassifier]]:
                         f"{found[obj.name].__qualname__} and {obj.__qualname__}"
                     )
                 found[obj.name] = obj
-    rank = {name: i for i, name in enumerate(_FIRST)}
-    return dict(sorted(found.items(), key=lambda kv: rank.get(kv[0], len(rank))))
+    return {name: found[name] for name in ordered(list(found))}
 
 
 def get(name: str) -> type[BayesClassifier]:

@@ -63,8 +63,8 @@ class BatchReport:
     """Outcome of scoring several files: one row per input."""
 
     rows: list = field(default_factory=list)  # (input, output, n_rows, error or None)
-    # Failed inputs whose output from an earlier run was deleted (not in the JSON form).
-    removed: list = field(default_factory=list)
+    # Failed inputs whose output from an earlier run is still there (not in the JSON form).
+    stale: list = field(default_factory=list)
 
     schema = "nbcli.batch"
     schema_version = 1

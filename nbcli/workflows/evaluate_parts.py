@@ -6,7 +6,10 @@ sums and their Poisson-bootstrap replicates); only those travel and add.
 The point figures equal those of a local evaluation of the parts joined
 into one file (to rounding, 1e-12); the intervals are Poisson-bootstrap
 percentile intervals (method ``poisson-bootstrap``), fixed by the seed and
-the parts, not the BCa intervals of a one-file evaluation.
+the parts, not the BCa intervals of a one-file evaluation. The ranking
+metrics (ROC AUC, weighted ROC AUC, average precision) come from a second
+pass over the parts (:mod:`nbcli.engines.ranking_sums`), with DeLong's
+interval for a two-class ROC AUC and none otherwise (see :func:`_ranking`).
 """
 
 from __future__ import annotations
@@ -18,15 +21,9 @@ import numpy as np
 
 from nbcli.errors import NbcliError
 
-#: The metrics that need every row's posteriors sorted together, so that the
-#: part-wise sums do not give them.
+#: The ranking metrics, which a part-wise evaluation takes from bucket and level
+#: counts (:mod:`nbcli.engines.ranking_sums`) in a second pass over the parts.
 RANKING_ON_PARTS = ("roc_auc", "roc_auc_weighted", "average_precision")
-
-#: What a report over parts says of them.
-RANKING_ON_PARTS_WARNING = (
-    "ROC AUC, weighted ROC AUC and average precision need every row's posteriors "
-    "sorted together and are not computed over parts; evaluate the joined file for them"
-)
 
 
 @dataclass(frozen=True)
@@ -53,6 +50,8 @@ class PartEvaluation:
     unseen: dict
     fingerprint: Any  # RowHashFingerprint
     n_classes: int
+    #: Per class, rows of known labels by bucket of their posterior (BucketCounts).
+    buckets: Any = None
 
     def merge(self, other: PartEvaluation) -> PartEvaluation:
         unseen = {**self.unseen, **other.unseen}
@@ -64,6 +63,7 @@ class PartEvaluation:
             {k: unseen[k] for k in keys},
             self.fingerprint.combine(other.fingerprint),
             self.n_classes,
+            self.buckets.merge(other.buckets),
         )
 
 
@@ -104,9 +104,12 @@ def score_part(index: int, part: str, spec: PartScoring) -> PartEvaluation:
     k = len(classes)
 
     def sums(proba, keys, unseen: dict, offset: int, fp) -> PartEvaluation:
+        from nbcli.engines.ranking_sums import BucketCounts
+
         order = sorted(unseen)
         codes_of = {**index_of, **{key: k + i for i, key in enumerate(order)}}
         codes = np.fromiter((codes_of[key] for key in keys), dtype=np.intp, count=len(keys))
+        known = codes < k
         total = evaluation_sums(
             proba,
             codes,
@@ -117,7 +120,8 @@ def score_part(index: int, part: str, spec: PartScoring) -> PartEvaluation:
             part_index=index,
             row_offset=offset,
         )
-        return PartEvaluation(total, {key: unseen[key] for key in order}, fp, k)
+        buckets = BucketCounts.of(codes[known], proba[known])
+        return PartEvaluation(total, {key: unseen[key] for key in order}, fp, k, buckets)
 
     # Chunk by chunk, so that memory holds one chunk's posteriors; a chunk's
     # unseen labels are coded after the classes and recoded as they merge.
@@ -143,6 +147,125 @@ def score_part(index: int, part: str, spec: PartScoring) -> PartEvaluation:
         result = result.merge(sums(np.exp(chunk.log_proba), keys, unseen, rows, fp))
         rows += chunk.n_rows
     return result
+
+
+def _known_rows(part: str, spec: PartScoring):
+    """Each chunk's true class codes and posteriors, rows of labels the model knows."""
+    from nbcli.reports.metrics import label_key
+    from nbcli.workflows.scoring import iter_scores
+
+    mf = spec.model_file
+    index_of = {label_key(c): i for i, c in enumerate(np.asarray(mf.classes, dtype=object))}
+    for chunk in iter_scores(mf, part, read=spec.read, need_target=True):
+        keys = [label_key(v) for v in np.asarray(chunk.y, dtype=object)]
+        codes = np.fromiter((index_of.get(key, -1) for key in keys), np.intp, count=len(keys))
+        known = codes >= 0
+        yield codes[known], np.exp(chunk.log_proba)[known]
+
+
+@dataclass(frozen=True)
+class _LevelPass:
+    spec: PartScoring
+    shared: np.ndarray  # bool (k, N_BUCKETS): buckets holding a positive
+
+
+def level_part(index: int, part: str, shared: _LevelPass):
+    """The second pass of a part: the distinct scores of the buckets that hold a positive."""
+    from nbcli.engines.ranking_sums import LevelCounts
+
+    k = shared.shared.shape[0]
+    total = LevelCounts.of(np.zeros(0, np.intp), np.zeros((0, k)), shared.shared)
+    for codes, proba in _known_rows(part, shared.spec):
+        total = total.merge(LevelCounts.of(codes, proba, shared.shared))
+    return total
+
+
+@dataclass(frozen=True)
+class _CovariancePass:
+    spec: PartScoring
+    contributions: Any  # nbcli.engines.ranking_sums.Contributions
+
+
+class _Cross:
+    """Sums of products of the rows' AUC contributions, shape (k, k); they add."""
+
+    def __init__(self, total: np.ndarray) -> None:
+        self.total = total
+
+    def merge(self, other: _Cross) -> _Cross:
+        return _Cross(self.total + other.total)
+
+
+def cross_part(index: int, part: str, shared: _CovariancePass) -> _Cross:
+    """The third pass of a part (three or more classes): its rows' sums of
+    products of AUC contributions, for DeLong's covariance of the class AUCs."""
+    k = shared.contributions.defined.size
+    total = np.zeros((k, k))
+    for codes, proba in _known_rows(part, shared.spec):
+        total += shared.contributions.of(codes, proba)
+    return _Cross(total)
+
+
+def _ranking(parts, engine, spec: PartScoring, buckets, confidence: float):
+    """ROC AUC (macro and weighted) and average precision over the parts, with
+    the per-class ROC AUC and the warnings of classes left out of an average.
+
+    Intervals (method ``DeLong``, as a one-file evaluation takes for large
+    data): DeLong's for ROC AUC, its variance from the runs; with three or
+    more classes the covariance of the class AUCs from a third pass that
+    sums the products of each row's contributions
+    (:func:`nbcli.reports.delong.averaged_auc_interval`). Average precision
+    has no closed-form interval and gets none; beyond
+    :data:`~nbcli.reports.ranking_summary.MAX_CURVE_CLASSES` classes, point
+    figures only, as in a one-file evaluation.
+    """
+    import warnings as python_warnings
+
+    from nbcli.engines.ranking_sums import column_figures, runs
+    from nbcli.reports.bootstrap import no_interval
+    from nbcli.reports.delong import wald_interval
+    from nbcli.reports.ranking import ExcludedClassWarning, class_average
+    from nbcli.reports.ranking_summary import MAX_CURVE_CLASSES, RANKING_KEYS
+
+    k = buckets.positive.shape[0]
+    levels = engine.sum_over_parts(list(parts), level_part, _LevelPass(spec, buckets.positive > 0))
+    figures = [column_figures(*runs(buckets, levels, c)) for c in range(k)]
+    areas = np.array([f.auc for f in figures])
+    precisions = np.array([f.average_precision for f in figures])
+    sizes = buckets.positive.sum(axis=1).astype(np.float64)
+    with python_warnings.catch_warnings(record=True) as caught:
+        python_warnings.simplefilter("always")
+        macro = class_average(areas, np.ones(k), "ROC AUC")
+        weighted = macro if k == 2 else class_average(areas, sizes, "ROC AUC")
+        ap = class_average(precisions, np.ones(k), "average precision")
+        if k == 2:
+            auc = wald_interval(macro, figures[1].variance, confidence=confidence)
+            metrics = {"roc_auc": auc, "roc_auc_weighted": auc}
+        elif k > MAX_CURVE_CLASSES:
+            metrics = {"roc_auc": no_interval(macro), "roc_auc_weighted": no_interval(weighted)}
+        else:
+            from nbcli.engines.ranking_sums import contributions
+            from nbcli.reports.delong import averaged_auc_interval
+
+            shared = _CovariancePass(spec, contributions(buckets, levels))
+            covariance = engine.sum_over_parts(list(parts), cross_part, shared).total
+            # DeLong's small-sample corrected variances on the diagonal, as one file has them.
+            covariance[np.diag_indices(k)] = [f.variance for f in figures]
+            covariance[~np.isfinite(areas), :] = np.nan
+            covariance[:, ~np.isfinite(areas)] = np.nan
+            metrics = {
+                "roc_auc": averaged_auc_interval(areas, covariance, confidence=confidence),
+                "roc_auc_weighted": averaged_auc_interval(
+                    areas, covariance, sizes, confidence=confidence
+                ),
+            }
+    metrics["average_precision"] = no_interval(ap)
+    labels = [str(c) for c in np.asarray(spec.model_file.classes, dtype=object)]
+    notes = [
+        w.message.text(labels) if isinstance(w.message, ExcludedClassWarning) else str(w.message)
+        for w in caught
+    ]
+    return {key: metrics[key] for key in RANKING_KEYS}, areas, list(dict.fromkeys(notes))
 
 
 def evaluate_parts(model: str, request, engine, scoring=None):
@@ -194,6 +317,7 @@ def evaluate_parts(model: str, request, engine, scoring=None):
         total,
         confidence=confidence,
         training_match=_matches(mf.training, total.fingerprint),
+        ranking=_ranking(parts, engine, spec, total.buckets, confidence),
     )
     report.inputs = {"model": _input(model), "data": {"path": data, "parts": list(parts)}}
     report.settings = {
@@ -224,8 +348,11 @@ def _matches(training: dict, fp) -> bool:
     )
 
 
-def report_from_sums(classes, total: PartEvaluation, *, confidence: float, training_match: bool):
-    """An :class:`~nbcli.reports.evaluation.EvaluationReport` from summed evaluation sums."""
+def report_from_sums(
+    classes, total: PartEvaluation, *, confidence: float, training_match: bool, ranking=None
+):
+    """An :class:`~nbcli.reports.evaluation.EvaluationReport` from summed evaluation sums,
+    with ``ranking`` (what :func:`_ranking` gives) for the ranking metrics, else none."""
     from nbcli.engines.sums import poisson_interval
     from nbcli.reports.evaluation import (
         METRIC_KEYS,
@@ -265,10 +392,13 @@ def report_from_sums(classes, total: PartEvaluation, *, confidence: float, train
     metrics["brier"] = poisson_interval(
         s.brier_score, s.replicate_means("brier"), confidence=confidence
     )
-    # ROC AUC and average precision rank every row against every other: sums
-    # per part do not give them, so a part-wise report leaves them undefined.
     from nbcli.reports.bootstrap import no_interval
 
+    areas = np.full(k, np.nan)
+    ranking_notes: list[str] = []
+    if ranking is not None:
+        ranked, areas, ranking_notes = ranking
+        metrics.update(ranked)
     metrics = {key: metrics.get(key, no_interval(float("nan"))) for key in METRIC_KEYS}
 
     count = s.bin_count
@@ -302,8 +432,13 @@ def report_from_sums(classes, total: PartEvaluation, *, confidence: float, train
         diagram=diagram,
     )
     rows, averages = per_class_scores(confusion, labels)
+    from dataclasses import replace
+
+    rows = [
+        replace(r, roc_auc=float(areas[i]) if i < k else float("nan")) for i, r in enumerate(rows)
+    ]
     n_unseen = int(s.n_rows - s.n_scored)
-    warnings = [RANKING_ON_PARTS_WARNING]
+    warnings = list(ranking_notes)
     if n_unseen:
         warnings.append(unseen_warning(unseen_labels, n_unseen))
     if training_match:

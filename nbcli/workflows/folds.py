@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from nbcli.errors import NbcliError
+from nbcli.io.cells import as_text, label_codes, text_array
 from nbcli.workflows.engine import Reporter
 from nbcli.workflows.fold_statistics import FoldStatistics, TermRows, TextFoldStatistics
 from nbcli.workflows.settings import MEMORY_BUDGET, FoldSettings
@@ -30,7 +31,7 @@ def _typed_classes(raw: np.ndarray):
     """Sorted typed classes and, for each raw class, its index among them."""
     from nbcli.io.data import resolve_labels
 
-    typed = resolve_labels(raw) if raw.dtype.kind in "US" else raw
+    typed = resolve_labels(raw) if raw.dtype.kind in "USO" else raw
     order = np.argsort(typed, kind="stable")
     position = np.empty_like(order)
     position[order] = np.arange(order.size)
@@ -182,7 +183,7 @@ def collect_fold_statistics(
             _row_filter=lambda: partial(RowCounts().filter, missing=missing),
         )
     if early is not None:
-        fold_values = np.concatenate([k[early.column] for k in kept]).astype(str)
+        fold_values = as_text(np.concatenate([k[early.column] for k in kept]))
         fs.stats = [early.final(fs, raw_classes, position, fold_values)]
     else:
         fs.accumulate_folds()
@@ -360,7 +361,7 @@ def typed_labels(data: str, target, ys: list):
         For a single class.
     """
     y_raw = np.concatenate(ys)
-    raw_classes, raw_codes = np.unique(y_raw, return_inverse=True)
+    raw_classes, raw_codes = label_codes(y_raw)
     classes, position = _typed_classes(raw_classes)
     codes = position[raw_codes.reshape(-1)]
     if classes.size < 2:
@@ -399,7 +400,7 @@ def plan_folds(
             values = np.concatenate([k[fold_column] for k in kept])
             if values.dtype.kind in "USO" and all(isinstance(v, str) for v in values):
                 # CSV text: whole numbers as numbers, as labels are typed.
-                values = resolve_labels(values.astype(str))
+                values = resolve_labels(as_text(values))
             column = folds_from_column(values)
             folds, fold_values, method = column.folds[None, :], column.values, "column"
         elif group_column is not None:
@@ -439,7 +440,7 @@ class _EarlyFolds:
 
     @staticmethod
     def _number(values: np.ndarray, table: dict) -> np.ndarray:
-        unique, inverse = np.unique(values, return_inverse=True)
+        unique, inverse = label_codes(values)
         for u in unique.tolist():
             table.setdefault(u, len(table))
         return np.array([table[u] for u in unique.tolist()], dtype=np.intp)[inverse.reshape(-1)]
@@ -447,7 +448,7 @@ class _EarlyFolds:
     def add(self, X: np.ndarray, y, fold_values) -> None:
         codes = self._number(np.asarray(y), self.labels)
         k = len(self.labels)
-        folds = self._number(np.asarray(fold_values).astype(str), self.folds)
+        folds = self._number(as_text(fold_values), self.folds)
         for f in np.unique(folds).tolist():
             at = np.flatnonzero(folds == f)
             s = self.estimator.accumulate(X[at], codes[at], None, k)
@@ -462,8 +463,12 @@ class _EarlyFolds:
     def final(self, fs: FoldStatistics, raw_classes, position, fold_text) -> list:
         """The statistics of each final fold, classes in ``fs.classes`` order."""
         seen = np.array(list(self.labels))
+        if seen.dtype.kind == "U":
+            seen = text_array(list(self.labels))
         class_of = position[np.searchsorted(raw_classes, seen)]
-        unique, first = np.unique(fold_text, return_index=True)
+        unique, codes = label_codes(fold_text)
+        first = np.full(unique.size, codes.size, dtype=np.intp)
+        np.minimum.at(first, codes, np.arange(codes.size))
         fold_of = dict(zip(unique.tolist(), fs.folds[0][first].tolist()))
         out: list = [None] * fs.n_folds
         k = fs.classes.size

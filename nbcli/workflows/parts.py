@@ -98,7 +98,9 @@ class PartTraining:
 
     Sent once to every worker; each part is read through the same reader as
     a one-file fit (:func:`nbcli.workflows.train.training_stream`), with the
-    request's ``missing`` the policy in force.
+    request's ``missing`` the policy in force and its ``categories`` those
+    known before reading (all parts', first-seen order: given for the second
+    pass that fingerprints parts whose own codes were renumbered).
     """
 
     estimator: Any
@@ -109,14 +111,26 @@ class PartTraining:
         return self.request.missing or "error"
 
     @property
+    def unseen(self) -> str:
+        return self.request.unseen or "error"
+
+    @property
     def text(self):
         return self.request.text
+
+    @property
+    def column_types(self) -> dict:
+        return dict(self.request.column_types)
+
+    def knowing(self, categories: dict) -> PartTraining:
+        """This task reading with ``categories`` known."""
+        return replace(self, request=self.request.reading(categories=categories))
 
     def stream(self, path: str):
         """The reader of one part: :func:`nbcli.workflows.train.training_stream`."""
         from nbcli.workflows.train import training_stream
 
-        return training_stream(path, self.estimator, self.request, categories=False)
+        return training_stream(path, self.estimator, self.request)
 
 
 @dataclass
@@ -125,12 +139,21 @@ class PartFit:
 
     ``merge`` puts ``other``'s rows after this one's (the fingerprint depends
     on the order), so the engines merge in part-index order.
+
+    Category codes are numbered by each part's reader in the order its
+    values first appear in that part; ``merge`` renumbers them by label into
+    the first-seen order of the merged rows (this one's values, then
+    ``other``'s new ones in their order), which is the order a one-file read
+    of the parts joined in order gives, and moves the counts with them.
     """
 
     part: str
     # FitStatistics (TextChunkStats with text columns), or None for parts without rows
     stats: Any
-    fingerprint: Any  # RowHashFingerprint
+    #: ``(part index, RowHashFingerprint, {column: categories of that part})``
+    #: per part in order: a part's fingerprint holds for the merged rows only
+    #: where its own codes are those of the merged categories.
+    pieces: list
     target: str | None
     feature_names: tuple
     notes: list = field(default_factory=list)
@@ -141,6 +164,12 @@ class PartFit:
     n_rows: int = 0
     #: Rows skipped without a label, per part.
     warnings: list = field(default_factory=list)
+    #: ``{column: categories}`` of the columns read as categories, first-seen order.
+    categories: dict = field(default_factory=dict)
+    #: The model's ``column_types`` (mixed) as the part's plan gave them, else None.
+    column_types: tuple | None = None
+    #: The columns of the statistics' category block, in its order.
+    category_columns: tuple = ()
 
     def merge(self, other: PartFit) -> PartFit:
         from nbcli.engines._reduce import merge_optional
@@ -152,10 +181,18 @@ class PartFit:
                 f"{other.part}: its target column {other.target!r} differs from "
                 f"{self.target!r} in {self.part}; give --target"
             )
+        _check_same_kinds(self, other)
+        categories = {
+            c: v + [x for x in other.categories.get(c, []) if x not in set(v)]
+            for c, v in self.categories.items()
+        }
         return PartFit(
             self.part,
-            merge_optional(self.stats, other.stats),
-            self.fingerprint.combine(other.fingerprint),
+            merge_optional(
+                _recoded(self.stats, self, categories, other.stats),
+                _recoded(other.stats, other, categories, self.stats),
+            ),
+            self.pieces + other.pieces,
             self.target,
             self.feature_names,
             self.notes + [n for n in other.notes if n not in self.notes],
@@ -163,7 +200,99 @@ class PartFit:
             self.plan if self.plan is not None else other.plan,
             self.n_rows + other.n_rows,
             self.warnings + [w for w in other.warnings if w not in self.warnings],
+            categories,
+            self.column_types,
+            self.category_columns,
         )
+
+
+def _check_same_kinds(first: PartFit, other: PartFit) -> None:
+    """Refuse parts whose columns were planned as different kinds (each part
+    plans its columns from its own first rows)."""
+    if first.plan is None or other.plan is None:
+        return
+    ours, theirs = dict(first.plan.kinds), dict(other.plan.kinds)
+    if first.column_types is not None and other.column_types is not None:
+        # The mixed model's column types say more than the kinds (numbers as counts).
+        ours.update(zip(first.plan.matrix, first.column_types))
+        theirs.update(zip(other.plan.matrix, other.column_types))
+    said = {"categorical": "categories", "numeric": "numbers", "words": "text"}
+    for name in first.feature_names:
+        if ours.get(name) != theirs.get(name):
+            mine, yours = (said.get(str(k), str(k)) for k in (ours.get(name), theirs.get(name)))
+            raise NbcliError(
+                f"{other.part}: column {name!r} is read as {yours} there and as {mine} in "
+                f"{first.part} (each part decides from its first rows); give --column "
+                f"{name}=TYPE"
+            )
+
+
+def _recoded(stats, fit: PartFit, categories: dict, partner):
+    """``stats`` (of ``fit``'s rows) with its category codes renumbered into
+    ``categories`` (the merged first-seen lists), and each category block
+    as wide as the merged one (``partner``: the other side's statistics)."""
+    if stats is None or not fit.category_columns or not hasattr(stats.stats, "recode"):
+        return stats
+    n_mine = np.asarray(stats.stats.n_categories, dtype=np.intp)
+    n_theirs = n_mine if partner is None else np.asarray(partner.stats.n_categories, np.intp)
+    codes, n_new = [], []
+    for j, name in enumerate(fit.category_columns):
+        if name in categories:
+            index = {v: i for i, v in enumerate(categories[name])}
+            codes.append(np.array([index[v] for v in fit.categories[name]], dtype=np.intp))
+            n_new.append(len(categories[name]))
+        else:
+            # Whole numbers read as codes (the categorical model): kept as they are.
+            codes.append(np.arange(max(n_mine[j], n_theirs[j])))
+            n_new.append(max(n_mine[j], n_theirs[j]))
+    if all(np.array_equal(c, np.arange(len(c))) for c in codes) and np.array_equal(n_mine, n_new):
+        return stats
+    return replace(stats, stats=stats.stats.recode(codes, np.asarray(n_new)))
+
+
+class _Fingerprint:
+    """A :class:`~nbcli.io.fingerprint.RowHashFingerprint` that merges as parts do."""
+
+    def __init__(self, fp) -> None:
+        self.fp = fp
+
+    def merge(self, other: _Fingerprint) -> _Fingerprint:
+        return _Fingerprint(self.fp.combine(other.fp))
+
+
+@dataclass(frozen=True)
+class _Refingerprint:
+    """The second pass's shared value: the reading with the merged
+    categories, and the fingerprints that already hold (by part index)."""
+
+    spec: PartTraining
+    known: dict
+
+
+def refingerprint_part(index: int, part: str, shared: _Refingerprint) -> _Fingerprint:
+    """The fingerprint of one part read with the merged categories (its own
+    from the first pass where its codes needed no renumbering)."""
+    if index in shared.known:
+        return _Fingerprint(shared.known[index])
+    return _Fingerprint(_read_part(part, shared.spec, fit=False)[1])
+
+
+def _fingerprint(parts: Sequence[str], engine, spec: PartTraining, total: PartFit):
+    """The fingerprint of all rows in order, with category codes of the merged
+    categories, as a one-file read of the parts joined gives it: parts whose
+    own codes differ are read a second time."""
+
+    def holds(own: dict) -> bool:
+        return all(total.categories[c][: len(v)] == v for c, v in own.items())
+
+    known = {i: fp for i, fp, own in total.pieces if holds(own)}
+    if len(known) == len(total.pieces):
+        fp = total.pieces[0][1]
+        for _, other, _ in total.pieces[1:]:
+            fp = fp.combine(other)
+        return fp
+    again = spec.knowing(dict(total.categories))
+    return engine.sum_over_parts(list(parts), refingerprint_part, _Refingerprint(again, known)).fp
 
 
 def _columns_differ(first: PartFit, other: PartFit) -> str:
@@ -199,10 +328,18 @@ def fit_part(index: int, part: str, spec: PartTraining) -> PartFit:
         a value, naming the part and its row (rows count from the part's
         first data row).
     """
+    part_fit, fp = _read_part(part, spec, fit=True)
+    part_fit.pieces = [(index, fp, dict(part_fit.categories))]
+    return part_fit
+
+
+def _read_part(part: str, spec: PartTraining, *, fit: bool):
+    """Read one part: its :class:`PartFit` (None unless ``fit``) and the
+    fingerprint of its rows."""
     from nbcli.engines._reduce import FitStatistics
     from nbcli.io.fingerprint import RowHashFingerprint
     from nbcli.workflows.blocks import check_text_columns, fingerprint_columns, tally_blocks
-    from nbcli.workflows.tables import RowCounts
+    from nbcli.workflows.tables import RowCounts, apply_column_types
     from nbcli.workflows.train import data_error
 
     text, words_of = spec.text, spec.request.text_columns
@@ -210,6 +347,8 @@ def fit_part(index: int, part: str, spec: PartTraining) -> PartFit:
     check_text_columns(part, words_of, stream)
     fp = RowHashFingerprint()
     est = type(spec.estimator)(**spec.estimator.get_params())
+    # As a one-file fit: the mixed model's column types from this part's plan.
+    apply_column_types(est, stream.plan, dict(spec.column_types or {}), spec.missing, spec.unseen)
     # The rows a one-file fit skips (no label) or drops (a missing cell under
     # "drop"), skipped here, before the fingerprint and the statistics see them.
     counts = RowCounts()
@@ -226,6 +365,10 @@ def fit_part(index: int, part: str, spec: PartTraining) -> PartFit:
             state["kept"] = counts.kept_rows
             yield ds.X, ds.y, ds.words
 
+    if not fit:
+        for _ in chunks():
+            pass
+        return None, fp
     stats: Any = None
     try:
         with np.errstate(over="ignore", invalid="ignore"):
@@ -240,18 +383,32 @@ def fit_part(index: int, part: str, spec: PartTraining) -> PartFit:
         stats = stats or FitStatistics(
             est.classes_, est.stats_, int(est.n_features_in_), counts.used
         )
-    return PartFit(
-        part,
-        stats,
+    types = est.get_params().get("column_types")
+    features = list(stream.plan.features)
+    if types is not None:
+        category_columns = tuple(c for c, t in zip(features, types) if t == "categorical")
+    elif "categorical" in type(est).feature_kinds:
+        category_columns = tuple(features)
+    else:
+        category_columns = ()
+    return (
+        PartFit(
+            part,
+            stats,
+            [],
+            stream.target,
+            tuple(stream.feature_names),
+            [stream.note] if stream.note else [],
+            state["chunks"],
+            # What the model file records of the plan; the planning sample stays here.
+            replace(stream.plan, profiles={}),
+            counts.used,
+            counts.warnings(part, spec.missing),
+            {c: list(v) for c, v in stream.categories.items()},
+            None if types is None else tuple(types),
+            category_columns,
+        ),
         fp,
-        stream.target,
-        tuple(stream.feature_names),
-        [stream.note] if stream.note else [],
-        state["chunks"],
-        # What the model file records of the plan; the planning sample stays here.
-        replace(stream.plan, profiles={}),
-        counts.used,
-        counts.warnings(part, spec.missing),
     )
 
 
@@ -279,8 +436,9 @@ def train_parts(estimator, request, engine, *, priors_by_label=None):
     request : DataRequest
         Its ``data`` names the parts (files, folders, globs: their files in
         row order, see :func:`expand_parts`); read as
-        :func:`nbcli.workflows.train.train` reads a file; its ``unseen`` is
-        stored in the model file.
+        :func:`nbcli.workflows.train.train` reads a file (its
+        ``column_types`` the mixed model's); its ``unseen`` is stored in the
+        model file.
     engine : nbcli.engines.Engine
     priors_by_label : dict, optional
         As in :func:`nbcli.workflows.train.train`.
@@ -297,6 +455,7 @@ def train_parts(estimator, request, engine, *, priors_by_label=None):
     """
     from nbcli.io.fingerprint import ROWHASH_ALGORITHM
     from nbcli.workflows.blocks import check_blocks, model_from_blocks
+    from nbcli.workflows.tables import apply_column_types
     from nbcli.workflows.train import RowsRead, TableFacts, finish_training
 
     data, text, parts = request.path, request.text, expand_parts(request.data)
@@ -314,6 +473,10 @@ def train_parts(estimator, request, engine, *, priors_by_label=None):
         raise NbcliError(f"{data}: {exc}") from None
     if total.stats is None:
         raise NbcliError(f"{data}: no data rows in any of its {len(parts)} parts")
+    # As a one-file fit sets them: column types (mixed) from the plan, which
+    # every part shares (PartFit.merge), and the policies.
+    apply_column_types(estimator, total.plan, spec.column_types, missing, unseen)
+    fingerprint = _fingerprint(parts, engine, spec, total)
     try:
         est, vocabularies, feature_names = model_from_blocks(
             estimator, text, total.stats, list(total.feature_names)
@@ -330,7 +493,7 @@ def train_parts(estimator, request, engine, *, priors_by_label=None):
             n_rows=total.n_rows,
             n_chunks=total.n_chunks,
             fingerprint={
-                "fingerprint": {"algorithm": ROWHASH_ALGORITHM, "value": total.fingerprint.value}
+                "fingerprint": {"algorithm": ROWHASH_ALGORITHM, "value": fingerprint.value}
             },
             started=started,
             # The column plan's warnings once (the first part's), then each part's skipped rows.
@@ -339,14 +502,11 @@ def train_parts(estimator, request, engine, *, priors_by_label=None):
         priors_by_label=priors_by_label,
         text=text,
         vocabularies=vocabularies,
-        # As a one-file fit records them: the plan's columns and the policies (part-wise
-        # reading has no category lists). A model of per-column distributions (mixed)
-        # takes its column types from a one-file plan only, so it records none here.
-        tables=None
-        if "column_types" in estimator.get_params()
-        else TableFacts(
+        # As a one-file fit records them: the plan's columns, the categories in
+        # first-seen order of the parts joined, and the policies.
+        tables=TableFacts(
             plan=total.plan,
-            categories={},
+            categories=total.categories,
             missing=missing,
             unseen=unseen,
             na_values=None if request.na_values is None else list(request.na_values),

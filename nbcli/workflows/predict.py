@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
 import sys
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
+from nbcli import interrupts
 from nbcli.errors import NbcliError
+from nbcli.io.atomic import commit_staged, discard_staged, staging
 from nbcli.io.request import DataRequest
 from nbcli.workflows.engine import Engine, LocalEngine, Reporter
 from nbcli.workflows.scoring import iter_scores
@@ -183,12 +187,12 @@ def output_name(in_path: str, output_format: str = "csv") -> str:
 
 
 def _predict_one(model, in_path: str, out_path: str, options: tuple):
-    """One batch task: returns ``(in_path, rows, error message or None, stale output removed)``.
+    """One batch task: returns ``(in_path, rows, error message or None, earlier output kept)``.
 
     ``model`` is a model file's path (loaded here, in the worker) or a
     loaded model file. A failed input's output left from an earlier run is
-    removed, so that no stale predictions sit next to fresh ones (the
-    caller says so). ``options`` is ``(request, columns)`` of :func:`predict`.
+    left as it was (the caller says so): a run removes nothing it did not
+    write. ``options`` is ``(request, columns)`` of :func:`predict`.
     """
     from nbcli.io.modelfile import load_model
 
@@ -201,7 +205,7 @@ def _predict_one(model, in_path: str, out_path: str, options: tuple):
         error = " ".join(str(exc).split())
     except Exception as exc:  # a bug must not stop the other files
         error = f"internal error ({type(exc).__name__}: {exc})"
-    return in_path, 0, error, _remove_stale(out_path)
+    return in_path, 0, error, _regular_file(out_path)
 
 
 def _predict_part(index: int, part: tuple[str, str], shared: tuple) -> tuple:
@@ -210,17 +214,67 @@ def _predict_part(index: int, part: tuple[str, str], shared: tuple) -> tuple:
     return _predict_one(mf, part[0], part[1], options)
 
 
-def _remove_stale(path) -> bool:
-    """Delete a regular file at ``path``; True if there was one."""
+class _Batch:
+    """What the threads of one local batch share: the outputs they staged,
+    how many tasks are running, and whether the batch was abandoned."""
+
+    def __init__(self):
+        self.staged: list = []
+        self.cancelled = threading.Event()
+        self._running = 0
+        self._idle = threading.Condition()
+
+    @contextlib.contextmanager
+    def task(self):
+        with self._idle:
+            self._running += 1
+        try:
+            yield
+        finally:
+            with self._idle:
+                self._running -= 1
+                self._idle.notify_all()
+
+    def abandon(self) -> None:
+        """Stop the tasks (each at its next chunk, see
+        :func:`nbcli.interrupts.checkpoint`), wait for them, and remove
+        every file they staged. A further interruption while waiting is
+        raised once they are done."""
+        self.cancelled.set()
+        interruption: BaseException | None = None
+        while True:
+            try:
+                with self._idle:
+                    while self._running:
+                        self._idle.wait()
+                break
+            except BaseException as exc:
+                interruption = interruption or exc
+        discard_staged(self.staged)
+        if interruption is not None:
+            raise interruption
+
+
+def _predict_staged(model, in_path: str, out_path: str, options: tuple, batch: _Batch):
+    """:func:`_predict_one` for a thread of a local batch: the output is staged
+    in ``batch`` (the caller replaces the targets once every file is done)."""
+    with batch.task():
+        if batch.cancelled.is_set() or interrupts.stopping():
+            return in_path, 0, None, False
+        try:
+            with staging(batch.staged):
+                return _predict_one(model, in_path, out_path, options)
+        except interrupts.Stopped:
+            return in_path, 0, None, False
+
+
+def _regular_file(path) -> bool:
     import stat
 
     try:
-        if not stat.S_ISREG(os.lstat(path).st_mode):
-            return False
-        os.unlink(path)
+        return stat.S_ISREG(os.lstat(path).st_mode)
     except OSError:
         return False
-    return True
 
 
 def _remove_temporaries(outputs) -> None:
@@ -275,8 +329,10 @@ def predict_batch(
 
     The model file is checked once up front (a bad model fails the whole
     run with exit code 2). A bad input file is recorded in the report and
-    skipped; each output is written atomically, so a failure leaves no
-    partial file.
+    skipped (an output of it from an earlier run is left as it was). On the
+    local engine every output is written to a temporary file, and they
+    replace their targets together once every input is done: an
+    interrupted batch (Ctrl-C, SIGTERM) leaves the folder as it was.
 
     Parameters
     ----------
@@ -288,8 +344,8 @@ def predict_batch(
     Returns
     -------
     nbcli.reports.runs.BatchReport
-        One row per input, with its error (or None); ``removed`` lists the
-        inputs whose output from an earlier run was deleted.
+        One row per input, with its error (or None); ``stale`` lists the
+        failed inputs whose output from an earlier run is still there.
     """
     from nbcli.io.atomic import check_outputs
     from nbcli.io.modelfile import load_model
@@ -337,32 +393,44 @@ def predict_batch(
         kinds={"--output-dir": "predictions"},
         force=force,
     )
-    tasks = [(model_path, p, targets[p], options) for p in inputs]
-    try:
-        if engine.name == "dask":
+    if engine.name == "dask":
+        try:
             outcomes = engine.map_write(
                 [(p, targets[p]) for p in inputs], _predict_part, (mf, options)
             )
-            results = [o.value if o.ok else (o.part[0], 0, o.error, False) for o in outcomes]
-        else:
-            from nbcli.io.csv_format import settle_scan_pieces
+        except BaseException:
+            # Interrupted (Ctrl-C, SIGTERM): the workers are not waited for,
+            # so their unfinished temporary files are removed here.
+            _remove_temporaries(targets.values())
+            raise
+        results = [o.value if o.ok else (o.part[0], 0, o.error, False) for o in outcomes]
+    else:
+        # Importing polars takes SIGINT over, which nbcli undoes in the main
+        # thread only (nbcli.interrupts): so it is imported here, before the threads.
+        import polars  # noqa: F401
 
-            # Before the threads: each file's scan would otherwise set it beside the others'.
-            settle_scan_pieces()
-            local = cast(LocalEngine, engine)
+        from nbcli.io.csv_format import settle_scan_pieces
+
+        # Before the threads: each file's scan would otherwise set it beside the others'.
+        settle_scan_pieces()
+        local = cast(LocalEngine, engine)
+        batch = _Batch()
+        tasks = [(model_path, p, targets[p], options, batch) for p in inputs]
+        try:
             results = list(
                 reporter.progress(
-                    local.map(_predict_one, tasks, jobs=jobs), "scoring files", total=len(inputs)
+                    local.map(_predict_staged, tasks, jobs=jobs), "scoring files", total=len(inputs)
                 )
             )
-    except BaseException:
-        # Interrupted (Ctrl-C, SIGTERM): the worker threads are not waited for,
-        # so their unfinished temporary files are removed here.
-        _remove_temporaries(targets.values())
-        raise
+            # Every output replaces its earlier one at the end, together: an
+            # interrupted batch leaves the folder as it was.
+            commit_staged(batch.staged)
+        except BaseException:
+            batch.abandon()
+            raise
     report = BatchReport()
-    for in_path, rows, error, removed in results:
+    for in_path, rows, error, stale in results:
         report.rows.append((in_path, targets[in_path], rows, error))
-        if removed:
-            report.removed.append(in_path)
+        if stale:
+            report.stale.append(in_path)
     return report

@@ -1,8 +1,11 @@
 """``nbcli split``: one data file into train, test and calibration files.
 
-Two passes over the input: the first reads the target column only (to draw
-an exact, stratified split plan, :func:`nbcli.resampling.stratified_split`),
-the second sends each row to its part. Each part keeps the input's format:
+Two passes over the input: the first reads the target column only, through
+the reader every other command uses (:func:`nbcli.io.readers.open_reader`:
+the same rows, quoting rules, ragged-row and long-line checks and missing
+labels), to draw an exact, stratified split plan
+(:func:`nbcli.resampling.stratified_split`); the second sends each row to
+its part. Each part keeps the input's format:
 a CSV row is copied byte for byte (header, delimiter, quoting and gzip
 kept), Parquet row groups keep their schema, an NPZ archive keeps its keys.
 """
@@ -23,17 +26,14 @@ import numpy as np
 
 from nbcli.errors import NbcliError
 from nbcli.io.atomic import atomic_group, check_outputs, is_model_file
+from nbcli.io.cells import as_text, label_codes
 from nbcli.io.csv_format import read_header
 from nbcli.io.messages import translated
-from nbcli.io.plan import plan_columns
 from nbcli.io.request import DataRequest
 from nbcli.io.sources import Source
 from nbcli.resampling import CALIB, TEST, TRAIN, stratified_split
 
 PARTS = ("train", "test", "calib")
-
-# Records whose target field is parsed at a time in the first pass.
-_BLOCK_RECORDS = 1 << 14
 
 
 @dataclass
@@ -155,7 +155,9 @@ def split(
         [("--data", data)],
     )
     source = Source(data)
-    opts = DataRequest(target=request.target, x_key=request.x_key, y_key=request.y_key)
+    opts = DataRequest(
+        target=request.target, x_key=request.x_key, y_key=request.y_key, skip_missing_labels=True
+    )
     if source.format == "csv":
         fmt: _Format = _Csv(source, delimiter)
     elif source.format == "parquet":
@@ -165,9 +167,17 @@ def split(
     if not force:
         for part, path in outputs.items():
             _check_replace(fmt, f"--output-dir ({part}) {path}", path)
-    labels, target_name = fmt.labels(opts)
-    note, warnings = _target_note(fmt, opts, labels, target_name)
-    classes, codes = np.unique(labels, return_inverse=True)
+    labels, no_label, target_name = _labels(fmt, source, opts, delimiter)
+    note, warnings = _target_note(fmt, opts, labels[~no_label], target_name)
+    if no_label.any():
+        # Rows without a label are shared among the parts like one more class.
+        n = int(no_label.sum())
+        warnings.append(
+            f"{n} {'row has' if n == 1 else 'rows have'} no label (first at row "
+            f"{int(np.argmax(no_label)) + 1}); {'it is' if n == 1 else 'they are'} shared "
+            "among the parts like a class of its own (fit skips such rows)"
+        )
+    classes, codes = label_codes(labels)
     try:
         parts = stratified_split(codes, test, calib, stratify=stratify, seed=seed)
     except ValueError as exc:
@@ -188,11 +198,13 @@ def split(
         report.n_samples[part] = int(np.sum(parts == (TRAIN, TEST, CALIB)[i]))
     by_part = np.zeros((classes.size, 3), dtype=np.int64)
     np.add.at(by_part, (codes, parts), 1)
+    # Rows without a label are counted in n_samples, under no class.
+    labelled = [k for k, c in enumerate(classes) if not (c == "" and no_label.any())]
     report.class_counts = {
-        part: {str(c): int(by_part[k, i]) for k, c in enumerate(classes)}
+        part: {str(classes[k]): int(by_part[k, i]) for k in labelled}
         for i, part in enumerate(outputs)
     }
-    untrained = [str(c) for k, c in enumerate(classes) if by_part[k, TRAIN] == 0]
+    untrained = [str(classes[k]) for k in labelled if by_part[k, TRAIN] == 0]
     # A target that looks continuous has its warning already: each value a class.
     if untrained and not warnings:
         shown = ", ".join(repr(c) for c in untrained[:10])
@@ -204,6 +216,37 @@ def split(
             f"{'it' if len(untrained) == 1 else 'them'}"
         )
     return report
+
+
+def _labels(fmt: _Format, source: Source, opts, delimiter) -> tuple[np.ndarray, np.ndarray, str]:
+    """The labels of every row as text (``""`` where missing), which rows
+    have none, and the target's name, read as every command reads the file."""
+    from nbcli.io.data import default_chunk_rows, strip_labels
+    from nbcli.io.readers import open_reader
+
+    reader = open_reader(source, opts, delimiter)
+    if reader.plan.target is None:
+        raise NbcliError(f"{source.display}: has no target column to split by")
+    reader.read_features = False
+    fmt.note = reader.plan.note
+    texts, missing = [], []
+    for chunk in reader.chunks(default_chunk_rows(1), resolve=False):
+        if chunk.label_error is not None:
+            raise chunk.label_error
+        y = np.asarray(chunk.y)
+        texts.append(as_text(y))
+        missing.append(
+            np.zeros(y.shape[0], dtype=bool) if chunk.y_missing is None else chunk.y_missing
+        )
+    if not texts:
+        raise NbcliError(f"{source.display}: has a header but no data rows")
+    # Object arrays of shared strings: a fixed-width array would take the
+    # longest label's width for every row.
+    labels = strip_labels(np.concatenate(texts))
+    no_label = np.concatenate(missing)
+    labels[no_label] = ""
+    fmt.n = labels.size
+    return labels, no_label, reader.plan.target
 
 
 def _target_note(fmt, opts, labels: np.ndarray, target: str) -> tuple[str, list[str]]:
@@ -251,9 +294,10 @@ def _check_replace(fmt: _Format, shown: str, path: str) -> None:
 
 class _Format:
     display = ""
-
-    def labels(self, opts) -> tuple[np.ndarray, str]:
-        raise NotImplementedError
+    #: How the target was chosen (the plan's note), once the labels are read.
+    note: str | None = None
+    #: Rows of the input, once the labels are read.
+    n = 0
 
     def same_columns(self, path: str) -> bool:
         """Whether the existing file ``path`` is data of this format and columns."""
@@ -278,7 +322,11 @@ def _lines(stream: BinaryIO, lone_cr: bool) -> Iterator[bytes]:
 
 
 def csv_records(
-    stream: BinaryIO, *, lone_cr: bool = False, display: str = "the data"
+    stream: BinaryIO,
+    *,
+    lone_cr: bool = False,
+    display: str = "the data",
+    delimiter: str | None = None,
 ) -> Iterator[bytes]:
     """The records of a CSV stream as their raw bytes, line ending included.
 
@@ -286,6 +334,8 @@ def csv_records(
     inside a quoted field is doubled, so an odd count of quotes so far means
     the field is still open); blank lines are skipped, as the reader does.
     ``lone_cr``: lines end in a lone carriage return (see :func:`_lines`).
+    With ``delimiter``, records whose cells are all blank (``,,``) are
+    skipped too, as the reader skips them.
 
     Raises
     ------
@@ -303,13 +353,22 @@ def csv_records(
         record = pending[0] if len(pending) == 1 else b"".join(pending)
         pending.clear()
         quotes = 0
-        if record.strip():
+        if record.strip() and not (delimiter is not None and _blank(record, delimiter)):
             yield record
     if pending and b"".join(pending).strip():
         raise NbcliError(
             f"{display}: ends inside a quoted field (a '\"' that is never closed), as if the "
             "file was cut short; check that the copy or download finished"
         )
+
+
+def _blank(record: bytes, delimiter: str) -> bool:
+    """Whether every cell of ``record`` is empty or blank."""
+    if record.translate(None, b' \t\r\n"' + delimiter.encode()):
+        return False
+    # Nothing but quotes, spaces and delimiters: parsed, as a quote may be a cell's text.
+    cells = next(csv.reader([record.decode("utf-8")], delimiter=delimiter), [])
+    return not any(c.strip() for c in cells)
 
 
 class _Csv(_Format):
@@ -333,38 +392,6 @@ class _Csv(_Format):
             return False
         return list(header.columns) == list(self.header.columns)
 
-    def labels(self, opts):
-        display = self.source.display
-        plan = plan_columns(list(self.header.columns), opts, display)
-        if plan.target is None:
-            raise NbcliError(f"{display}: has no target column to split by")
-        self.note = plan.note
-        where = list(self.header.columns).index(plan.target)
-        labels: list[str] = []
-        with translated(display), self.source.open_binary() as stream:
-            records = csv_records(stream, lone_cr=self.header.lone_cr, display=display)
-            next(records, None)  # the header
-            block: list[str] = []
-            for record in records:
-                block.append(record.decode("utf-8"))
-                if len(block) == _BLOCK_RECORDS:
-                    self._targets(block, where, labels)
-                    block = []
-            self._targets(block, where, labels)
-        if not labels:
-            raise NbcliError(f"{display}: has a header but no data rows")
-        return np.asarray(labels, dtype=str), plan.target
-
-    def _targets(self, block: list[str], where: int, labels: list[str]) -> None:
-        first = len(labels) + 1
-        for i, row in enumerate(csv.reader(block, delimiter=self.header.delimiter)):
-            if len(row) <= where:
-                raise NbcliError(
-                    f"{self.source.display}: data row {first + i} has {len(row)} fields, "
-                    f"fewer than the header's {len(self.header.columns)}"
-                )
-            labels.append(row[where].strip())
-
     def write(self, parts, handles):
         gz = self.source.gzipped or self.source.display.lower().endswith(".gz")
         with contextlib.ExitStack() as stack:
@@ -374,7 +401,10 @@ class _Csv(_Format):
             ]
             with translated(self.source.display), self.source.open_binary() as stream:
                 records = csv_records(
-                    stream, lone_cr=self.header.lone_cr, display=self.source.display
+                    stream,
+                    lone_cr=self.header.lone_cr,
+                    display=self.source.display,
+                    delimiter=self.header.delimiter,
                 )
                 header = next(records)
                 ending = (
@@ -388,10 +418,20 @@ class _Csv(_Format):
                     header += ending
                 for out in outs:
                     out.write(header)
+                i = -1
                 for i, record in enumerate(records):
+                    if i >= parts.size:
+                        break
                     if not record.endswith((b"\n", b"\r")):
                         record += ending
                     outs[parts[i]].write(record)
+                if i + 1 != parts.size:
+                    # The records are cut where the reader cuts its rows; a
+                    # file on which they disagree is not copied in part.
+                    raise NbcliError(
+                        f"{self.source.display}: its records could not be matched with the "
+                        f"{parts.size} rows read; the parts are not written"
+                    )
 
 
 class _Parquet(_Format):
@@ -412,16 +452,6 @@ class _Parquet(_Format):
         except Exception:  # not Parquet, or unreadable
             return False
         return list(names) == list(self.file.schema_arrow.names)
-
-    def labels(self, opts):
-        columns = list(self.file.schema_arrow.names)
-        plan = plan_columns(columns, opts, self.source.display)
-        if plan.target is None:
-            raise NbcliError(f"{self.source.display}: has no target column to split by")
-        self.note = plan.note
-        with translated(self.source.display):
-            column = self.file.read(columns=[plan.target]).column(0)
-        return np.asarray([str(v) for v in column.to_pylist()], dtype=str), plan.target
 
     def write(self, parts, handles):
         import pyarrow as pa
@@ -458,18 +488,6 @@ class _Npz(_Format):
                 return sorted(archive.files) == sorted(self.arrays)
         except Exception:  # not an NPZ archive, or unreadable
             return False
-
-    def labels(self, opts):
-        key = opts.target or opts.y_key
-        if key not in self.arrays:
-            raise NbcliError(
-                f"{self.source.display}: has no array {key!r} of labels; give its key with --target"
-            )
-        y = self.arrays[key]
-        if y.ndim != 1 or y.size == 0:
-            raise NbcliError(f"{self.source.display}: array {key!r} is not one label per row")
-        self.n = y.size
-        return y.astype(str), key
 
     def write(self, parts, handles):
         # Arrays of one entry per row are split; the rest (feature names) are copied.

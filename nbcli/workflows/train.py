@@ -157,29 +157,23 @@ def _plain(v):
     return v.item() if isinstance(v, np.generic) else v
 
 
-def training_stream(path: str, estimator, request: DataRequest, *, categories: bool = True, **read):
+def training_stream(path: str, estimator, request: DataRequest, **read):
     """The reader of training data for ``estimator``: one file of a one-file fit,
     one part of a part-wise fit (:mod:`nbcli.workflows.parts`) or the file of a
     cross-validation, so all read through the same column plan.
 
     ``request`` says how to read ``path`` (its ``missing`` the policy in
-    force); ``read`` replaces fields for this read (``keep``, ``keep_for``).
-    What follows from the model type and the request's feature blocks is
-    derived here, once: kinds decided from the first rows, the text blocks'
-    columns read as words, text, boolean and categorical columns as
-    categories for a model that takes them (codes only for the categorical
-    model), rows without a label skipped. With ``categories`` False,
-    numbers and category codes only: the parts of a part-wise fit would each
-    number their text categories apart.
+    force, its ``categories`` those known before reading, as a second pass
+    over parts gives them); ``read`` replaces fields for this read (``keep``,
+    ``keep_for``). What follows from the model type and the request's
+    feature blocks is derived here, once: kinds decided from the first rows,
+    the text blocks' columns read as words, text, boolean and categorical
+    columns as categories for a model that takes them (codes only for the
+    categorical model), rows without a label skipped.
     """
     from nbcli.io.data import iter_dataset
 
     kinds = type(estimator).feature_kinds
-    if not categories and "categorical" in kinds:
-        read["categories_refused"] = (
-            "read part by part, text columns cannot be categories (each part would number "
-            "its categories apart)"
-        )
     words = {c: "words" for c in request.text_columns}
     return iter_dataset(
         path,
@@ -187,8 +181,8 @@ def training_stream(path: str, estimator, request: DataRequest, *, categories: b
         need_target=True,
         raw_labels=True,
         infer=True,
-        categorical=categories and "categorical" in kinds,
-        all_categorical=categories and kinds == ("categorical",),
+        categorical="categorical" in kinds,
+        all_categorical=kinds == ("categorical",),
         skip_missing_labels=True,
         model=estimator.name,
         kinds={**request.kinds, **words},
@@ -485,7 +479,7 @@ def finish_training(
     model_type = estimator.name
     check_finite_statistics(path, estimator, feature_names)
     classes = estimator.classes_
-    typed = resolve_labels(classes) if classes.dtype.kind in "US" else classes
+    typed = resolve_labels(classes) if classes.dtype.kind in "USO" else classes
     counts = estimator.stats_.class_counts
     if len(classes) < 2:
         raise NbcliError(
@@ -566,8 +560,9 @@ def finish_training(
         )
         if scored.any():
             pred = estimator.predict(first.X[scored])
-            truth = np.asarray(first.y)[scored].astype(str)
-            accuracy = float(np.mean(pred.astype(str) == truth))
+            from nbcli.io.cells import same_spelling
+
+            accuracy = float(np.mean(same_spelling(pred, np.asarray(first.y)[scored])))
 
     classes_out = [_plain(c) for c in estimator.classes_.tolist()]
     counts = estimator.stats_.class_counts

@@ -1,0 +1,136 @@
+"""Test data and settings chosen from what a model class declares, never from its name.
+
+A model class says which distributions its feature columns follow
+(``feature_kinds``; the first is a numeric column's), whether it takes one
+type per column (a ``column_types`` hyperparameter), and its hyperparameter
+specs. The helpers here turn any real-valued rows into rows the class takes
+and pick the settings a test needs from those declarations, so that a model
+type added by CONTRIBUTING.md's checklist is tested by every test that uses
+them without any test naming it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def spec_names(cls) -> set[str]:
+    """The names of the hyperparameters ``cls`` declares."""
+    return {spec.name for spec in cls.hyperparameters}
+
+
+def column_kinds(cls, n_features: int) -> list[str]:
+    """The distribution of each of ``n_features`` columns for model class ``cls``.
+
+    A class with a ``column_types`` hyperparameter gets every kind it declares
+    in turn (so every kind of statistics array is filled); any other class
+    gets its one numeric kind throughout.
+    """
+    kinds = tuple(cls.feature_kinds)
+    if any(spec.kind == "column_types" for spec in cls.hyperparameters):
+        return [kinds[j % len(kinds)] for j in range(n_features)]
+    return [kinds[0]] * n_features
+
+
+def _as_kind(column: np.ndarray, kind: str) -> np.ndarray:
+    if kind == "gaussian":
+        return column
+    if kind == "multinomial":  # non-negative counts
+        return np.abs(np.round(column * 2))
+    if kind == "bernoulli":  # 0/1 indicators
+        return (column > 0).astype(float)
+    if kind == "categorical":  # non-negative whole-number codes
+        return np.abs(np.round(column))
+    raise AssertionError(f"no test data for feature kind {kind!r}")
+
+
+def as_declared(cls, X: np.ndarray) -> np.ndarray:
+    """``X`` (any reals, shape (n_samples, n_features)) made into rows ``cls`` takes."""
+    X = np.asarray(X, dtype=float)
+    kinds = column_kinds(cls, X.shape[1])
+    return np.column_stack([_as_kind(X[:, j], kind) for j, kind in enumerate(kinds)])
+
+
+def declared_params(cls, n_features: int, **wanted) -> dict:
+    """Hyperparameters for rows made by :func:`as_declared`, plus those of
+    ``wanted`` that ``cls`` declares (the others are left out).
+
+    A ``column_types`` hyperparameter gets the column kinds.
+    """
+    params: dict = {}
+    for spec in cls.hyperparameters:
+        if spec.kind == "column_types":
+            params[spec.name] = column_kinds(cls, n_features)
+    names = spec_names(cls)
+    params.update({k: v for k, v in wanted.items() if k in names})
+    return params
+
+
+def fittable(cls, X: np.ndarray, **wanted) -> tuple[np.ndarray, dict]:
+    """Rows and hyperparameters for ``cls`` from any real-valued ``X``."""
+    Xm = as_declared(cls, X)
+    return Xm, declared_params(cls, Xm.shape[1], **wanted)
+
+
+def smooths_with_counts(cls) -> bool:
+    """Whether ``cls`` smooths counts by a pseudo-count (an ``alpha``): then
+    duplicating every row changes its posteriors, while the other models'
+    estimates are ratios that duplication leaves as they are."""
+    return "alpha" in spec_names(cls)
+
+
+def is_numeric_only(cls) -> bool:
+    """Whether every column ``cls`` takes is a real-valued (Gaussian) one."""
+    return set(cls.feature_kinds) == {"gaussian"}
+
+
+def stats_arrays(stats) -> dict[str, np.ndarray]:
+    """Every array a statistics object declares (``shapes``) and holds, by name
+    (an optional array it does not hold is left out)."""
+    arrays = {name: getattr(stats, name) for name in type(stats).shapes}
+    return {name: np.asarray(a) for name, a in arrays.items() if a is not None}
+
+
+def _other_value(spec, n_classes: int):
+    """A valid value of ``spec`` other than its default, or None for none."""
+    default = spec.default
+    if spec.kind == "bool":
+        return not default
+    if spec.kind == "priors":
+        weights = np.arange(1.0, n_classes + 1)
+        return [float(w) for w in weights / weights.sum()]
+    if spec.kind == "choice":
+        return next((o for o in spec.options if o != default), None)
+    if spec.kind in ("float", "int"):
+        # Text options first (LDA's "auto" shrinkage takes another path).
+        numbers: list = [0.25, 0.5, 0.125, 2.0] if spec.kind == "float" else [1, 2, 3]
+        if isinstance(default, (int, float)) and not isinstance(default, bool) and default:
+            numbers = [default * 2, default / 2, *numbers]
+            if spec.kind == "int":
+                numbers = [int(default) + 1, *numbers[2:]]
+        for value in [*spec.options, *numbers]:
+            if value != default and spec.is_valid(value):
+                return value
+    return None
+
+
+def non_default_params(cls, n_features: int, n_classes: int = 2) -> dict:
+    """Valid settings of every hyperparameter ``cls`` declares, each other than
+    its default where the spec allows one (so a setting lost on the way shows),
+    for rows made by :func:`as_declared`.
+
+    Python-only objects (``kind="object"``) keep their defaults.
+    """
+    params = declared_params(cls, n_features)
+    for spec in cls.hyperparameters:
+        if spec.kind in ("column_types", "object") or spec.name in params:
+            continue
+        value = _other_value(spec, n_classes)
+        if value is not None:
+            params[spec.name] = value
+    return params
+
+
+def leaves_missing_cells_out(params: dict) -> bool:
+    """Whether a model with these settings takes NaN cells and leaves them out."""
+    return params.get("missing") == "ignore"
