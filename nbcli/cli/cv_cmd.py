@@ -35,7 +35,7 @@ CONFIG = typer.Option(
 )
 
 
-def _cv(
+def cv(
     data: Annotated[str, DATA],
     model: Annotated[_MODEL_TYPES | None, MODEL_TYPE] = None,  # type: ignore[valid-type]
     folds: Annotated[int, FOLDS] = 10,
@@ -128,5 +128,4 @@ def _cv(
     return 0
 
 
-cv = _with_hyperparameter_options(_cv)
-cv.__name__ = cv.__qualname__ = "cv"
+cv = _with_hyperparameter_options(cv)

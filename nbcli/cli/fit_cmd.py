@@ -17,7 +17,7 @@ from nbcli.models.hyperparameters import SAME
 _MODEL_TYPES = Literal[tuple(registry.model_classes())]  # type: ignore[valid-type]
 
 
-def _fit(
+def fit(
     data_files: Annotated[
         list[str],
         typer.Option(
@@ -280,12 +280,12 @@ def _with_hyperparameter_options(func):
         flags = {name: options.pop(name) for name in names}
         return func(**options, **flags)
 
-    command.__name__ = "fit"
-    command.__qualname__ = "fit"
+    command.__name__ = func.__name__
+    command.__qualname__ = func.__name__
     command.__doc__ = func.__doc__
     command.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
     command.__annotations__ = {p.name: p.annotation for p in parameters}
     return command
 
 
-fit = _with_hyperparameter_options(_fit)
+fit = _with_hyperparameter_options(fit)

@@ -41,7 +41,7 @@ def fixed_flags() -> list[registry.Flag]:
     return [f for f in registry.flags().values() if f.dest not in grid]
 
 
-def _tune(
+def tune(
     data: Annotated[str, DATA],
     model: Annotated[_MODEL_TYPES | None, MODEL_TYPE] = None,  # type: ignore[valid-type]
     metric: Annotated[
@@ -201,11 +201,11 @@ def _with_grid_options(func):
         values = {name: options.pop(name) for name in names}
         return func(**options, **values)
 
-    command.__name__ = command.__qualname__ = "tune"
+    command.__name__ = command.__qualname__ = func.__name__
     command.__doc__ = func.__doc__
     command.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
     command.__annotations__ = {p.name: p.annotation for p in parameters}
     return command
 
 
-tune = _with_grid_options(_tune)
+tune = _with_grid_options(tune)
