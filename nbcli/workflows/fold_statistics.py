@@ -247,17 +247,19 @@ class FoldStatistics:
             if own is not None:
                 widths = np.maximum(widths, np.broadcast_to(np.asarray(own), widths.shape))
             given["min_categories"] = widths
+        stats = self.merged(repeat, leave_out)
         try:
             with np.errstate(over="ignore", invalid="ignore"):
                 return type(est).from_stats(
-                    self.merged(repeat, leave_out),
-                    self.classes.copy(),
-                    given,
-                    len(self.feature_names),
+                    stats, self.classes.copy(), given, self._n_features(stats)
                 )
         except ValueError as exc:
             where = "all rows" if leave_out is None else f"fold {self._name(leave_out)}"
             raise NbcliError(f"{self.path}: {where}: {exc}") from None
+
+    def _n_features(self, stats) -> int:
+        """The width of the fold models' input."""
+        return len(self.feature_names)
 
     def model_file(self, params: dict, search: dict | None = None):
         """The model of all rows with ``params`` as a :class:`~nbcli.io.modelfile.ModelFile`,
@@ -708,25 +710,9 @@ class TextFoldStatistics(FoldStatistics):
         """Statistics of the model of fold ``leave_out`` over its own vocabulary (a copy)."""
         return self.fold_text(repeat, leave_out).stats.copy()
 
-    def model(self, params: dict, repeat: int = 0, leave_out: int | None = None):
-        """The fitted model of fold ``leave_out`` (None: of all rows) with ``params``.
-
-        Raises
-        ------
-        NbcliError
-            When no model follows from the statistics with these values.
-        """
-        est = self.estimator
-        given = {**est.get_params(), **params}
-        stats = self.merged(repeat, leave_out)
-        try:
-            with np.errstate(over="ignore", invalid="ignore"):
-                return type(est).from_stats(
-                    stats, self.classes.copy(), given, stats.feature_count.shape[1]
-                )
-        except ValueError as exc:
-            where = "all rows" if leave_out is None else f"fold {self._name(leave_out)}"
-            raise NbcliError(f"{self.path}: {where}: {exc}") from None
+    def _n_features(self, stats) -> int:
+        """The width of a fold model's input: its table columns and its own vocabulary."""
+        return int(stats.feature_count.shape[1])
 
     def matrix(self, rows: np.ndarray, part: _FoldText):
         """The features of ``rows`` as ``part``'s model sees them: float64 CSR,
