@@ -201,3 +201,31 @@ def fingerprint_columns(X: np.ndarray, words: dict, columns) -> np.ndarray:
         for c in columns
     ]
     return np.column_stack([np.asarray(X, dtype=np.float64), *crcs])
+
+
+class TableModel:
+    """The feature blocks of a loaded model file without text columns: its table
+    columns read as they are (the interface of
+    :class:`nbcli.workflows.text_features.TextModel`)."""
+
+    def __init__(self, mf):
+        self.input_columns: list[str] = list(mf.feature_names)
+        self.kinds: dict[str, str] = {}
+        self.text_columns: tuple[str, ...] = ()
+
+    def matrix(self, X: np.ndarray, words: dict) -> SimpleNamespace:
+        """``X`` itself, no word left out."""
+        return SimpleNamespace(X=X, unseen_tokens=0)
+
+
+def model_blocks(mf):
+    """The feature blocks of the model file ``mf``: what a data file must hold
+    (``input_columns``, reader ``kinds``), the text columns (``text_columns``)
+    and ``matrix(X, words)``, a chunk as the model reads it. The tokeniser
+    loads only for a model with text columns.
+    """
+    if getattr(mf, "text", None) is None:
+        return TableModel(mf)
+    from nbcli.workflows.text_features import TextModel
+
+    return TextModel(mf)

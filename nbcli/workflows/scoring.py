@@ -119,28 +119,23 @@ def iter_scores(
         refuses (the message names file, column and row).
     """
     from nbcli.io.data import iter_dataset
-    from nbcli.workflows.blocks import fingerprint_columns
+    from nbcli.workflows.blocks import fingerprint_columns, model_blocks
     from nbcli.workflows.tables import read_options_for
     from nbcli.workflows.train import data_error
 
     reporter = reporter or Reporter()
     read = read or DataRequest()
     table = read_options_for(mf, missing=read.missing, unseen=read.unseen, na_values=read.na_values)
-    text = None
-    if getattr(mf, "text", None) is not None:
-        # The tokeniser (and SciPy) load only for a model with text columns.
-        from nbcli.workflows.text_features import TextModel
-
-        text = TextModel(mf)
+    blocks = model_blocks(mf)
     stream = iter_dataset(
         path,
         read,
-        model_features=list(mf.feature_names) if text is None else text.input_columns,
+        model_features=blocks.input_columns,
         need_target=need_target,
         keep=keep,
         target_hint=mf.target,
         labels=labels or need_target,
-        **{**table, "kinds": {**table["kinds"], **(text.kinds if text is not None else {})}},
+        **{**table, "kinds": {**table["kinds"], **blocks.kinds}},
     )
     if unseen_counts is not None:
         unseen_counts.update({name: 0 for name in stream.categories})
@@ -157,11 +152,9 @@ def iter_scores(
                 scored = ~holes
         X: Any = ds.X if scored is None else ds.X[scored]
         where = None if scored is None else np.flatnonzero(scored)
-        unseen_words, fingerprinted = 0, ds.X
-        if text is not None:
-            counts = text.matrix(X, ds.words if scored is None else _rows_of(ds.words, scored))
-            X, unseen_words = counts.X, counts.unseen_tokens
-            fingerprinted = fingerprint_columns(ds.X, ds.words, text.settings.columns)
+        counts = blocks.matrix(X, ds.words if scored is None else _rows_of(ds.words, scored))
+        X, unseen_words = counts.X, counts.unseen_tokens
+        fingerprinted = fingerprint_columns(ds.X, ds.words, blocks.text_columns)
         try:
             # Rows the model cannot score are refused just below, not warned about.
             with np.errstate(over="ignore", invalid="ignore", divide="ignore"):

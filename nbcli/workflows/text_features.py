@@ -361,6 +361,10 @@ class TextModel:
         return None if getattr(mf, "text", None) is None else cls(mf)
 
     @property
+    def text_columns(self) -> tuple[str, ...]:
+        return tuple(self.settings.columns)
+
+    @property
     def input_columns(self) -> list[str]:
         """The columns a data file must have: numeric ones, then the text ones."""
         return self.numeric + list(self.settings.columns)
