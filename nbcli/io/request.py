@@ -203,6 +203,11 @@ class DataRequest:
     def text_columns(self) -> tuple[str, ...]:
         return tuple(c for b in self.text_blocks for c in b.columns)
 
+    def text_record(self) -> dict:
+        """``{"text": settings}`` of the text block, as reports record it; empty without."""
+        text = self.text
+        return {} if text is None else {"text": text.to_metadata()}
+
     @property
     def na_texts(self) -> tuple[str, ...]:
         """The cell texts read as missing."""

@@ -81,7 +81,7 @@ def cross_validate(
 
     folds = folds or FoldSettings()
     scores = scoring or ScoreSettings()
-    data, text, seed = request.path, request.text, folds.seed
+    data, seed = request.path, folds.seed
     fs = collect_fold_statistics(
         estimator,
         request,
@@ -112,7 +112,7 @@ def cross_validate(
         inputs=inputs_of(data=data, sha256=request.sha256),
         settings={
             "memory_budget": int(folds.memory_budget),
-            **({} if text is None else {"text": text.to_metadata()}),
+            **request.text_record(),
         },
         warnings=list(fs.warnings),
     )

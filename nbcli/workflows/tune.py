@@ -213,7 +213,7 @@ def tune(
     grid, metric = search.grid, search.metric
     folds = folds or FoldSettings()
     scores = scoring or ScoreSettings()
-    data, text, seed = request.path, request.text, folds.seed
+    data, seed = request.path, folds.seed
     bootstrap, confidence = scores.bootstrap, scores.confidence
     if metric not in SEARCH_METRICS:
         raise NbcliError(f"unknown metric {metric!r}; choose one of {', '.join(SEARCH_METRICS)}")
@@ -275,7 +275,7 @@ def tune(
             "bootstrap_resamples": int(bootstrap),
             "confidence": float(confidence),
             "seed": seed,
-            **({} if text is None else {"text": text.to_metadata()}),
+            **request.text_record(),
         },
         warnings=warnings,
     )
