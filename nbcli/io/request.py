@@ -216,13 +216,3 @@ class DataRequest:
         if self.na_values is None:
             return NA_STRINGS
         return tuple(dict.fromkeys(("", *self.na_values)))
-
-    def settings(self) -> dict:
-        """The request's options as a JSON report's ``settings`` record them."""
-        return {
-            "chunk_size": self.chunk_size,
-            "delimiter": self.delimiter,
-            "target": self.target,
-            "features": None if self.features is None else list(self.features),
-            "drop": None if self.drop is None else list(self.drop),
-        }
