@@ -24,7 +24,7 @@ from typing import Any, BinaryIO
 import numpy as np
 
 from nbcli.errors import NbcliError
-from nbcli.io.cells import features_of, missing_labels, text_labels
+from nbcli.io.cells import features_of, missing_labels, na_texts, text_labels
 from nbcli.io.csv_quotes import check_quotes
 from nbcli.io.messages import (
     delimiter_name,
@@ -456,7 +456,9 @@ class CsvReader(TableReader):
         plan = self.plan
         display = self.source.display
         if self.read_features:
-            X, unread = features_of(frame, plan, display, offset, self.encoders, self.opts.na_texts)
+            X, unread = features_of(
+                frame, plan, display, offset, self.encoders, na_texts(self.opts.na_values)
+            )
         else:
             X, unread = np.empty((frame.height, 0)), {}
         y, label_error, y_missing = None, None, None

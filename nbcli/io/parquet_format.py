@@ -16,7 +16,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from nbcli.errors import NbcliError
-from nbcli.io.cells import features_of, missing_labels, typed_labels
+from nbcli.io.cells import features_of, missing_labels, na_texts, typed_labels
 from nbcli.io.messages import error_from_exception, fail, interruption_in, quote_names
 from nbcli.io.plan import ColumnPlan, plan_columns
 from nbcli.io.profile import SAMPLE_ROWS
@@ -149,7 +149,7 @@ class ParquetReader(TableReader):
                 continue
             if self.read_features:
                 X, unread = features_of(
-                    frame, self.plan, display, offset, self.encoders, self.opts.na_texts
+                    frame, self.plan, display, offset, self.encoders, na_texts(self.opts.na_values)
                 )
             else:
                 X, unread = np.empty((frame.height, 0)), {}

@@ -24,6 +24,7 @@ import numpy.ma  # noqa: F401
 
 from nbcli.errors import NbcliError
 from nbcli.io.categories import Categories
+from nbcli.io.cells import na_texts
 from nbcli.io.plan import CATEGORICAL, NUMERIC, WORDS, ColumnPlan, decide_kinds
 from nbcli.io.request import DataRequest
 from nbcli.io.sources import Source
@@ -142,7 +143,7 @@ def finish_plan(
 
     if opts.infer:
         frame = sample()
-        profiles = profile_columns(frame, list(plan.features), opts.na_texts)
+        profiles = profile_columns(frame, list(plan.features), na_texts(opts.na_values))
         if plan.target is not None:
             # Only an empty cell is a missing label: `NA` or `None` is a class.
             profiles.update(profile_columns(frame, [plan.target], ("",)))

@@ -207,12 +207,3 @@ class DataRequest:
         """``{"text": settings}`` of the text block, as reports record it; empty without."""
         text = self.text
         return {} if text is None else {"text": text.to_metadata()}
-
-    @property
-    def na_texts(self) -> tuple[str, ...]:
-        """The cell texts read as missing."""
-        from nbcli.io.cells import NA_STRINGS
-
-        if self.na_values is None:
-            return NA_STRINGS
-        return tuple(dict.fromkeys(("", *self.na_values)))

@@ -26,7 +26,7 @@ import numpy as np
 
 from nbcli.errors import NbcliError
 from nbcli.io.atomic import atomic_group, check_outputs, is_model_file
-from nbcli.io.cells import as_text, label_codes
+from nbcli.io.cells import as_text, label_codes, na_texts
 from nbcli.io.csv_format import read_header
 from nbcli.io.messages import translated
 from nbcli.io.request import DataRequest
@@ -264,7 +264,7 @@ def _target_note(fmt, opts, labels: np.ndarray, target: str) -> tuple[str, list[
     else:
         note = "chosen by default: " + chosen.split("(", 1)[-1].rstrip(")")
     frame = pl.DataFrame({target: pl.Series(labels[:SAMPLE_ROWS].tolist(), dtype=pl.String)})
-    profile = profile_columns(frame, [target], opts.na_texts)[target]
+    profile = profile_columns(frame, [target], na_texts(opts.na_values))[target]
     # Split refuses nothing the user may still mean, so a chosen target that
     # looks continuous is warned about as an explicit one is.
     plan = types.SimpleNamespace(target=target, note=None)
