@@ -11,10 +11,16 @@ to better calibrated ones:
 * :class:`IsotonicCalibration` - one-vs-rest isotonic regression of the
   indicator of each class on its predicted probability, then renormalisation
   (Zadrozny and Elkan, "Transforming classifier scores into accurate
-  multiclass probability estimates", KDD 2002). It can change the predicted
-  class.
+  multiclass probability estimates", KDD 2002), with every value floored
+  at ``1 / (n + 2)`` so that no class gets probability 0 or 1. It can change
+  the predicted class.
+* :class:`SigmoidCalibration` - Platt scaling: one-vs-rest sigmoids of each
+  class's log-odds, then renormalisation (Platt, "Probabilistic outputs for
+  support vector machines", 1999), as scikit-learn's
+  ``CalibratedClassifierCV(method="sigmoid")``. It can change the predicted
+  class (with three or more classes).
 
-Both derive from :class:`Calibrator` and share one interface, on log
+All derive from :class:`Calibrator` and share one interface, on log
 posteriors of shape (n_samples, n_classes) in and out: ``fit(log_proba,
 y_idx)`` and ``transform(log_proba)``, plus ``to_arrays``/``from_arrays`` to
 store the fitted parameters as named float64 arrays in a model file. Class
@@ -40,6 +46,11 @@ _TEMPERATURE_RANGE = 1e8
 
 # Probabilities computed as exp(log posterior) may exceed 1 by a rounding.
 _PROBA_SLACK = 1e-9
+
+# Log-odds are clipped to +-708.4 nats, the log of the smallest normal
+# float64: the clipping of nbcli's log-loss, so that a probability of 0 or 1
+# becomes the most extreme score a finite probability has.
+_MAX_LOG_ODDS = -float(np.log(np.finfo(np.float64).tiny))
 
 
 # -- input checks ------------------------------------------------------------------
@@ -335,27 +346,42 @@ class TemperatureScaling(Calibrator):
 
 
 # -- isotonic regression -----------------------------------------------------------
-def _isotonic_map(p: np.ndarray, hit: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _isotonic_map(p: np.ndarray, hit: np.ndarray, floor: float) -> tuple[np.ndarray, np.ndarray]:
     """Breakpoints of the non-decreasing least-squares fit of ``hit`` on ``p``.
 
     Rows with equal ``p`` are pooled first (mean of ``hit``, weighted by
-    their number), so that each ``p`` gets one value. Only the two ends of
-    each constant stretch are kept: linear interpolation between the kept
-    points reproduces the fit at every pooled point.
+    their number), so that each ``p`` gets one value. Values are then raised
+    to at least ``floor`` (which keeps them non-decreasing). Only the two
+    ends of each constant stretch are kept: linear interpolation between the
+    kept points reproduces the fit at every pooled point.
     """
     from scipy import optimize
 
     x, inverse, counts = np.unique(p, return_inverse=True, return_counts=True)
     mean_hit = np.bincount(inverse, weights=hit, minlength=x.size) / counts
     y = optimize.isotonic_regression(mean_hit, weights=counts.astype(np.float64)).x
+    # Pooling adjacent violators averages, so rounding can leave a value a
+    # hair outside [0, 1].
+    y = np.clip(y, floor, 1.0)
     keep = np.ones(x.size, dtype=bool)
     if x.size > 2:
         flat_left = y[1:-1] == y[:-2]
         flat_right = y[1:-1] == y[2:]
         keep[1:-1] = ~(flat_left & flat_right)
-    # Pooling adjacent violators averages, so rounding can leave a value a
-    # hair outside [0, 1].
-    return x[keep], np.clip(y[keep], 0.0, 1.0)
+    return x[keep], y[keep]
+
+
+def isotonic_floor(n_samples: int) -> float:
+    """The least value of a fitted isotonic map: ``1 / (n_samples + 2)``.
+
+    Laplace's rule of succession: an outcome seen in none of ``n`` rows has
+    the posterior mean probability ``1 / (n + 2)`` under a uniform prior, so
+    ``n`` calibration rows cannot support a smaller one. Without it, a block
+    of the map with no row of class ``k`` says ``p(k) = 0``, and one new row
+    of that class costs a log-loss of 708 nats (the clipping); with it, at
+    most about ``log(n + 2)`` plus the log of the row's mapped total.
+    """
+    return 1.0 / (int(n_samples) + 2)
 
 
 class IsotonicCalibration(Calibrator):
@@ -370,26 +396,35 @@ class IsotonicCalibration(Calibrator):
     Each map is stored as breakpoints ``(x_k, y_k)`` and applied with linear
     interpolation between them, constant beyond the first and last.
 
-    A row whose mapped values are all 0 (every class's probability falls
-    where its map is 0) gets its uncalibrated probabilities back, normalised
-    to sum to 1, rather than a division by zero.
+    Every value of a fitted map is at least ``floor_ = 1 / (n + 2)`` for
+    ``n`` calibration rows (:func:`isotonic_floor`), so after
+    renormalisation no class has probability exactly 0, and none exactly 1
+    (the others share at least ``(K - 1) floor_``). Maps read from model
+    files written before the floor existed are applied as they were stored:
+    a row whose mapped values are all 0 gets its uncalibrated probabilities
+    back, normalised to sum to 1, rather than a division by zero.
 
-    Unlike temperature scaling, this can change the predicted class and can
-    give probability exactly 0 or 1.
+    Unlike temperature scaling, this can change the predicted class.
 
     Attributes
     ----------
     n_classes_ : int
     breakpoints_ : list of (x, y) pairs of 1-D float64 arrays, one per class
         ``x`` increasing predicted probabilities, ``y`` non-decreasing
-        calibrated values in [0, 1].
+        calibrated values in [floor_, 1].
+    floor_ : float or None
+        The floor of the fit; None for maps read from a model file.
     """
 
     kind = "isotonic"
+    floor_: float | None
 
     def describe(self) -> dict[str, object]:
         """``breakpoints``: per class, how many steps its isotonic map has."""
-        return {"breakpoints": [int(len(x)) for x, _ in self.breakpoints_]}
+        out: dict[str, object] = {"breakpoints": [int(len(x)) for x, _ in self.breakpoints_]}
+        if getattr(self, "floor_", None) is not None:
+            out["floor"] = self.floor_
+        return out
 
     def fit(self, log_proba, y_idx) -> IsotonicCalibration:
         """Fit one isotonic map per class on held-out predictions.
@@ -401,7 +436,7 @@ class IsotonicCalibration(Calibrator):
             [0, 1]. ``-inf`` stands for probability 0.
         y_idx : array-like of int, shape (n_samples,)
             Index of each row's true class in the model's class order. A
-            class with no row gets the map 0 everywhere.
+            class with no row gets the floor everywhere.
 
         Returns
         -------
@@ -417,8 +452,9 @@ class IsotonicCalibration(Calibrator):
         p = _check_proba(np.exp(z), min_samples=2, min_classes=2)
         y = _check_targets(y_idx, p.shape[0], p.shape[1])
         self.n_classes_ = p.shape[1]
+        floor = self.floor_ = isotonic_floor(p.shape[0])
         self.breakpoints_ = [
-            _isotonic_map(p[:, k], (y == k).astype(np.float64)) for k in range(p.shape[1])
+            _isotonic_map(p[:, k], (y == k).astype(np.float64), floor) for k in range(p.shape[1])
         ]
         return self
 
@@ -436,8 +472,9 @@ class IsotonicCalibration(Calibrator):
         Returns
         -------
         ndarray of shape (n_samples, n_classes)
-            Log posteriors whose exponentials lie in [0, 1] and sum to 1 in
-            each row; a calibrated probability of 0 is ``-inf``. A new array.
+            Log posteriors whose exponentials lie in (0, 1) and sum to 1 in
+            each row (maps read from files written before the floor may
+            give 0, as ``-inf``). A new array.
 
         Raises
         ------
@@ -522,12 +559,306 @@ class IsotonicCalibration(Calibrator):
         out = cls()
         out.n_classes_ = len(breakpoints)
         out.breakpoints_ = breakpoints
+        out.floor_ = None
+        return out
+
+
+# -- sigmoid (Platt) scaling -------------------------------------------------------
+def log_odds(log_proba: np.ndarray) -> np.ndarray:
+    """One-vs-rest log-odds ``log p_k - log(1 - p_k)`` of each class, shape (n, K).
+
+    ``log(1 - p_k)`` is the log-sum-exp of the other classes' log
+    posteriors (exclusive prefix and suffix sums of ``logaddexp``), which
+    keeps its precision where ``p_k`` is near 1. Values are clipped to
+    +-708.4 (the log of the smallest normal float64): a probability of 0 or 1
+    becomes the most extreme finite score.
+    """
+    z = np.asarray(log_proba, dtype=np.float64)
+    n, k = z.shape
+    none = np.full((n, 1), -np.inf)
+    with np.errstate(invalid="ignore"):
+        before = np.hstack([none, np.logaddexp.accumulate(z, axis=1)[:, :-1]])
+        after = np.hstack([np.logaddexp.accumulate(z[:, ::-1], axis=1)[:, ::-1][:, 1:], none])
+        rest = np.logaddexp(before, after)
+        f = z - rest
+    # -inf - -inf cannot occur: a row has a finite entry, so either z_k or its
+    # rest is finite.
+    return np.clip(f, -_MAX_LOG_ODDS, _MAX_LOG_ODDS)
+
+
+def platt_targets(hit: np.ndarray) -> np.ndarray:
+    """Platt's regularised targets: ``(N+ + 1) / (N+ + 2)`` for a hit, ``1 / (N- + 2)`` else.
+
+    Platt (1999), section 2.2: the maximum a posteriori targets under a
+    uniform prior on each class's probability, which keep the fitted slope
+    finite when the scores separate the classes (as scikit-learn does).
+    """
+    n_pos = float(np.count_nonzero(hit))
+    n_neg = hit.size - n_pos
+    return np.where(hit, (n_pos + 1.0) / (n_pos + 2.0), 1.0 / (n_neg + 2.0))
+
+
+def _platt_parts(ab, g: np.ndarray, target: np.ndarray):
+    """Mean loss, gradient and Hessian of Platt's cross-entropy at ``ab = (A, B)``."""
+    from scipy import special
+
+    u = ab[0] * g + ab[1]
+    q = special.expit(-u)  # the sigmoid's probability of a hit
+    # Cross-entropy -[t log q + (1 - t) log(1 - q)] with log q = -log(1 + e^u).
+    n = g.size
+    loss = float(np.sum(np.logaddexp(0.0, u) - (1.0 - target) * u)) / n
+    r = target - q  # d loss / d u, per row
+    w = q * (1.0 - q)
+    # Sums by einsum, not BLAS, whose rounding depends on its threads: the
+    # fitted parameters are the same on every machine that rounds alike.
+    wg = np.einsum("i,i->", w, g)
+    grad = np.array([np.einsum("i,i->", r, g), r.sum()]) / n
+    hess = np.array([[np.einsum("i,i,i->", w, g, g), wg], [wg, w.sum()]]) / n
+    return loss, grad, hess
+
+
+def fit_sigmoid(f: np.ndarray, target: np.ndarray) -> tuple[float, float]:
+    """Platt's ``(A, B)`` minimising the cross-entropy of ``1 / (1 + exp(A f + B))`` to ``target``.
+
+    The loss is convex in ``(A, B)`` (logistic regression with soft targets)
+    and strictly so once ``f`` has any spread, so its minimum is found by
+    ``scipy.optimize.minimize(method="trust-exact")`` with the analytic
+    gradient and Hessian, on ``f`` divided by its largest magnitude (as
+    scikit-learn rescales; the minimiser is the same up to that factor), then
+    polished by Newton steps to a gradient of the mean loss at rounding
+    level (about 1e-15 here, against scikit-learn's L-BFGS-B ``gtol`` of
+    1e-6 on the summed loss). Scores without spread determine
+    no slope: ``A = 0`` and ``B`` the log-odds of the mean target.
+
+    Parameters
+    ----------
+    f : ndarray of shape (n_samples,), finite
+    target : ndarray of shape (n_samples,), in (0, 1)
+
+    Returns
+    -------
+    (A, B) : tuple of float
+    """
+    from scipy import optimize
+
+    scale = float(np.max(np.abs(f)))
+    mean_t = float(np.mean(target))
+    if scale == 0.0 or float(np.ptp(f)) == 0.0:
+        return 0.0, float(np.log1p(-mean_t) - np.log(mean_t))
+    g = f / scale
+
+    last: list = [None, None]
+
+    def parts(ab):
+        # minimize asks for the loss, gradient and Hessian at one point in
+        # three calls: compute them once.
+        if last[0] is not None and np.array_equal(last[0], ab):
+            return last[1]
+        last[0], last[1] = np.array(ab, copy=True), _platt_parts(ab, g, target)
+        return last[1]
+
+    start = np.array([0.0, float(np.log1p(-mean_t) - np.log(mean_t))])
+    result = optimize.minimize(
+        lambda ab: parts(ab)[0],
+        start,
+        jac=lambda ab: parts(ab)[1],
+        hess=lambda ab: parts(ab)[2],
+        method="trust-exact",
+        options={"gtol": 1e-12, "maxiter": 200},
+    )
+    # trust-exact can stop on a shrunken trust radius short of gtol; full
+    # Newton steps, kept while they shrink the gradient, take it from there
+    # to rounding level (quadratic convergence near the optimum).
+    x = result.x
+    _, grad, hess = parts(x)
+    for _ in range(8):
+        try:
+            step = np.linalg.solve(hess, grad)
+        except np.linalg.LinAlgError:
+            break
+        _, new_grad, new_hess = parts(x - step)
+        if not np.linalg.norm(new_grad) < np.linalg.norm(grad):
+            break
+        x, grad, hess = x - step, new_grad, new_hess
+    a, b = x
+    return float(a) / scale, float(b)
+
+
+class SigmoidCalibration(Calibrator):
+    """Platt (sigmoid) scaling, one-vs-rest, with renormalisation.
+
+    For each class ``k`` a sigmoid ``q_k = 1 / (1 + exp(A_k f_k + B_k))`` of
+    the class's log-odds ``f_k = log p_k - log(1 - p_k)`` (:func:`log_odds`)
+    is fitted to the indicator ``[y = k]`` by Platt's method: cross-entropy
+    to the regularised targets of :func:`platt_targets`, minimised exactly
+    (:func:`fit_sigmoid`). Calibrated posteriors are ``q_k / sum_j q_j``
+    (Zadrozny and Elkan, KDD 2002, section 4). With two classes one sigmoid,
+    of the second class's log-odds, gives ``q`` and ``1 - q``. This is
+    scikit-learn's ``CalibratedClassifierCV(method="sigmoid")`` on an
+    estimator whose ``decision_function`` returns these log-odds (one column
+    for two classes).
+
+    The scores are the log-odds, not the probabilities scikit-learn uses for
+    estimators without a ``decision_function``: Platt's sigmoid was made for
+    unbounded scores, ``A = -1, B = 0`` is then the identity (the
+    calibrator can leave a calibrated model as it is), and naive Bayes
+    posteriors, often within 1e-10 of 0 or 1, keep their order instead of
+    all mapping to one value. Computed in log space (``log q_k =
+    -logaddexp(0, A_k f_k + B_k)``), so no class gets probability 0 unless
+    its sigmoid underflows the log-space range.
+
+    Attributes
+    ----------
+    n_classes_ : int
+    a_, b_ : ndarray of shape (1,) for two classes, else (n_classes,)
+        Platt's slope and intercept per sigmoid (a calibrated direction has
+        ``A < 0``).
+    """
+
+    kind = "sigmoid"
+
+    def describe(self) -> dict[str, object]:
+        """Platt's ``a`` and ``b`` of each sigmoid (one for two classes)."""
+        return {"a": [float(v) for v in self.a_], "b": [float(v) for v in self.b_]}
+
+    def fit(self, log_proba, y_idx) -> SigmoidCalibration:
+        """Fit the sigmoids on held-out predictions.
+
+        Parameters
+        ----------
+        log_proba : array-like of shape (n_samples, n_classes)
+            Log posteriors of a fitted model. ``-inf`` stands for probability 0.
+        y_idx : array-like of int, shape (n_samples,)
+            Index of each row's true class in the model's class order.
+
+        Returns
+        -------
+        self
+
+        Raises
+        ------
+        ValueError
+            Fewer than 2 samples or 2 classes, shapes that do not match, NaN
+            or +inf, a class index out of range.
+        """
+        z = _check_log_proba(log_proba, min_samples=2, min_classes=2)
+        y = _check_targets(y_idx, z.shape[0], z.shape[1])
+        f = log_odds(log_normalise(z))
+        self.n_classes_ = z.shape[1]
+        columns = [1] if z.shape[1] == 2 else range(z.shape[1])
+        fitted = [fit_sigmoid(f[:, k], platt_targets(y == k)) for k in columns]
+        self.a_ = np.array([a for a, _ in fitted], dtype=np.float64)
+        self.b_ = np.array([b for _, b in fitted], dtype=np.float64)
+        return self
+
+    def _check_fitted(self):
+        if not hasattr(self, "a_"):
+            raise ValueError("SigmoidCalibration is not fitted yet; call fit first")
+
+    def transform(self, log_proba) -> np.ndarray:
+        """Calibrated log posteriors.
+
+        Parameters
+        ----------
+        log_proba : array-like of shape (n_samples, n_classes)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+            Log posteriors whose exponentials sum to 1 in each row. A new array.
+
+        Raises
+        ------
+        ValueError
+            Before ``fit``; on a number of classes other than at fit, NaN or
+            +inf, or a row that is -inf everywhere.
+        """
+        self._check_fitted()
+        z = _check_log_proba(log_proba)
+        if z.shape[1] != self.n_classes_:
+            raise ValueError(
+                f"log_proba has {z.shape[1]} class columns but the calibration was fitted "
+                f"with {self.n_classes_}"
+            )
+        f = log_odds(log_normalise(z))
+        if self.n_classes_ == 2:
+            u = self.a_[0] * f[:, 1] + self.b_[0]
+            return np.column_stack([-np.logaddexp(0.0, -u), -np.logaddexp(0.0, u)])
+        return log_normalise(-np.logaddexp(0.0, f * self.a_ + self.b_))
+
+    def to_arrays(self) -> dict[str, np.ndarray]:
+        """Fitted sigmoids for a model file: ``a`` and ``b``, float64 of shape
+        (1,) for two classes, else (n_classes,)."""
+        self._check_fitted()
+        return {"a": self.a_.copy(), "b": self.b_.copy()}
+
+    @classmethod
+    def from_arrays(cls, arrays) -> SigmoidCalibration:
+        """Rebuild from :meth:`to_arrays` output.
+
+        Raises
+        ------
+        ValueError
+            Unless ``arrays`` holds exactly ``a`` and ``b``, 1-D float64,
+            finite, of one equal length other than 0 and 2.
+        """
+        a = _check_stored(arrays, ("a", "b"), cls.kind)
+        if a["a"].shape != a["b"].shape or a["a"].size in (0, 2):
+            raise ValueError(
+                "sigmoid calibration needs one (a, b) pair for two classes or one per class "
+                f"for three or more, got {a['a'].size} a and {a['b'].size} b values"
+            )
+        out = cls()
+        out.a_, out.b_ = a["a"].copy(), a["b"].copy()
+        out.n_classes_ = 2 if out.a_.size == 1 else out.a_.size
         return out
 
 
 CALIBRATORS: dict[str, type[Calibrator]] = {
     TemperatureScaling.kind: TemperatureScaling,
     IsotonicCalibration.kind: IsotonicCalibration,
+    SigmoidCalibration.kind: SigmoidCalibration,
 }
 
-__all__ = ["CALIBRATORS", "Calibrator", "IsotonicCalibration", "TemperatureScaling"]
+
+def cross_fit(kind: str, log_proba, y_idx, folds) -> np.ndarray:
+    """Out-of-fold calibrated log posteriors: each fold's rows calibrated by a
+    calibrator of ``kind`` fitted on the other folds' rows.
+
+    Parameters
+    ----------
+    kind : str
+        A key of :data:`CALIBRATORS`.
+    log_proba : array-like of shape (n_samples, n_classes)
+    y_idx : array-like of int, shape (n_samples,)
+    folds : array-like of int, shape (n_samples,)
+        The fold of each row (e.g. :func:`nbcli.resampling.stratified_folds`).
+
+    Returns
+    -------
+    ndarray of shape (n_samples, n_classes)
+
+    Raises
+    ------
+    ValueError
+        As the calibrator's ``fit`` on a fold's training rows.
+    """
+    z = np.asarray(log_proba, dtype=np.float64)
+    y = np.asarray(y_idx)
+    fold = np.asarray(folds)
+    out = np.empty_like(z)
+    for f in np.unique(fold):
+        held = fold == f
+        calibrator = CALIBRATORS[kind]().fit(z[~held], y[~held])
+        out[held] = calibrator.transform(z[held])
+    return out
+
+
+__all__ = [
+    "CALIBRATORS",
+    "Calibrator",
+    "IsotonicCalibration",
+    "SigmoidCalibration",
+    "TemperatureScaling",
+    "cross_fit",
+]

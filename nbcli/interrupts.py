@@ -81,6 +81,8 @@ class _State:
         self.finishing = False
         self.stopping = False
         self.dropped: list[int] = []
+        #: An interruption a finalizer swallowed, to raise at a checkpoint.
+        self.pending: BaseException | None = None
 
 
 _state = _State()
@@ -98,6 +100,7 @@ def _handler(signum, frame):
 
 
 def _on_main_thread() -> bool:
+    # Imported once the handlers exist (see the imports).
     import threading
 
     return threading.current_thread() is threading.main_thread()
@@ -112,7 +115,7 @@ def install() -> dict[int, object] | None:
     be handled and nothing is changed.
     """
     global _state
-    _state = _State()
+    earlier, _state = _state, _State()
     previous: dict[int, object] = {}
     try:
         for signum in _SIGNALS:
@@ -120,20 +123,23 @@ def install() -> dict[int, object] | None:
             if found is not signal.SIG_IGN:
                 signal.signal(signum, _handler)
             previous[signum] = found
-    except ValueError:  # not the main thread
-        restore(previous)
+    except ValueError:  # not the main thread (the first call refuses)
+        _state = earlier
         return None
     _watch_imports()
+    previous[0] = sys.unraisablehook
     _unraisable_interruptions()
     return previous
 
 
 def restore(previous: dict[int, object] | None) -> None:
-    """Put back the handlers :func:`install` found."""
+    """Put back the handlers :func:`install` found (main thread only)."""
     if previous is None or not _on_main_thread():
         return
     for signum, handler in previous.items():
-        if handler is not None:
+        if signum == 0:
+            sys.unraisablehook = handler  # type: ignore[assignment]
+        elif handler is not None:
             signal.signal(signum, handler)  # type: ignore[arg-type]
 
 
@@ -170,9 +176,15 @@ def stopping() -> bool:
 
 def checkpoint() -> None:
     """In a worker thread, raise :class:`Stopped` once the main thread was
-    interrupted; in the main thread (which gets the interruption itself),
-    nothing."""
-    if stopping() and not _on_main_thread():
+    interrupted. In the main thread, which gets the interruption itself,
+    raise one that a finalizer swallowed (see :func:`_unraisable_interruptions`)."""
+    if _on_main_thread():
+        pending = _state.pending
+        if pending is not None and not _state.finishing:
+            _state.pending = None
+            _state.raised = True
+            raise pending
+    elif stopping():
         raise Stopped
 
 
@@ -220,19 +232,20 @@ def _unraisable_interruptions() -> None:
     """An interruption raised inside a finalizer (a generator closed by the
     garbage collector, a ``__del__``) cannot propagate: Python would print
     "Exception ignored in ..." with a traceback and go on. Such an
-    interruption is delivered again instead, to be raised where it can."""
+    interruption is kept instead and raised at the main thread's next
+    :func:`checkpoint` (the next chunk read, or before an output replaces
+    its file); a command that reaches none completes."""
     previous = sys.unraisablehook
     if getattr(previous, "_nbcli", False):
         return
 
     def hook(unraisable):
         exc = unraisable.exc_value
-        if isinstance(exc, STOPS) and _state.raised and not _state.finishing:
-            _state.raised = False
-            _state.stopping = False
-            signal.raise_signal(signal.SIGTERM if isinstance(exc, Terminated) else signal.SIGINT)
-            return
         if isinstance(exc, STOPS + (Stopped,)):
+            if isinstance(exc, STOPS) and _state.raised and not _state.finishing:
+                # Worker threads go on stopping (``stopping`` stays set).
+                _state.pending = exc.with_traceback(None)
+                _state.raised = False
             return
         previous(unraisable)
 

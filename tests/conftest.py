@@ -39,6 +39,33 @@ class Run:
         return self.stderr.strip().splitlines()
 
 
+def posterior_tolerance(model, X, *posteriors):
+    """Per cell, how far two computations of ``model``'s posteriors on ``X``
+    may differ when only rounding differs: another summation order (BLAS
+    kernel, row blocks, memory layout), or stored and recomputed parameters.
+
+    A class score summed from d terms moves by at most about d * eps times
+    the terms' magnitude (Higham, Accuracy and Stability of Numerical
+    Algorithms, 2nd ed., eq. 3.5), and a posterior p by at most 2 p times the
+    largest such move (softmax); a factor 4 covers the roundings of exp and
+    log-sum-exp, and eps itself those of a posterior near 1. An affine model
+    (LDA: ``coef (x - xbar) + b``) may cancel to a small score, so its terms
+    are bounded; the other models' scores are dominated by terms of one sign
+    (log-probabilities, squared standardised deviations), bounded by the
+    scores themselves. ``posteriors`` (arrays of shape (n_rows, n_classes))
+    give the p of each cell: the largest of them.
+    """
+    eps = np.finfo(np.float64).eps
+    X = np.asarray(X, dtype=np.float64)
+    if hasattr(model, "coef_") and hasattr(model, "xbar_"):
+        terms = np.abs(X - model.xbar_) @ np.abs(model.coef_).T + np.abs(model.intercept_)
+        magnitude = terms.max(axis=1)
+    else:
+        magnitude = np.abs(model.joint_log_likelihood_block(X)).max(axis=0)
+    p = np.maximum.reduce([np.asarray(q, dtype=np.float64) for q in posteriors])
+    return 4 * X.shape[1] * eps * magnitude[:, None] * p + eps
+
+
 def nbcli(*args, stdin: bytes | None = None, cwd=None) -> Run:
     """Run ``python -m nbcli ARGS`` (the console script's own code path) in a
     fresh process and return what it did."""

@@ -105,13 +105,24 @@ def test_column_types_apply_to_every_part(tmp_path, penguins):
     assert types["year"] == "categorical" and types["site"] == "multinomial"
 
 
-def test_parts_that_plan_a_column_differently_are_refused_in_one_line(tmp_path):
+def test_every_part_reads_a_column_as_the_first_part_holding_a_value_of_it(tmp_path, penguins):
+    # The first part holds no sex at all: the next part's rows decide that it is
+    # categorical, as the first rows of the joined file do.
+    frame = penguins.copy()
+    frame.loc[:9, "sex"] = np.nan
+    one = tmp_path / "one.csv"
+    frame.to_csv(one, index=False)
+    folder = _split(frame, tmp_path / "parts", (10, 200))
+    _same_model(_fit(tmp_path, "one", one, "mixed"), _fit(tmp_path, "parts", folder, "mixed"), one)
+
+
+def test_a_part_at_odds_with_the_plan_is_refused_in_one_line(tmp_path):
     folder = tmp_path / "parts"
     folder.mkdir()
-    (folder / "a.csv").write_text("x,c,label\n1.5,2,a\n2.5,3,b\n1.0,2,a\n")
+    (folder / "a.csv").write_text("x,c,label\n1.5,2.5,a\n2.5,3.5,b\n1.0,2.5,a\n")
     (folder / "b.csv").write_text("x,c,label\n1.5,red,a\n2.5,blue,b\n")
     run = nbcli_in_process("fit", "-m", "mixed", "-d", folder, "-o", tmp_path / "m.npz")
-    assert_one_error_line(run, "b.csv", "column 'c'", "--column c=TYPE")
+    assert_one_error_line(run, "b.csv", "column 'c'", "'red'")
     assert not (tmp_path / "m.npz").exists()
 
 
@@ -137,3 +148,44 @@ def test_category_fits_on_dask_equal_the_one_file_fit(tmp_path, penguins):
         categorical = _fit(tmp_path, "cat_dask", cat_folder, "categorical", *dask)
     _same_model(whole, mixed, one)
     _same_model(cat_whole, categorical, cat_one)
+
+
+def test_declared_categories_keep_their_order_over_parts(tmp_path):
+    import polars as pl
+
+    declared = ["Torgersen", "Dream", "Biscoe", "Elsewhere"]
+    rng = np.random.default_rng(3)
+    n = 120
+    island = rng.choice(declared[:3], n)
+    label = np.where(island == "Biscoe", "a", rng.choice(["a", "b"], n))
+    frame = pl.DataFrame(
+        {
+            "island": pl.Series(island, dtype=pl.Enum(declared)),
+            "x": rng.normal(size=n),
+            "label": label,
+        }
+    )
+    one = tmp_path / "one.parquet"
+    frame.write_parquet(one)
+    folder = tmp_path / "parts"
+    folder.mkdir()
+    frame[:50].reverse().write_parquet(folder / "p0.parquet")  # another first-seen order
+    frame[50:].write_parquet(folder / "p1.parquet")
+    joined = tmp_path / "joined.parquet"
+    pl.concat([pl.read_parquet(folder / "p0.parquet"), frame[50:]]).write_parquet(joined)
+    whole = _fit_to(tmp_path, "one", joined, "mixed")
+    by_parts = _fit_to(tmp_path, "parts", folder, "mixed")
+    from nbcli.io.modelfile import load_model
+
+    for path in (whole, by_parts):
+        columns = {c["name"]: c for c in load_model(path).columns}
+        assert columns["island"]["categories"] == declared
+    assert load_model(whole).training["fingerprint"] == load_model(by_parts).training["fingerprint"]
+    np.testing.assert_allclose(_proba(by_parts, joined), _proba(whole, joined), rtol=0, atol=TOL)
+
+
+def _fit_to(tmp_path, name, data, model):
+    out = tmp_path / f"{name}.npz"
+    run = nbcli_in_process("fit", "-m", model, "-d", data, "--target", "label", "-o", out, "-q")
+    assert run.returncode == 0, run.stderr
+    return out

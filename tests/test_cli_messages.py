@@ -3,8 +3,11 @@ that name what is known."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
+from nbcli.io.modelfile import load_model
 from nbcli.terminal import escape_controls
 from tests.conftest import assert_one_error_line, fitted_model_file, nbcli, nbcli_in_process
 
@@ -73,28 +76,35 @@ def test_evaluate_refuses_data_with_no_label_the_model_knows(ints):
     assert any(line.startswith("warning: 1 test row has a label") for line in run.stderr_lines)
 
 
-def test_a_calibrator_that_makes_ece_or_brier_worse_is_not_written(tmp_path, sample_dir):
+def test_a_calibrator_that_makes_the_brier_score_worse_is_not_written(tmp_path, sample_dir):
     # Gaussian NB on digits with the default var_smoothing: log-likelihoods so
-    # extreme that the NLL-optimal temperature flattens every posterior.
+    # extreme that the NLL-optimal temperature flattens every posterior. The
+    # cross-fitted log-loss falls (from 16 nats), the Brier score rises.
     model, out = tmp_path / "dg.npz", tmp_path / "dg-cal.npz"
     run = nbcli_in_process(
         "fit", "-m", "gaussian", "-d", sample_dir / "digits_train.csv", "-o", model
     )
     assert run.returncode == 0, run.stderr
     args = ["calibrate", "-m", model, "-d", sample_dir / "digits_calib.csv", "-o", out]
-    run = nbcli_in_process(*args, "--bootstrap", "0")
+    run = nbcli_in_process(*args, "--method", "temperature", "--bootstrap", "0")
     assert run.returncode == 3, run.stderr
     errors = [line for line in run.stderr_lines if line.startswith("error:")]
     assert len(errors) == 1 and "Traceback" not in run.stderr
-    assert "ECE (0.17" in errors[0] and "-> 0.6" in errors[0] and "Brier score" in errors[0]
-    assert "--method isotonic" in errors[0] and "--allow-worse" in errors[0]
+    assert "the temperature calibrator does not improve the cross-fitted log-loss" in errors[0]
+    assert "Brier score worse" in errors[0] and "was not written" in errors[0]
+    assert "--method auto" in errors[0] and "--allow-worse" in errors[0]
     assert not out.exists()
-    run = nbcli_in_process(*args, "--bootstrap", "0", "--allow-worse")
+    run = nbcli_in_process(*args, "--method", "temperature", "--bootstrap", "0", "--allow-worse")
     assert run.returncode == 0, run.stderr
     assert out.exists() and f"wrote {out}" in run.stderr_lines
-    # A calibrator that helps is written without the flag.
-    run = nbcli_in_process(*args, "--method", "isotonic", "--bootstrap", "0")
+    # A calibrator that helps is written without the flag, and auto finds one.
+    run = nbcli_in_process(*args, "--method", "isotonic", "--bootstrap", "0", "--force")
     assert run.returncode == 0, run.stderr
+    run = nbcli_in_process(*args, "--bootstrap", "0", "--force", "--json", "-", "-q")
+    assert run.returncode == 0, run.stderr
+    verdict = json.loads(run.stdout)["verdict"]
+    assert verdict["chosen"] in ("sigmoid", "isotonic")
+    assert load_model(out).calibrator.kind == verdict["chosen"]
 
 
 def test_piped_lines_have_no_trailing_spaces(sample_dir, tmp_path):
@@ -177,12 +187,17 @@ def test_several_data_files_are_one_data_set_in_order(ints):
         (["--drop", "label"], ["--drop label", "--target"]),
     ],
 )
-def test_contradicting_column_options_are_refused(ints, options, fragments):
-    run = nbcli_in_process(
-        "fit", "-m", "gaussian", "-d", ints / "ints.csv", "-o", ints / "n.npz", *options
-    )
+@pytest.mark.parametrize("command", ["fit", "cv", "tune"])
+def test_contradicting_column_options_are_refused(ints, options, fragments, command):
+    # cv and tune select columns as fit does, and refuse the same contradictions.
+    extra = {
+        "fit": ["-o", ints / "n.npz"],
+        "cv": ["--folds", "2", "--json", ints / "n.json"],
+        "tune": ["--folds", "2", "--var-smoothing", "1e-9,1e-8", "-o", ints / "n.npz"],
+    }[command]
+    run = nbcli_in_process(command, "-m", "gaussian", "-d", ints / "ints.csv", *extra, *options)
     assert_one_error_line(run, *fragments)
-    assert not (ints / "n.npz").exists()
+    assert not (ints / "n.npz").exists() and not (ints / "n.json").exists()
 
 
 def test_a_file_with_both_label_and_target_columns_needs_target(tmp_path):

@@ -41,6 +41,22 @@ def test_file_kind_by_content(d):
 
 
 @pytest.mark.parametrize(
+    "header",
+    ["prediction,a,b", "a,prediction,label", "prediction,proba_x,note", "prediction,prediction"],
+)
+def test_a_data_table_with_a_prediction_column_is_not_a_predictions_file(d, header):
+    # What predict writes ends in "prediction" and its proba_ columns; any
+    # other column after it, or a repeated name, makes the table data.
+    (d / "table.csv").write_text(header + "\n" + ",".join("1" * header.count(",")) + ",1\n")
+    assert file_kind(d / "table.csv") is None
+    run = nbcli_in_process(
+        "predict", "-m", d / "m.npz", "-d", d / "data.csv", "-o", d / "table.csv"
+    )
+    assert_one_error_line(run, "table.csv", "--force")
+    assert (d / "table.csv").read_text().startswith(header + "\n")
+
+
+@pytest.mark.parametrize(
     "args, victim, kind",
     [
         (

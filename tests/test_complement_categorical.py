@@ -7,6 +7,8 @@ keeps it with ``force_alpha=True``), and CategoricalNB refuses a code that
 is not a non-negative integer where scikit-learn truncates it.
 """
 
+import functools
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -18,6 +20,9 @@ from sklearn.preprocessing import KBinsDiscretizer  # noqa: E402
 
 from nbcli.models import CategoricalNB, ComplementNB  # noqa: E402
 from nbcli.models._validation import DataValueError  # noqa: E402
+
+# Run again under other BLAS kernels by .ci/run.
+pytestmark = pytest.mark.numerical
 
 TOL = 1e-8
 
@@ -301,3 +306,107 @@ def test_a_measurement_given_to_the_categorical_model_says_what_to_use():
         CategoricalNB().fit(X, y)
     with pytest.raises(DataValueError, match=r"the type gaussian \(--column NAME=gaussian\)"):
         MixedNB(column_types=["categorical", "categorical"]).fit(X, y)
+
+
+# -- scikit-learn's API: predict_joint_log_proba, force_alpha, one alpha per feature ----------
+
+
+def _round_trip(model, tmp_path):
+    from nbcli.io.modelfile import ModelFile, load_model, save_model
+
+    names = [f"x{j}" for j in range(model.n_features_in_)]
+    save_model(ModelFile(model=model, feature_names=names), tmp_path / "m.nbm")
+    return load_model(tmp_path / "m.nbm").model
+
+
+def test_predict_joint_log_proba_equals_sklearn():
+    Xtr, ytr, Xte, _ = _digits()
+    for ours, theirs in [
+        (ComplementNB().fit(Xtr, ytr), sk_nb.ComplementNB().fit(Xtr, ytr)),
+        (
+            CategoricalNB(min_categories=17).fit(Xtr, ytr),
+            sk_nb.CategoricalNB(min_categories=17).fit(Xtr, ytr),
+        ),
+    ]:
+        jll = ours.predict_joint_log_proba(Xte)
+        ref = theirs.predict_joint_log_proba(Xte)
+        # Sums of about 64 log-probabilities: a few ulps of their magnitude.
+        np.testing.assert_allclose(jll, ref, rtol=0, atol=1e-12 * np.abs(ref).max())
+        np.testing.assert_allclose(ours.predict_proba(Xte), theirs.predict_proba(Xte), atol=TOL)
+
+
+@pytest.mark.parametrize("cls", ["ComplementNB", "CategoricalNB"])
+def test_force_alpha_equals_sklearn(cls):
+    Xtr, ytr, Xte, _ = _digits()
+    # Pixel values 0..16 as codes: every one a category, seen in training or not.
+    kw = {"min_categories": 17} if cls == "CategoricalNB" else {}
+    ours_cls = functools.partial(
+        {"ComplementNB": ComplementNB, "CategoricalNB": CategoricalNB}[cls], **kw
+    )
+    theirs_cls = functools.partial(getattr(sk_nb, cls), **kw)
+    # Kept as given (1e-12 < the floor), as scikit-learn's default keeps it.
+    kept = ours_cls(alpha=1e-12).fit(Xtr, ytr)
+    floor = ours_cls(alpha=1e-10).fit(Xtr, ytr)
+    np.testing.assert_allclose(
+        kept.predict_proba(Xte), theirs_cls(alpha=1e-12).fit(Xtr, ytr).predict_proba(Xte), atol=TOL
+    )
+    assert np.abs(kept.predict_joint_log_proba(Xte) - floor.predict_joint_log_proba(Xte)).max() > 1
+    # force_alpha=False raises it to the floor, with scikit-learn's warning.
+    with pytest.warns(UserWarning, match="alpha too small will result in numeric errors"):
+        raised = ours_cls(alpha=1e-12, force_alpha=False).fit(Xtr, ytr)
+    with pytest.warns(UserWarning, match="alpha too small"):
+        ref = theirs_cls(alpha=1e-12, force_alpha=False).fit(Xtr, ytr)
+    np.testing.assert_allclose(raised.predict_proba(Xte), ref.predict_proba(Xte), atol=TOL)
+    np.testing.assert_array_equal(raised.predict_proba(Xte), floor.predict_proba(Xte))
+
+
+def test_complement_alpha_per_feature_equals_sklearn_and_survives_a_model_file(tmp_path):
+    Xtr, ytr, Xte, _ = _digits()
+    alpha = np.random.default_rng(3).uniform(0.01, 5, Xtr.shape[1])
+    ours = ComplementNB(alpha=alpha, norm=True).fit(Xtr, ytr)
+    theirs = sk_nb.ComplementNB(alpha=alpha, norm=True).fit(Xtr, ytr)
+    np.testing.assert_allclose(ours.predict_proba(Xte), theirs.predict_proba(Xte), atol=TOL)
+    np.testing.assert_allclose(ours.feature_log_prob_, theirs.feature_log_prob_, rtol=1e-12)
+    # One number per feature is not one number: a wrong program using alpha[0] differs.
+    scalar = ComplementNB(alpha=alpha[0], norm=True).fit(Xtr, ytr)
+    assert np.abs(scalar.feature_log_prob_ - ours.feature_log_prob_).max() > 1e-3
+    back = _round_trip(ours, tmp_path)
+    np.testing.assert_array_equal(np.asarray(back.alpha), alpha)
+    np.testing.assert_allclose(back.predict_proba(Xte), ours.predict_proba(Xte), rtol=0, atol=1e-15)
+    a = ComplementNB(alpha=alpha).fit(Xtr[:300], ytr[:300])
+    a.merge(ComplementNB(alpha=alpha).fit(Xtr[300:], ytr[300:]))
+    np.testing.assert_allclose(
+        a.predict_proba(Xte), ComplementNB(alpha=alpha).fit(Xtr, ytr).predict_proba(Xte), atol=1e-12
+    )
+
+
+def test_categorical_alpha_per_feature_is_each_features_own_sklearn_fit(tmp_path):
+    # scikit-learn 1.9's CategoricalNB takes one alpha only; feature j of the
+    # per-feature model must be feature j of its fit with alpha_j.
+    Xtr, ytr, Xte, _ = _discretised("wine")
+    alpha = np.linspace(0.05, 4.0, Xtr.shape[1])
+    ours = CategoricalNB(alpha=alpha, min_categories=5).fit(Xtr, ytr)
+    jll = np.zeros((len(Xte), len(ours.classes_)))
+    for j, a in enumerate(alpha):
+        ref = sk_nb.CategoricalNB(alpha=a, min_categories=5).fit(Xtr, ytr)
+        np.testing.assert_allclose(ours.feature_log_prob_[j], ref.feature_log_prob_[j], rtol=1e-12)
+        jll += ref.feature_log_prob_[j][:, Xte[:, j].astype(int)].T
+    jll += ref.class_log_prior_
+    expected = np.exp(jll - jll.max(axis=1, keepdims=True))
+    expected /= expected.sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(ours.predict_proba(Xte), expected, atol=TOL)
+    back = _round_trip(ours, tmp_path)
+    np.testing.assert_allclose(back.predict_proba(Xte), ours.predict_proba(Xte), rtol=0, atol=1e-15)
+    chunked = CategoricalNB(alpha=alpha, min_categories=5).fit_chunks(
+        [(Xtr[:40], ytr[:40]), (Xtr[40:], ytr[40:])]
+    )
+    np.testing.assert_allclose(chunked.predict_proba(Xte), ours.predict_proba(Xte), atol=1e-12)
+
+
+def test_alpha_per_feature_must_give_one_non_negative_value_per_feature():
+    X = np.array([[0.0, 1.0], [1.0, 0.0]])
+    for cls in (ComplementNB, CategoricalNB):
+        with pytest.raises(ValueError, match="should contains `n_features`"):
+            cls(alpha=[1.0, 2.0, 3.0]).fit(X, [0, 1])
+        with pytest.raises(ValueError, match="All values in alpha must be greater than 0"):
+            cls(alpha=[1.0, -0.1]).fit(X, [0, 1])

@@ -8,6 +8,9 @@ import scipy.sparse as sp
 
 from nbcli.models import ComplementNB, MultinomialNB
 
+# Run again under other BLAS kernels by .ci/run.
+pytestmark = pytest.mark.numerical
+
 sklearn_nb = pytest.importorskip("sklearn.naive_bayes")
 
 

@@ -469,3 +469,21 @@ def test_cv_streamed_with_classes_and_folds_arriving_late(tmp_path):
     for a, b in zip(kept.folds, streamed.folds):
         for key, value in a.metrics.items():
             assert b.metrics[key] == pytest.approx(value, abs=1e-12), key
+
+
+@pytest.mark.parametrize("command", ["cv", "tune"])
+def test_fold_model_warnings_are_warning_lines_naming_the_columns(tmp_path, command):
+    from tests.conftest import nbcli
+
+    rng = np.random.default_rng(3)
+    a, b = rng.normal(size=(2, 40))
+    rows = "".join(f"{x},{y},{x + y},{'pq'[i % 2]}\n" for i, (x, y) in enumerate(zip(a, b)))
+    (tmp_path / "sum.csv").write_text("alpha,beta,total,label\n" + rows, encoding="utf-8")
+    extra = ["--shrinkage", "0,0.1"] if command == "tune" else []
+    run = nbcli(command, "-m", "lda", "-d", tmp_path / "sum.csv", "--folds", "3", "-q", *extra)
+    assert run.returncode == 0, run.stderr
+    # One line for the three fold models, not a Python warning with a source path.
+    (line,) = run.stderr_lines
+    assert line.startswith("warning: ") and "folds 0, 1, 2: variables are collinear" in line
+    assert "'alpha', 'beta', 'total'" in line
+    assert ".py:" not in run.stderr and "x0" not in run.stderr

@@ -24,6 +24,9 @@ from nbcli.workflows.tune import tune
 from tests.conftest import nbcli_in_process
 from tests.test_reports import validate
 
+# Run again under other BLAS kernels by .ci/run.
+pytestmark = pytest.mark.numerical
+
 
 def _table(tmp_path, n=240, d=5, seed=0):
     rng = np.random.default_rng(seed)

@@ -242,7 +242,9 @@ def test_unreachable_scheduler_is_a_one_line_error():
         with DaskEngine("tcp://127.0.0.1:9", connect_timeout="1s"):
             pass
     message = str(info.value)
-    assert message.startswith("cannot reach the Dask scheduler at tcp://127.0.0.1:9 (")
+    assert message.startswith(
+        "cannot reach the Dask scheduler at tcp://127.0.0.1:9: connection refused"
+    )
     assert "\n" not in message and "dask scheduler" in message
 
 

@@ -36,6 +36,9 @@ from tests.engine_parts import (
     write_parts,
 )
 
+# Run again under other BLAS kernels by .ci/run.
+pytestmark = pytest.mark.numerical
+
 
 def test_tree_is_fixed_by_the_number_of_parts():
     assert tree_pairs(1) == []

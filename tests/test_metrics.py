@@ -12,6 +12,9 @@ from sklearn import metrics as skm
 
 from nbcli.reports import metrics as m
 
+# Run again under other BLAS kernels by .ci/run.
+pytestmark = pytest.mark.numerical
+
 
 def _posteriors(rng, n, k, true_idx, signal=1.5):
     logits = rng.normal(size=(n, k))

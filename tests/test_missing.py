@@ -16,6 +16,9 @@ from nbcli.models import (
 )
 from nbcli.models._validation import DataValueError
 
+# Run again under other BLAS kernels by .ci/run.
+pytestmark = pytest.mark.numerical
+
 NAN = np.nan
 
 

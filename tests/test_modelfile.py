@@ -27,6 +27,9 @@ from tests.conftest import (
 )
 from tests.declared import as_declared, leaves_missing_cells_out, non_default_params
 
+# Run again under other BLAS kernels by .ci/run.
+pytestmark = pytest.mark.numerical
+
 
 def _settings(name, missing=None) -> dict:
     # Non-default settings, so that a parameter lost on the way would show;

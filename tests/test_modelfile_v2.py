@@ -23,6 +23,9 @@ from tests.conftest import (
     zip_members,
 )
 
+# Run again under other BLAS kernels by .ci/run.
+pytestmark = pytest.mark.numerical
+
 
 @given(st.lists(st.text()))
 def test_text_arrays_round_trip(texts):

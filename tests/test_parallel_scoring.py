@@ -8,6 +8,9 @@ import pytest
 import nbcli.models as nb
 from nbcli.models import _blocks as _base
 
+# Run again under other BLAS kernels by .ci/run.
+pytestmark = pytest.mark.numerical
+
 MODELS = {
     "gaussian": nb.GaussianNB,
     "multinomial": nb.MultinomialNB,

@@ -36,6 +36,9 @@ from nbcli.models import (  # noqa: E402
     QuadraticDiscriminantAnalysis,
 )
 
+# Run again under other BLAS kernels by .ci/run.
+pytestmark = pytest.mark.numerical
+
 DATASETS = ["iris", "wine", "breast_cancer", "digits"]
 
 

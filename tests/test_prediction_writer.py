@@ -191,3 +191,58 @@ def test_output_format_with_one_output_file_is_refused_unless_the_name_agrees(tm
                            "-o", tmp_path / "z.csv", "--output-format", "parquet")  # fmt: skip
     assert run.returncode == 2 and "--output-format is for --output-dir" in run.stderr
     assert not (tmp_path / "z.csv").exists()
+
+
+def test_a_terminal_gets_labels_with_control_characters_escaped_a_pipe_the_bytes(tmp_path):
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    title = "\x1b]0;owned\x07x"  # would set the window title
+    rows = "".join(
+        f"{a},{b},{lab}\n" for a, b, lab in [(1, 2, title), (2, 3, title), (3, 1, title)]
+    )
+    rows += "5,6,y\n6,7,y\n7,5,y\n"
+    model = tmp_path / "m.npz"
+    fitted_model_file(model, csv_text="a,b,label\n" + rows)
+    (tmp_path / "d.csv").write_text("a,b,label\n" + rows, encoding="utf-8")
+    args = [
+        sys.executable,
+        "-m",
+        "nbcli",
+        "predict",
+        "-m",
+        str(model),
+        "-d",
+        str(tmp_path / "d.csv"),
+        "--proba",
+        "-q",
+    ]
+    piped = subprocess.run(args, capture_output=True, check=True).stdout.decode()
+    assert piped.splitlines()[0] == f"prediction,proba_{title},proba_y"
+    assert piped.splitlines()[1].startswith(title + ",")
+    leader, follower = pty.openpty()
+    try:
+        run = subprocess.run(args, stdout=follower, stderr=subprocess.DEVNULL, timeout=60)
+        os.close(follower)
+        follower = -1
+        shown = b""
+        while True:
+            try:
+                block = os.read(leader, 65536)
+            except OSError:  # the terminal's other end is closed: all read
+                break
+            if not block:
+                break
+            shown += block
+    finally:
+        os.close(leader)
+        if follower != -1:
+            os.close(follower)
+    assert run.returncode == 0
+    text = shown.decode().replace("\r\n", "\n")
+    assert "\x1b" not in text and "\x07" not in text
+    escaped = title.replace("\x1b", "\\x1b").replace("\x07", "\\x07")
+    assert text.splitlines()[0] == f"prediction,proba_{escaped},proba_y"
+    assert [line.split(",")[0] for line in text.splitlines()[1:]] == [escaped] * 3 + ["y"] * 3

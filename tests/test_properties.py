@@ -14,6 +14,9 @@ from tests.declared import (
     stats_arrays,
 )
 
+# Run again under other BLAS kernels by .ci/run.
+pytestmark = pytest.mark.numerical
+
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 #: Settings for the generated data, where a model declares them: a little
 #: regularisation for covariances of few rows, and query codes unseen in

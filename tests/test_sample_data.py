@@ -376,7 +376,7 @@ def test_commented_examples_are_accepted_by_the_model(path):
     assert set(hyper) == set(_constructor_defaults(config["model"]))
     rng = np.random.default_rng(0)
     X = rng.uniform(0.0, 10.0, size=(12, 2))
-    if config["model"] in ("categorical", "mixed"):
+    if "categorical" in model_cls.feature_kinds:
         X = np.floor(X)  # category codes (the mixed example's second column)
     y = np.array(["a"] * 9 + ["b"] * 3)
     model = model_cls(**hyper).fit(X, y)

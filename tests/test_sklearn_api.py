@@ -25,6 +25,9 @@ from nbcli.models import (  # noqa: E402
     UndeterminedError,
 )
 
+# Run again under other BLAS kernels by .ci/run.
+pytestmark = pytest.mark.numerical
+
 
 @pytest.fixture(scope="module")
 def iris():

@@ -15,6 +15,9 @@ sklearn = pytest.importorskip("sklearn")
 from sklearn import naive_bayes as sk_nb  # noqa: E402
 from sklearn.datasets import load_digits  # noqa: E402
 
+# Run again under other BLAS kernels by .ci/run.
+pytestmark = pytest.mark.numerical
+
 
 @pytest.fixture(scope="module")
 def digits():

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from nbcli.errors import NbcliError
 from nbcli.io.request import DataRequest
@@ -141,3 +143,244 @@ def test_split_reads_parquet_labels_as_fit_does(tmp_path):
     assert "None" not in report.class_counts["train"]
     assert sum(report.n_samples.values()) == 8
     assert any("1 row has no label (first at row 3)" in w for w in report.warnings)
+
+
+def _cars(tmp_path):
+    rng = np.random.default_rng(1)
+    cyl = rng.choice([4, 6, 8], size=60)
+    weight = cyl / 4 + rng.normal(scale=0.3, size=60)
+    label = np.where(cyl + rng.normal(size=60) > 6, "big", "small")
+    train = tmp_path / "cars.csv"
+    train.write_text(
+        "Cylinders,weight,label\n"
+        + "".join(f"{c},{w!r},{b}\n" for c, w, b in zip(cyl.tolist(), weight.tolist(), label))
+    )
+    new = tmp_path / "new.csv"
+    new.write_text("Cylinders,weight\n4,1.0\nrotary,2.0\n6,1.4\n rotary ,1.7\n")
+    blank = tmp_path / "blank.csv"
+    blank.write_text("Cylinders,weight\n4,1.0\n,2.0\n6,1.4\n,1.7\n")
+    return train, new, blank
+
+
+def _posteriors(path):
+    import pandas as pd
+
+    return pd.read_csv(path).iloc[:, 1:].to_numpy(dtype=float)
+
+
+def test_unseen_text_in_a_numeric_column_is_a_missing_cell_under_unseen_ignore(tmp_path):
+    import json
+
+    train, new, blank = _cars(tmp_path)
+    model = tmp_path / "m.nbm"
+    assert nbcli_in_process("fit", "-m", "gaussian", "-d", train, "-o", model, "-q").returncode == 0
+    refused = nbcli_in_process("predict", "-m", model, "-d", new)
+    assert refused.returncode == 2
+    assert "column 'Cylinders' has the non-numeric value 'rotary' at row 2" in refused.stderr
+    out, ref = tmp_path / "p.csv", tmp_path / "ref.csv"
+    run = nbcli_in_process(
+        "predict", "-m", model, "-d", new, "--unseen", "ignore", "--proba", "-o", out,
+        "--json", tmp_path / "r.json",
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    assert "4 rows: 4 scored, 0 left empty, 2 unseen categories (Cylinders: 2)" in run.stderr
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["unseen"]["cells"] == {"Cylinders": 2}
+    # Left out of the product exactly as a missing cell is.
+    assert (
+        nbcli_in_process("predict", "-m", model, "-d", blank, "--proba", "-o", ref).returncode == 0
+    )
+    np.testing.assert_allclose(_posteriors(out), _posteriors(ref), rtol=1e-12, atol=0)
+
+
+def test_unseen_text_in_a_numeric_column_leaves_the_row_empty_for_qda(tmp_path):
+    train, new, _ = _cars(tmp_path)
+    model = tmp_path / "q.nbm"
+    fit = nbcli_in_process("fit", "-m", "qda", "--reg-param", "0.1", "-d", train, "-o", model, "-q")
+    assert fit.returncode == 0, fit.stderr
+    out = tmp_path / "p.csv"
+    run = nbcli_in_process("predict", "-m", model, "-d", new, "--unseen", "ignore", "-o", out)
+    assert run.returncode == 0, run.stderr
+    assert "4 rows: 2 scored, 2 left empty, 2 unseen categories (Cylinders: 2)" in run.stderr
+    predictions = out.read_text().splitlines()[1:]
+    assert [p == "" for p in predictions] == [False, True, False, True]
+
+
+NFC, NFD = "caf\u00e9", "cafe\u0301"
+
+
+def test_nfc_and_nfd_spellings_are_one_class_and_one_category_with_a_warning(tmp_path):
+    import json
+
+    rows = [(1, NFC, NFC), (2, NFD, NFD), (3, "tea", "tea"), (4, "tea", "tea"), (5, NFC, NFD)]
+    rows += [(6, "tea", "tea"), (7, NFD, NFC), (8, "tea", "tea")]
+    train = tmp_path / "t.csv"
+    train.write_text("x,c,label\n" + "".join(f"{a},{b},{c}\n" for a, b, c in rows), "utf-8")
+    model = tmp_path / "m.nbm"
+    fit = nbcli_in_process("fit", "-m", "mixed", "-d", train, "-o", model, "--json", "-", "-q")
+    assert fit.returncode == 0, fit.stderr
+    report = json.loads(fit.stdout)
+    assert sorted(c["label"] for c in report["classes"]) == sorted([NFC, "tea"])
+    merged = [w for w in fit.stderr.splitlines() if "several Unicode forms" in w]
+    assert len(merged) == 2 and "'label'" in merged[0] and "'c'" in merged[1]
+    assert ascii(NFD) in merged[0] and ascii(NFC) in merged[0]
+    from nbcli.io.modelfile import load_model
+
+    columns = {c["name"]: c for c in load_model(model).columns}
+    assert columns["c"]["categories"] == [NFC, "tea"]
+    # At predict and evaluate, either spelling is the model's one.
+    new = tmp_path / "n.csv"
+    new.write_text(f"x,c,label\n1,{NFD},{NFD}\n3,tea,tea\n2,{NFC},{NFC}\n", "utf-8")
+    run = nbcli_in_process("evaluate", "-m", model, "-d", new, "--json", "-", "-q")
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout)["n_unseen"] == 0
+
+
+def _with_strays(tmp_path, n=200, strays=((7, "unknown"), (150, " n.a. "))):
+    rng = np.random.default_rng(0)
+    x = [repr(v) for v in rng.normal(size=n).round(3).tolist()]
+    blank = list(x)
+    for row, text in strays:
+        x[row], blank[row] = text, ""
+    c = rng.choice(["r", "g"], size=n)
+    y = np.where(rng.normal(size=n) > 0, "a", "b")
+    paths = []
+    for name, column in (("stray.csv", x), ("blank.csv", blank)):
+        path = tmp_path / name
+        path.write_text("x,c,label\n" + "".join(f"{a},{b},{t}\n" for a, b, t in zip(column, c, y)))
+        paths.append(path)
+    return paths
+
+
+def test_a_few_stray_text_cells_leave_a_mixed_column_numeric_read_as_missing(tmp_path):
+    from nbcli.io.modelfile import load_model
+
+    stray, blank = _with_strays(tmp_path)
+    fits = []
+    for path in (stray, blank):
+        out = tmp_path / f"{path.stem}.nbm"
+        run = nbcli_in_process("fit", "-m", "mixed", "-d", path, "-o", out)
+        assert run.returncode == 0, run.stderr
+        fits.append((load_model(out), run.stderr))
+    (model, said), (reference, _) = fits
+    warned = [w for w in said.splitlines() if "text cells" in w]
+    assert warned == [
+        f"warning: {stray}: column 'x' holds numbers but for 2 text cells in the first 200 rows "
+        "('unknown' at row 8, 'n.a.' at row 151); with at most one text cell in 50 it stays "
+        "numeric and those texts are read as missing in it; pass --na-values unknown "
+        "--na-values n.a. to say so, or --column x=categorical to read the column as categories"
+    ]
+    assert model.model.get_params()["column_types"] == ["gaussian", "categorical"]
+    # The same statistics as with those cells left empty.
+    for key, array in reference.model.stats_.arrays().items():
+        np.testing.assert_array_equal(model.model.stats_.arrays()[key], array, err_msg=key)
+
+
+def test_more_than_a_few_text_cells_are_not_taken_for_slips(tmp_path):
+    # Five text cells in 200 (more than one in 50): the column is text, and
+    # 195 distinct numbers are no categories, so it is refused as before.
+    strays = tuple((i * 40, "unknown") for i in range(5))
+    stray, _ = _with_strays(tmp_path, strays=strays)
+    run = nbcli_in_process("fit", "-m", "mixed", "-d", stray, "-o", tmp_path / "m.nbm")
+    assert run.returncode == 2 and "text cells" not in run.stderr
+    assert "column 'x' has 189 distinct values in 200 rows" in run.stderr  # rounded numbers repeat
+
+
+def _r_labels(tmp_path):
+    labels = ["a", "NA", "b", "a", " NA ", "b", "a", "b", "a", "b", "a", "b"]
+    path = tmp_path / "r.csv"
+    path.write_text(
+        "x,label\n" + "".join(f"{(i * 7) % 5 + i / 10},{t}\n" for i, t in enumerate(labels))
+    )
+    return path
+
+
+def test_na_labels_say_which_label_texts_mean_a_missing_label(tmp_path):
+    import json
+
+    from nbcli.io.modelfile import load_model
+
+    path = _r_labels(tmp_path)
+    # Default: labels as written, NA a class (with a note saying how to mark it).
+    plain = nbcli_in_process("fit", "-m", "gaussian", "-d", path, "-o", tmp_path / "p.nbm", "-q")
+    assert plain.returncode == 0 and "--na-labels NA" in plain.stderr
+    assert load_model(tmp_path / "p.nbm").model.classes_.tolist() == ["NA", "a", "b"]
+    model = tmp_path / "m.nbm"
+    fit = nbcli_in_process(
+        "fit", "-m", "gaussian", "-d", path, "-o", model, "--na-labels", "NA", "--json", "-"
+    )
+    assert fit.returncode == 0, fit.stderr
+    assert "skipped 2 rows without a label (the first at row 2)" in fit.stderr
+    assert json.loads(fit.stdout)["n_samples"] == 10
+    mf = load_model(model)
+    assert mf.model.classes_.tolist() == ["a", "b"]
+    assert mf.training["na_labels"] == ["NA"]
+    # Evaluate reads them as the model was fitted: missing labels, refused.
+    run = nbcli_in_process("evaluate", "-m", model, "-d", path)
+    assert run.returncode == 2
+    assert "target column 'label' has a missing value at row 2" in run.stderr
+    cv = nbcli_in_process(
+        "cv", "-m", "gaussian", "-d", path, "--folds", "2", "--na-labels", "NA", "--json", "-"
+    )
+    assert cv.returncode == 0, cv.stderr
+    assert sum(f["n_samples"] for f in json.loads(cv.stdout)["folds"]) == 10
+    out = tmp_path / "s"
+    split = nbcli_in_process(
+        "split", "-d", path, "--test", "4", "--output-dir", out, "--na-labels", "NA"
+    )
+    assert split.returncode == 0, split.stderr
+    assert "2 rows have no label (first at row 2)" in split.stderr
+
+
+def test_na_labels_apply_to_parquet_text_labels(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from nbcli.io.data import read_dataset
+
+    path = tmp_path / "r.parquet"
+    pq.write_table(pa.table({"x": [1.0, 2.0, 3.0], "label": ["a", "NA", "b"]}), path)
+    ds = read_dataset(path, na_labels=("NA",), skip_missing_labels=True)
+    assert ds.y_missing.tolist() == [False, True, False]
+    assert read_dataset(path).y.tolist() == ["a", "NA", "b"]
+
+
+_CELL = st.text(alphabet='ab,"\n x', max_size=6)
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    rows=st.lists(st.lists(_CELL, min_size=2, max_size=2), min_size=1, max_size=8),
+    at=st.integers(0, 7),
+)
+def test_csv_as_written_passes_the_quote_rule_and_a_stray_quote_is_named(rows, at):
+    import csv
+    import io
+
+    from nbcli.io.csv_quotes import check_quotes
+
+    buffer = io.StringIO(newline="")
+    csv.writer(buffer, lineterminator="\n").writerows([["h1", "h2"], *rows])
+    data = buffer.getvalue().encode()
+    check_quotes(lambda: io.BytesIO(data), "d.csv", ",")  # what csv writes is allowed
+    # The same rows, one more unquoted cell holding a quote: refused at its line.
+    at = at % (len(rows) + 1)
+    lines = data.decode().count("\n", 0, _offset_of_row(data, at)) + 1
+    bad = _insert_row(data, at, b'1,x"y\n')
+    with pytest.raises(NbcliError, match=rf"line {lines} has a '\"' inside a field"):
+        check_quotes(lambda: io.BytesIO(bad), "d.csv", ",")
+
+
+def _offset_of_row(data: bytes, k: int) -> int:
+    """The byte offset just after the k-th record (0: the header) of ``data``."""
+    import io
+
+    from nbcli.workflows.split import csv_records
+
+    records = list(csv_records(io.BytesIO(data)))
+    return sum(len(r) for r in records[: k + 1])
+
+
+def _insert_row(data: bytes, k: int, row: bytes) -> bytes:
+    cut = _offset_of_row(data, k)
+    return data[:cut] + row + data[cut:]

@@ -10,6 +10,9 @@ from sklearn.datasets import load_breast_cancer  # noqa: E402
 from sklearn.model_selection import train_test_split  # noqa: E402
 from sklearn.naive_bayes import GaussianNB as SkGaussianNB  # noqa: E402
 
+# Run again under other BLAS kernels by .ci/run.
+pytestmark = pytest.mark.numerical
+
 
 @pytest.fixture(scope="module")
 def cancer():

@@ -13,6 +13,9 @@ from nbcli.io.request import DataRequest
 from nbcli.models import GaussianNB, MultinomialNB
 from nbcli.workflows.train import TrainResult, train
 
+# Run again under other BLAS kernels by .ci/run.
+pytestmark = pytest.mark.numerical
+
 SAMPLE = Path(__file__).parent.parent / "sample_data"
 
 

@@ -17,7 +17,9 @@ MAX_BINS = 1000
 
 
 class Method(str, Enum):
+    auto = "auto"
     temperature = "temperature"
+    sigmoid = "sigmoid"
     isotonic = "isotonic"
     none = "none"
 
@@ -59,10 +61,24 @@ def calibrate(
         Method,
         typer.Option(
             "--method",
-            help="Repair: temperature scaling (one T > 0), isotonic (one-vs-rest maps), or none (measure only).",
+            help="Repair: auto (the one with the lowest cross-fitted log-loss among those that "
+            "improve it beyond its margin), temperature scaling (one T > 0), sigmoid (Platt "
+            "scaling: one-vs-rest sigmoids of the log-odds), isotonic (one-vs-rest maps), or "
+            "none (measure only).",
             case_sensitive=False,
         ),
-    ] = Method.temperature,
+    ] = Method.auto,
+    folds: Annotated[
+        int,
+        typer.Option(
+            "--folds",
+            min=2,
+            max=1000,
+            help="Folds of the cross-fitting that judges the calibrator (stratified, seeded "
+            "by --seed): each row's 'after' posterior comes from a calibrator fitted on the "
+            "other folds. Fewer rows than folds: one fold per row, with a warning.",
+        ),
+    ] = 5,
     output: Annotated[
         str | None,
         typer.Option(
@@ -102,8 +118,9 @@ def calibrate(
         bool,
         typer.Option(
             "--allow-worse",
-            help="Write the calibrated model even when the calibrator makes the calibration "
-            "rows' ECE or Brier score worse.",
+            help="Write the calibrated model even when the calibrator does not improve the "
+            "cross-fitted log-loss beyond its margin (with --method auto: the candidate with "
+            "the lowest cross-fitted log-loss).",
         ),
     ] = False,
     bootstrap: Annotated[int, BOOTSTRAP] = 1000,
@@ -135,8 +152,10 @@ def calibrate(
 
     Prints the reliability table (confidence bins: count, claimed confidence,
     achieved accuracy, gap), ECE, MCE, Brier score and log-loss, then fits the
-    calibrator and shows the same after it. With --output, writes a model file
-    that carries the calibrator; predict --proba, evaluate and calibrate apply it.
+    calibrator and shows the same after it, cross-fitted (each row calibrated
+    by a calibrator fitted on the other folds). With --output, writes a model
+    file that carries the calibrator when it improves the cross-fitted
+    log-loss beyond its margin; predict --proba, evaluate and calibrate apply it.
     Example: nbcli calibrate -m digits.npz -d sample_data/digits_calib.csv -o digits-cal.npz
     """
     from nbcli.cli.progress import ConsoleReporter
@@ -151,7 +170,9 @@ def calibrate(
     data = common.one_data_file(data_files)
     common.check_model_file(model)
     if output is not None and method is Method.none:
-        raise NbcliError("--output needs a calibrator; choose --method temperature or isotonic")
+        raise NbcliError(
+            "--output needs a calibrator; choose --method auto, temperature, sigmoid or isotonic"
+        )
     check_outputs(
         [("--output", output), ("--json", json_out), ("--plot", plot)],
         [("--model", model), ("--data", data)],
@@ -172,6 +193,7 @@ def calibrate(
         method=method.value,
         allow_training_data=allow_training_data,
         reporter=ConsoleReporter(quiet),
+        folds=folds,
     )
     report = result.report
     common.show_warnings(report.warnings)
@@ -192,12 +214,12 @@ def calibrate(
         before = report.before if result.fitted else report
         bins_after = report.after.diagram.to_dict()["bins"] if result.fitted else None
         diagram = reliability_image(before.diagram.to_dict()["bins"], bins_after, Path(plot).suffix)
-    worse = worse_after(report) if result.fitted and output is not None else []
+    refused = result.fitted and output is not None and not result.accepted
     # Once the model file may be replaced, the command finishes, whatever arrives.
     from nbcli.io.atomic import signals_deferred
 
     with signals_deferred():
-        if result.fitted and output is not None and (allow_worse or not worse):
+        if result.fitted and output is not None and (allow_worse or not refused):
             from nbcli.io.modelfile import save_model
 
             save_model(result.model, output)
@@ -210,18 +232,10 @@ def calibrate(
             from nbcli.cli.console import info
 
             info(f"wrote {plot}", quiet or json_out == "-")
-        if worse and not allow_worse:
+        if refused and not allow_worse:
             from nbcli.errors import THRESHOLD_MISSED
 
-            raise NbcliError(
-                f"{data}: the {method.value} calibrator makes the calibration rows' "
-                f"{' and '.join(worse)} worse, so {output} was not written (fitting it minimises "
-                "log-loss, which can still spread the probabilities wrongly); try "
-                f"--method {'isotonic' if method is Method.temperature else 'temperature'}, more "
-                "held-out rows, or refitting the model with more smoothing; --allow-worse writes "
-                "it anyway",
-                THRESHOLD_MISSED,
-            )
+            raise NbcliError(refusal(report.verdict, method.value, data, output), THRESHOLD_MISSED)
         if output is not None:
             from nbcli.cli.console import info
 
@@ -230,17 +244,32 @@ def calibrate(
     return 0
 
 
-def worse_after(report) -> list[str]:
-    """The scores (ECE, Brier) that the calibrator made worse on the calibration
-    rows, each as ``"ECE 0.17 -> 0.69"``; empty when neither got worse."""
-    out = []
-    for key, name in (("ece", "ECE"), ("brier", "Brier score")):
-        before = report.before.metrics[key].value
-        after = report.after.metrics[key].value
-        # A last-digit difference is not a worse calibrator.
-        if after > before + 1e-9 * max(1.0, abs(before)):
-            out.append(f"{name} ({before:.4g} -> {after:.4g})")
-    return out
+def refusal(verdict, method: str, data: str, output: str | None) -> str:
+    """The one line that says why ``output`` was not written: the cross-fitted
+    log-loss before and after, and the margin it missed."""
+    fitted = [c for c in verdict.candidates if c.differences]
+    best = min(fitted, key=lambda c: c.log_loss)
+    d = best.differences["log_loss"]
+    which = (
+        "no calibrator improves"
+        if method == "auto"
+        else f"the {method} calibrator does not improve"
+    )
+    worse_brier = best.differences["brier"].lower > 0
+    why = (
+        f"{best.method}: cross-fitted log-loss {verdict.before['log_loss']:.4g} -> "
+        f"{best.log_loss:.4g}, difference {d.value:+.3g} with upper bound {d.upper:+.3g}"
+        + (", Brier score worse" if worse_brier else "")
+    )
+    hint = (
+        "try --method auto, more held-out rows, or refitting the model with more smoothing"
+        if method != "auto"
+        else "the model may already be as calibrated as these rows can tell"
+    )
+    return (
+        f"{data}: {which} the cross-fitted log-loss beyond its margin ({why}), so "
+        f"{output} was not written; {hint}; --allow-worse writes it anyway"
+    )
 
 
 def check_plot(path: str) -> None:

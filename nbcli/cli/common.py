@@ -7,6 +7,8 @@ import sys
 
 import typer
 
+from nbcli.io.limits import MAX_CHUNK_ROWS
+
 TARGET = typer.Option(
     "--target",
     "-t",
@@ -21,7 +23,9 @@ DELIMITER = typer.Option("--delimiter", help="CSV delimiter. Default: detected a
 CHUNK_SIZE = typer.Option(
     "--chunk-size",
     min=1,
-    help="Rows read at a time from CSV files. Default: about 2 million values (16 MB) per chunk.",
+    max=MAX_CHUNK_ROWS,
+    help="Rows read at a time from CSV files (at most 10,000,000). Default: about 2 million "
+    "values (16 MB) per chunk.",
 )
 X_KEY = typer.Option("--x-key", help="Name of the feature array in .npz input.")
 Y_KEY = typer.Option("--y-key", help="Name of the label array in .npz input.")
@@ -316,7 +320,21 @@ WORKER_MEMORY = typer.Option(
 )
 
 
-def open_engine(engine: str, scheduler: str | None, workers: int | None, worker_memory: str | None):
+CONNECT_TIMEOUT = typer.Option(
+    "--connect-timeout",
+    metavar="SECONDS",
+    help="With --scheduler: seconds to wait for the scheduler to answer before giving up "
+    "(exit 2). Default: 30.",
+)
+
+
+def open_engine(
+    engine: str,
+    scheduler: str | None,
+    workers: int | None,
+    worker_memory: str | None,
+    connect_timeout: float | None = None,
+):
     """The engine ``--engine``, ``--scheduler``, ``--workers`` and ``--worker-memory`` ask for.
 
     A context manager (:func:`nbcli.engines.open_engine`); nothing of Dask
@@ -331,7 +349,11 @@ def open_engine(engine: str, scheduler: str | None, workers: int | None, worker_
     from nbcli.engines import open_engine as open_named
 
     return open_named(
-        engine.lower(), scheduler=scheduler, workers=workers, worker_memory=worker_memory
+        engine.lower(),
+        scheduler=scheduler,
+        workers=workers,
+        worker_memory=worker_memory,
+        connect_timeout=connect_timeout,
     )
 
 

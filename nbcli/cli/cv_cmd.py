@@ -10,6 +10,7 @@ from nbcli.cli import common, table_options
 from nbcli.cli import text_options as text_opts
 from nbcli.cli.evaluate_cmd import BOOTSTRAP, CONFIDENCE, FAIL_OVER, FAIL_UNDER
 from nbcli.cli.fit_cmd import _MODEL_TYPES, _with_hyperparameter_options
+from nbcli.io.limits import MAX_REPEATS
 
 FOLDS = typer.Option(
     "--folds", "-k", min=2, help="Number of stratified folds (ignored with --fold-column)."
@@ -20,7 +21,12 @@ FOLD_COLUMN = typer.Option(
 GROUP_COLUMN = typer.Option(
     "--group-column", help="Column of groups: the rows of a group stay in one fold."
 )
-REPEATS = typer.Option("--repeats", min=1, help="Independent fold plans (repeated k-fold).")
+REPEATS = typer.Option(
+    "--repeats",
+    min=1,
+    max=MAX_REPEATS,
+    help=f"Independent fold plans (repeated k-fold), 1 to {MAX_REPEATS}.",
+)
 SEED = typer.Option(
     "--seed", min=0, help="Seed of the fold plan and the bootstrap: same seed, same folds."
 )
@@ -36,7 +42,7 @@ CONFIG = typer.Option(
 
 
 def cv(
-    data: Annotated[str, DATA],
+    data_files: Annotated[list[str], DATA],
     model: Annotated[_MODEL_TYPES | None, MODEL_TYPE] = None,  # type: ignore[valid-type]
     folds: Annotated[int, FOLDS] = 10,
     fold_column: Annotated[str | None, FOLD_COLUMN] = None,
@@ -48,6 +54,7 @@ def cv(
     drop: Annotated[list[str] | None, common.DROP] = None,
     column: Annotated[list[str] | None, table_options.COLUMN] = None,
     na_values: Annotated[list[str] | None, table_options.NA_VALUES] = None,
+    na_labels: Annotated[list[str] | None, table_options.NA_LABELS] = None,
     config: Annotated[str | None, CONFIG] = None,
     bootstrap: Annotated[int, BOOTSTRAP] = 1000,
     confidence: Annotated[float, CONFIDENCE] = 0.95,
@@ -90,6 +97,7 @@ def cv(
     Example: nbcli cv --model gaussian --data sample_data/iris_train.csv --folds 5;
     with text: nbcli cv -m multinomial -d sample_data/austen_train.csv --text text --min-df 2
     """
+    data = common.one_data_file(data_files)
     from nbcli.cli.fit_cmd import _estimator
     from nbcli.cli.options import read_config
     from nbcli.cli.progress import ConsoleReporter
@@ -111,7 +119,7 @@ def cv(
     )
     cfg = read_config(config)
     estimator, params = _estimator(model, cfg, config, hyperparameter_flags)
-    request = data_request(locals(), cfg, config, params)
+    request = data_request(locals(), cfg, config, params).reading(data=(data,))
     prior = params.get(estimator.prior_param)
     report = cross_validate(
         estimator,

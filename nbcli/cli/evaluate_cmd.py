@@ -95,7 +95,18 @@ def evaluate(
     scheduler: Annotated[str | None, common.SCHEDULER] = None,
     workers: Annotated[int | None, common.WORKERS] = None,
     worker_memory: Annotated[str | None, common.WORKER_MEMORY] = None,
+    connect_timeout: Annotated[float | None, common.CONNECT_TIMEOUT] = None,
     force: Annotated[bool, common.FORCE] = False,
+    pos_label: Annotated[
+        str | None,
+        typer.Option(
+            "--pos-label",
+            metavar="LABEL",
+            help="With two classes, the positive one: average precision and the binary "
+            "precision, recall and F1 are of it (ROC AUC is the same either way). "
+            "Default: the second in sorted order.",
+        ),
+    ] = None,
 ):
     """Score a model on labelled data: metrics with bootstrap intervals, confusion matrix,
     per-class table and calibration summary.
@@ -139,18 +150,26 @@ def evaluate(
         if missing == "drop":
             # Part sums have no count of the rows left out for the report to give.
             raise NbcliError("--missing drop needs the rows in one file; it does not work on parts")
-        with common.open_engine(engine, scheduler, workers, worker_memory) as eng:
+        if pos_label is not None:
+            raise NbcliError(
+                "--pos-label needs the rows in one file: the binary figures it chooses are "
+                "not computed over parts"
+            )
+        with common.open_engine(engine, scheduler, workers, worker_memory, connect_timeout) as eng:
             # Parts are binned before their rows are counted: no fewer bins for few rows.
             scores = ScoreSettings(bootstrap, confidence, seed, 10 if bins is None else bins)
             report = evaluate_parts(model, request, eng, scores)
     else:
-        common.open_engine(engine, scheduler, workers, worker_memory)  # refuses Dask options
+        common.open_engine(
+            engine, scheduler, workers, worker_memory, connect_timeout
+        )  # refuses Dask options
         report = run_evaluation(
             model,
             # Hashing reads the files again: only for a JSON report, as cv does.
             request.reading(data=(data,)),
             ScoreSettings(bootstrap, confidence, seed, bins),
             reporter=ConsoleReporter(quiet),
+            pos_label=pos_label,
         )
     # Drawn before anything is written, so that a failure leaves no output behind.
     images = evaluation_images(report, f".{plot_format.value}") if plots else {}

@@ -44,6 +44,7 @@ def fit(
     drop: Annotated[list[str] | None, common.DROP] = None,
     column: Annotated[list[str] | None, table_options.COLUMN] = None,
     na_values: Annotated[list[str] | None, table_options.NA_VALUES] = None,
+    na_labels: Annotated[list[str] | None, table_options.NA_LABELS] = None,
     config: Annotated[
         str | None,
         typer.Option(
@@ -65,6 +66,7 @@ def fit(
     scheduler: Annotated[str | None, common.SCHEDULER] = None,
     workers: Annotated[int | None, common.WORKERS] = None,
     worker_memory: Annotated[str | None, common.WORKER_MEMORY] = None,
+    connect_timeout: Annotated[float | None, common.CONNECT_TIMEOUT] = None,
     text: Annotated[list[str] | None, text_opts.TEXT] = None,
     ngram: Annotated[str | None, text_opts.NGRAM] = None,
     min_df: Annotated[str | None, text_opts.MIN_DF] = None,
@@ -84,7 +86,6 @@ def fit(
     data_list = list(data_files)
     # Several --data files are one data set, read in order, part by part.
     data = common.one_data_file(data_list) if len(data_list) == 1 else ", ".join(data_list)
-    common.check_columns(target, features, drop)
     # Fail before reading what may be a large file, not after training on it.
     check_outputs(
         [("--output", output), ("--json", json_out)],
@@ -116,10 +117,17 @@ def fit(
                 "first"
             )
 
-        with common.open_engine(engine, scheduler, workers, worker_memory) as eng:
+        if request.na_labels:
+            raise NbcliError(
+                "--na-labels is not read part by part yet (a folder, a glob, several --data "
+                "files or --engine dask); blank those labels, or join the parts into one file"
+            )
+        with common.open_engine(engine, scheduler, workers, worker_memory, connect_timeout) as eng:
             result = train_parts(estimator, request, eng, priors_by_label=priors_by_label)
     else:
-        common.open_engine(engine, scheduler, workers, worker_memory)  # refuses Dask options
+        common.open_engine(
+            engine, scheduler, workers, worker_memory, connect_timeout
+        )  # refuses Dask options
         result = train(
             estimator,
             request.reading(data=(data,)),
@@ -132,10 +140,12 @@ def fit(
         info(note, quiet)
 
     # From here the old model file may already be replaced: finish, whatever arrives.
-    from nbcli.io.atomic import signals_deferred
+    from nbcli.io.atomic import outputs_together, signals_deferred
     from nbcli.io.modelfile import save_model
 
-    with signals_deferred():
+    # The model file and the JSON report replace their files together: a
+    # report that cannot be written leaves the old model file as it was.
+    with signals_deferred(), outputs_together():
         save_model(result.model_file, output)
         if json_out is not None or not quiet:
             report = result.summary(output)
@@ -163,12 +173,14 @@ def fit(
                     "na_values": _listed(request.na_values),
                     "columns": dict(request.column_types) or None,
                 }
+                if na_labels:
+                    report.settings["na_labels"] = na_labels
                 if common.uses_parts(engine, data_list):
                     report.settings["engine"] = engine
                 if request.text is not None:
                     report.settings["text"] = request.text.to_metadata()
             common.emit_report(report, json_out, quiet=quiet)
-        info(f"wrote {output}", quiet or json_out == "-")
+    info(f"wrote {output}", quiet or json_out == "-")
 
 
 def _estimator(model: str | None, cfg: dict, config: str | None, flags: dict):
@@ -216,7 +228,7 @@ def _estimator(model: str | None, cfg: dict, config: str | None, flags: dict):
             params[name] = value
             origins[name] = shown
         for name, value in params.items():
-            specs[name].check(value, origins[name])
+            specs[name].check_setting(value, origins[name])
     except ValueError as exc:
         raise NbcliError(str(exc)) from None
     for spec in cls.hyperparameters:

@@ -48,7 +48,7 @@ def read_config(path: str | None, tables: tuple[str, ...] = ()) -> dict:
             f"{path}: unknown config keys {', '.join(unknown)} (known: {', '.join(known)})"
         )
     data = config.get("data", {})
-    keys = ("target", "features", "drop", "na_values", "columns")
+    keys = ("target", "features", "drop", "na_values", "na_labels", "columns")
     if not isinstance(data, dict) or set(data) - set(keys):
         raise NbcliError(f"{path}: [data] may hold {', '.join(keys[:-1])} and {keys[-1]} only")
     if "columns" in data and not isinstance(data["columns"], dict):
@@ -86,7 +86,17 @@ def column_names(value, where: str) -> list[str] | None:
 
 def data_columns(cfg: dict, target: str | None, features, drop):
     """``--target``, ``--features`` and ``--drop`` (the last two as lists), each
-    else the config's ``[data]`` one."""
+    else the config's ``[data]`` one.
+
+    Raises
+    ------
+    NbcliError
+        For options that contradict each other (``common.check_columns``):
+        every command that selects columns refuses the same ones.
+    """
+    from nbcli.cli.common import check_columns
+
+    check_columns(target, features, drop)
     data_cfg = cfg.get("data", {})
     return (
         target if target is not None else data_cfg.get("target"),

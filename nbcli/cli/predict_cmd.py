@@ -96,6 +96,7 @@ def predict(
     scheduler: Annotated[str | None, common.SCHEDULER] = None,
     workers: Annotated[int | None, common.WORKERS] = None,
     worker_memory: Annotated[str | None, common.WORKER_MEMORY] = None,
+    connect_timeout: Annotated[float | None, common.CONNECT_TIMEOUT] = None,
     force: Annotated[bool, common.FORCE] = False,
 ):
     """Predict labels (and with --proba, posterior probabilities) for new data.
@@ -123,7 +124,9 @@ def predict(
     request = data_request(locals())
     columns = PredictionColumns(proba, keep_cols, digits)
     if output_dir is None and len(inputs) == 1:
-        common.open_engine(engine, scheduler, workers, worker_memory)  # refuses Dask options
+        common.open_engine(
+            engine, scheduler, workers, worker_memory, connect_timeout
+        )  # refuses Dask options
         from nbcli.io.predictions import is_parquet_path
 
         if output_format.lower() == "parquet" and not is_parquet_path(output):
@@ -200,7 +203,7 @@ def predict(
         raise NbcliError("--jobs is for --engine local; the Dask cluster's workers run the files")
     with (
         common.ctrl_c_for_this_process_only(),
-        common.open_engine(engine, scheduler, workers, worker_memory) as eng,
+        common.open_engine(engine, scheduler, workers, worker_memory, connect_timeout) as eng,
     ):
         report = predict_batch(
             model,

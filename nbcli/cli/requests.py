@@ -32,6 +32,7 @@ def data_request(
         The command's options by parameter name; those it does not have are
         left at the request's defaults: ``data`` or ``data_files``,
         ``target``, ``features``, ``drop``, ``column``, ``na_values``,
+        ``na_labels``,
         ``delimiter``, ``chunk_size``, ``x_key``, ``y_key``, ``missing``,
         ``unseen``, the text options (``text``, ``ngram``, ``min_df``,
         ``max_df``, ``max_features``, ``stop_words``, ``lowercase``) and
@@ -39,7 +40,7 @@ def data_request(
         named only, as hashing reads the files again).
     cfg, config : dict and str, optional
         A fitting command's config file (read) and its path: its ``[data]``
-        (target, features, drop, na_values, columns) and ``[text]`` tables
+        (target, features, drop, na_values, na_labels, columns) and ``[text]`` tables
         fill in the options not given.
     params : dict, optional
         A fitting command's hyperparameters: ``missing`` and ``unseen`` are
@@ -75,6 +76,9 @@ def data_request(
     na_values = split_list(options.get("na_values")) or split_list(
         _as_list(data_cfg.get("na_values"))
     )
+    na_labels = split_list(options.get("na_labels")) or split_list(
+        _as_list(data_cfg.get("na_labels"))
+    )
     column_types = parse_column_types(data_cfg.get("columns"))
     column_types.update(parse_column_types(options.get("column")))
     return DataRequest.of(
@@ -86,6 +90,7 @@ def data_request(
         x_key=options.get("x_key", "X"),
         y_key=options.get("y_key", "y"),
         na_values=na_values,
+        na_labels=na_labels,
         features=features,
         drop=drop,
         column_types=column_types,

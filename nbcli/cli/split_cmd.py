@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from nbcli.cli import common
+from nbcli.cli import common, table_options
 from nbcli.errors import NbcliError
 
 SIZE_HELP = "a fraction in (0, 1) of the rows (rounded up) or a row count"
@@ -28,7 +28,9 @@ def _size(text: str | None, option: str):
 
 
 def split(
-    data: Annotated[str, typer.Option("--data", "-d", help="Labelled data file to split.")],
+    data_files: Annotated[
+        list[str], typer.Option("--data", "-d", help="Labelled data file to split.")
+    ],
     test: Annotated[
         str, typer.Option("--test", metavar="SIZE", help=f"Size of the test part: {SIZE_HELP}.")
     ],
@@ -60,6 +62,7 @@ def split(
     x_key: Annotated[str, common.X_KEY] = "X",
     y_key: Annotated[str, common.Y_KEY] = "y",
     quiet: Annotated[bool, common.QUIET] = False,
+    na_labels: Annotated[list[str] | None, table_options.NA_LABELS] = None,
     force: Annotated[
         bool,
         typer.Option(
@@ -79,11 +82,12 @@ def split(
     columns (an earlier split); anything else needs --force.
     Example: nbcli split -d penguins.csv --test 0.2 --calib 0.1 --output-dir splits
     """
+    data = common.one_data_file(data_files)
     from nbcli.cli.requests import data_request
     from nbcli.workflows.split import split as run_split
 
     report = run_split(
-        data_request(locals()),
+        data_request(locals()).reading(data=(data,)),
         test=_size(test, "--test"),
         calib=_size(calib, "--calib"),
         stratify=stratify,

@@ -33,6 +33,14 @@ SCORING_NA_VALUES = typer.Option(
         "instead of those the model was fitted with."
     ),
 )
+NA_LABELS = typer.Option(
+    "--na-labels",
+    help=(
+        "Label texts that mean a missing label, such as NA as R writes it (comma-separated "
+        "or repeated; the empty cell always does). Default: none, labels are taken as "
+        "written."
+    ),
+)
 COLUMN = typer.Option(
     "--column",
     help=(

@@ -75,11 +75,29 @@ def parse_ngram(value, flag: str = "--ngram") -> tuple[int, int]:
 
 
 def read_stop_words(path: str, flag: str = "--stop-words") -> tuple[str, ...]:
-    """The words of a stop-word file: one per line, blank lines and ``#`` comments skipped."""
+    """The words of a stop-word file: one per line, blank lines and ``#`` comments skipped.
+
+    At most :data:`~nbcli.io.limits.MAX_STOP_WORD_BYTES` bytes and
+    :data:`~nbcli.io.limits.MAX_STOP_WORDS` lines are read (a device such as
+    ``/dev/zero`` is refused, not read without end).
+    """
+    from nbcli.io.limits import MAX_STOP_WORD_BYTES, MAX_STOP_WORDS
+
     try:
+        with open(path, "rb") as f:
+            data = f.read(MAX_STOP_WORD_BYTES + 1)
+        if len(data) > MAX_STOP_WORD_BYTES:
+            raise NbcliError(
+                f"{flag} {path}: the file is larger than {MAX_STOP_WORD_BYTES >> 20} MB; a "
+                "stop-word list is at most that (one word a line)"
+            )
         # utf-8-sig: editors on Windows start the file with a byte-order mark.
-        with open(path, encoding="utf-8-sig") as f:
-            lines = f.read().splitlines()
+        lines = data.decode("utf-8-sig").splitlines()
+        if len(lines) > MAX_STOP_WORDS:
+            raise NbcliError(
+                f"{flag} {path}: the file has {len(lines):,} lines; a stop-word list has at "
+                f"most {MAX_STOP_WORDS:,}"
+            )
     except FileNotFoundError:
         if os.sep not in str(path) and "." not in str(path):
             # "english", as scikit-learn's CountVectorizer takes it.

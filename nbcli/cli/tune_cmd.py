@@ -23,15 +23,13 @@ from nbcli.cli.evaluate_cmd import BOOTSTRAP, CONFIDENCE
 from nbcli.cli.fit_cmd import _MODEL_TYPES
 from nbcli.models import registry
 
-_SKIPPED = ("binarize",)  # shapes the statistics: see nbcli.workflows.tune.NOT_FROM_STATISTICS
-
 
 def grid_flags() -> list[registry.Flag]:
     """The number-valued hyperparameter flags of the registry: those a grid can list."""
     return [
         f
         for f in registry.flags().values()
-        if f.spec.kind == "float" and f.spec.name not in _SKIPPED
+        if f.spec.kind == "float" and not f.spec.shapes_statistics
     ]
 
 
@@ -42,7 +40,7 @@ def fixed_flags() -> list[registry.Flag]:
 
 
 def tune(
-    data: Annotated[str, DATA],
+    data_files: Annotated[list[str], DATA],
     model: Annotated[_MODEL_TYPES | None, MODEL_TYPE] = None,  # type: ignore[valid-type]
     metric: Annotated[
         str,
@@ -66,6 +64,7 @@ def tune(
     drop: Annotated[list[str] | None, common.DROP] = None,
     column: Annotated[list[str] | None, table_options.COLUMN] = None,
     na_values: Annotated[list[str] | None, table_options.NA_VALUES] = None,
+    na_labels: Annotated[list[str] | None, table_options.NA_LABELS] = None,
     config: Annotated[str | None, CONFIG] = None,
     bootstrap: Annotated[int, BOOTSTRAP] = 1000,
     confidence: Annotated[float, CONFIDENCE] = 0.95,
@@ -94,6 +93,7 @@ def tune(
     given varies slowest; ties go to the first combination in that order.
     Example: nbcli tune -m gaussian -d sample_data/iris_train.csv --var-smoothing log:1e-9..1:10
     """
+    data = common.one_data_file(data_files)
     from nbcli.cli.console import info
     from nbcli.cli.fit_cmd import _estimator
     from nbcli.cli.options import read_config
@@ -142,7 +142,7 @@ def tune(
         grid[name] = parse_values(given, flag.flag, flag.spec.parse)
     for name in grid:
         params.pop(name, None)
-    request = data_request(locals(), cfg, config, params)
+    request = data_request(locals(), cfg, config, params).reading(data=(data,))
     prior = params.get(estimator.prior_param)
     report, model_file = tune(
         estimator,
@@ -153,13 +153,16 @@ def tune(
         priors_by_label=prior if isinstance(prior, dict) else None,
         reporter=ConsoleReporter(quiet),
     )
-    if output is not None:
-        from nbcli.io.modelfile import save_model
+    from nbcli.io.atomic import outputs_together
+    from nbcli.io.modelfile import save_model
 
-        save_model(model_file, output)
-        report.output = output
     common.show_warnings(report.warnings)
-    common.emit_report(report, json_out, quiet=quiet)
+    # The model file and the JSON report replace their files together.
+    with outputs_together():
+        if output is not None:
+            save_model(model_file, output)
+            report.output = output
+        common.emit_report(report, json_out, quiet=quiet)
     if output is not None:
         info(f"wrote {output}", quiet or json_out == "-")
     return 0

@@ -97,6 +97,7 @@ def open_engine(
     security: Any = None,
     n_jobs: int = 1,
     processes: bool = True,
+    connect_timeout: float | None = None,
 ) -> Engine:
     """The engine called ``name``, to be used as a context manager.
 
@@ -114,6 +115,9 @@ def open_engine(
         joblib processes of the local engine.
     processes : bool
         Local Dask workers as processes (True) or threads.
+    connect_timeout : float, optional
+        ``--connect-timeout``: seconds to wait for the scheduler at
+        ``scheduler`` to answer (default 30).
 
     Raises
     ------
@@ -128,6 +132,7 @@ def open_engine(
                 ("--scheduler", scheduler),
                 ("--workers", workers),
                 ("--worker-memory", worker_memory),
+                ("--connect-timeout", connect_timeout),
             )
             if value is not None
         ]
@@ -144,6 +149,12 @@ def open_engine(
                 "--workers and --worker-memory size a local cluster; with --scheduler the "
                 "cluster's own workers are used"
             )
+        if connect_timeout is not None and not connect_timeout > 0:
+            raise NbcliError(
+                f"--connect-timeout must be a positive number of seconds, got {connect_timeout}"
+            )
+        if connect_timeout is not None and not scheduler:
+            raise NbcliError("--connect-timeout applies with --scheduler (a running cluster)")
         from nbcli.engines.dask_engine import DaskEngine
 
         return DaskEngine(
@@ -152,6 +163,7 @@ def open_engine(
             memory_limit="auto" if worker_memory is None else worker_memory,
             security=security,
             processes=processes,
+            connect_timeout=30.0 if connect_timeout is None else float(connect_timeout),
         )
     raise NbcliError(f"unknown engine {name!r}: choose one of {', '.join(ENGINES)}")
 

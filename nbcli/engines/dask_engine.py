@@ -51,9 +51,46 @@ class _Failed:
 
 def _catching(fn: Callable[..., Any], index: int, *args):
     try:
+        if args:
+            _check_visible(args[0])
         return fn(index, *args)
     except NbcliError as exc:
         return _Failed(index, exc)
+
+
+def _is_local_path(value: Any) -> bool:
+    # The workflows send absolute paths (nbcli.workflows.parts.at_client);
+    # other parts (names, URLs) are the task's own business.
+    return isinstance(value, str) and os.path.isabs(value)
+
+
+def _check_visible(part: Any) -> None:
+    """On a worker: refuse a part whose input (or, for ``(input, output)``,
+    the output's folder) this worker cannot see, naming the worker and the path.
+
+    Raises
+    ------
+    NbcliError
+    """
+    inputs, folders = [], []
+    if _is_local_path(part):
+        inputs.append(part)
+    elif isinstance(part, tuple) and len(part) == 2 and all(map(_is_local_path, part)):
+        inputs.append(part[0])
+        folders.append(os.path.dirname(part[1]) or ".")
+    missing = [p for p in inputs if not os.path.exists(p)]
+    missing += [f for f in folders if not os.path.isdir(f)]
+    if missing:
+        try:
+            from distributed import get_worker
+
+            worker = get_worker().address
+        except (ImportError, ValueError):
+            worker = "a worker"
+        raise NbcliError(
+            f"{missing[0]}: the Dask worker {worker} cannot see this path; the workers need "
+            "the same file system as the client (the same paths)"
+        )
 
 
 def _combine(combine: Callable[[Any, Any], Any], a, b):
@@ -128,6 +165,104 @@ def _machine_workers() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # not on Linux
         return max(1, os.cpu_count() or 1)
+
+
+def _visible_then(index: int, part: Any, fn: Callable[..., Any], shared: Any):
+    _check_visible(part)
+    return fn(index, part, shared)
+
+
+def _seconds(timeout: str | float) -> float:
+    if isinstance(timeout, (int, float)):
+        return float(timeout)
+    from dask.utils import parse_timedelta
+
+    return float(parse_timedelta(timeout, default="seconds"))
+
+
+def probe_scheduler(address: str, timeout: str | float, security: Any = None) -> None:
+    """Check, within ``timeout``, that a Dask scheduler answers at ``address``.
+
+    A host that does not resolve and a refused connection fail at once; a
+    port that accepts and never answers fails after ``timeout``; something
+    that answers, but not as a Dask scheduler (a web server, a Dask worker),
+    is named as such. Addresses of other protocols than ``tcp``/``tls`` are
+    left to Dask.
+
+    Raises
+    ------
+    NbcliError
+        One line, for each of the cases above.
+    """
+    import asyncio
+    import socket
+
+    seconds = _seconds(timeout)
+    # Parsed here, before Dask's modules are imported (seconds on a busy
+    # machine), so that a refused port or an unknown host fails at once.
+    scheme, _, location = address.rpartition("://")
+    if (scheme or "tcp") not in ("tcp", "tls"):
+        return
+    host, _, port_text = location.rpartition(":")
+    host = host.strip("[]")
+    if not host or not port_text.isdigit():
+        raise NbcliError(
+            f"--scheduler {address}: not an address with a host and a port; give "
+            "tcp://HOST:PORT (8786 for `dask scheduler`)"
+        )
+    port = int(port_text)
+    reach = f"cannot reach the Dask scheduler at {address}"
+    try:
+        socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError):
+        raise NbcliError(f"{reach}: unknown host {host!r}; check the address") from None
+    try:
+        with socket.create_connection((host, port), timeout=seconds):
+            pass
+    except ConnectionRefusedError:
+        raise NbcliError(
+            f"{reach}: connection refused (nothing listens on port {port}); check that "
+            "`dask scheduler` runs there and the port is right"
+        ) from None
+    except TimeoutError:
+        raise NbcliError(
+            f"{reach}: no connection within {seconds:g} s (--connect-timeout); check the "
+            "address and the firewall"
+        ) from None
+    except OSError as exc:
+        raise NbcliError(f"{reach} ({exc.strerror or exc})") from None
+
+    async def identity():
+        from distributed.comm import connect
+
+        args = {} if security is None else security.get_connection_args("client")
+        comm = await connect(address, timeout=seconds, **args)
+        try:
+            await comm.write({"op": "identity", "reply": True})
+            return await comm.read()
+        finally:
+            comm.abort()
+
+    async def bounded():
+        return await asyncio.wait_for(identity(), seconds)
+
+    try:
+        answer = asyncio.run(bounded())
+    except (asyncio.TimeoutError, TimeoutError):
+        raise NbcliError(
+            f"the Dask scheduler at {address} did not answer within {seconds:g} s "
+            "(--connect-timeout): something accepts connections there but does not speak "
+            "Dask's protocol, or the scheduler is stuck"
+        ) from None
+    except Exception:  # whatever the peer sent could not be read as Dask's messages
+        answer = None
+    kind = answer.get("type") if isinstance(answer, dict) else None
+    if kind != "Scheduler":
+        what = f"a Dask {kind.lower()}" if isinstance(kind, str) else "something else"
+        raise NbcliError(
+            f"{address} is not a Dask scheduler (it answers as {what}); give the address "
+            "that `dask scheduler` prints (tcp://HOST:8786 by default)"
+        )
 
 
 class DaskEngine:
@@ -205,6 +340,7 @@ class DaskEngine:
         from distributed import Client, LocalCluster
 
         if self.scheduler:
+            probe_scheduler(self.scheduler, self.connect_timeout, self.security)
             try:
                 self._client = Client(
                     self.scheduler, security=self.security, timeout=self.connect_timeout
@@ -345,9 +481,10 @@ class DaskEngine:
         futures = [
             client.submit(
                 guarded,
-                fn,
+                _visible_then,
                 i,
                 part,
+                fn,
                 shared_future,
                 key=f"nbcli-map-{run}-{i}",
                 retries=self.retries,

@@ -20,6 +20,7 @@ be the same file.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import os
 import re
 import stat
@@ -359,6 +360,8 @@ def atomic_write(path, mode: str = "wb", *, staged: list | None = None):
         When the target is a pipe whose reader has gone away.
     """
     shown = path
+    if staged is None:
+        staged = _TOGETHER.get()
     path, direct = resolve_output(path)
     if direct:
         with _write_in_place(path, mode, shown) as f:
@@ -399,6 +402,50 @@ def atomic_write(path, mode: str = "wb", *, staged: list | None = None):
     except BaseException:
         _remove_quietly(tmp)
         raise
+
+
+#: The files of an :func:`outputs_together` block, staged until it ends.
+_TOGETHER: contextvars.ContextVar[list | None] = contextvars.ContextVar(
+    "nbcli_outputs_together", default=None
+)
+
+
+@contextlib.contextmanager
+def outputs_together():
+    """Within the block, every :func:`atomic_write` of a regular file is
+    staged; the files replace their targets together when the block ends
+    without error, and none does otherwise.
+
+    A command that writes several outputs (a model file and its JSON
+    report) then never leaves one new beside one old: a failed write of the
+    last (``--json /dev/full``) leaves every earlier output as it was.
+    Devices and pipes are written in place as they come, so a command
+    writes them last or accepts that they cannot be taken back.
+
+    Raises
+    ------
+    NbcliError
+        When a rename fails, naming the file.
+    """
+    staged: list = []
+    token = _TOGETHER.set(staged)
+    try:
+        try:
+            yield
+        finally:
+            _TOGETHER.reset(token)
+        with signals_deferred():
+            while staged:
+                tmp, path = staged[0]
+                os.replace(tmp, path)
+                staged.pop(0)
+    except OSError as exc:
+        raise NbcliError(
+            f"{staged[0][1]}: could not write the file ({exc.strerror or exc})"
+        ) from None
+    finally:
+        for tmp, _ in staged:
+            _remove_quietly(tmp)
 
 
 @contextlib.contextmanager

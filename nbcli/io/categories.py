@@ -3,7 +3,8 @@
 A :class:`Categories` table gives every distinct value of a categorical
 column a code ``0, 1, 2, ...`` in the order the values are first seen in
 the file (surrounding spaces stripped), so the codes of a streamed file do
-not depend on how it is cut into chunks. At fit the table grows as new
+not depend on how it is cut into chunks; a column that declares its
+categories (a Parquet ``Enum`` column) has them first, in declared order. At fit the table grows as new
 values come in; at predict it is the model file's list, fixed: a value not
 in it is an unseen category, refused (naming column, value and row) or,
 with ``unseen="ignore"``, given the code ``len(values)``, which no training
@@ -16,9 +17,11 @@ from __future__ import annotations
 
 import shlex
 import threading
+import unicodedata
 
 import numpy as np
 
+from nbcli.io.cells import nfc
 from nbcli.io.messages import fail, missing_mark
 
 __all__ = ["Categories"]
@@ -48,7 +51,11 @@ class Categories:
     def __init__(self, name: str, values=None, *, frozen: bool = False, unseen: str = "error"):
         self.name = name
         self.values: list[str] = [str(v) for v in (values or [])]
-        self._index = {v: i for i, v in enumerate(self.values)}
+        # Values are compared in Unicode normal form C (see nbcli.io.cells.nfc);
+        # a stored table written before that may hold another form.
+        self._index: dict[str, int] = {}
+        for i, v in enumerate(nfc(self.values)):
+            self._index.setdefault(v, i)
         self.frozen = frozen
         self.unseen = unseen
         self.n_unseen = 0
@@ -80,26 +87,36 @@ class Categories:
         """
         import polars as pl
 
-        text = _as_text(column).str.strip_chars()
+        declared = []
+        if not self.frozen and isinstance(column.dtype, pl.Enum):
+            # A column that declares its categories (a Parquet Enum) keeps
+            # their declared order, whatever order the rows show them in.
+            declared = [
+                unicodedata.normalize("NFC", v.strip())
+                for v in column.dtype.categories.to_list()
+                if v.strip() and v.strip() not in na_values
+            ]
+        text = _as_text(column).str.strip_chars().str.normalize("NFC")
         text = pl.select(
             pl.when(text.is_in(list(na_values))).then(None).otherwise(text).alias("v")
         ).to_series()
         with self._lock:
             if not self.frozen:
-                for value in text.drop_nulls().unique(maintain_order=True).to_list():
+                for value in [*declared, *text.drop_nulls().unique(maintain_order=True).to_list()]:
                     if value not in self._index:
                         self._index[value] = len(self.values)
                         self.values.append(value)
             known = list(self._index)
+            outside = len(self.values)
             codes = text.replace_strict(
                 known,
-                list(range(len(known))),
-                default=len(known),
+                list(self._index.values()),
+                default=outside,
                 return_dtype=pl.Float64,
             )
             out = codes.to_numpy().copy()
             out[text.is_null().to_numpy()] = np.nan
-            unseen = np.flatnonzero(out == len(known))
+            unseen = np.flatnonzero(out == outside)
             if unseen.size:
                 if self.unseen != "ignore":
                     i = int(unseen[0])

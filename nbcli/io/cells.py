@@ -11,6 +11,7 @@ where missing-value policies plug in.
 
 from __future__ import annotations
 
+import shlex
 from typing import Any
 
 import numpy as np
@@ -32,6 +33,11 @@ __all__ = [
     "check_cells",
     "features_of",
     "missing_labels",
+    "without_na_labels",
+    "nfc",
+    "nfc_array",
+    "spelling_merges",
+    "unread_counts",
     "utf8",
 ]
 
@@ -82,8 +88,23 @@ def missing_spelling_note(labels) -> str | None:
         f"the label{'' if one else 's'} {shown} {'is' if one else 'are'} read as "
         f"{'a class' if one else 'classes'}, as written: a missing label is an empty "
         "target cell (fit skips such rows; evaluate, compare and calibrate refuse them); "
-        "blank those cells if they mean no label"
+        "blank those cells if they mean no label, or pass "
+        f"--na-labels {shlex.quote(spelled[0])} (fit, cv, tune, split)"
     )
+
+
+def without_na_labels(column, na_labels):
+    """A polars column of labels with the texts ``na_labels`` (spaces stripped)
+    as nulls, that is missing labels; the column itself when there are none
+    or it is not text (``--na-labels``)."""
+    import polars as pl
+
+    if not na_labels or column.dtype != pl.String:
+        return column
+    na = column.str.strip_chars().is_in(list(na_labels)).fill_null(False)
+    if not na.any():
+        return column
+    return pl.select(pl.when(na).then(None).otherwise(column).alias(column.name)).to_series()
 
 
 #: Columns and their first unreadable cell: column index -> (0-based row, text).
@@ -245,9 +266,50 @@ def text_labels(
     # them by binary search (a rank of all labels would sort them all).
     uniques = column.unique().sort()
     codes = uniques.search_sorted(column).to_numpy()
-    texts = text_array(uniques.to_list())
+    texts = text_array(nfc(uniques.to_list()))
     table = resolve_labels(texts) if resolve else texts
     return table[codes]
+
+
+def nfc(texts: list[str]) -> list[str]:
+    """``texts`` in Unicode normal form C: one spelling for what reads the
+    same (``"é"`` typed as one code point or as ``e`` and a combining accent),
+    so the two spellings of a label or category are one class or category."""
+    import unicodedata
+
+    return [
+        t if unicodedata.is_normalized("NFC", t) else unicodedata.normalize("NFC", t) for t in texts
+    ]
+
+
+def nfc_array(values: np.ndarray) -> np.ndarray:
+    """Text labels (a unicode array, or an object array of str) in normal form
+    C (see :func:`nfc`), each distinct text normalised once: ``values``
+    itself when all are already, else an object array (:func:`text_array`)."""
+    if values.size == 0 or values.dtype.kind not in "OU":
+        return values
+    if values.dtype.kind == "O" and not all(isinstance(v, str) for v in values.tolist()):
+        return values
+    uniques, codes = label_codes(values)
+    texts = [str(u) for u in uniques.tolist()]
+    normal = nfc(texts)
+    if normal == texts:
+        return values
+    return text_array(normal)[codes]
+
+
+def spelling_merges(column) -> list[tuple[str, ...]]:
+    """Groups of distinct texts of a polars String column (spaces stripped)
+    that are one text in normal form C, each sorted; [] when none."""
+    import polars as pl
+
+    if column.dtype != pl.String:
+        return []
+    texts = column.drop_nulls().str.strip_chars().unique().to_list()
+    groups: dict[str, set[str]] = {}
+    for text, normal in zip(texts, nfc(texts)):
+        groups.setdefault(normal, set()).add(text)
+    return [tuple(sorted(g)) for g in groups.values() if len(g) > 1]
 
 
 def typed_labels(values: np.ndarray, display: str, name: str, row_offset: int) -> np.ndarray:
@@ -256,10 +318,12 @@ def typed_labels(values: np.ndarray, display: str, name: str, row_offset: int) -
     if values.ndim == 2 and values.shape[1] == 1:
         values = values[:, 0]
     kind = values.dtype.kind
-    if kind in "biuU":
+    if kind in "biu":
         return values
+    if kind == "U":
+        return nfc_array(values)
     if kind == "S":
-        return utf8(values, display, f"labels in {name}")
+        return nfc_array(utf8(values, display, f"labels in {name}"))
     if kind == "O":
         missing = np.fromiter((_is_missing(v) for v in values.tolist()), bool, len(values))
         if missing.any():
@@ -267,7 +331,7 @@ def typed_labels(values: np.ndarray, display: str, name: str, row_offset: int) -
         if values.size == 0:
             return np.empty(0, dtype=object)
 
-        return as_text(values)
+        return nfc_array(as_text(values))
     if kind == "f":
         nan = np.isnan(values)
         if nan.any():
@@ -419,7 +483,9 @@ def features_of(
         kind = plan.kind(name)
         column = frame.get_column(name)
         if kind == NUMERIC:
-            X[:, j], first_bad = column_to_float(column, na_values)
+            stray = getattr(plan, "stray", {}).get(name)
+            na = na_values if stray is None else (*na_values, *stray)
+            X[:, j], first_bad = column_to_float(column, na)
             if first_bad is not None:
                 unread[j] = first_bad
         elif kind == CATEGORICAL and encoders is not None and name in encoders:
@@ -429,6 +495,26 @@ def features_of(
                 display, f"column '{name}' is of kind {kind!r}, which this reader cannot read"
             )
     return X, unread
+
+
+def unread_counts(frame, names: list[str], X: np.ndarray, unread: Unread, na_values) -> dict:
+    """Per column of ``unread``, its cells that are not numbers (all of them,
+    not just the first): NaN cells of ``X`` that are not missing ones.
+
+    ``frame`` is the polars frame ``X`` was read from, ``names`` the columns
+    of ``X``; returns ``{column name: count}``.
+    """
+    import polars as pl
+
+    counts = {}
+    for j in unread:
+        column = frame.get_column(names[j])
+        if column.dtype == pl.String:
+            na = column.is_null() | column.str.strip_chars().is_in(list(na_values))
+        else:
+            na = column.is_null()
+        counts[names[j]] = int(np.isnan(X[:, j]).sum()) - int(na.sum())
+    return counts
 
 
 def check_cells(

@@ -24,8 +24,9 @@ from typing import Any, BinaryIO
 import numpy as np
 
 from nbcli.errors import NbcliError
-from nbcli.io.cells import features_of, missing_labels, na_texts, text_labels
+from nbcli.io.cells import features_of, missing_labels, na_texts, text_labels, without_na_labels
 from nbcli.io.csv_quotes import check_quotes
+from nbcli.io.limits import MAX_NAME_CHARS, check_names
 from nbcli.io.messages import (
     delimiter_name,
     error_from_exception,
@@ -36,7 +37,14 @@ from nbcli.io.messages import (
 )
 from nbcli.io.plan import ColumnPlan, plan_columns
 from nbcli.io.profile import SAMPLE_ROWS
-from nbcli.io.readers import RawChunk, TableReader, finish_plan, labels_or_error, register
+from nbcli.io.readers import (
+    RawChunk,
+    TableReader,
+    finish_plan,
+    labels_or_error,
+    register,
+    unseen_text_counts,
+)
 from nbcli.io.request import DataRequest
 from nbcli.io.sources import Source
 from nbcli.io.words import words_of
@@ -147,7 +155,16 @@ def read_header(
         delimiter = normalise_delimiter(delimiter, display)
     # Names are matched without their surrounding whitespace, at fit and
     # predict alike ("a, b" names the columns "a" and "b").
-    written = next(csv.reader(lines[:1], delimiter=delimiter))
+    try:
+        written = next(csv.reader(lines[:1], delimiter=delimiter))
+    except csv.Error:
+        # The csv module's own field limit (128 KiB) is far above a name's.
+        raise fail(
+            display,
+            f"its header has a field longer than {MAX_NAME_CHARS:,} characters; column names "
+            "are at most that long (is the first line a header, and are its quotes closed?)",
+        ) from None
+    check_names(written, display)
     columns = [name.strip() for name in written]
     repeated = [name for name, n in Counter(c for c in columns if c).items() if n > 1]
     if repeated:
@@ -463,7 +480,7 @@ class CsvReader(TableReader):
             X, unread = np.empty((frame.height, 0)), {}
         y, label_error, y_missing = None, None, None
         if plan.target is not None and self.read_target:
-            labels = frame.get_column(plan.target)
+            labels = without_na_labels(frame.get_column(plan.target), self.opts.na_labels)
             skip = self.opts.skip_missing_labels
             if skip:
                 y_missing = missing_labels(labels)
@@ -480,6 +497,7 @@ class CsvReader(TableReader):
             label_error=label_error,
             y_missing=y_missing,
             words=words_of(frame, plan) if self.read_features else {},
+            unseen_text=unseen_text_counts(frame, plan, X, unread, self.opts),
         )
 
     def _check_line_lengths(self, frame, offset: int) -> None:

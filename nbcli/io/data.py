@@ -101,14 +101,26 @@ def strip_labels(y):
     return text_array(stripped)[codes]
 
 
-def _dataset(reader: TableReader, chunk: RawChunk, missing: str) -> Dataset:
+def _dataset(
+    reader: TableReader, chunk: RawChunk, missing: str, unseen_text: dict | None = None
+) -> Dataset:
     """A chunk as a Dataset, after the one check of its feature cells
-    (missing cells refused under ``missing="error"``)."""
+    (missing cells refused under ``missing="error"``).
+
+    Text in a numeric column the reader let through (``--unseen ignore`` at
+    predict time, :attr:`RawChunk.unseen_text`) is a missing cell, counted
+    per column in ``unseen_text``, unless missing cells are refused: then
+    it is refused as text, as without ``--unseen ignore``.
+    """
     plan = reader.plan
+    unread = chunk.unread
+    if chunk.unseen_text and missing != "error":
+        unread = {}
+        if unseen_text is not None:
+            for name, n in chunk.unseen_text.items():
+                unseen_text[name] = unseen_text.get(name, 0) + n
     try:
-        check_cells(
-            chunk.X, plan.matrix, reader.source.display, chunk.row_offset, chunk.unread, missing
-        )
+        check_cells(chunk.X, plan.matrix, reader.source.display, chunk.row_offset, unread, missing)
     except NbcliError as cell_error:
         # The first bad row of the chunk is reported, whether its label or a
         # cell is at fault, so any chunking names the same row.
@@ -255,6 +267,7 @@ class DatasetStream:
         self._reader = open_reader(source, opts, opts.delimiter)
         self._reader.read_target = bool(labels)
         self._missing = opts.missing or "error"
+        self._unseen_text: dict[str, int] = {}
         plan = self._reader.plan
         self.feature_names = list(plan.matrix)
         in_matrix = set(self.feature_names)
@@ -281,8 +294,11 @@ class DatasetStream:
 
     @property
     def unseen(self) -> dict[str, int]:
-        """Cells per categorical feature given the unseen code so far."""
-        return {name: t.n_unseen for name, t in self._reader.encoders.items()}
+        """Cells per categorical feature given the unseen code so far, and per
+        numeric feature its text cells read as missing (``--unseen ignore``)."""
+        counts = {name: t.n_unseen for name, t in self._reader.encoders.items()}
+        counts.update(self._unseen_text)
+        return counts
 
     def __iter__(self) -> Iterator[Dataset]:
         reader = self._reader
@@ -292,7 +308,7 @@ class DatasetStream:
             for chunk in chunks:
                 # A worker thread's reading stops once the command is interrupted.
                 interrupts.checkpoint()
-                yield _dataset(reader, chunk, self._missing)
+                yield _dataset(reader, chunk, self._missing, self._unseen_text)
                 rows += chunk.n_rows
         finally:
             chunks.close()  # type: ignore[attr-defined]

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from nbcli import __version__
+from nbcli.io.limits import MAX_NAME_CHARS
 from nbcli.io.safe_npz import refuse
 from nbcli.models import registry
 
@@ -21,6 +22,9 @@ FORMAT = "nbcli-model"
 #: The version this nbcli writes; it reads every version from 1 up to it.
 FORMAT_VERSION = 2
 METADATA_LIMIT = 64 * 1024 * 1024
+#: Characters of one text of the metadata other than a class label or a
+#: name (a path, a setting).
+MAX_METADATA_CHARS = 1_000_000
 #: Largest size of an extra statistics dimension (``stats.dims``): 2**24 categories.
 MAX_DIMENSION = 1 << 24
 #: Types a feature column can have in ``columns`` (format version 2).
@@ -52,10 +56,46 @@ def _check_label_list(path, classes) -> None:
         refuse(path, "classes are not distinct; the file is corrupt")
 
 
+def _long_text(value, where: str = "") -> tuple[str, int] | None:
+    """The first text of ``value`` (nested lists and dicts, class labels
+    left out: they are data) longer than its limit, as (where, length)."""
+    if isinstance(value, str):
+        name = where.split(".")[0].split("[")[0]
+        limit = MAX_NAME_CHARS if name in ("target", "feature_names") else MAX_METADATA_CHARS
+        return (where, len(value)) if len(value) > limit else None
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if not where and k == "classes":
+                continue
+            if isinstance(k, str) and len(k) > MAX_METADATA_CHARS:
+                return (f"{where} (a key)", len(k))
+            found = _long_text(v, f"{where}.{k}" if where else str(k))
+            if found:
+                return found
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            found = _long_text(v, f"{where}[{i}]")
+            if found:
+                return found
+    return None
+
+
 def check_metadata(path, meta) -> None:
-    """Refuse metadata without the documented fields, of a newer version, or inconsistent."""
+    """Refuse metadata without the documented fields, of a newer version, or inconsistent.
+
+    Texts are bounded: names at :data:`~nbcli.io.limits.MAX_NAME_CHARS`,
+    other texts (paths, settings) at :data:`MAX_METADATA_CHARS` characters.
+    """
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         refuse(path, "is not an nbcli model file (no nbcli-model metadata)")
+    long = _long_text(meta)
+    if long is not None:
+        where, n = long
+        refuse(
+            path,
+            f"holds a text of {n:,} characters in {where[:80]!r} of its metadata, longer than "
+            "nbcli writes; the file is corrupt",
+        )
     version = meta.get("format_version")
     if not _is_int(version):
         refuse(path, "has no valid format_version; the file is corrupt")

@@ -295,10 +295,12 @@ def _load_members(path, archive: NpzArchive) -> ModelFile:
     stats_cls = {s.__name__: s for s in cls.statistics}[meta["stats"]["type"]]
     stats = stats_cls(**{n: arrays[f"stats.{n}"] for n in meta["stats"]["arrays"]})
     check.check_stats(path, stats)
-    classes = np.asarray(meta["classes"])
-    if classes.dtype.kind == "U":
-        # One reference per class: predictions index this array row by row.
+    if meta["classes"] and all(isinstance(c, str) for c in meta["classes"]):
+        # One reference per class (not the longest label's width for each):
+        # predictions index this array row by row.
         classes = text_array(meta["classes"])
+    else:
+        classes = np.asarray(meta["classes"])
     params = dict(meta["hyperparameters"])
     # A file written before a hyperparameter existed behaved as the command
     # line's default for it still does (force_alpha: the 1e-10 floor).

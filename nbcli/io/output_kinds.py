@@ -7,8 +7,10 @@ training CSV with predictions, a data file with JSON). The kinds:
 ``model``
     an nbcli model file (a zip archive holding ``metadata.npy``);
 ``predictions``
-    a predictions table: CSV (or Parquet) whose header has a ``prediction``
-    column;
+    a predictions table: CSV (or Parquet) laid out as ``nbcli predict``
+    writes it: the ``--keep`` copies, then ``prediction``, then only
+    ``proba_<label>`` columns, names unique (a data table whose
+    ``prediction`` column is followed by any other column is data);
 ``json``
     a JSON report: an object whose ``schema`` starts with ``nbcli.``;
 ``plot``
@@ -77,7 +79,16 @@ def _is_plot(head: bytes) -> bool:
     return text.startswith((b"<?xml", b"<svg", b"<!doctype svg")) and b"<svg" in text
 
 
-def _csv_header_has_prediction(head: bytes) -> bool:
+def _is_predictions_layout(names: list[str]) -> bool:
+    # What predict writes: kept input columns, then "prediction", then one
+    # "proba_<label>" column per class and nothing else.
+    if "prediction" not in names or len(set(names)) != len(names):
+        return False
+    after = names[names.index("prediction") + 1 :]
+    return all(name.startswith("proba_") for name in after)
+
+
+def _csv_header_is_predictions(head: bytes) -> bool:
     line = head.split(b"\n", 1)[0].rstrip(b"\r")
     try:
         text = line.decode("utf-8-sig")
@@ -86,15 +97,15 @@ def _csv_header_has_prediction(head: bytes) -> bool:
     for delimiter in _DELIMITERS:
         names = [name.strip().strip('"').strip() for name in text.split(delimiter)]
         if "prediction" in names:
-            return True
+            return _is_predictions_layout(names)
     return False
 
 
-def _parquet_has_prediction(path) -> bool:
+def _parquet_is_predictions(path) -> bool:
     try:
         import pyarrow.parquet as pq
 
-        return "prediction" in pq.read_schema(path).names
+        return _is_predictions_layout(list(pq.read_schema(path).names))
     except Exception:  # not Parquet after all, or unreadable
         return False
 
@@ -137,7 +148,7 @@ def file_kind(path) -> str | None:
     if _is_json_report(head, st.st_size):
         return "json"
     if head.startswith(b"PAR1"):
-        return "predictions" if _parquet_has_prediction(path) else None
-    if _csv_header_has_prediction(head):
+        return "predictions" if _parquet_is_predictions(path) else None
+    if _csv_header_is_predictions(head):
         return "predictions"
     return None

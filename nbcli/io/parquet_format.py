@@ -16,11 +16,18 @@ from collections.abc import Iterator
 import numpy as np
 
 from nbcli.errors import NbcliError
-from nbcli.io.cells import features_of, missing_labels, na_texts, typed_labels
+from nbcli.io.cells import features_of, missing_labels, na_texts, typed_labels, without_na_labels
 from nbcli.io.messages import error_from_exception, fail, interruption_in, quote_names
 from nbcli.io.plan import ColumnPlan, plan_columns
 from nbcli.io.profile import SAMPLE_ROWS
-from nbcli.io.readers import RawChunk, TableReader, finish_plan, labels_or_error, register
+from nbcli.io.readers import (
+    RawChunk,
+    TableReader,
+    finish_plan,
+    labels_or_error,
+    register,
+    unseen_text_counts,
+)
 from nbcli.io.request import DataRequest
 from nbcli.io.sources import Source
 from nbcli.io.words import words_of
@@ -158,6 +165,7 @@ class ParquetReader(TableReader):
                 column = frame.get_column(target)
                 if column.dtype in (pl.Categorical, pl.Enum):
                     column = column.cast(pl.String)
+                column = without_na_labels(column, self.opts.na_labels)
                 if column.dtype == pl.String:
                     values = np.asarray(column.to_list(), dtype=object)
                 else:
@@ -180,5 +188,6 @@ class ParquetReader(TableReader):
                 label_error=label_error,
                 y_missing=y_missing,
                 words=words_of(frame, self.plan) if self.read_features else {},
+                unseen_text=unseen_text_counts(frame, self.plan, X, unread, self.opts),
             )
             offset += frame.height

@@ -25,6 +25,7 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 
 from nbcli.io import profile as pf
+from nbcli.io.limits import check_names
 from nbcli.io.messages import fail, missing_mark, quote_names
 from nbcli.io.request import DataRequest
 
@@ -58,6 +59,7 @@ _TARGET_NAMES = ("label", "target", "class", "y")
 
 
 @dataclass(frozen=True)
+@dataclass(frozen=True)
 class ColumnPlan:
     """Which columns play which part, and the kind of each feature.
 
@@ -82,6 +84,10 @@ class ColumnPlan:
         Columns the file's own metadata declares a row index (a Parquet
         file's pandas metadata, ``index_columns``): left out at fit time
         like other row-index columns.
+    stray : dict of str to tuple of str
+        Numeric columns with a few stray text cells in the planning sample
+        (see :func:`decide_kinds`) and those texts, which are read as
+        missing cells in that column wherever they appear.
     """
 
     target: str | None
@@ -93,6 +99,7 @@ class ColumnPlan:
     profiles: dict = field(default_factory=dict)
     unnamed: int = 0
     declared_index: tuple[str, ...] = ()
+    stray: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def kind(self, name: str) -> str:
         """The kind of column ``name``: its feature kind, LABEL, or RAW."""
@@ -120,6 +127,7 @@ def plan_columns(columns: list[str], opts: DataRequest, display: str) -> ColumnP
     ``columns`` are the names in file order; ``""`` marks an unnamed column,
     which is never used (it is usually an index written along with the data).
     """
+    check_names(columns, display)
     named = [c for c in columns if c]
     present = set(named)
 
@@ -311,6 +319,7 @@ def decide_kinds(plan: ColumnPlan, profiles: dict, opts: DataRequest, display: s
     if plan.target is not None and plan.target in profiles:
         warnings.extend(_check_target(plan, profiles[plan.target], opts, display))
     kinds, refused, not_categories, marked = {}, [], [], []
+    stray: dict[str, tuple[str, ...]] = {}
     for c in features:
         given = opts.column_types.get(c)
         p = profiles.get(c)
@@ -334,6 +343,11 @@ def decide_kinds(plan: ColumnPlan, profiles: dict, opts: DataRequest, display: s
             kinds[c] = CATEGORICAL
         elif given is not None or p is None or p.is_number:
             kinds[c] = NUMERIC
+        elif opts.categorical and not opts.all_categorical and _stray_text(p):
+            # Numbers but for a slip or two: the column stays numeric.
+            kinds[c] = NUMERIC
+            stray[c] = tuple(dict.fromkeys(t for _, t in p.texts))
+            warnings.append(_stray_text_warning(p, display))
         elif not opts.categorical:
             refused.append(p)
         elif _marked_numbers(p):
@@ -355,7 +369,42 @@ def decide_kinds(plan: ColumnPlan, profiles: dict, opts: DataRequest, display: s
         raise fail(display, _text_columns_message(not_categories, opts))
     if not_categories:
         raise fail(display, _not_categories_message(not_categories))
-    return replace(plan, features=features, kinds=kinds, warnings=warnings, profiles=profiles)
+    return replace(
+        plan, features=features, kinds=kinds, warnings=warnings, profiles=profiles, stray=stray
+    )
+
+
+#: Present cells of the planning sample per stray text cell, at least, for a
+#: column of numbers to stay numeric under ``mixed`` (one cell in 50: 2%).
+STRAY_CELLS_PER_TEXT = 50
+
+
+def _stray_text(p) -> bool:
+    """A text column of numbers but for a few cells (:data:`STRAY_CELLS_PER_TEXT`),
+    whose texts the profile holds all of."""
+    n_text = p.n_present - p.n_numbers
+    return (
+        p.value_type == pf.TEXT
+        and n_text >= 1
+        and n_text * STRAY_CELLS_PER_TEXT <= p.n_present
+        and n_text <= len(p.texts)
+    )
+
+
+def _stray_text_warning(p, display: str) -> str:
+    import shlex
+
+    n_text = p.n_present - p.n_numbers
+    cells = ", ".join(f"{t!r} at row {r}" for r, t in p.texts)
+    marks = " ".join(f"--na-values {shlex.quote(t)}" for t in dict.fromkeys(t for _, t in p.texts))
+    return (
+        f"{display}: column '{p.name}' holds numbers but for {n_text} text "
+        f"cell{'' if n_text == 1 else 's'} in the first {p.n_rows} rows ({cells}); "
+        f"with at most one text cell in {STRAY_CELLS_PER_TEXT} it stays numeric and "
+        f"{'that text is' if n_text == 1 else 'those texts are'} read as missing in it; "
+        f"pass {marks} to say so, or --column {shlex.quote(p.name + '=categorical')} to read "
+        "the column as categories"
+    )
 
 
 def _check_target(plan: ColumnPlan, p, opts: DataRequest, display: str) -> list[str]:
@@ -442,13 +491,6 @@ def _text_columns_message(refused: list, opts: DataRequest) -> str:
             f"pass --na-values {shlex.quote(mark)}"
         )
     holds = "True/False values" if booleans else "text"
-    if opts.categories_refused is not None:
-        return (
-            f"{word} {quote_names(names)} hold{'s' if len(names) == 1 else ''} {holds} "
-            f"(such as {examples}): {opts.categories_refused}; join the parts into one file, "
-            f"or leave {'it' if len(names) == 1 else 'them'} out with "
-            f"--drop {shlex.quote(','.join(names))}"
-        )
     return (
         f"{word} {quote_names(names)} hold{'s' if len(names) == 1 else ''} {holds} "
         f"(such as {examples}) and {model} takes numbers only; leave "

@@ -10,6 +10,12 @@ the same float64 (polars' float formatting, which is shortest round-trip:
 ``0.1``, ``1e-300``, ``0.000025``), unless ``digits`` asks for them rounded
 to that many decimal places, for people reading them. Labels are written as
 they are spelled in the model (booleans as ``True``/``False``).
+
+On a terminal, text cells and column names are shown with control
+characters escaped (``\x1b``), so that a label cannot set the window title
+or clear the screen; files and pipes get the bytes as they are, because
+they are data that another program reads back (an escaped label would no
+longer match the model's label in ``nbcli evaluate``).
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from typing import IO, Any
 import numpy as np
 
 from nbcli.errors import NbcliError
+from nbcli.terminal import escape_controls, is_terminal
 
 __all__ = ["PredictionWriter", "is_parquet_path"]
 
@@ -138,8 +145,11 @@ class PredictionWriter:
 
     def write(self, f: IO, kept: dict[str, np.ndarray], log_proba: np.ndarray) -> None:
         """Append one chunk to ``f`` (text stream for CSV, binary for Parquet);
-        the CSV header goes out with the first chunk."""
+        the CSV header goes out with the first chunk, and on a terminal text
+        is shown with control characters escaped."""
         frame = self.frame(kept, log_proba)
+        if not self.parquet and is_terminal(f):
+            frame = _escaped_frame(frame)
         if self.parquet:
             self._write_parquet(f, frame)
         else:
@@ -212,6 +222,22 @@ def _binary_layer(f: IO) -> IO | None:
         return None
     f.flush()
     return buffer
+
+
+def _escaped_frame(frame):
+    """``frame`` with control characters in its text cells and column names
+    escaped (see :func:`nbcli.terminal.escape_controls`)."""
+    import polars as pl
+
+    for name, dtype in frame.schema.items():
+        if dtype != pl.String:
+            continue
+        values = frame[name].drop_nulls().unique().to_list()
+        shown = {v: escape_controls(v) for v in values}
+        changed = {v: e for v, e in shown.items() if e != v}
+        if changed:
+            frame = frame.with_columns(pl.col(name).replace(changed))
+    return frame.rename({name: escape_controls(name) for name in frame.columns})
 
 
 def _as_text(values: np.ndarray) -> np.ndarray:

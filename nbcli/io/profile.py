@@ -29,6 +29,8 @@ __all__ = [
 
 #: Rows of the planning sample.
 SAMPLE_ROWS = 10_000
+#: Cells that are not numbers a profile keeps, with their rows, for messages.
+SHOWN_TEXTS = 5
 #: Rows a column must have to be taken for a row number because it counts them.
 COUNTING_ROWS = 10
 
@@ -83,6 +85,9 @@ class ColumnProfile:
         Of a text column: present cells that are numbers, and distinct
         present values that are not (one short mark such as ``?`` among
         numbers is a missing-value marker, most likely).
+    texts : tuple of (int, str)
+        Of a text column: its first :data:`SHOWN_TEXTS` present cells that
+        are not numbers, as (data row from 1, text stripped of spaces).
     """
 
     name: str
@@ -97,6 +102,7 @@ class ColumnProfile:
     high: float | None = None
     n_numbers: int = 0
     n_marks: int = 0
+    texts: tuple[tuple[int, str], ...] = ()
 
     @property
     def is_number(self) -> bool:
@@ -233,6 +239,8 @@ def _profile(name: str, column, na_values) -> ColumnProfile:
     if _dates(present):
         return ColumnProfile(name, DATETIME, n, present.len(), distinct, example, example_row=row)
     words = present.filter(numbers.is_null())
+    at = wordy.arg_true().head(SHOWN_TEXTS)
+    texts = tuple(zip((at + 1).to_list(), text.gather(at).to_list()))
     return ColumnProfile(
         name,
         TEXT,
@@ -243,6 +251,7 @@ def _profile(name: str, column, na_values) -> ColumnProfile:
         example_row=row,
         n_numbers=present.len() - words.len(),
         n_marks=words.n_unique(),
+        texts=texts,
     )
 
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from concurrent.futures import Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field, replace
 from typing import ClassVar, TypeVar, cast
 
 import numpy as np
@@ -37,6 +37,7 @@ __all__ = [
     "read_ahead",
     "labels_or_error",
     "finish_plan",
+    "unseen_text_counts",
 ]
 
 T = TypeVar("T")
@@ -75,6 +76,10 @@ class RawChunk:
     label_error: NbcliError | None = None
     y_missing: np.ndarray | None = None
     words: dict[str, np.ndarray] = field(default_factory=dict)
+    #: Under ``--unseen ignore`` at predict time, per numeric column, its
+    #: cells that are not numbers (text the model never saw there), which
+    #: are then missing cells instead of errors; empty otherwise.
+    unseen_text: dict[str, int] = field(default_factory=dict)
 
     @property
     def n_rows(self) -> int:
@@ -128,6 +133,16 @@ def labels_or_error(convert, *args) -> tuple[np.ndarray | None, NbcliError | Non
         return None, exc
 
 
+def unseen_text_counts(frame, plan: ColumnPlan, X, unread, opts: DataRequest) -> dict[str, int]:
+    """:attr:`RawChunk.unseen_text`: the text cells of numeric columns when
+    ``opts`` read them as missing (``unseen="ignore"`` at predict time)."""
+    if not unread or opts.infer or opts.unseen != "ignore":
+        return {}
+    from nbcli.io.cells import unread_counts
+
+    return unread_counts(frame, plan.matrix, X, unread, na_texts(opts.na_values))
+
+
 def finish_plan(
     plan: ColumnPlan, opts: DataRequest, display: str, sample
 ) -> tuple[ColumnPlan, dict[str, Categories]]:
@@ -141,13 +156,23 @@ def finish_plan(
     """
     from nbcli.io.profile import profile_columns
 
+    if opts.infer and opts.model is not None:
+        from nbcli.io.limits import check_statistics_size
+        from nbcli.models import registry
+
+        # Before the sample is read: a wide header alone can rule the model out.
+        check_statistics_size(display, registry.get(opts.model), len(plan.features))
     if opts.infer:
         frame = sample()
         profiles = profile_columns(frame, list(plan.features), na_texts(opts.na_values))
         if plan.target is not None:
-            # Only an empty cell is a missing label: `NA` or `None` is a class.
-            profiles.update(profile_columns(frame, [plan.target], ("",)))
+            # Only an empty cell is a missing label (and --na-labels): `NA` or
+            # `None` is a class unless named there.
+            profiles.update(profile_columns(frame, [plan.target], ("", *opts.na_labels)))
         plan = decide_kinds(plan, profiles, opts, display)
+        merged = _spelling_warnings(frame, plan, display)
+        if merged:
+            plan = replace(plan, warnings=[*plan.warnings, *merged])
     encoders = {
         name: Categories(
             name, opts.categories.get(name), frozen=not opts.infer, unseen=opts.unseen or "error"
@@ -156,6 +181,30 @@ def finish_plan(
         if plan.kind(name) == CATEGORICAL
     }
     return plan, encoders
+
+
+def _spelling_warnings(frame, plan: ColumnPlan, display: str) -> list[str]:
+    """Warnings for labels and categories of the planning sample written in
+    more than one Unicode form, which the reader takes for one (NFC)."""
+    from nbcli.io.cells import spelling_merges
+
+    names = [plan.target] if plan.target is not None else []
+    names += [c for c in plan.features if plan.kind(c) == CATEGORICAL]
+    out = []
+    for name in names:
+        if name not in frame.columns:
+            continue
+        groups = spelling_merges(frame.get_column(name))
+        if not groups:
+            continue
+        what = "class" if name == plan.target else "category"
+        shown = "; ".join(" and ".join(ascii(t) for t in g) for g in groups[:3])
+        more = f" and {len(groups) - 3} more" if len(groups) > 3 else ""
+        out.append(
+            f"{display}: column '{name}' writes one text in several Unicode forms ({shown}{more}); "
+            f"they are read as one {what}, in normal form C (NFC)"
+        )
+    return out
 
 
 _READERS: dict[str, type[TableReader]] = {}
@@ -208,6 +257,7 @@ def read_ahead(items: Iterator[T]) -> Iterator[T]:
     that arrives during that wait is raised after it.
     """
     pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="nbcli-read")
+    future: Future | None = None
     try:
         future = pool.submit(next, items, _END)
         while True:
@@ -218,12 +268,15 @@ def read_ahead(items: Iterator[T]) -> Iterator[T]:
             yield cast(T, item)
     finally:
         interruption: BaseException | None = None
-        while True:
+        while future is not None:
+            # On the future, not on the thread: a join cut short by Ctrl-C
+            # counts the thread as ended, and a second join returns at once.
             try:
-                pool.shutdown(wait=True)
+                wait([future])
                 break
             except BaseException as exc:  # Ctrl-C or SIGTERM while waiting: wait on
                 interruption = interruption or exc
+        pool.shutdown(wait=False)  # its one thread is idle now, and ends
         close = getattr(items, "close", None)
         if close is not None:
             close()

@@ -142,6 +142,9 @@ class DataRequest:
     kinds: Mapping[str, str] = field(default_factory=dict)
     #: A row without a label is handed on (its ``Dataset.y_missing`` set).
     skip_missing_labels: bool = False
+    #: Label texts (spaces stripped) that mean a missing label, besides the
+    #: empty cell (``--na-labels``; default none: labels are taken as written).
+    na_labels: tuple[str, ...] = ()
     #: Decide kinds from the planning sample (fit time).
     infer: bool = False
     #: Whether text, boolean and categorical columns may be categorical features.
@@ -152,9 +155,6 @@ class DataRequest:
     categories: Mapping[str, list[str]] = field(default_factory=dict)
     #: The model type, for messages.
     model: str | None = None
-    #: Why text columns are not categorical features although the model
-    #: would take them, for the refusal; None: the model takes numbers only.
-    categories_refused: str | None = None
 
     @classmethod
     def of(cls, data: str | list[str] | tuple[str, ...] = (), **options: Any) -> DataRequest:
@@ -176,6 +176,8 @@ class DataRequest:
                 options[name] = _names(options[name])
         if options.get("na_values") is not None:
             options["na_values"] = tuple(str(v) for v in options["na_values"])
+        if "na_labels" in options:
+            options["na_labels"] = tuple(str(v) for v in options["na_labels"] or ())
         for name in ("kinds", "column_types", "categories"):
             if name in options:
                 options[name] = dict(options[name] or {})

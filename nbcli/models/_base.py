@@ -92,6 +92,14 @@ class BayesClassifier(BlockScoring, FromStatistics, Parameters):
         ``multinomial`` (counts per class), ``complement`` (counts of the
         other classes) or ``bernoulli`` (documents holding a term); None for a
         model that takes no text columns.
+    float32_attributes : tuple of str
+        Fitted attributes that are float32 after a fit on float32 input, as
+        scikit-learn's estimator has them (GaussianNB, LDA); a model that
+        declares any also scores in float32 (posteriors, joint
+        log-likelihood). Empty: float64 whatever the input, as scikit-learn's
+        discrete naive Bayes and QDA posteriors are. The statistics stay
+        float64 in every case, so chunks and parts merge exactly, and the
+        parameters are computed in float64 and rounded once.
     """
 
     name: ClassVar[str] = ""
@@ -104,6 +112,7 @@ class BayesClassifier(BlockScoring, FromStatistics, Parameters):
     indicative_definition: ClassVar[str | None] = None
     inspection_sections: ClassVar[tuple[str, ...]] = ()
     text_statistic: ClassVar[str | None] = None
+    float32_attributes: ClassVar[tuple[str, ...]] = ()
     #: The same as ``name`` (the attribute earlier versions had).
     model_type: ClassVar[str] = ""
 
@@ -286,10 +295,12 @@ class BayesClassifier(BlockScoring, FromStatistics, Parameters):
             estimator's parameter notes).
         """
         self.check_hyperparameters()
+        X_given = X
         X, y, w, names, n_dropped = self._check_training(X, y, sample_weight)
         if X.shape[0] == 0:
             raise ValueError("no training rows: every row has a missing cell (missing='drop')")
         self.n_dropped_ = n_dropped
+        self._float32 = _is_float32(X_given)
         classes, y_idx = np.unique(y, return_inverse=True)
         self.classes_ = classes
         self.n_features_in_ = X.shape[1]
@@ -298,7 +309,21 @@ class BayesClassifier(BlockScoring, FromStatistics, Parameters):
         self._undetermined = None
         self.stats_ = self.accumulate(X, y_idx, w, len(classes))
         self.finalize()
+        self._follow_input_dtype()
         return self
+
+    def _follow_input_dtype(self) -> None:
+        """Round :attr:`float32_attributes` to float32 after a fit on float32 input."""
+        if not getattr(self, "_float32", False):
+            return
+        for attr in self.float32_attributes:
+            value = getattr(self, attr, None)
+            if isinstance(value, np.ndarray) and value.dtype == np.float64:
+                setattr(self, attr, value.astype(np.float32))
+
+    @property
+    def _scores_float32(self) -> bool:
+        return bool(self.float32_attributes) and getattr(self, "_float32", False)
 
     def partial_fit(self, X, y, classes=None, sample_weight=None):
         """Add one chunk of training data to the model.
@@ -311,10 +336,13 @@ class BayesClassifier(BlockScoring, FromStatistics, Parameters):
         ----------
         X : array-like of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
-        classes : array-like of shape (n_classes,), optional
-            All labels that can occur. When given on the first call, later
-            labels outside it are an error; when omitted, new labels found
-            in later chunks are added.
+        classes : array-like of shape (n_classes,)
+            All labels that can occur: required on the first call, as in
+            scikit-learn, so that ``classes_`` and the columns of the
+            posteriors stay the same from call to call; later labels outside
+            it are an error. (:meth:`fit_chunks` and :meth:`merge` learn the
+            labels from the data instead.) Optional later; when given, it
+            must equal the first call's.
         sample_weight : array-like of shape (n_samples,), optional
 
         Returns
@@ -324,13 +352,18 @@ class BayesClassifier(BlockScoring, FromStatistics, Parameters):
         Raises
         ------
         ValueError
-            On invalid input, a change in the number of features, or a label
-            outside ``classes``. Statistics that do not determine a model yet
+            On invalid input, a change in the number of features, a first
+            call without ``classes``, or a label outside ``classes``. Statistics that do not determine a model yet
             (a single row, a class with too few rows for its covariance) are
             not an error here: scoring refuses, saying why, until enough
             rows have been added (see :class:`UndeterminedError`).
         """
         self.check_hyperparameters()
+        if classes is None and not hasattr(self, "stats_"):
+            raise ValueError(
+                "classes must be passed on the first call to partial_fit: every label that "
+                "can occur (fit_chunks learns the labels from the chunks instead)"
+            )
         self._accumulate(X, y, classes, sample_weight)
         self._finalize_online()
         return self
@@ -349,6 +382,7 @@ class BayesClassifier(BlockScoring, FromStatistics, Parameters):
             self._undetermined = str(exc)
         else:
             self._undetermined = None
+            self._follow_input_dtype()
 
     def fit_chunks(self, chunks, *, finalize: bool = True):
         """Fit from an iterable of chunks, turning statistics into a model once.
@@ -388,13 +422,16 @@ class BayesClassifier(BlockScoring, FromStatistics, Parameters):
         self._undetermined = None
         if finalize:
             self.finalize()
+            self._follow_input_dtype()
         return self
 
     def _accumulate(self, X, y, classes, sample_weight):
+        X_given = X
         X, y, w, names, n_dropped = self._check_training(X, y, sample_weight)
         first = not hasattr(self, "stats_")
         self.n_dropped_ = n_dropped + (0 if first else getattr(self, "n_dropped_", 0))
         if first:
+            self._float32 = _is_float32(X_given)
             if classes is not None:
                 self.classes_ = np.unique(check_labels(classes, len(classes)))
                 self._fixed_classes = True
@@ -439,6 +476,7 @@ class BayesClassifier(BlockScoring, FromStatistics, Parameters):
         self.stats_ = self.stats_.reindex(position, len(order))
         self.classes_ = labels[order]
         self.finalize()
+        self._follow_input_dtype()
         return self
 
     def _absorb_labels(self, labels):
@@ -466,7 +504,7 @@ class BayesClassifier(BlockScoring, FromStatistics, Parameters):
         after :meth:`partial_fit`, a result that is not determined yet
         refuses to score until more rows are added.
         """
-        if type(other) is not type(self) or other.get_params() != self.get_params():
+        if type(other) is not type(self) or not _same_params(other.get_params(), self.get_params()):
             raise ValueError("can only merge estimators of the same type and hyperparameters")
         for model in (self, other):
             if not hasattr(model, "stats_"):
@@ -522,7 +560,7 @@ class BayesClassifier(BlockScoring, FromStatistics, Parameters):
             out[rows] = transform(jll).T
 
         self._each_block(X, consume)
-        return out
+        return out.astype(np.float32) if self._scores_float32 else out
 
     def joint_log_likelihood(self, X) -> np.ndarray:
         """Joint log-likelihood ``log p(x) + log p(y=k)`` per sample and class.
@@ -589,6 +627,25 @@ class BayesClassifier(BlockScoring, FromStatistics, Parameters):
         y = check_labels(y, pred.shape[0])
         hit = (pred == y).astype(np.float64)
         return float(np.average(hit, weights=sample_weight))
+
+
+def _is_float32(X) -> bool:
+    """Whether training input ``X`` is a float32 array (scikit-learn then keeps float32)."""
+    return getattr(X, "dtype", None) == np.float32
+
+
+def _same_params(a: dict, b: dict) -> bool:
+    """Whether two ``get_params()`` are equal, arrays (one alpha per feature) by value."""
+    if a.keys() != b.keys():
+        return False
+    for key, x in a.items():
+        y = b[key]
+        if isinstance(x, np.ndarray) or isinstance(y, np.ndarray):
+            if not np.array_equal(np.asarray(x, dtype=object), np.asarray(y, dtype=object)):
+                return False
+        elif x != y:
+            return False
+    return True
 
 
 class NotFittedError(ValueError, AttributeError):

@@ -6,12 +6,14 @@ import numpy as np
 
 from nbcli.models._base import BayesClassifier
 from nbcli.models._indicative import CATEGORY_DEFINITION, category_divergences
+from nbcli.models._sklearn_api import NaiveBayesAPI
 from nbcli.models._table_stats import CategoryCounts, category_offsets, grow_categories
 from nbcli.models._validation import DataValueError, check_priors
-from nbcli.models.discrete import _alpha
+from nbcli.models.discrete import AlphaSmoothing, alpha_text
 from nbcli.models.hyperparameters import (
     alpha,
     fit_prior,
+    force_alpha,
     min_categories,
     missing,
     priors,
@@ -70,7 +72,7 @@ def check_codes(model, C: np.ndarray, columns: np.ndarray, row_offset: int = 0) 
         f"codes 0, 1, 2, ... (below {MAX_CODE})"
     )
     if negative.any():
-        reason += " (Negative values in data are not codes)"
+        reason += f" (Negative values in data passed to {type(model).__name__} (input X))"
     if C[i, jj] != np.floor(C[i, jj]) or negative.any():
         # A measurement, not a code: what to do instead.
         instead = (
@@ -143,12 +145,13 @@ def segment_sums(A: np.ndarray, n_categories: np.ndarray) -> np.ndarray:
     return out
 
 
-def category_log_prob(counts, n_seen, alpha: float, min_categories=None):
+def category_log_prob(counts, n_seen, alpha, min_categories=None):
     """Smoothed log-probabilities of every category, features side by side.
 
-    ``log P(x_j = v | c) = log(N_cjv + alpha) - log(sum_u (N_cju + alpha))``,
-    the denominator being ``N_cj + alpha K_j`` with ``K_j = max(n_seen_j,
-    min_categories_j)``.
+    ``log P(x_j = v | c) = log(N_cjv + alpha_j) - log(sum_u (N_cju + alpha_j))``,
+    the denominator being ``N_cj + alpha_j K_j`` with ``K_j = max(n_seen_j,
+    min_categories_j)``; ``alpha`` is one number or one per feature, shape
+    (n_features,).
 
     Returns
     -------
@@ -157,19 +160,33 @@ def category_log_prob(counts, n_seen, alpha: float, min_categories=None):
     counts : ndarray of shape (n_classes, sum_j K_j)
         ``counts`` grown to the final ``K_j``.
     n_categories : ndarray of shape (n_features,), int
+
+    Raises
+    ------
+    ValueError
+        When the smoothed counts overflow, or ``alpha = 0`` leaves a class
+        with no observed value of a feature (0 / 0).
     """
     n_cat = np.asarray(n_seen, dtype=np.intp)
     if min_categories is not None:
         n_cat = np.maximum(n_cat, min_categories)
     counts = grow_categories(counts, n_seen, n_cat)
+    a = np.asarray(alpha, dtype=np.float64)
+    per_category = a if a.ndim == 0 else np.repeat(a, n_cat)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        smoothed = counts + alpha
+        smoothed = counts + per_category
         total = segment_sums(smoothed, n_cat)
         log_prob = np.log(smoothed) - np.repeat(np.log(total), n_cat, axis=1)
-    if not np.all(np.isfinite(log_prob)):
+    if not (np.all(np.isfinite(smoothed)) and np.all(np.isfinite(total))):
         raise ValueError(
-            f"alpha={alpha:g} is too large: the smoothed counts overflow float64; "
+            f"alpha={alpha_text(alpha)} is too large: the smoothed counts overflow float64; "
             "use a smaller alpha (1 is Laplace smoothing)"
+        )
+    if np.isnan(log_prob).any():
+        # -inf is the log of a zero probability (alpha = 0 kept as given).
+        raise ValueError(
+            "alpha=0 leaves a class with no observed value of a feature (0 / 0); use "
+            "alpha > 0, or force_alpha=False, which raises it to 1e-10"
         )
     return np.hstack([log_prob, np.zeros((counts.shape[0], 1))]), counts, n_cat
 
@@ -190,7 +207,7 @@ def category_terms(log_prob, C, n_categories) -> np.ndarray:
     return out
 
 
-class CategoricalNB(BayesClassifier):
+class CategoricalNB(AlphaSmoothing, NaiveBayesAPI, BayesClassifier):
     """Categorical naive Bayes: each feature a categorical distribution per class.
 
     Features hold integer codes ``0..K_j - 1`` (for example from an ordinal
@@ -212,9 +229,13 @@ class CategoricalNB(BayesClassifier):
 
     Parameters
     ----------
-    alpha : float, default=1.0
-        Additive (Lidstone) smoothing; values below 1e-10 are raised to 1e-10
-        (scikit-learn keeps them with ``force_alpha=True``).
+    alpha : float or array-like of shape (n_features,), default=1.0
+        Additive (Lidstone) smoothing, one number or one per feature (each
+        feature's ``alpha_j`` for all its categories; scikit-learn 1.9 takes
+        one number only).
+    force_alpha : bool, default=True
+        Use ``alpha`` as given; with False, values below 1e-10 are raised to
+        1e-10 with a warning, as in scikit-learn. The command line uses False.
     fit_prior : bool, default=True
         Learn class priors from the (weighted) class frequencies; when
         False, uniform.
@@ -258,7 +279,8 @@ class CategoricalNB(BayesClassifier):
     feature_kinds = ("categorical",)
     indicative_definition = CATEGORY_DEFINITION
     hyperparameters = (
-        alpha(),
+        alpha(per_feature=True),
+        force_alpha(),
         fit_prior(),
         priors("class_prior"),
         min_categories(),
@@ -275,6 +297,7 @@ class CategoricalNB(BayesClassifier):
         self,
         *,
         alpha=1.0,
+        force_alpha=True,
         fit_prior=True,
         class_prior=None,
         min_categories=None,
@@ -282,6 +305,7 @@ class CategoricalNB(BayesClassifier):
         unseen="error",
     ):
         self.alpha = alpha
+        self.force_alpha = force_alpha
         self.fit_prior = fit_prior
         self.class_prior = class_prior
         self.min_categories = min_categories
@@ -320,7 +344,7 @@ class CategoricalNB(BayesClassifier):
             raise ValueError("the statistics do not match the number of features; refit the model")
         min_cat = check_min_categories(self.min_categories, self.n_features_in_)
         self._log_prob, counts, self._n_cat = category_log_prob(
-            st.category_count, st.n_categories, _alpha(self.alpha), min_cat
+            st.category_count, st.n_categories, self._smoothing(), min_cat
         )
         bounds = np.cumsum(self._n_cat)[:-1]
         self.n_categories_ = self._n_cat.astype(np.int64)

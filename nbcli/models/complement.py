@@ -7,14 +7,22 @@ import numpy as np
 from nbcli.models import _sparse
 from nbcli.models._base import BayesClassifier
 from nbcli.models._missing import first_negative, zero_missing
+from nbcli.models._sklearn_api import NaiveBayesAPI
 from nbcli.models._stats import ClassCounts
 from nbcli.models._validation import DataValueError
 from nbcli.models.categorical import class_log_prior
-from nbcli.models.discrete import _alpha, _sparse_counts, count_scores
-from nbcli.models.hyperparameters import Hyperparameter, alpha, fit_prior, missing, priors
+from nbcli.models.discrete import AlphaSmoothing, _sparse_counts, alpha_text, count_scores
+from nbcli.models.hyperparameters import (
+    Hyperparameter,
+    alpha,
+    fit_prior,
+    force_alpha,
+    missing,
+    priors,
+)
 
 
-class ComplementNB(BayesClassifier):
+class ComplementNB(AlphaSmoothing, NaiveBayesAPI, BayesClassifier):
     """Complement naive Bayes: each class scored by the counts of all other classes.
 
     Rennie, Shih, Teevan and Karger, "Tackling the poor assumptions of naive
@@ -40,8 +48,11 @@ class ComplementNB(BayesClassifier):
 
     Parameters
     ----------
-    alpha : float, default=1.0
-        Additive (Lidstone) smoothing; values below 1e-10 are raised to 1e-10.
+    alpha : float or array-like of shape (n_features,), default=1.0
+        Additive (Lidstone) smoothing, one number or one per feature.
+    force_alpha : bool, default=True
+        Use ``alpha`` as given; with False, values below 1e-10 are raised to
+        1e-10 with a warning, as in scikit-learn. The command line uses False.
     norm : bool, default=False
         Normalise the weights of each class (Rennie et al., section 3.3).
     fit_prior : bool, default=True
@@ -87,7 +98,8 @@ class ComplementNB(BayesClassifier):
     feature_kinds = ("multinomial",)
     text_statistic = "complement"
     hyperparameters = (
-        alpha(),
+        alpha(per_feature=True),
+        force_alpha(),
         Hyperparameter(
             "norm",
             "bool",
@@ -105,8 +117,18 @@ class ComplementNB(BayesClassifier):
     # As scikit-learn's discrete naive Bayes: not meant for its Gaussian test blobs.
     sklearn_tags = {"positive_only": True, "poor_score": True, "sparse": True}
 
-    def __init__(self, *, alpha=1.0, norm=False, fit_prior=True, class_prior=None, missing="error"):
+    def __init__(
+        self,
+        *,
+        alpha=1.0,
+        force_alpha=True,
+        norm=False,
+        fit_prior=True,
+        class_prior=None,
+        missing="error",
+    ):
         self.alpha = alpha
+        self.force_alpha = force_alpha
         self.norm = norm
         self.fit_prior = fit_prior
         self.class_prior = class_prior
@@ -125,7 +147,7 @@ class ComplementNB(BayesClassifier):
             raise DataValueError(
                 f"negative value {value:g} at row {i + row_offset}, column {j}: complement "
                 "naive Bayes needs non-negative counts (Negative values in data passed to "
-                "ComplementNB)",
+                "ComplementNB (input X))",
                 i + row_offset,
                 j,
                 f"negative value {value:g}: the complement model needs non-negative counts",
@@ -156,7 +178,7 @@ class ComplementNB(BayesClassifier):
         return stats
 
     def finalize(self):
-        alpha = _alpha(self.alpha)
+        alpha = self._smoothing()
         st = self.stats_
         if self.norm and self.n_features_in_ == 1:
             # The one weight is log 1 = 0, and normalising it divides 0 by 0.
@@ -175,8 +197,14 @@ class ComplementNB(BayesClassifier):
             else:
                 weights = -logged
         if not np.all(np.isfinite(weights)):
+            if np.any(np.asarray(alpha) == 0) and np.any(comp == 0):
+                raise ValueError(
+                    "alpha=0 leaves a feature with no count in the complement of a class, "
+                    "whose weight is then log 0; use alpha > 0 (or force_alpha=False, which "
+                    "raises it to 1e-10)"
+                )
             raise ValueError(
-                f"alpha={alpha:g} is too large or the counts too large: the complement "
+                f"alpha={alpha_text(alpha)} is too large or the counts too large: the complement "
                 "weights are not finite in float64; use a smaller alpha (1 is Laplace smoothing)"
             )
         self.feature_log_prob_ = weights

@@ -37,11 +37,39 @@ def _alpha(alpha, force: bool = False) -> float:
     return alpha if force or alpha >= ALPHA_FLOOR else ALPHA_FLOOR
 
 
+def smoothing(alpha, force: bool, n_features: int | None) -> float | np.ndarray:
+    """The smoothing applied: one number, or one per feature, shape (n_features,).
+
+    ``alpha`` (valid, see its spec) is a number or an array of shape
+    ``(n_features,)``; values below 1e-10 are raised to 1e-10 unless ``force``
+    (scikit-learn's ``force_alpha``). ``n_features`` None skips the shape check.
+
+    Raises
+    ------
+    ValueError
+        When an array ``alpha`` does not hold one value per feature.
+    """
+    a = np.asarray(alpha, dtype=np.float64)
+    if a.ndim == 0:
+        return _alpha(float(a), force)
+    if n_features is not None and a.shape != (n_features,):
+        raise ValueError(
+            f"alpha has {a.size} values but there are {n_features} features (When alpha is "
+            "an array, it should contains `n_features` elements)"
+        )
+    return a if force else np.maximum(a, ALPHA_FLOOR)
+
+
+def _below_floor(alpha) -> bool:
+    a = np.asarray(alpha, dtype=np.float64)
+    return bool(np.all(a >= 0) and np.any(a < ALPHA_FLOOR))
+
+
 def _warn_alpha_floor(model) -> None:
     """scikit-learn's warning when the floor replaces ``alpha``, from ``fit`` and
     ``partial_fit`` as there; ``fit_chunks`` (the command line's path, whose
     floor is documented) and rebuilding a stored model stay quiet."""
-    if not model.force_alpha and float(model.alpha) < ALPHA_FLOOR:
+    if not model.force_alpha and _below_floor(model.alpha):
         warnings.warn(
             f"alpha too small will result in numeric errors, setting alpha = {ALPHA_FLOOR:.1e}. "
             "Use `force_alpha=True` to keep alpha unchanged.",
@@ -50,12 +78,56 @@ def _warn_alpha_floor(model) -> None:
         )
 
 
+class AlphaSmoothing:
+    """``alpha`` and ``force_alpha`` as scikit-learn's discrete naive Bayes has them.
+
+    For a model with ``alpha`` (a number, or one per feature) and
+    ``force_alpha``: the warning of ``fit`` and ``partial_fit`` when the
+    1e-10 floor replaces ``alpha``, and :meth:`_check_alpha`.
+    """
+
+    alpha: Any
+    force_alpha: bool
+
+    def _smoothing(self) -> float | np.ndarray:
+        """The smoothing :meth:`finalize` applies (see :func:`smoothing`), without a warning."""
+        return smoothing(self.alpha, self.force_alpha, getattr(self, "n_features_in_", None))
+
+    def _check_alpha(self) -> float | np.ndarray:
+        """The smoothing applied, warning where the floor replaces ``alpha``
+        (scikit-learn's name and behaviour).
+
+        Raises
+        ------
+        ValueError
+            For a negative ``alpha``, or an array without one value per feature.
+        """
+        spec = next(h for h in type(self).hyperparameters if h.name == "alpha")  # type: ignore[attr-defined]
+        spec.check(self.alpha)
+        _warn_alpha_floor(self)
+        return self._smoothing()
+
+    def fit(self, X, y, sample_weight=None):
+        _warn_alpha_floor(self)
+        return super().fit(X, y, sample_weight)  # type: ignore[misc]
+
+    def partial_fit(self, X, y, classes=None, sample_weight=None):
+        _warn_alpha_floor(self)
+        return super().partial_fit(X, y, classes, sample_weight)  # type: ignore[misc]
+
+
+def alpha_text(alpha) -> str:
+    """``alpha`` for messages: ``1e+300``, or the largest of one per feature."""
+    a = np.asarray(alpha, dtype=np.float64)
+    return f"{float(a):g}" if a.ndim == 0 else f"max {float(a.max()):g} (one per feature)"
+
+
 def _check_representable(smoothed_counts, alpha):
     # The smoothed counts and their totals, not the log-probabilities: -inf
     # there is the log of a zero probability (alpha=0 with force_alpha).
     if not all(np.all(np.isfinite(a)) for a in smoothed_counts):
         raise ValueError(
-            f"alpha={alpha:g} is too large: the smoothed counts overflow float64; "
+            f"alpha={alpha_text(alpha)} is too large: the smoothed counts overflow float64; "
             "use a smaller alpha (1 is Laplace smoothing)"
         )
 
@@ -106,7 +178,7 @@ def count_scores(model, X) -> np.ndarray:
     return out
 
 
-class _DiscreteNB(NaiveBayesAPI, BayesClassifier):
+class _DiscreteNB(AlphaSmoothing, NaiveBayesAPI, BayesClassifier):
     """Shared prior handling for the count-based models."""
 
     statistics: ClassVar[tuple[type[_Stats], ...]] = (ClassCounts,)
@@ -121,14 +193,6 @@ class _DiscreteNB(NaiveBayesAPI, BayesClassifier):
         feature's probability under the class to its probability under the
         other classes mixed by prior (:attr:`indicative_definition`)."""
         return log_probability_ratios(self, self.feature_log_prob_), None
-
-    def fit(self, X, y, sample_weight=None):
-        _warn_alpha_floor(self)
-        return super().fit(X, y, sample_weight)
-
-    def partial_fit(self, X, y, classes=None, sample_weight=None):
-        _warn_alpha_floor(self)
-        return super().partial_fit(X, y, classes, sample_weight)
 
     def accumulate(self, X, y_idx, sample_weight, n_classes):
         if _sparse.is_sparse(X):
@@ -191,8 +255,9 @@ class MultinomialNB(_DiscreteNB):
 
     Parameters
     ----------
-    alpha : float, default=1.0
-        Additive (Lidstone) smoothing.
+    alpha : float or array-like of shape (n_features,), default=1.0
+        Additive (Lidstone) smoothing: one number, or one per feature
+        (``N_kj + alpha_j`` over ``N_k + sum_j alpha_j``), as in scikit-learn.
     force_alpha : bool, default=True
         Use ``alpha`` as given; with False, values below 1e-10 are raised to
         1e-10 with a warning (``alpha=0`` would give log-probabilities of
@@ -222,7 +287,13 @@ class MultinomialNB(_DiscreteNB):
     """
 
     name = "multinomial"
-    hyperparameters = (alpha(), force_alpha(), fit_prior(), priors("class_prior"), missing())
+    hyperparameters = (
+        alpha(per_feature=True),
+        force_alpha(),
+        fit_prior(),
+        priors("class_prior"),
+        missing(),
+    )
     feature_kinds = ("multinomial",)
     text_statistic = "multinomial"
     indicative_definition = COUNT_DEFINITION
@@ -258,7 +329,7 @@ class MultinomialNB(_DiscreteNB):
             )
 
     def finalize(self):
-        alpha = _alpha(self.alpha, self.force_alpha)
+        alpha = self._smoothing()
         st = self.stats_
         self.class_count_ = st.class_count.copy()
         self.feature_count_ = st.feature_count.copy()
@@ -292,8 +363,10 @@ class BernoulliNB(_DiscreteNB):
 
     Parameters
     ----------
-    alpha : float, default=1.0
-        Additive (Lidstone) smoothing.
+    alpha : float or array-like of shape (n_features,), default=1.0
+        Additive (Lidstone) smoothing: one number, or one per feature,
+        ``p_kj = (N_kj + alpha_j) / (N_k + 2 alpha_j)`` (scikit-learn 1.9 adds
+        such an array to the class counts instead, which fails to broadcast).
     force_alpha : bool, default=True
         As for :class:`MultinomialNB`.
     binarize : float or None, default=0.0
@@ -328,7 +401,7 @@ class BernoulliNB(_DiscreteNB):
     text_statistic = "bernoulli"
     indicative_definition = PRESENCE_DEFINITION
     hyperparameters = (
-        alpha(),
+        alpha(per_feature=True),
         force_alpha(),
         Hyperparameter(
             "binarize",
@@ -341,6 +414,7 @@ class BernoulliNB(_DiscreteNB):
             # the Python default.
             cli_default=None,
             default_text="none: input must be 0/1",
+            shapes_statistics=True,
         ),
         fit_prior(),
         priors("class_prior"),
@@ -415,7 +489,7 @@ class BernoulliNB(_DiscreteNB):
         return ClassCounts.from_data(self._binary(X), y_idx, sample_weight, n_classes)
 
     def finalize(self):
-        alpha = _alpha(self.alpha, self.force_alpha)
+        alpha = self._smoothing()
         st = self.stats_
         self.class_count_ = st.class_count.copy()
         self.feature_count_ = st.feature_count.copy()
@@ -424,7 +498,8 @@ class BernoulliNB(_DiscreteNB):
             if isinstance(st, ObservedCounts):
                 smoothed_cc = st.observed_count + 2.0 * alpha
             else:
-                smoothed_cc = (st.class_count + 2.0 * alpha)[:, None]
+                # (n_classes, 1), or (n_classes, n_features) with one alpha per feature.
+                smoothed_cc = st.class_count[:, None] + 2.0 * alpha
             self.feature_log_prob_ = np.log(smoothed_fc) - np.log(smoothed_cc)
             # log(1 - p) from the counts directly: accurate even when p is near 1.
             neg = np.log(smoothed_cc - smoothed_fc) - np.log(smoothed_cc)

@@ -173,6 +173,17 @@ class LinearDiscriminantAnalysis(ClassNamePrefixFeaturesOut, _DiscriminantBase):
     """
 
     name = "lda"
+    # As scikit-learn's svd solver on float32 input (scoring and transform in float32 too).
+    float32_attributes = (
+        "coef_",
+        "intercept_",
+        "means_",
+        "priors_",
+        "xbar_",
+        "scalings_",
+        "explained_variance_ratio_",
+        "covariance_",
+    )
     inspection_sections = ("discriminant_directions",)
     hyperparameters = (
         solver(("svd", "lsqr", "eigen")),
@@ -398,7 +409,8 @@ class LinearDiscriminantAnalysis(ClassNamePrefixFeaturesOut, _DiscriminantBase):
             out = (X - self.xbar_) @ self.scalings_
         else:
             out = X @ self.scalings_
-        return out[:, : self._max_components]
+        out = out[:, : self._max_components]
+        return out.astype(np.float32) if self._scores_float32 else out
 
     def __sklearn_tags__(self):
         """scikit-learn's tags, and those of a transformer (it has ``transform``)."""

@@ -96,6 +96,8 @@ class GaussianNB(NaiveBayesAPI, BayesClassifier):
     """
 
     name = "gaussian"
+    # As scikit-learn's GaussianNB on float32 input (scoring in float32 too).
+    float32_attributes = ("theta_", "var_", "class_count_", "class_prior_")
     hyperparameters = (priors("priors"), var_smoothing(), var_smoothing_scale(), missing())
     indicative_definition = GAUSSIAN_DEFINITION
     statistics = (ClassMoments, ObservedMoments)
@@ -115,6 +117,45 @@ class GaussianNB(NaiveBayesAPI, BayesClassifier):
         self.var_smoothing = var_smoothing
         self.var_smoothing_scale = var_smoothing_scale
         self.missing = missing
+
+    @staticmethod
+    def _update_mean_variance(n_past, mu, var, X, sample_weight=None):
+        """One class's mean and variance after adding the rows ``X`` (scikit-learn's name).
+
+        The earlier ``n_past`` (weighted) rows are summarised by their mean
+        ``mu`` and variance ``var``; the new rows' moments come from
+        :meth:`ClassMoments.from_data` and the two are merged by the pairwise
+        update of Chan, Golub and LeVeque (1982), as chunks merge in ``fit``.
+
+        Parameters
+        ----------
+        n_past : float
+        mu, var : float or ndarray of shape (n_features,)
+        X : array-like of shape (n_new, n_features)
+        sample_weight : array-like of shape (n_new,), optional
+
+        Returns
+        -------
+        total_mu, total_var : ndarray of shape (n_features,)
+            ``mu`` and ``var`` unchanged when ``X`` has no rows (or no weight).
+        """
+        X = np.asarray(X, dtype=np.float64)
+        w = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+        if X.shape[0] == 0 or (w is not None and not w.sum() > 0):
+            return mu, var
+        d = X.shape[1]
+        new = ClassMoments.from_data(X, np.zeros(X.shape[0], dtype=np.intp), w, 1)
+        if not n_past > 0:
+            return new.mean[0], new.m2[0] / new.count[0]
+        mean = np.broadcast_to(np.asarray(mu, dtype=np.float64), (1, d)).copy()
+        past = ClassMoments(
+            count=np.array([float(n_past)]),
+            shift=mean,
+            offset=np.zeros((1, d)),
+            m2=np.broadcast_to(np.asarray(var, dtype=np.float64) * n_past, (1, d)).copy(),
+        )
+        total = past.merge(new)
+        return total.mean[0], total.m2[0] / total.count[0]
 
     def accumulate(self, X, y_idx, sample_weight, n_classes):
         if self.missing == "ignore":

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 #: Marks "the command line uses the Python default" in :attr:`Hyperparameter.cli_default`.
 SAME = object()
@@ -31,6 +31,12 @@ def _number(value) -> bool:
 
 def _integer(value) -> bool:
     return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+def _listlike(value) -> bool:
+    return isinstance(value, (list, tuple)) or (
+        hasattr(value, "ndim") and getattr(value, "ndim", 0) >= 1
+    )
 
 
 def _g(x: float | None) -> str:
@@ -103,8 +109,17 @@ class Hyperparameter:
         starts with ``where``. Without it, a ``float`` flag is read by the
         command-line parser as a number.
     per_feature : bool
-        An ``int`` that may also be a list with one value per feature
-        (``min_categories``).
+        An ``int`` or ``float`` that may also be a list or array with one
+        value per feature (``min_categories``; ``alpha`` of the count
+        models). The Python API and model files take such a list; the
+        command line and config files take one number and refuse a list in
+        one line (:meth:`check_setting`), since the features a list would
+        follow are known only once the data are read.
+    shapes_statistics : bool
+        The value is applied while statistics are gathered (Bernoulli's
+        ``binarize`` turns values into counts), not when they become a model:
+        a model with another value needs the data again, so ``nbcli tune``
+        cannot search it on one pass.
     """
 
     name: str
@@ -123,6 +138,7 @@ class Hyperparameter:
     parse: Callable[[str, str], object] | None = field(default=None, compare=False)
     per_feature: bool = False
     sums_to_one: bool = True
+    shapes_statistics: bool = False
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -145,6 +161,9 @@ class Hyperparameter:
         if self.kind == "int" and self.per_feature:
             bound = "" if self.low is None else f" >= {int(self.low)}"
             return f"an integer{bound} or a list of them (one per feature)"
+        if self.kind == "float" and self.per_feature:
+            bound = "" if self.low is None else f" >= {_g(self.low)}"
+            return f"a finite number{bound} or a list of them (one per feature)"
         if self.kind == "priors":
             total = "sum to 1" if self.sums_to_one else "have a positive sum"
             return (
@@ -208,6 +227,10 @@ class Hyperparameter:
                 and (self.high is None or v <= self.high)
                 for v in values
             )
+        if self.kind == "float" and self.per_feature and _listlike(value):
+            values = value.tolist() if hasattr(value, "tolist") else list(value)
+            scalar = replace(self, per_feature=False)
+            return bool(values) and all(_number(v) and scalar.is_valid(v) for v in values)
         if self.kind == "priors":
             values = list(value.values()) if isinstance(value, dict) else value
             try:
@@ -256,11 +279,38 @@ class Hyperparameter:
             # NumPy values print as plain ones (``0.5``, not ``np.float64(0.5)``).
             plain = value.tolist() if type(value).__module__ == "numpy" else value
             shown = repr(plain)
-            reason = self._priors_reason(plain) if self.kind == "priors" else None
+            reason = (
+                self._priors_reason(plain) if self.kind == "priors" else self._shape_reason(plain)
+            )
             # scikit-learn's wording of the reason, which its users match on.
             tail = f" ({reason})" if reason else ""
             raise ValueError(f"{where or self.name} must be {self.describe()}; got {shown}{tail}")
         return value
+
+    def _shape_reason(self, value) -> str | None:
+        # scikit-learn's wording for a per-feature value of the wrong shape or sign.
+        if not self.per_feature or not _listlike(value):
+            return None
+        if any(_listlike(v) for v in value):
+            return f"'{self.name}' should have shape (n_features,)"
+        if self.kind == "float" and any(_number(v) and v < 0 for v in value):
+            return f"All values in {self.name} must be greater than 0."
+        return None
+
+    def check_setting(self, value, where: str):
+        """:meth:`check` for a value from the command line or a config file.
+
+        A per-feature list is refused there, in one line: which feature each
+        value would belong to is known only once the data are read (text
+        columns add features), so these take one number; the Python API
+        takes the list.
+        """
+        if self.per_feature and self.kind == "float" and _listlike(value):
+            raise ValueError(
+                f"{where} must be one number here; one {self.name} per feature is taken by "
+                f"the Python API (e.g. MultinomialNB({self.name}=[...])), not by the command line"
+            )
+        return self.check(value, where)
 
     @staticmethod
     def _priors_reason(value) -> str | None:
@@ -375,10 +425,20 @@ def priors(name: str = "priors", *, sums_to_one: bool = True) -> Hyperparameter:
     )
 
 
-def alpha(default: float = 1.0) -> Hyperparameter:
-    """Additive (Lidstone) smoothing, shared by the count-based naive Bayes models."""
+def alpha(default: float = 1.0, *, per_feature: bool = False) -> Hyperparameter:
+    """Additive (Lidstone) smoothing, shared by the count-based naive Bayes models.
+
+    ``per_feature``: the Python API also takes one value per feature, an
+    array of shape (n_features,), as scikit-learn's discrete naive Bayes does.
+    """
     return Hyperparameter(
-        "alpha", "float", default, "Lidstone smoothing (1 = Laplace)", low=0.0, flag="--alpha"
+        "alpha",
+        "float",
+        default,
+        "Lidstone smoothing (1 = Laplace)",
+        low=0.0,
+        flag="--alpha",
+        per_feature=per_feature,
     )
 
 

@@ -69,9 +69,13 @@ def render(report) -> list:
         from rich.text import Text
 
         from nbcli.render.model import calibrator_text
+        from nbcli.render.tables import verdict_table
 
-        fitted = Text(f"Fitted calibrator: {calibrator_text(report.calibrator)}")
-        return [fitted, *render_calibration(report.after, before=report.before)]
+        refused = report.verdict is not None and report.verdict.chosen is None
+        title = "Best candidate, not accepted" if refused else "Fitted calibrator"
+        fitted = Text(f"{title}: {calibrator_text(report.calibrator)}")
+        verdict = verdict_table(report.verdict) if report.verdict is not None else []
+        return [fitted, *render_calibration(report.after, before=report.before), *verdict]
     if isinstance(report, CalibrationReport):
         return render_calibration(report)
     raise TypeError(f"no renderer for {type(report).__name__}")

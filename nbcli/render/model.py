@@ -6,6 +6,17 @@ from rich.table import Table
 from rich.text import Text
 
 
+def _short(text) -> str:
+    """``text`` cut to :data:`~nbcli.io.limits.MAX_METADATA_TEXT` characters,
+    saying how long it was: a model file's texts are shown, not laid out whole."""
+    from nbcli.io.limits import MAX_METADATA_TEXT
+
+    text = str(text)
+    if len(text) <= MAX_METADATA_TEXT:
+        return text
+    return f"{text[:MAX_METADATA_TEXT]}... ({len(text):,} characters)"
+
+
 def _g(x) -> str:
     return "-" if x is None else f"{x:.6g}"
 
@@ -16,39 +27,42 @@ def render_model(report) -> list:
     head = Table(title="Model file", show_header=False, box=None, pad_edge=False)
     head.add_column(style="bold", no_wrap=True)
     head.add_column(overflow="fold")
-    head.add_row("file", Text(report.path))
+    head.add_row("file", Text(_short(report.path)))
     head.add_row(
-        "format", f"version {report.format_version}, written by nbcli {report.nbcli_version}"
+        "format",
+        f"version {report.format_version}, written by nbcli {_short(report.nbcli_version)}",
     )
-    head.add_row("model", report.model)
+    head.add_row("model", _short(report.model))
     # As fit's summary shows them: None is the hyperparameter's default.
     params = ", ".join(
         f"{k}={'default' if v is None else v}" for k, v in report.hyperparameters.items()
     )
-    head.add_row("hyperparameters", Text(params or "-"))
-    head.add_row("target", Text(str(report.target)))
+    head.add_row("hyperparameters", Text(_short(params or "-")))
+    head.add_row("target", Text(_short(report.target)))
     n = len(report.features)
     shown = ", ".join(_feature(f) for f in report.features[:8])
-    head.add_row("features", Text(f"{n}: {shown}" + (f", ... ({n - 8} more)" if n > 8 else "")))
+    head.add_row(
+        "features", Text(_short(f"{n}: {shown}" + (f", ... ({n - 8} more)" if n > 8 else "")))
+    )
     training = report.training
     head.add_row(
         "training rows",
         f"{training.get('n_samples', '-'):,}"
         if isinstance(training.get("n_samples"), int)
-        else str(training.get("n_samples", "-")),
+        else _short(training.get("n_samples", "-")),
     )
     if training.get("data") is not None:
-        head.add_row("training data", Text(str(training["data"])))
+        head.add_row("training data", Text(_short(training["data"])))
     fingerprint = training.get("fingerprint")
     if fingerprint:
-        head.add_row("fingerprint", f"{fingerprint['algorithm']} {fingerprint['value']}")
+        head.add_row("fingerprint", _short(f"{fingerprint['algorithm']} {fingerprint['value']}"))
     elif training.get("data_sha256"):
-        head.add_row("data sha256", str(training["data_sha256"]))
-    head.add_row("calibrator", calibrator_text(report.calibration))
+        head.add_row("data sha256", _short(training["data_sha256"]))
+    head.add_row("calibrator", _short(calibrator_text(report.calibration)))
     if report.search:
         best = report.search.get("best", {})
         text = ", ".join(f"{k}={v}" for k, v in best.get("params", {}).items()) if best else ""
-        head.add_row("search", Text(text or "yes"))
+        head.add_row("search", Text(_short(text or "yes")))
     out: list = [head]
 
     classes = Table(title="Classes")
@@ -56,13 +70,13 @@ def render_model(report) -> list:
     classes.add_column("count", justify="right")
     classes.add_column("prior", justify="right")
     for c in report.classes:
-        classes.add_row(Text(str(c["label"])), f"{c['count']:g}", f"{c['prior']:.4f}")
+        classes.add_row(Text(_short(c["label"])), f"{c['count']:g}", f"{c['prior']:.4f}")
     out.append(classes)
 
     if report.indicative is not None:
         table = Table(
             title="Most indicative features",
-            caption=Text(f"score: {report.indicative_definition}"),
+            caption=Text(_short(f"score: {report.indicative_definition}")),
         )
         table.add_column("class", overflow="fold")
         table.add_column("rank", justify="right")
@@ -74,7 +88,10 @@ def render_model(report) -> list:
                 if "higher" in row:
                     name += " (higher)" if row["higher"] else " (lower)"
                 table.add_row(
-                    Text(label if i == 0 else ""), str(i + 1), Text(name), _g(row["score"])
+                    Text(_short(label) if i == 0 else ""),
+                    str(i + 1),
+                    Text(_short(name)),
+                    _g(row["score"]),
                 )
         out.append(table)
     if report.discriminant is not None:
@@ -91,7 +108,7 @@ def render_model(report) -> list:
                 table.add_row(
                     str(i + 1) if j == 0 else "",
                     f"{d['explained_variance_ratio']:.4f}" if j == 0 else "",
-                    Text(w["feature"]),
+                    Text(_short(w["feature"])),
                     _g(w["standardized"]),
                 )
         out.append(table)
@@ -101,7 +118,7 @@ def render_model(report) -> list:
         table.add_column("log-determinant", justify="right")
         table.add_column("condition number", justify="right")
         for label, c in report.covariances.items():
-            table.add_row(Text(label), _g(c["log_determinant"]), _g(c["condition_number"]))
+            table.add_row(Text(_short(label)), _g(c["log_determinant"]), _g(c["condition_number"]))
         out.append(table)
     return out
 
@@ -115,13 +132,20 @@ def _feature(entry: dict) -> str:
 
 
 def calibrator_text(calibration: dict | None) -> str:
-    """``temperature (T = 1.3)``, ``isotonic (12, 9, 15 breakpoints)`` or ``none``."""
+    """``temperature (T = 1.3)``, ``sigmoid (A = -0.8, B = 0.1)``, ``isotonic (12, 9, 15
+    breakpoints)`` or ``none``."""
     if not calibration:
         return "none"
     method = str(calibration["method"])
     if "temperature" in calibration:
         bound = ", at the end of its search range" if calibration.get("at_bound") else ""
         return f"{method} (T = {calibration['temperature']:.6g}{bound})"
+    if "a" in calibration and "b" in calibration:
+        pairs = ", ".join(
+            f"A = {a:.4g}, B = {b:.4g}" for a, b in zip(calibration["a"], calibration["b"])
+        )
+        shown = pairs if len(calibration["a"]) <= 3 else f"{len(calibration['a'])} sigmoids"
+        return f"{method} ({shown})"
     if "breakpoints" in calibration:
         counts = ", ".join(str(n) for n in calibration["breakpoints"])
         return f"{method} ({counts} breakpoints per class)"

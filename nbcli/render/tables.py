@@ -461,7 +461,9 @@ def render_evaluation(report) -> list:
     if positive is not None:
         note.append(
             f"\nWith two classes, ROC AUC and average precision are those of class "
-            f"{escape_controls(str(positive))} (the second) against the other."
+            f"{escape_controls(str(positive))} "
+            f"({'--pos-label' if report.pos_label is not None else 'the second'}) "
+            "against the other."
         )
     if report.n_unseen:
         note.append(
@@ -599,3 +601,40 @@ def render_calibration(report, before=None) -> list:
         out.append(reliability_table(report.diagram))
     out.append(terms_note())
     return out
+
+
+def verdict_table(verdict) -> list:
+    """Renderables for a :class:`~nbcli.reports.reliability.CalibrationVerdict`:
+    each candidate's cross-fitted scores and paired differences, and the rule."""
+    level = percent(verdict.confidence)
+    kind = "paired bootstrap" if verdict.interval_method == "bootstrap" else "normal"
+    t = _table(
+        f"Cross-fitted on {verdict.folds} folds (calibrated - before, {level} {kind} interval)"
+    )
+    t.add_column("Method")
+    for name in ("Log-loss", "Difference", "Brier score", "Difference", "ECE", "MCE"):
+        t.add_column(name, justify="right", no_wrap=True)
+    t.add_column("Verdict")
+    b = verdict.before
+    t.add_row(
+        "before", _num(b["log_loss"]), "", _num(b["brier"]), "", _num(b["ece"]), _num(b["mce"]), ""
+    )
+    for c in verdict.candidates:
+        if not c.differences:
+            t.add_row(c.method, *[_DASH] * 6, f"left out: {c.note}")
+            continue
+        cells = []
+        for key, value in (("log_loss", c.log_loss), ("brier", c.brier)):
+            d = c.differences[key]
+            interval = _interval_text(d)
+            cells += [_num(value), _signed(d.value) + ("" if interval == _DASH else f" {interval}")]
+        mark = "chosen" if c.method == verdict.chosen else ("accepted" if c.accepted else "no")
+        if c.note and not c.accepted:
+            mark += f" ({c.note})"
+        t.add_row(c.method, *cells, _num(c.ece), _num(c.mce), mark)
+    chosen = (
+        f"Chosen: {verdict.chosen}."
+        if verdict.chosen
+        else "No calibrator passes the rule: a calibrated model is not written (--allow-worse writes the best one)."
+    )
+    return [t, Text(f"Rule: {verdict.rule}. {chosen}")]

@@ -125,6 +125,9 @@ class EvaluationReport:
     #: class order (:class:`nbcli.reports.ranking.Curve`), for plots; not in the JSON.
     roc_curves: list = field(default_factory=list)
     pr_curves: list = field(default_factory=list)
+    #: With two classes, the class the binary figures are of (``--pos-label``);
+    #: None: the second.
+    pos_label: object = None
 
     def threshold_values(self) -> dict:
         """Values ``--fail-under``/``--fail-over`` can check, by metric name."""
@@ -138,13 +141,14 @@ class EvaluationReport:
 
     def ranking_class(self):
         """With two classes, the one whose scores ROC AUC and average precision
-        rank (the second, as scikit-learn's binary scores take it); else None,
+        rank (``pos_label``, else the second, as scikit-learn's binary scores
+        take it); else None,
         as when those metrics were not computed (part-wise reports)."""
         known = self.labels[: len(self.labels) - len(self.unseen_labels)]
         auc = self.metrics.get("roc_auc")
         if len(known) != 2 or auc is None or not np.isfinite(auc.value):
             return None
-        return known[1]
+        return known[1] if self.pos_label is None else self.pos_label
 
     def to_dict(self) -> dict:
         """The JSON form: plain JSON types only, described by :data:`EVALUATION_SCHEMA`."""
@@ -183,6 +187,7 @@ def build_evaluation(
     settings: dict | None = None,
     coding: LabelCoding | None = None,
     predicted: np.ndarray | None = None,
+    pos_label=None,
 ) -> EvaluationReport:
     """Score posteriors against true labels.
 
@@ -214,12 +219,17 @@ def build_evaluation(
         ``encode_labels(classes, y_true)`` when the caller has it already.
     predicted : ndarray of int, shape (n_samples,), optional
         ``predicted_codes(proba)`` when the caller has it already.
+    pos_label : optional
+        With two classes, the class whose posterior average precision ranks
+        and whose precision, recall and F1 are the ``binary`` average (its
+        string form is matched, as labels are); None: the second class, as
+        scikit-learn's binary scores take it. ROC AUC is the same either way.
 
     Raises
     ------
     ValueError
-        For mismatched shapes, no rows, a confidence outside (0, 1) or fewer
-        than 1 bin.
+        For mismatched shapes, no rows, a confidence outside (0, 1), fewer
+        than 1 bin, or a ``pos_label`` that is not one of two classes.
     """
     if coding is None:
         coding = encode_labels(classes, y_true)
@@ -236,6 +246,11 @@ def build_evaluation(
     # a reference to the posteriors).
     kept = known if coding.n_unseen else slice(None)
     ranked_codes, ranked_proba = coding.codes[kept], proba[kept]
+    positive = positive_column(labels[: coding.n_classes], pos_label)
+    if positive == 0:
+        # The ranking figures of two classes are those of the second column:
+        # the columns (and codes) are swapped for them, and back afterwards.
+        ranked_codes, ranked_proba = 1 - ranked_codes, ranked_proba[:, ::-1]
     # Where the ranking metrics take DeLong's intervals they draw nothing
     # from the generator, so their class columns are sorted on threads
     # while the other figures are computed here.
@@ -261,12 +276,17 @@ def build_evaluation(
         confidence=confidence,
         rng=rng,
         pending=pending,
-        labels=labels,
+        labels=labels if positive != 0 else [labels[1], labels[0], *labels[2:]],
     )
+    if positive == 0:
+        areas = areas[::-1]
+        curves = (list(curves[0])[::-1], list(curves[1])[::-1])
     metrics.update(ranking)
     metrics = {k: metrics[k] for k in METRIC_KEYS}
 
     rows, averages = per_class_scores(confusion, labels)
+    if positive is not None:
+        averages = {**averages, "binary": rows[positive]}
     area = dict(zip(labels, areas))
     rows = [replace(r, roc_auc=float(area.get(r.label, float("nan")))) for r in rows]
 
@@ -298,7 +318,23 @@ def build_evaluation(
         settings={**(settings or {}), **computed},
         roc_curves=curves[0],
         pr_curves=curves[1],
+        pos_label=None if pos_label is None or positive is None else labels[positive],
     )
+
+
+def positive_column(classes, pos_label) -> int | None:
+    """The column of the positive class of two (``pos_label``, else the
+    second); None for more classes, where there is none."""
+    if pos_label is None:
+        return 1 if len(classes) == 2 else None
+    if len(classes) != 2:
+        raise ValueError(f"a positive class is for two classes; the model has {len(classes)}")
+    names = [str(c) for c in classes]
+    if str(pos_label) not in names:
+        raise ValueError(
+            f"{pos_label!r} is not a class of the model (classes: {', '.join(map(repr, names))})"
+        )
+    return names.index(str(pos_label))
 
 
 def _other_figures(coding, proba, kept, n_resamples, confidence, seed, bins, predicted):
@@ -452,7 +488,11 @@ EVALUATION_SCHEMA = report_schema(
             "type": "object",
             "required": ["macro", "weighted"],
             "additionalProperties": False,
-            "properties": {"macro": _CLASS_SCORES, "weighted": _CLASS_SCORES},
+            "properties": {
+                "macro": _CLASS_SCORES,
+                "weighted": _CLASS_SCORES,
+                "binary": _CLASS_SCORES,
+            },
         },
         "calibration": {
             "type": "object",

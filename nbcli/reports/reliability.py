@@ -23,7 +23,9 @@ and the maximum calibration error MCE = max over non-empty bins of
 
 This module also builds the report of ``nbcli calibrate``
 (:class:`CalibrationReport`), and :class:`RecalibrationReport`, which holds the
-report before and after fitting a calibrator in one document.
+report before and after fitting a calibrator in one document, with the
+verdict on the cross-fitted calibrators (:class:`CalibrationVerdict`,
+:func:`paired_differences`).
 
 NumPy only: no file I/O, no printing.
 """
@@ -31,7 +33,7 @@ NumPy only: no file I/O, no printing.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -67,6 +69,8 @@ EXPLICIT = "explicit"
 CALIBRATION_SCHEMA_NAME = "nbcli.calibration"
 RECALIBRATION_SCHEMA_NAME = "nbcli.recalibration"
 SCHEMA_VERSION = 1
+#: Version 2: "after" is cross-fitted, and the report carries the verdict.
+RECALIBRATION_SCHEMA_VERSION = 2
 
 
 # --------------------------------------------------------------------------
@@ -490,12 +494,182 @@ def build_calibration(
     )
 
 
+# --------------------------------------------------------------------------
+# The verdict on cross-fitted calibrators
+
+
+def normal_interval(values, confidence: float) -> Interval:
+    """The mean of ``values`` (shape (n_samples,)) with its central-limit interval.
+
+    ``mean +- z sd / sqrt(n)``, ``z`` the standard normal quantile at
+    ``(1 + confidence) / 2`` and ``sd`` the sample standard deviation: the
+    margin when no bootstrap resamples are drawn. Method ``"normal"``; no
+    interval (method ``"none"``) below 2 rows.
+    """
+    from nbcli.reports.bootstrap import ndtri
+
+    v = np.asarray(values, dtype=float)
+    mean = float(np.mean(v)) if v.size else math.nan
+    if v.size < 2:
+        return no_interval(mean)
+    half = ndtri(0.5 + confidence / 2) * float(np.std(v, ddof=1)) / math.sqrt(v.size)
+    return Interval(mean, mean - half, mean + half, NORMAL)
+
+
+NORMAL = "normal"
+
+
+def paired_differences(
+    before: Mapping[str, np.ndarray],
+    after: Mapping[str, np.ndarray],
+    *,
+    n_resamples: int,
+    confidence: float,
+    seed: int,
+) -> dict[str, Interval]:
+    """Mean per-row differences ``after - before`` with paired intervals, by loss name.
+
+    Both mappings hold the same names (e.g. ``log_loss``, ``brier``), each a
+    per-row loss of shape (n_samples,) on the same rows. The differences of
+    each row are resampled together (one resample is one set of rows, for
+    both losses and both sides): BCa intervals from
+    :func:`~nbcli.reports.means.bootstrap_means`, drawn by
+    :func:`~nbcli.reports.means.means_generator` ``(seed)``. With
+    ``n_resamples=0`` the interval is the normal one
+    (:func:`normal_interval`), so that a verdict always has a margin.
+    """
+    diffs = {
+        k: np.asarray(after[k], dtype=float) - np.asarray(before[k], dtype=float) for k in before
+    }
+    if n_resamples <= 0:
+        return {k: normal_interval(d, confidence) for k, d in diffs.items()}
+    # A calibrator that changes no row's loss gives differences without
+    # spread: the percentile fallback is then the point 0, which accepts nothing.
+    return bootstrap_means(
+        diffs, n_resamples=n_resamples, confidence=confidence, rng=means_generator(seed)
+    )
+
+
+@dataclass(frozen=True)
+class CalibratorCandidate:
+    """One calibration method, judged on its cross-fitted posteriors.
+
+    Attributes
+    ----------
+    method : str
+    log_loss, brier, ece, mce : float
+        Of the cross-fitted posteriors (each row calibrated by a calibrator
+        fitted on the other folds); NaN when the method could not be fitted.
+    differences : {"log_loss", "brier"}: Interval
+        Mean ``cross-fitted - before`` per row, with its paired interval;
+        empty when the method could not be fitted.
+    accepted : bool
+        Whether it passes the verdict's rule.
+    note : str or None
+        Why it was left out, when it was.
+    """
+
+    method: str
+    log_loss: float
+    brier: float
+    ece: float
+    mce: float
+    differences: dict[str, Interval]
+    accepted: bool
+    note: str | None = None
+
+    def to_dict(self) -> dict:
+        return {
+            "method": self.method,
+            "log_loss": json_number(self.log_loss),
+            "brier": json_number(self.brier),
+            "ece": json_number(self.ece),
+            "mce": json_number(self.mce),
+            "differences": {k: v.to_dict() for k, v in self.differences.items()},
+            "accepted": bool(self.accepted),
+            "note": self.note,
+        }
+
+
+VERDICT_RULE = (
+    "a calibrator is accepted when the upper end of the {level} paired interval of its mean "
+    "cross-fitted log-loss difference (calibrated - before) is below 0 and the lower end of "
+    "its Brier score difference is not above 0; of those accepted, the lowest cross-fitted "
+    "log-loss is chosen"
+)
+
+
+def accepts(differences: Mapping[str, Interval]) -> bool:
+    """The verdict's rule (:data:`VERDICT_RULE`) on the paired differences of one method.
+
+    Log-loss first: its interval must lie below 0, so that a change within
+    the noise is never a verdict; then the Brier score must not be worse
+    beyond its interval. An interval that cannot be computed (NaN) accepts
+    nothing.
+    """
+    return rejection(differences) is None
+
+
+def rejection(differences: Mapping[str, Interval]) -> str | None:
+    """Why the rule (:func:`accepts`) refuses these differences, or None."""
+    log_loss, brier = differences["log_loss"], differences["brier"]
+    if not log_loss.upper < 0:
+        return "log-loss not lower beyond the margin"
+    if brier.lower > 0:
+        return "Brier score worse beyond the margin"
+    return None
+
+
+@dataclass
+class CalibrationVerdict:
+    """Which calibrator, if any, ``nbcli calibrate`` writes, and why.
+
+    Attributes
+    ----------
+    folds : int
+        Folds of the cross-fitting (stratified, seeded).
+    confidence : float
+        Level of the paired intervals.
+    interval_method : str
+        ``"bootstrap"`` (paired BCa) or ``"normal"`` (no resamples).
+    before : {"log_loss", "brier", "ece", "mce"}: float
+        Of the model as it stands, on the same rows.
+    candidates : list of CalibratorCandidate
+    chosen : str or None
+        The method written, or None when no candidate passes the rule.
+    """
+
+    folds: int
+    confidence: float
+    interval_method: str
+    before: dict[str, float]
+    candidates: list[CalibratorCandidate]
+    chosen: str | None
+
+    @property
+    def rule(self) -> str:
+        return VERDICT_RULE.format(level=f"{self.confidence:.4g}")
+
+    def to_dict(self) -> dict:
+        return {
+            "rule": self.rule,
+            "folds": int(self.folds),
+            "confidence": float(self.confidence),
+            "interval_method": self.interval_method,
+            "before": {k: json_number(v) for k, v in self.before.items()},
+            "candidates": [c.to_dict() for c in self.candidates],
+            "chosen": self.chosen,
+        }
+
+
 @dataclass
 class RecalibrationReport:
     """Calibration before and after fitting a calibrator, as one document.
 
     ``calibrator`` describes the fitted calibrator (e.g. method and
-    temperature) and is passed in by the caller.
+    temperature) and is passed in by the caller. ``after`` is measured on
+    the cross-fitted posteriors of that method, and ``verdict`` says whether
+    it is written.
     """
 
     schema: ClassVar[str] = RECALIBRATION_SCHEMA_NAME
@@ -505,6 +679,7 @@ class RecalibrationReport:
     calibrator: dict = field(default_factory=dict)
     inputs: dict = field(default_factory=dict)
     settings: dict = field(default_factory=dict)
+    verdict: CalibrationVerdict | None = None
 
     def threshold_values(self) -> dict:
         """Thresholds apply to the calibrated ("after") report."""
@@ -520,9 +695,10 @@ class RecalibrationReport:
                 self.schema,
                 self.inputs or self.before.inputs,
                 self.settings or self.before.settings,
-                SCHEMA_VERSION,
+                RECALIBRATION_SCHEMA_VERSION,
             ),
             "calibrator": self.calibrator,
+            "verdict": None if self.verdict is None else self.verdict.to_dict(),
             "before": self.before.to_dict(),
             "after": self.after.to_dict(),
         }

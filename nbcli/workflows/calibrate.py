@@ -20,7 +20,16 @@ from nbcli.workflows.settings import ScoreSettings
 #: Temperatures beyond these are worth a word even off the search bounds.
 _HOT, _COLD = 100.0, 0.01
 
-METHODS = ("temperature", "isotonic", "none")
+#: The calibrators --method auto chooses among, in the order they are tried.
+FITTED = ("temperature", "sigmoid", "isotonic")
+METHODS = ("auto", *FITTED, "none")
+
+#: Folds of the cross-fitting that judges a calibrator, by default.
+FOLDS = 5
+
+# Methods that fit one map per class: a class with no calibration row would
+# get a constant map, the floor, whatever the model says.
+_ONE_VS_REST = ("sigmoid", "isotonic")
 
 
 @dataclass
@@ -40,12 +49,17 @@ class CalibrationResult:
         True when temperature scaling ran to ``T -> 0`` (every calibration
         row predicted correctly): the calibrated model would predict every
         row with probability 0 or 1 and should not be written.
+    accepted : bool
+        True when the calibrator the model carries passed the verdict's rule
+        (:func:`nbcli.reports.reliability.accepts`); otherwise it is the
+        candidate with the lowest cross-fitted log-loss, for ``--allow-worse``.
     """
 
     report: Any
     model: Any
     fitted: bool
     certain: bool
+    accepted: bool = False
 
 
 def known_rows(classes, y_true) -> tuple[np.ndarray, np.ndarray]:
@@ -63,10 +77,11 @@ def calibrate(
     request: DataRequest,
     scoring: ScoreSettings | None = None,
     *,
-    method: str = "temperature",
+    method: str = "auto",
     allow_training_data: bool = False,
     reporter: Reporter | None = None,
     engine: Engine | None = None,
+    folds: int = FOLDS,
 ) -> CalibrationResult:
     """Reliability of ``model``'s posteriors on held-out ``data``, and a calibrator fitted on it.
 
@@ -84,9 +99,22 @@ def calibrate(
         ``bins``: number of confidence bins (at most the rows with labels
         the model knows), or their edges in [0, 1] (default: 10, or one per
         row when there are fewer); ``strategy``: equal-width bins
-        (``uniform``) or equal counts (``quantile``).
-    method : {"temperature", "isotonic", "none"}
-        The repair; ``none`` only measures.
+        (``uniform``) or equal counts (``quantile``; ECE and MCE only: the
+        verdict does not depend on the bins).
+    method : {"auto", "temperature", "sigmoid", "isotonic", "none"}
+        The repair; ``auto`` takes the candidate with the lowest
+        cross-fitted log-loss among those the verdict accepts; ``none``
+        only measures.
+    folds : int
+        Folds of the cross-fitting (stratified, seeded by ``seed``): each
+        row's "after" posterior comes from a calibrator fitted on the other
+        folds. Reduced, with a warning, to the number of rows when there
+        are fewer.
+
+    The verdict: each candidate's mean per-row log-loss and Brier score
+    differences (cross-fitted minus before) get paired intervals at
+    ``confidence`` (``bootstrap`` resamples; the normal interval with 0);
+    the rule is :data:`nbcli.reports.reliability.VERDICT_RULE`.
 
     Returns
     -------
@@ -137,17 +165,6 @@ def calibrate(
             f"({', '.join(str(c) for c in mf.classes.tolist()[:10])}"
             f"{', ...' if len(mf.classes) > 10 else ''}); check --target"
         )
-    if method == "isotonic":
-        absent = np.flatnonzero(np.bincount(y_idx, minlength=len(mf.classes)) == 0)
-        if absent.size:
-            names = ", ".join(repr(str(mf.classes[i])) for i in absent[:10])
-            more = f" and {absent.size - 10} more" if absent.size > 10 else ""
-            one = absent.size == 1
-            raise NbcliError(
-                f"{data}: no calibration row has the class{'' if one else 'es'} {names}{more}; "
-                f"isotonic calibration would give {'it' if one else 'them'} probability 0 on "
-                "every row. Calibrate on rows of every class, or use --method temperature"
-            )
     if bins is None:
         bins = max(1, min(10, int(rows.size)))
     elif isinstance(bins, (int, np.integer)) and bins > rows.size:
@@ -186,42 +203,219 @@ def calibrate(
         note_missing_spellings(report, data)
         return report
 
-    before = measure(raw_logp if current is None else current.transform(raw_logp))
+    before_logp = raw_logp if current is None else current.transform(raw_logp)
+    before = measure(before_logp)
     if method == "none":
         return CalibrationResult(report=before, model=mf, fitted=False, certain=False)
 
-    from nbcli.calibration import CALIBRATORS, TemperatureScaling
-
-    if rows.size < 2:
+    if rows.size < 3:
         raise NbcliError(
-            f"{data}: too few rows with labels the model knows ({rows.size}) to fit a calibrator"
+            f"{data}: too few rows with labels the model knows ({rows.size}) to fit and "
+            "cross-check a calibrator; at least 3 are needed"
         )
-    calibrator = CALIBRATORS[method]()
-    try:
-        calibrator.fit(raw_logp[rows], y_idx)
-    except ValueError as exc:
-        raise NbcliError(
-            f"{data}: cannot fit the {method} calibrator: {_data_rows(str(exc), rows)}"
-        ) from None
-    certain = isinstance(calibrator, TemperatureScaling) and _warn_about_temperature(
-        calibrator, raw_logp[rows], reporter
+    if folds < 2:
+        raise NbcliError(f"--folds {folds}: cross-fitting needs at least 2 folds")
+    if folds > rows.size:
+        reporter.warn(
+            f"--folds {folds}: only {rows.size} rows with labels the model knows in {data}; "
+            f"cross-fitting with {rows.size} folds (one row each)"
+        )
+        folds = int(rows.size)
+    settings["folds"] = folds
+    before.settings["folds"] = folds
+    verdict, best = _judge(
+        mf,
+        raw_logp,
+        before_logp,
+        rows,
+        y_idx,
+        methods=FITTED if method == "auto" else (method,),
+        explicit=method != "auto",
+        folds=folds,
+        data=data,
+        settings=settings,
+        reporter=reporter,
     )
-    after = measure(calibrator.transform(raw_logp))
+    if best is None:
+        notes = "; ".join(f"{c.method}: {c.note}" for c in verdict.candidates)
+        raise NbcliError(f"{data}: no calibrator can be fitted ({notes})")
+    chosen = verdict.chosen or best.method
+    calibrator = best.calibrator
+    certain = best.certain
+    if chosen == "temperature":
+        certain = _warn_about_temperature(calibrator, raw_logp[rows], reporter) or certain
+    after_logp = before_logp.copy()
+    after_logp[rows] = best.cross_fitted
+    after = measure(after_logp)
     info: dict[str, Any] = {
-        "method": method,
+        "method": chosen,
         "fitted_on": inputs["data"],
         "n_samples": int(rows.size),
+        "folds": folds,
+        "cross_fitted_log_loss": {
+            "before": verdict.before["log_loss"],
+            "after": next(c.log_loss for c in verdict.candidates if c.method == chosen),
+        },
         **calibrator.describe(),
     }
     report = RecalibrationReport(
-        before=before, after=after, calibrator=info, inputs=inputs, settings=settings
+        before=before,
+        after=after,
+        calibrator=info,
+        inputs=inputs,
+        settings=settings,
+        verdict=verdict,
     )
+    if verdict.chosen is None:
+        report.after.warnings.append(_refusal(verdict, method))
     reporter.advise(
-        "the 'after' figures are measured on the rows the calibrator was fitted on; "
-        "check the calibrated model on a third, untouched split with nbcli evaluate"
+        f"'after' is cross-fitted: each row calibrated by a calibrator fitted on the other "
+        f"{folds - 1} of {folds} folds of these rows; check the calibrated model on a third, "
+        "untouched split with nbcli evaluate"
     )
     mf.calibrator, mf.calibration_info = calibrator, info
-    return CalibrationResult(report=report, model=mf, fitted=True, certain=certain)
+    return CalibrationResult(
+        report=report,
+        model=mf,
+        fitted=True,
+        certain=certain,
+        accepted=verdict.chosen is not None,
+    )
+
+
+@dataclass
+class _Fit:
+    """A candidate fitted on every row, with its cross-fitted posteriors."""
+
+    method: str
+    calibrator: Any
+    cross_fitted: np.ndarray
+    certain: bool
+
+
+def _judge(
+    mf, raw_logp, before_logp, rows, y_idx, *, methods, explicit, folds, data, settings, reporter
+):
+    """The verdict on each method of ``methods``, and the fit with the lowest
+    cross-fitted log-loss (the chosen one when any is accepted)."""
+    from nbcli.calibration import CALIBRATORS, TemperatureScaling, cross_fit
+    from nbcli.reports.metrics import brier_per_row, log_loss_per_row
+    from nbcli.reports.reliability import (
+        CalibrationVerdict,
+        CalibratorCandidate,
+        paired_differences,
+        rejection,
+        reliability_diagram,
+        top_class_confidence,
+    )
+    from nbcli.resampling import stratified_folds
+
+    z = raw_logp[rows]
+    plan = stratified_folds(y_idx, folds, seed=settings["seed"])
+
+    def losses(log_proba):
+        p = np.exp(log_proba)
+        conf, correct = top_class_confidence(p, y_idx)
+        diagram = reliability_diagram(conf, correct, settings["bins"], settings["strategy"])
+        per_row = {"log_loss": log_loss_per_row(p, y_idx), "brier": brier_per_row(p, y_idx)}
+        return per_row, {
+            "log_loss": float(per_row["log_loss"].mean()),
+            "brier": float(per_row["brier"].mean()),
+            "ece": diagram.ece,
+            "mce": diagram.mce,
+        }
+
+    before_rows, before_values = losses(before_logp[rows])
+    candidates, fits = [], {}
+    nan = float("nan")
+    for method in methods:
+        note = _cannot_fit(method, mf, y_idx, data)
+        if note is None:
+            try:
+                calibrator = CALIBRATORS[method]().fit(z, y_idx)
+                cross_fitted = cross_fit(method, z, y_idx, plan)
+            except ValueError as exc:
+                note = f"cannot fit the {method} calibrator: {_data_rows(str(exc), rows)}"
+        if note is not None:
+            if explicit:
+                raise NbcliError(f"{data}: {note}")
+            reporter.warn(f"--method auto leaves out {method}: {note}")
+            candidates.append(CalibratorCandidate(method, nan, nan, nan, nan, {}, False, note))
+            continue
+        certain = (
+            isinstance(calibrator, TemperatureScaling)
+            and _temperature_bound(calibrator, z) == "lower"
+        )
+        per_row, values = losses(cross_fitted)
+        differences = paired_differences(
+            before_rows,
+            per_row,
+            n_resamples=settings["bootstrap_resamples"],
+            confidence=settings["confidence"],
+            seed=settings["seed"],
+        )
+        note = rejection(differences)
+        ok = note is None
+        if certain and not explicit:
+            ok, note = False, "every calibration row is predicted correctly, so T runs to 0"
+        candidates.append(CalibratorCandidate(method, **values, differences=differences,
+                                              accepted=ok, note=note))  # fmt: skip
+        fits[method] = _Fit(method, calibrator, cross_fitted, certain)
+    # Under auto, a certain temperature is never the one to write.
+    fitted = [
+        c for c in candidates if c.method in fits and (explicit or not fits[c.method].certain)
+    ]
+    accepted = [c for c in fitted if c.accepted]
+    pool = accepted or fitted
+    best = min(pool, key=lambda c: (c.log_loss, c.brier)) if pool else None
+    verdict = CalibrationVerdict(
+        folds=folds,
+        confidence=settings["confidence"],
+        interval_method="bootstrap" if settings["bootstrap_resamples"] > 0 else "normal",
+        before=before_values,
+        candidates=candidates,
+        chosen=best.method if accepted and best is not None else None,
+    )
+    return verdict, (fits[best.method] if best is not None else None)
+
+
+def _cannot_fit(method: str, mf, y_idx, data: str) -> str | None:
+    """Why ``method`` cannot be fitted on these rows, or None."""
+    if method not in _ONE_VS_REST:
+        return None
+    absent = np.flatnonzero(np.bincount(y_idx, minlength=len(mf.classes)) == 0)
+    if not absent.size:
+        return None
+    names = ", ".join(repr(str(mf.classes[i])) for i in absent[:10])
+    more = f" and {absent.size - 10} more" if absent.size > 10 else ""
+    one = absent.size == 1
+    return (
+        f"no calibration row has the class{'' if one else 'es'} {names}{more}; {method} "
+        f"calibration would give {'it' if one else 'them'} one fixed small probability on "
+        "every row. Calibrate on rows of every class, or use --method temperature"
+    )
+
+
+def _refusal(verdict, method: str) -> str:
+    """The warning of a verdict that accepts no calibrator."""
+    shown = []
+    for c in verdict.candidates:
+        if c.differences:
+            d = c.differences["log_loss"]
+            shown.append(
+                f"{c.method} {verdict.before['log_loss']:.4g} -> {c.log_loss:.4g} "
+                f"(difference {d.value:+.3g}, interval up to {d.upper:+.3g})"
+            )
+    which = (
+        "no calibrator improves"
+        if method == "auto"
+        else f"the {method} calibrator does not improve"
+    )
+    return (
+        f"{which} the cross-fitted log-loss beyond its margin"
+        + (f" ({'; '.join(shown)})" if shown else "")
+        + "; a calibrated model would not be written"
+    )
 
 
 def _data_rows(message: str, rows) -> str:
@@ -236,6 +430,19 @@ def _data_rows(message: str, rows) -> str:
     return re.sub(r"\brow (\d+)", data_row, message)
 
 
+def _temperature_bound(calibrator, log_proba) -> str | None:
+    """``"lower"`` or ``"upper"``: the end of its search range a fitted
+    temperature stopped at; None inside it."""
+    if not getattr(calibrator, "at_bound_", False):
+        return None
+    # The search covers [spread / 1e8, spread * 1e8] around the largest
+    # gap between a row's top log posterior and another finite one.
+    z = log_proba - log_proba.max(axis=1, keepdims=True)
+    finite = z[np.isfinite(z)]
+    spread = float(-finite.min()) if finite.size else 1.0
+    return "lower" if calibrator.temperature_ < spread else "upper"
+
+
 def _warn_about_temperature(calibrator, log_proba, reporter: Reporter) -> bool:
     """Warn when the fitted temperature is extreme or on its search bound.
 
@@ -244,14 +451,7 @@ def _warn_about_temperature(calibrator, log_proba, reporter: Reporter) -> bool:
     as ``T`` goes to 0 and the calibrated probabilities would all be 0 or 1.
     """
     t = float(calibrator.temperature_)
-    side = None
-    if getattr(calibrator, "at_bound_", False):
-        # The search covers [spread / 1e8, spread * 1e8] around the largest
-        # gap between a row's top log posterior and another finite one.
-        z = log_proba - log_proba.max(axis=1, keepdims=True)
-        finite = z[np.isfinite(z)]
-        spread = float(-finite.min()) if finite.size else 1.0
-        side = "lower" if t < spread else "upper"
+    side = _temperature_bound(calibrator, log_proba)
     if side == "upper" or (side is None and t > _HOT):
         reporter.warn(
             f"the fitted temperature is T = {t:.4g}{' (the search bound)' if side else ''}: the "

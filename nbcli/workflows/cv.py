@@ -114,7 +114,7 @@ def cross_validate(
             "memory_budget": int(folds.memory_budget),
             **request.text_record(),
         },
-        warnings=list(fs.warnings),
+        warnings=[*fs.warnings, *fs.model_warnings()],
     )
 
 

@@ -24,6 +24,7 @@ def evaluate(
     *,
     reporter: Reporter | None = None,
     engine: Engine | None = None,
+    pos_label: str | None = None,
 ) -> EvaluationReport:
     """Score the model file ``model`` on the labelled data of ``request``.
 
@@ -45,6 +46,9 @@ def evaluate(
         fewer).
     engine : Engine, optional
         Where the work runs; only the local engine exists so far.
+    pos_label : str, optional
+        The positive class of a two-class model (``--pos-label``): the one
+        average precision and the ``binary`` precision, recall and F1 are of.
 
     Returns
     -------
@@ -63,6 +67,7 @@ def evaluate(
     data, read, bins = request.path, request, figures.bins
     bootstrap, confidence, seed = figures.bootstrap, figures.confidence, figures.seed
     mf = load_model(model)
+    check_pos_label(mf.classes, pos_label, model)
     inputs = inputs_later(model=model, data=data, sha256=request.sha256)
     scores = score(mf, data, read=read, reporter=reporter, missing_option=True, posteriors=True)
     coding = check_labels_known(mf.classes, scores.y_true, model, data)
@@ -96,11 +101,25 @@ def evaluate(
         inputs=inputs(),
         settings=settings,
         coding=coding,
+        pos_label=pos_label,
     )
     if scores.n_left_out:
         report.warnings.append(left_out_warning(scores.n_left_out, n_rows))
     note_missing_spellings(report, data)
     return report
+
+
+def check_pos_label(classes, pos_label: str | None, model: str) -> None:
+    """Refuse, before any row is read, a ``--pos-label`` that is not one of
+    the two classes of the model file ``model``."""
+    from nbcli.reports.evaluation import positive_column
+
+    if pos_label is None:
+        return
+    try:
+        positive_column(list(classes), pos_label)
+    except ValueError as exc:
+        raise NbcliError(f"--pos-label {pos_label}: {model}: {exc}") from None
 
 
 def _score_named(mf, path: str, which: str, data: str, read, reporter):

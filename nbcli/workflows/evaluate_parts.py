@@ -298,13 +298,15 @@ def evaluate_parts(model: str, request, engine, scoring=None):
     from nbcli.engines.sums import POISSON_BOOTSTRAP
     from nbcli.io.modelfile import load_model
     from nbcli.reports.reliability import UNIFORM, bin_edges
-    from nbcli.workflows.parts import check_parts, expand_parts
+    from nbcli.workflows.parts import at_client, check_parts, expand_parts
     from nbcli.workflows.settings import ScoreSettings
 
     scores = scoring or ScoreSettings()
     data, parts = request.path, expand_parts(request.data)
     bootstrap, confidence, seed = scores.bootstrap, scores.confidence, scores.seed
     check_parts(parts, engine)
+    named = list(parts)
+    parts = [at_client(p, engine) for p in parts]
     # Without a count of the rows up front, the default is the usual ten bins.
     bins = 10 if scores.bins is None else scores.bins
     mf = load_model(model)
@@ -319,7 +321,7 @@ def evaluate_parts(model: str, request, engine, scoring=None):
         training_match=_matches(mf.training, total.fingerprint),
         ranking=_ranking(parts, engine, spec, total.buckets, confidence),
     )
-    report.inputs = {"model": _input(model), "data": {"path": data, "parts": list(parts)}}
+    report.inputs = {"model": _input(model), "data": {"path": data, "parts": named}}
     report.settings = {
         "bootstrap_resamples": int(bootstrap),
         "confidence": float(confidence),

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import warnings as python_warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -97,6 +98,8 @@ class FoldStatistics:
     _widths: Any = None
     _row_filter: Any = None
     _merged: dict = field(default_factory=dict)
+    #: Warnings the models gave when built, each with the folds that gave it.
+    _model_warnings: dict = field(default_factory=dict)
 
     @property
     def n_repeats(self) -> int:
@@ -211,8 +214,24 @@ class FoldStatistics:
             raise data_error(self.path, exc, self.feature_names, 0, rows=rows) from None
 
     def checked(self, categories: dict) -> None:
-        """What the whole set of fold models needs, checked once after gathering:
-        categories only some folds hold, as warnings."""
+        """What the whole set of fold models needs, checked once after gathering.
+
+        Data whose sums or squared spreads overflow float64 are refused, as
+        ``fit`` refuses them (naming the column), rather than fold models of
+        infinite statistics scored: each fold's sums, and those of all rows,
+        which bound the sums of every fold model. Categories only some folds
+        hold become warnings.
+        """
+        from types import SimpleNamespace
+
+        from nbcli.workflows.train_checks import check_finite_statistics
+
+        pieces = [s for s in self.stats[0] if s is not None] + [self.merged(0)]
+        for stats in pieces:
+            if stats is not None:
+                check_finite_statistics(
+                    self.path, SimpleNamespace(stats_=stats), self.feature_names
+                )
         self.warnings.extend(self.fold_only_categories(categories))
 
     def merged(self, repeat: int, leave_out: int | None = None):
@@ -247,15 +266,41 @@ class FoldStatistics:
             if own is not None:
                 widths = np.maximum(widths, np.broadcast_to(np.asarray(own), widths.shape))
             given["min_categories"] = widths
-        stats = self.merged(repeat, leave_out)
+        where = "all rows" if leave_out is None else f"fold {self._name(leave_out)}"
         try:
-            with np.errstate(over="ignore", invalid="ignore"):
-                return type(est).from_stats(
+            # What a model says when built (LDA's collinear directions) is
+            # collected for the report, not printed as a Python warning.
+            with (
+                np.errstate(over="ignore", invalid="ignore"),
+                python_warnings.catch_warnings(record=True) as caught,
+            ):
+                python_warnings.simplefilter("always")
+                stats = self.merged(repeat, leave_out)
+                model = type(est).from_stats(
                     stats, self.classes.copy(), given, self._n_features(stats)
                 )
         except ValueError as exc:
-            where = "all rows" if leave_out is None else f"fold {self._name(leave_out)}"
             raise NbcliError(f"{self.path}: {where}: {exc}") from None
+        for w in caught:
+            seen = self._model_warnings.setdefault(str(w.message), [])
+            if where not in seen:
+                seen.append(where)
+        return model
+
+    def model_warnings(self) -> list[str]:
+        """The warnings the models built so far gave, one line per message,
+        naming the columns and the folds (or all rows) whose model gave it."""
+        from nbcli.workflows.train import _named
+
+        lines = []
+        for message, where in self._model_warnings.items():
+            folds = [w.removeprefix("fold ") for w in where if w.startswith("fold ")]
+            places = [w for w in where if not w.startswith("fold ")]
+            if folds:
+                places.insert(0, ("folds " if len(folds) > 1 else "fold ") + ", ".join(folds))
+            named = _named(message, self.feature_names)
+            lines.append(f"{self.path}: {'; '.join(places)}: {named}")
+        return lines
 
     def _n_features(self, stats) -> int:
         """The width of the fold models' input."""

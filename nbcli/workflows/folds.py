@@ -16,6 +16,7 @@ import numpy as np
 
 from nbcli.errors import NbcliError
 from nbcli.io.cells import as_text, label_codes, text_array
+from nbcli.io.limits import check_statistics_size
 from nbcli.workflows.engine import Reporter
 from nbcli.workflows.fold_statistics import FoldStatistics, TermRows, TextFoldStatistics
 from nbcli.workflows.settings import MEMORY_BUDGET, FoldSettings
@@ -112,6 +113,9 @@ def collect_fold_statistics(
     names = list(stream.feature_names)
     # Models that lay out their columns by type (mixed) read the width from here.
     estimator.n_features_in_ = len(names)
+    # Every fold's statistics are held at once, beside those of all rows.
+    copies = (1 if fold_column is not None else folds.n_folds * folds.n_repeats) + 1
+    check_statistics_size(data, estimator, len(names), copies=copies)
     fp = TrainingFingerprint(legacy=False) if fingerprint else None
     terms = {} if text is None else {c: TermRows(text.options()) for c in words_of}
     ys, kept = [], []
@@ -173,6 +177,7 @@ def collect_fold_statistics(
                 unseen=unseen,
                 na_values=request.na_values,
                 row_counts=row_counts,
+                na_labels=request.na_labels,
             ),
         )
     else:
@@ -182,6 +187,9 @@ def collect_fold_statistics(
             _stream=stream,
             _row_filter=lambda: partial(RowCounts().filter, missing=missing),
         )
+        if request.na_labels:
+            # A model file of all rows (tune) reads evaluate's labels alike.
+            fs.training["na_labels"] = [str(v) for v in request.na_labels]
     if early is not None:
         fold_values = as_text(np.concatenate([k[early.column] for k in kept]))
         fs.stats = [early.final(fs, raw_classes, position, fold_values)]

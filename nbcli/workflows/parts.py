@@ -70,6 +70,19 @@ def expand_parts(patterns: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+def at_client(part: Any, engine) -> Any:
+    """``part`` (a path, or a tuple of paths) with relative paths made absolute
+    here, at the client, for an engine whose workers run elsewhere: a worker
+    would resolve a relative path in its own working directory."""
+    if engine.name == "local":
+        return part
+    if isinstance(part, tuple):
+        return tuple(at_client(p, engine) for p in part)
+    if isinstance(part, str) and part != "-" and "://" not in part:
+        return os.path.abspath(part)
+    return part
+
+
 def check_parts(parts: Sequence[str], engine) -> None:
     """Refuse stdin as a part: a part is opened where its task runs.
 
@@ -125,6 +138,15 @@ class PartTraining:
     def knowing(self, categories: dict) -> PartTraining:
         """This task reading with ``categories`` known."""
         return replace(self, request=self.request.reading(categories=categories))
+
+    def deciding(self, kinds: dict, column_types: dict | None) -> PartTraining:
+        """This task reading every part with the column ``kinds`` (and the mixed
+        model's ``column_types``) the first part decided."""
+        request = self.request.reading(
+            kinds={**self.request.kinds, **kinds},
+            column_types=column_types or self.request.column_types,
+        )
+        return replace(self, request=request)
 
     def stream(self, path: str):
         """The reader of one part: :func:`nbcli.workflows.train.training_stream`."""
@@ -318,6 +340,50 @@ def _columns_differ(first: PartFit, other: PartFit) -> str:
     )
 
 
+@dataclass(frozen=True)
+class _Plan:
+    """Per feature column, the kind (and the mixed model's column type) the
+    first part holding a value of it decides; ``undecided``: columns no part
+    so far held a value of in its first rows."""
+
+    kinds: dict
+    column_types: dict | None
+    undecided: frozenset
+
+    def merge(self, other: _Plan) -> _Plan:
+        take = [c for c in self.undecided if c not in other.undecided]
+        kinds = {**self.kinds, **{c: other.kinds[c] for c in take if c in other.kinds}}
+        types = self.column_types
+        if types is not None and other.column_types is not None:
+            types = {**types, **{c: other.column_types[c] for c in take if c in other.column_types}}
+        return _Plan(kinds, types, self.undecided & other.undecided)
+
+
+def plan_part(index: int, part: str, spec: PartTraining) -> _Plan:
+    """The column kinds (and the mixed model's column types) that ``part``'s
+    first rows decide. Merged in part order, the first part that holds a value
+    of a column decides it for every part, as a one-file read decides from its
+    first rows."""
+    from nbcli.io.profile import EMPTY
+    from nbcli.workflows.tables import apply_column_types
+
+    stream = spec.stream(part)
+    plan = stream.plan
+    est = type(spec.estimator)(**spec.estimator.get_params())
+    apply_column_types(est, plan, spec.column_types, spec.missing, spec.unseen)
+    types = est.get_params().get("column_types")
+    kinds = {c: plan.kind(c) for c in plan.features if c in plan.matrix}
+    given = set(spec.column_types)
+    undecided = frozenset(
+        c
+        for c in kinds
+        if c not in given and getattr(plan.profiles.get(c), "value_type", None) == EMPTY
+    )
+    return _Plan(
+        kinds, None if types is None else dict(zip(plan.matrix, map(str, types))), undecided
+    )
+
+
 def fit_part(index: int, part: str, spec: PartTraining) -> PartFit:
     """The :class:`PartFit` of one part file, read where this task runs.
 
@@ -348,7 +414,7 @@ def _read_part(part: str, spec: PartTraining, *, fit: bool):
     fp = RowHashFingerprint()
     est = type(spec.estimator)(**spec.estimator.get_params())
     # As a one-file fit: the mixed model's column types from this part's plan.
-    apply_column_types(est, stream.plan, dict(spec.column_types or {}), spec.missing, spec.unseen)
+    apply_column_types(est, stream.plan, spec.column_types, spec.missing, spec.unseen)
     # The rows a one-file fit skips (no label) or drops (a missing cell under
     # "drop"), skipped here, before the fingerprint and the statistics see them.
     counts = RowCounts()
@@ -467,7 +533,13 @@ def train_parts(estimator, request, engine, *, priors_by_label=None):
     started = time.perf_counter()
     missing = getattr(estimator, "missing", "error")
     spec = PartTraining(type(estimator)(**estimator.get_params()), request.reading(missing=missing))
+    parts = [at_client(p, engine) for p in parts]
     try:
+        if "categorical" in type(estimator).feature_kinds and text is None:
+            # Kinds decided once, for every part, from the first rows of the
+            # first part that holds a value of each column (its planning sample).
+            first: _Plan = engine.sum_over_parts(list(parts), plan_part, spec)
+            spec = spec.deciding(first.kinds, first.column_types)
         total: PartFit = engine.sum_over_parts(list(parts), fit_part, spec)
     except ValueError as exc:
         raise NbcliError(f"{data}: {exc}") from None

@@ -257,15 +257,16 @@ class _Batch:
 
 def _predict_staged(model, in_path: str, out_path: str, options: tuple, batch: _Batch):
     """:func:`_predict_one` for a thread of a local batch: the output is staged
-    in ``batch`` (the caller replaces the targets once every file is done)."""
+    in ``batch`` (the caller replaces the targets once every file is done).
+    None when the batch stopped before the file was done."""
     with batch.task():
         if batch.cancelled.is_set() or interrupts.stopping():
-            return in_path, 0, None, False
+            return None
         try:
             with staging(batch.staged):
                 return _predict_one(model, in_path, out_path, options)
         except interrupts.Stopped:
-            return in_path, 0, None, False
+            return None
 
 
 def _regular_file(path) -> bool:
@@ -394,16 +395,22 @@ def predict_batch(
         force=force,
     )
     if engine.name == "dask":
+        from nbcli.workflows.parts import at_client
+
         try:
             outcomes = engine.map_write(
-                [(p, targets[p]) for p in inputs], _predict_part, (mf, options)
+                [at_client((p, targets[p]), engine) for p in inputs], _predict_part, (mf, options)
             )
         except BaseException:
             # Interrupted (Ctrl-C, SIGTERM): the workers are not waited for,
             # so their unfinished temporary files are removed here.
             _remove_temporaries(targets.values())
             raise
-        results = [o.value if o.ok else (o.part[0], 0, o.error, False) for o in outcomes]
+        # The engine sent absolute paths; the report names the inputs as given.
+        results = [
+            (inputs[o.index], *o.value[1:]) if o.ok else (inputs[o.index], 0, o.error, False)
+            for o in outcomes
+        ]
     else:
         # Importing polars takes SIGINT over, which nbcli undoes in the main
         # thread only (nbcli.interrupts): so it is imported here, before the threads.
@@ -417,11 +424,16 @@ def predict_batch(
         batch = _Batch()
         tasks = [(model_path, p, targets[p], options, batch) for p in inputs]
         try:
-            results = list(
-                reporter.progress(
-                    local.map(_predict_staged, tasks, jobs=jobs), "scoring files", total=len(inputs)
-                )
-            )
+            results = []
+            scored = local.map(_predict_staged, tasks, jobs=jobs)
+            for result in reporter.progress(scored, "scoring files", total=len(inputs)):
+                # An interruption a finalizer swallowed stops the batch here.
+                interrupts.checkpoint()
+                results.append(result)
+            interrupts.checkpoint()
+            if any(result is None for result in results):
+                # A file was stopped, so the command was interrupted.
+                raise KeyboardInterrupt
             # Every output replaces its earlier one at the end, together: an
             # interrupted batch leaves the folder as it was.
             commit_staged(batch.staged)

@@ -156,7 +156,11 @@ def split(
     )
     source = Source(data)
     opts = DataRequest(
-        target=request.target, x_key=request.x_key, y_key=request.y_key, skip_missing_labels=True
+        target=request.target,
+        x_key=request.x_key,
+        y_key=request.y_key,
+        skip_missing_labels=True,
+        na_labels=request.na_labels,
     )
     if source.format == "csv":
         fmt: _Format = _Csv(source, delimiter)

@@ -366,4 +366,6 @@ def read_options_for(
         "kinds": {name: CATEGORICAL for name in categories},
         "categories": categories,
         "na_values": None if na_values is None else tuple(str(v) for v in na_values),
+        # Label texts read as a missing label at fit (--na-labels), read so here too.
+        "na_labels": tuple(str(v) for v in training.get("na_labels") or ()),
     }

@@ -267,7 +267,9 @@ def train(
         For unreadable or invalid data, a single class, or a class with
         fewer samples than the model needs (``min_samples_per_class``).
     """
+    from nbcli.io.cells import label_codes
     from nbcli.io.fingerprint import TrainingFingerprint
+    from nbcli.io.limits import check_statistics_size
     from nbcli.workflows.blocks import (
         check_blocks,
         check_text_columns,
@@ -294,6 +296,8 @@ def train(
     check_text_columns(path, request.text_columns, stream)
     warnings: list[str] = list(stream.plan.warnings)
     apply_column_types(estimator, stream.plan, column_types, missing, unseen)
+    check_statistics_size(path, estimator, len(stream.feature_names))
+    classes_seen: set = set()
     text_terms_beside_table(estimator, request, stream.plan)
     counts_of_rows = RowCounts()
     fp = TrainingFingerprint(legacy=False)
@@ -317,6 +321,16 @@ def train(
             state.hold(ds, counts_of_rows.read, stream.whole_rows)
             if ds.X.shape[0] == 0:
                 continue
+            # Statistics grow with the classes (and categories) met: refused
+            # before the chunk that would take them past the limit.
+            classes_seen.update(label_codes(ds.y)[0].tolist())
+            check_statistics_size(
+                path,
+                estimator,
+                ds.X.shape[1],
+                max(2, len(classes_seen)),
+                dims={"S": sum(len(v) for v in stream.categories.values())},
+            )
             fp.update(fingerprint_columns(ds.X, ds.words, request.text_columns), ds.y)
             state.offset = state.rows
             state.kept = counts_of_rows.kept_rows
@@ -365,6 +379,7 @@ def train(
             unseen=unseen,
             na_values=na_values,
             row_counts=counts_of_rows,
+            na_labels=request.na_labels,
         ),
     )
 
@@ -385,6 +400,8 @@ class TableFacts:
         Cell texts read as missing, when not the default.
     row_counts : RowCounts
         Rows used, skipped for a missing label, dropped for a missing cell.
+    na_labels : tuple of str
+        Label texts read as a missing label (``--na-labels``).
     """
 
     plan: Any
@@ -393,6 +410,7 @@ class TableFacts:
     unseen: str
     na_values: Any = None
     row_counts: Any = None
+    na_labels: tuple = ()
 
 
 @dataclass
@@ -578,6 +596,8 @@ def finish_training(
         training["unseen"] = tables.unseen
         if tables.na_values is not None:
             training["na_values"] = [str(v) for v in tables.na_values]
+        if tables.na_labels:
+            training["na_labels"] = [str(v) for v in tables.na_labels]
     mf = ModelFile(
         model=estimator,
         feature_names=list(feature_names),

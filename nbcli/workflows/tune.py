@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from nbcli.errors import NbcliError
+from nbcli.io.limits import MAX_GRID
 from nbcli.workflows.engine import Reporter
 from nbcli.workflows.folds import collect_fold_statistics
 from nbcli.workflows.inputs import inputs_of
@@ -27,10 +28,6 @@ if TYPE_CHECKING:
     from nbcli.io.request import DataRequest
     from nbcli.models import BayesClassifier
     from nbcli.reports.tuning import TuningReport
-
-NOT_FROM_STATISTICS = frozenset({"binarize"})
-"""Hyperparameters applied while statistics are gathered (Bernoulli's threshold
-turns values into counts): a search over them would need the data again."""
 
 OUT_OF_FOLD_BUDGET = 512 << 20
 """Bytes of out-of-fold posteriors held at once; more combinations take more passes
@@ -57,6 +54,10 @@ def parse_values(text: str, where: str, parse=None) -> list:
             bounds, _, count = rest.partition(":")
             lo_text, dots, hi_text = bounds.partition("..")
             lo, hi, n = float(lo_text), float(hi_text), int(count)
+            if n > MAX_GRID:
+                raise NbcliError(
+                    f"{where} {text!r}: {n:,} values; a grid holds at most {MAX_GRID:,} settings"
+                )
             if not dots or n < 1 or not (math.isfinite(lo) and math.isfinite(hi)):
                 raise ValueError
         except ValueError:
@@ -99,8 +100,21 @@ def _log_points(lo: float, hi: float, n: int) -> list[float]:
     return out
 
 
+def check_grid_size(grid: dict[str, list]) -> None:
+    """Refuse a grid of more than :data:`~nbcli.io.limits.MAX_GRID` settings
+    (the product of its value lists), before any is tried."""
+    size = math.prod(len(v) for v in grid.values())
+    if size > MAX_GRID:
+        shape = " x ".join(f"{len(v):,} {name}" for name, v in grid.items())
+        raise NbcliError(
+            f"the grid has {size:,} settings ({shape}); a grid holds at most {MAX_GRID:,}: "
+            "give fewer values"
+        )
+
+
 def combinations(grid: dict[str, list]) -> list[dict]:
     """Every combination of ``grid``, the first name varying slowest (the order given)."""
+    check_grid_size(grid)
     names = list(grid)
     return [dict(zip(names, values)) for values in itertools.product(*grid.values())]
 
@@ -112,7 +126,7 @@ def check_grid(estimator: BayesClassifier, grid: dict[str, list]) -> None:
     if not grid:
         raise NbcliError(
             f"nothing to search: give values of a hyperparameter of the {estimator.name} model "
-            f"({', '.join(s for s in specs if s not in NOT_FROM_STATISTICS)})"
+            f"({', '.join(s.name for s in specs.values() if not s.shapes_statistics)})"
         )
     for name, values in grid.items():
         if name not in specs:
@@ -120,7 +134,7 @@ def check_grid(estimator: BayesClassifier, grid: dict[str, list]) -> None:
                 f"{name} is not a hyperparameter of the {estimator.name} model "
                 f"(it takes {', '.join(sorted(specs))})"
             )
-        if name in NOT_FROM_STATISTICS:
+        if specs[name].shapes_statistics:
             raise NbcliError(
                 f"{name} shapes the statistics themselves, so it cannot be searched on "
                 "one pass over the data; fit one model per value instead"
@@ -251,6 +265,7 @@ def tune(
                 seed=seed,
             )
             results.append(SearchResult(shown, {k: figures[k] for k in keys}))
+    warnings.extend(fs.model_warnings())
     values = [r.metrics[metric].value for r in results]
     index = best_index(values, metric)
     if index is None:
