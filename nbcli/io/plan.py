@@ -59,7 +59,6 @@ _TARGET_NAMES = ("label", "target", "class", "y")
 
 
 @dataclass(frozen=True)
-@dataclass(frozen=True)
 class ColumnPlan:
     """Which columns play which part, and the kind of each feature.
 
