@@ -225,10 +225,7 @@ def calibrate(
     before.settings["folds"] = folds
     verdict, best = _judge(
         mf,
-        raw_logp,
-        before_logp,
-        rows,
-        y_idx,
+        (raw_logp, before_logp, rows, y_idx),
         methods=FITTED if method == "auto" else (method,),
         explicit=method != "auto",
         folds=folds,
@@ -293,11 +290,11 @@ class _Fit:
     certain: bool
 
 
-def _judge(
-    mf, raw_logp, before_logp, rows, y_idx, *, methods, explicit, folds, data, settings, reporter
-):
+def _judge(mf, scored: tuple, *, methods, explicit, folds, data, settings, reporter):
     """The verdict on each method of ``methods``, and the fit with the lowest
-    cross-fitted log-loss (the chosen one when any is accepted)."""
+    cross-fitted log-loss (the chosen one when any is accepted); ``scored`` is
+    ``(raw_logp, before_logp, rows, y_idx)`` of the rows with known labels."""
+    raw_logp, before_logp, rows, y_idx = scored
     from nbcli.calibration import CALIBRATORS, TemperatureScaling, cross_fit
     from nbcli.reports.metrics import brier_per_row, log_loss_per_row
     from nbcli.reports.reliability import (
