@@ -320,20 +320,25 @@ def test_calibrators_are_written_only_when_they_beat_the_model_on_unseen_rows(tm
             SAMPLE / f"{n}_calib.csv",
             SAMPLE / f"{n}_test.csv",
             "label",
-            ["gaussian"],
+            ["gaussian", "lda"] if n == "digits" else ["gaussian"],
         )  # fmt: skip
         for n in ("iris", "wine", "breast_cancer", "digits")
     ] + _public_sets(tmp_path)
     written = refused = 0
     for name, train, calib, test, target, models in sets:
         for model_type in models:
-            model = _fit(tmp_path, name, train, "-m", model_type, "-t", target)
+            model = _fit(tmp_path, f"{name}-{model_type}", train, "-m", model_type, "-t", target)
             p0, y = _probabilities(tmp_path, model, test, target)
             for method in ("auto", "temperature", "sigmoid", "isotonic"):
                 out = tmp_path / f"{name}-{method}.npz"
                 run, doc = _calibrate(model, calib, "-t", target, "--method", method, "-o", out,
                                       "--seed", "0")  # fmt: skip
                 what = (name, model_type, method)
+                if not out.exists() and run.returncode == 2:
+                    # A temperature fitted on rows without an error runs to 0.
+                    assert method == "temperature" and "has no errors" in run.stderr, what
+                    refused += 1
+                    continue
                 verdict = doc["verdict"]
                 chosen = next(
                     (c for c in verdict["candidates"] if c["method"] == verdict["chosen"]), None

@@ -12,6 +12,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.conftest import assert_one_error_line, nbcli_in_process
 
@@ -189,3 +191,40 @@ def _fit_to(tmp_path, name, data, model):
     run = nbcli_in_process("fit", "-m", model, "-d", data, "--target", "label", "-o", out, "-q")
     assert run.returncode == 0, run.stderr
     return out
+
+
+@settings(max_examples=5, deadline=None)
+@given(cuts=st.lists(st.integers(1, 343), max_size=4, unique=True), chunk=st.integers(5, 400))
+def test_any_split_gives_the_statistics_of_one_file(tmp_path_factory, cuts, chunk):
+    from palmerpenguins import load_penguins
+
+    from nbcli.engines.local import LocalEngine
+    from nbcli.models import MixedNB
+    from nbcli.workflows.parts import train_parts
+    from nbcli.workflows.train import train
+
+    frame = load_penguins().sample(frac=1.0, random_state=11).reset_index(drop=True)
+    tmp_path = tmp_path_factory.mktemp("split")
+    one = tmp_path / "one.csv"
+    frame.to_csv(one, index=False)
+    folder = _split(frame, tmp_path / "parts", sorted(cuts))
+    parts = sorted(str(p) for p in folder.iterdir())
+    from nbcli.io.request import DataRequest
+
+    whole = train(
+        MixedNB(missing="ignore"),
+        DataRequest.of(str(one), target="species", chunk_size=chunk, missing="ignore"),
+    ).model_file
+    split = train_parts(
+        MixedNB(missing="ignore"),
+        DataRequest.of(parts, target="species", chunk_size=chunk),
+        LocalEngine(),
+    ).model_file
+    assert split.columns == whole.columns
+    assert split.training["fingerprint"] == whole.training["fingerprint"]
+    a, b = whole.model.stats_, split.model.stats_
+    np.testing.assert_array_equal(b.category_count, a.category_count)  # whole numbers
+    np.testing.assert_array_equal(b.class_count, a.class_count)
+    mean_a, mean_b = a.gaussian_shift + a.gaussian_offset, b.gaussian_shift + b.gaussian_offset
+    np.testing.assert_allclose(mean_b, mean_a, rtol=1e-13)
+    np.testing.assert_allclose(b.gaussian_m2, a.gaussian_m2, rtol=1e-11)

@@ -115,7 +115,7 @@ def _read(path, **options):
     assert np.all(np.isfinite(ds.X))
     assert len(ds.feature_names) == ds.X.shape[1] == len(set(ds.feature_names))
     if ds.y is not None:
-        assert ds.y.shape == (ds.X.shape[0],) and ds.y.dtype.kind in "biuU"
+        assert ds.y.shape == (ds.X.shape[0],) and ds.y.dtype.kind in "biuUO"
     return ds
 
 

@@ -304,3 +304,36 @@ def test_readme_states_every_limit():
     assert f"{limits.MAX_GRID:,} settings" in row("grid")
     meta = row("metadata")
     assert f"{MAX_METADATA_CHARS:,}" in meta and f"{limits.MAX_METADATA_TEXT:,} characters" in meta
+
+
+@pytest.mark.parametrize("command", ["fit", "cv"])
+def test_many_classes_times_many_categories_are_refused_before_their_counts(tmp_path, command):
+    # About 15,000 classes x 15,000 categories: 1.7 GiB of counts for one model.
+    rng = np.random.default_rng(3)
+    n = 60_000
+    cells, labels = rng.integers(0, 15_000, n), rng.integers(0, 15_000, n)
+    rows = "".join(f"v{c},k{y}\n" for c, y in zip(cells, labels))
+    (tmp_path / "many.csv").write_text("c,label\n" + rows, encoding="utf-8")
+    args = ["-m", "categorical", "-d", "many.csv", "--column", "c=categorical", "--target", "label"]
+    args += ["-o", "m.npz"] if command == "fit" else ["-k", "3"]
+    code, peak, err = peak_of(command, *args, "--quiet", cwd=tmp_path)
+    assert code == 2 and err.count("error:") == 1, err
+    assert "categories" in err and "GiB, over the limit of 1 GiB" in err, err
+    assert peak < PEAK_LIMIT_BYTES
+
+
+def test_npz_text_wider_than_its_limit_is_refused_before_it_is_decompressed(tmp_path):
+    from nbcli.io.limits import MAX_NPZ_TEXT_BYTES
+
+    n = 20_000
+    y = np.array(["a", "b"] * (n // 2), dtype="<U5000")  # 400 MB decompressed
+    y[::1000] = "x" * 5000
+    assert y.nbytes > MAX_NPZ_TEXT_BYTES
+    np.savez_compressed(tmp_path / "wide.npz", X=np.zeros((n, 2)), y=y)
+    assert (tmp_path / "wide.npz").stat().st_size < 2e6
+    code, peak, err = peak_of(
+        "fit", "-m", "gaussian", "-d", "wide.npz", "-o", "m.npz", "--quiet", cwd=tmp_path
+    )
+    assert code == 2 and err.count("error:") == 1, err
+    assert "array 'y'" in err and "20,000 bytes an entry" in err and "256 MB" in err, err
+    assert peak < y.nbytes

@@ -384,3 +384,28 @@ def _offset_of_row(data: bytes, k: int) -> int:
 def _insert_row(data: bytes, k: int, row: bytes) -> bytes:
     cut = _offset_of_row(data, k)
     return data[:cut] + row + data[cut:]
+
+
+def test_spellings_met_after_the_planning_sample_are_warned_about_after_the_read(tmp_path):
+    from nbcli.io.profile import SAMPLE_ROWS
+
+    n = SAMPLE_ROWS + 20
+    labels = ["tea" if i % 2 else NFC for i in range(n)]
+    labels[-3] = NFD  # only after the planning sample
+    cats = ["x" if i % 3 else NFD for i in range(n)]
+    cats[-2] = NFC
+    path = tmp_path / "late.csv"
+    path.write_text(
+        "v,c,label\n" + "".join(f"{i % 7},{c},{t}\n" for i, (c, t) in enumerate(zip(cats, labels))),
+        "utf-8",
+    )
+    model = tmp_path / "m.nbm"
+    fit = nbcli_in_process("fit", "-m", "mixed", "-d", path, "-o", model)
+    assert fit.returncode == 0, fit.stderr
+    merged = [w for w in fit.stderr.splitlines() if "several Unicode forms" in w]
+    assert len(merged) == 2
+    assert "'label'" in merged[0] and "one class" in merged[0]
+    assert "'c'" in merged[1] and "one category" in merged[1]
+    from nbcli.io.modelfile import load_model
+
+    assert sorted(load_model(model).model.classes_.tolist()) == sorted([NFC, "tea"])

@@ -21,7 +21,7 @@ import unicodedata
 
 import numpy as np
 
-from nbcli.io.cells import nfc
+from nbcli.io.cells import nfc, note_spellings
 from nbcli.io.messages import fail, missing_mark
 
 __all__ = ["Categories"]
@@ -59,6 +59,9 @@ class Categories:
         self.frozen = frozen
         self.unseen = unseen
         self.n_unseen = 0
+        #: At fit, the non-ASCII spellings met, by their normal form (see
+        #: :func:`nbcli.io.cells.note_spellings`).
+        self.spellings: dict[str, set[str]] = {}
         # Chunks are read one at a time, but the reader thread and the caller
         # may both look at the table.
         self._lock = threading.Lock()
@@ -87,6 +90,8 @@ class Categories:
         """
         import polars as pl
 
+        if not self.frozen:
+            note_spellings(self.spellings, _as_text(column))
         declared = []
         if not self.frozen and isinstance(column.dtype, pl.Enum):
             # A column that declares its categories (a Parquet Enum) keeps

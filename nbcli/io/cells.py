@@ -37,6 +37,8 @@ __all__ = [
     "nfc",
     "nfc_array",
     "spelling_merges",
+    "note_spellings",
+    "merged_spellings",
     "unread_counts",
     "utf8",
 ]
@@ -298,6 +300,26 @@ def nfc_array(values: np.ndarray) -> np.ndarray:
     return text_array(normal)[codes]
 
 
+def note_spellings(groups: dict, column) -> None:
+    """Add the distinct non-ASCII texts of a polars String column (spaces
+    stripped) to ``groups`` (``{NFC text: {spellings}}``), for
+    :func:`merged_spellings` once the file is read. ASCII text is its own
+    normal form, so only the few other texts are looked at."""
+    import polars as pl
+
+    if column.dtype != pl.String:
+        return
+    text = column.drop_nulls().str.strip_chars()
+    wide = text.filter(text.str.len_bytes() != text.str.len_chars()).unique().to_list()
+    for raw, normal in zip(wide, nfc(wide)):
+        groups.setdefault(normal, set()).add(raw)
+
+
+def merged_spellings(groups: dict) -> list[tuple[str, ...]]:
+    """The groups of :func:`note_spellings` with more than one spelling, sorted."""
+    return sorted(tuple(sorted(g)) for g in groups.values() if len(g) > 1)
+
+
 def spelling_merges(column) -> list[tuple[str, ...]]:
     """Groups of distinct texts of a polars String column (spaces stripped)
     that are one text in normal form C, each sorted; [] when none."""
@@ -321,7 +343,8 @@ def typed_labels(values: np.ndarray, display: str, name: str, row_offset: int) -
     if kind in "biu":
         return values
     if kind == "U":
-        return nfc_array(values)
+        # As CSV labels are: one shared string per distinct label, in NFC.
+        return nfc_array(as_text(values))
     if kind == "S":
         return nfc_array(utf8(values, display, f"labels in {name}"))
     if kind == "O":

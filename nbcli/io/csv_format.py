@@ -24,7 +24,14 @@ from typing import Any, BinaryIO
 import numpy as np
 
 from nbcli.errors import NbcliError
-from nbcli.io.cells import features_of, missing_labels, na_texts, text_labels, without_na_labels
+from nbcli.io.cells import (
+    features_of,
+    missing_labels,
+    na_texts,
+    note_spellings,
+    text_labels,
+    without_na_labels,
+)
 from nbcli.io.csv_quotes import check_quotes
 from nbcli.io.limits import MAX_NAME_CHARS, check_names
 from nbcli.io.messages import (
@@ -272,6 +279,7 @@ class CsvReader(TableReader):
                 raise hint from None
             raise
         self._names = _private_names(self.header.columns)
+        self.label_spellings = {}
         self.opts = opts
         self.plan, self.encoders = finish_plan(self.plan, opts, display, self._planning_sample)
         cut = _cut_short(source, self.header)
@@ -481,6 +489,8 @@ class CsvReader(TableReader):
         y, label_error, y_missing = None, None, None
         if plan.target is not None and self.read_target:
             labels = without_na_labels(frame.get_column(plan.target), self.opts.na_labels)
+            if self.opts.infer:
+                note_spellings(self.label_spellings, labels)
             skip = self.opts.skip_missing_labels
             if skip:
                 y_missing = missing_labels(labels)

@@ -292,6 +292,14 @@ class DatasetStream:
         """The categories of each categorical feature, as read so far."""
         return {name: list(t.values) for name, t in self._reader.encoders.items()}
 
+    def spelling_warnings(self) -> list[str]:
+        """After a full read at fit: labels and categories met in several
+        Unicode forms beyond what the plan warned about (see
+        :func:`nbcli.io.readers.read_spelling_warnings`)."""
+        from nbcli.io.readers import read_spelling_warnings
+
+        return read_spelling_warnings(self._reader)
+
     @property
     def unseen(self) -> dict[str, int]:
         """Cells per categorical feature given the unseen code so far, and per

@@ -22,6 +22,7 @@ __all__ = [
     "MAX_CHUNK_ROWS",
     "STATISTICS_BYTES",
     "MAX_METADATA_TEXT",
+    "MAX_NPZ_TEXT_BYTES",
     "check_names",
     "check_statistics_size",
 ]
@@ -39,6 +40,8 @@ MAX_GRID = 10_000
 MAX_CHUNK_ROWS = 10_000_000
 #: Bytes the per-class statistics of one model may take (1 GiB).
 STATISTICS_BYTES = 1 << 30
+#: Bytes of one fixed-width text array of an NPZ data file, decompressed.
+MAX_NPZ_TEXT_BYTES = 256 << 20
 #: Characters of one text of a model file's metadata shown by ``inspect``.
 MAX_METADATA_TEXT = 1_000
 
@@ -93,6 +96,8 @@ def check_statistics_size(
     if need <= STATISTICS_BYTES:
         return
     what = f"{n_classes:,} classes of {n_features:,} features"
+    if (dims or {}).get("S"):
+        what += f" ({dims['S']:,} categories)"
     if copies > 1:
         what += f", {copies} fold models"
     raise NbcliError(

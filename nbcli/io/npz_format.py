@@ -218,7 +218,10 @@ def _npz_columns(
 
 def read_member(archive, key: str, display: str):
     """Array ``key`` of an open ``np.load`` archive, or a one-line error: object
-    arrays (pickled data) are refused by name, a damaged member as damaged."""
+    arrays (pickled data) are refused by name, a damaged member as damaged,
+    and fixed-width text beyond :data:`~nbcli.io.limits.MAX_NPZ_TEXT_BYTES`
+    (a few long strings make every row as wide) before it is decompressed."""
+    _check_text_width(archive, key, display)
     try:
         return archive[key]
     except ValueError as exc:
@@ -232,3 +235,30 @@ def read_member(archive, key: str, display: str):
         raise fail(display, f"is not a valid .npz archive (array '{key}' is damaged)") from exc
     except Exception as exc:  # damaged members raise zipfile, zlib, parser errors
         raise fail(display, f"is not a valid .npz archive (array '{key}' is damaged)") from exc
+
+
+def _check_text_width(archive, key: str, display: str) -> None:
+    """Refuse a member of fixed-width text larger than the limit, from its header."""
+    from nbcli.io.limits import MAX_NPZ_TEXT_BYTES
+
+    try:
+        with archive.zip.open(f"{key}.npy") as member:
+            version = np.lib.format.read_magic(member)
+            read = (
+                np.lib.format.read_array_header_1_0
+                if version == (1, 0)
+                else np.lib.format.read_array_header_2_0
+            )
+            shape, _, dtype = read(member)
+    except Exception:  # not a plain .npy member: read_member words the problem
+        return
+    if dtype.kind not in "US":
+        return
+    n = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    if n > MAX_NPZ_TEXT_BYTES:
+        raise fail(
+            display,
+            f"array '{key}' is fixed-width text of {dtype.itemsize:,} bytes an entry "
+            f"({n / 2**30:,.1f} GiB decompressed, over the limit of "
+            f"{MAX_NPZ_TEXT_BYTES >> 20} MB); store labels as integer codes or shorter strings",
+        )

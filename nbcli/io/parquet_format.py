@@ -16,7 +16,14 @@ from collections.abc import Iterator
 import numpy as np
 
 from nbcli.errors import NbcliError
-from nbcli.io.cells import features_of, missing_labels, na_texts, typed_labels, without_na_labels
+from nbcli.io.cells import (
+    features_of,
+    missing_labels,
+    na_texts,
+    note_spellings,
+    typed_labels,
+    without_na_labels,
+)
 from nbcli.io.messages import error_from_exception, fail, interruption_in, quote_names
 from nbcli.io.plan import ColumnPlan, plan_columns
 from nbcli.io.profile import SAMPLE_ROWS
@@ -100,6 +107,7 @@ class ParquetReader(TableReader):
         if declared:
             self.plan = dataclasses.replace(self.plan, declared_index=declared)
         self.plan, self.encoders = finish_plan(self.plan, opts, display, lambda: self._sample(lazy))
+        self.label_spellings = {}
 
     @property
     def _columns(self) -> list[str]:
@@ -166,6 +174,8 @@ class ParquetReader(TableReader):
                 if column.dtype in (pl.Categorical, pl.Enum):
                     column = column.cast(pl.String)
                 column = without_na_labels(column, self.opts.na_labels)
+                if self.opts.infer:
+                    note_spellings(self.label_spellings, column)
                 if column.dtype == pl.String:
                     values = np.asarray(column.to_list(), dtype=object)
                 else:

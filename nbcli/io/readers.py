@@ -109,6 +109,8 @@ class TableReader(abc.ABC):
     #: needs the labels alone (``split``) sets it False, and each chunk's
     #: ``X`` then has no columns.
     read_features: bool = True
+    #: At fit, the non-ASCII spellings of the labels met, by their normal form.
+    label_spellings: dict[str, set[str]]
 
     @abc.abstractmethod
     def __init__(self, source: Source, opts: DataRequest, delimiter: str | None = None): ...
@@ -183,6 +185,38 @@ def finish_plan(
     return plan, encoders
 
 
+def spelling_warning(display: str, name: str, groups, what: str) -> str:
+    """The warning for a column whose texts come in several Unicode forms."""
+    shown = "; ".join(" and ".join(ascii(t) for t in g) for g in groups[:3])
+    more = f" and {len(groups) - 3} more" if len(groups) > 3 else ""
+    return (
+        f"{display}: column '{name}' writes one text in several Unicode forms ({shown}{more}); "
+        f"they are read as one {what}, in normal form C (NFC)"
+    )
+
+
+def read_spelling_warnings(reader: TableReader) -> list[str]:
+    """Warnings for labels and categories met in several Unicode forms over
+    the whole read, for the columns whose planning sample did not show it
+    (those are warned about with the plan)."""
+    from nbcli.io.cells import merged_spellings
+
+    plan = reader.plan
+    warned = {
+        w.split("column '", 1)[1].split("'", 1)[0] for w in plan.warnings if "Unicode forms" in w
+    }
+    found = []
+    if plan.target is not None:
+        found.append((plan.target, getattr(reader, "label_spellings", {}), "class"))
+    found += [(n, t.spellings, "category") for n, t in reader.encoders.items()]
+    out = []
+    for name, groups, what in found:
+        merged = merged_spellings(groups)
+        if merged and name not in warned:
+            out.append(spelling_warning(reader.source.display, name, merged, what))
+    return out
+
+
 def _spelling_warnings(frame, plan: ColumnPlan, display: str) -> list[str]:
     """Warnings for labels and categories of the planning sample written in
     more than one Unicode form, which the reader takes for one (NFC)."""
@@ -198,12 +232,7 @@ def _spelling_warnings(frame, plan: ColumnPlan, display: str) -> list[str]:
         if not groups:
             continue
         what = "class" if name == plan.target else "category"
-        shown = "; ".join(" and ".join(ascii(t) for t in g) for g in groups[:3])
-        more = f" and {len(groups) - 3} more" if len(groups) > 3 else ""
-        out.append(
-            f"{display}: column '{name}' writes one text in several Unicode forms ({shown}{more}); "
-            f"they are read as one {what}, in normal form C (NFC)"
-        )
+        out.append(spelling_warning(display, name, groups, what))
     return out
 
 

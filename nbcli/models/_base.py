@@ -87,6 +87,12 @@ class BayesClassifier(BlockScoring, FromStatistics, Parameters):
     inspection_sections : tuple of str
         Further analyses ``nbcli inspect`` shows (``discriminant_directions``,
         ``class_covariances``).
+    sklearn_equivalent : str or None
+        Import path of the scikit-learn estimator the model reproduces
+        (``"sklearn.naive_bayes.GaussianNB"``): the same hyperparameter names,
+        and ``predict_proba`` equal to 1e-8 in float64, which the parity
+        tests check for every model that declares one; None for a model
+        scikit-learn does not have.
     text_statistic : str or None
         The term statistic its text columns (``--text``) are fitted from:
         ``multinomial`` (counts per class), ``complement`` (counts of the
@@ -112,6 +118,7 @@ class BayesClassifier(BlockScoring, FromStatistics, Parameters):
     indicative_definition: ClassVar[str | None] = None
     inspection_sections: ClassVar[tuple[str, ...]] = ()
     text_statistic: ClassVar[str | None] = None
+    sklearn_equivalent: ClassVar[str | None] = None
     float32_attributes: ClassVar[tuple[str, ...]] = ()
     #: The same as ``name`` (the attribute earlier versions had).
     model_type: ClassVar[str] = ""

@@ -276,6 +276,7 @@ class CategoricalNB(AlphaSmoothing, NaiveBayesAPI, BayesClassifier):
     """
 
     name = "categorical"
+    sklearn_equivalent = "sklearn.naive_bayes.CategoricalNB"
     feature_kinds = ("categorical",)
     indicative_definition = CATEGORY_DEFINITION
     hyperparameters = (

@@ -95,6 +95,7 @@ class ComplementNB(AlphaSmoothing, NaiveBayesAPI, BayesClassifier):
     """
 
     name = "complement"
+    sklearn_equivalent = "sklearn.naive_bayes.ComplementNB"
     feature_kinds = ("multinomial",)
     text_statistic = "complement"
     hyperparameters = (

@@ -287,6 +287,7 @@ class MultinomialNB(_DiscreteNB):
     """
 
     name = "multinomial"
+    sklearn_equivalent = "sklearn.naive_bayes.MultinomialNB"
     hyperparameters = (
         alpha(per_feature=True),
         force_alpha(),
@@ -397,6 +398,7 @@ class BernoulliNB(_DiscreteNB):
     """
 
     name = "bernoulli"
+    sklearn_equivalent = "sklearn.naive_bayes.BernoulliNB"
     feature_kinds = ("bernoulli",)
     text_statistic = "bernoulli"
     indicative_definition = PRESENCE_DEFINITION

@@ -173,6 +173,7 @@ class LinearDiscriminantAnalysis(ClassNamePrefixFeaturesOut, _DiscriminantBase):
     """
 
     name = "lda"
+    sklearn_equivalent = "sklearn.discriminant_analysis.LinearDiscriminantAnalysis"
     # As scikit-learn's svd solver on float32 input (scoring and transform in float32 too).
     float32_attributes = (
         "coef_",

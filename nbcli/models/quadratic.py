@@ -103,6 +103,7 @@ class QuadraticDiscriminantAnalysis(_DiscriminantBase):
     """
 
     name = "qda"
+    sklearn_equivalent = "sklearn.discriminant_analysis.QuadraticDiscriminantAnalysis"
     inspection_sections = ("class_covariances",)
     hyperparameters = (
         solver(("svd", "eigen")),

@@ -116,6 +116,7 @@ def collect_fold_statistics(
     # Every fold's statistics are held at once, beside those of all rows.
     copies = (1 if fold_column is not None else folds.n_folds * folds.n_repeats) + 1
     check_statistics_size(data, estimator, len(names), copies=copies)
+    classes_seen: set = set()
     fp = TrainingFingerprint(legacy=False) if fingerprint else None
     terms = {} if text is None else {c: TermRows(text.options()) for c in words_of}
     ys, kept = [], []
@@ -139,6 +140,17 @@ def collect_fold_statistics(
             fp.update(fingerprint_columns(ds.X, words, words_of), ds.y)
         ys.append(np.asarray(ds.y))
         kept.append({c: np.asarray(ds.kept[c]) for c in keep})
+        # Fold statistics grow with the classes and categories met: refused
+        # before they are gathered past the limit.
+        classes_seen.update(label_codes(ys[-1])[0].tolist())
+        check_statistics_size(
+            data,
+            estimator,
+            len(names),
+            max(2, len(classes_seen)),
+            copies=copies,
+            dims={"S": sum(len(v) for v in stream.categories.values())},
+        )
         if names and (chunks is not None or early is not None):
             try:
                 X = estimator.validated_rows(ds.X)
@@ -196,6 +208,7 @@ def collect_fold_statistics(
     else:
         fs.accumulate_folds()
     check_folds(fs, estimator.min_samples_per_class)
+    fs.warnings.extend(stream.spelling_warnings())
     fs.checked(stream.categories)
     return fs
 

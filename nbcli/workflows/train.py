@@ -353,6 +353,7 @@ def train(
         raise data_error(path, exc, stream.feature_names, 0, rows=state.kept) from None
     first = state.whole()
     state.held = None
+    warnings.extend(stream.spelling_warnings())
     if first is not None:
         first = model_rows(first, text, vocabularies)
     return finish_training(
