@@ -104,13 +104,14 @@ _RUN_DASK = (
 import json, sys, time
 from nbcli.engines import open_engine
 from nbcli.models import GaussianNB
-from nbcli.workflows.parts import expand_parts, train_parts
+from nbcli.io.request import DataRequest
+from nbcli.workflows.parts import train_parts
 
 t = time.perf_counter()
 with open_engine("dask", workers=2, worker_memory="1GB") as engine:
     engine.client.wait_for_workers(2)
     started = time.perf_counter() - t
-    train_parts(GaussianNB(), expand_parts([sys.argv[1]]), engine, data=sys.argv[1], target="label")
+    train_parts(GaussianNB(), DataRequest.of(sys.argv[1], target="label"), engine)
     workers = sorted(engine.client.run(peak_mb).values())
 print(json.dumps({"seconds": time.perf_counter() - t, "startup": started,
                   "peak_mb": peak_mb(), "workers_mb": workers}))
@@ -179,6 +180,7 @@ def text_benchmark(n_docs: int, n_parts: int, workers: int, repeat: int) -> None
     """A ``--text`` fit of one file against part-wise fits, local and on Dask."""
     import polars as pl
 
+    from nbcli.io.request import DataRequest
     from nbcli.text.settings import TextSettings
     from nbcli.workflows.parts import expand_parts, fit_part, train_parts
     from nbcli.workflows.train import train
@@ -210,12 +212,11 @@ def text_benchmark(n_docs: int, n_parts: int, workers: int, repeat: int) -> None
         )
 
         def fit_one():
-            return train(nb.MultinomialNB(), one, target="label", text=text)
+            return train(nb.MultinomialNB(), DataRequest.of(one, target="label", text=text))
 
         def fit_parts(engine):
-            return train_parts(
-                nb.MultinomialNB(), parts, engine, data=str(folder), target="label", text=text
-            )
+            request = DataRequest.of(str(folder), target="label", text=text)
+            return train_parts(nb.MultinomialNB(), request, engine)
 
         times: dict[str, list[float]] = {"one file": [], "parts, local": [], "parts, dask": []}
         with open_engine("local") as local, open_engine("dask", workers=workers) as dask:
@@ -245,9 +246,10 @@ def text_benchmark(n_docs: int, n_parts: int, workers: int, repeat: int) -> None
 
 
 def _text_spec(text):
+    from nbcli.io.request import DataRequest
     from nbcli.workflows.parts import PartTraining
 
-    return PartTraining(nb.MultinomialNB(), target="label", model="multinomial", text=text)
+    return PartTraining(nb.MultinomialNB(), DataRequest.of((), target="label", text=text))
 
 
 def main(argv=None) -> None:

@@ -16,6 +16,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from nbcli.io.request import DataRequest
+
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample_data"
 
@@ -140,7 +142,7 @@ def fitted_model_file(path, model: str = "gaussian", csv_text: str = SMALL_CSV, 
 
     data = Path(path).with_suffix(".train.csv")
     data.write_text(csv_text, encoding="utf-8")
-    result = train(MODELS[model](**params), str(data))
+    result = train(MODELS[model](**params), DataRequest.of(str(data)))
     save_model(result.model_file, path)
     return result.model_file
 

@@ -209,16 +209,16 @@ def test_any_split_gives_the_statistics_of_one_file(tmp_path_factory, cuts, chun
     frame.to_csv(one, index=False)
     folder = _split(frame, tmp_path / "parts", sorted(cuts))
     parts = sorted(str(p) for p in folder.iterdir())
+    from nbcli.io.request import DataRequest
+
     whole = train(
-        MixedNB(missing="ignore"), str(one), target="species", chunk_size=chunk, missing="ignore"
+        MixedNB(missing="ignore"),
+        DataRequest.of(str(one), target="species", chunk_size=chunk, missing="ignore"),
     ).model_file
     split = train_parts(
         MixedNB(missing="ignore"),
-        parts,
+        DataRequest.of(parts, target="species", chunk_size=chunk),
         LocalEngine(),
-        data=str(folder),
-        target="species",
-        chunk_size=chunk,
     ).model_file
     assert split.columns == whole.columns
     assert split.training["fingerprint"] == whole.training["fingerprint"]

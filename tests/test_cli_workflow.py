@@ -16,6 +16,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from nbcli.io.request import DataRequest
+from nbcli.workflows.settings import ScoreSettings
 from tests.conftest import posterior_tolerance
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -235,11 +237,13 @@ def test_evaluate_and_compare_hash_inputs_only_when_asked(iris_model):
     from nbcli.workflows.evaluate import compare, evaluate
 
     data = str(SAMPLE / "iris_test.csv")
-    plain = evaluate(iris_model, data, bootstrap=0, hash_inputs=False)
+    plain = evaluate(iris_model, DataRequest.of(data, sha256=False), ScoreSettings(bootstrap=0))
     assert plain.inputs == {"model": {"path": iris_model}, "data": {"path": data}}
-    hashed = evaluate(iris_model, data, bootstrap=0)
+    hashed = evaluate(iris_model, DataRequest.of(data), ScoreSettings(bootstrap=0))
     assert len(hashed.inputs["data"]["sha256"]) == 64
-    pair = compare([iris_model, iris_model], data, bootstrap=0, hash_inputs=False)
+    pair = compare(
+        [iris_model, iris_model], DataRequest.of(data, sha256=False), ScoreSettings(bootstrap=0)
+    )
     assert pair.inputs == {"models": [{"path": iris_model}] * 2, "data": {"path": data}}
 
 
@@ -562,7 +566,7 @@ def test_calibrate_takes_missing_drop_and_unseen_like_evaluate(tmp_path):
             "ignore",
             "--json",
             tmp_path / "c.json",
-        )  # fmt: skip
+        )
     )
     assert "1 row with a missing value left out (--missing drop)" in run.stderr
     import json
@@ -611,8 +615,12 @@ def test_evaluate_and_calibrate_give_one_interval_for_one_mean_loss(tmp_path):
     )
     model = tmp_path / "m.npz"
     assert nbcli_process("fit", "-m", "gaussian", "-d", train, "-o", model, "-q").returncode == 0
-    ev = evaluate(str(model), str(data), bootstrap=1000, seed=3, hash_inputs=False)
-    cal = calibrate(str(model), str(data), method="none", bootstrap=1000, seed=3).report
+    ev = evaluate(
+        str(model), DataRequest.of(str(data), sha256=False), ScoreSettings(bootstrap=1000, seed=3)
+    )
+    cal = calibrate(
+        str(model), DataRequest.of(str(data)), ScoreSettings(bootstrap=1000, seed=3), method="none"
+    ).report
     for key in ("log_loss", "brier"):
         assert ev.metrics[key] == cal.metrics[key], key
     assert ev.metrics["log_loss"].method == "BCa"

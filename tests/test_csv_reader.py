@@ -298,18 +298,19 @@ def test_rows_stay_in_order_up_to_a_bad_cell_in_chunks_of_one(tmp_path):
 
 
 def test_the_plan_gives_every_feature_a_kind_and_reads_words_and_categories(tmp_path):
-    from nbcli.io.plan import CATEGORICAL, LABEL, NUMERIC, RAW, WORDS, read_options
+    from nbcli.io.plan import CATEGORICAL, LABEL, NUMERIC, RAW, WORDS
     from nbcli.io.readers import open_reader
+    from nbcli.io.request import DataRequest
     from nbcli.io.sources import Source
 
     path = write(tmp_path, "k.csv", "id,a,b,label\n1,2,3,x\n")
-    reader = open_reader(Source(path), read_options(keep=["id"]))
+    reader = open_reader(Source(path), DataRequest.of(keep=["id"]))
     plan = reader.plan
     assert plan.kinds == {"a": NUMERIC, "b": NUMERIC} and plan.numeric == ["a", "b"]
     assert (plan.kind("label"), plan.kind("id"), plan.kind("a")) == (LABEL, RAW, NUMERIC)
-    words = open_reader(Source(path), read_options(keep=["id"], kinds={"b": WORDS}))
+    words = open_reader(Source(path), DataRequest.of(keep=["id"], kinds={"b": WORDS}))
     assert words.plan.kinds["b"] == WORDS and words.plan.matrix == ["a"]
-    categorical = open_reader(Source(path), read_options(keep=["id"], kinds={"b": CATEGORICAL}))
+    categorical = open_reader(Source(path), DataRequest.of(keep=["id"], kinds={"b": CATEGORICAL}))
     assert categorical.plan.kinds["b"] == CATEGORICAL and list(categorical.encoders) == ["b"]
 
 
@@ -317,10 +318,10 @@ def _sample_both_ways(path):
     """The planning sample as the reader takes it (from the file's first lines)
     and as the parser hands it out from the whole file."""
     from nbcli.io.csv_format import CsvReader
-    from nbcli.io.plan import read_options
+    from nbcli.io.request import DataRequest
     from nbcli.io.sources import Source
 
-    reader = CsvReader(Source(path), read_options())
+    reader = CsvReader(Source(path), DataRequest())
     whole = reader._text_rows(0, SAMPLE_ROWS)
 
     def whole_file(start, n):

@@ -19,13 +19,14 @@ from sklearn.preprocessing import label_binarize
 
 from nbcli.errors import NbcliError
 from nbcli.io.modelfile import load_model, save_model
+from nbcli.io.request import DataRequest
 from nbcli.models import MODELS
 from nbcli.reports.cross_validation import CROSS_VALIDATION_SCHEMA
 from nbcli.reports.evaluation import EVALUATION_SCHEMA
 from nbcli.reports.tuning import TUNING_SCHEMA, best_index
 from nbcli.workflows.cv import cross_validate
 from nbcli.workflows.evaluate import evaluate
-from nbcli.workflows.inputs import ReadOptions
+from nbcli.workflows.settings import FoldSettings, ScoreSettings, Search
 from nbcli.workflows.train import train
 from nbcli.workflows.tune import combinations, parse_values, tune
 from tests.conftest import nbcli_in_process
@@ -82,7 +83,12 @@ def folded(tmp_path_factory):
 @pytest.mark.parametrize("model", sorted(SKLEARN))
 def test_cv_folds_equal_fits_on_the_other_folds(model, folded, tmp_path):
     path, X, y, fold = folded
-    report = cross_validate(_est(model), str(path), fold_column="fold", bootstrap=0)
+    report = cross_validate(
+        _est(model),
+        DataRequest.of(str(path)),
+        FoldSettings(fold_column="fold"),
+        ScoreSettings(bootstrap=0),
+    )
     assert [f.fold for f in report.folds] == [0, 1, 2, 3]
     assert report.plan["method"] == "column" and report.plan["passes"] == 1
     labels = np.array([f"c{v}" for v in y])
@@ -101,10 +107,10 @@ def test_cv_folds_equal_fits_on_the_other_folds(model, folded, tmp_path):
         # nbcli's own fit of the other folds' rows, scored by evaluate.
         train_csv = _write_csv(tmp_path / f"train{entry.fold}.csv", X[~test], y[~test])
         test_csv = _write_csv(tmp_path / f"test{entry.fold}.csv", X[test], y[test])
-        result = train(_est(model), str(train_csv))
+        result = train(_est(model), DataRequest.of(str(train_csv)))
         model_path = tmp_path / f"m{entry.fold}.npz"
         save_model(result.model_file, model_path)
-        ev = evaluate(str(model_path), str(test_csv), bootstrap=0)
+        ev = evaluate(str(model_path), DataRequest.of(str(test_csv)), ScoreSettings(bootstrap=0))
         for key in ("log_loss", "brier", "accuracy", "roc_auc"):
             assert entry.metrics[key] == pytest.approx(ev.metrics[key].value, abs=1e-12), key
     assert report.metrics["accuracy"].value == pooled_correct / X.shape[0]
@@ -114,16 +120,18 @@ def test_cv_streamed_equals_cv_in_memory_and_writes_out_of_fold_predictions(tmp_
     X, y = _counts(n=150)
     path = _write_csv(tmp_path / "d.csv", X, y)
     oof = tmp_path / "oof.csv"
-    kept = cross_validate(MODELS["gaussian"](), str(path), n_folds=5, seed=3, bootstrap=0)
+    kept = cross_validate(
+        MODELS["gaussian"](),
+        DataRequest.of(str(path)),
+        FoldSettings(n_folds=5, seed=3),
+        ScoreSettings(bootstrap=0, seed=3),
+    )
     streamed = cross_validate(
         MODELS["gaussian"](),
-        str(path),
-        n_folds=5,
-        seed=3,
-        bootstrap=0,
-        memory_budget=0,
+        DataRequest.of(str(path)),
+        FoldSettings(n_folds=5, seed=3, memory_budget=0),
+        ScoreSettings(bootstrap=0, seed=3),
         oof_output=str(oof),
-        read=None,
     )
     assert kept.plan["passes"] == 1 and streamed.plan["passes"] == 3
     assert [f.metrics for f in kept.folds] == [f.metrics for f in streamed.folds]
@@ -138,7 +146,12 @@ def test_cv_streamed_equals_cv_in_memory_and_writes_out_of_fold_predictions(tmp_
     correct = np.mean(frame["prediction"].to_numpy() == np.array([f"c{v}" for v in y]))
     assert correct == kept.metrics["accuracy"].value
     # The same seed gives the same folds; another seed other folds.
-    other = cross_validate(MODELS["gaussian"](), str(path), n_folds=5, seed=4, bootstrap=0)
+    other = cross_validate(
+        MODELS["gaussian"](),
+        DataRequest.of(str(path)),
+        FoldSettings(n_folds=5, seed=4),
+        ScoreSettings(bootstrap=0, seed=4),
+    )
     assert [f.metrics for f in other.folds] != [f.metrics for f in kept.folds]
 
 
@@ -152,12 +165,20 @@ def test_cv_repeats_and_groups(tmp_path):
     ]
     path = tmp_path / "g.csv"
     path.write_text("\n".join(lines) + "\n")
-    rep = cross_validate(MODELS["gaussian"](), str(path), n_folds=3, n_repeats=2, bootstrap=20)
+    rep = cross_validate(
+        MODELS["gaussian"](),
+        DataRequest.of(str(path)),
+        FoldSettings(n_folds=3, n_repeats=2),
+        ScoreSettings(bootstrap=20),
+    )
     assert len(rep.folds) == 6 and {f.repeat for f in rep.folds} == {0, 1}
     assert rep.pooled.n_samples == 240
     assert any("repeats" in w for w in rep.warnings)
     grouped = cross_validate(
-        MODELS["gaussian"](), str(path), n_folds=3, group_column="g", bootstrap=0
+        MODELS["gaussian"](),
+        DataRequest.of(str(path)),
+        FoldSettings(n_folds=3, group_column="g"),
+        ScoreSettings(bootstrap=0),
     )
     assert grouped.plan["method"] == "group"
     assert sum(f.n_samples for f in grouped.folds) == 120
@@ -168,24 +189,51 @@ def test_cv_refuses_a_fold_without_a_class(tmp_path):
     fold = np.where(y == 2, 0, np.arange(60) % 2)  # class c2 only in fold 0
     path = _write_csv(tmp_path / "d.csv", X, y, fold)
     with pytest.raises(NbcliError, match="fold 0 would have 0 rows of class 'c2'"):
-        cross_validate(MODELS["gaussian"](), str(path), fold_column="fold", bootstrap=0)
+        cross_validate(
+            MODELS["gaussian"](),
+            DataRequest.of(str(path)),
+            FoldSettings(fold_column="fold"),
+            ScoreSettings(bootstrap=0),
+        )
 
 
 def test_cv_command_json_thresholds_and_schema(folded, tmp_path):
     path = folded[0]
     run = nbcli_in_process(
-        "cv", "-m", "multinomial", "-d", path, "--fold-column", "fold", "--alpha", "0.5",
-        "--bootstrap", "100", "--json", "-", "-q",
-    )  # fmt: skip
+        "cv",
+        "-m",
+        "multinomial",
+        "-d",
+        path,
+        "--fold-column",
+        "fold",
+        "--alpha",
+        "0.5",
+        "--bootstrap",
+        "100",
+        "--json",
+        "-",
+        "-q",
+    )
     assert run.returncode == 0, run.stderr
     doc = json.loads(run.stdout)
     assert validate(doc, CROSS_VALIDATION_SCHEMA) == []
     assert doc["hyperparameters"]["alpha"] == 0.5
     assert [f["fold"] for f in doc["folds"]] == [0, 1, 2, 3]
     low = nbcli_in_process(
-        "cv", "-m", "gaussian", "-d", path, "--folds", "3", "--bootstrap", "0",
-        "--fail-under", "roc_auc=0.9999", "-q",
-    )  # fmt: skip
+        "cv",
+        "-m",
+        "gaussian",
+        "-d",
+        path,
+        "--folds",
+        "3",
+        "--bootstrap",
+        "0",
+        "--fail-under",
+        "roc_auc=0.9999",
+        "-q",
+    )
     assert low.returncode == 3 and "roc_auc" in low.stderr
     bad = nbcli_in_process("cv", "-m", "gaussian", "-d", path, "--alpha", "1", "-q")
     assert bad.returncode == 2 and "--alpha does not apply to the gaussian model" in bad.stderr
@@ -230,11 +278,10 @@ def test_tune_picks_what_grid_search_picks_and_writes_the_refit(tmp_path):
     grid = [float(v) for v in np.geomspace(1e-9, 1.0, 10)]
     report, mf = tune(
         MODELS["gaussian"](),
-        str(path),
-        {"var_smoothing": grid},
-        metric="accuracy",
-        fold_column="fold",
-        bootstrap=0,
+        DataRequest.of(str(path)),
+        Search({"var_smoothing": grid}, "accuracy"),
+        FoldSettings(fold_column="fold"),
+        ScoreSettings(bootstrap=0),
     )
     search = GridSearchCV(
         nb.GaussianNB(), {"var_smoothing": grid}, cv=PredefinedSplit(fold), scoring="accuracy"
@@ -251,7 +298,7 @@ def test_tune_picks_what_grid_search_picks_and_writes_the_refit(tmp_path):
     loaded = load_model(out)
     best = report.best["params"]["var_smoothing"]
     plain = _write_csv(tmp_path / "all.csv", X, y)
-    ref = train(MODELS["gaussian"](var_smoothing=best), str(plain)).model_file.model
+    ref = train(MODELS["gaussian"](var_smoothing=best), DataRequest.of(str(plain))).model_file.model
     assert loaded.model.var_smoothing == best
     np.testing.assert_allclose(loaded.model.theta_, ref.theta_, rtol=0, atol=1e-12)
     np.testing.assert_allclose(loaded.model.var_, ref.var_, rtol=1e-12, atol=0)
@@ -268,9 +315,21 @@ def test_tune_command_with_a_config_grid(tmp_path, folded):
     cfg.write_text('model = "qda"\n[grid]\nreg_param = [0.0, 0.1, 0.5]\n')
     out = tmp_path / "q.npz"
     run = nbcli_in_process(
-        "tune", "-c", cfg, "-d", path, "--fold-column", "fold", "--bootstrap", "0",
-        "-o", out, "--json", "-", "-q",
-    )  # fmt: skip
+        "tune",
+        "-c",
+        cfg,
+        "-d",
+        path,
+        "--fold-column",
+        "fold",
+        "--bootstrap",
+        "0",
+        "-o",
+        out,
+        "--json",
+        "-",
+        "-q",
+    )
     assert run.returncode == 0, run.stderr
     doc = json.loads(run.stdout)
     assert [r["params"]["reg_param"] for r in doc["results"]] == [0.0, 0.1, 0.5]
@@ -327,7 +386,13 @@ def test_tune_skips_a_combination_without_a_model(tmp_path):
     X, y = _counts(n=120)
     X = np.column_stack([X, X[:, 0]])  # a repeated column: QDA needs regularisation
     path = _write_csv(tmp_path / "dup.csv", X, y)
-    report, mf = tune(MODELS["qda"](), str(path), {"reg_param": [0.0, 0.2]}, n_folds=3, bootstrap=0)
+    report, mf = tune(
+        MODELS["qda"](),
+        DataRequest.of(str(path)),
+        Search({"reg_param": [0.0, 0.2]}),
+        FoldSettings(n_folds=3),
+        ScoreSettings(bootstrap=0),
+    )
     assert np.isnan(report.results[0].metrics["log_loss"].value)
     assert report.best["index"] == 1 and mf.model.reg_param == 0.2
     assert report.warnings and report.warnings[0].startswith("reg_param=0.0: no model")
@@ -364,11 +429,18 @@ def test_large_test_sets_take_delong_intervals_equal_to_delong_module():
 
 def test_cv_with_a_fold_column_streams_the_file_twice(folded):
     path = folded[0]
-    kept = cross_validate(MODELS["qda"](), str(path), fold_column="fold", bootstrap=0)
+    kept = cross_validate(
+        MODELS["qda"](),
+        DataRequest.of(str(path)),
+        FoldSettings(fold_column="fold"),
+        ScoreSettings(bootstrap=0),
+    )
     streamed = cross_validate(
-        MODELS["qda"](), str(path), fold_column="fold", bootstrap=0, memory_budget=0,
-        read=ReadOptions(chunk_size=7),
-    )  # fmt: skip
+        MODELS["qda"](),
+        DataRequest.of(str(path), chunk_size=7),
+        FoldSettings(fold_column="fold", memory_budget=0),
+        ScoreSettings(bootstrap=0),
+    )
     assert kept.plan["passes"] == 1 and streamed.plan["passes"] == 2
     for a, b in zip(kept.folds, streamed.folds):
         assert a.fold == b.fold and a.n_samples == b.n_samples
@@ -381,11 +453,18 @@ def test_cv_streamed_with_classes_and_folds_arriving_late(tmp_path):
     order = np.argsort(y, kind="stable")  # classes one after the other
     fold = np.array([3, 1, 2] * 30)
     path = _write_csv(tmp_path / "sorted.csv", X[order], y[order], fold)
-    kept = cross_validate(MODELS["gaussian"](), str(path), fold_column="fold", bootstrap=0)
+    kept = cross_validate(
+        MODELS["gaussian"](),
+        DataRequest.of(str(path)),
+        FoldSettings(fold_column="fold"),
+        ScoreSettings(bootstrap=0),
+    )
     streamed = cross_validate(
-        MODELS["gaussian"](), str(path), fold_column="fold", bootstrap=0, memory_budget=0,
-        read=ReadOptions(chunk_size=10),
-    )  # fmt: skip
+        MODELS["gaussian"](),
+        DataRequest.of(str(path), chunk_size=10),
+        FoldSettings(fold_column="fold", memory_budget=0),
+        ScoreSettings(bootstrap=0),
+    )
     assert [f.fold for f in streamed.folds] == [1, 2, 3]
     for a, b in zip(kept.folds, streamed.folds):
         for key, value in a.metrics.items():

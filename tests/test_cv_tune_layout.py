@@ -14,11 +14,12 @@ import json
 import numpy as np
 import pytest
 
+from nbcli.io.request import DataRequest
 from nbcli.models import MODELS
 from nbcli.reports.ranking import threshold_counts
 from nbcli.reports.tuning import RESULT_KEYS, TUNING_SCHEMA, result_keys
 from nbcli.workflows.folds import collect_fold_statistics
-from nbcli.workflows.inputs import ReadOptions
+from nbcli.workflows.settings import FoldSettings, ScoreSettings, Search
 from nbcli.workflows.tune import tune
 from tests.conftest import nbcli_in_process
 from tests.test_reports import validate
@@ -44,10 +45,14 @@ def test_rows_held_by_fold_score_as_rows_read_again(tmp_path, model):
     path = str(_table(tmp_path))
     params = {"gaussian": "var_smoothing", "qda": "reg_param", "lda": "shrinkage"}[model]
     sets = [{params: 0.0 if model != "gaussian" else 1e-9}, {params: 0.3}]
-    read = ReadOptions(chunk_size=70)  # four chunks, folds cut across them
-    kept = collect_fold_statistics(MODELS[model](), path, n_folds=4, n_repeats=3, read=read)
+    read = DataRequest(chunk_size=70)  # four chunks, folds cut across them
+    kept = collect_fold_statistics(
+        MODELS[model](), read.reading(data=(path,)), FoldSettings(n_folds=4, n_repeats=3)
+    )
     again = collect_fold_statistics(
-        MODELS[model](), path, n_folds=4, n_repeats=3, read=read, memory_budget=0
+        MODELS[model](),
+        read.reading(data=(path,)),
+        FoldSettings(n_folds=4, n_repeats=3, memory_budget=0),
     )
     assert kept.plan["passes"] == 1 and again.plan["passes"] == 2  # labels, then statistics
     for a, b in zip(kept.out_of_fold(sets), again.out_of_fold(sets)):
@@ -80,14 +85,26 @@ def test_unstable_sort_gives_the_stable_counts():
 def test_tune_rows_hold_what_the_search_compares(tmp_path):
     path = str(_table(tmp_path))
     grid = {"var_smoothing": [1e-9, 0.1]}
-    report, _ = tune(MODELS["gaussian"](), path, grid, metric="accuracy", n_folds=4, bootstrap=50)
+    report, _ = tune(
+        MODELS["gaussian"](),
+        DataRequest.of(path),
+        Search(grid, "accuracy"),
+        FoldSettings(n_folds=4),
+        ScoreSettings(bootstrap=50),
+    )
     assert validate(report.to_dict(), TUNING_SCHEMA) == []
     for r in report.results:
         assert tuple(r.metrics) == RESULT_KEYS
         assert r.metrics["log_loss"].method == "normal"
         assert r.metrics["accuracy"].method in ("BCa", "percentile")
         assert r.metrics["log_loss"].lower < r.metrics["log_loss"].value
-    ranked, _ = tune(MODELS["gaussian"](), path, grid, metric="roc_auc", n_folds=4, bootstrap=0)
+    ranked, _ = tune(
+        MODELS["gaussian"](),
+        DataRequest.of(path),
+        Search(grid, "roc_auc"),
+        FoldSettings(n_folds=4),
+        ScoreSettings(bootstrap=0),
+    )
     assert tuple(ranked.results[0].metrics) == result_keys("roc_auc")
     assert "average_precision" in ranked.results[0].metrics
     # The same values, whichever metric the search is on.
@@ -99,9 +116,20 @@ def test_tune_rows_hold_what_the_search_compares(tmp_path):
 def test_tune_table_names_its_interval(tmp_path):
     path = _table(tmp_path)
     run = nbcli_in_process(
-        "tune", "-m", "gaussian", "-d", path, "--folds", "4", "--var-smoothing", "1e-9,0.1",
-        "--bootstrap", "100", "--json", "-",
-    )  # fmt: skip
+        "tune",
+        "-m",
+        "gaussian",
+        "-d",
+        path,
+        "--folds",
+        "4",
+        "--var-smoothing",
+        "1e-9,0.1",
+        "--bootstrap",
+        "100",
+        "--json",
+        "-",
+    )
     assert run.returncode == 0, run.stderr
     assert "normal approximation" in run.stderr
     doc = json.loads(run.stdout)

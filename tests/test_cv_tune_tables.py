@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 from sklearn import naive_bayes as nb
 
-from nbcli.workflows.inputs import ReadOptions
+from nbcli.io.request import DataRequest
+from nbcli.workflows.settings import FoldSettings
 from nbcli.workflows.tune import parse_values
 from tests.conftest import nbcli_in_process
 
@@ -114,7 +115,9 @@ def test_fold_models_know_every_category_of_the_data(tmp_path):
     X[20, 2] = 4.0
     path = _write_csv(tmp_path / "cats.csv", X, y)
     fs = collect_fold_statistics(
-        MODELS["categorical"](alpha=0.5), str(path), read=ReadOptions(target="label"), n_folds=3
+        MODELS["categorical"](alpha=0.5),
+        DataRequest.of(str(path), target="label"),
+        FoldSettings(n_folds=3),
     )
     (log_proba,) = fs.out_of_fold([{}])
     widths = X.max(axis=0).astype(int) + 1
@@ -201,10 +204,12 @@ def test_fold_statistics_of_a_table_match_fit_on_the_other_folds(tmp_path):
     path = tmp_path / "t.csv"
     path.write_text("\n".join(lines) + "\n")
     fs = collect_fold_statistics(
-        MODELS["mixed"](), str(path), read=ReadOptions(target="label"), n_folds=3, missing="ignore"
+        MODELS["mixed"](),
+        DataRequest.of(str(path), target="label", missing="ignore"),
+        FoldSettings(n_folds=3),
     )
     assert fs.codes.size == n
-    whole = train(MODELS["mixed"](), str(path), target="label", missing="ignore")
+    whole = train(MODELS["mixed"](), DataRequest.of(str(path), target="label", missing="ignore"))
     fitted = whole.model_file.model
     X = np.vstack([X for _, X in fs.rows()])
     assert np.isnan(X[:, 1]).sum() == len(range(0, n, 11))
@@ -236,9 +241,18 @@ def test_a_category_only_one_fold_holds_is_named_in_a_warning(tmp_path):
     rows.append("green,1,a")  # the only green row: only its fold has it
     (tmp_path / "t.csv").write_text("\n".join(rows) + "\n")
     run = nbcli_in_process(
-        "cv", "-m", "categorical", "-d", tmp_path / "t.csv", "--folds", "3",
-        "--bootstrap", "0", "--json", "-",
-    )  # fmt: skip
+        "cv",
+        "-m",
+        "categorical",
+        "-d",
+        tmp_path / "t.csv",
+        "--folds",
+        "3",
+        "--bootstrap",
+        "0",
+        "--json",
+        "-",
+    )
     assert run.returncode == 0, run.stderr
     report = json.loads(run.stdout)
     found = [w for w in report["warnings"] if "holds categories no other fold has" in w]

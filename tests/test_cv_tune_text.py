@@ -25,11 +25,12 @@ from sklearn.naive_bayes import BernoulliNB, ComplementNB, MultinomialNB
 from sklearn.pipeline import make_pipeline
 
 from nbcli.io.modelfile import load_model
+from nbcli.io.request import DataRequest
 from nbcli.models import MODELS
 from nbcli.text.settings import TextSettings
 from nbcli.text.tally import TermTally
 from nbcli.workflows.folds import collect_fold_statistics
-from nbcli.workflows.inputs import ReadOptions
+from nbcli.workflows.settings import FoldSettings
 from tests.conftest import assert_one_error_line, nbcli_in_process
 
 SAMPLE = Path(__file__).resolve().parents[1] / "sample_data"
@@ -81,10 +82,21 @@ def test_cv_folds_equal_fit_then_predict_on_each_fold(tmp_path, austen, model_ar
     args = ("--text", "text", *model_args)
     ok(
         nbcli_in_process(
-            "cv", "-d", path, "-t", "label", "--fold-column", "fold", "--bootstrap", "0",
-            "--oof-output", oof, "-q", *args,
+            "cv",
+            "-d",
+            path,
+            "-t",
+            "label",
+            "--fold-column",
+            "fold",
+            "--bootstrap",
+            "0",
+            "--oof-output",
+            oof,
+            "-q",
+            *args,
         )
-    )  # fmt: skip
+    )
     got = pd.read_csv(oof)
     assert got.fold.tolist() == frame.fold.tolist()
     sizes = set()
@@ -123,10 +135,8 @@ def test_cv_folds_equal_count_vectorizer_and_naive_bayes_per_fold(
     params = {"binarize": 0.0} if model == "bernoulli" else {}
     fs = collect_fold_statistics(
         MODELS[model](**params),
-        str(path),
-        read=ReadOptions(target="label"),
-        fold_column="fold",
-        text=text,
+        DataRequest.of(str(path), target="label", text=text),
+        FoldSettings(fold_column="fold"),
     )
     (log_proba,) = fs.out_of_fold([{}])
     folds = frame.fold.to_numpy()
@@ -148,11 +158,32 @@ def test_tune_picks_what_grid_search_picks_and_writes_the_fit_of_all_rows(tmp_pa
     report_path, best = tmp_path / "tune.json", tmp_path / "best.npz"
     ok(
         nbcli_in_process(
-            "tune", "-m", "multinomial", "-d", path, "-t", "label", "--text", "text",
-            "--min-df", "2", "--fold-column", "fold", "--alpha", ",".join(map(str, alphas)),
-            "--metric", "accuracy", "--bootstrap", "0", "-o", best, "--json", report_path, "-q",
+            "tune",
+            "-m",
+            "multinomial",
+            "-d",
+            path,
+            "-t",
+            "label",
+            "--text",
+            "text",
+            "--min-df",
+            "2",
+            "--fold-column",
+            "fold",
+            "--alpha",
+            ",".join(map(str, alphas)),
+            "--metric",
+            "accuracy",
+            "--bootstrap",
+            "0",
+            "-o",
+            best,
+            "--json",
+            report_path,
+            "-q",
         )
-    )  # fmt: skip
+    )
     report = json.loads(report_path.read_text())
     assert report["settings"]["text"]["min_df"] == 2
     search = GridSearchCV(
@@ -175,10 +206,26 @@ def test_tune_picks_what_grid_search_picks_and_writes_the_fit_of_all_rows(tmp_pa
     fitted = tmp_path / "fit.npz"
     ok(
         nbcli_in_process(
-            "fit", "-m", "multinomial", "-d", path, "-t", "label", "--text", "text",
-            "--drop", "fold", "--min-df", "2", "--alpha", str(chosen), "-o", fitted, "-q",
+            "fit",
+            "-m",
+            "multinomial",
+            "-d",
+            path,
+            "-t",
+            "label",
+            "--text",
+            "text",
+            "--drop",
+            "fold",
+            "--min-df",
+            "2",
+            "--alpha",
+            str(chosen),
+            "-o",
+            fitted,
+            "-q",
         )
-    )  # fmt: skip
+    )
     a, b = np.load(best), np.load(fitted)
     assert sorted(a.files) == sorted(b.files)
     for name in a.files:
@@ -206,10 +253,21 @@ def test_the_config_text_table_is_read_and_flags_override_it(tmp_path, austen):
         out = tmp_path / f"{name}.json"
         ok(
             nbcli_in_process(
-                "cv", "-d", path, "-t", "label", "--folds", "3", "--bootstrap", "0",
-                "--json", out, "-q", *extra,
+                "cv",
+                "-d",
+                path,
+                "-t",
+                "label",
+                "--folds",
+                "3",
+                "--bootstrap",
+                "0",
+                "--json",
+                out,
+                "-q",
+                *extra,
             )
-        )  # fmt: skip
+        )
         runs[name] = json.loads(out.read_text())
     loss = {k: r["metrics"]["log_loss"]["value"] for k, r in runs.items()}
     assert loss["config"] == loss["flags"] and loss["override"] == loss["default"]
@@ -228,16 +286,44 @@ def test_numeric_columns_beside_text_stratified_repeats_and_rows_without_a_label
     stop = tmp_path / "stop.txt"
     stop.write_text("the\nand\n")
     args = (
-        "-m", "multinomial", "--text", "text", "--text", "title", "--ngram", "1,2",
-        "--max-features", "300", "--stop-words", stop, "--no-lowercase",
-    )  # fmt: skip
+        "-m",
+        "multinomial",
+        "--text",
+        "text",
+        "--text",
+        "title",
+        "--ngram",
+        "1,2",
+        "--max-features",
+        "300",
+        "--stop-words",
+        stop,
+        "--no-lowercase",
+    )
     oof = tmp_path / "oof.csv"
     ok(
         nbcli_in_process(
-            "cv", "-d", data, "-t", "label", "--folds", "3", "--repeats", "2", "--seed", "4",
-            "--bootstrap", "0", "--oof-output", oof, "--chunk-size", "40", "-q", *args,
+            "cv",
+            "-d",
+            data,
+            "-t",
+            "label",
+            "--folds",
+            "3",
+            "--repeats",
+            "2",
+            "--seed",
+            "4",
+            "--bootstrap",
+            "0",
+            "--oof-output",
+            oof,
+            "--chunk-size",
+            "40",
+            "-q",
+            *args,
         )
-    )  # fmt: skip
+    )
     got = pd.read_csv(oof)
     kept = frame.drop(index=[5, 77]).reset_index(drop=True)
     assert len(got) == 2 * len(kept)
@@ -326,10 +412,8 @@ def test_fold_statistics_equal_the_statistics_of_the_other_folds_rows(rows, min_
         try:
             fs = collect_fold_statistics(
                 MODELS["multinomial"](),
-                str(data),
-                read=ReadOptions(target="label", chunk_size=chunk),
-                fold_column="fold",
-                text=text,
+                DataRequest.of(str(data), target="label", chunk_size=chunk, text=text),
+                FoldSettings(fold_column="fold"),
             )
         except Exception as exc:  # a fold present in no row, or no term left
             assert "fold" in str(exc) or "no terms remain" in str(exc) or "empty" in str(exc)

@@ -125,12 +125,13 @@ def test_fit_predict_evaluate_of_a_mixed_table_by_relative_paths(cluster, tmp_pa
 def test_a_path_a_worker_cannot_see_is_named_with_the_worker(cluster, tmp_path):
     from nbcli.engines.dask_engine import DaskEngine
     from nbcli.errors import NbcliError
+    from nbcli.io.request import DataRequest
     from nbcli.models import GaussianNB
     from nbcli.workflows.parts import PartTraining, fit_part
 
     missing = str(tmp_path / "elsewhere" / "p0.csv")
     with DaskEngine(cluster) as engine, pytest.raises(NbcliError) as caught:
-        engine.sum_over_parts([missing], fit_part, PartTraining(GaussianNB()))
+        engine.sum_over_parts([missing], fit_part, PartTraining(GaussianNB(), DataRequest()))
     message = str(caught.value)
     assert missing in message and "the Dask worker tcp://127.0.0.1:" in message
     assert "the workers need the same file system" in message

@@ -8,7 +8,9 @@ import pytest
 from sklearn.metrics import roc_auc_score, roc_curve
 
 from nbcli.io.modelfile import load_model
+from nbcli.io.request import DataRequest
 from nbcli.workflows.evaluate import evaluate
+from nbcli.workflows.settings import ScoreSettings
 from tests.conftest import nbcli_in_process
 
 SAMPLE = Path(__file__).resolve().parents[1] / "sample_data"
@@ -26,7 +28,7 @@ def model(tmp_path_factory):
 
 def test_curves_are_scikit_learns(model):
     test = SAMPLE / "breast_cancer_test.csv"
-    report = evaluate(str(model), str(test), bootstrap=0)
+    report = evaluate(str(model), DataRequest.of(str(test)), ScoreSettings(bootstrap=0))
     mf = load_model(model)
     frame = pd.read_csv(test)
     proba = mf.predict_proba(frame[mf.feature_names].to_numpy(float))

@@ -99,7 +99,8 @@ def test_parquet_output_without_pyarrow_is_refused_before_any_row_is_read(tmp_pa
     import importlib.util
 
     from nbcli.errors import NbcliError
-    from nbcli.workflows.predict import predict, predict_batch
+    from nbcli.io.request import DataRequest
+    from nbcli.workflows.predict import BatchOutput, predict, predict_batch
     from tests.conftest import fitted_model_file
 
     mf = fitted_model_file(tmp_path / "m.npz")
@@ -109,10 +110,10 @@ def test_parquet_output_without_pyarrow_is_refused_before_any_row_is_read(tmp_pa
     )
     missing = tmp_path / "no-such-input.csv"  # never opened: the refusal comes first
     with pytest.raises(NbcliError, match="Parquet needs pyarrow"):
-        predict(mf, str(missing), str(tmp_path / "p.parquet"))
+        predict(mf, DataRequest.of(str(missing)), str(tmp_path / "p.parquet"))
     with pytest.raises(NbcliError, match="Parquet needs pyarrow"):
-        predict_batch(str(tmp_path / "m.npz"), [str(missing)], str(tmp_path / "out"),
-                      output_format="parquet")  # fmt: skip
+        out = BatchOutput(str(tmp_path / "out"), "parquet")
+        predict_batch(str(tmp_path / "m.npz"), DataRequest.of(str(missing)), out)
     assert not (tmp_path / "out").exists() and not (tmp_path / "p.parquet").exists()
 
 

@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nbcli.errors import NbcliError
+from nbcli.io.request import DataRequest
 from nbcli.workflows.split import csv_records, split
 from tests.conftest import nbcli_in_process
 
@@ -39,7 +40,7 @@ def test_csv_parts_partition_the_rows_byte_for_byte(tmp_path, newline):
     path, labels = _csv(tmp_path, newline=newline)
     out = tmp_path / "out"
     out.mkdir()
-    report = split(str(path), test=0.2, calib=10, seed=3, output_dir=out)
+    report = split(DataRequest.of(str(path)), test=0.2, calib=10, seed=3, output_dir=out)
     header, *rows = _records(path)
     parts = {p: _records(out / f"d.{p}.csv") for p in ("train", "test", "calib")}
     assert all(recs[0] == header for recs in parts.values())
@@ -60,7 +61,7 @@ def test_seed_reproduces_and_changes_the_split(tmp_path):
     for i, seed in enumerate([1, 1, 2]):
         out = tmp_path / f"o{i}"
         out.mkdir()
-        split(str(path), test=30, seed=seed, output_dir=out)
+        split(DataRequest.of(str(path)), test=30, seed=seed, output_dir=out)
         got.append((out / "d.test.csv").read_bytes())
     assert got[0] == got[1] and got[0] != got[2]
 
@@ -71,7 +72,7 @@ def test_gzip_is_kept_and_no_stratify_draws_from_all_rows(tmp_path):
     gz.write_bytes(gzip.compress(path.read_bytes()))
     out = tmp_path / "out"
     out.mkdir()
-    report = split(str(gz), test=0.5, stratify=False, output_dir=out)
+    report = split(DataRequest.of(str(gz)), test=0.5, stratify=False, output_dir=out)
     assert set(report.outputs) == {"train", "test"}
     train, test = (_records(out / f"d.{p}.csv.gz") for p in ("train", "test"))
     assert len(train) - 1 == 51 and len(test) - 1 == 52
@@ -91,7 +92,7 @@ def test_parquet_and_npz_keep_their_format(tmp_path):
     for ext in ("parquet", "npz"):
         out = tmp_path / ext
         out.mkdir()
-        split(str(tmp_path / f"t.{ext}"), test=0.25, output_dir=out, target="y")
+        split(DataRequest.of(str(tmp_path / f"t.{ext}"), target="y"), test=0.25, output_dir=out)
         if ext == "parquet":
             parts = [pd.read_parquet(out / f"t.{p}.parquet") for p in ("train", "test")]
             assert parts[1]["y"].value_counts().to_dict() == {0: 5, 1: 5}
@@ -108,10 +109,10 @@ def test_parquet_and_npz_keep_their_format(tmp_path):
 def test_bad_sizes_and_outputs_are_refused_before_any_work(tmp_path):
     path, _ = _csv(tmp_path)
     with pytest.raises(NbcliError, match="no row of 103 for training"):
-        split(str(path), test=60, calib=43, output_dir=tmp_path)
+        split(DataRequest.of(str(path)), test=60, calib=43, output_dir=tmp_path)
     (tmp_path / "a_file").write_text("x")
     with pytest.raises(NbcliError, match="is a file, not a folder"):
-        split(str(path), test=0.2, output_dir=tmp_path / "a_file")
+        split(DataRequest.of(str(path)), test=0.2, output_dir=tmp_path / "a_file")
     res = nbcli_in_process("split", "-d", path, "--test", "1.5", "--output-dir", tmp_path)
     assert res.returncode == 2 and "fraction in (0, 1)" in res.stderr
     assert res.stderr.startswith("error: ") and res.stderr.count("\n") == 1
@@ -147,7 +148,7 @@ def test_records_are_the_rows_csv_reads(rows):
 def test_a_missing_output_folder_is_made_as_predict_makes_one(tmp_path):
     path, _ = _csv(tmp_path)
     out = tmp_path / "new" / "parts"
-    report = split(str(path), test=0.2, seed=1, output_dir=out)
+    report = split(DataRequest.of(str(path)), test=0.2, seed=1, output_dir=out)
     names = sorted(p.name for p in out.iterdir())
     assert names == [f"{path.stem}.test.csv", f"{path.stem}.train.csv"], names
     rows = {p.name: len(pd.read_csv(p, sep=";")) for p in out.iterdir()}
@@ -156,19 +157,23 @@ def test_a_missing_output_folder_is_made_as_predict_makes_one(tmp_path):
 
 
 def test_an_npz_with_object_arrays_is_refused_as_fit_refuses_it(tmp_path):
-    np.savez(tmp_path / "o.npz", X=np.ones((10, 2)), y=np.array(["a", "b"] * 5),
-             names=np.array(["p", "q"], dtype=object))  # fmt: skip
+    np.savez(
+        tmp_path / "o.npz",
+        X=np.ones((10, 2)),
+        y=np.array(["a", "b"] * 5),
+        names=np.array(["p", "q"], dtype=object),
+    )
     with pytest.raises(NbcliError, match=r"holds object arrays \(pickled data\).*'names'"):
-        split(str(tmp_path / "o.npz"), test=0.3, output_dir=tmp_path / "out")
+        split(DataRequest.of(str(tmp_path / "o.npz")), test=0.3, output_dir=tmp_path / "out")
 
 
 def test_a_class_left_without_training_rows_is_warned_about(tmp_path):
     data = tmp_path / "seven.csv"
     data.write_text("x,label\n1,a\n2,a\n3,a\n4,b\n5,b\n6,b\n7,c\n")
-    report = split(str(data), test=0.3, output_dir=str(tmp_path / "out"))
+    report = split(DataRequest.of(str(data)), test=0.3, output_dir=str(tmp_path / "out"))
     assert report.class_counts["train"]["c"] == 0
     assert any("class 'c' has no row in the training part" in w for w in report.warnings)
-    even = split(str(data), test=1, output_dir=str(tmp_path / "out2"))
+    even = split(DataRequest.of(str(data)), test=1, output_dir=str(tmp_path / "out2"))
     assert not any("no row in the training part" in w for w in even.warnings)
 
 
@@ -176,7 +181,7 @@ def test_lone_carriage_return_files_split_and_keep_their_line_ending(tmp_path):
     data = tmp_path / "mac.csv"
     rows = [f"{i},{'ab'[i % 2]}" for i in range(20)]
     data.write_bytes(("x,label\r" + "\r".join(rows) + "\r").encode())
-    report = split(str(data), test=0.25, output_dir=str(tmp_path / "out"))
+    report = split(DataRequest.of(str(data)), test=0.25, output_dir=str(tmp_path / "out"))
     assert report.n_samples == {"train": 15, "test": 5}
     for part in ("train", "test"):
         raw = (tmp_path / "out" / f"mac.{part}.csv").read_bytes()
@@ -191,5 +196,5 @@ def test_a_file_cut_inside_a_quoted_field_is_refused_by_split(tmp_path):
     data = tmp_path / "cut.csv"
     data.write_text('a,stage,label\n1,"x",a\n2,"y",b\n3,"z",a\n4,"Adult, ')
     with pytest.raises(NbcliError, match="line 5 opens a quoted field that is never closed"):
-        split(str(data), test=1, output_dir=str(tmp_path / "out"))
+        split(DataRequest.of(str(data)), test=1, output_dir=str(tmp_path / "out"))
     assert not (tmp_path / "out" / "cut.train.csv").exists()

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from nbcli.errors import NbcliError
 from nbcli.io.data import iter_dataset, read_dataset
+from nbcli.io.request import DataRequest
 from tests.conftest import SAMPLE, assert_one_error_line, nbcli_in_process
 
 FEATURES = ["island", "bill_length_mm", "bill_depth_mm", "flipper_length_mm", "body_mass_g", "sex"]
@@ -420,9 +421,10 @@ def test_a_chunked_mixed_fit_equals_one_fit(split):
     from nbcli.workflows.train import train
 
     d, _, test = split
-    whole = train(MixedNB(missing="ignore"), str(d / "train.csv"), target="species")
+    whole = train(MixedNB(missing="ignore"), DataRequest.of(str(d / "train.csv"), target="species"))
     chunked = train(
-        MixedNB(missing="ignore"), str(d / "train.csv"), target="species", chunk_size=50
+        MixedNB(missing="ignore"),
+        DataRequest.of(str(d / "train.csv"), target="species", chunk_size=50),
     )
     assert whole.model_file.columns == chunked.model_file.columns
     X = read_dataset(
@@ -559,8 +561,9 @@ def test_years_are_category_labels_and_small_whole_numbers_are_codes(tmp_path):
     assert sorted(mf.columns[0]["categories"]) == ["2007", "2008", "2009"]
     assert "categories" not in mf.columns[1]
     out = tmp_path / "p.csv"
-    run = nbcli_in_process("predict", "-m", tmp_path / "m.npz", "-d", tmp_path / "test.csv",
-                           "--proba", "-o", out, "-q")  # fmt: skip
+    run = nbcli_in_process(
+        "predict", "-m", tmp_path / "m.npz", "-d", tmp_path / "test.csv", "--proba", "-o", out, "-q"
+    )
     assert run.returncode == 0, run.stderr
     codes = {int(v): i for i, v in enumerate(mf.columns[0]["categories"])}
     train, test = df.iloc[:240], df.iloc[240:]
@@ -584,18 +587,48 @@ def test_mixed_with_only_code_columns_equals_the_categorical_model(tmp_path):
     pd.DataFrame({"sibsp": sibsp, "parch": rng.integers(0, 4, n), "y": y}).to_csv(
         tmp_path / "t.csv", index=False
     )
-    for model, extra in (("categorical", []), ("mixed", ["--column", "sibsp=categorical,parch=categorical"])):  # fmt: skip
-        run = nbcli_in_process("fit", "-m", model, "-d", tmp_path / "t.csv", *extra,
-                               "-o", tmp_path / f"{model}.npz", "-q")  # fmt: skip
+    for model, extra in (
+        ("categorical", []),
+        ("mixed", ["--column", "sibsp=categorical,parch=categorical"]),
+    ):
+        run = nbcli_in_process(
+            "fit",
+            "-m",
+            model,
+            "-d",
+            tmp_path / "t.csv",
+            *extra,
+            "-o",
+            tmp_path / f"{model}.npz",
+            "-q",
+        )
         assert run.returncode == 0, run.stderr
-        run = nbcli_in_process("predict", "-m", tmp_path / f"{model}.npz", "-d", tmp_path / "t.csv",
-                               "--proba", "-o", tmp_path / f"{model}.csv", "-q")  # fmt: skip
+        run = nbcli_in_process(
+            "predict",
+            "-m",
+            tmp_path / f"{model}.npz",
+            "-d",
+            tmp_path / "t.csv",
+            "--proba",
+            "-o",
+            tmp_path / f"{model}.csv",
+            "-q",
+        )
         assert run.returncode == 0, run.stderr
     a = pd.read_csv(tmp_path / "categorical.csv")
     b = pd.read_csv(tmp_path / "mixed.csv")
     np.testing.assert_allclose(b[["proba_d", "proba_s"]], a[["proba_d", "proba_s"]], atol=1e-12)
-    run = nbcli_in_process("fit", "-m", "gaussian", "-d", tmp_path / "t.csv",
-                           "--column", "sibsp=gaussian", "-o", tmp_path / "g.npz")  # fmt: skip
+    run = nbcli_in_process(
+        "fit",
+        "-m",
+        "gaussian",
+        "-d",
+        tmp_path / "t.csv",
+        "--column",
+        "sibsp=gaussian",
+        "-o",
+        tmp_path / "g.npz",
+    )
     assert run.returncode == 2 and "use --model mixed" in run.stderr
 
 
@@ -611,11 +644,23 @@ def test_unseen_codes_are_counted_and_named_as_flags(tmp_path, model):
     frame.loc[3, "parch"] = 5
     frame.to_csv(tmp_path / "new.csv", index=False)
     extra = ["--column", "sibsp=categorical,parch=categorical"] if model == "mixed" else []
-    run = nbcli_in_process("fit", "-m", model, "-d", tmp_path / "t.csv", *extra,
-                           "-o", tmp_path / "m.npz", "-q")  # fmt: skip
+    run = nbcli_in_process(
+        "fit", "-m", model, "-d", tmp_path / "t.csv", *extra, "-o", tmp_path / "m.npz", "-q"
+    )
     assert run.returncode == 0, run.stderr
-    run = nbcli_in_process("predict", "-m", tmp_path / "m.npz", "-d", tmp_path / "new.csv",
-                           "--unseen", "ignore", "--json", "-", "-o", tmp_path / "p.csv")  # fmt: skip
+    run = nbcli_in_process(
+        "predict",
+        "-m",
+        tmp_path / "m.npz",
+        "-d",
+        tmp_path / "new.csv",
+        "--unseen",
+        "ignore",
+        "--json",
+        "-",
+        "-o",
+        tmp_path / "p.csv",
+    )
     assert run.returncode == 0, run.stderr
     assert json.loads(run.stdout)["unseen"]["cells"] == {"sibsp": 2, "parch": 1}
     run = nbcli_in_process("predict", "-m", tmp_path / "m.npz", "-d", tmp_path / "new.csv")
@@ -624,15 +669,35 @@ def test_unseen_codes_are_counted_and_named_as_flags(tmp_path, model):
 
 
 def test_min_categories_of_the_wrong_length_is_one_line_naming_the_columns(tmp_path):
-    run = nbcli_in_process("fit", "-m", "mixed", "-d", SAMPLE / "penguins_train.csv",
-                           "-t", "species", "--min-categories", "2,3", "-o", tmp_path / "m.npz")  # fmt: skip
+    run = nbcli_in_process(
+        "fit",
+        "-m",
+        "mixed",
+        "-d",
+        SAMPLE / "penguins_train.csv",
+        "-t",
+        "species",
+        "--min-categories",
+        "2,3",
+        "-o",
+        tmp_path / "m.npz",
+    )
     assert_one_error_line(run)
     assert "--min-categories gives 2 values for 7 feature columns (island," in run.stderr
 
 
 def test_a_target_named_column_given_as_a_feature_is_not_replaced_silently(tmp_path):
-    run = nbcli_in_process("fit", "-m", "gaussian", "-d", SAMPLE / "wine_train.csv",
-                           "--features", "label", "-o", tmp_path / "m.npz")  # fmt: skip
+    run = nbcli_in_process(
+        "fit",
+        "-m",
+        "gaussian",
+        "-d",
+        SAMPLE / "wine_train.csv",
+        "--features",
+        "label",
+        "-o",
+        tmp_path / "m.npz",
+    )
     assert_one_error_line(run)
     assert "--features label uses the column named like a target" in run.stderr
     assert not (tmp_path / "m.npz").exists()
@@ -640,8 +705,9 @@ def test_a_target_named_column_given_as_a_feature_is_not_replaced_silently(tmp_p
 
 def test_decimal_commas_get_their_own_hint_at_fit(tmp_path):
     (tmp_path / "dc.csv").write_text("a;b;label\n1,5;2,25;x\n2,5;3,0;y\n3,1;1,2;x\n")
-    run = nbcli_in_process("fit", "-m", "gaussian", "-d", tmp_path / "dc.csv",
-                           "-o", tmp_path / "m.npz")  # fmt: skip
+    run = nbcli_in_process(
+        "fit", "-m", "gaussian", "-d", tmp_path / "dc.csv", "-o", tmp_path / "m.npz"
+    )
     assert_one_error_line(run)
     assert "decimal comma (such as a='1,5' in row 1" in run.stderr
     assert "numbers need a '.' as the decimal point" in run.stderr

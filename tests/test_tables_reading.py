@@ -10,7 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nbcli.errors import NbcliError
+from nbcli.io.request import DataRequest
 from nbcli.models import MODELS
+from nbcli.workflows.settings import FoldSettings, ScoreSettings
 from tests.conftest import nbcli_in_process
 
 
@@ -29,7 +31,12 @@ def test_an_empty_fold_cell_is_refused_naming_its_row(tmp_path):
     path = tmp_path / "d.csv"
     path.write_text("\n".join(lines) + "\n")
     with pytest.raises(NbcliError, match="fold column 'fold' has an empty cell at row 7"):
-        cross_validate(MODELS["gaussian"](), str(path), fold_column="fold", bootstrap=0)
+        cross_validate(
+            MODELS["gaussian"](),
+            DataRequest.of(str(path)),
+            FoldSettings(fold_column="fold"),
+            ScoreSettings(bootstrap=0),
+        )
     run = nbcli_in_process("cv", "-m", "gaussian", "-d", path, "--fold-column", "fold", "-q")
     assert run.returncode == 2
     assert run.stderr.strip().splitlines() == [
@@ -98,7 +105,7 @@ def test_quotes_as_csv_allows_them_are_read_alike_by_split_and_fit(tmp_path):
     path.write_text(text)
     ds = read_dataset(path, features=["x"])
     assert ds.y.tolist() == ["a", "b", "a", "b"]
-    report = split(str(path), test=2, output_dir=tmp_path / "s")
+    report = split(DataRequest.of(str(path)), test=2, output_dir=tmp_path / "s")
     assert sum(report.n_samples.values()) == 4
     back = [read_dataset(tmp_path / "s" / f"d.{p}.csv", features=["x"]) for p in ("train", "test")]
     assert sorted(np.concatenate([b.X[:, 0] for b in back]).tolist()) == [1.0, 2.0, 3.0, 4.0]
@@ -112,7 +119,7 @@ def test_split_reads_ragged_rows_and_missing_labels_as_fit_does(tmp_path):
     path = tmp_path / "d.csv"
     rows = [f"{i},{'ab'[i % 2]}" for i in range(10)]
     path.write_text("x,label\n" + "\n".join(rows[:5] + ["5", ",", *rows[6:]]) + "\n")
-    report = split(str(path), test=3, output_dir=tmp_path / "s")
+    report = split(DataRequest.of(str(path)), test=3, output_dir=tmp_path / "s")
     assert sum(report.n_samples.values()) == 10  # the line of delimiters is no row
     assert sum(sum(c.values()) for c in report.class_counts.values()) == 9
     assert any("1 row has no label (first at row 6)" in w for w in report.warnings)
@@ -120,7 +127,7 @@ def test_split_reads_ragged_rows_and_missing_labels_as_fit_does(tmp_path):
     assert written.count(b"\n5\n") == 1 and b"\n,\n" not in written
     path.write_text("x,label\n" + "\n".join(rows[:5] + ["5,a,extra", *rows[6:]]) + "\n")
     with pytest.raises(NbcliError, match="line 7 has 3 fields but the header has 2"):
-        split(str(path), test=3, output_dir=tmp_path / "t")
+        split(DataRequest.of(str(path)), test=3, output_dir=tmp_path / "t")
 
 
 def test_split_reads_parquet_labels_as_fit_does(tmp_path):
@@ -132,7 +139,7 @@ def test_split_reads_parquet_labels_as_fit_does(tmp_path):
     path = tmp_path / "d.parquet"
     labels = ["a", "b", None, "a", "b", "a", "b", "a"]
     pq.write_table(pa.table({"x": list(range(8)), "label": labels}), path)
-    report = split(str(path), test=2, output_dir=tmp_path / "s")
+    report = split(DataRequest.of(str(path)), test=2, output_dir=tmp_path / "s")
     assert "None" not in report.class_counts["train"]
     assert sum(report.n_samples.values()) == 8
     assert any("1 row has no label (first at row 3)" in w for w in report.warnings)

@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from nbcli.errors import NbcliError
+from nbcli.io.request import DataRequest
 from nbcli.models import GaussianNB, MultinomialNB
 from nbcli.workflows.train import TrainResult, train
 
@@ -19,7 +20,7 @@ SAMPLE = Path(__file__).parent.parent / "sample_data"
 
 
 def test_train_returns_a_report_and_prints_nothing(capfd):
-    result = train(GaussianNB(), str(SAMPLE / "iris_train.csv"))
+    result = train(GaussianNB(), DataRequest.of(str(SAMPLE / "iris_train.csv")))
     out, err = capfd.readouterr()
     assert out == "" and err == ""
     assert isinstance(result, TrainResult)
@@ -39,8 +40,8 @@ def test_train_returns_a_report_and_prints_nothing(capfd):
 
 
 def test_chunks_give_the_same_model_through_the_public_api():
-    one = train(GaussianNB(), str(SAMPLE / "wine_train.csv"))
-    many = train(GaussianNB(), str(SAMPLE / "wine_train.csv"), chunk_size=7)
+    one = train(GaussianNB(), DataRequest.of(str(SAMPLE / "wine_train.csv")))
+    many = train(GaussianNB(), DataRequest.of(str(SAMPLE / "wine_train.csv"), chunk_size=7))
     assert many.facts["n_chunks"] > 1 and many.facts["training_accuracy"] is None
     X = pd.read_csv(SAMPLE / "wine_test.csv").drop(columns="label").to_numpy()
     np.testing.assert_allclose(
@@ -61,7 +62,10 @@ def test_progress_wraps_the_chunks_and_priors_by_label_are_ordered(tmp_path):
     data = tmp_path / "d.csv"
     data.write_text("a,b,label\n1,2,ham\n2,3,ham\n3,1,spam\n5,6,spam\n", encoding="utf-8")
     result = train(
-        MultinomialNB(), str(data), priors_by_label={"spam": 0.25, "ham": 0.75}, progress=progress
+        MultinomialNB(),
+        DataRequest.of(str(data)),
+        priors_by_label={"spam": 0.25, "ham": 0.75},
+        progress=progress,
     )
     assert seen == [f"reading {data}"]
     np.testing.assert_allclose(result.facts["priors"], [0.75, 0.25])
@@ -73,8 +77,8 @@ def test_a_class_below_the_declared_minimum_is_refused(tmp_path):
     data.write_text("a,b,label\n1,2,x\n2,3,x\n3,1,y\n", encoding="utf-8")
     assert GaussianNB.min_samples_per_class == 2
     with pytest.raises(NbcliError, match="needs at least two per class"):
-        train(GaussianNB(), str(data))
-    result = train(MultinomialNB(), str(data))
+        train(GaussianNB(), DataRequest.of(str(data)))
+    result = train(MultinomialNB(), DataRequest.of(str(data)))
     assert "single sample" in result.warnings[0]
 
 
@@ -82,7 +86,7 @@ def test_a_data_error_names_file_column_and_row(tmp_path):
     data = tmp_path / "d.csv"
     data.write_text("a,b,label\n1,2,x\n2,-3,x\n3,1,y\n4,4,y\n", encoding="utf-8")
     with pytest.raises(NbcliError, match=r"d.csv: column 'b', row 2: negative value -3"):
-        train(MultinomialNB(), str(data), chunk_size=1)
+        train(MultinomialNB(), DataRequest.of(str(data), chunk_size=1))
 
 
 def test_a_small_file_read_in_default_chunks_still_gets_its_training_accuracy(
@@ -99,12 +103,12 @@ def test_a_small_file_read_in_default_chunks_still_gets_its_training_accuracy(
     # Default chunks of 1,000 rows; the file is held whole up to 4,000 rows.
     monkeypatch.setattr(data, "CHUNK_VALUES", 3_000)
     monkeypatch.setattr(data, "WHOLE_VALUES", 12_000)
-    held = train(GaussianNB(), str(path))
+    held = train(GaussianNB(), DataRequest.of(str(path)))
     assert held.facts["n_chunks"] == 3
     assert held.facts["training_accuracy"] == pytest.approx(expected, abs=1e-12)
     # Beyond it, nothing is held.
     monkeypatch.setattr(data, "WHOLE_VALUES", 6_000)
-    assert train(GaussianNB(), str(path)).facts["training_accuracy"] is None
+    assert train(GaussianNB(), DataRequest.of(str(path))).facts["training_accuracy"] is None
 
 
 def test_a_column_without_any_value_is_named_in_the_refusal(tmp_path):
@@ -116,7 +120,7 @@ def test_a_column_without_any_value_is_named_in_the_refusal(tmp_path):
     path.write_text("a,empty,label\n1.0,,x\n2.0,,y\n1.5,,x\n2.5,,y\n")
     for model in (GaussianNB(), MixedNB()):
         with pytest.raises(NbcliError, match=r"column 'empty' has no observed value"):
-            train(model, str(path), missing="ignore")
+            train(model, DataRequest.of(str(path), missing="ignore"))
 
 
 def test_a_measurement_given_as_target_is_named_as_such(tmp_path):
@@ -128,7 +132,7 @@ def test_a_measurement_given_as_target_is_named_as_such(tmp_path):
     rows = [f"{i % 3},{10 + i * 0.37:.2f}" for i in range(40)]
     path.write_text("x,weight\n" + "\n".join(rows) + "\n")
     with pytest.raises(NbcliError) as err:
-        train(GaussianNB(), str(path), target="weight")
+        train(GaussianNB(), DataRequest.of(str(path), target="weight"))
     message = str(err.value)
     assert "and 30 more have a single sample" in message
     assert "is 'weight' a measurement rather than class labels?" in message

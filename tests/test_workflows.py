@@ -8,13 +8,14 @@ import pytest
 
 from nbcli.errors import NbcliError
 from nbcli.io.modelfile import load_model, save_model
+from nbcli.io.request import DataRequest
 from nbcli.models import GaussianNB
 from nbcli.workflows.calibrate import calibrate
 from nbcli.workflows.engine import LocalEngine, Reporter
 from nbcli.workflows.evaluate import compare, evaluate
-from nbcli.workflows.inputs import ReadOptions
-from nbcli.workflows.predict import predict, predict_batch
+from nbcli.workflows.predict import BatchOutput, predict, predict_batch
 from nbcli.workflows.scoring import score
+from nbcli.workflows.settings import PredictionColumns, ScoreSettings
 from tests.conftest import SAMPLE
 
 
@@ -36,7 +37,7 @@ def iris(tmp_path_factory):
     from nbcli.workflows.train import train
 
     d = tmp_path_factory.mktemp("wf")
-    result = train(GaussianNB(), str(SAMPLE / "iris_train.csv"))
+    result = train(GaussianNB(), DataRequest.of(str(SAMPLE / "iris_train.csv")))
     save_model(result.model_file, d / "iris.npz")
     frame = pd.read_csv(SAMPLE / "iris_train.csv")
     core = GaussianNB().fit(frame.drop(columns="label").to_numpy(), frame["label"].to_numpy())
@@ -59,7 +60,9 @@ def test_score_equals_the_core_and_reports_progress(iris, capfd):
 def test_evaluate_returns_the_report_and_prints_nothing(iris, capfd):
     path, core = iris
     test = pd.read_csv(SAMPLE / "iris_test.csv")
-    report = evaluate(str(path), str(SAMPLE / "iris_test.csv"), bootstrap=0)
+    report = evaluate(
+        str(path), DataRequest.of(str(SAMPLE / "iris_test.csv")), ScoreSettings(bootstrap=0)
+    )
     accuracy = np.mean(core.predict(test.drop(columns="label").to_numpy()) == test["label"])
     assert report.metrics["accuracy"].value == pytest.approx(accuracy, abs=1e-15)
     assert report.n_samples == len(test)
@@ -69,7 +72,9 @@ def test_evaluate_returns_the_report_and_prints_nothing(iris, capfd):
 
 def test_evaluate_on_the_training_rows_warns_in_the_report(iris):
     path, _ = iris
-    report = evaluate(str(path), str(SAMPLE / "iris_train.csv"), bootstrap=0)
+    report = evaluate(
+        str(path), DataRequest.of(str(SAMPLE / "iris_train.csv")), ScoreSettings(bootstrap=0)
+    )
     assert any("trained on" in w for w in report.warnings), report.warnings
 
 
@@ -79,19 +84,22 @@ def test_read_options_reach_the_reader(iris, tmp_path):
     (tmp_path / "t.csv").write_text(text)
     report = evaluate(
         str(path),
-        str(tmp_path / "t.csv"),
-        read=ReadOptions(target="kind", delimiter=";"),
-        bootstrap=0,
+        DataRequest.of(str(tmp_path / "t.csv"), target="kind", delimiter=";"),
+        ScoreSettings(bootstrap=0),
     )
     assert report.n_samples == text.count("\n") - 1
 
 
 def test_compare_a_model_with_itself_has_no_difference(iris):
     path, _ = iris
-    report = compare([str(path), str(path)], str(SAMPLE / "iris_test.csv"), bootstrap=0)
+    report = compare(
+        [str(path), str(path)],
+        DataRequest.of(str(SAMPLE / "iris_test.csv")),
+        ScoreSettings(bootstrap=0),
+    )
     assert report.metrics["difference"].value == 0.0
     with pytest.raises(NbcliError, match="exactly two"):
-        compare([str(path)], str(SAMPLE / "iris_test.csv"))
+        compare([str(path)], DataRequest.of(str(SAMPLE / "iris_test.csv")))
 
 
 def test_calibrate_fits_and_attaches_a_calibrator_without_writing(iris, tmp_path):
@@ -100,9 +108,9 @@ def test_calibrate_fits_and_attaches_a_calibrator_without_writing(iris, tmp_path
     recorder = Recorder()
     result = calibrate(
         str(path),
-        str(SAMPLE / "iris_calib.csv"),
+        DataRequest.of(str(SAMPLE / "iris_calib.csv")),
+        ScoreSettings(bootstrap=0),
         method="temperature",
-        bootstrap=0,
         reporter=recorder,
     )
     assert result.fitted and result.model.calibrator.kind == "temperature"
@@ -110,14 +118,22 @@ def test_calibrate_fits_and_attaches_a_calibrator_without_writing(iris, tmp_path
     # The advice about where "after" was measured goes to the reporter, not the screen.
     assert any("third, untouched split" in w for w in recorder.warnings)
     assert sorted(p.name for p in path.parent.iterdir()) == before
-    measured = calibrate(str(path), str(SAMPLE / "iris_calib.csv"), method="none", bootstrap=0)
+    measured = calibrate(
+        str(path),
+        DataRequest.of(str(SAMPLE / "iris_calib.csv")),
+        ScoreSettings(bootstrap=0),
+        method="none",
+    )
     assert not measured.fitted and measured.model.calibrator is None
 
 
 def test_predict_writes_the_file_and_counts_rows(iris, tmp_path):
     path, core = iris
     rows = predict(
-        load_model(path), str(SAMPLE / "iris_test.csv"), str(tmp_path / "p.csv"), proba=True
+        load_model(path),
+        DataRequest.of(str(SAMPLE / "iris_test.csv")),
+        str(tmp_path / "p.csv"),
+        PredictionColumns(proba=True),
     )
     out = pd.read_csv(tmp_path / "p.csv")
     test = pd.read_csv(SAMPLE / "iris_test.csv")
@@ -144,8 +160,8 @@ def test_predict_batch_reports_a_bad_file_and_runs_on_the_engine_given(iris, tmp
     engine = InOrderEngine()
     report = predict_batch(
         str(path),
-        [str(SAMPLE / "iris_test.csv"), str(tmp_path / "bad.csv")],
-        str(tmp_path / "out"),
+        DataRequest.of([str(SAMPLE / "iris_test.csv"), str(tmp_path / "bad.csv")]),
+        BatchOutput(str(tmp_path / "out")),
         engine=engine,
     )
     assert engine.calls == 1

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from enum import Enum
 from typing import Annotated
 
@@ -183,22 +182,16 @@ def calibrate(
     if plot is not None:
         check_plot(plot)
 
+    from nbcli.cli.requests import data_request
+    from nbcli.workflows.settings import ScoreSettings
+
+    request = data_request(locals()).reading(data=(data,))
     result = run_calibration(
         model,
-        data,
+        request,
+        ScoreSettings(bootstrap, confidence, seed, edges_or_n, strategy.value),
         method=method.value,
-        bins=edges_or_n,
-        strategy=strategy.value,
         allow_training_data=allow_training_data,
-        read=dataclasses.replace(
-            common.read_options(target, delimiter, chunk_size, x_key, y_key),
-            missing=missing,
-            unseen=unseen,
-            na_values=common.na_values(na_values),
-        ),
-        bootstrap=bootstrap,
-        confidence=confidence,
-        seed=seed,
         reporter=ConsoleReporter(quiet),
         folds=folds,
     )

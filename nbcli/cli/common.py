@@ -216,25 +216,6 @@ def inputs_of(**paths) -> dict:
     return of(**paths)
 
 
-def read_options(
-    target: str | None, delimiter: str | None, chunk_size: int | None, x_key: str, y_key: str
-):
-    """The reading options of a command as one :class:`nbcli.workflows.inputs.ReadOptions`."""
-    from nbcli.workflows.inputs import ReadOptions
-
-    return ReadOptions(
-        target=target, delimiter=delimiter, chunk_size=chunk_size, x_key=x_key, y_key=y_key
-    )
-
-
-def na_values(values: list[str] | None) -> tuple[str, ...] | None:
-    """``--na-values`` of a scoring command: the texts, or None for the model's own."""
-    from nbcli.cli.options import split_list
-
-    texts = split_list(values)
-    return None if texts is None else tuple(texts)
-
-
 MIN_BOOTSTRAP, MAX_BOOTSTRAP = 100, 1_000_000
 
 

@@ -41,39 +41,7 @@ CONFIG = typer.Option(
 )
 
 
-def table_settings(params: dict, cfg: dict, column, na_values, na_labels=None) -> dict:
-    """``missing``, ``unseen``, ``na_values`` and ``column_types`` as ``nbcli fit``
-    reads them (flags, else the config's ``[data]``), for the fold statistics.
-
-    Raises
-    ------
-    NbcliError
-        For an unknown ``--unseen`` policy or a malformed ``--column``.
-    """
-    from nbcli.cli.fit_cmd import _as_list
-    from nbcli.cli.options import split_list
-    from nbcli.errors import NbcliError
-    from nbcli.workflows.tables import UNSEEN_POLICIES, parse_column_types
-
-    data_cfg = cfg.get("data", {})
-    unseen = params.get("unseen", "error")
-    if unseen not in UNSEEN_POLICIES:
-        raise NbcliError(f"--unseen must be one of {', '.join(UNSEEN_POLICIES)}; got {unseen!r}")
-    column_types = parse_column_types(data_cfg.get("columns"))
-    column_types.update(parse_column_types(column))
-    return {
-        # --missing and --unseen are hyperparameters of the models that declare them.
-        "missing": params.get("missing"),
-        "unseen": unseen,
-        "na_values": split_list(na_values) or split_list(_as_list(data_cfg.get("na_values"))),
-        "column_types": column_types,
-        "na_labels": tuple(
-            split_list(na_labels) or split_list(_as_list(data_cfg.get("na_labels"))) or ()
-        ),
-    }
-
-
-def _cv(
+def cv(
     data_files: Annotated[list[str], DATA],
     model: Annotated[_MODEL_TYPES | None, MODEL_TYPE] = None,  # type: ignore[valid-type]
     folds: Annotated[int, FOLDS] = 10,
@@ -131,12 +99,14 @@ def _cv(
     """
     data = common.one_data_file(data_files)
     from nbcli.cli.fit_cmd import _estimator
-    from nbcli.cli.options import data_columns, read_config
+    from nbcli.cli.options import read_config
     from nbcli.cli.progress import ConsoleReporter
+    from nbcli.cli.requests import data_request
     from nbcli.errors import NbcliError
     from nbcli.io.atomic import check_outputs, writes_to_stdout
     from nbcli.reports.thresholds import EVALUATION_METRICS
     from nbcli.workflows.cv import cross_validate
+    from nbcli.workflows.settings import FoldSettings, ScoreSettings
 
     thresholds = common.parse_thresholds(fail_under, fail_over, EVALUATION_METRICS)
     if writes_to_stdout(json_out) and writes_to_stdout(oof_output):
@@ -149,40 +119,15 @@ def _cv(
     )
     cfg = read_config(config)
     estimator, params = _estimator(model, cfg, config, hyperparameter_flags)
-    target, features, drop = data_columns(cfg, target, features, drop)
+    request = data_request(locals(), cfg, config, params).reading(data=(data,))
     prior = params.get(estimator.prior_param)
-    tables = table_settings(params, cfg, column, na_values, na_labels)
-    text_settings = text_opts.text_settings(
-        cfg,
-        config,
-        text=text,
-        ngram=ngram,
-        min_df=min_df,
-        max_df=max_df,
-        max_features=max_features,
-        stop_words=stop_words,
-        lowercase=lowercase,
-    )
     report = cross_validate(
         estimator,
-        data,
-        read=common.read_options(target, delimiter, chunk_size, x_key, y_key),
-        features=features,
-        drop=drop,
-        n_folds=folds,
-        fold_column=fold_column,
-        group_column=group_column,
-        n_repeats=repeats,
-        seed=seed,
+        request,
+        FoldSettings(folds, fold_column, group_column, repeats, seed),
+        ScoreSettings(bootstrap, confidence, seed, bins),
         priors_by_label=prior if isinstance(prior, dict) else None,
-        bootstrap=bootstrap,
-        confidence=confidence,
-        bins=bins,
         oof_output=oof_output,
-        tables=tables,
-        text=text_settings,
-        # Hashing reads the file again: only for a JSON report.
-        hash_inputs=json_out is not None,
         reporter=ConsoleReporter(quiet),
     )
     common.show_warnings(report.warnings)
@@ -191,5 +136,4 @@ def _cv(
     return 0
 
 
-cv = _with_hyperparameter_options(_cv)
-cv.__name__ = cv.__qualname__ = "cv"
+cv = _with_hyperparameter_options(cv)

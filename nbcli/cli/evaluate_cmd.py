@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from enum import Enum
 from typing import Annotated, Literal
 
@@ -137,15 +136,12 @@ def evaluate(
         from nbcli.cli.calibrate_cmd import check_plot
 
         check_plot(plots["reliability"])
-    read = dataclasses.replace(
-        common.read_options(target, delimiter, chunk_size, x_key, y_key),
-        missing=missing,
-        unseen=unseen,
-        na_values=common.na_values(na_values),
-    )
+    from nbcli.cli.requests import data_request
+    from nbcli.workflows.settings import ScoreSettings
+
+    request = data_request(locals())
     if common.uses_parts(engine, data_list):
         from nbcli.workflows.evaluate_parts import evaluate_parts
-        from nbcli.workflows.parts import expand_parts
 
         if plots:
             # The part-wise path reduces rows to sums where they are read;
@@ -159,34 +155,19 @@ def evaluate(
                 "--pos-label needs the rows in one file: the binary figures it chooses are "
                 "not computed over parts"
             )
-        parts = expand_parts(data_list)
         with common.open_engine(engine, scheduler, workers, worker_memory, connect_timeout) as eng:
-            report = evaluate_parts(
-                model,
-                parts,
-                eng,
-                data=data,
-                read=read,
-                bootstrap=bootstrap,
-                confidence=confidence,
-                seed=seed,
-                # Parts are binned before their rows are counted: no fewer bins for few rows.
-                bins=10 if bins is None else bins,
-            )
+            # Parts are binned before their rows are counted: no fewer bins for few rows.
+            scores = ScoreSettings(bootstrap, confidence, seed, 10 if bins is None else bins)
+            report = evaluate_parts(model, request, eng, scores)
     else:
         common.open_engine(
             engine, scheduler, workers, worker_memory, connect_timeout
         )  # refuses Dask options
         report = run_evaluation(
             model,
-            data,
-            read=read,
-            bootstrap=bootstrap,
-            confidence=confidence,
-            seed=seed,
-            bins=bins,
             # Hashing reads the files again: only for a JSON report, as cv does.
-            hash_inputs=json_out is not None,
+            request.reading(data=(data,)),
+            ScoreSettings(bootstrap, confidence, seed, bins),
             reporter=ConsoleReporter(quiet),
             pos_label=pos_label,
         )
@@ -274,19 +255,13 @@ def compare(
         [*(("--model", m) for m in models), ("--data", data)],
         force=force,
     )
+    from nbcli.cli.requests import data_request
+    from nbcli.workflows.settings import ScoreSettings
+
     report = run_comparison(
         models,
-        data,
-        read=dataclasses.replace(
-            common.read_options(target, delimiter, chunk_size, x_key, y_key),
-            missing=missing,
-            unseen=unseen,
-            na_values=common.na_values(na_values),
-        ),
-        bootstrap=bootstrap,
-        confidence=confidence,
-        seed=seed,
-        hash_inputs=json_out is not None,
+        data_request(locals()).reading(data=(data,)),
+        ScoreSettings(bootstrap, confidence, seed),
         reporter=ConsoleReporter(quiet),
     )
     common.show_warnings(report.warnings)

@@ -8,7 +8,7 @@ import typer
 from nbcli.cli import common, table_options
 from nbcli.cli import text_options as text_opts
 from nbcli.cli.console import info, warn
-from nbcli.cli.options import data_columns, read_config, split_list
+from nbcli.cli.options import read_config
 from nbcli.errors import NbcliError
 from nbcli.models import registry
 from nbcli.models.hyperparameters import SAME
@@ -17,7 +17,7 @@ from nbcli.models.hyperparameters import SAME
 _MODEL_TYPES = Literal[tuple(registry.model_classes())]  # type: ignore[valid-type]
 
 
-def _fit(
+def fit(
     data_files: Annotated[
         list[str],
         typer.Option(
@@ -95,53 +95,21 @@ def _fit(
     )
     cfg = read_config(config)
     estimator, params = _estimator(model, cfg, config, hyperparameter_flags)
-    data_cfg = cfg.get("data", {})
-    target, features, drop = data_columns(cfg, target, features, drop)
-    # --missing and --unseen are hyperparameters of the models that declare
-    # them (flags, config [hyperparameters], or their command-line defaults).
-    missing = params.get("missing")
-    unseen = params.get("unseen", "error")
-    na_values = split_list(na_values) or split_list(_as_list(data_cfg.get("na_values")))
-    na_labels = split_list(na_labels) or split_list(_as_list(data_cfg.get("na_labels")))
+    from nbcli.cli.requests import data_request
 
-    from nbcli.workflows.tables import UNSEEN_POLICIES, parse_column_types
-
-    if unseen not in UNSEEN_POLICIES:
-        raise NbcliError(f"--unseen must be one of {', '.join(UNSEEN_POLICIES)}; got {unseen!r}")
-    column_types = parse_column_types(data_cfg.get("columns"))
-    column_types.update(parse_column_types(column))
-    text_settings = text_opts.text_settings(
-        cfg,
-        config,
-        text=text,
-        ngram=ngram,
-        min_df=min_df,
-        max_df=max_df,
-        max_features=max_features,
-        stop_words=stop_words,
-        lowercase=lowercase,
-    )
+    request = data_request(locals(), cfg, config, params)
 
     from nbcli.cli.progress import progress_iter
     from nbcli.workflows.train import train
 
     prior = params.get(estimator.prior_param)
-    read = dict(
-        target=target,
-        features=features,
-        drop=drop,
-        delimiter=delimiter,
-        chunk_size=chunk_size,
-        x_key=x_key,
-        y_key=y_key,
-    )
     priors_by_label = prior if isinstance(prior, dict) else None
     from nbcli.workflows.parts import expand_parts
 
     if common.uses_parts(engine, data_list):
         from nbcli.workflows.parts import train_parts
 
-        if text_settings is not None and getattr(type(estimator), "text_term", None):
+        if request.text is not None and getattr(type(estimator), "text_term", None):
             # Its table columns need the one-file column plan (categories).
             raise NbcliError(
                 f"--text under the {estimator.name} model is not supported on parts (a folder, "
@@ -149,41 +117,22 @@ def _fit(
                 "first"
             )
 
-        if na_labels:
+        if request.na_labels:
             raise NbcliError(
                 "--na-labels is not read part by part yet (a folder, a glob, several --data "
                 "files or --engine dask); blank those labels, or join the parts into one file"
             )
-        parts = expand_parts(data_list)
         with common.open_engine(engine, scheduler, workers, worker_memory, connect_timeout) as eng:
-            result = train_parts(
-                estimator,
-                parts,
-                eng,
-                data=data,
-                priors_by_label=priors_by_label,
-                text=text_settings,
-                unseen=unseen,
-                na_values=na_values,
-                column_types=column_types,
-                **read,
-            )
+            result = train_parts(estimator, request, eng, priors_by_label=priors_by_label)
     else:
         common.open_engine(
             engine, scheduler, workers, worker_memory, connect_timeout
         )  # refuses Dask options
         result = train(
             estimator,
-            data,
-            **read,
+            request.reading(data=(data,)),
             priors_by_label=priors_by_label,
             progress=lambda chunks, what: progress_iter(chunks, what, quiet=quiet),
-            missing=missing,
-            unseen=unseen,
-            na_values=na_values,
-            column_types=column_types,
-            text=text_settings,
-            na_labels=na_labels,
         )
     for w in result.warnings:
         warn(w)
@@ -213,23 +162,23 @@ def _fit(
                         data=data, **({"config": config} if config else {})
                     )
                 report.settings = {
-                    "chunk_size": chunk_size,
+                    "chunk_size": request.chunk_size,
                     "config": config,
-                    "delimiter": delimiter,
-                    "target": target,
-                    "features": features,
-                    "drop": drop,
+                    "delimiter": request.delimiter,
+                    "target": request.target,
+                    "features": _listed(request.features),
+                    "drop": _listed(request.drop),
                     "missing": result.model_file.training.get("missing"),
-                    "unseen": unseen,
-                    "na_values": na_values,
-                    "columns": column_types or None,
+                    "unseen": request.unseen,
+                    "na_values": _listed(request.na_values),
+                    "columns": dict(request.column_types) or None,
                 }
                 if na_labels:
                     report.settings["na_labels"] = na_labels
                 if common.uses_parts(engine, data_list):
                     report.settings["engine"] = engine
-                if text_settings is not None:
-                    report.settings["text"] = text_settings.to_metadata()
+                if request.text is not None:
+                    report.settings["text"] = request.text.to_metadata()
             common.emit_report(report, json_out, quiet=quiet)
     info(f"wrote {output}", quiet or json_out == "-")
 
@@ -289,11 +238,9 @@ def _estimator(model: str | None, cfg: dict, config: str | None, flags: dict):
     return cls(**params), params
 
 
-def _as_list(value) -> list[str] | None:
-    """A config value given as a list or as one comma-separated string."""
-    if value is None:
-        return None
-    return [str(v) for v in value] if isinstance(value, list) else [str(value)]
+def _listed(names) -> list[str] | None:
+    """A request's tuple of names as the report's list (None stays None)."""
+    return None if names is None else list(names)
 
 
 def flag_values(flag: registry.Flag, value):
@@ -345,12 +292,12 @@ def _with_hyperparameter_options(func):
         flags = {name: options.pop(name) for name in names}
         return func(**options, **flags)
 
-    command.__name__ = "fit"
-    command.__qualname__ = "fit"
+    command.__name__ = func.__name__
+    command.__qualname__ = func.__name__
     command.__doc__ = func.__doc__
     command.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
     command.__annotations__ = {p.name: p.annotation for p in parameters}
     return command
 
 
-fit = _with_hyperparameter_options(_fit)
+fit = _with_hyperparameter_options(fit)

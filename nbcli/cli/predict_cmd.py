@@ -104,7 +104,6 @@ def predict(
     Columns are matched to the model's features by name, in any order; extra
     columns are ignored. Example: nbcli predict -m iris.npz -d sample_data/iris_test.csv --proba
     """
-    import dataclasses
 
     from nbcli.cli.progress import ConsoleReporter
     from nbcli.workflows.parts import expand_parts
@@ -119,13 +118,11 @@ def predict(
             "--digits rounds the probabilities, which only --proba writes; add --proba"
         )
     keep_cols = common_list(keep)
-    read = dataclasses.replace(
-        common.read_options(target, delimiter, chunk_size, x_key, y_key),
-        missing=missing,
-        unseen=unseen,
-        na_values=common.na_values(na_values),
-    )
-    options = dict(proba=proba, keep=keep_cols, read=read, digits=digits)
+    from nbcli.cli.requests import data_request
+    from nbcli.workflows.settings import PredictionColumns
+
+    request = data_request(locals())
+    columns = PredictionColumns(proba, keep_cols, digits)
     if output_dir is None and len(inputs) == 1:
         common.open_engine(
             engine, scheduler, workers, worker_memory, connect_timeout
@@ -165,7 +162,12 @@ def predict(
         check_keep(keep_cols, mf, proba)
         summary = PredictionSummary(model=model)
         predict_file(
-            mf, inputs[0], output, reporter=ConsoleReporter(quiet), summary=summary, **options
+            mf,
+            request.reading(data=(inputs[0],)),
+            output,
+            columns,
+            reporter=ConsoleReporter(quiet),
+            summary=summary,
         )
         if summary.empty:
             warn(
@@ -195,7 +197,7 @@ def predict(
             " (or .pred.parquet)"
         )
     from nbcli.cli.console import error_line
-    from nbcli.workflows.predict import predict_batch
+    from nbcli.workflows.predict import BatchOutput, predict_batch
 
     if dask and jobs is not None:
         raise NbcliError("--jobs is for --engine local; the Dask cluster's workers run the files")
@@ -205,14 +207,12 @@ def predict(
     ):
         report = predict_batch(
             model,
-            inputs,
-            output_dir,
+            request.reading(data=inputs),
+            BatchOutput(output_dir, output_format.lower(), force),
+            columns,
             jobs=jobs,
             reporter=ConsoleReporter(quiet),
             engine=eng,
-            output_format=output_format.lower(),
-            force=force,
-            **options,
         )
     for in_path, out_path, _, error in report.rows:
         if error is not None:

@@ -83,22 +83,17 @@ def split(
     Example: nbcli split -d penguins.csv --test 0.2 --calib 0.1 --output-dir splits
     """
     data = common.one_data_file(data_files)
-    from nbcli.cli.options import split_list
+    from nbcli.cli.requests import data_request
     from nbcli.workflows.split import split as run_split
 
     report = run_split(
-        data,
+        data_request(locals()).reading(data=(data,)),
         test=_size(test, "--test"),
         calib=_size(calib, "--calib"),
         stratify=stratify,
         seed=seed,
         output_dir=output_dir,
-        target=target,
-        delimiter=delimiter,
-        x_key=x_key,
-        y_key=y_key,
         force=force,
-        na_labels=tuple(split_list(na_labels) or ()),
     )
     from nbcli.cli.console import info, warn
 

@@ -15,6 +15,8 @@ Flags override the ``[text]`` table of a config file::
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
+from typing import Any
 
 import typer
 
@@ -41,6 +43,7 @@ LOWERCASE = typer.Option(
     "--lowercase/--no-lowercase", help="Lowercase text before splitting it (default: yes)."
 )
 
+_OPTIONS = ("text", "ngram", "min_df", "max_df", "max_features", "stop_words", "lowercase")
 _KEYS = {"columns", "ngram", "min_df", "max_df", "max_features", "stop_words", "lowercase"}
 
 
@@ -111,19 +114,12 @@ def read_stop_words(path: str, flag: str = "--stop-words") -> tuple[str, ...]:
     return tuple(sorted({w for w in words if w and not w.startswith("#")}))
 
 
-def text_settings(
-    cfg: dict,
-    config: str | None,
-    *,
-    text=None,
-    ngram=None,
-    min_df=None,
-    max_df=None,
-    max_features=None,
-    stop_words=None,
-    lowercase=None,
-):
+def text_settings(cfg: dict, config: str | None, options: Mapping[str, Any]):
     """The :class:`~nbcli.text.settings.TextSettings` asked for, or None without text columns.
+
+    ``options`` holds the command's text options by parameter name
+    (``text``, ``ngram``, ``min_df``, ``max_df``, ``max_features``,
+    ``stop_words``, ``lowercase``; those missing are not given).
 
     Raises
     ------
@@ -131,6 +127,9 @@ def text_settings(
         For an invalid value (naming the flag or config key), or tokenisation
         options given without any text column.
     """
+    text, ngram, min_df, max_df, max_features, stop_words, lowercase = (
+        options.get(name) for name in _OPTIONS
+    )
     table = cfg.get("text", {})
     where = f"{config}: [text]"
     if not isinstance(table, dict) or set(table) - _KEYS:

@@ -18,7 +18,6 @@ from nbcli.cli.cv_cmd import (
     MODEL_TYPE,
     REPEATS,
     SEED,
-    table_settings,
 )
 from nbcli.cli.evaluate_cmd import BOOTSTRAP, CONFIDENCE
 from nbcli.cli.fit_cmd import _MODEL_TYPES
@@ -40,7 +39,7 @@ def fixed_flags() -> list[registry.Flag]:
     return [f for f in registry.flags().values() if f.dest not in grid]
 
 
-def _tune(
+def tune(
     data_files: Annotated[list[str], DATA],
     model: Annotated[_MODEL_TYPES | None, MODEL_TYPE] = None,  # type: ignore[valid-type]
     metric: Annotated[
@@ -97,10 +96,12 @@ def _tune(
     data = common.one_data_file(data_files)
     from nbcli.cli.console import info
     from nbcli.cli.fit_cmd import _estimator
-    from nbcli.cli.options import data_columns, read_config
+    from nbcli.cli.options import read_config
     from nbcli.cli.progress import ConsoleReporter
+    from nbcli.cli.requests import data_request
     from nbcli.errors import NbcliError
     from nbcli.io.atomic import check_outputs
+    from nbcli.workflows.settings import FoldSettings, ScoreSettings, Search
     from nbcli.workflows.tune import parse_values, tune
 
     check_outputs(
@@ -141,40 +142,15 @@ def _tune(
         grid[name] = parse_values(given, flag.flag, flag.spec.parse)
     for name in grid:
         params.pop(name, None)
-    target, features, drop = data_columns(cfg, target, features, drop)
+    request = data_request(locals(), cfg, config, params).reading(data=(data,))
     prior = params.get(estimator.prior_param)
-    tables = table_settings(params, cfg, column, na_values, na_labels)
-    text_settings = text_opts.text_settings(
-        cfg,
-        config,
-        text=text,
-        ngram=ngram,
-        min_df=min_df,
-        max_df=max_df,
-        max_features=max_features,
-        stop_words=stop_words,
-        lowercase=lowercase,
-    )
     report, model_file = tune(
         estimator,
-        data,
-        grid,
-        metric=metric,
-        read=common.read_options(target, delimiter, chunk_size, x_key, y_key),
-        features=features,
-        drop=drop,
-        n_folds=folds,
-        fold_column=fold_column,
-        group_column=group_column,
-        n_repeats=repeats,
-        seed=seed,
+        request,
+        Search(grid, metric),
+        FoldSettings(folds, fold_column, group_column, repeats, seed),
+        ScoreSettings(bootstrap, confidence, seed),
         priors_by_label=prior if isinstance(prior, dict) else None,
-        bootstrap=bootstrap,
-        confidence=confidence,
-        tables=tables,
-        text=text_settings,
-        # Hashing reads the file again: only for a JSON report.
-        hash_inputs=json_out is not None,
         reporter=ConsoleReporter(quiet),
     )
     from nbcli.io.atomic import outputs_together
@@ -228,11 +204,11 @@ def _with_grid_options(func):
         values = {name: options.pop(name) for name in names}
         return func(**options, **values)
 
-    command.__name__ = command.__qualname__ = "tune"
+    command.__name__ = command.__qualname__ = func.__name__
     command.__doc__ = func.__doc__
     command.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
     command.__annotations__ = {p.name: p.annotation for p in parameters}
     return command
 
 
-tune = _with_grid_options(_tune)
+tune = _with_grid_options(tune)

@@ -70,6 +70,14 @@ NA_STRINGS = (
 )
 
 
+def na_texts(na_values: tuple[str, ...] | None) -> tuple[str, ...]:
+    """The cell texts read as a missing feature cell: :data:`NA_STRINGS`, or the
+    empty cell and ``na_values`` (``--na-values``) when they are given."""
+    if na_values is None:
+        return NA_STRINGS
+    return tuple(dict.fromkeys(("", *na_values)))
+
+
 def missing_spelling_note(labels) -> str | None:
     """A note for labels written as a missing value in feature cells (``NA``,
     ``None``, ``NaN``...), which nbcli keeps as classes; None when there are none."""

@@ -27,6 +27,7 @@ from nbcli.errors import NbcliError
 from nbcli.io.cells import (
     features_of,
     missing_labels,
+    na_texts,
     note_spellings,
     text_labels,
     without_na_labels,
@@ -41,7 +42,7 @@ from nbcli.io.messages import (
     quote_names,
     translated,
 )
-from nbcli.io.plan import ColumnPlan, ReadOptions, plan_columns
+from nbcli.io.plan import ColumnPlan, plan_columns
 from nbcli.io.profile import SAMPLE_ROWS
 from nbcli.io.readers import (
     RawChunk,
@@ -51,6 +52,7 @@ from nbcli.io.readers import (
     register,
     unseen_text_counts,
 )
+from nbcli.io.request import DataRequest
 from nbcli.io.sources import Source
 from nbcli.io.words import words_of
 
@@ -261,7 +263,7 @@ class CsvReader(TableReader):
 
     format = "csv"
 
-    def __init__(self, source: Source, opts: ReadOptions, delimiter: str | None = None):
+    def __init__(self, source: Source, opts: DataRequest, delimiter: str | None = None):
         self.source = source
         display = source.display
         self.header = read_header(source.open_binary, display, delimiter)
@@ -479,7 +481,9 @@ class CsvReader(TableReader):
         plan = self.plan
         display = self.source.display
         if self.read_features:
-            X, unread = features_of(frame, plan, display, offset, self.encoders, self.opts.na_texts)
+            X, unread = features_of(
+                frame, plan, display, offset, self.encoders, na_texts(self.opts.na_values)
+            )
         else:
             X, unread = np.empty((frame.height, 0)), {}
         y, label_error, y_missing = None, None, None

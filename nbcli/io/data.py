@@ -27,8 +27,8 @@ from nbcli import interrupts
 from nbcli.errors import NbcliError
 from nbcli.io.cells import check_cells, label_codes, resolve_labels, text_array
 from nbcli.io.messages import fail
-from nbcli.io.plan import ReadOptions, read_options
 from nbcli.io.readers import RawChunk, TableReader, open_reader, read_ahead
+from nbcli.io.request import DataRequest
 from nbcli.io.sources import Source, file_sha256
 
 __all__ = [
@@ -148,21 +148,7 @@ def _no_rows(display: str):
     return fail(display, "has a header but no data rows; add rows below the header")
 
 
-def read_dataset(
-    path,
-    *,
-    target=None,
-    features=None,
-    drop=None,
-    model_features=None,
-    need_target=True,
-    delimiter=None,
-    x_key="X",
-    y_key="y",
-    keep=None,
-    target_hint=None,
-    **more,
-) -> Dataset:
+def read_dataset(path, request: DataRequest | None = None, **options) -> Dataset:
     """Read a whole data file into a :class:`Dataset`.
 
     Parameters
@@ -170,33 +156,23 @@ def read_dataset(
     path : str or path-like
         A ``.csv``/``.tsv``/``.txt`` (or any other name: CSV), ``.csv.gz``,
         ``.npz`` or ``.parquet`` file, or ``"-"`` for stdin.
-    target : str, optional
-        The target column (NPZ: the labels' key). When None and
-        ``need_target``: ``target_hint`` if that column exists, else the one
-        column named ``label``/``target``/``class``/``y`` (any case), else
-        the last column. When None and not ``need_target``: ``target_hint``
-        if it exists, else no target (``y`` is None).
-    features, drop : list of str, optional
-        Feature columns to use, or to leave out of "all but the target".
-    model_features : list of str, optional
-        The model's features: exactly these columns, in this order, matched
-        by name (NPZ without ``feature_names``: by position). Not combined
-        with ``features`` or ``drop``.
-    need_target : bool
-        False at prediction time: the target is never guessed.
-    delimiter : str, optional
-        CSV delimiter; detected from the header when None.
-    x_key, y_key : str
-        NPZ keys of the features (n_samples, n_features) and labels (n_samples,).
-    keep : list of str, optional
-        Columns returned as read in ``Dataset.kept`` (e.g. an ID column).
-    target_hint : str, optional
-        The target name known from training.
-    **more
-        Further fields of :class:`~nbcli.io.plan.ReadOptions`: ``missing``,
-        ``na_values``, ``infer`` and ``categorical`` (decide the kinds of
-        the columns from the first rows), ``column_types``, ``categories``,
-        ``unseen``, ``skip_missing_labels``, ``kinds``.
+    request : DataRequest, optional
+        How to read it (:class:`~nbcli.io.request.DataRequest`: target,
+        delimiter, NPZ keys, features, drop, ``na_values``, ``missing``...);
+        its ``data`` is not used. Default: every field's default.
+    **options
+        Fields of the request replaced for this read
+        (:meth:`~nbcli.io.request.DataRequest.reading`), such as
+        ``target``, ``features``, ``model_features`` (the model's features:
+        exactly these columns, in this order, matched by name; NPZ without
+        ``feature_names``: by position), ``need_target`` (False at
+        prediction time: the target is never guessed), ``keep`` (columns
+        returned as read in ``Dataset.kept``), ``target_hint``, ``infer``
+        and ``categorical`` (decide the kinds of the columns from the first
+        rows), ``categories``, ``skip_missing_labels``, ``kinds``. With no
+        target given: ``target_hint`` if that column exists, else (when
+        ``need_target``) the one column named ``label``/``target``/
+        ``class``/``y`` (any case), else the last column.
 
     Returns
     -------
@@ -211,23 +187,12 @@ def read_dataset(
         For every problem with the input, with the file, the column and the
         first offending row (1-based, header not counted) in the message.
     """
-    opts = read_options(
-        target,
-        features,
-        drop,
-        model_features,
-        need_target,
-        keep,
-        target_hint,
-        x_key,
-        y_key,
-        **more,
-    )
-    reader = open_reader(Source(path), opts, delimiter)
+    opts = (request or DataRequest()).reading(**options)
+    reader = open_reader(Source(path), opts, opts.delimiter)
     chunk = next(iter(reader.chunks(None, resolve=True)), None)
     if chunk is None:
         raise _no_rows(reader.source.display)
-    return _dataset(reader, chunk, opts.missing)
+    return _dataset(reader, chunk, opts.missing or "error")
 
 
 # Values per chunk when the caller does not choose: 2 million float64 is
@@ -285,17 +250,9 @@ class DatasetStream:
         caller chose it.
     """
 
-    def __init__(
-        self,
-        path,
-        *,
-        chunk_size: int | None,
-        opts: ReadOptions,
-        delimiter: str | None,
-        raw_labels: bool,
-        labels: bool = True,
-    ):
+    def __init__(self, path, opts: DataRequest, *, raw_labels: bool, labels: bool = True):
         source = Source(path)
+        chunk_size = opts.chunk_size
         display = source.display
         if chunk_size is not None and (
             isinstance(chunk_size, bool)
@@ -307,9 +264,9 @@ class DatasetStream:
             )
         self.path = source.path
         self._raw_labels = raw_labels
-        self._reader = open_reader(source, opts, delimiter)
+        self._reader = open_reader(source, opts, opts.delimiter)
         self._reader.read_target = bool(labels)
-        self._missing = opts.missing
+        self._missing = opts.missing or "error"
         self._unseen_text: dict[str, int] = {}
         plan = self._reader.plan
         self.feature_names = list(plan.matrix)
@@ -369,26 +326,16 @@ class DatasetStream:
 
 def iter_dataset(
     path,
+    request: DataRequest | None = None,
     *,
-    chunk_size,
-    target=None,
-    features=None,
-    drop=None,
-    model_features=None,
-    need_target=True,
-    delimiter=None,
-    x_key="X",
-    y_key="y",
-    keep=None,
-    target_hint=None,
-    raw_labels=False,
-    labels=True,
-    **more,
+    raw_labels: bool = False,
+    labels: bool = True,
+    **options,
 ) -> DatasetStream:
-    """Read a data file in chunks of at most ``chunk_size`` rows
+    """Read a data file in chunks of at most ``request.chunk_size`` rows
     (None: about 2 million values per chunk, see :func:`default_chunk_rows`).
 
-    Takes the options of :func:`read_dataset` and chooses the same target
+    Takes the request and options of :func:`read_dataset` and chooses the same target
     and features. CSV labels go through :func:`resolve_labels` chunk by
     chunk, unless ``raw_labels`` is True: then each chunk's ``y`` is a
     unicode array as read, so that a caller can resolve the type once, on the
@@ -406,23 +353,5 @@ def iter_dataset(
         options; while iterating, for bad cells (row numbers count from the
         first data row of the file, not of the chunk).
     """
-    opts = read_options(
-        target,
-        features,
-        drop,
-        model_features,
-        need_target,
-        keep,
-        target_hint,
-        x_key,
-        y_key,
-        **more,
-    )
-    return DatasetStream(
-        path,
-        chunk_size=chunk_size,
-        opts=opts,
-        delimiter=delimiter,
-        raw_labels=raw_labels,
-        labels=labels,
-    )
+    opts = (request or DataRequest()).reading(**options)
+    return DatasetStream(path, opts, raw_labels=raw_labels, labels=labels)

@@ -13,8 +13,9 @@ import numpy as np
 
 from nbcli.io.cells import typed_labels, utf8
 from nbcli.io.messages import error_from_exception, fail, quote_names
-from nbcli.io.plan import ColumnPlan, ReadOptions
+from nbcli.io.plan import ColumnPlan
 from nbcli.io.readers import RawChunk, TableReader, register
+from nbcli.io.request import DataRequest
 from nbcli.io.sources import Source
 
 __all__ = ["NpzReader"]
@@ -26,7 +27,7 @@ class NpzReader(TableReader):
 
     format = "npz"
 
-    def __init__(self, source: Source, opts: ReadOptions, delimiter: str | None = None):
+    def __init__(self, source: Source, opts: DataRequest, delimiter: str | None = None):
         self.source = source
         self._X, self._y, names, self._kept, target = _read_npz(source, opts)
         self.plan = ColumnPlan(
@@ -51,7 +52,7 @@ class NpzReader(TableReader):
             )
 
 
-def _read_npz(source: Source, opts: ReadOptions):
+def _read_npz(source: Source, opts: DataRequest):
     """Load an NPZ archive (never unpickling) and check it as a data set:
     ``(X, y or None, feature names, kept arrays, target key or None)``."""
     display = source.display
@@ -172,7 +173,7 @@ def _npz_feature_names(member, keys, d: int, display: str) -> list[str] | None:
 
 
 def _npz_columns(
-    names: list[str] | None, d: int, opts: ReadOptions, display: str
+    names: list[str] | None, d: int, opts: DataRequest, display: str
 ) -> list[int] | None:
     """Column indices to keep from X (None: all, in order)."""
     if opts.model_features is not None:

@@ -19,12 +19,13 @@ from nbcli.errors import NbcliError
 from nbcli.io.cells import (
     features_of,
     missing_labels,
+    na_texts,
     note_spellings,
     typed_labels,
     without_na_labels,
 )
 from nbcli.io.messages import error_from_exception, fail, interruption_in, quote_names
-from nbcli.io.plan import ColumnPlan, ReadOptions, plan_columns
+from nbcli.io.plan import ColumnPlan, plan_columns
 from nbcli.io.profile import SAMPLE_ROWS
 from nbcli.io.readers import (
     RawChunk,
@@ -34,6 +35,7 @@ from nbcli.io.readers import (
     register,
     unseen_text_counts,
 )
+from nbcli.io.request import DataRequest
 from nbcli.io.sources import Source
 from nbcli.io.words import words_of
 
@@ -68,7 +70,7 @@ class ParquetReader(TableReader):
 
     format = "parquet"
 
-    def __init__(self, source: Source, opts: ReadOptions, delimiter: str | None = None):
+    def __init__(self, source: Source, opts: DataRequest, delimiter: str | None = None):
         import polars as pl
 
         self.source = source
@@ -162,7 +164,7 @@ class ParquetReader(TableReader):
                 continue
             if self.read_features:
                 X, unread = features_of(
-                    frame, self.plan, display, offset, self.encoders, self.opts.na_texts
+                    frame, self.plan, display, offset, self.encoders, na_texts(self.opts.na_values)
                 )
             else:
                 X, unread = np.empty((frame.height, 0)), {}

@@ -15,7 +15,7 @@ float64 category codes, NaN where missing; see :mod:`nbcli.io.categories`),
 read as text) and :data:`RAW` (kept columns, as written).
 
 :func:`decide_kinds` is the one place where a column's kind is chosen:
-explicit kinds (``ReadOptions.kinds``, such as the words columns) first,
+explicit kinds (``DataRequest.kinds``, such as the words columns) first,
 then ``--column`` types, then what the sample holds.
 """
 
@@ -27,6 +27,7 @@ from dataclasses import dataclass, field, replace
 from nbcli.io import profile as pf
 from nbcli.io.limits import check_names
 from nbcli.io.messages import fail, missing_mark, quote_names
+from nbcli.io.request import DataRequest
 
 __all__ = [
     "NUMERIC",
@@ -34,11 +35,9 @@ __all__ = [
     "RAW",
     "CATEGORICAL",
     "WORDS",
-    "ReadOptions",
     "ColumnPlan",
     "plan_columns",
     "decide_kinds",
-    "read_options",
     "NUMERIC_TYPES",
 ]
 
@@ -57,95 +56,6 @@ CATEGORICAL = "categorical"
 WORDS = "words"
 
 _TARGET_NAMES = ("label", "target", "class", "y")
-
-
-@dataclass(frozen=True)
-class ReadOptions:
-    """What the caller asked for (see :func:`nbcli.io.data.read_dataset`)."""
-
-    target: str | None = None
-    features: list[str] | None = None
-    drop: list[str] | None = None
-    model_features: list[str] | None = None
-    need_target: bool = True
-    keep: list[str] | None = None
-    #: What the kept columns are for, in the message for one that is not there.
-    keep_for: str = "to keep"
-    target_hint: str | None = None
-    x_key: str = "X"
-    y_key: str = "y"
-    kinds: dict[str, str] = field(default_factory=dict)
-    #: Cell texts that mean a missing feature cell (None: :data:`nbcli.io.cells.NA_STRINGS`).
-    na_values: tuple[str, ...] | None = None
-    #: ``"error"``: a missing feature cell is refused while reading; otherwise
-    #: it is handed on as NaN (the caller decides between ignore and drop).
-    missing: str = "error"
-    #: A row without a label is handed on (its ``Dataset.y_missing`` set)
-    #: instead of refused.
-    skip_missing_labels: bool = False
-    #: Label texts (spaces stripped) that mean a missing label, besides the
-    #: empty cell (``--na-labels``; default none: labels are taken as written).
-    na_labels: tuple[str, ...] = ()
-    #: Decide kinds from the planning sample (fit time).
-    infer: bool = False
-    #: Whether text, boolean and categorical columns may be categorical
-    #: features (mixed and categorical models); otherwise they are refused,
-    #: all at once, naming the ways on.
-    categorical: bool = False
-    #: Every feature is categorical (the categorical model): a column of
-    #: whole numbers is read as codes 0..K-1 only where it looks like codes
-    #: (:func:`nbcli.io.profile.looks_like_codes`), otherwise as labels.
-    all_categorical: bool = False
-    #: ``--column NAME=TYPE`` overrides: :data:`NUMERIC_TYPES` or ``categorical``.
-    column_types: dict[str, str] = field(default_factory=dict)
-    #: Known categories per column (predict time, from the model file).
-    categories: dict[str, list[str]] = field(default_factory=dict)
-    #: What an unseen category gets at predict time (``error``/``ignore``).
-    unseen: str = "error"
-    #: The model type, for messages.
-    model: str | None = None
-
-    @property
-    def na_texts(self) -> tuple[str, ...]:
-        from nbcli.io.cells import NA_STRINGS
-
-        if self.na_values is None:
-            return NA_STRINGS
-        return tuple(dict.fromkeys(("", *self.na_values)))
-
-
-def read_options(
-    target=None,
-    features=None,
-    drop=None,
-    model_features=None,
-    need_target=True,
-    keep=None,
-    target_hint=None,
-    x_key="X",
-    y_key="y",
-    kinds=None,
-    **more,
-) -> ReadOptions:
-    """:class:`ReadOptions` with every list of names as a list of str
-    (``more``: the other fields of :class:`ReadOptions`)."""
-
-    def as_list(names):
-        return None if names is None else [str(n) for n in names]
-
-    return ReadOptions(
-        target=target,
-        features=as_list(features),
-        drop=as_list(drop),
-        model_features=as_list(model_features),
-        need_target=bool(need_target),
-        keep=as_list(keep),
-        target_hint=target_hint,
-        x_key=x_key,
-        y_key=y_key,
-        kinds=dict(kinds or {}),
-        **more,
-    )
 
 
 @dataclass(frozen=True)
@@ -210,7 +120,7 @@ class ColumnPlan:
         return [c for c in self.features if self.kinds.get(c, NUMERIC) != WORDS]
 
 
-def plan_columns(columns: list[str], opts: ReadOptions, display: str) -> ColumnPlan:
+def plan_columns(columns: list[str], opts: DataRequest, display: str) -> ColumnPlan:
     """Choose the target, feature and kept columns of a table.
 
     ``columns`` are the names in file order; ``""`` marks an unnamed column,
@@ -293,7 +203,7 @@ def plan_columns(columns: list[str], opts: ReadOptions, display: str) -> ColumnP
     )
 
 
-def _choose_target(named: list[str], opts: ReadOptions, display: str, unknown):
+def _choose_target(named: list[str], opts: DataRequest, display: str, unknown):
     if opts.target is not None:
         unknown([opts.target], "to use as the target")
         return opts.target, None
@@ -345,7 +255,7 @@ def _choose_target(named: list[str], opts: ReadOptions, display: str, unknown):
     return chosen, f"using column '{chosen}' as the target ({last})"
 
 
-def decide_kinds(plan: ColumnPlan, profiles: dict, opts: ReadOptions, display: str) -> ColumnPlan:
+def decide_kinds(plan: ColumnPlan, profiles: dict, opts: DataRequest, display: str) -> ColumnPlan:
     """The plan with the kinds of its features decided from the planning sample.
 
     ``profiles`` maps column names to :class:`~nbcli.io.profile.ColumnProfile`.
@@ -496,7 +406,7 @@ def _stray_text_warning(p, display: str) -> str:
     )
 
 
-def _check_target(plan: ColumnPlan, p, opts: ReadOptions, display: str) -> list[str]:
+def _check_target(plan: ColumnPlan, p, opts: DataRequest, display: str) -> list[str]:
     """Refuse a target chosen by default that looks continuous or is mostly
     empty; warn for a chosen one."""
     note = plan.note or ""
@@ -543,7 +453,7 @@ def _decimal_comma(text) -> bool:
     return text is not None and re.fullmatch(r"[+-]?\d+,\d+", str(text).strip()) is not None
 
 
-def _text_columns_message(refused: list, opts: ReadOptions) -> str:
+def _text_columns_message(refused: list, opts: DataRequest) -> str:
     names = [p.name for p in refused]
     model = f"the {opts.model} model" if opts.model else "this model"
     examples = ", ".join(

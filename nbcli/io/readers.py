@@ -24,7 +24,9 @@ import numpy.ma  # noqa: F401
 
 from nbcli.errors import NbcliError
 from nbcli.io.categories import Categories
-from nbcli.io.plan import CATEGORICAL, NUMERIC, WORDS, ColumnPlan, ReadOptions, decide_kinds
+from nbcli.io.cells import na_texts
+from nbcli.io.plan import CATEGORICAL, NUMERIC, WORDS, ColumnPlan, decide_kinds
+from nbcli.io.request import DataRequest
 from nbcli.io.sources import Source
 
 __all__ = [
@@ -61,7 +63,7 @@ class RawChunk:
         feature cells are checked, so that features are blamed first.
     y_missing : ndarray of shape (n_rows,), bool, or None
         Rows whose label is missing, when the options let them through
-        (``ReadOptions.skip_missing_labels``).
+        (``DataRequest.skip_missing_labels``).
     words : dict of str to ndarray of shape (n_rows,)
         The plan's WORDS features, as text (see :mod:`nbcli.io.words`).
     """
@@ -88,7 +90,7 @@ class TableReader(abc.ABC):
     """A data file of one format.
 
     A reader is made from a :class:`~nbcli.io.sources.Source` and
-    :class:`~nbcli.io.plan.ReadOptions`; making it reads and checks the
+    :class:`~nbcli.io.request.DataRequest`; making it reads and checks the
     header (or schema) and decides :attr:`plan`. Iterating :meth:`chunks`
     reads the rows, from the top each time.
     """
@@ -111,7 +113,7 @@ class TableReader(abc.ABC):
     label_spellings: dict[str, set[str]]
 
     @abc.abstractmethod
-    def __init__(self, source: Source, opts: ReadOptions, delimiter: str | None = None): ...
+    def __init__(self, source: Source, opts: DataRequest, delimiter: str | None = None): ...
 
     @abc.abstractmethod
     def chunks(self, chunk_size: int | None, resolve: bool) -> Iterator[RawChunk]:
@@ -133,18 +135,18 @@ def labels_or_error(convert, *args) -> tuple[np.ndarray | None, NbcliError | Non
         return None, exc
 
 
-def unseen_text_counts(frame, plan: ColumnPlan, X, unread, opts: ReadOptions) -> dict[str, int]:
+def unseen_text_counts(frame, plan: ColumnPlan, X, unread, opts: DataRequest) -> dict[str, int]:
     """:attr:`RawChunk.unseen_text`: the text cells of numeric columns when
     ``opts`` read them as missing (``unseen="ignore"`` at predict time)."""
     if not unread or opts.infer or opts.unseen != "ignore":
         return {}
     from nbcli.io.cells import unread_counts
 
-    return unread_counts(frame, plan.matrix, X, unread, opts.na_texts)
+    return unread_counts(frame, plan.matrix, X, unread, na_texts(opts.na_values))
 
 
 def finish_plan(
-    plan: ColumnPlan, opts: ReadOptions, display: str, sample
+    plan: ColumnPlan, opts: DataRequest, display: str, sample
 ) -> tuple[ColumnPlan, dict[str, Categories]]:
     """The plan with its kinds decided and the category tables of its
     categorical features.
@@ -164,7 +166,7 @@ def finish_plan(
         check_statistics_size(display, registry.get(opts.model), len(plan.features))
     if opts.infer:
         frame = sample()
-        profiles = profile_columns(frame, list(plan.features), opts.na_texts)
+        profiles = profile_columns(frame, list(plan.features), na_texts(opts.na_values))
         if plan.target is not None:
             # Only an empty cell is a missing label (and --na-labels): `NA` or
             # `None` is a class unless named there.
@@ -174,7 +176,9 @@ def finish_plan(
         if merged:
             plan = replace(plan, warnings=[*plan.warnings, *merged])
     encoders = {
-        name: Categories(name, opts.categories.get(name), frozen=not opts.infer, unseen=opts.unseen)
+        name: Categories(
+            name, opts.categories.get(name), frozen=not opts.infer, unseen=opts.unseen or "error"
+        )
         for name in plan.features
         if plan.kind(name) == CATEGORICAL
     }
@@ -241,7 +245,7 @@ def register(cls: type[TableReader]) -> type[TableReader]:
     return cls
 
 
-def open_reader(source: Source, opts: ReadOptions, delimiter: str | None = None) -> TableReader:
+def open_reader(source: Source, opts: DataRequest, delimiter: str | None = None) -> TableReader:
     """The reader of ``source``'s format, with its plan made."""
     # Importing the format modules registers their readers.
     from nbcli.io import csv_format, npz_format, parquet_format  # noqa: F401

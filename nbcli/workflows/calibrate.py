@@ -11,9 +11,11 @@ from nbcli.errors import NbcliError
 
 if TYPE_CHECKING:
     from nbcli.calibration import Calibrator
+    from nbcli.io.request import DataRequest
 from nbcli.workflows.engine import Engine, Reporter
-from nbcli.workflows.inputs import ReadOptions, inputs_of
+from nbcli.workflows.inputs import inputs_of
 from nbcli.workflows.scoring import score
+from nbcli.workflows.settings import ScoreSettings
 
 #: Temperatures beyond these are worth a word even off the search bounds.
 _HOT, _COLD = 100.0, 0.01
@@ -72,16 +74,11 @@ def known_rows(classes, y_true) -> tuple[np.ndarray, np.ndarray]:
 
 def calibrate(
     model: str,
-    data: str,
+    request: DataRequest,
+    scoring: ScoreSettings | None = None,
     *,
     method: str = "auto",
-    bins: int | list[float] | None = None,
-    strategy: str = "uniform",
     allow_training_data: bool = False,
-    read: ReadOptions | None = None,
-    bootstrap: int = 1000,
-    confidence: float = 0.95,
-    seed: int = 0,
     reporter: Reporter | None = None,
     engine: Engine | None = None,
     folds: int = FOLDS,
@@ -94,20 +91,20 @@ def calibrate(
         Path of a model file. A calibrator it carries is applied to the
         "before" figures; a new one is fitted on the model's own posteriors
         and replaces it.
-    data : str
+    request : DataRequest
         Held-out labelled data (not the training data, unless
-        ``allow_training_data``).
+        ``allow_training_data``) and how to read it.
+    scoring : ScoreSettings, optional
+        ``bootstrap``, ``confidence`` and ``seed`` of the intervals;
+        ``bins``: number of confidence bins (at most the rows with labels
+        the model knows), or their edges in [0, 1] (default: 10, or one per
+        row when there are fewer); ``strategy``: equal-width bins
+        (``uniform``) or equal counts (``quantile``; ECE and MCE only: the
+        verdict does not depend on the bins).
     method : {"auto", "temperature", "sigmoid", "isotonic", "none"}
         The repair; ``auto`` takes the candidate with the lowest
         cross-fitted log-loss among those the verdict accepts; ``none``
         only measures.
-    bins : int or list of float, optional
-        Number of confidence bins (at most the rows with labels the model
-        knows), or their edges in [0, 1]. Default: 10, or one per row when
-        there are fewer.
-    strategy : {"uniform", "quantile"}
-        Equal-width bins or equal counts (ECE and MCE only: the verdict does
-        not depend on the bins).
     folds : int
         Folds of the cross-fitting (stratified, seeded by ``seed``): each
         row's "after" posterior comes from a calibrator fitted on the other
@@ -134,6 +131,9 @@ def calibrate(
     from nbcli.reports.reliability import RecalibrationReport, build_calibration
     from nbcli.workflows.evaluate import left_out_warning, note_missing_spellings
 
+    figures = scoring or ScoreSettings()
+    data, read, bins, strategy = request.path, request, figures.bins, figures.strategy
+    bootstrap, confidence, seed = figures.bootstrap, figures.confidence, figures.seed
     if method not in METHODS:
         raise NbcliError(f"unknown calibration method {method!r}; choose one of {METHODS}")
     reporter = reporter or Reporter()
@@ -225,10 +225,7 @@ def calibrate(
     before.settings["folds"] = folds
     verdict, best = _judge(
         mf,
-        raw_logp,
-        before_logp,
-        rows,
-        y_idx,
+        (raw_logp, before_logp, rows, y_idx),
         methods=FITTED if method == "auto" else (method,),
         explicit=method != "auto",
         folds=folds,
@@ -293,11 +290,11 @@ class _Fit:
     certain: bool
 
 
-def _judge(
-    mf, raw_logp, before_logp, rows, y_idx, *, methods, explicit, folds, data, settings, reporter
-):
+def _judge(mf, scored: tuple, *, methods, explicit, folds, data, settings, reporter):
     """The verdict on each method of ``methods``, and the fit with the lowest
-    cross-fitted log-loss (the chosen one when any is accepted)."""
+    cross-fitted log-loss (the chosen one when any is accepted); ``scored`` is
+    ``(raw_logp, before_logp, rows, y_idx)`` of the rows with known labels."""
+    raw_logp, before_logp, rows, y_idx = scored
     from nbcli.calibration import CALIBRATORS, TemperatureScaling, cross_fit
     from nbcli.reports.metrics import brier_per_row, log_loss_per_row
     from nbcli.reports.reliability import (

@@ -23,10 +23,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from nbcli.workflows.engine import Reporter
-from nbcli.workflows.folds import MEMORY_BUDGET, FoldStatistics, collect_fold_statistics
-from nbcli.workflows.inputs import ReadOptions, inputs_of
+from nbcli.workflows.folds import FoldStatistics, collect_fold_statistics
+from nbcli.workflows.inputs import inputs_of
+from nbcli.workflows.settings import MEMORY_BUDGET, FoldSettings, PredictionColumns, ScoreSettings
 
 if TYPE_CHECKING:
+    from nbcli.io.request import DataRequest
     from nbcli.models import BayesClassifier
     from nbcli.reports.cross_validation import CrossValidationReport
 
@@ -35,44 +37,40 @@ __all__ = ["MEMORY_BUDGET", "FoldStatistics", "collect_fold_statistics", "cross_
 
 def cross_validate(
     estimator: BayesClassifier,
-    data: str,
+    request: DataRequest,
+    folds: FoldSettings | None = None,
+    scoring: ScoreSettings | None = None,
     *,
-    read: ReadOptions | None = None,
-    features=None,
-    drop=None,
-    n_folds: int = 10,
-    fold_column: str | None = None,
-    group_column: str | None = None,
-    n_repeats: int = 1,
-    seed: int = 0,
     priors_by_label: dict | None = None,
-    bootstrap: int = 1000,
-    confidence: float = 0.95,
-    bins: int = 10,
+    oof: PredictionColumns | None = None,
     oof_output: str | None = None,
-    digits: int | None = None,
-    memory_budget: int = MEMORY_BUDGET,
-    tables: dict | None = None,
-    text=None,
-    hash_inputs: bool = True,
     reporter: Reporter | None = None,
 ) -> CrossValidationReport:
-    """k-fold cross-validation of ``estimator`` on ``data`` without refitting.
+    """k-fold cross-validation of ``estimator`` on the data of ``request`` without refitting.
 
-    Parameters are those of :func:`collect_fold_statistics`, and
-    ``bootstrap``, ``confidence``, ``bins`` as for
-    :func:`nbcli.workflows.evaluate.evaluate` (the same ``seed`` drives the
-    fold plan and the bootstrap); ``oof_output`` writes the out-of-fold
-    predictions as ``nbcli predict --proba`` does (with ``fold`` and, with
-    repeats, ``repeat`` columns first), ``digits`` rounds them;
-    ``tables`` holds the ``missing``, ``unseen``, ``na_values`` and
-    ``column_types`` keywords of :func:`collect_fold_statistics` (read as
-    ``nbcli fit`` reads them); ``text``, a
-    :class:`~nbcli.text.settings.TextSettings`, makes text columns features
-    (count models; each fold model chooses its vocabulary from the other
-    folds' rows, see :mod:`nbcli.workflows.fold_text`); ``hash_inputs``
-    False leaves the SHA-256 of ``data`` out of the report's ``inputs`` (it
-    reads the file once more).
+    Parameters
+    ----------
+    estimator : BayesClassifier
+        Unfitted, with its hyperparameters set.
+    request : DataRequest
+        The labelled data, read as ``nbcli fit`` reads it (``sha256`` False
+        leaves its SHA-256 out of the report's ``inputs``); with a text block
+        each fold model chooses its vocabulary from the other folds' rows
+        (see :mod:`nbcli.workflows.fold_statistics`).
+    folds : FoldSettings, optional
+        The fold plan; its ``seed`` drives the bootstrap too.
+    scoring : ScoreSettings, optional
+        ``bootstrap``, ``confidence`` and ``bins`` as for
+        :func:`nbcli.workflows.evaluate.evaluate` (``bins`` None: 10).
+    priors_by_label : dict, optional
+        As for :func:`collect_fold_statistics`.
+    oof : PredictionColumns, optional
+        Its ``digits`` round the out-of-fold predictions.
+    oof_output : str, optional
+        Write the out-of-fold predictions here, as ``nbcli predict --proba``
+        does (with ``fold`` and, with repeats, ``repeat`` columns first).
+    reporter : Reporter, optional
+        Progress and warnings.
 
     Returns
     -------
@@ -81,27 +79,21 @@ def cross_validate(
     from nbcli.reports.cross_validation import build_cross_validation
     from nbcli.workflows.train import _jsonable
 
+    folds = folds or FoldSettings()
+    scores = scoring or ScoreSettings()
+    data, seed = request.path, folds.seed
     fs = collect_fold_statistics(
         estimator,
-        data,
-        read=read,
-        features=features,
-        drop=drop,
-        n_folds=n_folds,
-        fold_column=fold_column,
-        group_column=group_column,
-        n_repeats=n_repeats,
-        seed=seed,
+        request,
+        folds,
         priors_by_label=priors_by_label,
-        memory_budget=memory_budget,
         reporter=reporter,
         # No model file is written: no fingerprint of the rows.
         fingerprint=False,
-        text=text,
-        **(tables or {}),
     )
     (log_proba,) = fs.out_of_fold([{}])
     if oof_output is not None:
+        digits = None if oof is None else oof.digits
         write_out_of_fold(fs, log_proba, oof_output, digits=digits)
     return build_cross_validation(
         fs.classes,
@@ -113,14 +105,14 @@ def cross_validate(
         model_type=estimator.name,
         hyperparameters={k: _jsonable(v) for k, v in estimator.get_params().items()},
         plan=fs.plan,
-        n_resamples=bootstrap,
-        confidence=confidence,
-        seed=seed,
-        bins=bins,
-        inputs=inputs_of(data=data, sha256=hash_inputs),
+        n_resamples=scores.bootstrap,
+        confidence=scores.confidence,
+        seed=0 if seed is None else seed,
+        bins=10 if scores.bins is None else int(scores.bins),  # type: ignore[arg-type]
+        inputs=inputs_of(data=data, sha256=request.sha256),
         settings={
-            "memory_budget": int(memory_budget),
-            **({} if text is None else {"text": text.to_metadata()}),
+            "memory_budget": int(folds.memory_budget),
+            **request.text_record(),
         },
         warnings=[*fs.warnings, *fs.model_warnings()],
     )

@@ -6,9 +6,11 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from nbcli.errors import NbcliError
+from nbcli.io.request import DataRequest
 from nbcli.workflows.engine import Engine, Reporter
-from nbcli.workflows.inputs import ReadOptions, inputs_of
+from nbcli.workflows.inputs import inputs_of
 from nbcli.workflows.scoring import score
+from nbcli.workflows.settings import ScoreSettings
 
 if TYPE_CHECKING:
     from nbcli.reports.comparison import ComparisonReport
@@ -17,41 +19,31 @@ if TYPE_CHECKING:
 
 def evaluate(
     model: str,
-    data: str,
+    request: DataRequest,
+    scoring: ScoreSettings | None = None,
     *,
-    read: ReadOptions | None = None,
-    bootstrap: int = 1000,
-    confidence: float = 0.95,
-    seed: int = 0,
-    bins: int | None = None,
-    hash_inputs: bool = True,
     reporter: Reporter | None = None,
     engine: Engine | None = None,
     pos_label: str | None = None,
 ) -> EvaluationReport:
-    """Score the model file ``model`` on the labelled file ``data``.
+    """Score the model file ``model`` on the labelled data of ``request``.
 
     Parameters
     ----------
     model : str
         Path of a model file written by ``nbcli fit``.
-    data : str
-        Labelled data (CSV, NPZ, Parquet, ``-`` for stdin).
-    read : ReadOptions, optional
-        How to read it.
-    bootstrap : int
-        Bootstrap resamples of the intervals (0: no intervals).
-    confidence : float
-        Confidence level of the intervals, in (0, 1).
-    seed : int
-        Seed of the bootstrap.
-    bins : int, optional
-        Equal-width confidence bins of the calibration summary: at most the
-        number of rows. Default: 10, or one per row when there are fewer.
-    hash_inputs : bool
-        Give the SHA-256 of ``model`` and ``data`` in the report's
-        ``inputs``; False gives their paths alone (hashing reads every byte
-        of the data once more: a third of a second for 190 MB here).
+    request : DataRequest
+        Labelled data (CSV, NPZ, Parquet, ``-`` for stdin) and how to read
+        it. Its ``sha256``: give the SHA-256 of ``model`` and the data in
+        the report's ``inputs``; False gives their paths alone (hashing
+        reads every byte of the data once more: a third of a second for
+        190 MB here).
+    scoring : ScoreSettings, optional
+        ``bootstrap`` resamples of the intervals (0: no intervals), their
+        ``confidence`` level in (0, 1), the ``seed`` of the bootstrap, and
+        ``bins``: equal-width confidence bins of the calibration summary, at
+        most the number of rows (default: 10, or one per row when there are
+        fewer).
     engine : Engine, optional
         Where the work runs; only the local engine exists so far.
     pos_label : str, optional
@@ -71,14 +63,19 @@ def evaluate(
     from nbcli.io.modelfile import load_model
     from nbcli.reports.evaluation import build_evaluation
 
+    figures = scoring or ScoreSettings()
+    data, read, bins = request.path, request, figures.bins
+    bootstrap, confidence, seed = figures.bootstrap, figures.confidence, figures.seed
     mf = load_model(model)
     check_pos_label(mf.classes, pos_label, model)
-    inputs = inputs_later(model=model, data=data, sha256=hash_inputs)
+    inputs = inputs_later(model=model, data=data, sha256=request.sha256)
     scores = score(mf, data, read=read, reporter=reporter, missing_option=True, posteriors=True)
     coding = check_labels_known(mf.classes, scores.y_true, model, data)
     n_rows = len(scores.y_true)
     if bins is None:
         bins = max(1, min(10, n_rows))
+    elif not isinstance(bins, int):
+        raise NbcliError("evaluate takes a number of --bins")
     elif bins > n_rows:
         raise NbcliError(
             f"--bins {bins:,}: more bins than the {n_rows:,} rows scored in {data}; "
@@ -210,13 +207,9 @@ def check_labels_known(classes, y_true, model: str, data: str):
 
 def compare(
     models: Sequence[str],
-    data: str,
+    request: DataRequest,
+    scoring: ScoreSettings | None = None,
     *,
-    read: ReadOptions | None = None,
-    bootstrap: int = 1000,
-    confidence: float = 0.95,
-    seed: int = 0,
-    hash_inputs: bool = True,
     reporter: Reporter | None = None,
     engine: Engine | None = None,
 ) -> ComparisonReport:
@@ -226,10 +219,10 @@ def compare(
     ----------
     models : sequence of two str
         Paths of the model files A and B.
-    data : str
-        Labelled data scored by both.
-    hash_inputs : bool
-        As for :func:`evaluate`.
+    request : DataRequest
+        Labelled data scored by both, as for :func:`evaluate`.
+    scoring : ScoreSettings, optional
+        ``bootstrap``, ``confidence`` and ``seed`` as for :func:`evaluate`.
 
     Returns
     -------
@@ -246,8 +239,11 @@ def compare(
 
     if len(models) != 2:
         raise NbcliError(f"compare needs exactly two --model files (A and B), got {len(models)}")
+    figures = scoring or ScoreSettings()
+    data, read = request.path, request
+    bootstrap, confidence, seed = figures.bootstrap, figures.confidence, figures.seed
     a, b = (load_model(m) for m in models)
-    inputs = inputs_later(models=list(models), data=data, sha256=hash_inputs)
+    inputs = inputs_later(models=list(models), data=data, sha256=request.sha256)
     sa, sb = (
         _score_named(mf, path, which, data, read, reporter)
         for mf, path, which in ((a, models[0], "A"), (b, models[1], "B"))

@@ -14,7 +14,6 @@ interval for a two-class ROC AUC and none otherwise (see :func:`_ranking`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,7 +31,7 @@ class PartScoring:
     """What every part's scoring task needs, sent once to every worker."""
 
     model_file: Any
-    read: Any  # ReadOptions
+    read: Any  # DataRequest
     edges: np.ndarray
     n_replicates: int
     seed: int
@@ -269,30 +268,19 @@ def _ranking(parts, engine, spec: PartScoring, buckets, confidence: float):
     return {key: metrics[key] for key in RANKING_KEYS}, areas, list(dict.fromkeys(notes))
 
 
-def evaluate_parts(
-    model: str,
-    parts: Sequence[str],
-    engine,
-    *,
-    data: str,
-    read=None,
-    bootstrap: int = 1000,
-    confidence: float = 0.95,
-    seed: int = 0,
-    bins: int | None = 10,
-):
-    """Score the model file ``model`` on the labelled ``parts`` (in order) on ``engine``.
+def evaluate_parts(model: str, request, engine, scoring=None):
+    """Score the model file ``model`` on the labelled parts of ``request`` (in order) on ``engine``.
 
     Parameters
     ----------
     model : str
         Model file path.
-    parts : sequence of str
-        Part files of one labelled data set.
+    request : DataRequest
+        Its ``data`` names the parts of one labelled data set (see
+        :func:`nbcli.workflows.parts.expand_parts`); read as
+        :func:`nbcli.workflows.evaluate.evaluate` reads a file.
     engine : nbcli.engines.Engine
-    data : str
-        What ``--data`` named, for the report's inputs and messages.
-    read, bootstrap, confidence, seed, bins
+    scoring : ScoreSettings, optional
         As for :func:`nbcli.workflows.evaluate.evaluate`; ``bootstrap`` is
         the number of Poisson-bootstrap replicates.
 
@@ -310,18 +298,19 @@ def evaluate_parts(
     from nbcli.engines.sums import POISSON_BOOTSTRAP
     from nbcli.io.modelfile import load_model
     from nbcli.reports.reliability import UNIFORM, bin_edges
-    from nbcli.workflows.inputs import ReadOptions
-    from nbcli.workflows.parts import at_client, check_parts
+    from nbcli.workflows.parts import at_client, check_parts, expand_parts
+    from nbcli.workflows.settings import ScoreSettings
 
+    scores = scoring or ScoreSettings()
+    data, parts = request.path, expand_parts(request.data)
+    bootstrap, confidence, seed = scores.bootstrap, scores.confidence, scores.seed
     check_parts(parts, engine)
     named = list(parts)
     parts = [at_client(p, engine) for p in parts]
     # Without a count of the rows up front, the default is the usual ten bins.
-    bins = 10 if bins is None else bins
+    bins = 10 if scores.bins is None else scores.bins
     mf = load_model(model)
-    spec = PartScoring(
-        mf, read or ReadOptions(), bin_edges(np.zeros(0), bins, UNIFORM), int(bootstrap), seed
-    )
+    spec = PartScoring(mf, request, bin_edges(np.zeros(0), bins, UNIFORM), int(bootstrap), seed)
     total: PartEvaluation = engine.sum_over_parts(list(parts), score_part, spec)
     if total.sums.n_rows == 0:
         raise NbcliError(f"{data}: no data rows in any of its {len(parts)} parts")
@@ -338,7 +327,7 @@ def evaluate_parts(
         "confidence": float(confidence),
         "seed": seed,
         "bootstrap_method": POISSON_BOOTSTRAP if bootstrap else "none",
-        "bins": int(bins),
+        "bins": int(bins),  # type: ignore[arg-type]
         "engine": engine.name,
     }
     return report

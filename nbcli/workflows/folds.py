@@ -9,7 +9,8 @@ fold models with any hyperparameters and scores the out-of-fold rows. See
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -17,14 +18,12 @@ from nbcli.errors import NbcliError
 from nbcli.io.cells import as_text, label_codes, text_array
 from nbcli.io.limits import check_statistics_size
 from nbcli.workflows.engine import Reporter
-from nbcli.workflows.fold_statistics import FoldStatistics
-from nbcli.workflows.inputs import ReadOptions
+from nbcli.workflows.fold_statistics import FoldStatistics, TermRows, TextFoldStatistics
+from nbcli.workflows.settings import MEMORY_BUDGET, FoldSettings
 
 if TYPE_CHECKING:
+    from nbcli.io.request import DataRequest
     from nbcli.models import BayesClassifier
-
-MEMORY_BUDGET = 1 << 30
-"""Bytes of feature values kept in memory between passes (1 GiB)."""
 
 __all__ = ["MEMORY_BUDGET", "FoldStatistics", "collect_fold_statistics"]
 
@@ -42,68 +41,38 @@ def _typed_classes(raw: np.ndarray):
 
 def collect_fold_statistics(
     estimator: BayesClassifier,
-    data: str,
+    request: DataRequest,
+    folds: FoldSettings | None = None,
     *,
-    read: ReadOptions | None = None,
-    features=None,
-    drop=None,
-    n_folds: int = 10,
-    fold_column: str | None = None,
-    group_column: str | None = None,
-    n_repeats: int = 1,
-    seed: int | None = 0,
     priors_by_label: dict | None = None,
-    memory_budget: int = MEMORY_BUDGET,
-    missing: str | None = None,
-    unseen: str = "error",
-    na_values=None,
-    column_types: dict | None = None,
     reporter: Reporter | None = None,
     fingerprint: bool = True,
-    text=None,
-    na_labels=(),
 ) -> FoldStatistics:
-    """Read ``data``, plan the folds and gather every fold's statistics.
+    """Read the labelled data of ``request``, plan the folds and gather every fold's statistics.
 
     Parameters
     ----------
     estimator : BayesClassifier
         Unfitted, with its hyperparameters set (its type makes the fold models).
-    data : str
-        Labelled data (CSV, NPZ, Parquet, ``-`` for stdin).
-    read : ReadOptions, optional
-    features, drop : list of str, optional
-        As ``nbcli fit``'s ``--features`` and ``--drop``.
-    n_folds : int
-        Folds of the stratified (or grouped) split; ignored with ``fold_column``.
-    fold_column : str, optional
-        Column whose values are the folds (one fold per distinct value).
-    group_column : str, optional
-        Column of groups kept whole within one fold (stratified as far as possible).
-    n_repeats : int
-        Independent fold plans, from children of ``SeedSequence(seed)``.
-    seed : int or None
-        Seed of the fold plan.
+    request : DataRequest
+        The labelled data (CSV, NPZ, Parquet, ``-`` for stdin), read as
+        :func:`nbcli.workflows.train.train` reads it: rows skipped for a
+        missing label or (``drop``) a missing cell are in no fold. With a
+        text block, its columns' word counts are features (count models
+        only): each fold model chooses its own vocabulary from the other
+        folds' rows (see :mod:`nbcli.workflows.fold_statistics`); the rows' counts
+        are kept (sparse), whatever the memory budget: the file is read once.
+    folds : FoldSettings, optional
+        The fold plan (stratified, grouped or from a column; repeats from
+        children of ``SeedSequence(seed)``) and the bytes of feature values
+        kept between passes (beyond them the file is read again).
     priors_by_label : dict, optional
         ``{label text: prior}``, put in class order once the classes are known.
-    memory_budget : int
-        Bytes of feature values kept between passes; beyond it the file is
-        read again.
-    missing, unseen, na_values, column_types, na_labels
-        As for :func:`nbcli.workflows.train.train` (``--missing``,
-        ``--unseen``, ``--na-values``, ``--column``, ``--na-labels``): rows
-        skipped for a missing label or (``drop``) a missing cell are in no fold.
     reporter : Reporter, optional
         Progress of the reading.
     fingerprint : bool
         Hash the rows for the training fingerprint of a model file
         (``training``); a cross-validation that writes no model skips it.
-    text : TextSettings, optional
-        Text columns whose word counts are features (count models only), as
-        ``nbcli fit --text`` takes them: each fold model chooses its own
-        vocabulary from the other folds' rows (see
-        :mod:`nbcli.workflows.fold_text`). The rows' counts are kept
-        (sparse), whatever ``memory_budget``: the file is read once.
 
     Raises
     ------
@@ -115,85 +84,60 @@ def collect_fold_statistics(
     from functools import partial
 
     from nbcli.io.fingerprint import TrainingFingerprint
+    from nbcli.workflows.blocks import check_text_columns, fingerprint_columns
     from nbcli.workflows.tables import (
         RowCounts,
         apply_column_types,
         check_column_types,
         choose_missing,
     )
-    from nbcli.workflows.train import data_error
+    from nbcli.workflows.train import TableFacts, data_error
 
-    read = read or ReadOptions()
+    folds = folds or FoldSettings()
     reporter = reporter or Reporter()
-    if fold_column is not None and group_column is not None:
-        raise NbcliError("give --fold-column or --group-column, not both")
-    if fold_column is not None and n_repeats != 1:
-        raise NbcliError("--repeats needs planned folds; a --fold-column gives one plan")
-    if text is not None:
-        from nbcli.workflows.fold_text import collect_text_folds
-
-        return collect_text_folds(
-            estimator,
-            data,
-            text=text,
-            read=read,
-            features=features,
-            drop=drop,
-            n_folds=n_folds,
-            fold_column=fold_column,
-            group_column=group_column,
-            n_repeats=n_repeats,
-            seed=seed,
-            priors_by_label=priors_by_label,
-            missing=missing,
-            unseen=unseen,
-            na_values=na_values,
-            column_types=column_types,
-            reporter=reporter,
-            fingerprint=fingerprint,
-            na_labels=na_labels,
-        )
-    keep = [c for c in (fold_column, group_column) if c is not None]
-    column_types = dict(column_types or {})
-    missing = choose_missing(estimator, missing)
+    folds.check()
+    text = request.text
+    kind = "" if text is None else _check_text_folds(estimator, request, folds)
+    data, keep, fold_column = request.path, folds.keep, folds.fold_column
+    words_of = request.text_columns
+    # Term counts are kept (sparse) whatever the budget: text is read once.
+    memory_budget = folds.memory_budget if text is None else None
+    column_types = dict(request.column_types)
+    missing = choose_missing(estimator, request.missing)
+    unseen = request.unseen or "error"
     check_column_types(estimator, column_types)
-    stream = fold_stream(
-        estimator,
-        data,
-        read,
-        features=features,
-        drop=drop,
-        fold_column=fold_column,
-        group_column=group_column,
-        missing=missing,
-        na_values=na_values,
-        column_types=column_types,
-        na_labels=na_labels,
-    )
+    stream = fold_stream(estimator, request.reading(missing=missing), folds)
+    check_text_columns(data, words_of, stream)
     apply_column_types(estimator, stream.plan, column_types, missing, unseen)
     row_counts = RowCounts()
     names = list(stream.feature_names)
     # Models that lay out their columns by type (mixed) read the width from here.
     estimator.n_features_in_ = len(names)
     # Every fold's statistics are held at once, beside those of all rows.
-    copies = (1 if fold_column is not None else n_folds * n_repeats) + 1
+    copies = (1 if fold_column is not None else folds.n_folds * folds.n_repeats) + 1
     check_statistics_size(data, estimator, len(names), copies=copies)
     classes_seen: set = set()
     fp = TrainingFingerprint(legacy=False) if fingerprint else None
+    terms = {} if text is None else {c: TermRows(text.options()) for c in words_of}
     ys, kept = [], []
     chunks: list | None = []
-    held, start = 0, 0
+    held = 0
     # With a fold column the folds are known row by row: their statistics are
     # gathered in this first pass (classes and folds numbered as they come).
-    early = _EarlyFolds(estimator, fold_column) if fold_column is not None else None
+    early = _EarlyFolds(estimator, fold_column) if fold_column is not None and not terms else None
     for ds in reporter.progress(stream, f"reading {data}"):
         if fold_column is not None:
             refuse_empty_folds(ds.kept[fold_column], fold_column, data, row_counts.read)
+        before = row_counts.read
         ds = row_counts.filter(ds, missing)
-        if ds.X.shape[0] == 0:
+        n = ds.X.shape[0]
+        if n == 0:
             continue
+        # Rows the filter dropped (no label) leave their documents too.
+        at = row_counts.kept_rows - before
+        words = {c: w if len(w) == n else np.asarray(w)[at] for c, w in ds.words.items()}
         if fp is not None:
-            fp.update(ds.X, ds.y)
+            fp.update(fingerprint_columns(ds.X, words, words_of), ds.y)
         ys.append(np.asarray(ds.y))
         kept.append({c: np.asarray(ds.kept[c]) for c in keep})
         # Fold statistics grow with the classes and categories met: refused
@@ -207,71 +151,88 @@ def collect_fold_statistics(
             copies=copies,
             dims={"S": sum(len(v) for v in stream.categories.values())},
         )
-        if chunks is not None or early is not None:
+        if names and (chunks is not None or early is not None):
             try:
                 X = estimator.validated_rows(ds.X)
                 if early is not None:
                     with np.errstate(over="ignore", invalid="ignore"):
                         early.add(X, ds.y, kept[-1][early.column])
             except ValueError as exc:
-                raise data_error(data, exc, names, start) from None
-        if chunks is not None:
-            held += X.nbytes
-            if held <= memory_budget:
-                chunks.append(X)
-            else:
-                chunks = None  # read the file again for each later pass
-        start += ds.X.shape[0]
+                raise data_error(data, exc, names, 0, rows=row_counts.kept_rows) from None
+            if chunks is not None:
+                held += X.nbytes
+                if memory_budget is None or held <= memory_budget:
+                    chunks.append(X)
+                else:
+                    chunks = None  # read the file again for each later pass
+        for c, rows in terms.items():
+            rows.add(words[c])
     common, raw_classes, position = fold_layout(
         estimator,
-        data,
         stream,
-        ys,
-        kept,
-        names=names,
-        fingerprint=fp,
-        warnings=row_counts.warnings(data, missing),
-        priors_by_label=priors_by_label,
-        n_folds=n_folds,
-        fold_column=fold_column,
-        group_column=group_column,
-        n_repeats=n_repeats,
-        seed=seed,
+        FoldRows(data, ys, kept, names, fp, row_counts.warnings(data, missing)),
+        folds,
+        priors_by_label,
     )
-    fs = FoldStatistics(
-        **common,
-        _chunks=chunks,
-        _stream=stream,
-        _row_filter=lambda: partial(RowCounts().filter, missing=missing),
-    )
-    if na_labels:
-        # A model file of all rows (tune) reads evaluate's labels alike.
-        fs.training["na_labels"] = [str(v) for v in na_labels]
-    if early is not None:
-        fold_text = as_text(np.concatenate([k[early.column] for k in kept]))
-        fs.stats = [early.final(fs, raw_classes, position, fold_text)]
+    if text is not None:
+        n_rows = common["codes"].size
+        fs: FoldStatistics = TextFoldStatistics(
+            **common,
+            text=text,
+            kind=kind,
+            numeric=np.vstack(chunks) if chunks else np.zeros((n_rows, 0)),
+            terms={c: t.finish() for c, t in terms.items()},
+            tables=TableFacts(
+                plan=stream.plan,
+                categories=stream.categories,
+                missing=missing,
+                unseen=unseen,
+                na_values=request.na_values,
+                row_counts=row_counts,
+                na_labels=request.na_labels,
+            ),
+        )
     else:
-        _accumulate_folds(fs)
+        fs = FoldStatistics(
+            **common,
+            _chunks=chunks,
+            _stream=stream,
+            _row_filter=lambda: partial(RowCounts().filter, missing=missing),
+        )
+        if request.na_labels:
+            # A model file of all rows (tune) reads evaluate's labels alike.
+            fs.training["na_labels"] = [str(v) for v in request.na_labels]
+    if early is not None:
+        fold_values = as_text(np.concatenate([k[early.column] for k in kept]))
+        fs.stats = [early.final(fs, raw_classes, position, fold_values)]
+    else:
+        fs.accumulate_folds()
     check_folds(fs, estimator.min_samples_per_class)
-    check_fold_sums(fs)
     fs.warnings.extend(stream.spelling_warnings())
-    fs.warnings.extend(fs.fold_only_categories(stream.categories))
+    fs.checked(stream.categories)
     return fs
 
 
-def check_fold_sums(fs: FoldStatistics) -> None:
-    """Refuse data whose sums or squared spreads overflow float64, as ``fit``
-    does (naming the column), rather than score fold models of infinite
-    statistics: each fold's sums, and those of all rows, which bound the
-    sums of every fold model."""
-    from types import SimpleNamespace
+def _check_text_folds(estimator, request: DataRequest, folds: FoldSettings) -> str:
+    """Refuse text columns the fold statistics cannot take; the term statistic
+    the model needs (:func:`nbcli.workflows.text_features.check_text_model`)."""
+    from nbcli.workflows.blocks import check_text_target
+    from nbcli.workflows.text_features import check_text_model
 
-    from nbcli.workflows.train_checks import check_finite_statistics
-
-    pieces = [s for s in fs.stats[0] if s is not None] + [fs.merged(0)]
-    for stats in pieces:
-        if stats is not None:
-            check_finite_statistics(fs.path, SimpleNamespace(stats_=stats), fs.feature_names)
+    if getattr(type(estimator), "text_term", None):
+        # Its text terms sit beside table columns the fold statistics here do not hold.
+        raise NbcliError(
+            f"cv and tune do not take text columns under the {estimator.name} model yet; "
+            "use --model multinomial, complement or bernoulli for the text, or nbcli fit"
+        )
+    kind = check_text_model(estimator)
+    check_text_target(request)
+    clash = sorted(set(folds.keep) & set(request.text_columns))
+    if clash:
+        raise NbcliError(
+            f"{request.path}: --text {clash[0]}: the column also holds the folds or groups"
+        )
+    return kind
 
 
 def refuse_empty_folds(values, column: str, data: str, offset: int) -> None:
@@ -307,67 +268,60 @@ def refuse_empty_folds(values, column: str, data: str, offset: int) -> None:
         )
 
 
-def fold_stream(
-    estimator,
-    data: str,
-    read: ReadOptions,
-    *,
-    features,
-    drop,
-    fold_column: str | None,
-    group_column: str | None,
-    missing: str,
-    na_values,
-    column_types: dict,
-    kinds: dict | None = None,
-    na_labels=(),
-):
-    """The rows of ``data`` as ``nbcli fit`` reads them for ``estimator`` (the
-    same column plan and missing-value handling), with ``fold_column`` or
-    ``group_column`` carried beside them; ``kinds`` fixes the kind of
-    columns such as text ones (``{"notes": "words"}``)."""
+def fold_stream(estimator, request: DataRequest, folds: FoldSettings):
+    """The rows of ``request`` as ``nbcli fit`` reads them for ``estimator`` (the
+    same column plan and missing-value handling, the request's ``missing``
+    the policy in force, its text blocks' columns read as words), with the
+    fold or group column of ``folds`` carried beside them."""
     from nbcli.workflows.train import training_stream
 
-    keep = [c for c in (fold_column, group_column) if c is not None]
+    keep = folds.keep
     return training_stream(
-        data,
+        request.path,
         estimator,
-        chunk_size=read.chunk_size,
-        target=read.target,
-        features=features,
-        drop=drop,
-        delimiter=read.delimiter,
-        x_key=read.x_key,
-        y_key=read.y_key,
+        request,
         keep=keep or None,
-        keep_for=f"for {'--fold-column' if fold_column is not None else '--group-column'}",
-        missing=missing,
-        na_values=na_values,
-        column_types=column_types,
-        kinds=kinds,
-        na_labels=na_labels,
+        keep_for=folds.keep_for,
     )
+
+
+@dataclass
+class FoldRows:
+    """What reading the rows of a cross-validation gathered, for :func:`fold_layout`.
+
+    Attributes
+    ----------
+    data : str
+        The data as messages name it.
+    ys, kept : list
+        The labels and the kept (fold, group) columns, chunk by chunk.
+    names : list of str
+        The feature names.
+    fingerprint : TrainingFingerprint or None
+    warnings : list of str
+        What reading found (rows skipped).
+    """
+
+    data: str
+    ys: list
+    kept: list
+    names: list
+    fingerprint: Any
+    warnings: list
 
 
 def fold_layout(
     estimator,
-    data: str,
     stream,
-    ys: list,
-    kept: list,
-    *,
-    names,
-    fingerprint,
-    warnings,
-    priors_by_label,
-    **folding,
+    rows: FoldRows,
+    folds: FoldSettings,
+    priors_by_label=None,
 ) -> tuple[dict, np.ndarray, np.ndarray]:
     """What every kind of fold statistics is made of, once the labels are read.
 
     Types the labels (:func:`typed_labels`), orders ``priors_by_label`` by
-    class, plans the folds (:func:`plan_folds`, with ``folding``'s
-    ``n_folds``, ``fold_column``, ``group_column``, ``n_repeats``, ``seed``)
-    and sums up the training rows for a model file.
+    class, plans the folds (:func:`plan_folds`, by ``folds``) and sums up
+    the training rows for a model file.
 
     Returns
     -------
@@ -378,10 +332,11 @@ def fold_layout(
     """
     from nbcli.workflows.train import order_priors
 
-    raw_classes, position, classes, codes = typed_labels(data, stream.target, ys)
+    data, fingerprint = rows.data, rows.fingerprint
+    raw_classes, position, classes, codes = typed_labels(data, stream.target, rows.ys)
     if priors_by_label is not None:
         estimator.set_params(**{estimator.prior_param: order_priors(priors_by_label, classes)})
-    folds, fold_values, plan = plan_folds(data, codes, kept, **folding)
+    fold_of, fold_values, plan = plan_folds(data, codes, rows.kept, **folds.planning())
     counts = np.bincount(codes, minlength=classes.size)
     training = {
         "n_samples": int(codes.size),
@@ -394,15 +349,15 @@ def fold_layout(
         "classes": classes,
         "codes": codes,
         "labels": classes[codes],
-        "folds": folds,
+        "folds": fold_of,
         "fold_values": fold_values,
-        "stats": [[None] * int(fold_values.size) for _ in range(folds.shape[0])],
-        "feature_names": names,
+        "stats": [[None] * int(fold_values.size) for _ in range(fold_of.shape[0])],
+        "feature_names": rows.names,
         "target": stream.target,
         "plan": plan,
         "training": training,
         "path": data,
-        "warnings": list(stream.plan.warnings) + list(warnings),
+        "warnings": list(stream.plan.warnings) + list(rows.warnings),
     }
     return fields, raw_classes, position
 
@@ -544,22 +499,6 @@ class _EarlyFolds:
             t = fold_of[text]
             out[t] = s if out[t] is None else out[t].merge(s)
         return out
-
-
-def _accumulate_folds(fs: FoldStatistics) -> None:
-    from nbcli.workflows.train import data_error
-
-    est, k = fs.estimator, fs.classes.size
-    fs.hold_by_fold()
-    rows = np.zeros(1, dtype=np.intp)
-    try:
-        with np.errstate(over="ignore", invalid="ignore"):
-            for r, f, rows, X in fs.fold_pieces():
-                s = est.accumulate(X, fs.codes[rows], None, k)
-                old = fs.stats[r][f]
-                fs.stats[r][f] = s if old is None else old.merge(s)
-    except ValueError as exc:
-        raise data_error(fs.path, exc, fs.feature_names, 0, rows=rows) from None
 
 
 def check_folds(fs: FoldStatistics, min_per_class: int) -> None:

@@ -107,54 +107,52 @@ def names_parts(patterns: Sequence[str]) -> bool:
 
 @dataclass(frozen=True)
 class PartTraining:
-    """What every part's fitting task needs: the estimator and the reading options.
+    """What every part's fitting task needs: the estimator and the data request.
 
-    Sent once to every worker; the reading options are those of
-    :func:`nbcli.workflows.train.train`, passed to the same reader
-    (:func:`nbcli.workflows.train.training_stream`): a reading option added
-    there is added here as a field of the same name.
+    Sent once to every worker; each part is read through the same reader as
+    a one-file fit (:func:`nbcli.workflows.train.training_stream`), with the
+    request's ``missing`` the policy in force and its ``categories`` those
+    known before reading (all parts', first-seen order: given for the second
+    pass that fingerprints parts whose own codes were renumbered).
     """
 
     estimator: Any
-    target: str | None = None
-    features: list[str] | None = None
-    drop: list[str] | None = None
-    delimiter: str | None = None
-    chunk_size: int | None = None
-    x_key: str = "X"
-    y_key: str = "y"
-    # Missing cells as the model takes them; what else follows from the model
-    # type (the column plan of a one-file fit) training_stream derives.
-    missing: str = "error"
-    na_values: tuple | None = None
-    # The text columns and their tokenisation (a TextSettings), or None.
-    text: Any = None
-    #: ``--column NAME=TYPE`` (the mixed model's column types), or None.
-    column_types: dict | None = None
-    #: Known categories per column, first-seen order of all parts: given for the
-    #: second pass that fingerprints parts whose own codes were renumbered.
-    categories: dict | None = None
-    unseen: str = "error"
-    #: Column kinds decided once, from the first part (:func:`plan_part`), or None.
-    kinds: dict | None = None
+    request: Any  # DataRequest
+
+    @property
+    def missing(self) -> str:
+        return self.request.missing or "error"
+
+    @property
+    def unseen(self) -> str:
+        return self.request.unseen or "error"
+
+    @property
+    def text(self):
+        return self.request.text
+
+    @property
+    def column_types(self) -> dict:
+        return dict(self.request.column_types)
+
+    def knowing(self, categories: dict) -> PartTraining:
+        """This task reading with ``categories`` known."""
+        return replace(self, request=self.request.reading(categories=categories))
+
+    def deciding(self, kinds: dict, column_types: dict | None) -> PartTraining:
+        """This task reading every part with the column ``kinds`` (and the mixed
+        model's ``column_types``) the first part decided."""
+        request = self.request.reading(
+            kinds={**self.request.kinds, **kinds},
+            column_types=column_types or self.request.column_types,
+        )
+        return replace(self, request=request)
 
     def stream(self, path: str):
         """The reader of one part: :func:`nbcli.workflows.train.training_stream`."""
-        from dataclasses import fields
-
         from nbcli.workflows.train import training_stream
 
-        read = {
-            f.name: getattr(self, f.name)
-            for f in fields(self)
-            if f.name not in ("estimator", "text", "unseen")
-            and not (
-                f.name in ("column_types", "categories", "kinds") and getattr(self, f.name) is None
-            )
-        }
-        if self.text is not None:
-            read["kinds"] = {**(self.kinds or {}), **{c: "words" for c in self.text.columns}}
-        return training_stream(path, self.estimator, **read)
+        return training_stream(path, self.estimator, self.request)
 
 
 @dataclass
@@ -315,7 +313,7 @@ def _fingerprint(parts: Sequence[str], engine, spec: PartTraining, total: PartFi
         for _, other, _ in total.pieces[1:]:
             fp = fp.combine(other)
         return fp
-    again = replace(spec, categories=dict(total.categories))
+    again = spec.knowing(dict(total.categories))
     return engine.sum_over_parts(list(parts), refingerprint_part, _Refingerprint(again, known)).fp
 
 
@@ -372,10 +370,10 @@ def plan_part(index: int, part: str, spec: PartTraining) -> _Plan:
     stream = spec.stream(part)
     plan = stream.plan
     est = type(spec.estimator)(**spec.estimator.get_params())
-    apply_column_types(est, plan, dict(spec.column_types or {}), spec.missing, spec.unseen)
+    apply_column_types(est, plan, spec.column_types, spec.missing, spec.unseen)
     types = est.get_params().get("column_types")
     kinds = {c: plan.kind(c) for c in plan.features if c in plan.matrix}
-    given = set(spec.column_types or {})
+    given = set(spec.column_types)
     undecided = frozenset(
         c
         for c in kinds
@@ -406,24 +404,17 @@ def _read_part(part: str, spec: PartTraining, *, fit: bool):
     fingerprint of its rows."""
     from nbcli.engines._reduce import FitStatistics
     from nbcli.io.fingerprint import RowHashFingerprint
+    from nbcli.workflows.blocks import check_text_columns, fingerprint_columns, tally_blocks
     from nbcli.workflows.tables import RowCounts, apply_column_types
     from nbcli.workflows.train import data_error
 
-    text = spec.text
+    text, words_of = spec.text, spec.request.text_columns
     stream = spec.stream(part)
-    if text is not None:
-        from nbcli.workflows.text_features import fingerprint_columns, tally_text_chunks
-
-        outside = [c for c in text.columns if c not in stream.word_columns]
-        if outside:
-            raise NbcliError(
-                f"{part}: --text {outside[0]}: the column is the target or left out of the "
-                "features (--features, --drop); a text column must be a feature"
-            )
+    check_text_columns(part, words_of, stream)
     fp = RowHashFingerprint()
     est = type(spec.estimator)(**spec.estimator.get_params())
     # As a one-file fit: the mixed model's column types from this part's plan.
-    apply_column_types(est, stream.plan, dict(spec.column_types or {}), spec.missing, spec.unseen)
+    apply_column_types(est, stream.plan, spec.column_types, spec.missing, spec.unseen)
     # The rows a one-file fit skips (no label) or drops (a missing cell under
     # "drop"), skipped here, before the fingerprint and the statistics see them.
     counts = RowCounts()
@@ -435,13 +426,10 @@ def _read_part(part: str, spec: PartTraining, *, fit: bool):
             ds = counts.filter(ds, spec.missing)
             if not ds.X.shape[0]:
                 continue
-            if text is None:
-                fp.update(ds.X, ds.y)
-            else:
-                # As a one-file fit: each document's CRC-32 beside the numeric columns.
-                fp.update(fingerprint_columns(ds.X, ds.words, text.columns), ds.y)
+            # As a one-file fit: each document's CRC-32 beside the numeric columns.
+            fp.update(fingerprint_columns(ds.X, ds.words, words_of), ds.y)
             state["kept"] = counts.kept_rows
-            yield (ds.X, ds.y) if text is None else (ds.X, ds.y, ds.words)
+            yield ds.X, ds.y, ds.words
 
     if not fit:
         for _ in chunks():
@@ -450,18 +438,17 @@ def _read_part(part: str, spec: PartTraining, *, fit: bool):
     stats: Any = None
     try:
         with np.errstate(over="ignore", invalid="ignore"):
-            if text is None:
-                est.fit_chunks(chunks(), finalize=False)
-            else:
-                stats = tally_text_chunks(est, text, chunks())
+            stats = tally_blocks(est, text, chunks())
     except NbcliError:
         raise
     except ValueError as exc:
         if counts.used:
             raise data_error(part, exc, stream.feature_names, 0, rows=state["kept"]) from None
     else:
-        if text is None:
-            stats = FitStatistics(est.classes_, est.stats_, int(est.n_features_in_), counts.used)
+        # Without a text block the estimator holds the table's statistics.
+        stats = stats or FitStatistics(
+            est.classes_, est.stats_, int(est.n_features_in_), counts.used
+        )
     types = est.get_params().get("column_types")
     features = list(stream.plan.features)
     if types is not None:
@@ -491,18 +478,8 @@ def _read_part(part: str, spec: PartTraining, *, fit: bool):
     )
 
 
-def train_parts(
-    estimator,
-    parts: Sequence[str],
-    engine,
-    *,
-    data: str,
-    priors_by_label=None,
-    text=None,
-    unseen: str = "error",
-    **read,
-):
-    """Fit ``estimator`` on the rows of all ``parts`` in order, part by part on ``engine``.
+def train_parts(estimator, request, engine, *, priors_by_label=None):
+    """Fit ``estimator`` on the rows of the parts of ``request`` in order, part by part on ``engine``.
 
     Each part's statistics are gathered where its task runs and merged in
     the engines' fixed tree; the model is made once from the total, by the
@@ -522,20 +499,15 @@ def train_parts(
     ----------
     estimator : BayesClassifier
         Unfitted, with its hyperparameters.
-    parts : sequence of str
-        Part files, in row order.
+    request : DataRequest
+        Its ``data`` names the parts (files, folders, globs: their files in
+        row order, see :func:`expand_parts`); read as
+        :func:`nbcli.workflows.train.train` reads a file (its
+        ``column_types`` the mixed model's); its ``unseen`` is stored in the
+        model file.
     engine : nbcli.engines.Engine
-    data : str
-        What ``--data`` named, recorded in the model file.
     priors_by_label : dict, optional
         As in :func:`nbcli.workflows.train.train`.
-    text : nbcli.text.settings.TextSettings, optional
-        Text columns whose word counts are features (count models only).
-    unseen : {"error", "ignore"}
-        Stored in the model file, as by :func:`nbcli.workflows.train.train`.
-    read
-        ``target``, ``features``, ``drop``, ``delimiter``, ``chunk_size``,
-        ``x_key``, ``y_key``, ``na_values`` of :class:`PartTraining`.
 
     Returns
     -------
@@ -548,80 +520,58 @@ def train_parts(
         parts with different columns, or what a one-file fit refuses.
     """
     from nbcli.io.fingerprint import ROWHASH_ALGORITHM
-    from nbcli.workflows.train import TableFacts, finish_training
+    from nbcli.workflows.blocks import check_blocks, model_from_blocks
+    from nbcli.workflows.tables import apply_column_types
+    from nbcli.workflows.train import RowsRead, TableFacts, finish_training
 
-    if text is not None:
-        from nbcli.workflows.text_features import check_text_model, finalize_text
-
-        check_text_model(estimator)
-        target = read.get("target")
-        if target is not None and target in text.columns:
-            raise NbcliError(
-                f"{data}: --text {target}: the column is the target; a text column must be a "
-                "feature"
-            )
+    data, text, parts = request.path, request.text, expand_parts(request.data)
+    unseen = request.unseen or "error"
+    check_blocks(estimator, request)
     if priors_by_label is not None:
         estimator.set_params(**{estimator.prior_param: None})
     check_parts(parts, engine)
     started = time.perf_counter()
     missing = getattr(estimator, "missing", "error")
-    column_types = read.pop("column_types", None) or None
-    spec = PartTraining(
-        type(estimator)(**estimator.get_params()),
-        missing=missing,
-        text=text,
-        column_types=column_types,
-        unseen=unseen,
-        **read,
-    )
+    spec = PartTraining(type(estimator)(**estimator.get_params()), request.reading(missing=missing))
     parts = [at_client(p, engine) for p in parts]
     try:
         if "categorical" in type(estimator).feature_kinds and text is None:
             # Kinds decided once, for every part, from the first rows of the
             # first part that holds a value of each column (its planning sample).
             first: _Plan = engine.sum_over_parts(list(parts), plan_part, spec)
-            spec = replace(
-                spec, kinds=first.kinds, column_types=first.column_types or spec.column_types
-            )
+            spec = spec.deciding(first.kinds, first.column_types)
         total: PartFit = engine.sum_over_parts(list(parts), fit_part, spec)
     except ValueError as exc:
         raise NbcliError(f"{data}: {exc}") from None
     if total.stats is None:
         raise NbcliError(f"{data}: no data rows in any of its {len(parts)} parts")
-    from nbcli.workflows.tables import apply_column_types
-
     # As a one-file fit sets them: column types (mixed) from the plan, which
     # every part shares (PartFit.merge), and the policies.
-    apply_column_types(estimator, total.plan, dict(column_types or {}), missing, unseen)
+    apply_column_types(estimator, total.plan, spec.column_types, missing, unseen)
     fingerprint = _fingerprint(parts, engine, spec, total)
-    feature_names = list(total.feature_names)
-    vocabularies = None
-    if text is None:
-        stats = total.stats
-        # The gathered statistics, as a one-file fit_chunks(..., finalize=False) leaves them.
-        est = type(estimator).from_stats(
-            stats.stats, stats.classes, estimator.get_params(), stats.n_features, finalize=False
+    try:
+        est, vocabularies, feature_names = model_from_blocks(
+            estimator, text, total.stats, list(total.feature_names)
         )
-    else:
-        est = type(estimator)(**estimator.get_params())
-        try:
-            vocabularies = finalize_text(est, text, total.stats, feature_names)
-        except NbcliError as exc:
-            raise NbcliError(f"{data}: {exc}") from None
-        feature_names = list(est.feature_names_in_)
+    except NbcliError as exc:
+        raise NbcliError(f"{data}: {exc}") from None
     return finish_training(
         est,
-        data=data,
-        target=total.target,
-        feature_names=feature_names,
-        notes=total.notes,
-        n_rows=total.n_rows,
-        n_chunks=total.n_chunks,
-        fingerprint={"fingerprint": {"algorithm": ROWHASH_ALGORITHM, "value": fingerprint.value}},
+        RowsRead(
+            data=data,
+            target=total.target,
+            feature_names=feature_names,
+            notes=total.notes,
+            n_rows=total.n_rows,
+            n_chunks=total.n_chunks,
+            fingerprint={
+                "fingerprint": {"algorithm": ROWHASH_ALGORITHM, "value": fingerprint.value}
+            },
+            started=started,
+            # The column plan's warnings once (the first part's), then each part's skipped rows.
+            warnings=[*total.plan.warnings, *total.warnings],
+        ),
         priors_by_label=priors_by_label,
-        started=started,
-        # The column plan's warnings once (the first part's), then each part's skipped rows.
-        warnings=[*total.plan.warnings, *total.warnings],
         text=text,
         vocabularies=vocabularies,
         # As a one-file fit records them: the plan's columns, the categories in
@@ -631,6 +581,6 @@ def train_parts(
             categories=total.categories,
             missing=missing,
             unseen=unseen,
-            na_values=None if read.get("na_values") is None else list(read["na_values"]),
+            na_values=None if request.na_values is None else list(request.na_values),
         ),
     )

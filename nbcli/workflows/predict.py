@@ -7,15 +7,17 @@ import glob
 import os
 import sys
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 from nbcli import interrupts
 from nbcli.errors import NbcliError
 from nbcli.io.atomic import commit_staged, discard_staged, staging
+from nbcli.io.request import DataRequest
 from nbcli.workflows.engine import Engine, LocalEngine, Reporter
-from nbcli.workflows.inputs import ReadOptions
 from nbcli.workflows.scoring import iter_scores
+from nbcli.workflows.settings import PredictionColumns
 
 if TYPE_CHECKING:
     from nbcli.reports.runs import BatchReport
@@ -52,36 +54,30 @@ def check_keep(keep: list[str] | None, mf, proba: bool) -> None:
 
 def predict(
     mf,
-    in_path: str,
+    request: DataRequest,
     out_path: str | None,
+    columns: PredictionColumns | None = None,
     *,
-    proba: bool = False,
-    keep: list[str] | None = None,
-    read: ReadOptions | None = None,
     reporter: Reporter | None = None,
-    digits: int | None = None,
     summary=None,
 ) -> int:
-    """Write predictions for ``in_path`` to ``out_path`` (atomically) or stdout (None or ``-``).
+    """Write predictions for the data of ``request`` to ``out_path`` (atomically) or
+    stdout (None or ``-``).
 
     Parameters
     ----------
     mf : nbcli.io.modelfile.ModelFile
         A loaded model file.
-    in_path : str
-        Data file, or ``-`` for stdin.
+    request : DataRequest
+        The data file (or ``-`` for stdin) and how to read it. The model's
+        training target is ignored if present.
     out_path : str or None
         Predictions CSV; None or ``-`` for stdout.
-    proba : bool
-        Add one ``proba_<label>`` column per class.
-    keep : list of str, optional
-        Input columns copied next to the predictions.
-    digits : int, optional
-        Round probabilities to this many decimal places; by default they are
-        written in the shortest form that reads back to the same float64.
-    read : ReadOptions, optional
-        How to read the input. The model's training target is ignored if
-        present.
+    columns : PredictionColumns, optional
+        ``proba``: one ``proba_<label>`` column per class; ``keep``: input
+        columns copied next to the predictions; ``digits``: decimal places of
+        the probabilities (by default they are written in the shortest form
+        that reads back to the same float64).
     summary : nbcli.workflows.summary.PredictionSummary, optional
         Filled in as the rows go: rows written, scored, left empty (a row
         that cannot be scored gets an empty prediction), unseen categories,
@@ -105,12 +101,16 @@ def predict(
     from nbcli.workflows.summary import PredictionSummary
     from nbcli.workflows.tables import read_options_for
 
-    writer = PredictionWriter.for_path(out_path, mf.classes, proba=proba, digits=digits)
+    columns = columns or PredictionColumns()
+    in_path, read = request.path, request
+    keep = None if columns.keep is None else list(columns.keep)
+    writer = PredictionWriter.for_path(
+        out_path, mf.classes, proba=columns.proba, digits=columns.digits
+    )
     # A caller that passes a summary reports the unseen words with it (the
     # command's summary line); the others are told through the reporter.
     advise_unseen = summary is None
     summary = summary if summary is not None else PredictionSummary()
-    read = read or ReadOptions()
     policy = read_options_for(mf, missing=read.missing, unseen=read.unseen)
     summary.missing, summary.unseen_policy = policy["missing"], policy["unseen"]
     summary.data, summary.output = in_path, None if out_path in (None, "-") else out_path
@@ -186,19 +186,20 @@ def output_name(in_path: str, output_format: str = "csv") -> str:
     return f"{name}.pred.{output_format}"
 
 
-def _predict_one(model, in_path: str, out_path: str, options: dict):
+def _predict_one(model, in_path: str, out_path: str, options: tuple):
     """One batch task: returns ``(in_path, rows, error message or None, earlier output kept)``.
 
     ``model`` is a model file's path (loaded here, in the worker) or a
     loaded model file. A failed input's output left from an earlier run is
     left as it was (the caller says so): a run removes nothing it did not
-    write.
+    write. ``options`` is ``(request, columns)`` of :func:`predict`.
     """
     from nbcli.io.modelfile import load_model
 
+    request, columns = options
     try:
         mf = load_model(model) if isinstance(model, str) else model
-        rows = predict(mf, in_path, out_path, **options)
+        rows = predict(mf, request.reading(data=(in_path,)), out_path, columns)
         return in_path, rows, None, False
     except NbcliError as exc:
         error = " ".join(str(exc).split())
@@ -254,7 +255,7 @@ class _Batch:
             raise interruption
 
 
-def _predict_staged(model, in_path: str, out_path: str, options: dict, batch: _Batch):
+def _predict_staged(model, in_path: str, out_path: str, options: tuple, batch: _Batch):
     """:func:`_predict_one` for a thread of a local batch: the output is staged
     in ``batch`` (the caller replaces the targets once every file is done).
     None when the batch stopped before the file was done."""
@@ -289,19 +290,38 @@ def _remove_temporaries(outputs) -> None:
                 pass
 
 
+@dataclass(frozen=True)
+class BatchOutput:
+    """Where batch predictions go.
+
+    Attributes
+    ----------
+    folder : str
+        The output folder (made if missing).
+    format : {"csv", "parquet"}
+        ``<name>.pred.csv`` or ``<name>.pred.parquet``.
+    force : bool
+        Replace an existing output file that is not a predictions file.
+    """
+
+    folder: str
+    format: str = "csv"
+    force: bool = False
+
+
 def predict_batch(
     model_path: str,
-    inputs: list[str],
-    output_dir: str,
+    request: DataRequest,
+    output: BatchOutput,
+    columns: PredictionColumns | None = None,
     *,
     jobs: int | None = None,
     reporter: Reporter | None = None,
     engine: Engine | None = None,
-    output_format: str = "csv",
-    force: bool = False,
-    **options,
 ) -> BatchReport:
-    """Predict every input into ``output_dir/<name>.pred.csv``, files in parallel.
+    """Predict every input of ``request`` (its files, folders and globs, see
+    :func:`nbcli.workflows.parts.expand_parts`) into
+    ``output.folder/<name>.pred.csv``, files in parallel.
 
     On the local engine the files are scored in joblib threads
     (``jobs``); on the Dask engine (``engine.name == "dask"``) the model
@@ -317,12 +337,10 @@ def predict_batch(
 
     Parameters
     ----------
-    output_format : {"csv", "parquet"}
-        ``<name>.pred.csv`` or ``<name>.pred.parquet``.
-    force : bool
-        Replace an existing output file that is not a predictions file.
-    options
-        The keyword options of :func:`predict` (``proba``, ``keep``, ``read``).
+    output : BatchOutput
+        The folder, the format of the files and whether to replace other files.
+    columns : PredictionColumns, optional
+        As for :func:`predict`.
 
     Returns
     -------
@@ -333,15 +351,20 @@ def predict_batch(
     from nbcli.io.atomic import check_outputs
     from nbcli.io.modelfile import load_model
     from nbcli.reports.runs import BatchReport
+    from nbcli.workflows.parts import expand_parts
 
     reporter = reporter or Reporter()
     engine = engine or LocalEngine()
+    columns = columns or PredictionColumns()
+    output_dir, output_format, force = output.folder, output.format, output.force
+    inputs = expand_parts(request.data)
+    options = (request, columns)
     if "-" in inputs:
         raise NbcliError("stdin (-) cannot be used in batch mode; give file paths")
     if jobs is not None and jobs < 1:
         raise NbcliError(f"--jobs must be at least 1, got {jobs}")
     mf = load_model(model_path)
-    check_keep(options.get("keep"), mf, options.get("proba", False))
+    check_keep(None if columns.keep is None else list(columns.keep), mf, columns.proba)
     if output_format not in OUTPUT_FORMATS:
         raise NbcliError(
             f"--output-format {output_format!r}: choose one of {', '.join(OUTPUT_FORMATS)}"

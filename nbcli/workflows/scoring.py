@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 
 from nbcli.errors import NbcliError
+from nbcli.io.request import DataRequest
 from nbcli.workflows.engine import Reporter
-from nbcli.workflows.inputs import ReadOptions
 
 
 @dataclass
@@ -78,7 +78,7 @@ def iter_scores(
     mf,
     path,
     *,
-    read: ReadOptions | None = None,
+    read: DataRequest | None = None,
     need_target: bool = False,
     keep: list[str] | None = None,
     reporter: Reporter | None = None,
@@ -93,8 +93,8 @@ def iter_scores(
         A loaded model file.
     path : str
         Data file (CSV, NPZ, Parquet) or ``-`` for stdin.
-    read : ReadOptions, optional
-        How to read it (default: the readers' defaults).
+    read : DataRequest, optional
+        How to read it (default: the readers' defaults); its ``data`` is not used.
     need_target : bool
         Refuse a file without the label column.
     keep : list of str, optional
@@ -119,31 +119,23 @@ def iter_scores(
         refuses (the message names file, column and row).
     """
     from nbcli.io.data import iter_dataset
+    from nbcli.workflows.blocks import fingerprint_columns, model_blocks
     from nbcli.workflows.tables import read_options_for
     from nbcli.workflows.train import data_error
 
     reporter = reporter or Reporter()
-    read = read or ReadOptions()
+    read = read or DataRequest()
     table = read_options_for(mf, missing=read.missing, unseen=read.unseen, na_values=read.na_values)
-    text = None
-    if getattr(mf, "text", None) is not None:
-        # The tokeniser (and SciPy) load only for a model with text columns.
-        from nbcli.workflows.text_features import TextModel, fingerprint_columns
-
-        text = TextModel(mf)
+    blocks = model_blocks(mf)
     stream = iter_dataset(
         path,
-        chunk_size=read.chunk_size,
-        target=read.target,
-        model_features=list(mf.feature_names) if text is None else text.input_columns,
+        read,
+        model_features=blocks.input_columns,
         need_target=need_target,
-        delimiter=read.delimiter,
-        x_key=read.x_key,
-        y_key=read.y_key,
         keep=keep,
         target_hint=mf.target,
         labels=labels or need_target,
-        **{**table, "kinds": {**table["kinds"], **(text.kinds if text is not None else {})}},
+        **{**table, "kinds": {**table["kinds"], **blocks.kinds}},
     )
     if unseen_counts is not None:
         unseen_counts.update({name: 0 for name in stream.categories})
@@ -160,11 +152,9 @@ def iter_scores(
                 scored = ~holes
         X: Any = ds.X if scored is None else ds.X[scored]
         where = None if scored is None else np.flatnonzero(scored)
-        unseen_words, fingerprinted = 0, ds.X
-        if text is not None:
-            counts = text.matrix(X, ds.words if scored is None else _rows_of(ds.words, scored))
-            X, unseen_words = counts.X, counts.unseen_tokens
-            fingerprinted = fingerprint_columns(ds.X, ds.words, text.settings.columns)
+        counts = blocks.matrix(X, ds.words if scored is None else _rows_of(ds.words, scored))
+        X, unseen_words = counts.X, counts.unseen_tokens
+        fingerprinted = fingerprint_columns(ds.X, ds.words, blocks.text_columns)
         try:
             # Rows the model cannot score are refused just below, not warned about.
             with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
@@ -254,7 +244,7 @@ def score(
     mf,
     path: str,
     *,
-    read: ReadOptions | None = None,
+    read: DataRequest | None = None,
     reporter: Reporter | None = None,
     missing_option: bool = False,
     posteriors: bool = False,

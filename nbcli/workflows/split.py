@@ -26,10 +26,10 @@ import numpy as np
 
 from nbcli.errors import NbcliError
 from nbcli.io.atomic import atomic_group, check_outputs, is_model_file
-from nbcli.io.cells import as_text, label_codes
+from nbcli.io.cells import as_text, label_codes, na_texts
 from nbcli.io.csv_format import read_header
 from nbcli.io.messages import translated
-from nbcli.io.plan import read_options
+from nbcli.io.request import DataRequest
 from nbcli.io.sources import Source
 from nbcli.resampling import CALIB, TEST, TRAIN, stratified_split
 
@@ -90,26 +90,25 @@ def output_paths(data: str, output_dir, with_calib: bool) -> dict[str, str]:
 
 
 def split(
-    data: str,
+    request: DataRequest,
     *,
     test,
     calib=0,
     stratify: bool = True,
     seed: int = 0,
     output_dir=".",
-    target: str | None = None,
-    delimiter: str | None = None,
-    x_key: str = "X",
-    y_key: str = "y",
     force: bool = False,
-    na_labels: tuple[str, ...] = (),
 ) -> SplitReport:
-    """Split ``data`` into train, test and (with ``calib``) calibration files.
+    """Split the data of ``request`` into train, test and (with ``calib``) calibration files.
 
     Parameters
     ----------
-    data : str
-        A CSV (optionally gzipped), Parquet or NPZ file, or ``-`` for stdin.
+    request : DataRequest
+        A CSV (optionally gzipped), Parquet or NPZ file, or ``-`` for stdin;
+        its ``target``, ``delimiter``, ``x_key`` and ``y_key`` as for
+        reading training data: the target column (default as ``fit``
+        chooses it), the CSV delimiter (default detected), the NPZ keys of
+        features and labels.
     test, calib : float or int
         Size of the test and calibration parts: a fraction in (0, 1) of the
         rows (rounded up) or a row count; ``calib=0`` writes no calibration file.
@@ -121,13 +120,6 @@ def split(
     output_dir : path
         Folder the parts are written to (see :func:`output_paths`), made
         (with its parents) when it does not exist.
-    target, delimiter, x_key, y_key
-        As for reading training data: the target column (default as
-        ``fit`` chooses it), the CSV delimiter (default detected), the NPZ
-        keys of features and labels.
-    na_labels : tuple of str
-        Label texts that mean a missing label (``--na-labels``), besides
-        the empty cell.
     force : bool
         Replace existing outputs that are not earlier splits of the same
         kind of data (see below).
@@ -147,6 +139,7 @@ def split(
         NPZ array keys), as an earlier split of it is; anything else (a
         model file, other data) is refused unless ``force``.
     """
+    data, delimiter = request.path, request.delimiter
     outputs = output_paths(data, output_dir, bool(calib))
     if os.path.exists(output_dir) and not os.path.isdir(output_dir):
         raise NbcliError(f"--output-dir {output_dir}: is a file, not a folder")
@@ -162,12 +155,12 @@ def split(
         [("--data", data)],
     )
     source = Source(data)
-    opts = read_options(
-        target=target,
-        x_key=x_key,
-        y_key=y_key,
+    opts = DataRequest(
+        target=request.target,
+        x_key=request.x_key,
+        y_key=request.y_key,
         skip_missing_labels=True,
-        na_labels=tuple(str(v) for v in na_labels),
+        na_labels=request.na_labels,
     )
     if source.format == "csv":
         fmt: _Format = _Csv(source, delimiter)
@@ -275,7 +268,7 @@ def _target_note(fmt, opts, labels: np.ndarray, target: str) -> tuple[str, list[
     else:
         note = "chosen by default: " + chosen.split("(", 1)[-1].rstrip(")")
     frame = pl.DataFrame({target: pl.Series(labels[:SAMPLE_ROWS].tolist(), dtype=pl.String)})
-    profile = profile_columns(frame, [target], opts.na_texts)[target]
+    profile = profile_columns(frame, [target], na_texts(opts.na_values))[target]
     # Split refuses nothing the user may still mean, so a chosen target that
     # looks continuous is warned about as an explicit one is.
     plan = types.SimpleNamespace(target=target, note=None)

@@ -23,7 +23,6 @@ statistics from :func:`accumulate_text`, held-out rows through
 
 from __future__ import annotations
 
-import zlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,7 +42,6 @@ __all__ = [
     "accumulate_text",
     "check_text_model",
     "finalize_text",
-    "fingerprint_columns",
     "indicative_words",
     "tally_text_chunks",
     "text_matrix",
@@ -342,18 +340,6 @@ def text_matrix(
     return TextMatrix(X=sp.csr_array(matrix, dtype=np.float64), unseen_tokens=unseen)
 
 
-def fingerprint_columns(X: np.ndarray, words: dict, columns) -> np.ndarray:
-    """``X`` with one column per text column: each document's CRC-32, for the
-    chunk-independent training fingerprint (exact in float64)."""
-    crcs = [
-        np.fromiter(
-            map(zlib.crc32, map(str.encode, words[c])), dtype=np.float64, count=len(words[c])
-        )
-        for c in columns
-    ]
-    return np.column_stack([np.asarray(X, dtype=np.float64), *crcs])
-
-
 class TextModel:
     """The text side of a loaded model file: settings, vocabularies and input columns.
 
@@ -373,6 +359,10 @@ class TextModel:
     def of(cls, mf) -> TextModel | None:
         """The text side of ``mf``, or None for a model without text columns."""
         return None if getattr(mf, "text", None) is None else cls(mf)
+
+    @property
+    def text_columns(self) -> tuple[str, ...]:
+        return tuple(self.settings.columns)
 
     @property
     def input_columns(self) -> list[str]:

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     # The reports package loads SciPy's statistics (over half a second);
     # scoring, failing early and ``fit --quiet`` do without it.
     from nbcli.io.modelfile import ModelFile
+    from nbcli.io.request import DataRequest
     from nbcli.reports.runs import TrainingReport
 
 
@@ -156,28 +157,27 @@ def _plain(v):
     return v.item() if isinstance(v, np.generic) else v
 
 
-def training_stream(path: str, estimator, **read):
+def training_stream(path: str, estimator, request: DataRequest, **read):
     """The reader of training data for ``estimator``: one file of a one-file fit,
     one part of a part-wise fit (:mod:`nbcli.workflows.parts`) or the file of a
     cross-validation, so all read through the same column plan.
 
-    ``read`` holds the reading keywords of :func:`train` (``target``,
-    ``features``, ``drop``, ``delimiter``, ``chunk_size``, ``x_key``,
-    ``y_key``, ``missing``, ``na_values``, ``column_types``, ``categories``,
-    ...), passed to :func:`nbcli.io.data.iter_dataset`. What follows from the
-    model type is derived here, once: kinds decided from the first rows,
-    text, boolean and categorical columns as categories for a model that
-    takes them (codes only for the categorical model), rows without a label
-    skipped.
+    ``request`` says how to read ``path`` (its ``missing`` the policy in
+    force, its ``categories`` those known before reading, as a second pass
+    over parts gives them); ``read`` replaces fields for this read (``keep``,
+    ``keep_for``). What follows from the model type and the request's
+    feature blocks is derived here, once: kinds decided from the first rows,
+    the text blocks' columns read as words, text, boolean and categorical
+    columns as categories for a model that takes them (codes only for the
+    categorical model), rows without a label skipped.
     """
     from nbcli.io.data import iter_dataset
 
     kinds = type(estimator).feature_kinds
-    if read.get("na_values") is not None:
-        read["na_values"] = tuple(str(v) for v in read["na_values"])
-    read["na_labels"] = tuple(str(v) for v in read.get("na_labels") or ())
+    words = {c: "words" for c in request.text_columns}
     return iter_dataset(
         path,
+        request,
         need_target=True,
         raw_labels=True,
         infer=True,
@@ -185,6 +185,7 @@ def training_stream(path: str, estimator, **read):
         all_categorical=kinds == ("categorical",),
         skip_missing_labels=True,
         model=estimator.name,
+        kinds={**request.kinds, **words},
         **read,
     )
 
@@ -217,25 +218,12 @@ def _model_warnings(path: str, caught, feature_names) -> list[str]:
 
 def train(
     estimator,
-    path: str,
+    request: DataRequest,
     *,
-    target=None,
-    features=None,
-    drop=None,
-    delimiter=None,
-    chunk_size=None,
-    x_key="X",
-    y_key="y",
     priors_by_label=None,
     progress=None,
-    missing=None,
-    unseen="error",
-    na_values=None,
-    column_types=None,
-    text=None,
-    na_labels=None,
 ) -> TrainResult:
-    """Fit ``estimator`` on the data file at ``path``, chunk by chunk.
+    """Fit ``estimator`` on the data file of ``request``, chunk by chunk.
 
     Only one chunk is in memory at a time, except that the chunks of a
     small file (at most ``stream.whole_rows`` rows: one chunk of the size
@@ -249,36 +237,25 @@ def train(
     ----------
     estimator : BayesClassifier
         Unfitted (or to be refitted), with its hyperparameters set.
-    path : str
-        Data file (CSV, NPZ, Parquet) or ``-`` for stdin.
-    target, features, drop, delimiter, chunk_size, x_key, y_key
-        As for :func:`nbcli.io.data.iter_dataset`.
+    request : DataRequest
+        The data file (CSV, NPZ, Parquet, or ``-`` for stdin), how to read
+        it and its feature blocks. Its ``missing`` policy: refused (naming
+        the row), left out of their feature's statistics (the models that
+        can), or their rows skipped and counted; None: the estimator's
+        ``missing`` (see :func:`nbcli.workflows.tables.choose_missing`).
+        Rows whose label is missing are skipped and counted whatever the
+        policy. Its ``unseen`` policy (None: ``error``) is stored in the
+        model: what predict does with a category never seen in training.
+        Its ``column_types`` (``--column NAME=TYPE``: ``gaussian``,
+        ``categorical``, ``bernoulli`` or ``multinomial``) apply to the
+        mixed model (``categorical`` also to the categorical model); its text
+        block's columns' word counts are features (count models only; see
+        :mod:`nbcli.workflows.text_features`).
     priors_by_label : dict, optional
         ``{label text: prior}``: put in class order once the classes are
         known, then used as the estimator's prior (``estimator.prior_param``).
     progress : callable ``(iterable, description) -> iterable``, optional
         Wraps the stream of chunks (a progress bar); default none.
-    missing : {"error", "ignore", "drop"}, optional
-        Missing feature cells: refused (naming the row), left out of their
-        feature's statistics (the models that can), or their rows skipped
-        and counted. Default: the estimator's ``missing`` (see
-        :func:`nbcli.workflows.tables.choose_missing`). Rows whose label is
-        missing are skipped and counted whatever the policy.
-    unseen : {"error", "ignore"}
-        Stored in the model: what predict does with a category never seen
-        in training.
-    na_values : list of str, optional
-        Cell texts read as missing (default :data:`nbcli.io.cells.NA_STRINGS`).
-    na_labels : list of str, optional
-        Label texts read as a missing label (``--na-labels``), besides the
-        empty cell; stored in the model for evaluate and calibrate.
-    column_types : dict of str to str, optional
-        ``--column NAME=TYPE``: ``gaussian``, ``categorical``, ``bernoulli``
-        or ``multinomial`` (the mixed model; ``categorical`` also for the
-        categorical model).
-    text : nbcli.text.settings.TextSettings, optional
-        Text columns whose word counts are features (count models only; see
-        :mod:`nbcli.workflows.text_features`).
 
     Returns
     -------
@@ -293,6 +270,14 @@ def train(
     from nbcli.io.cells import label_codes
     from nbcli.io.fingerprint import TrainingFingerprint
     from nbcli.io.limits import check_statistics_size
+    from nbcli.workflows.blocks import (
+        check_blocks,
+        check_text_columns,
+        fingerprint_columns,
+        fit_blocks,
+        model_rows,
+        text_terms_beside_table,
+    )
     from nbcli.workflows.tables import (
         RowCounts,
         apply_column_types,
@@ -300,59 +285,20 @@ def train(
         choose_missing,
     )
 
-    if text is not None:
-        from nbcli.text.vocabulary import Vocabulary
-        from nbcli.workflows.text_features import (
-            check_text_model,
-            fingerprint_columns,
-            fit_text_chunks,
-            text_matrix,
-        )
-
-        check_text_model(estimator)
-        if target is not None and target in text.columns:
-            raise NbcliError(
-                f"{path}: --text {target}: the column is the target; a text column must be a "
-                "feature"
-            )
-
-    if text is None and estimator.get_params().get("vocabulary_sizes") is not None:
-        raise NbcliError(
-            "vocabulary_sizes is set by --text from the vocabularies it builds; leave it out "
-            "of the configuration"
-        )
-    column_types = dict(column_types or {})
-    missing = choose_missing(estimator, missing)
+    path, text = request.path, request.text
+    unseen = request.unseen or "error"
+    na_values = request.na_values
+    check_blocks(estimator, request)
+    column_types = dict(request.column_types)
+    missing = choose_missing(estimator, request.missing)
     check_column_types(estimator, column_types)
-    stream = training_stream(
-        path,
-        estimator,
-        chunk_size=chunk_size,
-        target=target,
-        features=features,
-        drop=drop,
-        delimiter=delimiter,
-        x_key=x_key,
-        y_key=y_key,
-        missing=missing,
-        na_values=na_values,
-        na_labels=na_labels,
-        column_types=column_types,
-        kinds=None if text is None else {c: "words" for c in text.columns},
-    )
-    if text is not None:
-        outside = [c for c in text.columns if c not in stream.word_columns]
-        if outside:
-            raise NbcliError(
-                f"{path}: --text {outside[0]}: the column is the target or left out of the "
-                "features (--features, --drop); a text column must be a feature"
-            )
+    stream = training_stream(path, estimator, request.reading(missing=missing))
+    check_text_columns(path, request.text_columns, stream)
     warnings: list[str] = list(stream.plan.warnings)
     apply_column_types(estimator, stream.plan, column_types, missing, unseen)
     check_statistics_size(path, estimator, len(stream.feature_names))
     classes_seen: set = set()
-    if text is not None and "column_types" in estimator.get_params():
-        _text_terms_beside_table(estimator, path, stream.plan, text, column_types)
+    text_terms_beside_table(estimator, request, stream.plan)
     counts_of_rows = RowCounts()
     fp = TrainingFingerprint(legacy=False)
     state = _ReadState()
@@ -385,26 +331,20 @@ def train(
                 max(2, len(classes_seen)),
                 dims={"S": sum(len(v) for v in stream.categories.values())},
             )
-            if text is None:
-                fp.update(ds.X, ds.y)
-            else:
-                fp.update(fingerprint_columns(ds.X, ds.words, text.columns), ds.y)
+            fp.update(fingerprint_columns(ds.X, ds.words, request.text_columns), ds.y)
             state.offset = state.rows
             state.kept = counts_of_rows.kept_rows
             state.rows += ds.X.shape[0]
-            yield (ds.X, ds.y) if text is None else (ds.X, ds.y, ds.words)
+            yield ds.X, ds.y, ds.words
 
     started = time.perf_counter()
     try:
         # Overflow (squares of values beyond ~1e154) is caught below, by
         # column, rather than printed as NumPy warnings.
         with np.errstate(over="ignore", invalid="ignore"):
-            if text is None:
-                estimator.fit_chunks(chunks(), finalize=False)
-            else:
-                vocabularies = fit_text_chunks(
-                    estimator, text, chunks(), list(stream.feature_names), source=path
-                )
+            vocabularies, feature_names = fit_blocks(
+                estimator, text, chunks(), stream.feature_names, source=path
+            )
     except ValueError as exc:
         if state.reading:
             raise
@@ -414,27 +354,25 @@ def train(
     first = state.whole()
     state.held = None
     warnings.extend(stream.spelling_warnings())
-    feature_names = list(stream.feature_names)
-    if text is not None:
-        feature_names = list(estimator.feature_names_in_)
-        if first is not None:
-            vocab = {c: Vocabulary(v) for c, v in vocabularies.items()}
-            first = SimpleNamespace(X=text_matrix(first.X, first.words, text, vocab).X, y=first.y)
+    if first is not None:
+        first = model_rows(first, text, vocabularies)
     return finish_training(
         estimator,
-        data=path,
-        target=stream.target,
-        feature_names=feature_names,
-        notes=[stream.note] if stream.note else [],
-        n_rows=state.rows,
-        n_chunks=state.chunks,
-        fingerprint=fp.metadata(),
+        RowsRead(
+            data=path,
+            target=stream.target,
+            feature_names=feature_names,
+            notes=[stream.note] if stream.note else [],
+            n_rows=state.rows,
+            n_chunks=state.chunks,
+            fingerprint=fp.metadata(),
+            started=started,
+            first=first,
+            warnings=warnings,
+        ),
         priors_by_label=priors_by_label,
-        started=started,
-        first=first,
-        warnings=warnings,
         text=text,
-        vocabularies=None if text is None else vocabularies,
+        vocabularies=vocabularies,
         tables=TableFacts(
             plan=stream.plan,
             categories=stream.categories,
@@ -442,24 +380,8 @@ def train(
             unseen=unseen,
             na_values=na_values,
             row_counts=counts_of_rows,
-            na_labels=tuple(na_labels or ()),
+            na_labels=request.na_labels,
         ),
-    )
-
-
-def _text_terms_beside_table(estimator, path: str, plan, text, column_types: dict) -> None:
-    """Give the mixed model's ``column_types`` for the table's columns only: its
-    text columns are multinomial terms of their own (``vocabulary_sizes``)."""
-    given = [c for c in text.columns if c in column_types]
-    if given:
-        raise NbcliError(
-            f"{path}: --column {given[0]}={column_types[given[0]]}: the column is a text "
-            "column (--text), a multinomial term of its words; drop one of the two"
-        )
-    types = estimator.get_params()["column_types"]
-    estimator.set_params(
-        column_types=[t for c, t in zip(plan.features, types) if c not in text.columns],
-        vocabulary_sizes=None,
     )
 
 
@@ -492,20 +414,47 @@ class TableFacts:
     na_labels: tuple = ()
 
 
+@dataclass
+class RowsRead:
+    """What reading the training rows found, for :func:`finish_training`.
+
+    Attributes
+    ----------
+    data : str
+        What ``--data`` named (a file, folder or pattern), for messages and
+        the model file's ``training.data``.
+    target, feature_names, notes
+        As the reader chose them.
+    n_rows, n_chunks : int
+        Rows and chunks read.
+    fingerprint : dict
+        ``TrainingFingerprint.metadata()`` of the rows, in order.
+    started : float or None
+        The ``time.perf_counter()`` of the start of reading.
+    first : Dataset, optional
+        The whole data when it was small enough to hold (for the training
+        accuracy).
+    warnings : list of str
+        Warnings already found while reading (the column plan's).
+    """
+
+    data: str
+    target: str | None
+    feature_names: list[str]
+    notes: list[str]
+    n_rows: int
+    n_chunks: int
+    fingerprint: dict
+    started: float | None = None
+    first: Any = None
+    warnings: list[str] = field(default_factory=list)
+
+
 def finish_training(
     estimator,
+    read: RowsRead,
     *,
-    data: str,
-    target: str | None,
-    feature_names: list[str],
-    notes: list[str],
-    n_rows: int,
-    n_chunks: int,
-    fingerprint: dict,
     priors_by_label=None,
-    started: float | None = None,
-    first=None,
-    warnings: list[str] | None = None,
     tables: TableFacts | None = None,
     text=None,
     vocabularies: dict | None = None,
@@ -521,23 +470,10 @@ def finish_training(
     estimator : BayesClassifier
         With ``stats_``, ``classes_`` (labels as read: text from CSV) and
         ``n_features_in_`` set, not finalized.
-    data : str
-        What ``--data`` named (a file, folder or pattern), for messages and
-        the model file's ``training.data``.
-    target, feature_names, notes
-        As the reader chose them.
-    n_rows, n_chunks : int
-        Rows and chunks read.
-    fingerprint : dict
-        ``TrainingFingerprint.metadata()`` of the rows, in order.
-    priors_by_label, started
-        As in :func:`train`; ``started`` is the ``time.perf_counter()`` of
-        the start of reading.
-    first : Dataset, optional
-        The whole data when it was small enough to hold (for the training
-        accuracy).
-    warnings : list of str, optional
-        Warnings already found while reading (the column plan's).
+    read : RowsRead
+        What reading the rows found.
+    priors_by_label
+        As in :func:`train`.
     tables : TableFacts, optional
         Column kinds, categories, missing-value policies and row counts of a
         table read by :func:`train`; the model file records them.
@@ -554,9 +490,11 @@ def finish_training(
     from nbcli.io.modelfile import ModelFile
     from nbcli.workflows.tables import column_records, set_category_counts, smoothing_warnings
 
-    path = data
-    started = time.perf_counter() if started is None else started
-    warnings = list(warnings or [])
+    path, target, feature_names = read.data, read.target, read.feature_names
+    n_rows, first, notes, fingerprint = read.n_rows, read.first, read.notes, read.fingerprint
+    n_chunks = read.n_chunks
+    started = time.perf_counter() if read.started is None else read.started
+    warnings = list(read.warnings)
     model_type = estimator.name
     check_finite_statistics(path, estimator, feature_names)
     classes = estimator.classes_

@@ -19,11 +19,13 @@ import numpy as np
 from nbcli.errors import NbcliError
 from nbcli.io.limits import MAX_GRID
 from nbcli.workflows.engine import Reporter
-from nbcli.workflows.folds import MEMORY_BUDGET, collect_fold_statistics
-from nbcli.workflows.inputs import ReadOptions, inputs_of
+from nbcli.workflows.folds import collect_fold_statistics
+from nbcli.workflows.inputs import inputs_of
+from nbcli.workflows.settings import FoldSettings, ScoreSettings, Search
 
 if TYPE_CHECKING:
     from nbcli.io.modelfile import ModelFile
+    from nbcli.io.request import DataRequest
     from nbcli.models import BayesClassifier
     from nbcli.reports.tuning import TuningReport
 
@@ -168,58 +170,37 @@ def _plain(v):
 
 def tune(
     estimator: BayesClassifier,
-    data: str,
-    grid: dict[str, list],
+    request: DataRequest,
+    search: Search,
+    folds: FoldSettings | None = None,
+    scoring: ScoreSettings | None = None,
     *,
-    metric: str = "log_loss",
-    read: ReadOptions | None = None,
-    features=None,
-    drop=None,
-    n_folds: int = 10,
-    fold_column: str | None = None,
-    group_column: str | None = None,
-    n_repeats: int = 1,
-    seed: int = 0,
     priors_by_label: dict | None = None,
-    bootstrap: int = 1000,
-    confidence: float = 0.95,
-    memory_budget: int = MEMORY_BUDGET,
-    tables: dict | None = None,
-    text=None,
-    hash_inputs: bool = True,
     reporter: Reporter | None = None,
 ) -> tuple[TuningReport, ModelFile]:
-    """Cross-validate every combination of ``grid`` on one set of fold statistics.
+    """Cross-validate every combination of ``search.grid`` on one set of fold statistics.
 
     Parameters
     ----------
     estimator : BayesClassifier
-        Unfitted; its hyperparameters outside ``grid`` are kept fixed.
-    data : str
-        Labelled data.
-    grid : dict of str to list
-        Values of each searched hyperparameter; combinations in the order
-        given (see :func:`combinations`).
-    metric : str
-        Pooled out-of-fold metric to optimise (one of
+        Unfitted; its hyperparameters outside the grid are kept fixed.
+    request : DataRequest
+        Labelled data, as for :func:`nbcli.workflows.cv.cross_validate`;
+        with a text block the written model holds the vocabulary of all
+        rows, as ``nbcli fit`` chooses it.
+    search : Search
+        ``grid``: values of each searched hyperparameter, combinations in
+        the order given (see :func:`combinations`); ``metric``: the pooled
+        out-of-fold metric to optimise (one of
         :data:`nbcli.reports.tuning.SEARCH_METRICS`); losses are minimised.
-    read, features, drop, n_folds, fold_column, group_column, n_repeats, seed, priors_by_label
+    folds, priors_by_label
         As for :func:`nbcli.workflows.cv.cross_validate`.
-    bootstrap, confidence
-        Intervals of every combination's metrics (0 resamples: none): the
+    scoring : ScoreSettings, optional
+        ``bootstrap``, ``confidence``: intervals of every combination's
+        metrics (0 resamples: none): the
         confusion-matrix metrics' BCa interval as ``evaluate`` draws it, the
         losses' normal approximation, none for the ranking metrics (see
         :mod:`nbcli.reports.selection_scores`).
-    tables : dict, optional
-        ``missing``, ``unseen``, ``na_values``, ``column_types`` for
-        :func:`nbcli.workflows.folds.collect_fold_statistics` (as ``nbcli fit``).
-    text : TextSettings, optional
-        Text columns whose word counts are features, as for
-        :func:`nbcli.workflows.cv.cross_validate`; the written model holds
-        the vocabulary of all rows, as ``nbcli fit`` chooses it.
-    hash_inputs : bool
-        Put the SHA-256 of ``data`` in the report's ``inputs`` (reads the file once more).
-
     Returns
     -------
     report : TuningReport
@@ -243,26 +224,17 @@ def tune(
         result_keys,
     )
 
+    grid, metric = search.grid, search.metric
+    folds = folds or FoldSettings()
+    scores = scoring or ScoreSettings()
+    data, seed = request.path, folds.seed
+    bootstrap, confidence = scores.bootstrap, scores.confidence
     if metric not in SEARCH_METRICS:
         raise NbcliError(f"unknown metric {metric!r}; choose one of {', '.join(SEARCH_METRICS)}")
     check_grid(estimator, grid)
     combos = combinations(grid)
     fs = collect_fold_statistics(
-        estimator,
-        data,
-        read=read,
-        features=features,
-        drop=drop,
-        n_folds=n_folds,
-        fold_column=fold_column,
-        group_column=group_column,
-        n_repeats=n_repeats,
-        seed=seed,
-        priors_by_label=priors_by_label,
-        memory_budget=memory_budget,
-        reporter=reporter,
-        text=text,
-        **(tables or {}),
+        estimator, request, folds, priors_by_label=priors_by_label, reporter=reporter
     )
     from nbcli.reports.selection_scores import CHEAP_KEYS, selection_scores
 
@@ -284,7 +256,7 @@ def tune(
                 continue
             # Only what the table compares, with cheap intervals: not a whole
             # evaluation (curves, calibration, resampled rows) per combination.
-            scores = selection_scores(
+            figures = selection_scores(
                 coding,
                 np.exp(log_proba, out=log_proba),
                 ranking=not set(keys) <= set(CHEAP_KEYS),
@@ -292,7 +264,7 @@ def tune(
                 confidence=confidence,
                 seed=seed,
             )
-            results.append(SearchResult(shown, {k: scores[k] for k in keys}))
+            results.append(SearchResult(shown, {k: figures[k] for k in keys}))
     warnings.extend(fs.model_warnings())
     values = [r.metrics[metric].value for r in results]
     index = best_index(values, metric)
@@ -313,12 +285,12 @@ def tune(
             "index": int(index),
         },
         n_samples=int(fs.codes.size),
-        inputs=inputs_of(data=data, sha256=hash_inputs),
+        inputs=inputs_of(data=data, sha256=request.sha256),
         settings={
             "bootstrap_resamples": int(bootstrap),
             "confidence": float(confidence),
             "seed": seed,
-            **({} if text is None else {"text": text.to_metadata()}),
+            **request.text_record(),
         },
         warnings=warnings,
     )
