@@ -64,3 +64,57 @@ def test_pos_label_needs_two_classes(tmp_path):
         "evaluate", "-m", model, "-d", SAMPLE / "iris_test.csv", "--pos-label", "setosa"
     )
     assert_one_error_line(run, "--pos-label setosa", "two classes", "3")
+
+
+def test_cv_and_tune_take_the_positive_class_of_average_precision(tmp_path):
+    train = SAMPLE / "breast_cancer_train.csv"
+    base = ["-m", "gaussian", "-d", train, "--folds", "3", "--bootstrap", "0", "-q"]
+    docs = {}
+    for given in (None, "benign", "malignant"):
+        extra = [] if given is None else ["--pos-label", given]
+        oof, out = tmp_path / f"{given}.csv", tmp_path / f"{given}.json"
+        run = nbcli_in_process("cv", *base, "--oof-output", oof, "--json", out, *extra)
+        assert run.returncode == 0, run.stderr
+        docs[given] = json.loads(out.read_text())
+    frame = pd.read_csv(tmp_path / "benign.csv")
+    y = pd.read_csv(train)["label"].to_numpy()
+    for given in ("benign", "malignant"):
+        doc = docs[given]
+        assert doc["ranking_class"] == given
+        score = frame[f"proba_{given}"].to_numpy()
+        pooled = skm.average_precision_score(y == given, score)
+        assert doc["metrics"]["average_precision"]["value"] == pytest.approx(pooled, rel=1e-9)
+        for fold in doc["folds"]:
+            rows = frame["fold"].to_numpy() == fold["fold"]
+            ap = skm.average_precision_score(y[rows] == given, score[rows])
+            assert fold["metrics"]["average_precision"] == pytest.approx(ap, rel=1e-9)
+        assert doc["averages"]["binary"]["label"] == given
+    assert docs[None]["metrics"] == docs["malignant"]["metrics"]
+    assert docs[None]["ranking_class"] == "malignant"
+    benign_ap = docs["benign"]["metrics"]["average_precision"]["value"]
+    assert benign_ap != docs["malignant"]["metrics"]["average_precision"]["value"]
+
+    grid = ["--var-smoothing", "1e-9,1e-3", "--metric", "average_precision"]
+    for given in ("benign", None):
+        out = tmp_path / f"tune-{given}.json"
+        extra = [] if given is None else ["--pos-label", given]
+        run = nbcli_in_process("tune", *base, *grid, "--json", out, *extra)
+        assert run.returncode == 0, run.stderr
+        doc = json.loads(out.read_text())
+        # The first combination is cv's default model on the same folds.
+        first = doc["results"][0]["metrics"]["average_precision"]["value"]
+        expected = docs[given]["metrics"]["average_precision"]["value"]
+        assert first == pytest.approx(expected, rel=1e-12)
+        assert doc["ranking_class"] == (given or "malignant")
+
+
+@pytest.mark.parametrize("command", ["cv", "tune"])
+def test_cv_and_tune_refuse_a_positive_class_that_is_not_one_of_two(command):
+    grid = ["--var-smoothing", "1e-9,1e-3"] if command == "tune" else []
+    for data, fragments in (
+        (SAMPLE / "breast_cancer_train.csv", ("--pos-label cyst", "'benign', 'malignant'")),
+        (SAMPLE / "iris_train.csv", ("--pos-label cyst", "two classes")),
+    ):
+        args = (command, "-m", "gaussian", "-d", data, "--folds", "3", *grid)
+        run = nbcli_in_process(*args, "--bootstrap", "0", "--pos-label", "cyst", "-q")
+        assert_one_error_line(run, *fragments)

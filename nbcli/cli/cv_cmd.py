@@ -73,6 +73,16 @@ def cv(
     ] = None,
     json_out: Annotated[str | None, common.JSON] = None,
     force: Annotated[bool, common.FORCE] = False,
+    pos_label: Annotated[
+        str | None,
+        typer.Option(
+            "--pos-label",
+            metavar="LABEL",
+            help="With two classes, the positive one: every fold's and the pooled average "
+            "precision, and the pooled binary precision, recall and F1, are of it (ROC AUC is "
+            "the same either way). Default: the second in sorted order.",
+        ),
+    ] = None,
     fail_under: Annotated[list[str] | None, FAIL_UNDER] = None,
     fail_over: Annotated[list[str] | None, FAIL_OVER] = None,
     delimiter: Annotated[str | None, common.DELIMITER] = None,
@@ -125,7 +135,7 @@ def cv(
         estimator,
         request,
         FoldSettings(folds, fold_column, group_column, repeats, seed),
-        ScoreSettings(bootstrap, confidence, seed, bins),
+        ScoreSettings(bootstrap, confidence, seed, bins, pos_label=pos_label),
         priors_by_label=prior if isinstance(prior, dict) else None,
         oof_output=oof_output,
         reporter=ConsoleReporter(quiet),

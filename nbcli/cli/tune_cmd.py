@@ -70,6 +70,15 @@ def tune(
     confidence: Annotated[float, CONFIDENCE] = 0.95,
     json_out: Annotated[str | None, common.JSON] = None,
     force: Annotated[bool, common.FORCE] = False,
+    pos_label: Annotated[
+        str | None,
+        typer.Option(
+            "--pos-label",
+            metavar="LABEL",
+            help="With two classes, the positive one: every combination's average precision "
+            "is of it (ROC AUC is the same either way). Default: the second in sorted order.",
+        ),
+    ] = None,
     delimiter: Annotated[str | None, common.DELIMITER] = None,
     chunk_size: Annotated[int | None, common.CHUNK_SIZE] = None,
     x_key: Annotated[str, common.X_KEY] = "X",
@@ -149,7 +158,7 @@ def tune(
         request,
         Search(grid, metric),
         FoldSettings(folds, fold_column, group_column, repeats, seed),
-        ScoreSettings(bootstrap, confidence, seed),
+        ScoreSettings(bootstrap, confidence, seed, pos_label=pos_label),
         priors_by_label=prior if isinstance(prior, dict) else None,
         reporter=ConsoleReporter(quiet),
     )

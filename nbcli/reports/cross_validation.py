@@ -127,7 +127,7 @@ FOLD_METRICS = METRIC_KEYS
 """Point estimates reported for every fold (the keys of ``nbcli evaluate``'s metrics)."""
 
 
-def fold_metrics(classes, y_true, proba) -> dict[str, float]:
+def fold_metrics(classes, y_true, proba, pos_label=None) -> dict[str, float]:
     """The point estimates of :data:`FOLD_METRICS` for one fold's rows.
 
     Equal to those of ``build_evaluation(classes, y_true, proba,
@@ -136,7 +136,7 @@ def fold_metrics(classes, y_true, proba) -> dict[str, float]:
     """
     from nbcli.reports.selection_scores import selection_scores
 
-    scores = selection_scores(encode_labels(classes, y_true), proba)
+    scores = selection_scores(encode_labels(classes, y_true), proba, pos_label=pos_label)
     return {k: float(scores[k].value) for k in FOLD_METRICS}
 
 
@@ -158,6 +158,7 @@ def build_cross_validation(
     inputs: dict | None = None,
     settings: dict | None = None,
     warnings: list[str] | None = None,
+    pos_label=None,
 ) -> CrossValidationReport:
     """Score out-of-fold posteriors, fold by fold and pooled.
 
@@ -180,6 +181,9 @@ def build_cross_validation(
         Passed through into the report (see :class:`CrossValidationReport`).
     n_resamples, confidence, seed, bins
         Of the pooled evaluation, as in :func:`~nbcli.reports.evaluation.build_evaluation`.
+    pos_label : optional
+        With two classes, the positive one of every fold and of the pooled
+        evaluation (``--pos-label``); default the second.
 
     Returns
     -------
@@ -207,7 +211,7 @@ def build_cross_validation(
                     repeat=r,
                     n_samples=size,
                     n_train=trained,
-                    metrics=fold_metrics(classes, y_r[mask], p_r[mask]),
+                    metrics=fold_metrics(classes, y_r[mask], p_r[mask], pos_label),
                 )
             )
     pooled = build_evaluation(
@@ -218,6 +222,7 @@ def build_cross_validation(
         confidence=confidence,
         seed=seed,
         bins=bins,
+        pos_label=pos_label,
     )
     notes = list(warnings or []) + list(pooled.warnings)
     if n_repeats > 1 and n_resamples > 0:

@@ -78,6 +78,7 @@ def selection_scores(
     n_resamples: int = 0,
     confidence: float = 0.95,
     seed: int | None = 0,
+    pos_label=None,
 ) -> dict[str, Interval]:
     """The metrics of one set of posteriors, as a model-selection row needs them.
 
@@ -99,6 +100,9 @@ def selection_scores(
     seed : int or None
         Seed of the resamples (``numpy.random.default_rng(seed)``, drawn as
         ``evaluate`` draws its first).
+    pos_label : optional
+        With two classes, the class whose average precision is reported
+        (``--pos-label``); default the second, as ``evaluate`` takes it.
 
     Returns
     -------
@@ -111,8 +115,12 @@ def selection_scores(
     Raises
     ------
     ValueError
-        For a confidence outside (0, 1).
+        For a confidence outside (0, 1), or a ``pos_label`` that is not one
+        of two classes.
     """
+    from nbcli.reports.evaluation import positive_column
+
+    positive = positive_column(coding.labels[: coding.n_classes], pos_label)
     proba = np.asarray(proba, dtype=float)
     pred = predicted_codes(proba)
     confusion = confusion_matrix(coding.codes, pred, len(coding.labels))
@@ -137,7 +145,11 @@ def selection_scores(
         else:
             metrics[key] = estimate
     if ranking:
-        metrics.update(ranking_point_estimates(codes[known], proba[known]))
+        ranked_codes, ranked_proba = codes[known], proba[known]
+        if positive == 0:
+            # As build_evaluation ranks them: the second column is the positive one.
+            ranked_codes, ranked_proba = 1 - ranked_codes, ranked_proba[:, ::-1]
+        metrics.update(ranking_point_estimates(ranked_codes, ranked_proba))
     return metrics
 
 

@@ -24,7 +24,7 @@ from typing import ClassVar
 
 from nbcli.reports.bootstrap import Interval
 from nbcli.reports.evaluation import INTERVAL_SCHEMA, METRIC_KEYS
-from nbcli.reports.metrics import json_number, report_header, report_schema
+from nbcli.reports.metrics import json_label, json_number, report_header, report_schema
 from nbcli.reports.ranking_summary import RANKING_KEYS
 from nbcli.reports.selection_scores import CHEAP_KEYS, NORMAL
 from nbcli.reports.thresholds import EVALUATION_METRICS, LOWER_IS_BETTER
@@ -102,6 +102,9 @@ class TuningReport:
         ``params``, ``metric``, ``value`` and ``index`` (into ``results``).
     output : str or None
         Where the model of the best combination fitted on all rows was written.
+    ranking_class : optional
+        With two classes and average precision computed, the class it is of
+        (``--pos-label``, else the second); else None.
     """
 
     schema: ClassVar[str] = SCHEMA_NAME
@@ -117,6 +120,7 @@ class TuningReport:
     warnings: list[str] = field(default_factory=list)
     inputs: dict = field(default_factory=dict)
     settings: dict = field(default_factory=dict)
+    ranking_class: object = None
 
     def search_summary(self) -> dict:
         """The ``search`` member of the model file: grid, folds, metric, every value, the best."""
@@ -146,6 +150,7 @@ class TuningReport:
             "results": [r.to_dict() for r in self.results],
             "best": dict(self.best),
             "output": self.output,
+            "ranking_class": None if self.ranking_class is None else json_label(self.ranking_class),
             "warnings": list(self.warnings),
         }
 
@@ -203,6 +208,7 @@ TUNING_SCHEMA = report_schema(
             },
         },
         "output": {"type": ["string", "null"]},
+        "ranking_class": {"type": ["string", "integer", "number", "boolean", "null"]},
     },
 )
 """JSON Schema (draft 2020-12) of :meth:`TuningReport.to_dict`."""

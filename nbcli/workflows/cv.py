@@ -91,6 +91,9 @@ def cross_validate(
         # No model file is written: no fingerprint of the rows.
         fingerprint=False,
     )
+    from nbcli.workflows.evaluate import check_pos_label
+
+    check_pos_label(fs.classes, scores.pos_label, data)
     (log_proba,) = fs.out_of_fold([{}])
     if oof_output is not None:
         digits = None if oof is None else oof.digits
@@ -109,6 +112,7 @@ def cross_validate(
         confidence=scores.confidence,
         seed=0 if seed is None else seed,
         bins=10 if scores.bins is None else int(scores.bins),  # type: ignore[arg-type]
+        pos_label=scores.pos_label,
         inputs=inputs_of(data=data, sha256=request.sha256),
         settings={
             "memory_budget": int(folds.memory_budget),

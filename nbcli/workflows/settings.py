@@ -99,6 +99,9 @@ class ScoreSettings:
         command's default.
     strategy : {"uniform", "quantile"}
         Equal-width bins or equal counts.
+    pos_label : str or None
+        With two classes, the one average precision is of (``--pos-label``);
+        None: the second in sorted order.
     """
 
     bootstrap: int = 1000
@@ -106,6 +109,7 @@ class ScoreSettings:
     seed: int = 0
     bins: int | list[float] | None = None
     strategy: str = "uniform"
+    pos_label: str | None = None
 
 
 @dataclass(frozen=True)

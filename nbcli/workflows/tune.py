@@ -236,10 +236,15 @@ def tune(
     fs = collect_fold_statistics(
         estimator, request, folds, priors_by_label=priors_by_label, reporter=reporter
     )
+    from nbcli.reports.evaluation import positive_column
     from nbcli.reports.selection_scores import CHEAP_KEYS, selection_scores
+    from nbcli.workflows.evaluate import check_pos_label
 
+    check_pos_label(fs.classes, scores.pos_label, data)
     coding = encode_labels(fs.classes, np.tile(fs.labels, fs.n_repeats))
     keys = result_keys(metric)
+    ranking = not set(keys) <= set(CHEAP_KEYS)
+    positive = positive_column(list(fs.classes), scores.pos_label)
     per_combo = max(1, coding.codes.size * fs.classes.size * 8)
     batch = max(1, OUT_OF_FOLD_BUDGET // per_combo)
     results = []
@@ -259,10 +264,11 @@ def tune(
             figures = selection_scores(
                 coding,
                 np.exp(log_proba, out=log_proba),
-                ranking=not set(keys) <= set(CHEAP_KEYS),
+                ranking=ranking,
                 n_resamples=bootstrap,
                 confidence=confidence,
                 seed=seed,
+                pos_label=scores.pos_label,
             )
             results.append(SearchResult(shown, {k: figures[k] for k in keys}))
     warnings.extend(fs.model_warnings())
@@ -293,6 +299,7 @@ def tune(
             **request.text_record(),
         },
         warnings=warnings,
+        ranking_class=None if positive is None or not ranking else fs.classes[positive],
     )
     report.warnings.extend(edge_warnings(grid, best_params))
     if fs.n_repeats > 1 and bootstrap > 0:
