@@ -31,6 +31,7 @@ from nbcli.reports.metrics import (
     ConfusedPair,
     LabelCoding,
     brier_per_row,
+    class_scores,
     confusion_matrix,
     encode_labels,
     json_label,
@@ -286,7 +287,8 @@ def build_evaluation(
 
     rows, averages = per_class_scores(confusion, labels)
     if positive is not None:
-        averages = {**averages, "binary": rows[positive]}
+        # rows lists only labels that occur; the positive class may not.
+        averages = {**averages, "binary": class_scores(confusion, labels, positive)}
     area = dict(zip(labels, areas))
     rows = [replace(r, roc_auc=float(area.get(r.label, float("nan")))) for r in rows]
 

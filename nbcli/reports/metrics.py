@@ -490,6 +490,27 @@ def per_class_scores(confusion, labels) -> tuple[list[ClassScores], dict[str, Cl
     return rows, {"macro": average("macro avg", uniform), "weighted": average("weighted avg", w)}
 
 
+def class_scores(confusion, labels, i: int) -> ClassScores:
+    """Precision, recall, F1 and support of label ``labels[i]`` (0 where
+    undefined, as :func:`per_class_scores`), whether or not it occurs.
+
+    Parameters
+    ----------
+    confusion : ndarray of shape (n_labels, n_labels)
+    labels : sequence of length n_labels
+    i : int
+        Index of the label in ``labels``.
+    """
+    tp, support, predicted = confusion_margins(confusion)
+    return ClassScores(
+        labels[i],
+        float(_ratio(tp, predicted)[i]),
+        float(_ratio(tp, support)[i]),
+        float(_ratio(2.0 * tp, support + predicted)[i]),
+        int(support[i]),
+    )
+
+
 @dataclass(frozen=True)
 class ConfusedPair:
     """A true label that was predicted as another label ``count`` times."""
