@@ -10,7 +10,9 @@ import pytest
 from sklearn import metrics as skm
 
 from nbcli.io.modelfile import load_model
+from nbcli.reports.cross_validation import CROSS_VALIDATION_SCHEMA
 from nbcli.reports.evaluation import EVALUATION_SCHEMA
+from nbcli.reports.tuning import TUNING_SCHEMA
 from tests.conftest import SAMPLE, assert_one_error_line, nbcli_in_process
 from tests.test_reports import validate
 
@@ -76,6 +78,7 @@ def test_cv_and_tune_take_the_positive_class_of_average_precision(tmp_path):
         run = nbcli_in_process("cv", *base, "--oof-output", oof, "--json", out, *extra)
         assert run.returncode == 0, run.stderr
         docs[given] = json.loads(out.read_text())
+        validate(docs[given], CROSS_VALIDATION_SCHEMA)
     frame = pd.read_csv(tmp_path / "benign.csv")
     y = pd.read_csv(train)["label"].to_numpy()
     for given in ("benign", "malignant"):
@@ -101,6 +104,7 @@ def test_cv_and_tune_take_the_positive_class_of_average_precision(tmp_path):
         run = nbcli_in_process("tune", *base, *grid, "--json", out, *extra)
         assert run.returncode == 0, run.stderr
         doc = json.loads(out.read_text())
+        validate(doc, TUNING_SCHEMA)
         # The first combination is cv's default model on the same folds.
         first = doc["results"][0]["metrics"]["average_precision"]["value"]
         expected = docs[given]["metrics"]["average_precision"]["value"]
