@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from enum import Enum
 from typing import Annotated, Literal
 
@@ -16,8 +17,24 @@ BOOTSTRAP = typer.Option(
     metavar="N",
     help="Bootstrap resamples for the confidence intervals: 0 (no intervals) or 100 to 1,000,000.",
 )
+CONFIDENCE_RANGE = (0.5, 0.9999)
+
+
+def check_confidence(value: float | None) -> float | None:
+    """``--confidence``: NaN is refused as out of range (a range check alone
+    lets it through, since every comparison with NaN is false)."""
+    if value is not None and math.isnan(value):
+        low, high = CONFIDENCE_RANGE
+        raise typer.BadParameter(f"{value} is not in the range {low}<=x<={high}.")
+    return value
+
+
 CONFIDENCE = typer.Option(
-    "--confidence", min=0.5, max=0.9999, help="Confidence level of the intervals."
+    "--confidence",
+    min=CONFIDENCE_RANGE[0],
+    max=CONFIDENCE_RANGE[1],
+    callback=check_confidence,
+    help="Confidence level of the intervals.",
 )
 SEED = typer.Option(
     "--seed", min=0, help="Seed of the bootstrap: the same seed gives the same intervals."
