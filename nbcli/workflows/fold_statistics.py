@@ -280,7 +280,11 @@ class FoldStatistics:
                     stats, self.classes.copy(), given, self._n_features(stats)
                 )
         except ValueError as exc:
-            raise NbcliError(f"{self.path}: {where}: {exc}") from None
+            from nbcli.workflows.train import _named
+
+            # Fold models carry no column names: name the columns as fit does.
+            named = _named(str(exc), self.feature_names)
+            raise NbcliError(f"{self.path}: {where}: {named}") from None
         for w in caught:
             seen = self._model_warnings.setdefault(str(w.message), [])
             if where not in seen:

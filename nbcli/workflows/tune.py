@@ -249,6 +249,7 @@ def tune(
     batch = max(1, OUT_OF_FOLD_BUDGET // per_combo)
     results = []
     warnings = list(fs.warnings)
+    failures: list[str] = []
     for first in range(0, len(combos), batch):
         part = combos[first : first + batch]
         failed: dict[int, str] = {}
@@ -256,6 +257,7 @@ def tune(
             shown = {k: _plain(v) for k, v in params.items()}
             if i in failed:
                 warnings.append(f"{_describe(shown)}: no model ({failed[i]})")
+                failures.append(f"{_describe(shown)}: {failed[i].removeprefix(f'{data}: ')}")
                 metrics = {k: no_interval(float("nan")) for k in keys}
                 results.append(SearchResult(shown, metrics))
                 continue
@@ -274,6 +276,9 @@ def tune(
     warnings.extend(fs.model_warnings())
     values = [r.metrics[metric].value for r in results]
     index = best_index(values, metric)
+    if index is None and len(failures) == len(combos):
+        # Why the first failed is why, most often, all did: say it.
+        raise NbcliError(f"{data}: no combination searched gives a model; {failures[0]}")
     if index is None:
         raise NbcliError(f"{data}: {metric} is undefined for every combination searched")
     best_params = combos[index]
