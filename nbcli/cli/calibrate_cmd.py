@@ -194,6 +194,7 @@ def calibrate(
         allow_training_data=allow_training_data,
         reporter=ConsoleReporter(quiet),
         folds=folds,
+        allow_worse=allow_worse,
     )
     report = result.report
     common.show_warnings(report.warnings)

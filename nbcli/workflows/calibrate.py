@@ -82,6 +82,7 @@ def calibrate(
     reporter: Reporter | None = None,
     engine: Engine | None = None,
     folds: int = FOLDS,
+    allow_worse: bool = False,
 ) -> CalibrationResult:
     """Reliability of ``model``'s posteriors on held-out ``data``, and a calibrator fitted on it.
 
@@ -110,6 +111,10 @@ def calibrate(
         row's "after" posterior comes from a calibrator fitted on the other
         folds. Reduced, with a warning, to the number of rows when there
         are fewer.
+    allow_worse : bool
+        Whether the calibrated model is written even when the verdict
+        accepts no calibrator (``--allow-worse``); only the warning of such
+        a verdict depends on it.
 
     The verdict: each candidate's mean per-row log-loss and Brier score
     differences (cross-fitted minus before) get paired intervals at
@@ -264,7 +269,7 @@ def calibrate(
         verdict=verdict,
     )
     if verdict.chosen is None:
-        report.after.warnings.append(_refusal(verdict, method))
+        report.after.warnings.append(_refusal(verdict, method, allow_worse))
     reporter.advise(
         f"'after' is cross-fitted: each row calibrated by a calibrator fitted on the other "
         f"{folds - 1} of {folds} folds of these rows; check the calibrated model on a third, "
@@ -393,8 +398,9 @@ def _cannot_fit(method: str, mf, y_idx, data: str) -> str | None:
     )
 
 
-def _refusal(verdict, method: str) -> str:
-    """The warning of a verdict that accepts no calibrator."""
+def _refusal(verdict, method: str, allow_worse: bool = False) -> str:
+    """The warning of a verdict that accepts no calibrator; with
+    ``allow_worse`` it says that the calibrated model is written anyway."""
     shown = []
     for c in verdict.candidates:
         if c.differences:
@@ -411,7 +417,11 @@ def _refusal(verdict, method: str) -> str:
     return (
         f"{which} the cross-fitted log-loss beyond its margin"
         + (f" ({'; '.join(shown)})" if shown else "")
-        + "; a calibrated model would not be written"
+        + (
+            "; the calibrated model is written anyway, because of --allow-worse"
+            if allow_worse
+            else "; a calibrated model would not be written"
+        )
     )
 
 
