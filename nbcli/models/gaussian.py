@@ -83,6 +83,11 @@ class GaussianNB(NaiveBayesAPI, BayesClassifier):
         ``(class index, feature index)`` pairs whose within-class variance is
         zero before smoothing: their variance is ``epsilon`` alone, which can
         rule the class out on that feature by itself.
+    zero_variance_spread_ : ndarray of shape (n_pairs,), bool
+        For each pair of ``zero_variance_``: True where the class's values of
+        the feature are not all equal (the mean differs from a value), so
+        that their variance underflowed float64 (values near 1e-310) rather
+        than being zero.
     n_dropped_ : int
         Training rows skipped for a missing cell (``missing="drop"``).
     stats_ : ClassMoments, or ObservedMoments with ``missing="ignore"``
@@ -200,6 +205,9 @@ class GaussianNB(NaiveBayesAPI, BayesClassifier):
         with np.errstate(divide="ignore", invalid="ignore"):
             var = np.where(cell_count > 0, st.m2 / cell_count, 0.0)
         self.zero_variance_ = np.argwhere(present[:, None] & (var <= 0))
+        # Equal values give an offset of exactly 0 from the class's first value.
+        k, j = self.zero_variance_.T
+        self.zero_variance_spread_ = st.offset[k, j] != 0
         self.var_ = var + eps
         self.theta_ = st.mean.copy()
         self.class_count_ = count.copy()

@@ -230,6 +230,10 @@ class MixedNB(TextColumns, BayesClassifier):
         ``(class index, column index)`` of the Gaussian columns whose
         within-class variance is zero before smoothing (set by ``epsilon_``
         alone).
+    zero_variance_spread_ : ndarray of shape (n_pairs,), bool
+        For each pair of ``zero_variance_``: True where the class's values of
+        the column are not all equal, so that their variance underflowed
+        float64 rather than being zero.
     n_dropped_ : int
         Training rows skipped for a missing cell (``missing="drop"``).
     n_categories_ : ndarray of shape (n_categorical,), int
@@ -511,6 +515,8 @@ class MixedNB(TextColumns, BayesClassifier):
             )
         # Pairs whose variance is the smoothing alone, by column of the table.
         zero = np.argwhere(live[:, None] & (raw <= 0))
+        # Equal values give an offset of exactly 0 from the class's first value.
+        self.zero_variance_spread_ = offset[zero[:, 0], zero[:, 1]] != 0
         zero[:, 1] = lay.gaussian[zero[:, 1]]
         self.zero_variance_ = zero
         # Classes without rows never win (their prior is zero unless fixed);

@@ -219,25 +219,68 @@ def set_category_counts(estimator, feature_names, categories: dict) -> None:
 
 def smoothing_warnings(path: str, estimator, feature_names) -> list[str]:
     """A warning when a class-feature variance is ``var_smoothing``'s epsilon
-    alone (the feature is constant within the class), naming both.
+    alone, naming both, with the remedies the model in use offers.
 
     The models say which pairs those are (``zero_variance_``: class index,
-    feature index in the table); without smoothing no such pair is fitted.
+    feature index in the table) and whether the class's values differ
+    (``zero_variance_spread_``: their variance underflowed float64) or are
+    all equal; without smoothing no such pair is fitted.
     """
     pairs = getattr(estimator, "zero_variance_", None)
     if pairs is None or len(pairs) == 0 or not getattr(estimator, "var_smoothing", 0):
         return []
     classes = estimator.classes_
-    shown = "; ".join(
-        f"'{feature_names[int(j)]}' in class {_plain(classes[int(k)])!r}" for k, j in pairs[:5]
-    )
-    more = f" and {len(pairs) - 5} more" if len(pairs) > 5 else ""
+    spread = np.asarray(getattr(estimator, "zero_variance_spread_", np.zeros(len(pairs), bool)))
+
+    def listed(chosen) -> str:
+        shown = "; ".join(
+            f"'{feature_names[int(j)]}' in class {_plain(classes[int(k)])!r}" for k, j in chosen[:5]
+        )
+        return shown + (f" and {len(chosen) - 5} more" if len(chosen) > 5 else "")
+
+    parts, remedies = [], []
+    if not spread.all():
+        parts.append(f"the feature is constant within the class: {listed(pairs[~spread])}")
+        remedies.append(_smoothing_remedies(estimator))
+    if spread.any():
+        # Neither a per-feature scale (that variance underflows too) nor
+        # categories fit values that differ: their scale is what is wrong.
+        parts.append(
+            f"the values differ, but their variance underflows float64: {listed(pairs[spread])}"
+        )
+        remedies.append(
+            "rescaling the column (its values are too small for their squares to be held)"
+            + ("" if remedies else " or a larger --var-smoothing")
+        )
     return [
-        f"{path}: a variance set by smoothing alone (the feature is constant within the "
-        f"class): {shown}{more}; such a feature can rule its class out by itself: "
-        "consider --var-smoothing-scale feature, a larger --var-smoothing, or "
-        "--model mixed with --column NAME=categorical"
+        f"{path}: a variance set by smoothing alone ({'; and where '.join(parts)}); such a "
+        f"feature can rule its class out by itself: consider {'; or '.join(remedies)}"
     ]
+
+
+def _smoothing_remedies(estimator) -> str:
+    """The options that change a variance set by smoothing alone, as far as
+    the model in use takes them: its hyperparameters and feature kinds."""
+    params = estimator.get_params()
+    remedies = []
+    if params.get("var_smoothing_scale", "feature") != "feature":
+        remedies.append("--var-smoothing-scale feature")
+    remedies.append("a larger --var-smoothing")
+    kinds = getattr(type(estimator), "feature_kinds", ())
+    if "categorical" in kinds:
+        remedies.append("--column NAME=categorical")
+    else:
+        from nbcli.models.registry import model_classes
+
+        # A model with both kinds can read such a column as categories.
+        both = [
+            name
+            for name, cls in model_classes().items()
+            if {"gaussian", "categorical"} <= set(cls.feature_kinds)
+        ]
+        if both:
+            remedies.append(f"--model {both[0]} with --column NAME=categorical")
+    return ", ".join(remedies[:-1]) + (" or " if len(remedies) > 1 else "") + remedies[-1]
 
 
 def _plain(value):
