@@ -1,0 +1,115 @@
+"""Messages that name what the user gave: options, columns, and remedies that apply."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from nbcli.models.registry import model_classes
+from nbcli.workflows.tables import smoothing_warnings
+from tests.conftest import assert_one_error_line, nbcli_in_process
+
+
+@pytest.mark.parametrize("command", ["evaluate", "compare", "cv", "tune", "calibrate"])
+def test_a_nan_confidence_is_refused_as_out_of_range(tmp_path, sample_dir, command):
+    data = sample_dir / "iris_calib.csv"
+    model = tmp_path / "m.npz"
+    assert nbcli_in_process("fit", "-m", "gaussian", "-d", data, "-o", model, "-q").returncode == 0
+    args = {
+        "evaluate": ["-m", model, "-d", data],
+        "compare": ["-m", model, "-m", model, "-d", data],
+        "cv": ["-m", "gaussian", "-d", data],
+        "tune": ["-m", "gaussian", "-d", data, "--var-smoothing", "1e-9,1e-8"],
+        "calibrate": ["-m", model, "-d", data, "-o", tmp_path / "c.npz"],
+    }[command]
+    run = nbcli_in_process(command, *args, "--confidence", "nan")
+    line = assert_one_error_line(run, "'--confidence'", "nan is not in the range 0.5<=x<=0.9999")
+    assert "internal error" not in line and str(data) not in line
+    assert not (tmp_path / "c.npz").exists()
+
+
+@pytest.mark.parametrize("command", ["cv", "tune"])
+def test_a_fold_without_a_column_value_in_a_class_names_the_column(tmp_path, command):
+    # Column 'g' is observed in one row of class b only: the fold model that
+    # leaves that row out has no value of it in class b; all rows have one.
+    rows = [f"{i % 3},{i * 0.7:.1f},{'uvw'[i % 3]},a" for i in range(9)]
+    rows += [f"{i % 3},{'' if i else '2.5'},{'uvw'[i % 3]},b" for i in range(9)]
+    data = tmp_path / "holes.csv"
+    data.write_text("x,g,c,label\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    fit = nbcli_in_process("fit", "-m", "mixed", "-d", data, "-o", tmp_path / "f.npz", "-q")
+    assert fit.returncode == 0, fit.stderr
+    grid = ["--var-smoothing", "1e-9,1e-8"] if command == "tune" else []
+    run = nbcli_in_process(command, "-m", "mixed", "-d", data, "--folds", "3", *grid)
+    line = assert_one_error_line(run, "Gaussian column 'g' has no observed value in class 'b'")
+    assert "column 1" not in line
+
+
+def test_allow_worse_says_the_refused_calibrator_is_written_anyway(tmp_path, sample_dir):
+    # Gaussian NB on digits: the temperature calibrator makes the Brier score
+    # worse, so no verdict accepts it.
+    model, out = tmp_path / "dg.npz", tmp_path / "dg-cal.npz"
+    data = sample_dir / "digits_train.csv"
+    assert nbcli_in_process("fit", "-m", "gaussian", "-d", data, "-o", model).returncode == 0
+    args = ["calibrate", "-m", model, "-d", sample_dir / "digits_calib.csv", "-o", out]
+    args += ["--method", "temperature", "--bootstrap", "0"]
+    run = nbcli_in_process(*args, "--allow-worse")
+    assert run.returncode == 0, run.stderr
+    warning = next(line for line in run.stderr_lines if "does not improve" in line)
+    assert warning.startswith("warning:")
+    assert "written anyway, because of --allow-worse" in warning
+    assert "would not be written" not in run.stderr
+    assert f"wrote {out}" in run.stderr_lines
+    refused = nbcli_in_process(*args, "--force")
+    assert refused.returncode == 3 and "was not written" in refused.stderr
+
+
+def _two_classes(column: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A varying column and ``column`` (class 0's values), 6 rows a class."""
+    rng = np.random.default_rng(0)
+    X = np.column_stack([rng.normal(size=12), np.concatenate([column, rng.normal(size=6)])])
+    return X, np.repeat([0, 1], 6)
+
+
+def _with_zero_variance():
+    """Model classes that report pairs whose variance is smoothing alone."""
+    X, y = _two_classes(np.full(6, 4.0))
+    return [
+        cls
+        for cls in model_classes().values()
+        if "var_smoothing" in cls().get_params()
+        and len(getattr(cls().fit(X, y), "zero_variance_", ())) > 0
+    ]
+
+
+def test_the_zero_variance_classes_are_found():
+    assert len(_with_zero_variance()) >= 2
+
+
+@pytest.mark.parametrize("cls", _with_zero_variance(), ids=lambda c: c.name)
+def test_the_smoothing_warning_suggests_only_what_the_model_takes(cls):
+    X, y = _two_classes(np.full(6, 4.0))
+    (warning,) = smoothing_warnings("t.csv", cls().fit(X, y), ["f", "g"])
+    assert "the feature is constant within the class: 'g' in class 0" in warning
+    assert "underflows" not in warning
+    assert "--var-smoothing-scale feature" in warning
+    assert "--column NAME=categorical" in warning
+    if "categorical" in cls.feature_kinds:
+        assert "--model" not in warning
+    else:
+        # The model suggested is one that reads a column as categories.
+        name = warning.split("--model ")[1].split()[0]
+        assert "categorical" in model_classes()[name].feature_kinds
+    scaled = cls(var_smoothing_scale="feature").fit(X, y)
+    assert "--var-smoothing-scale" not in smoothing_warnings("t.csv", scaled, ["f", "g"])[0]
+
+
+@pytest.mark.parametrize("cls", _with_zero_variance(), ids=lambda c: c.name)
+def test_a_variance_that_underflows_is_not_called_constant(cls):
+    # Differing values near 1e-310: their squares, so their variance, are 0.
+    X, y = _two_classes(np.array([1.0, 2.0, 4.0, 3.0, 2.0, 5.0]) * 1e-311)
+    model = cls().fit(X, y)
+    assert model.zero_variance_.tolist() == [[0, 1]]
+    (warning,) = smoothing_warnings("t.csv", model, ["f", "g"])
+    assert "the values differ, but their variance underflows float64: 'g' in class 0" in warning
+    assert "constant" not in warning and "categorical" not in warning
+    assert "rescaling the column" in warning
