@@ -47,10 +47,12 @@ _TEMPERATURE_RANGE = 1e8
 # Probabilities computed as exp(log posterior) may exceed 1 by a rounding.
 _PROBA_SLACK = 1e-9
 
-# Log-odds are clipped to +-708.4 nats, the log of the smallest normal
-# float64: the clipping of nbcli's log-loss, so that a probability of 0 or 1
-# becomes the most extreme score a finite probability has.
-_MAX_LOG_ODDS = -float(np.log(np.finfo(np.float64).tiny))
+# Infinite log-odds (a probability of exactly 0 or 1) enter Platt's fit as
+# the most extreme finite score of their column, and never less extreme than
+# 708.4 nats, the log of the smallest normal float64 (the clipping of nbcli's
+# log-loss): Platt's soft targets give an infinite score an infinite loss for
+# any slope, so the limit itself cannot be fitted.
+_MIN_INFINITE_LOG_ODDS = -float(np.log(np.finfo(np.float64).tiny))
 
 
 # -- input checks ------------------------------------------------------------------
@@ -569,9 +571,9 @@ def log_odds(log_proba: np.ndarray) -> np.ndarray:
 
     ``log(1 - p_k)`` is the log-sum-exp of the other classes' log
     posteriors (exclusive prefix and suffix sums of ``logaddexp``), which
-    keeps its precision where ``p_k`` is near 1. Values are clipped to
-    +-708.4 (the log of the smallest normal float64): a probability of 0 or 1
-    becomes the most extreme finite score.
+    keeps its precision where ``p_k`` is near 1. Values are not clipped:
+    log posteriors far below -708 give log-odds far beyond +-708, and a
+    probability of exactly 1 or 0 gives ``+inf`` or ``-inf``.
     """
     z = np.asarray(log_proba, dtype=np.float64)
     n, k = z.shape
@@ -583,7 +585,26 @@ def log_odds(log_proba: np.ndarray) -> np.ndarray:
         f = z - rest
     # -inf - -inf cannot occur: a row has a finite entry, so either z_k or its
     # rest is finite.
-    return np.clip(f, -_MAX_LOG_ODDS, _MAX_LOG_ODDS)
+    return f
+
+
+def _finite_scores(f: np.ndarray) -> np.ndarray:
+    """``f`` with ``+-inf`` replaced by ``+-max(max |finite f|, 708.4)``: the
+    scores Platt's fit sees (see ``_MIN_INFINITE_LOG_ODDS``). A new array."""
+    out = np.array(f, dtype=np.float64)
+    infinite = np.isinf(out)
+    if infinite.any():
+        finite = out[~infinite]
+        bound = max(float(np.max(np.abs(finite))) if finite.size else 0.0, _MIN_INFINITE_LOG_ODDS)
+        out[infinite] = np.copysign(bound, out[infinite])
+    return out
+
+
+def _affine(a, f: np.ndarray, b) -> np.ndarray:
+    """``a f + b`` with ``0 * inf`` taken as 0: a flat sigmoid ignores the score."""
+    with np.errstate(invalid="ignore"):
+        u = a * f
+    return np.where(np.isnan(u) & np.isinf(f), 0.0, u) + b
 
 
 def platt_targets(hit: np.ndarray) -> np.ndarray:
@@ -705,7 +726,11 @@ class SigmoidCalibration(Calibrator):
     posteriors, often within 1e-10 of 0 or 1, keep their order instead of
     all mapping to one value. Computed in log space (``log q_k =
     -logaddexp(0, A_k f_k + B_k)``), so no class gets probability 0 unless
-    its sigmoid underflows the log-space range.
+    its sigmoid underflows the log-space range. Scores are not clipped, so
+    the fit is Platt's optimum for any finite log-odds. A probability of
+    exactly 0 or 1 (log-odds ``-inf`` or ``+inf``) is fitted as the most
+    extreme finite score of its column, at least +-708.4, and transformed as
+    the limit: its sigmoid is exactly 0 or 1.
 
     Attributes
     ----------
@@ -746,7 +771,7 @@ class SigmoidCalibration(Calibrator):
         f = log_odds(log_normalise(z))
         self.n_classes_ = z.shape[1]
         columns = [1] if z.shape[1] == 2 else range(z.shape[1])
-        fitted = [fit_sigmoid(f[:, k], platt_targets(y == k)) for k in columns]
+        fitted = [fit_sigmoid(_finite_scores(f[:, k]), platt_targets(y == k)) for k in columns]
         self.a_ = np.array([a for a, _ in fitted], dtype=np.float64)
         self.b_ = np.array([b for _, b in fitted], dtype=np.float64)
         return self
@@ -782,9 +807,16 @@ class SigmoidCalibration(Calibrator):
             )
         f = log_odds(log_normalise(z))
         if self.n_classes_ == 2:
-            u = self.a_[0] * f[:, 1] + self.b_[0]
+            u = _affine(self.a_[0], f[:, 1], self.b_[0])
             return np.column_stack([-np.logaddexp(0.0, -u), -np.logaddexp(0.0, u)])
-        return log_normalise(-np.logaddexp(0.0, f * self.a_ + self.b_))
+        log_q = -np.logaddexp(0.0, _affine(self.a_, f, self.b_))
+        # A row whose every sigmoid is at its limit 0 (infinite scores and a
+        # slope of the wrong sign) has no calibrated ratio: it keeps the
+        # model's own posteriors.
+        lost = np.all(np.isneginf(log_q), axis=1)
+        if lost.any():
+            log_q[lost] = log_normalise(z[lost])
+        return log_normalise(log_q)
 
     def to_arrays(self) -> dict[str, np.ndarray]:
         """Fitted sigmoids for a model file: ``a`` and ``b``, float64 of shape

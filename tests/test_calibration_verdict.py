@@ -156,8 +156,71 @@ def test_log_odds_keep_their_precision_near_one():
         f = log_odds(np.log(p))
     assert f[0, 0] == pytest.approx(np.log((1 - 1e-12) / 1e-12), rel=1e-9)
     assert f[1] == pytest.approx([0.0, np.log(1 / 3), np.log(1 / 3)], abs=1e-15)
-    # Probabilities 1 and 0: the most extreme finite scores, +-708.4.
-    assert f[2, 0] == -f[2, 1] == pytest.approx(-np.log(np.finfo(float).tiny))
+    # Probabilities 1 and 0: the limits, not clipped.
+    assert f[2, 0] == np.inf and f[2, 1] == -np.inf
+
+
+def _platt_nll(f, t, a, b):
+    """Platt's summed cross-entropy at (a, b), stable for any finite f."""
+    u = a * f + b
+    return float(np.sum(t * np.logaddexp(0.0, u) + (1 - t) * np.logaddexp(0.0, -u)))
+
+
+def test_sigmoid_fit_is_platts_optimum_for_log_odds_in_the_thousands():
+    from sklearn.calibration import _sigmoid_calibration
+
+    rng = np.random.default_rng(7)
+    n = 120
+    hit = rng.random(n) < 0.6
+    # Moderate scores that overlap between the classes, and a few rows with
+    # log-odds in the thousands of both signs (log posteriors far below -708).
+    f = np.where(hit, 1.0, -1.0) * 2.0 + rng.normal(scale=3.0, size=n)
+    f[:4] = [-2289.0, -1500.0, 1200.0, 3000.0]
+    z = np.column_stack([np.zeros(n), f])  # log posteriors up to a row constant
+    cal = SigmoidCalibration().fit(z, hit.astype(int))
+    assert np.allclose(log_odds(log_normalise(z))[:, 1], f, rtol=1e-12, atol=1e-12)
+    a_sk, b_sk = _sigmoid_calibration(f, hit.astype(float))
+    # The bound of test_sigmoids_match_scikit_learn_to_its_optimiser_tolerance.
+    scale = np.max(np.abs(f))
+    g = f / scale
+    t = platt_targets(hit)
+    grad, _ = _platt_loss_parts(g, t, a_sk * scale, b_sk)
+    _, hess = _platt_loss_parts(g, t, cal.a_[0] * scale, cal.b_[0])
+    bound = 2 * np.linalg.norm(grad) / np.linalg.eigvalsh(hess)[0] + 1e-9
+    ours = np.array([cal.a_[0] * scale, cal.b_[0]])
+    assert np.linalg.norm(ours - [a_sk * scale, b_sk]) <= bound
+    # A fit on scores clipped at +-708 is farther away than that bound.
+    fc = np.clip(f, -708.4, 708.4)
+    clipped = fit_sigmoid(fc, t)
+    assert np.linalg.norm(np.array([clipped[0] * scale, clipped[1]]) - ours) > bound
+    nll_ours = _platt_nll(f, t, cal.a_[0], cal.b_[0])
+    nll_sk = _platt_nll(f, t, a_sk, b_sk)
+    assert nll_ours <= nll_sk + 1e-12 * abs(nll_sk)
+    # Applying it to the extreme rows: finite log posteriors, summing to 1.
+    out = cal.transform(z)
+    assert np.all(np.isfinite(out)) and np.allclose(np.logaddexp(*out.T), 0.0, atol=1e-12)
+
+
+def test_infinite_log_odds_are_fitted_at_the_extreme_and_applied_as_the_limit():
+    rng = np.random.default_rng(8)
+    n = 80
+    hit = rng.random(n) < 0.5
+    f = np.where(hit, 1.0, -1.0) + rng.normal(scale=2.0, size=n)
+    f[0] = -1000.0
+    with np.errstate(divide="ignore"):
+        z = np.column_stack([np.zeros(n), f])
+        z[1] = [0.0, -np.inf]  # probability 0 of the second class
+        z[2] = [-np.inf, 0.0]  # probability 1
+    cal = SigmoidCalibration().fit(z, hit.astype(int))
+    expected = f.copy()
+    expected[1], expected[2] = -1000.0, 1000.0  # the column's most extreme finite score
+    a, b = fit_sigmoid(expected, platt_targets(hit))
+    assert cal.a_[0] == pytest.approx(a, rel=1e-9) and cal.b_[0] == pytest.approx(b, rel=1e-9)
+    assert cal.a_[0] < 0
+    with np.errstate(divide="ignore"):
+        out = cal.transform(z)
+    assert out[1, 1] == -np.inf and out[1, 0] == 0.0
+    assert out[2, 0] == -np.inf and out[2, 1] == 0.0
 
 
 # -- cross-fitting ------------------------------------------------------------------

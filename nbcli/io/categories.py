@@ -66,7 +66,9 @@ class Categories:
         # may both look at the table.
         self._lock = threading.Lock()
 
-    def encode(self, column, na_values, display: str, row_offset: int) -> np.ndarray:
+    def encode(
+        self, column, na_values, display: str, row_offset: int, refusals: list | None = None
+    ) -> np.ndarray:
         """Codes of a polars column (any type; cast to text), NaN where missing.
 
         Parameters
@@ -78,6 +80,10 @@ class Categories:
             The file, for messages.
         row_offset : int
             Data rows of the file before this column's first cell.
+        refusals : list, optional
+            Where to append ``(row, error)`` for an unseen value instead of
+            raising it (``row`` 1-based in the file), so that a caller
+            reading several columns can refuse the earliest row of all.
 
         Returns
         -------
@@ -131,13 +137,17 @@ class Categories:
                         if mark is None
                         else f", or --na-values {shlex.quote(mark)} if it marks a missing value"
                     )
-                    raise fail(
+                    error = fail(
                         display,
                         f"column '{self.name}' has the category {text[i]!r} at row "
                         f"{row_offset + i + 1}, which the model never saw in training "
                         f"(it knows {_some(known)}); fix the value, or pass --unseen "
                         f"ignore to leave unseen categories out of the prediction{na}",
                     )
+                    if refusals is None:
+                        raise error
+                    refusals.append((row_offset + i + 1, error))
+                    return out
                 self.n_unseen += int(unseen.size)
         return out
 

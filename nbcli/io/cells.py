@@ -502,6 +502,9 @@ def features_of(
         X = frame.select(names).to_numpy(order="fortran")
         return (X if X.flags.writeable else X.copy(order="F")), unread
     X = np.empty((frame.height, len(names)), dtype=np.float64, order="F")
+    # Unseen categories of every column, so that the error names the
+    # earliest row of the chunk, whichever column it is in.
+    refusals: list = []
     for j, name in enumerate(names):
         kind = plan.kind(name)
         column = frame.get_column(name)
@@ -512,11 +515,14 @@ def features_of(
             if first_bad is not None:
                 unread[j] = first_bad
         elif kind == CATEGORICAL and encoders is not None and name in encoders:
-            X[:, j] = encoders[name].encode(column, na_values, display, row_offset)
+            X[:, j] = encoders[name].encode(column, na_values, display, row_offset, refusals)
         else:
             raise fail(
                 display, f"column '{name}' is of kind {kind!r}, which this reader cannot read"
             )
+    if refusals:
+        # min keeps the first column of a tied row (rows are unique per column).
+        raise min(refusals, key=lambda r: r[0])[1]
     return X, unread
 
 

@@ -8,13 +8,15 @@ from rich.text import Text
 
 def _short(text) -> str:
     """``text`` cut to :data:`~nbcli.io.limits.MAX_METADATA_TEXT` characters,
-    saying how long it was: a model file's texts are shown, not laid out whole."""
+    saying how long it was, control characters escaped: a model file's texts
+    are shown, not laid out whole, and never acted on by the terminal."""
     from nbcli.io.limits import MAX_METADATA_TEXT
+    from nbcli.terminal import escape_controls
 
     text = str(text)
     if len(text) <= MAX_METADATA_TEXT:
-        return text
-    return f"{text[:MAX_METADATA_TEXT]}... ({len(text):,} characters)"
+        return escape_controls(text)
+    return f"{escape_controls(text[:MAX_METADATA_TEXT])}... ({len(text):,} characters)"
 
 
 def _g(x) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 
 from nbcli.render.tables import _METRIC_NAMES, _interval_text, _num, _table, render_evaluation
+from nbcli.terminal import escape_controls
 
 _FOLD_COLUMNS = ("accuracy", "log_loss", "roc_auc")
 
@@ -72,7 +73,9 @@ def render_tuning(report) -> list:
             _interval_text(r.metrics[metric]),
         )
     best = ", ".join(f"{k}={v}" for k, v in report.best["params"].items())
-    line = Text(f"Best: {best} ({metric} {_num(report.best['value'])}); ties go to the first.")
+    line = Text(
+        f"Best: {escape_controls(best)} ({metric} {_num(report.best['value'])}); ties go to the first."
+    )
     methods = {r.metrics[metric].method for r in report.results} - {"none"}
     if methods:
         level = f"{100 * report.settings.get('confidence', 0.95):g}%"

@@ -60,6 +60,6 @@ def render_batch(report) -> list:
         table.add_row(
             inp,
             f"{rows:,}" if error is None else "-",
-            out if error is None else Text("skipped: " + error),
+            out if error is None else Text("skipped: " + escape_controls(error)),
         )
     return [table]

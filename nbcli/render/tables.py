@@ -192,7 +192,7 @@ def _legend(labels, keys) -> Text:
         if i:
             lines.append("\n")
         lines.append(f"  {key}  ")
-        lines.append(str(label))
+        lines.append(escape_controls(str(label)))
     return lines
 
 
@@ -340,7 +340,7 @@ def _most_confused(pairs, top: int = 10) -> Text:
         text.append("\n  none: every prediction is right")
     for p in pairs[:top]:
         text.append("\n  ")
-        text.append(str(p))
+        text.append(escape_controls(str(p)))
     return text
 
 
@@ -514,7 +514,7 @@ def render_comparison(report) -> list:
         legend = Text(overflow="fold")
         for i, (w, path) in enumerate(names):
             legend.append(("\n" if i else "") + f"  {w}: ")
-            legend.append(str(path or "?"))
+            legend.append(escape_controls(str(path or "?")))
         out.append(legend)
     out.append(
         _metric_table(
