@@ -22,8 +22,12 @@ times (3 by default) per task.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+import signal
+import sys
+import threading
 import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -110,6 +114,71 @@ def _combine(combine: Callable[[Any, Any], Any], a, b):
 
 def _read_statistics(index: int, part: Any, read_part: PartReader, estimator):
     return part_statistics(estimator, read_part(part))
+
+
+#: Seconds each of the client and the cluster may take to close after an interruption.
+CLOSE_TIMEOUT = 5
+
+#: Loggers that report the tasks, comms and workers an interrupted close cuts short.
+_NOISY_LOGGERS = ("distributed", "asyncio", "tornado")
+
+_HELD = (signal.SIGINT, signal.SIGTERM)
+
+
+def _ignore_loop_exception(loop, context) -> None:
+    # "Task exception was never retrieved" and the like, for the scheduler's
+    # and comms' tasks an interrupted close cancels.
+    return None
+
+
+@contextlib.contextmanager
+def _signals_held():
+    """Start a local cluster without its workers printing Ctrl-C tracebacks.
+
+    A terminal's Ctrl-C (and ``timeout -s INT``) signals the whole process
+    group, so each worker process would print its own ``KeyboardInterrupt``
+    traceback. The workers are spawned (a fresh interpreter, which resets
+    the signal mask), so they are given this process's standard error
+    pointed at ``/dev/null`` instead; their logs are silenced anyway, and
+    the command reports their failures itself. A SIGINT or SIGTERM for this
+    process during the start is held and raised once the start is over
+    (then the cluster is closed quietly), so that the start is not abandoned
+    half done with processes left behind.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held: list[int] = []
+    previous: dict[int, Any] = {}
+
+    def hold(signum, frame):
+        held.append(signum)
+
+    for signum in _HELD:
+        found = signal.getsignal(signum)
+        if callable(found):
+            previous[signum] = found
+            signal.signal(signum, hold)
+    sys.stderr.flush()
+    saved = os.dup(2)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 2)
+        try:
+            yield
+        finally:
+            os.dup2(saved, 2)
+            for number, handler in previous.items():
+                signal.signal(number, handler)
+    except Exception:
+        if not held:
+            raise
+    finally:
+        os.close(devnull)
+        os.close(saved)
+    if held and held[0] in previous:
+        # The handler found (nbcli's) raises the interruption.
+        previous[held[0]](held[0], None)
 
 
 def tls_security(ca_file: str, cert_file: str, key_file: str | None = None):
@@ -330,8 +399,10 @@ class DaskEngine:
         self.start()
         return self
 
-    def __exit__(self, *exc) -> None:
-        self.close()
+    def __exit__(self, kind, value, traceback) -> None:
+        from nbcli import interrupts
+
+        self.close(interrupted=kind is not None and issubclass(kind, interrupts.STOPS))
 
     def start(self) -> None:
         """Connect to the scheduler, or start the local cluster."""
@@ -354,6 +425,10 @@ class DaskEngine:
                 ) from None
             return
         n_workers, memory_limit = check_local_cluster(self.n_workers, self.memory_limit)
+        with _signals_held():
+            self._start_local(LocalCluster, Client, n_workers, memory_limit)
+
+    def _start_local(self, LocalCluster, Client, n_workers: int, memory_limit: str | int) -> None:
         self._cluster = LocalCluster(
             n_workers=n_workers,
             threads_per_worker=1,
@@ -368,14 +443,47 @@ class DaskEngine:
         )
         self._client = Client(self._cluster)
 
-    def close(self) -> None:
-        """Close the client and the local cluster if this engine started them."""
-        if self._own_client and self._client is not None:
-            self._client.close()
-            self._client = None
-        if self._cluster is not None:
-            self._cluster.close()
-            self._cluster = None
+    def close(self, interrupted: bool = False) -> None:
+        """Close the client and the local cluster if this engine started them.
+
+        After an interruption (see :mod:`nbcli.interrupts`) the close is quiet
+        and bounded: Dask's and asyncio's messages about the tasks it cuts
+        short are not printed, and each close waits at most
+        :data:`CLOSE_TIMEOUT` seconds.
+
+        Parameters
+        ----------
+        interrupted : bool, default False
+            Whether the command is being interrupted (also known from
+            :func:`nbcli.interrupts.stopping` when nbcli's handlers run).
+        """
+        from nbcli import interrupts
+
+        interrupted = interrupted or interrupts.stopping()
+        if interrupted:
+            self._quiet()
+        timeout = CLOSE_TIMEOUT if interrupted else None
+        try:
+            if self._own_client and self._client is not None:
+                client, self._client = self._client, None
+                client.close(timeout=timeout)
+            if self._cluster is not None:
+                cluster, self._cluster = self._cluster, None
+                cluster.close(timeout=timeout)
+        except Exception:
+            # A close cut short after an interruption: the command exits
+            # anyway, and the workers end with their nanny's process.
+            if not interrupted:
+                raise
+
+    def _quiet(self) -> None:
+        """Silence what Dask and asyncio print while tasks are cut short."""
+        for name in _NOISY_LOGGERS:
+            logging.getLogger(name).disabled = True
+        for owner in (self._client, self._cluster):
+            loop = getattr(getattr(owner, "loop", None), "asyncio_loop", None)
+            if loop is not None:
+                loop.set_exception_handler(_ignore_loop_exception)
 
     @property
     def client(self):
