@@ -635,6 +635,6 @@ def verdict_table(verdict) -> list:
     chosen = (
         f"Chosen: {verdict.chosen}."
         if verdict.chosen
-        else "No calibrator passes the rule: a calibrated model is not written (--allow-worse writes the best one)."
+        else "No calibrator passes the rule: only --allow-worse writes one (the best candidate)."
     )
     return [t, Text(f"Rule: {verdict.rule}. {chosen}")]
