@@ -12,7 +12,7 @@ from nbcli.errors import NbcliError
 if TYPE_CHECKING:
     from nbcli.calibration import Calibrator
     from nbcli.io.request import DataRequest
-from nbcli.workflows.engine import Engine, Reporter
+from nbcli.workflows.engine import Reporter
 from nbcli.workflows.inputs import inputs_of
 from nbcli.workflows.scoring import score
 from nbcli.workflows.settings import ScoreSettings
@@ -80,7 +80,6 @@ def calibrate(
     method: str = "auto",
     allow_training_data: bool = False,
     reporter: Reporter | None = None,
-    engine: Engine | None = None,
     folds: int = FOLDS,
     allow_worse: bool = False,
 ) -> CalibrationResult:
