@@ -240,13 +240,18 @@ class _Stats:
         return None
 
     def copy(self):
-        return replace(
+        out = replace(
             self,
             **{
                 f.name: (None if getattr(self, f.name) is None else getattr(self, f.name).copy())
                 for f in fields(self)
             },
         )
+        # What was derived from these sums (a projection's eigendecomposition)
+        # holds for the copy too: shared, never changed in place.
+        if "_derived" in self.__dict__:
+            out.__dict__["_derived"] = self.__dict__["_derived"]
+        return out
 
     def arrays(self) -> dict[str, np.ndarray]:
         """The statistics as named float64 arrays (for model files)."""

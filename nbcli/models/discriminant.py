@@ -12,6 +12,7 @@ from nbcli.models._base import BayesClassifier, UndeterminedError
 from nbcli.models._blocks import affine_scores
 from nbcli.models._covariance import covariance_estimate, ledoit_wolf_from_stats
 from nbcli.models._directions import discriminant_directions
+from nbcli.models._projection import Projected
 from nbcli.models._sklearn_api import (
     ClassNamePrefixFeaturesOut,
     DiscriminantAPI,
@@ -23,8 +24,10 @@ from nbcli.models.hyperparameters import (
     Hyperparameter,
     covariance_estimator,
     missing,
+    pca,
     priors,
     shrinkage,
+    standardize,
     solver,
     store_covariance,
 )
@@ -90,7 +93,7 @@ class _DiscriminantBase(DiscriminantAPI, BayesClassifier):
             )
 
 
-class LinearDiscriminantAnalysis(ClassNamePrefixFeaturesOut, _DiscriminantBase):
+class LinearDiscriminantAnalysis(Projected, ClassNamePrefixFeaturesOut, _DiscriminantBase):
     """Linear discriminant analysis: Gaussian classes sharing one covariance.
 
     The shared covariance is the maximum-likelihood pooled within-class
@@ -145,6 +148,13 @@ class LinearDiscriminantAnalysis(ClassNamePrefixFeaturesOut, _DiscriminantBase):
         ``LedoitWolf`` (each class's covariance estimated by it, then
         pooled); others are refused, as they do not follow from mergeable
         statistics (see :func:`covariance_estimate`). Not with ``shrinkage``.
+    pca : int, float or None, default=None
+        Fit on the first principal components of the training rows, as
+        scikit-learn's ``Pipeline([PCA(pca), LDA()])`` (see
+        :class:`~nbcli.models.GaussianNB`); not with Ledoit-Wolf shrinkage.
+        :meth:`transform` takes raw rows and projects them first.
+    standardize : bool, default=False
+        Standardise every column first, as scikit-learn's ``StandardScaler``.
 
     Attributes
     ----------
@@ -211,9 +221,12 @@ class LinearDiscriminantAnalysis(ClassNamePrefixFeaturesOut, _DiscriminantBase):
         store_covariance(),
         covariance_estimator(),
         missing(MISSING_ROWS_ONLY),
+        pca(),
+        standardize(),
     )
     # The second for Ledoit-Wolf shrinkage, which shrinks each class on its own.
     statistics = (PooledScatter, ClassScatter)
+    _pca_shapes = dict(PooledScatter.shapes)
     min_samples_per_class = 2
 
     def __init__(
@@ -227,6 +240,8 @@ class LinearDiscriminantAnalysis(ClassNamePrefixFeaturesOut, _DiscriminantBase):
         tol=1e-4,
         covariance_estimator=None,
         missing="error",
+        pca=None,
+        standardize=False,
     ):
         self.solver = solver
         self.shrinkage = shrinkage
@@ -236,6 +251,12 @@ class LinearDiscriminantAnalysis(ClassNamePrefixFeaturesOut, _DiscriminantBase):
         self.tol = tol
         self.missing = missing
         self.covariance_estimator = covariance_estimator
+        self.pca = pca
+        self.standardize = standardize
+
+    def check_hyperparameters(self) -> None:
+        super().check_hyperparameters()
+        self._check_projection()
 
     @property
     def _n_features_out(self) -> int:
@@ -406,6 +427,8 @@ class LinearDiscriminantAnalysis(ClassNamePrefixFeaturesOut, _DiscriminantBase):
             )
         X = self._check_predict_input(X)
         check_finite(X)
+        if self.projection_ is not None:
+            X = self.projection_.transform(X)
         if self.solver == "svd":
             out = (X - self.xbar_) @ self.scalings_
         else:

@@ -7,6 +7,7 @@ import numpy as np
 
 from nbcli.models._base import UndeterminedError
 from nbcli.models._covariance import ledoit_wolf_from_stats
+from nbcli.models._projection import Projected
 from nbcli.models._sklearn_api import qda_decision_offset
 from nbcli.models._stats import ClassScatter
 from nbcli.models._validation import label_text
@@ -16,8 +17,10 @@ from nbcli.models.hyperparameters import (
     Hyperparameter,
     covariance_estimator,
     missing,
+    pca,
     priors,
     shrinkage,
+    standardize,
     solver,
     store_covariance,
 )
@@ -35,7 +38,7 @@ _QDA_BAND_ROWS = 32
 _QDA_MAX_BANDS = 4
 
 
-class QuadraticDiscriminantAnalysis(_DiscriminantBase):
+class QuadraticDiscriminantAnalysis(Projected, _DiscriminantBase):
     """Quadratic discriminant analysis: Gaussian classes, each with its own covariance.
 
     Class ``k`` has the maximum-likelihood covariance ``S_k / n_k``,
@@ -72,6 +75,12 @@ class QuadraticDiscriminantAnalysis(_DiscriminantBase):
         As LDA's (:func:`covariance_estimate`); not with ``shrinkage``.
     missing : {"error", "drop"}, default="error"
         As for :class:`LinearDiscriminantAnalysis`.
+    pca : int, float or None, default=None
+        Fit on the first principal components of the training rows, as
+        scikit-learn's ``Pipeline([PCA(pca), QDA()])`` (see
+        :class:`~nbcli.models.GaussianNB`); not with Ledoit-Wolf shrinkage.
+    standardize : bool, default=False
+        Standardise every column first, as scikit-learn's ``StandardScaler``.
 
     Attributes
     ----------
@@ -82,7 +91,9 @@ class QuadraticDiscriminantAnalysis(_DiscriminantBase):
     (n_features, n_features)) and scalings_ (list of n_classes arrays of
     shape (n_features,)): as in scikit-learn, the eigenvectors (columns) and
     eigenvalues, in decreasing order, of each class's regularised
-    covariance; stats_ : ClassScatter
+    covariance; stats_ : ClassScatter (in the input space); projection_ :
+    Projection or None (with ``pca`` or ``standardize``, the parameters
+    above are in the projected space)
 
     Raises
     ------
@@ -121,8 +132,11 @@ class QuadraticDiscriminantAnalysis(_DiscriminantBase):
         store_covariance(),
         covariance_estimator(),
         missing(MISSING_ROWS_ONLY),
+        pca(),
+        standardize(),
     )
     statistics = (ClassScatter,)
+    _pca_shapes = {k: v for k, v in ClassScatter.shapes.items() if k not in ClassScatter.optional}
     min_samples_per_class = 2
 
     def __init__(
@@ -135,6 +149,8 @@ class QuadraticDiscriminantAnalysis(_DiscriminantBase):
         store_covariance=False,
         covariance_estimator=None,
         missing="error",
+        pca=None,
+        standardize=False,
     ):
         self.solver = solver
         self.shrinkage = shrinkage
@@ -143,10 +159,13 @@ class QuadraticDiscriminantAnalysis(_DiscriminantBase):
         self.store_covariance = store_covariance
         self.covariance_estimator = covariance_estimator
         self.missing = missing
+        self.pca = pca
+        self.standardize = standardize
 
     def check_hyperparameters(self) -> None:
         super().check_hyperparameters()
         self._covariance_kind()
+        self._check_projection()
 
     def accumulate(self, X, y_idx, sample_weight, n_classes):
         higher = self._covariance_kind() in ("auto", "ledoit-wolf")
