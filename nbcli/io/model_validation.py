@@ -232,6 +232,20 @@ def check_version_2(path, meta) -> None:
     search = meta.get("search")
     if search is not None and not isinstance(search, dict):
         refuse(path, "metadata field 'search' must be an object; the file is corrupt")
+    projection = meta.get("projection")
+    if projection is not None:
+        arrays = projection.get("arrays") if isinstance(projection, dict) else None
+        q = projection.get("n_components") if isinstance(projection, dict) else None
+        known = {"centre", "scale", "components", "explained_variance", "total_variance"}
+        if (
+            not _names(arrays)
+            or not set(arrays) <= known
+            or not {"centre", "scale", "total_variance"} <= set(arrays)
+            or ("components" in arrays) != ("explained_variance" in arrays)
+            or not _is_int(q)
+            or not 1 <= q <= meta["n_features"]
+        ):
+            refuse(path, "has invalid projection metadata; the file is corrupt")
     if meta.get("text") is not None and vocabularies is None:
         refuse(path, "has text settings but no vocabularies; the file is corrupt")
 
@@ -316,6 +330,18 @@ def expected_members(meta) -> dict[str, tuple | str | None]:
     if calib is not None:
         for n in calib["arrays"]:
             expected[f"calibration.{n}"] = None
+    projection = meta.get("projection")
+    if projection is not None:
+        d, q = meta["n_features"], projection["n_components"]
+        shapes = {
+            "centre": (d,),
+            "scale": (d,),
+            "components": (d, q),
+            "explained_variance": (q,),
+            "total_variance": (1,),
+        }
+        for n in projection["arrays"]:
+            expected[f"projection.{n}"] = shapes[n]
     for name in meta.get("texts", []):
         expected[f"text.{name}.data"] = "text"
         expected[f"text.{name}.offsets"] = "text"

@@ -336,6 +336,8 @@ def _finalize_projected(model, finalize) -> None:
         return finalize(model)
     stats = model.stats_
     stored = model.__dict__.get("_stored_projection")
+    if stored is not None:
+        _check_stored(stored, model)
     projection = (
         stored if stored is not None else projection_of(stats, model.pca, model.standardize)
     )
@@ -360,6 +362,23 @@ def _finalize_projected(model, finalize) -> None:
     model.projection_ = projection
 
 
+def _check_stored(projection: Projection, model) -> None:
+    """Refuse a stored projection its model's settings could not have given."""
+    arrays = projection.arrays()
+    d = model.n_features_in_
+    fine = (
+        all(np.all(np.isfinite(a)) for a in arrays.values())
+        and projection.centre.shape == (d,)
+        and np.all(projection.scale > 0)
+        and (projection.components is None) == (model.pca is None)
+        and (model.standardize or np.all(projection.scale == 1.0))
+    )
+    if fine and model.pca is not None and float(model.pca) >= 1:
+        fine = projection.n_components == int(float(model.pca))
+    if not fine:
+        raise ValueError("the stored projection does not fit the model's pca and standardize")
+
+
 class Projected:
     """Mixin of the models that take ``pca`` and ``standardize``.
 
@@ -378,6 +397,8 @@ class Projected:
     n_features_in_: int
     stats_: object
     _pca_shapes: ClassVar[dict[str, str]] = {}
+    #: Statistics classes the model gathers only with ``pca``.
+    _pca_only: ClassVar[tuple[type, ...]] = ()
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -407,12 +428,16 @@ class Projected:
         missing = getattr(self, "missing", "error")
         return "drop" if missing == "ignore" and self._projects else missing
 
-    def gathered_statistics(self) -> dict[str, str] | None:
-        """Shapes of the statistics :meth:`accumulate` gathers with ``pca``
-        (scatter matrices in the input space), or None for the model's own."""
-        if self.pca is None:
-            return None
-        return dict(self._pca_shapes)
+    def gathered_statistics(self) -> list[dict[str, str]]:
+        """Shapes of the statistics :meth:`accumulate` may gather with these settings.
+
+        With ``pca``: the scatter matrices in the input space; otherwise the
+        model's own statistics, less those it gathers only for ``pca``.
+        """
+        if self.pca is not None:
+            return [dict(self._pca_shapes)]
+        own = [s for s in type(self).statistics if s not in self._pca_only]  # type: ignore[attr-defined]
+        return [dict(s.shapes) for s in own]
 
     def _projected_type(self, stats) -> type:
         """The statistics class the model finalises from (its input-space one, by default)."""

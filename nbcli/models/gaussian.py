@@ -137,6 +137,7 @@ class GaussianNB(Projected, NaiveBayesAPI, BayesClassifier):
     indicative_definition = GAUSSIAN_DEFINITION
     statistics = (ClassMoments, ObservedMoments, ClassScatter)
     _pca_shapes = {k: v for k, v in ClassScatter.shapes.items() if k not in ClassScatter.optional}
+    _pca_only = (ClassScatter,)
     # One sample per class gives no variance.
     min_samples_per_class = 2
 

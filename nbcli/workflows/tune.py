@@ -154,6 +154,24 @@ def check_grid(estimator: BayesClassifier, grid: dict[str, list]) -> None:
                 specs[name].check(v, name)
             except ValueError as exc:
                 raise NbcliError(str(exc)) from None
+        _check_one_kind_of_statistics(estimator, name, values)
+
+
+def _check_one_kind_of_statistics(estimator: BayesClassifier, name: str, values: list) -> None:
+    """Refuse values that need statistics of different kinds (pca none and a count)."""
+    gathered = getattr(estimator, "gathered_statistics", None)
+    if gathered is None:
+        return
+    kinds = []
+    for v in values:
+        model = type(estimator)(**{**estimator.get_params(), name: v})
+        kinds.append(model.gathered_statistics())
+    if any(k != kinds[0] for k in kinds):
+        raise NbcliError(
+            f"{name}: {values[0]!r} and {next(v for v, k in zip(values, kinds) if k != kinds[0])!r} "
+            "need statistics of different kinds, so they cannot share one grid; search them "
+            "in two runs"
+        )
 
 
 def _describe(params: dict) -> str:
@@ -233,6 +251,9 @@ def tune(
         raise NbcliError(f"unknown metric {metric!r}; choose one of {', '.join(SEARCH_METRICS)}")
     check_grid(estimator, grid)
     combos = combinations(grid)
+    # Statistics are gathered as the grid's settings need them (pca: scatter
+    # matrices); check_grid made sure one kind serves every combination.
+    estimator = type(estimator)(**{**estimator.get_params(), **combos[0]})
     fs = collect_fold_statistics(
         estimator, request, folds, priors_by_label=priors_by_label, reporter=reporter
     )
