@@ -122,6 +122,24 @@ def render_model(report) -> list:
         for label, c in report.covariances.items():
             table.add_row(Text(_short(label)), _g(c["log_determinant"]), _g(c["condition_number"]))
         out.append(table)
+    projection = report.projection
+    if projection is not None and projection["components"]:
+        scaled = "standardised columns" if projection["standardize"] else "centred columns"
+        table = Table(title=f"Principal components (of the {scaled})")
+        table.add_column("component", justify="right")
+        table.add_column("explained variance", justify="right")
+        table.add_column("share", justify="right")
+        table.add_column("cumulative share", justify="right")
+        for c in projection["components"]:
+            table.add_row(
+                c["component"],
+                _g(c["explained_variance"]),
+                f"{c['explained_variance_ratio']:.4f}",
+                f"{c['cumulative_ratio']:.4f}",
+            )
+        out.append(table)
+    elif projection is not None:
+        out.append(Text("columns standardised (centred, unit variance) before the model"))
     return out
 
 

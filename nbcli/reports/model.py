@@ -223,6 +223,8 @@ class ModelReport:
         LDA: ``solver``, ``rank`` and ``directions``.
     covariances : dict or None
         QDA: per class label, ``log_determinant`` and ``condition_number``.
+    projection : dict or None
+        With ``pca`` or ``standardize`` (see :func:`projection_summary`).
     """
 
     schema: ClassVar[str] = SCHEMA_NAME
@@ -244,6 +246,7 @@ class ModelReport:
     indicative_definition: str | None = None
     discriminant: dict | None = None
     covariances: dict | None = None
+    projection: dict | None = None
     warnings: list = field(default_factory=list)
 
     def to_dict(self) -> dict:
@@ -272,6 +275,7 @@ class ModelReport:
             ),
             discriminant=self.discriminant,
             covariances=self.covariances,
+            projection=self.projection,
             warnings=list(self.warnings),
         )
         return out
@@ -295,6 +299,10 @@ def build_model_report(mf, *, path: str, sha256: str, top: int = 10) -> ModelRep
         if text is not None
         else feature_labels(mf.feature_names, model.n_features_in_, mf.columns, mf.vocabularies)
     )
+    projection = getattr(model, "projection_", None)
+    if projection is not None and projection.components is not None:
+        # The model's parameters are per principal component.
+        names = [f"pc{i + 1}" for i in range(projection.n_components)]
     priors = class_priors(model)
     count = np.asarray(class_counts(model), dtype=float)
     classes = [
@@ -351,7 +359,37 @@ def build_model_report(mf, *, path: str, sha256: str, top: int = 10) -> ModelRep
         report.discriminant = discriminant_directions(model, names, top)
     if "class_covariances" in sections:
         report.covariances = class_covariances(model)
+    report.projection = projection_summary(model)
     return report
+
+
+def projection_summary(model) -> dict | None:
+    """What the model does to raw rows first: ``standardize``, ``n_components`` and,
+    with ``pca``, per kept component its ``explained_variance`` (``n - 1``
+    divisor), ``explained_variance_ratio`` (of the total variance) and
+    ``cumulative_ratio``; None for a model without a projection."""
+    projection = getattr(model, "projection_", None)
+    if projection is None:
+        return None
+    out: dict = {
+        "standardize": bool(model.standardize),
+        "n_components": int(projection.n_components),
+        "total_variance": json_number(projection.total_variance),
+        "components": None,
+    }
+    ratio = projection.explained_variance_ratio
+    if ratio is not None and projection.explained_variance is not None:
+        cumulative = np.cumsum(ratio)
+        out["components"] = [
+            {
+                "component": f"pc{i + 1}",
+                "explained_variance": json_number(v),
+                "explained_variance_ratio": json_number(r),
+                "cumulative_ratio": json_number(c),
+            }
+            for i, (v, r, c) in enumerate(zip(projection.explained_variance, ratio, cumulative))
+        ]
+    return out
 
 
 _WEIGHTED = {
@@ -488,6 +526,27 @@ MODEL_SCHEMA = report_schema(
             "additionalProperties": {
                 "type": "object",
                 "required": ["log_determinant", "condition_number"],
+            },
+        },
+        "projection": {
+            "type": ["object", "null"],
+            "required": ["standardize", "n_components", "total_variance", "components"],
+            "properties": {
+                "standardize": {"type": "boolean"},
+                "n_components": {"type": "integer", "minimum": 1},
+                "total_variance": {"type": "number"},
+                "components": {
+                    "type": ["array", "null"],
+                    "items": {
+                        "type": "object",
+                        "required": [
+                            "component",
+                            "explained_variance",
+                            "explained_variance_ratio",
+                            "cumulative_ratio",
+                        ],
+                    },
+                },
             },
         },
     },
