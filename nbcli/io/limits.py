@@ -105,14 +105,16 @@ def check_statistics_size(
         return
     gathered = None if isinstance(estimator, type) else _gathered(estimator)
     if gathered is not None and getattr(estimator, "pca", None) is not None:
-        per_class = any(u.startswith("K") and u.endswith("dd") for g in gathered for u in g.values())
+        per_class = any(
+            u.startswith("K") and u.endswith("dd") for g in gathered for u in g.values()
+        )
         shape = f"{n_classes:,} x {n_features:,}^2" if per_class else f"{n_features:,}^2"
         folds = f" for {copies} sets of fold statistics" if copies > 1 else ""
         raise NbcliError(
             f"{display}: --pca needs the scatter matrices of the input columns ({shape} "
-            f"floats each{folds}): {need / (1 << 30):,.1f} GiB, over the limit of "
-            f"{STATISTICS_BYTES >> 30} GiB ({STATISTICS_BYTES // 8:,} floats); leave columns "
-            "out with --features or --drop, or use fewer folds"
+            f"floats each{folds}): {need // 8:,} floats ({need / (1 << 30):.3g} GiB), over "
+            f"the limit of {STATISTICS_BYTES // 8:,} floats ({STATISTICS_BYTES / (1 << 30):.3g} "
+            "GiB); leave columns out with --features or --drop, or use fewer folds"
         )
     what = f"{n_classes:,} classes of {n_features:,} features"
     if (dims or {}).get("S"):

@@ -11,6 +11,8 @@ refusal is one :class:`~nbcli.errors.NbcliError` naming the file.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from nbcli import __version__
@@ -234,8 +236,8 @@ def check_version_2(path, meta) -> None:
         refuse(path, "metadata field 'search' must be an object; the file is corrupt")
     projection = meta.get("projection")
     if projection is not None:
-        arrays = projection.get("arrays") if isinstance(projection, dict) else None
-        q = projection.get("n_components") if isinstance(projection, dict) else None
+        arrays: Any = projection.get("arrays") if isinstance(projection, dict) else None
+        q: Any = projection.get("n_components") if isinstance(projection, dict) else None
         known = {"centre", "scale", "components", "explained_variance", "total_variance"}
         if (
             not _names(arrays)

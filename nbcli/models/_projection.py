@@ -38,11 +38,12 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
 from nbcli.models._stats import ClassMoments, ClassScatter, PooledScatter, means_about
+
 
 @dataclass(frozen=True)
 class Projection:
@@ -392,10 +393,10 @@ class Projected:
     setting.
     """
 
-    pca: object
+    pca: Any
     standardize: bool
-    n_features_in_: int
-    stats_: object
+    stats_: Any
+    projection_: Projection | None
     _pca_shapes: ClassVar[dict[str, str]] = {}
     #: Statistics classes the model gathers only with ``pca``.
     _pca_only: ClassVar[tuple[type, ...]] = ()
@@ -403,11 +404,10 @@ class Projected:
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         if "finalize" in cls.__dict__:
-            cls.finalize = _wrap_finalize(cls.__dict__["finalize"])  # type: ignore[method-assign]
+            setattr(cls, "finalize", _wrap_finalize(cls.__dict__["finalize"]))  # noqa: B010
         if "joint_log_likelihood_block" in cls.__dict__:
-            cls.joint_log_likelihood_block = _wrap_scores(  # type: ignore[method-assign]
-                cls.__dict__["joint_log_likelihood_block"]
-            )
+            wrapped = _wrap_scores(cls.__dict__["joint_log_likelihood_block"])
+            setattr(cls, "joint_log_likelihood_block", wrapped)  # noqa: B010
 
     @property
     def _projects(self) -> bool:

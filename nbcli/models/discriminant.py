@@ -27,8 +27,8 @@ from nbcli.models.hyperparameters import (
     pca,
     priors,
     shrinkage,
-    standardize,
     solver,
+    standardize,
     store_covariance,
 )
 

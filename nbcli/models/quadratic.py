@@ -20,8 +20,8 @@ from nbcli.models.hyperparameters import (
     pca,
     priors,
     shrinkage,
-    standardize,
     solver,
+    standardize,
     store_covariance,
 )
 
