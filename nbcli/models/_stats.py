@@ -249,8 +249,7 @@ class _Stats:
         )
         # What was derived from these sums (a projection's eigendecomposition)
         # holds for the copy too: shared, never changed in place.
-        if "_derived" in self.__dict__:
-            out.__dict__["_derived"] = self.__dict__["_derived"]
+        out.__dict__["_derived"] = self.__dict__.setdefault("_derived", {})
         return out
 
     def arrays(self) -> dict[str, np.ndarray]:
