@@ -77,6 +77,15 @@ def test_digits_agree_with_a_pca_pipeline(digits, name, pca):
     np.testing.assert_allclose(ours.predict_proba(X), on_ours.predict_proba(Z), rtol=0, atol=1e-8)
 
 
+def test_large_inputs_scored_in_parallel_blocks_are_projected_once(digits):
+    """Blocks of many rows are scored by a thread pool: each projected, none twice."""
+    X, y = digits
+    for name in PROJECTED:
+        model = registry.get(name)(pca=10).fit(X, y)
+        many = np.tile(X, (40, 1))
+        np.testing.assert_array_equal(model.predict(many), np.tile(model.predict(X), 40))
+
+
 def test_each_axis_has_its_largest_entry_positive(digits):
     X, y = digits
     P = registry.get("qda")(pca=30).fit(X, y).projection_.components

@@ -36,7 +36,9 @@ NumPy and SciPy only.
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import threading
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -305,12 +307,29 @@ def projected_statistics(stats, projection: Projection, want: type):
     )
 
 
+# Models inside a wrapped call, per thread (scoring runs blocks in a thread
+# pool): a subclass's method that calls its parent's is wrapped too, and the
+# inner call must not project again.
+_inside = threading.local()
+
+
+@contextlib.contextmanager
+def _once(model):
+    ids = _inside.__dict__.setdefault("ids", set())
+    outer = id(model) not in ids
+    ids.add(id(model))
+    try:
+        yield outer
+    finally:
+        if outer:
+            ids.discard(id(model))
+
+
 def _wrap_finalize(finalize):
     @functools.wraps(finalize)
     def wrapped(self):
-        if self.__dict__.get("_projecting"):
-            return finalize(self)
-        return _finalize_projected(self, finalize)
+        with _once(self) as outer:
+            return _finalize_projected(self, finalize) if outer else finalize(self)
 
     return wrapped
 
@@ -318,14 +337,11 @@ def _wrap_finalize(finalize):
 def _wrap_scores(scores):
     @functools.wraps(scores)
     def wrapped(self, X):
-        projection = self.__dict__.get("projection_")
-        if projection is None or self.__dict__.get("_projecting"):
+        with _once(self) as outer:
+            projection = self.__dict__.get("projection_")
+            if outer and projection is not None:
+                X = projection.transform(X)
             return scores(self, X)
-        self.__dict__["_projecting"] = True
-        try:
-            return scores(self, projection.transform(X))
-        finally:
-            self.__dict__["_projecting"] = False
 
     return wrapped
 
@@ -351,11 +367,9 @@ def _finalize_projected(model, finalize) -> None:
         model.feature_names_in_ = np.asarray(
             [f"pc{i + 1}" for i in range(projection.n_components)], dtype=object
         )
-    model.__dict__["_projecting"] = True
     try:
         finalize(model)
     finally:
-        model.__dict__["_projecting"] = False
         model.stats_ = stats
         model.n_features_in_ = width
         if names is not None:
