@@ -90,7 +90,8 @@ class Projection:
     def transform(self, X: np.ndarray) -> np.ndarray:
         """Rows in the model's space, shape (n_rows, n_components)."""
         Z = X - self.centre
-        Z /= self.scale
+        if np.any(self.scale != 1.0):
+            Z /= self.scale
         return Z if self.components is None else Z @ self.components
 
     def arrays(self) -> dict[str, np.ndarray]:
@@ -283,9 +284,12 @@ def projected_statistics(stats, projection: Projection, want: type):
     mean = D if P is None else D @ P
     offset = np.zeros_like(mean)
 
+    unscaled = bool(np.all(s == 1.0))
+
     def matrix(S):
-        S = S / np.outer(s, s)
-        return S if P is None else P.T @ S @ P
+        if not unscaled:
+            S = S / np.outer(s, s)
+        return S if P is None else (P.T @ S) @ P
 
     if want is ClassMoments:
         if isinstance(stats, ClassMoments):

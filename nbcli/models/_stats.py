@@ -519,11 +519,11 @@ class ClassScatter(_Located):
             raise ValueError("cannot merge scatter statistics with and without higher moments")
         n, shift, offset, delta, cross = _merge_location(self, other)
         if self.third is None:
-            scatter = (
-                self.scatter
-                + other.scatter
-                + cross[:, None, None] * delta[:, :, None] * delta[:, None, :]
-            )
+            # (S_a + S_b) + cross d d^T, as one expression would sum it, class by
+            # class: no (K, d, d) temporaries beyond the result.
+            scatter = np.add(self.scatter, other.scatter)
+            for k in np.flatnonzero(cross):
+                scatter[k] += np.outer(cross[k] * delta[k], delta[k])
             return ClassScatter(count=n, shift=shift, offset=offset, scatter=scatter)
         Sa, Ta, Qa = self._shifted(shift, offset)
         Sb, Tb, Qb = other._shifted(shift, offset)
