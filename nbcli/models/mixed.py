@@ -23,6 +23,7 @@ from nbcli.models.categorical import (
     value_text,
 )
 from nbcli.models.discrete import _alpha
+from nbcli.models.gaussian import large_epsilon, smoothing_epsilon
 from nbcli.models.hyperparameters import (
     Hyperparameter,
     alpha,
@@ -157,11 +158,15 @@ class MixedNB(TextColumns, BayesClassifier):
     * ``gaussian``: ``log N(x_j; theta_cj, var_cj)``, with the mean and the
       maximum-likelihood variance of the column's observed values in the
       class plus ``epsilon_j`` (Murphy, *Machine Learning: A Probabilistic
-      Perspective*, 2012, section 3.5). As in scikit-learn's ``GaussianNB``,
-      ``epsilon_j = var_smoothing * max_i var_i`` over the Gaussian columns'
-      observed values (``var_smoothing_scale="global"``); with ``"feature"``,
-      ``epsilon_j = var_smoothing * var_j``, so rescaling a column changes
-      nothing.
+      Perspective*, 2012, section 3.5). By default (``var_smoothing_scale=
+      "feature"``) ``epsilon_j = var_smoothing * var_j``, the column's own
+      variance over its observed values, so rescaling a column changes no
+      posterior; a column constant in all the training data, which has no
+      variance to scale, gets the global epsilon below, the same in every
+      class, so it changes no posterior either. With ``"global"``, as in
+      scikit-learn's ``GaussianNB``, ``epsilon_j = var_smoothing * max_i
+      var_i`` over the Gaussian columns (and the model with only Gaussian
+      columns equals :class:`nbcli.models.GaussianNB`).
     * ``categorical``: ``log (N_cjv + alpha) / (n_cj + alpha K_j)``, integer
       codes ``0..K_j - 1`` with ``K_j`` the largest code seen plus one (or
       ``min_categories``), as in :class:`nbcli.models.CategoricalNB`.
@@ -195,7 +200,9 @@ class MixedNB(TextColumns, BayesClassifier):
         name for all columns. ``None``: all Gaussian.
     var_smoothing : float, default=1e-9
         See above.
-    var_smoothing_scale : {"global", "feature"}, default="global"
+    var_smoothing_scale : {"feature", "global"}, default="feature"
+        See above. Model files written before the scale was stored were
+        fitted with ``"global"`` and load so.
     alpha : float, default=1.0
         Lidstone smoothing of the categorical, Bernoulli and multinomial
         columns; values below 1e-10 are raised to 1e-10.
@@ -226,6 +233,11 @@ class MixedNB(TextColumns, BayesClassifier):
     theta_, var_ : ndarray of shape (n_classes, n_gaussian)
         Means and variances (including ``epsilon_``) of the Gaussian columns.
     epsilon_ : ndarray of shape (n_gaussian,)
+    large_epsilon_ : ndarray of shape (n_pairs, 2), int
+        ``(class index, column index)`` of the Gaussian columns whose
+        within-class variance is positive but smaller than ``epsilon_j /
+        EPSILON_SHARE`` (:data:`nbcli.models.gaussian.EPSILON_SHARE`): the
+        smoothing adds more than that share to it, enough to move posteriors.
     zero_variance_ : ndarray of shape (n_pairs, 2), int
         ``(class index, column index)`` of the Gaussian columns whose
         within-class variance is zero before smoothing (set by ``epsilon_``
@@ -268,7 +280,7 @@ class MixedNB(TextColumns, BayesClassifier):
             default_text="from the column types",
         ),
         var_smoothing(),
-        var_smoothing_scale(),
+        var_smoothing_scale("feature"),
         alpha(),
         min_categories(),
         fit_prior(),
@@ -298,7 +310,7 @@ class MixedNB(TextColumns, BayesClassifier):
         *,
         column_types=None,
         var_smoothing=1e-9,
-        var_smoothing_scale="global",
+        var_smoothing_scale="feature",
         alpha=1.0,
         min_categories=None,
         fit_prior=True,
@@ -473,11 +485,7 @@ class MixedNB(TextColumns, BayesClassifier):
                 f"Gaussian {feature_label(self, j)} has no observed value in training"
             )
         var_all = m2_all / n_all
-        with np.errstate(over="ignore"):
-            if self.var_smoothing_scale == "feature":
-                eps = self.var_smoothing * var_all
-            else:
-                eps = np.full(g, self.var_smoothing * (var_all.max() if g else 0.0))
+        eps = smoothing_epsilon(self.var_smoothing, var_all, self.var_smoothing_scale)
         if not np.all(np.isfinite(eps)):
             raise ValueError(
                 f"var_smoothing={self.var_smoothing:g} is too large: times the feature variance "
@@ -503,12 +511,7 @@ class MixedNB(TextColumns, BayesClassifier):
         flat = live[:, None] & (var <= 0)
         if flat.any():
             k, jj = np.argwhere(flat)[0]
-            fix = (
-                "it is constant in the training data, so var_smoothing_scale='feature' gives it "
-                "no smoothing; drop the column or use var_smoothing_scale='global'"
-                if self.var_smoothing_scale == "feature" and var_all[jj] == 0
-                else "set var_smoothing > 0"
-            )
+            fix = "set var_smoothing > 0"
             raise ValueError(
                 f"Gaussian {feature_label(self, int(lay.gaussian[jj]))} has zero variance in "
                 f"class {label_text(self.classes_[k])}: {fix}"
@@ -519,6 +522,9 @@ class MixedNB(TextColumns, BayesClassifier):
         self.zero_variance_spread_ = offset[zero[:, 0], zero[:, 1]] != 0
         zero[:, 1] = lay.gaussian[zero[:, 1]]
         self.zero_variance_ = zero
+        large = large_epsilon(live, raw, eps)
+        large[:, 1] = lay.gaussian[large[:, 1]]
+        self.large_epsilon_ = large
         # Classes without rows never win (their prior is zero unless fixed);
         # unit variance keeps their scores finite.
         var[~live] = 1.0
