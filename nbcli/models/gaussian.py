@@ -227,10 +227,10 @@ class GaussianNB(NaiveBayesAPI, BayesClassifier):
             var_all = m2_all / total
             cell_count = np.repeat(count[:, None], var_all.shape[0], axis=1)
         eps = smoothing_epsilon(self.var_smoothing, var_all, self.var_smoothing_scale)
-        if self.var_smoothing_scale == "feature":
-            self.epsilon_ = eps
-        else:
-            self.epsilon_ = float(eps[0]) if eps.size else 0.0
+        # One number under the global scale, as scikit-learn's epsilon_.
+        self.epsilon_: float | np.ndarray = (
+            eps if self.var_smoothing_scale == "feature" else float(eps[0]) if eps.size else 0.0
+        )
         if not np.all(np.isfinite(eps)) and np.all(np.isfinite(var_all)):
             raise ValueError(
                 f"var_smoothing={self.var_smoothing:g} is too large: times the feature "
