@@ -634,6 +634,24 @@ def store_covariance() -> Hyperparameter:
     )
 
 
+def covariance_method() -> Hyperparameter:
+    """The divisor of LDA's and QDA's covariances, named as MASS's ``method``.
+
+    ``"mle"``: maximum likelihood, ``n`` (pooled) and ``n_k`` (per class),
+    as scikit-learn; ``"moment"``: the unbiased ``n - K`` and ``n_k - 1`` of
+    MASS's ``lda`` and ``qda`` (their default). Applied when statistics
+    become a model, so ``nbcli tune`` searches it on one pass.
+    """
+    return choice(
+        "covariance_method",
+        ("mle", "moment"),
+        "mle",
+        "covariance divisor: mle (n, n_k: scikit-learn) or moment (n - K, n_k - 1: "
+        "unbiased, MASS's lda/qda default)",
+        searchable=True,
+    )
+
+
 def covariance_estimator() -> Hyperparameter:
     """scikit-learn's ``covariance_estimator`` of LDA and QDA (Python API only)."""
     return Hyperparameter(
