@@ -151,6 +151,7 @@ class GaussianNB(NaiveBayesAPI, BayesClassifier):
     float32_attributes = ("theta_", "var_", "class_count_", "class_prior_")
     hyperparameters = (priors("priors"), var_smoothing(), var_smoothing_scale(), missing())
     indicative_definition = GAUSSIAN_DEFINITION
+    inspection_sections = ("column_parameters",)
     statistics = (ClassMoments, ObservedMoments)
     # One sample per class gives no variance.
     min_samples_per_class = 2
@@ -160,6 +161,14 @@ class GaussianNB(NaiveBayesAPI, BayesClassifier):
         :data:`~nbcli.models._indicative.GAUSSIAN_DEFINITION`, and whether
         the class mean lies above the other classes'."""
         return gaussian_divergences(self, self.theta_, self.var_)
+
+    def learnt_columns(self) -> list[dict]:
+        """Per feature, ``{"type": "gaussian", "mean", "variance"}``: arrays of
+        shape (n_classes,), the variance with ``epsilon_``, as scoring uses it."""
+        return [
+            {"type": "gaussian", "mean": self.theta_[:, j], "variance": self.var_[:, j]}
+            for j in range(self.theta_.shape[1])
+        ]
 
     def __init__(
         self, *, priors=None, var_smoothing=1e-9, var_smoothing_scale="global", missing="error"

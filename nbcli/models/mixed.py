@@ -297,6 +297,7 @@ class MixedNB(TextColumns, BayesClassifier):
         ),
     )
     statistics = (MixedStats,)
+    inspection_sections = ("column_parameters",)
     #: Text columns are multinomial terms of this model (``--text``), each
     #: beside the table's columns rather than among them.
     text_term = "multinomial"
@@ -357,6 +358,30 @@ class MixedNB(TextColumns, BayesClassifier):
         return ColumnLayout(
             lay.types, lay.gaussian, lay.categorical, lay.bernoulli, lay.multinomial, sizes
         )
+
+    def learnt_columns(self) -> list[dict]:
+        """Per column of the table (text columns' words excluded), what was learnt:
+        ``{"type": "gaussian", "mean", "variance"}`` (shape (n_classes,), the
+        variance with ``epsilon_``), ``{"type": "categorical", "probability"}``
+        (shape (n_classes, K_j): P(code | class)), ``{"type": "bernoulli",
+        "probability"}`` (P(x = 1 | class)) or ``{"type": "multinomial",
+        "probability"}`` (p_cj), all as scoring uses them."""
+        lay = self._layout
+        out: list[dict] = []
+        where = {
+            kind: {int(j): i for i, j in enumerate(getattr(lay, kind))} for kind in COLUMN_TYPES
+        }
+        for j, kind in enumerate(lay.types):
+            i = where[kind][j]
+            if kind == "gaussian":
+                out.append({"type": kind, "mean": self.theta_[:, i], "variance": self.var_[:, i]})
+            elif kind == "categorical":
+                out.append({"type": kind, "probability": np.exp(self.category_log_prob_[i])})
+            elif kind == "bernoulli":
+                out.append({"type": kind, "probability": np.exp(self.bernoulli_log_prob_[:, i])})
+            else:
+                out.append({"type": kind, "probability": np.exp(self.multinomial_log_prob_[:, i])})
+        return out
 
     # -- values -------------------------------------------------------------------
     def _check_values(self, X, row_offset=0):
