@@ -113,3 +113,17 @@ def test_help_states_each_models_default():
     run = nbcli_in_process("fit", "--help")
     text = " ".join(run.stdout.split())
     assert "gaussian: global; mixed: feature" in text
+
+
+def test_tune_searches_the_scale_on_one_pass(tables, tmp_path):
+    _, paths = tables
+    report = tmp_path / "tune.json"
+    run = nbcli_in_process(
+        "tune", "-m", "gaussian", "-d", paths["train_scaled"], "-t", "target",
+        "--var-smoothing-scale", "global,feature", "--folds", "3", "--bootstrap", "0",
+        "--metric", "accuracy", "--json", report,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    doc = json.loads(report.read_text())
+    assert doc["grid"] == {"var_smoothing_scale": ["global", "feature"]}
+    assert [r["params"]["var_smoothing_scale"] for r in doc["results"]] == ["global", "feature"]
