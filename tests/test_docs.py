@@ -238,3 +238,21 @@ def test_docstrings_do_not_count_the_models_in_words():
         for m in pattern.finditer(path.read_text(encoding="utf-8"))
     ]
     assert not stale, stale
+
+
+def test_changelog_has_one_heading_per_kind_and_no_repeated_entry():
+    text = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+    releases = re.split(r"^## ", text, flags=re.M)[1:]
+    assert releases and releases[0].startswith("[Unreleased]")
+    for release in releases:
+        kinds = re.findall(r"^### (.+)$", release, flags=re.M)
+        assert len(kinds) == len(set(kinds)), (release.splitlines()[0], kinds)
+        assert set(kinds) <= {"Added", "Changed", "Deprecated", "Removed", "Fixed", "Security"}
+        entries = [" ".join(e.split()) for e in re.split(r"^- |^### .*$", release, flags=re.M)[1:]]
+        repeated = {e[:80] for e in entries if entries.count(e) > 1}
+        assert not repeated, repeated
+    # Where the version lives, as the changelog says it.
+    assert "`__version__` in `nbcli/__init__.py`" in text
+    assert 'version = { attr = "nbcli.__version__" }' in (ROOT / "pyproject.toml").read_text(
+        encoding="utf-8"
+    )
