@@ -249,7 +249,7 @@ def test_changelog_has_one_heading_per_kind_and_no_repeated_entry():
         assert len(kinds) == len(set(kinds)), (release.splitlines()[0], kinds)
         assert set(kinds) <= {"Added", "Changed", "Deprecated", "Removed", "Fixed", "Security"}
         entries = [" ".join(e.split()) for e in re.split(r"^- |^### .*$", release, flags=re.M)[1:]]
-        repeated = {e[:80] for e in entries if entries.count(e) > 1}
+        repeated = {e[:80] for e in entries if e and entries.count(e) > 1}
         assert not repeated, repeated
     # Where the version lives, as the changelog says it.
     assert "`__version__` in `nbcli/__init__.py`" in text
