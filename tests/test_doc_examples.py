@@ -17,6 +17,7 @@ REST runs with ``.venv/bin/`` standing for this environment's own.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shlex
@@ -32,7 +33,7 @@ try:
 except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, nbcli_in_process
 
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs" / "guide").glob("*.md"))]
 NOT_RUN = re.compile(r"^#\s*not run\b", re.I)
@@ -111,6 +112,24 @@ def _env() -> dict[str, str]:
     return env
 
 
+def _plain_nbcli(command: str) -> bool:
+    """An ``nbcli`` command with no shell syntax, on the local engine."""
+    lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
+    words = list(lexer)
+    operators = [w for w in words if w and set(w) <= set("|&;<>()")]
+    return words[:1] == ["nbcli"] and not operators and "dask" not in words and "$" not in command
+
+
+@contextlib.contextmanager
+def _chdir(path: Path):
+    before = Path.cwd()
+    os.chdir(path)
+    try:
+        yield
+    finally:
+        os.chdir(before)
+
+
 def _run_command(command: str, where: str, cwd: Path) -> None:
     code = EXITS.search(command)
     expected = int(code.group(1)) if code else 0
@@ -123,6 +142,16 @@ def _run_command(command: str, where: str, cwd: Path) -> None:
         for spec in shlex.split(command, comments=True)[2:]:
             if not spec.startswith("-"):
                 _check_spec(spec, where)
+        return
+    if _plain_nbcli(command):
+        # No shell around it: the entry point in this process, without an
+        # interpreter's start-up (most of a small command's time).
+        with _chdir(cwd):
+            done = nbcli_in_process(*shlex.split(command)[1:])
+        assert done.returncode == expected, (
+            f"{where}: `{command}` exited {done.returncode}, the text says {expected}\n"
+            f"{done.stderr[-2000:]}"
+        )
         return
     run = subprocess.run(
         ["bash", "-c", f"set -o pipefail; {command}"],
@@ -197,3 +226,8 @@ def test_the_runner_reads_exit_codes_and_marks():
         _check_spec("'.[nonesuch]'", "here")
     with pytest.raises(AssertionError, match="exited 0, the text says 3"):
         _run_command("true  # exits 3", "here", Path.cwd())
+    with pytest.raises(AssertionError, match="exited 0, the text says 2"):
+        _run_command("nbcli --version  # exits 2", "here", Path.cwd())
+    assert _plain_nbcli("nbcli fit -d 'a b.csv'")
+    assert not _plain_nbcli("nbcli predict -m m.npz -d x.csv | head -3")
+    assert not _plain_nbcli("nbcli fit --engine dask -d parts/")
