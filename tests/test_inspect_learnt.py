@@ -150,3 +150,26 @@ def test_min_count_is_checked_in_one_line(tmp_path):
     assert run.stderr.strip().splitlines() == [
         "error: --min-count must be a whole number >= 0 or a fraction in (0, 1); got '-3'"
     ]
+
+
+def test_a_mixed_text_model_ranks_its_words_as_the_multinomial_model_does(tmp_path):
+    paths = {}
+    for model in ("mixed", "multinomial"):
+        paths[model] = tmp_path / f"{model}.npz"
+        run = nbcli_in_process(
+            "fit", "-m", model, "-d", "sample_data/austen_train.csv", "--text", "text",
+            "-t", "label", "-o", paths[model], "-q",
+        )  # fmt: skip
+        assert run.returncode == 0, run.stderr
+    mixed = inspect_model(paths["mixed"], top=5)
+    multinomial = inspect_model(paths["multinomial"], top=5)
+    assert mixed.indicative.keys() == multinomial.indicative.keys()
+    for label, rows in mixed.indicative.items():
+        theirs = multinomial.indicative[label]
+        assert [r["feature"] for r in rows] == [r["feature"] for r in theirs]
+        np.testing.assert_allclose(
+            [r["score"] for r in rows], [r["score"] for r in theirs], rtol=1e-12
+        )
+        assert [r["total"] for r in rows] == [r["total"] for r in theirs]
+    assert mixed.below_min_count == multinomial.below_min_count > 0
+    assert validate(mixed.to_dict(), MODEL_SCHEMA) == []

@@ -8,6 +8,7 @@ import numpy as np
 
 from nbcli.models import _text_term
 from nbcli.models._base import BayesClassifier, UndeterminedError
+from nbcli.models._indicative import TEXT_WORD_DEFINITION, log_probability_ratios
 from nbcli.models._table_stats import MixedStats, pooled_moments
 from nbcli.models._text_term import TextColumns, TextRows
 from nbcli.models._validation import DataValueError, label_text
@@ -309,6 +310,7 @@ class MixedNB(TextColumns, BayesClassifier):
     )
     statistics = (MixedStats,)
     inspection_sections = ("column_parameters",)
+    indicative_definition = TEXT_WORD_DEFINITION
     #: Text columns are multinomial terms of this model (``--text``), each
     #: beside the table's columns rather than among them.
     text_term = "multinomial"
@@ -369,6 +371,24 @@ class MixedNB(TextColumns, BayesClassifier):
         return ColumnLayout(
             lay.types, lay.gaussian, lay.categorical, lay.bernoulli, lay.multinomial, sizes
         )
+
+    def indicative_features(self) -> tuple[np.ndarray, None]:
+        """Per class and feature (n_classes, n_features): for the words of
+        text columns, :data:`~nbcli.models._indicative.TEXT_WORD_DEFINITION`;
+        NaN for the table's columns (``learnt_columns`` describes those)."""
+        n_table = self._layout.n_table
+        out = np.full((len(self.classes_), self.n_features_in_), np.nan)
+        if self.text_log_prob_.shape[1]:
+            out[:, n_table:] = log_probability_ratios(self, self.text_log_prob_)
+        return out, None
+
+    def indicative_counts(self) -> np.ndarray:
+        """Weighted training occurrences of each feature in each class, shape
+        (n_classes, n_features): the words' counts; NaN for the table's columns."""
+        m = self._layout.multinomial.size
+        out = np.full((len(self.classes_), self.n_features_in_), np.nan)
+        out[:, self._layout.n_table :] = self.stats_.multinomial_count[:, m:]
+        return out
 
     def learnt_columns(self) -> list[dict]:
         """Per column of the table (text columns' words excluded), what was learnt:

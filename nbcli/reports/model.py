@@ -162,23 +162,31 @@ def top_indicative(
     """``{label text: [{"feature", "score"[, "higher"][, "count", "total"]}, ...]}``,
     best ``top`` first, and how many features the count floor left out.
 
-    A model with counts (``feature_count_``, shape (n_classes, n_features):
-    a word's occurrences for the multinomial model, the documents holding it
-    for Bernoulli) lists only features whose ``total`` over the classes is at
-    least ``min_count``, each with its ``count`` in the class; the second
-    value is None for a model without counts.
+    A model with counts (``indicative_counts()``, else ``feature_count_``,
+    shape (n_classes, n_features): a word's occurrences for the multinomial
+    model, the documents holding it for Bernoulli) lists only features whose
+    ``total`` over the classes is at least ``min_count``, each with its
+    ``count`` in the class; the second value is None for a model without
+    counts. Features scored NaN are not ranked (mixed: the table's columns),
+    and a model that ranks none gives ``(None, None)``.
     """
     found = indicative_scores(model)
     if found is None:
         return None, None
     scores, higher = found
-    counts = getattr(model, "feature_count_", None)
-    eligible = np.ones(scores.shape[1], dtype=bool)
+    # A score of NaN: a feature the model does not rank (mixed: the table's columns).
+    ranked = ~np.isnan(scores).all(axis=0)
+    if not ranked.any():
+        return None, None
+    own = getattr(model, "indicative_counts", None)
+    counts = own() if own is not None else getattr(model, "feature_count_", None)
+    eligible = ranked.copy()
     total = None
     if counts is not None and np.shape(counts) == scores.shape:
         counts = np.asarray(counts, dtype=float)
         total = counts.sum(axis=0)
-        eligible = total >= min_count
+        with np.errstate(invalid="ignore"):
+            eligible &= total >= min_count
     out = {}
     for k, label in enumerate(model.classes_):
         order = np.argsort(-scores[k], kind="stable")
@@ -193,7 +201,7 @@ def top_indicative(
                 row["total"] = json_number(total[j])
             rows.append(row)
         out[str(json_label(label))] = rows
-    return out, (None if total is None else int((~eligible).sum()))
+    return out, (None if total is None else int((ranked & ~eligible).sum()))
 
 
 def column_parameters(model, names: list[str], columns: list | None, top: int) -> dict:
