@@ -118,6 +118,8 @@ def test_mixed_default_is_invariant_to_a_columns_units_where_gaussians_is_not(ca
     changed = int((g.predict(Xte) != h.predict(_rescaled(Xte, column, 1e5))).sum())
     assert changed > 5  # scikit-learn's rule: the units of one column decide
     assert h.large_epsilon_.shape[0] > g.large_epsilon_.shape[0] > 0
+    # The column that sets the global epsilon, as the warning names it.
+    assert h.largest_variance_feature_ == column == b.largest_variance_feature_
     # With the global scale mixed is gaussian again.
     m = MixedNB(var_smoothing_scale="global").fit(_rescaled(Xtr, column, 1e5), ytr)
     np.testing.assert_allclose(

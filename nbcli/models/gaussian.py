@@ -133,6 +133,9 @@ class GaussianNB(NaiveBayesAPI, BayesClassifier):
         positive but below ``epsilon / EPSILON_SHARE``: the smoothing adds
         more than :data:`EPSILON_SHARE` (10%) to it, which moves posteriors.
         Under the global scale a column in large units causes it.
+    largest_variance_feature_ : int
+        The feature whose variance (over all training data) is the largest:
+        the one that sets ``epsilon_`` under the global scale.
     n_dropped_ : int
         Training rows skipped for a missing cell (``missing="drop"``).
     stats_ : ClassMoments, or ObservedMoments with ``missing="ignore"``
@@ -272,6 +275,7 @@ class GaussianNB(NaiveBayesAPI, BayesClassifier):
         k, j = self.zero_variance_.T
         self.zero_variance_spread_ = st.offset[k, j] != 0
         self.large_epsilon_ = large_epsilon(present, var, eps)
+        self.largest_variance_feature_ = int(np.argmax(var_all)) if var_all.size else -1
         self.var_ = var + eps
         self.theta_ = st.mean.copy()
         self.class_count_ = count.copy()

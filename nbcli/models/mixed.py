@@ -239,6 +239,9 @@ class MixedNB(TextColumns, BayesClassifier):
         within-class variance is positive but smaller than ``epsilon_j /
         EPSILON_SHARE`` (:data:`nbcli.models.gaussian.EPSILON_SHARE`): the
         smoothing adds more than that share to it, enough to move posteriors.
+    largest_variance_feature_ : int
+        The table column of the Gaussian column with the largest variance,
+        which sets ``epsilon_`` under the global scale (-1: none).
     zero_variance_ : ndarray of shape (n_pairs, 2), int
         ``(class index, column index)`` of the Gaussian columns whose
         within-class variance is zero before smoothing (set by ``epsilon_``
@@ -581,6 +584,7 @@ class MixedNB(TextColumns, BayesClassifier):
         large = large_epsilon(live, raw, eps)
         large[:, 1] = lay.gaussian[large[:, 1]]
         self.large_epsilon_ = large
+        self.largest_variance_feature_ = int(lay.gaussian[np.argmax(var_all)]) if g else -1
         # Classes without rows never win (their prior is zero unless fixed);
         # unit variance keeps their scores finite.
         var[~live] = 1.0

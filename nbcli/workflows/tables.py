@@ -266,18 +266,8 @@ def large_epsilon_warnings(path: str, estimator, feature_names) -> list[str]:
 
 def _largest_variance_column(estimator, feature_names) -> str:
     """``, that of 'worst area'``: the column whose variance sets a global epsilon."""
-    theta, var = getattr(estimator, "theta_", None), getattr(estimator, "var_", None)
-    count = getattr(estimator, "class_count_", None)
-    if theta is None or var is None or count is None or np.ndim(theta) != 2:
-        return ""
-    # The pooled variance from the per-class moments (the law of total variance).
-    w = np.asarray(count, dtype=float) / np.sum(count)
-    mean = w @ theta
-    total = w @ (var - np.atleast_1d(estimator.epsilon_)) + w @ (theta - mean) ** 2
-    columns = getattr(getattr(estimator, "_layout", None), "gaussian", None)
-    j = int(np.argmax(total))
-    j = int(columns[j]) if columns is not None else j
-    return f", that of '{feature_names[j]}'"
+    j = getattr(estimator, "largest_variance_feature_", -1)
+    return f", that of '{feature_names[int(j)]}'" if 0 <= j < len(feature_names) else ""
 
 
 def zero_variance_warnings(path: str, estimator, feature_names) -> list[str]:
