@@ -110,7 +110,9 @@ def main(argv=None) -> int:
     med = {k: statistics.median(v) for k, v in times.items()}
     print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}")
     for name, value in med.items():
-        print(f"{name:8s} median {value:7.2f} s  (runs: {', '.join(f'{t:.2f}' for t in times[name])})")
+        print(
+            f"{name:8s} median {value:7.2f} s  (runs: {', '.join(f'{t:.2f}' for t in times[name])})"
+        )
     print(f"fit / sklearn  {med['fit'] / med['sklearn']:.2f}  (target <= 1.5)")
     print(f"tune / fit     {med['tune'] / med['fit']:.2f}  (target <= 2)")
     print(f"test accuracy (qda, pca 50): {accuracy:.4f}  (target 0.9636 +- 0.0005)")
