@@ -357,6 +357,25 @@ def open_engine(
     )
 
 
+@contextlib.contextmanager
+def engine_for(
+    data: list[str],
+    engine: str,
+    scheduler: str | None,
+    workers: int | None,
+    worker_memory: str | None,
+    connect_timeout: float | None = None,
+):
+    """The engine to read ``data`` part by part on (:func:`uses_parts`), opened for
+    the block; None for one file, read in this process (Dask options refused)."""
+    if uses_parts(engine, data):
+        with open_engine(engine, scheduler, workers, worker_memory, connect_timeout) as eng:
+            yield eng
+    else:
+        open_engine(engine, scheduler, workers, worker_memory, connect_timeout)
+        yield None
+
+
 def uses_parts(engine: str, data: list[str]) -> bool:
     """Whether a run reads ``--data`` part by part on an engine: with ``--engine dask``,
     when ``--data`` names a folder or a glob, or when it is given more than once

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 import typer
 
@@ -30,7 +30,12 @@ REPEATS = typer.Option(
 SEED = typer.Option(
     "--seed", min=0, help="Seed of the fold plan and the bootstrap: same seed, same folds."
 )
-DATA = typer.Option("--data", "-d", help="Labelled data (CSV, NPZ, Parquet, - for stdin).")
+DATA = typer.Option(
+    "--data",
+    "-d",
+    help="Labelled data (CSV, NPZ, Parquet, - for stdin); a folder, a quoted glob or several "
+    "--data files of CSV/Parquet parts are one data set.",
+)
 MODEL_TYPE = typer.Option(
     "--model", "-m", help="Model type (or 'model' in --config).", case_sensitive=False
 )
@@ -90,6 +95,11 @@ def cv(
     x_key: Annotated[str, common.X_KEY] = "X",
     y_key: Annotated[str, common.Y_KEY] = "y",
     quiet: Annotated[bool, common.QUIET] = False,
+    engine: Annotated[Literal["local", "dask"], common.ENGINE] = "local",
+    scheduler: Annotated[str | None, common.SCHEDULER] = None,
+    workers: Annotated[int | None, common.WORKERS] = None,
+    worker_memory: Annotated[str | None, common.WORKER_MEMORY] = None,
+    connect_timeout: Annotated[float | None, common.CONNECT_TIMEOUT] = None,
     text: Annotated[list[str] | None, text_opts.TEXT] = None,
     ngram: Annotated[str | None, text_opts.NGRAM] = None,
     min_df: Annotated[str | None, text_opts.MIN_DF] = None,
@@ -105,9 +115,12 @@ def cv(
     Every fold's model is the merge of the other folds' statistics, gathered in one
     pass: no refit. Exit codes: 0 ok, 2 bad command or input, 3 a threshold missed.
     Example: nbcli cv --model gaussian --data sample_data/iris_train.csv --folds 5;
-    with text: nbcli cv -m multinomial -d sample_data/austen_train.csv --text text --min-df 2
+    with text: nbcli cv -m multinomial -d sample_data/austen_train.csv --text text --min-df 2.
+    A folder or glob of parts, or --engine dask, is read part by part: the same folds and
+    per-fold figures as the parts joined into one file.
     """
-    data = common.one_data_file(data_files)
+    data_list = list(data_files)
+    data = common.one_data_file(data_list) if len(data_list) == 1 else ", ".join(data_list)
     from nbcli.cli.fit_cmd import _estimator
     from nbcli.cli.options import read_config
     from nbcli.cli.progress import ConsoleReporter
@@ -123,23 +136,27 @@ def cv(
         raise NbcliError("--json and --oof-output cannot both go to stdout; send one to a file")
     check_outputs(
         [("--json", json_out), ("--oof-output", oof_output)],
-        [("--data", data), ("--config", config)],
+        [*(("--data", d) for d in data_list), ("--config", config)],
         kinds={"--oof-output": "predictions"},
         force=force,
     )
     cfg = read_config(config)
     estimator, params = _estimator(model, cfg, config, hyperparameter_flags)
-    request = data_request(locals(), cfg, config, params).reading(data=(data,))
+    request = data_request(locals(), cfg, config, params)
     prior = params.get(estimator.prior_param)
-    report = cross_validate(
-        estimator,
-        request,
-        FoldSettings(folds, fold_column, group_column, repeats, seed),
-        ScoreSettings(bootstrap, confidence, seed, bins, pos_label=pos_label),
-        priors_by_label=prior if isinstance(prior, dict) else None,
-        oof_output=oof_output,
-        reporter=ConsoleReporter(quiet),
-    )
+    with common.engine_for(
+        data_list, engine, scheduler, workers, worker_memory, connect_timeout
+    ) as eng:
+        report = cross_validate(
+            estimator,
+            request if eng is not None else request.reading(data=(data,)),
+            FoldSettings(folds, fold_column, group_column, repeats, seed),
+            ScoreSettings(bootstrap, confidence, seed, bins, pos_label=pos_label),
+            priors_by_label=prior if isinstance(prior, dict) else None,
+            oof_output=oof_output,
+            reporter=ConsoleReporter(quiet),
+            engine=eng,
+        )
     common.show_warnings(report.warnings)
     common.emit_report(report, json_out, quiet=quiet, stdout_has_data=oof_output == "-")
     common.enforce_thresholds(report.threshold_values(), thresholds)

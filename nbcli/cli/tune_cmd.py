@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import inspect
-from typing import Annotated
+from typing import Annotated, Literal
 
 import typer
 
@@ -84,6 +84,11 @@ def tune(
     x_key: Annotated[str, common.X_KEY] = "X",
     y_key: Annotated[str, common.Y_KEY] = "y",
     quiet: Annotated[bool, common.QUIET] = False,
+    engine: Annotated[Literal["local", "dask"], common.ENGINE] = "local",
+    scheduler: Annotated[str | None, common.SCHEDULER] = None,
+    workers: Annotated[int | None, common.WORKERS] = None,
+    worker_memory: Annotated[str | None, common.WORKER_MEMORY] = None,
+    connect_timeout: Annotated[float | None, common.CONNECT_TIMEOUT] = None,
     text: Annotated[list[str] | None, text_opts.TEXT] = None,
     ngram: Annotated[str | None, text_opts.NGRAM] = None,
     min_df: Annotated[str | None, text_opts.MIN_DF] = None,
@@ -100,9 +105,11 @@ def tune(
     Values: a list (--alpha 0.01,0.1,1) or a range (--var-smoothing log:1e-9..1:20,
     --reg-param lin:0..0.5:6); or a [grid] table in --config. The first name
     given varies slowest; ties go to the first combination in that order.
-    Example: nbcli tune -m gaussian -d sample_data/iris_train.csv --var-smoothing log:1e-9..1:10
+    Example: nbcli tune -m gaussian -d sample_data/iris_train.csv --var-smoothing log:1e-9..1:10.
+    A folder or glob of parts, or --engine dask, is read part by part, as cv reads it.
     """
-    data = common.one_data_file(data_files)
+    data_list = list(data_files)
+    data = common.one_data_file(data_list) if len(data_list) == 1 else ", ".join(data_list)
     from nbcli.cli.console import info
     from nbcli.cli.fit_cmd import _estimator
     from nbcli.cli.options import read_config
@@ -115,7 +122,7 @@ def tune(
 
     check_outputs(
         [("--output", output), ("--json", json_out)],
-        [("--data", data), ("--config", config)],
+        [*(("--data", d) for d in data_list), ("--config", config)],
         models=["--output"],
         force=force,
     )
@@ -151,17 +158,21 @@ def tune(
         grid[name] = parse_values(given, flag.flag, flag.spec.parse)
     for name in grid:
         params.pop(name, None)
-    request = data_request(locals(), cfg, config, params).reading(data=(data,))
+    request = data_request(locals(), cfg, config, params)
     prior = params.get(estimator.prior_param)
-    report, model_file = tune(
-        estimator,
-        request,
-        Search(grid, metric),
-        FoldSettings(folds, fold_column, group_column, repeats, seed),
-        ScoreSettings(bootstrap, confidence, seed, pos_label=pos_label),
-        priors_by_label=prior if isinstance(prior, dict) else None,
-        reporter=ConsoleReporter(quiet),
-    )
+    with common.engine_for(
+        data_list, engine, scheduler, workers, worker_memory, connect_timeout
+    ) as eng:
+        report, model_file = tune(
+            estimator,
+            request if eng is not None else request.reading(data=(data,)),
+            Search(grid, metric),
+            FoldSettings(folds, fold_column, group_column, repeats, seed),
+            ScoreSettings(bootstrap, confidence, seed, pos_label=pos_label),
+            priors_by_label=prior if isinstance(prior, dict) else None,
+            reporter=ConsoleReporter(quiet),
+            engine=eng,
+        )
     from nbcli.io.atomic import outputs_together
     from nbcli.io.modelfile import save_model
 
