@@ -252,3 +252,65 @@ def test_tune_on_dask_writes_the_one_file_model(scheduler, tmp_path):
     for name, value in a.model.stats_.__dict__.items():
         if isinstance(value, np.ndarray):
             np.testing.assert_allclose(getattr(b.model.stats_, name), value, rtol=1e-12, atol=0)
+
+
+def _calibration(tmp_path, data, *extra) -> dict:
+    out = tmp_path / "calibration.json"
+    run = nbcli_in_process(
+        "calibrate", "-m", tmp_path / "model.npz", "-d", data, "--json", out, "-q", *extra
+    )
+    assert run.returncode == 0, run.stderr
+    report = json.loads(out.read_text())
+    # The inputs name the file or the parts; everything else must agree.
+    for doc in (report, report.get("before", {}), report.get("after", {})):
+        doc.pop("inputs", None)
+    report.get("calibrator", {}).pop("fitted_on", None)
+    return report
+
+
+def _close(a, b, where="report") -> None:
+    """``a`` and ``b`` equal, floats to 1e-12: the posteriors of a row scored in
+    another block may differ in their last bits, and iterative fits follow them."""
+    if isinstance(a, dict):
+        assert isinstance(b, dict) and a.keys() == b.keys(), where
+        for key in a:
+            _close(a[key], b[key], f"{where}.{key}")
+    elif isinstance(a, list):
+        assert isinstance(b, list) and len(a) == len(b), where
+        for i, (x, y) in enumerate(zip(a, b)):
+            _close(x, y, f"{where}[{i}]")
+    elif isinstance(a, float):
+        assert b == pytest.approx(a, abs=TOL, rel=TOL), where
+    else:
+        assert a == b, where
+
+
+def _fitted(tmp_path):
+    run = nbcli_in_process(
+        "fit", "-m", "gaussian", "-d", "sample_data/iris_train.csv", "-o", tmp_path / "model.npz"
+    )
+    assert run.returncode == 0, run.stderr
+    return _split("sample_data/iris_calib.csv", tmp_path / "calib", cuts=(1, 20), fold_column=False)
+
+
+@pytest.mark.numerical
+@pytest.mark.parametrize("method", ["temperature", "sigmoid", "isotonic", "auto"])
+def test_calibrate_on_parts_equals_calibrate_on_one_file(tmp_path, method):
+    """The parts are scored part by part; the posteriors come back in row order,
+    so every method's fit, cross-fitting, verdict and intervals are the one-file ones."""
+    whole, folder = _fitted(tmp_path)
+    one = _calibration(tmp_path, whole, "--method", method, "--seed", "4")
+    parts = _calibration(tmp_path, folder, "--method", method, "--seed", "4")
+    _close(one, parts)
+    assert one["after"]["metrics"]["log_loss"] != one["before"]["metrics"]["log_loss"]
+
+
+@pytest.mark.dask
+@pytest.mark.numerical
+def test_calibrate_on_dask_equals_calibrate_on_one_file(scheduler, tmp_path):
+    whole, folder = _fitted(tmp_path)
+    one = _calibration(tmp_path, whole, "--method", "isotonic")
+    dask = _calibration(
+        tmp_path, folder, "--method", "isotonic", "--engine", "dask", "--scheduler", scheduler
+    )
+    _close(one, dask)

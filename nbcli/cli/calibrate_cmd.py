@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from enum import Enum
-from typing import Annotated
+from typing import Annotated, Literal
 
 import typer
 
@@ -54,7 +54,12 @@ def calibrate(
     model: Annotated[str, common.MODEL],
     data_files: Annotated[
         list[str],
-        typer.Option("--data", "-d", help="Held-out labelled data (not the training data)."),
+        typer.Option(
+            "--data",
+            "-d",
+            help="Held-out labelled data (not the training data); a folder, a quoted glob or "
+            "several --data files of CSV/Parquet parts are one data set.",
+        ),
     ],
     target: Annotated[str | None, common.TARGET] = None,
     method: Annotated[
@@ -146,6 +151,11 @@ def calibrate(
     x_key: Annotated[str, common.X_KEY] = "X",
     y_key: Annotated[str, common.Y_KEY] = "y",
     quiet: Annotated[bool, common.QUIET] = False,
+    engine: Annotated[Literal["local", "dask"], common.ENGINE] = "local",
+    scheduler: Annotated[str | None, common.SCHEDULER] = None,
+    workers: Annotated[int | None, common.WORKERS] = None,
+    worker_memory: Annotated[str | None, common.WORKER_MEMORY] = None,
+    connect_timeout: Annotated[float | None, common.CONNECT_TIMEOUT] = None,
     force: Annotated[bool, common.FORCE] = False,
 ):
     """Reliability of the model's posteriors on held-out data, and a repair.
@@ -156,7 +166,9 @@ def calibrate(
     by a calibrator fitted on the other folds). With --output, writes a model
     file that carries the calibrator when it improves the cross-fitted
     log-loss beyond its margin; predict --proba, evaluate and calibrate apply it.
-    Example: nbcli calibrate -m digits.npz -d sample_data/digits_calib.csv -o digits-cal.npz
+    Example: nbcli calibrate -m digits.npz -d sample_data/digits_calib.csv -o digits-cal.npz.
+    Parts (a folder, a glob, --engine dask) are scored where they are read; the posteriors
+    come back, and every method fits and is judged as on the parts joined into one file.
     """
     from nbcli.cli.progress import ConsoleReporter
     from nbcli.io.atomic import check_outputs
@@ -167,7 +179,8 @@ def calibrate(
     if isinstance(edges_or_n, list) and strategy is Strategy.quantile:
         raise NbcliError("--strategy quantile makes its own edges; give --bins as a number with it")
     thresholds = common.parse_thresholds(fail_under, fail_over, CALIBRATION_METRICS, bootstrap)
-    data = common.one_data_file(data_files)
+    data_list = list(data_files)
+    data = common.one_data_file(data_list) if len(data_list) == 1 else ", ".join(data_list)
     common.check_model_file(model)
     if output is not None and method is Method.none:
         raise NbcliError(
@@ -175,7 +188,7 @@ def calibrate(
         )
     check_outputs(
         [("--output", output), ("--json", json_out), ("--plot", plot)],
-        [("--model", model), ("--data", data)],
+        [("--model", model), *(("--data", d) for d in data_list)],
         models=["--output"],
         force=force,
     )
@@ -183,19 +196,22 @@ def calibrate(
         check_plot(plot)
 
     from nbcli.cli.requests import data_request
-    from nbcli.workflows.settings import ScoreSettings
+    from nbcli.workflows.settings import CalibrationChecks, ScoreSettings
 
-    request = data_request(locals()).reading(data=(data,))
-    result = run_calibration(
-        model,
-        request,
-        ScoreSettings(bootstrap, confidence, seed, edges_or_n, strategy.value),
-        method=method.value,
-        allow_training_data=allow_training_data,
-        reporter=ConsoleReporter(quiet),
-        folds=folds,
-        allow_worse=allow_worse,
-    )
+    request = data_request(locals())
+    with common.engine_for(
+        data_list, engine, scheduler, workers, worker_memory, connect_timeout
+    ) as eng:
+        result = run_calibration(
+            model,
+            request if eng is not None else request.reading(data=(data,)),
+            ScoreSettings(bootstrap, confidence, seed, edges_or_n, strategy.value),
+            method=method.value,
+            allow_training_data=allow_training_data,
+            reporter=ConsoleReporter(quiet),
+            checks=CalibrationChecks(folds, allow_worse),
+            engine=eng,
+        )
     report = result.report
     common.show_warnings(report.warnings)
     if result.certain and output is not None:

@@ -377,6 +377,11 @@ def collect_part_fold_statistics(estimator, request, folds, engine, priors_by_la
     from nbcli.workflows.train import TableFacts
 
     folds.check()
+    if request.na_labels:
+        raise NbcliError(
+            "--na-labels is not read part by part yet (a folder, a glob, several --data "
+            "files or --engine dask); blank those labels, or join the parts into one file"
+        )
     text = request.text
     kind = "" if text is None else _check_text_folds(estimator, request, folds)
     check_blocks(estimator, request)
