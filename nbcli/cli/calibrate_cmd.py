@@ -193,7 +193,7 @@ def calibrate(
         force=force,
     )
     if plot is not None:
-        check_plot(plot)
+        common.check_plot(plot)
 
     from nbcli.cli.requests import data_request
     from nbcli.workflows.settings import CalibrationChecks, ScoreSettings
@@ -288,28 +288,3 @@ def refusal(verdict, method: str, data: str, output: str | None) -> str:
         f"{data}: {which} the cross-fitted log-loss beyond its margin ({why}), so "
         f"{output} was not written; {hint}; --allow-worse writes it anyway"
     )
-
-
-def check_plot(path: str) -> None:
-    """Refuse, before any work, a ``--plot`` path nbcli cannot draw to.
-
-    Raises
-    ------
-    NbcliError
-        For an extension other than .png or .svg, or when matplotlib is not
-        installed.
-    """
-    import importlib.util
-    from pathlib import Path
-
-    suffix = Path(path).suffix
-    if suffix.lower() not in (".png", ".svg"):
-        raise NbcliError(
-            f"--plot {path}: cannot draw a plot with extension {suffix!r}; use .png or .svg"
-        )
-    try:
-        found = importlib.util.find_spec("matplotlib") is not None
-    except (ImportError, ValueError):
-        found = False
-    if not found:
-        raise NbcliError(f"--plot {path}: drawing needs matplotlib: pip install 'nbcli[plot]'")

@@ -48,33 +48,6 @@ MODEL = typer.Option(
 )
 
 
-def check_columns(target: str | None, features: list[str] | None, drop: list[str] | None) -> None:
-    """Refuse, before reading, column options that contradict each other.
-
-    ``features`` and ``drop`` are the raw option values (``--features ''``
-    names no column, which is refused rather than read as "all").
-
-    Raises
-    ------
-    NbcliError
-        For an empty ``--features`` or ``--drop``, a column both in
-        ``--features`` and ``--drop``, or a ``--target`` that is dropped.
-    """
-    from nbcli.cli.options import split_list
-    from nbcli.errors import NbcliError
-
-    for option, values in (("--features", features), ("--drop", drop)):
-        if values is not None and split_list(values) is None:
-            raise NbcliError(f"{option} {values[0]!r}: names no column; give column names")
-    both = sorted(set(split_list(features) or []) & set(split_list(drop) or []))
-    if both:
-        raise NbcliError(
-            f"column {both[0]!r} is in both --features and --drop; give it in one of them"
-        )
-    if target is not None and target in (split_list(drop) or []):
-        raise NbcliError(f"--target {target} is also in --drop; the target cannot be dropped")
-
-
 @contextlib.contextmanager
 def ctrl_c_for_this_process_only():
     """Ctrl-C stops this process, never the worker processes it starts.
@@ -388,3 +361,30 @@ def names_parts_of(data: list[str]) -> bool:
     from nbcli.workflows.parts import names_parts
 
     return names_parts(data)
+
+
+def check_plot(path: str) -> None:
+    """Refuse, before any work, a ``--plot`` path nbcli cannot draw to.
+
+    Raises
+    ------
+    NbcliError
+        For an extension other than .png or .svg, or when matplotlib is not
+        installed.
+    """
+    import importlib.util
+    from pathlib import Path
+
+    from nbcli.errors import NbcliError
+
+    suffix = Path(path).suffix
+    if suffix.lower() not in (".png", ".svg"):
+        raise NbcliError(
+            f"--plot {path}: cannot draw a plot with extension {suffix!r}; use .png or .svg"
+        )
+    try:
+        found = importlib.util.find_spec("matplotlib") is not None
+    except (ImportError, ValueError):
+        found = False
+    if not found:
+        raise NbcliError(f"--plot {path}: drawing needs matplotlib: pip install 'nbcli[plot]'")

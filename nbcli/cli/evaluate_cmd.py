@@ -150,9 +150,7 @@ def evaluate(
         force=force,
     )
     if plots:
-        from nbcli.cli.calibrate_cmd import check_plot
-
-        check_plot(plots["reliability"])
+        common.check_plot(plots["reliability"])
     from nbcli.cli.requests import data_request
     from nbcli.workflows.settings import ScoreSettings
 

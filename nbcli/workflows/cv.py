@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from nbcli.workflows.engine import Reporter
+from nbcli.workflows.fold_parts import collect_part_fold_statistics
 from nbcli.workflows.folds import FoldStatistics, collect_fold_statistics
 from nbcli.workflows.inputs import request_inputs
 from nbcli.workflows.settings import MEMORY_BUDGET, FoldSettings, ScoreSettings
@@ -83,16 +84,18 @@ def cross_validate(
     folds = folds or FoldSettings()
     scores = scoring or ScoreSettings()
     data, seed = request.path, folds.seed
-    fs = collect_fold_statistics(
-        estimator,
-        request,
-        folds,
-        priors_by_label=priors_by_label,
-        reporter=reporter,
-        # No model file is written: no fingerprint of the rows.
-        fingerprint=False,
-        engine=engine,
-    )
+    if engine is None:
+        fs = collect_fold_statistics(
+            estimator,
+            request,
+            folds,
+            priors_by_label=priors_by_label,
+            reporter=reporter,
+            # No model file is written: no fingerprint of the rows.
+            fingerprint=False,
+        )
+    else:
+        fs = collect_part_fold_statistics(estimator, request, folds, engine, priors_by_label)
     from nbcli.workflows.evaluate import check_pos_label
 
     check_pos_label(fs.classes, scores.pos_label, data)

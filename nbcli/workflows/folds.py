@@ -47,7 +47,6 @@ def collect_fold_statistics(
     priors_by_label: dict | None = None,
     reporter: Reporter | None = None,
     fingerprint: bool = True,
-    engine=None,
 ) -> FoldStatistics:
     """Read the labelled data of ``request``, plan the folds and gather every fold's statistics.
 
@@ -74,10 +73,6 @@ def collect_fold_statistics(
     fingerprint : bool
         Hash the rows for the training fingerprint of a model file
         (``training``); a cross-validation that writes no model skips it.
-    engine : nbcli.engines.Engine, optional
-        Read ``request`` as a data set in parts (a folder, a glob, several
-        files) on this engine: :mod:`nbcli.workflows.fold_parts`, the same
-        folds and per-fold figures as one file of the parts joined.
 
     Raises
     ------
@@ -100,10 +95,6 @@ def collect_fold_statistics(
 
     folds = folds or FoldSettings()
     reporter = reporter or Reporter()
-    if engine is not None:
-        from nbcli.workflows.fold_parts import collect_part_fold_statistics
-
-        return collect_part_fold_statistics(estimator, request, folds, engine, priors_by_label)
     folds.check()
     text = request.text
     kind = "" if text is None else _check_text_folds(estimator, request, folds)

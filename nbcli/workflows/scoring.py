@@ -443,7 +443,7 @@ def score_parts(mf, request: DataRequest, engine, *, missing_option: bool = Fals
     NbcliError
         As :func:`score`, naming the part and its row.
     """
-    from nbcli.workflows.evaluate_parts import _matches
+    from nbcli.io.fingerprint import rowhash_matches
     from nbcli.workflows.parts import at_client, check_parts, expand_parts
 
     parts = expand_parts(request.data)
@@ -456,6 +456,6 @@ def score_parts(mf, request: DataRequest, engine, *, missing_option: bool = Fals
     return Scores(
         log_proba=np.concatenate(total.logps),
         y_true=_joined_labels(total.ys),
-        training_match=_matches(mf.training, total.fingerprint),
+        training_match=rowhash_matches(mf.training, total.fingerprint),
         n_left_out=total.left_out,
     )

@@ -19,6 +19,7 @@ import numpy as np
 from nbcli.errors import NbcliError
 from nbcli.io.limits import MAX_GRID
 from nbcli.workflows.engine import Reporter
+from nbcli.workflows.fold_parts import collect_part_fold_statistics
 from nbcli.workflows.folds import collect_fold_statistics
 from nbcli.workflows.inputs import request_inputs
 from nbcli.workflows.settings import FoldSettings, ScoreSettings, Search
@@ -238,9 +239,12 @@ def tune(
         raise NbcliError(f"unknown metric {metric!r}; choose one of {', '.join(SEARCH_METRICS)}")
     check_grid(estimator, grid)
     combos = combinations(grid)
-    fs = collect_fold_statistics(
-        estimator, request, folds, priors_by_label=priors_by_label, reporter=reporter, engine=engine
-    )
+    if engine is None:
+        fs = collect_fold_statistics(
+            estimator, request, folds, priors_by_label=priors_by_label, reporter=reporter
+        )
+    else:
+        fs = collect_part_fold_statistics(estimator, request, folds, engine, priors_by_label)
     from nbcli.reports.evaluation import positive_column
     from nbcli.reports.selection_scores import CHEAP_KEYS, selection_scores
     from nbcli.workflows.evaluate import check_pos_label
