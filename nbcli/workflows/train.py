@@ -16,9 +16,9 @@ import numpy as np
 from nbcli.errors import NbcliError
 from nbcli.models import DataValueError
 from nbcli.workflows.train_checks import (
+    FIT_CHECKS,
     check_finite_parameters,
     check_finite_statistics,
-    check_gaussian_spread,
 )
 
 #: Models whose features may be categories: text, boolean and categorical
@@ -533,9 +533,9 @@ def finish_training(
                 f"a spread ({way})" + (f"; {note}" if note else "")
             )
         warnings.append(f"{path}: {msg}; its probabilities rest on smoothing alone")
-    if "var_smoothing" in estimator.get_params() and hasattr(estimator.stats_, "pooled"):
-        # Per-class moments smoothed by var_smoothing: Gaussian naive Bayes.
-        check_gaussian_spread(path, estimator, feature_names, typed)
+    for check in type(estimator).fit_checks:
+        # What the class declares of its training data (Gaussian spreads).
+        FIT_CHECKS[check](path, estimator, feature_names, typed)
     import warnings as python_warnings
 
     try:
