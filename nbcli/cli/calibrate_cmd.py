@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from enum import Enum
-from typing import Annotated, Literal
+from typing import Annotated
 
 import typer
 
@@ -50,6 +50,8 @@ def parse_bins(text: str):
     return n if len(parts) == 1 else edges
 
 
+@common.with_engine_options
+@common.with_read_options
 def calibrate(
     model: Annotated[str, common.MODEL],
     data_files: Annotated[
@@ -146,16 +148,9 @@ def calibrate(
     ] = None,
     unseen: Annotated[str | None, table_options.UNSEEN] = None,
     na_values: Annotated[list[str] | None, table_options.SCORING_NA_VALUES] = None,
-    delimiter: Annotated[str | None, common.DELIMITER] = None,
-    chunk_size: Annotated[int | None, common.CHUNK_SIZE] = None,
-    x_key: Annotated[str, common.X_KEY] = "X",
-    y_key: Annotated[str, common.Y_KEY] = "y",
+    read: common.ReadOptions = common.READING,
     quiet: Annotated[bool, common.QUIET] = False,
-    engine: Annotated[Literal["local", "dask"], common.ENGINE] = "local",
-    scheduler: Annotated[str | None, common.SCHEDULER] = None,
-    workers: Annotated[int | None, common.WORKERS] = None,
-    worker_memory: Annotated[str | None, common.WORKER_MEMORY] = None,
-    connect_timeout: Annotated[float | None, common.CONNECT_TIMEOUT] = None,
+    engine: common.EngineOptions = common.LOCAL,
     force: Annotated[bool, common.FORCE] = False,
 ):
     """Reliability of the model's posteriors on held-out data, and a repair.
@@ -199,9 +194,7 @@ def calibrate(
     from nbcli.workflows.settings import CalibrationChecks, ScoreSettings
 
     request = data_request(locals())
-    with common.engine_for(
-        data_list, engine, scheduler, workers, worker_memory, connect_timeout
-    ) as eng:
+    with common.engine_for(data_list, engine) as eng:
         result = run_calibration(
             model,
             request if eng is not None else request.reading(data=(data,)),

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import sys
+from dataclasses import dataclass
+from typing import ClassVar, Literal
 
 import typer
 
@@ -330,22 +332,143 @@ def open_engine(
     )
 
 
+def option_group(name: str, group: type, parameters: tuple):
+    """A decorator: the command's parameter ``name`` becomes the options of
+    ``parameters`` (``(parameter, type, typer.Option, default)`` each), one
+    per option in the signature Typer reads, and the command receives them
+    as one ``group`` value (a frozen dataclass with those fields).
+
+    So a set of options that several commands share is declared once;
+    :func:`nbcli.cli.requests.data_request` reads a group's fields as it
+    reads the command's own options.
+    """
+    import inspect
+    from typing import Annotated
+
+    names = [parameter for parameter, *_ in parameters]
+
+    def decorate(func):
+        given = list(inspect.signature(func, eval_str=True).parameters.values())
+        at = [p.name for p in given].index(name)
+        generated = [
+            inspect.Parameter(
+                parameter,
+                inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                default=default,
+                annotation=Annotated[kind, option],
+            )  # fmt: skip
+            for parameter, kind, option, default in parameters
+        ]
+        signature = given[:at] + generated + given[at + 1 :]
+
+        def command(**options):
+            values = {n: options.pop(n) for n in names if n in options}
+            return func(**options, **{name: group(**values)})
+
+        command.__name__ = command.__qualname__ = func.__name__
+        command.__doc__ = func.__doc__
+        command.__signature__ = inspect.Signature(signature)  # type: ignore[attr-defined]
+        command.__annotations__ = {p.name: p.annotation for p in signature}
+        return command
+
+    return decorate
+
+
+def grouped_options(options) -> dict:
+    """``options`` (a command's by parameter name) with each option group's
+    fields (see :func:`option_group`) in place of the group."""
+    from dataclasses import fields, is_dataclass
+
+    flat = {}
+    for key, value in options.items():
+        if is_dataclass(value) and getattr(value, "option_group", False):
+            flat.update({f.name: getattr(value, f.name) for f in fields(value)})
+        else:
+            flat[key] = value
+    return flat
+
+
+@dataclass(frozen=True)
+class EngineOptions:
+    """The engine options of a command, as one value (see :func:`with_engine_options`)."""
+
+    option_group: ClassVar[bool] = True
+    engine: str = "local"
+    scheduler: str | None = None
+    workers: int | None = None
+    worker_memory: str | None = None
+    connect_timeout: float | None = None
+
+    @property
+    def name(self) -> str:
+        return self.engine.lower()
+
+    def open(self):
+        """:func:`open_engine` with these options."""
+        return open_engine(
+            self.engine, self.scheduler, self.workers, self.worker_memory, self.connect_timeout
+        )
+
+    def uses_parts(self, data: list[str]) -> bool:
+        """:func:`uses_parts` of ``data`` with this engine."""
+        return uses_parts(self.engine, data)
+
+
+#: The engine options of a command that gives none: this process.
+LOCAL = EngineOptions()
+
+#: ``--engine``, ``--scheduler``, ``--workers``, ``--worker-memory`` and
+#: ``--connect-timeout`` in place of a command's ``engine`` parameter, which
+#: receives them as one :class:`EngineOptions`.
+with_engine_options = option_group(
+    "engine",
+    EngineOptions,
+    (
+        ("engine", Literal["local", "dask"], ENGINE, "local"),
+        ("scheduler", str | None, SCHEDULER, None),
+        ("workers", int | None, WORKERS, None),
+        ("worker_memory", str | None, WORKER_MEMORY, None),
+        ("connect_timeout", float | None, CONNECT_TIMEOUT, None),
+    ),
+)
+
+
+@dataclass(frozen=True)
+class ReadOptions:
+    """How a data file is read: ``--delimiter``, ``--chunk-size``, ``--x-key``, ``--y-key``."""
+
+    option_group: ClassVar[bool] = True
+    delimiter: str | None = None
+    chunk_size: int | None = None
+    x_key: str = "X"
+    y_key: str = "y"
+
+
+#: The read options of a command that gives none.
+READING = ReadOptions()
+
+#: The read options in place of a command's ``read`` parameter (one :class:`ReadOptions`).
+with_read_options = option_group(
+    "read",
+    ReadOptions,
+    (
+        ("delimiter", str | None, DELIMITER, None),
+        ("chunk_size", int | None, CHUNK_SIZE, None),
+        ("x_key", str, X_KEY, "X"),
+        ("y_key", str, Y_KEY, "y"),
+    ),
+)
+
+
 @contextlib.contextmanager
-def engine_for(
-    data: list[str],
-    engine: str,
-    scheduler: str | None,
-    workers: int | None,
-    worker_memory: str | None,
-    connect_timeout: float | None = None,
-):
+def engine_for(data: list[str], options: EngineOptions):
     """The engine to read ``data`` part by part on (:func:`uses_parts`), opened for
     the block; None for one file, read in this process (Dask options refused)."""
-    if uses_parts(engine, data):
-        with open_engine(engine, scheduler, workers, worker_memory, connect_timeout) as eng:
+    if options.uses_parts(data):
+        with options.open() as eng:
             yield eng
     else:
-        open_engine(engine, scheduler, workers, worker_memory, connect_timeout)
+        options.open()
         yield None
 
 

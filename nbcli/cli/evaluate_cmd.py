@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from enum import Enum
-from typing import Annotated, Literal
+from typing import Annotated
 
 import typer
 
@@ -59,6 +59,8 @@ COMPARE_FAIL_UNDER = common.fail_option("under", "difference.upper=0 or accuracy
 COMPARE_FAIL_OVER = common.fail_option("over", "p_value=0.05 or difference.lower=0.1")
 
 
+@common.with_engine_options
+@common.with_read_options
 def evaluate(
     model: Annotated[str, common.MODEL],
     data_files: Annotated[
@@ -103,16 +105,9 @@ def evaluate(
     missing: Annotated[str | None, MISSING] = None,
     unseen: Annotated[str | None, table_options.UNSEEN] = None,
     na_values: Annotated[list[str] | None, table_options.SCORING_NA_VALUES] = None,
-    delimiter: Annotated[str | None, common.DELIMITER] = None,
-    chunk_size: Annotated[int | None, common.CHUNK_SIZE] = None,
-    x_key: Annotated[str, common.X_KEY] = "X",
-    y_key: Annotated[str, common.Y_KEY] = "y",
+    read: common.ReadOptions = common.READING,
     quiet: Annotated[bool, common.QUIET] = False,
-    engine: Annotated[Literal["local", "dask"], common.ENGINE] = "local",
-    scheduler: Annotated[str | None, common.SCHEDULER] = None,
-    workers: Annotated[int | None, common.WORKERS] = None,
-    worker_memory: Annotated[str | None, common.WORKER_MEMORY] = None,
-    connect_timeout: Annotated[float | None, common.CONNECT_TIMEOUT] = None,
+    engine: common.EngineOptions = common.LOCAL,
     force: Annotated[bool, common.FORCE] = False,
     pos_label: Annotated[
         str | None,
@@ -155,7 +150,7 @@ def evaluate(
     from nbcli.workflows.settings import ScoreSettings
 
     request = data_request(locals())
-    if common.uses_parts(engine, data_list):
+    if engine.uses_parts(data_list):
         from nbcli.workflows.evaluate_parts import evaluate_parts
 
         if plots:
@@ -170,14 +165,12 @@ def evaluate(
                 "--pos-label needs the rows in one file: the binary figures it chooses are "
                 "not computed over parts"
             )
-        with common.open_engine(engine, scheduler, workers, worker_memory, connect_timeout) as eng:
+        with engine.open() as eng:
             # Parts are binned before their rows are counted: no fewer bins for few rows.
             scores = ScoreSettings(bootstrap, confidence, seed, 10 if bins is None else bins)
             report = evaluate_parts(model, request, eng, scores)
     else:
-        common.open_engine(
-            engine, scheduler, workers, worker_memory, connect_timeout
-        )  # refuses Dask options
+        engine.open()  # refuses Dask options
         report = run_evaluation(
             model,
             # Hashing reads the files again: only for a JSON report, as cv does.
@@ -224,6 +217,7 @@ def evaluation_images(report, suffix: str) -> dict[str, bytes]:
     }
 
 
+@common.with_read_options
 def compare(
     models: Annotated[
         list[str], typer.Option("--model", "-m", help="Model file; give exactly two: A then B.")
@@ -241,10 +235,7 @@ def compare(
     missing: Annotated[str | None, MISSING] = None,
     unseen: Annotated[str | None, table_options.UNSEEN] = None,
     na_values: Annotated[list[str] | None, table_options.SCORING_NA_VALUES] = None,
-    delimiter: Annotated[str | None, common.DELIMITER] = None,
-    chunk_size: Annotated[int | None, common.CHUNK_SIZE] = None,
-    x_key: Annotated[str, common.X_KEY] = "X",
-    y_key: Annotated[str, common.Y_KEY] = "y",
+    read: common.ReadOptions = common.READING,
     quiet: Annotated[bool, common.QUIET] = False,
     force: Annotated[bool, common.FORCE] = False,
 ):

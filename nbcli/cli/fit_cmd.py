@@ -17,6 +17,9 @@ from nbcli.models.hyperparameters import SAME
 _MODEL_TYPES = Literal[tuple(registry.model_classes())]  # type: ignore[valid-type]
 
 
+@common.with_engine_options
+@common.with_read_options
+@text_opts.with_text_options
 def fit(
     data_files: Annotated[
         list[str],
@@ -56,24 +59,11 @@ def fit(
             ),
         ),
     ] = None,
-    delimiter: Annotated[str | None, common.DELIMITER] = None,
-    chunk_size: Annotated[int | None, common.CHUNK_SIZE] = None,
-    x_key: Annotated[str, common.X_KEY] = "X",
-    y_key: Annotated[str, common.Y_KEY] = "y",
+    read: common.ReadOptions = common.READING,
     json_out: Annotated[str | None, common.JSON] = None,
     quiet: Annotated[bool, common.QUIET] = False,
-    engine: Annotated[Literal["local", "dask"], common.ENGINE] = "local",
-    scheduler: Annotated[str | None, common.SCHEDULER] = None,
-    workers: Annotated[int | None, common.WORKERS] = None,
-    worker_memory: Annotated[str | None, common.WORKER_MEMORY] = None,
-    connect_timeout: Annotated[float | None, common.CONNECT_TIMEOUT] = None,
-    text: Annotated[list[str] | None, text_opts.TEXT] = None,
-    ngram: Annotated[str | None, text_opts.NGRAM] = None,
-    min_df: Annotated[str | None, text_opts.MIN_DF] = None,
-    max_df: Annotated[str | None, text_opts.MAX_DF] = None,
-    max_features: Annotated[int | None, text_opts.MAX_FEATURES] = None,
-    stop_words: Annotated[str | None, text_opts.STOP_WORDS] = None,
-    lowercase: Annotated[bool | None, text_opts.LOWERCASE] = None,
+    engine: common.EngineOptions = common.LOCAL,
+    text: text_opts.TextOptions = text_opts.NO_TEXT,
     force: Annotated[bool, common.FORCE] = False,
     **hyperparameter_flags,
 ):
@@ -106,7 +96,7 @@ def fit(
     priors_by_label = prior if isinstance(prior, dict) else None
     from nbcli.workflows.parts import expand_parts
 
-    if common.uses_parts(engine, data_list):
+    if engine.uses_parts(data_list):
         from nbcli.workflows.parts import train_parts
 
         if request.text is not None and getattr(type(estimator), "text_term", None):
@@ -122,12 +112,10 @@ def fit(
                 "--na-labels is not read part by part yet (a folder, a glob, several --data "
                 "files or --engine dask); blank those labels, or join the parts into one file"
             )
-        with common.open_engine(engine, scheduler, workers, worker_memory, connect_timeout) as eng:
+        with engine.open() as eng:
             result = train_parts(estimator, request, eng, priors_by_label=priors_by_label)
     else:
-        common.open_engine(
-            engine, scheduler, workers, worker_memory, connect_timeout
-        )  # refuses Dask options
+        engine.open()  # refuses Dask options
         result = train(
             estimator,
             request.reading(data=(data,)),
@@ -151,7 +139,7 @@ def fit(
             report = result.summary(output)
             if json_out is not None:
                 # Hashing reads the files again: only when a report is asked for.
-                if common.uses_parts(engine, data_list):
+                if engine.uses_parts(data_list):
                     # Parts may be readable only by the workers: named, not hashed.
                     report.inputs = {
                         "data": {"path": data, "parts": expand_parts(data_list)},
@@ -175,8 +163,8 @@ def fit(
                 }
                 if na_labels:
                     report.settings["na_labels"] = na_labels
-                if common.uses_parts(engine, data_list):
-                    report.settings["engine"] = engine
+                if engine.uses_parts(data_list):
+                    report.settings["engine"] = engine.name
                 if request.text is not None:
                     report.settings["text"] = request.text.to_metadata()
             common.emit_report(report, json_out, quiet=quiet)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import inspect
-from typing import Annotated, Literal
+from typing import Annotated
 
 import typer
 
@@ -39,6 +39,9 @@ def fixed_flags() -> list[registry.Flag]:
     return [f for f in registry.flags().values() if f.dest not in grid]
 
 
+@common.with_engine_options
+@common.with_read_options
+@text_opts.with_text_options
 def tune(
     data_files: Annotated[list[str], DATA],
     model: Annotated[_MODEL_TYPES | None, MODEL_TYPE] = None,  # type: ignore[valid-type]
@@ -79,23 +82,10 @@ def tune(
             "is of it (ROC AUC is the same either way). Default: the second in sorted order.",
         ),
     ] = None,
-    delimiter: Annotated[str | None, common.DELIMITER] = None,
-    chunk_size: Annotated[int | None, common.CHUNK_SIZE] = None,
-    x_key: Annotated[str, common.X_KEY] = "X",
-    y_key: Annotated[str, common.Y_KEY] = "y",
+    read: common.ReadOptions = common.READING,
     quiet: Annotated[bool, common.QUIET] = False,
-    engine: Annotated[Literal["local", "dask"], common.ENGINE] = "local",
-    scheduler: Annotated[str | None, common.SCHEDULER] = None,
-    workers: Annotated[int | None, common.WORKERS] = None,
-    worker_memory: Annotated[str | None, common.WORKER_MEMORY] = None,
-    connect_timeout: Annotated[float | None, common.CONNECT_TIMEOUT] = None,
-    text: Annotated[list[str] | None, text_opts.TEXT] = None,
-    ngram: Annotated[str | None, text_opts.NGRAM] = None,
-    min_df: Annotated[str | None, text_opts.MIN_DF] = None,
-    max_df: Annotated[str | None, text_opts.MAX_DF] = None,
-    max_features: Annotated[int | None, text_opts.MAX_FEATURES] = None,
-    stop_words: Annotated[str | None, text_opts.STOP_WORDS] = None,
-    lowercase: Annotated[bool | None, text_opts.LOWERCASE] = None,
+    engine: common.EngineOptions = common.LOCAL,
+    text: text_opts.TextOptions = text_opts.NO_TEXT,
     **grid_values,
 ):
     """Search hyperparameter values by cross-validation: every combination is scored on
@@ -160,9 +150,7 @@ def tune(
         params.pop(name, None)
     request = data_request(locals(), cfg, config, params)
     prior = params.get(estimator.prior_param)
-    with common.engine_for(
-        data_list, engine, scheduler, workers, worker_memory, connect_timeout
-    ) as eng:
+    with common.engine_for(data_list, engine) as eng:
         report, model_file = tune(
             estimator,
             request if eng is not None else request.reading(data=(data,)),
