@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from dataclasses import dataclass
+from typing import Annotated, ClassVar
 
 import typer
 
@@ -46,23 +47,54 @@ CONFIG = typer.Option(
 )
 
 
+@dataclass(frozen=True)
+class FoldOptions:
+    """The fold options of ``cv`` and ``tune``: ``--folds``, ``--fold-column``,
+    ``--group-column``, ``--repeats``, ``--seed``."""
+
+    option_group: ClassVar[bool] = True
+    folds: int = 10
+    fold_column: str | None = None
+    group_column: str | None = None
+    repeats: int = 1
+    seed: int = 0
+
+    def settings(self):
+        """The :class:`~nbcli.workflows.settings.FoldSettings` of these options."""
+        from nbcli.workflows.settings import FoldSettings
+
+        return FoldSettings(
+            self.folds, self.fold_column, self.group_column, self.repeats, self.seed
+        )
+
+
+#: The fold options of a command that gives none.
+TEN_FOLDS = FoldOptions()
+
+#: The fold options in place of a command's ``folds`` parameter (one :class:`FoldOptions`).
+with_fold_options = common.option_group(
+    "folds",
+    FoldOptions,
+    (
+        ("folds", int, FOLDS, 10),
+        ("fold_column", str | None, FOLD_COLUMN, None),
+        ("group_column", str | None, GROUP_COLUMN, None),
+        ("repeats", int, REPEATS, 1),
+        ("seed", int, SEED, 0),
+    ),
+)
+
+
 @common.with_engine_options
 @common.with_read_options
 @text_opts.with_text_options
+@table_options.with_column_options
+@with_fold_options
 def cv(
     data_files: Annotated[list[str], DATA],
     model: Annotated[_MODEL_TYPES | None, MODEL_TYPE] = None,  # type: ignore[valid-type]
-    folds: Annotated[int, FOLDS] = 10,
-    fold_column: Annotated[str | None, FOLD_COLUMN] = None,
-    group_column: Annotated[str | None, GROUP_COLUMN] = None,
-    repeats: Annotated[int, REPEATS] = 1,
-    seed: Annotated[int, SEED] = 0,
-    target: Annotated[str | None, common.TARGET] = None,
-    features: Annotated[list[str] | None, common.FEATURES] = None,
-    drop: Annotated[list[str] | None, common.DROP] = None,
-    column: Annotated[list[str] | None, table_options.COLUMN] = None,
-    na_values: Annotated[list[str] | None, table_options.NA_VALUES] = None,
-    na_labels: Annotated[list[str] | None, table_options.NA_LABELS] = None,
+    folds: FoldOptions = TEN_FOLDS,
+    columns: table_options.ColumnOptions = table_options.ALL_COLUMNS,
     config: Annotated[str | None, CONFIG] = None,
     bootstrap: Annotated[int, BOOTSTRAP] = 1000,
     confidence: Annotated[float, CONFIDENCE] = 0.95,
@@ -119,7 +151,7 @@ def cv(
     from nbcli.io.atomic import check_outputs, writes_to_stdout
     from nbcli.reports.thresholds import EVALUATION_METRICS
     from nbcli.workflows.cv import cross_validate
-    from nbcli.workflows.settings import FoldSettings, ScoreSettings
+    from nbcli.workflows.settings import ScoreSettings
 
     thresholds = common.parse_thresholds(fail_under, fail_over, EVALUATION_METRICS)
     if writes_to_stdout(json_out) and writes_to_stdout(oof_output):
@@ -138,8 +170,8 @@ def cv(
         report = cross_validate(
             estimator,
             request if eng is not None else request.reading(data=(data,)),
-            FoldSettings(folds, fold_column, group_column, repeats, seed),
-            ScoreSettings(bootstrap, confidence, seed, bins, pos_label=pos_label),
+            folds.settings(),
+            ScoreSettings(bootstrap, confidence, folds.seed, bins, pos_label=pos_label),
             priors_by_label=prior if isinstance(prior, dict) else None,
             oof_output=oof_output,
             reporter=ConsoleReporter(quiet),

@@ -20,6 +20,7 @@ _MODEL_TYPES = Literal[tuple(registry.model_classes())]  # type: ignore[valid-ty
 @common.with_engine_options
 @common.with_read_options
 @text_opts.with_text_options
+@table_options.with_column_options
 def fit(
     data_files: Annotated[
         list[str],
@@ -42,12 +43,7 @@ def fit(
     output: Annotated[
         str, typer.Option("--output", "-o", help="Where to write the model file.")
     ] = "model.npz",
-    target: Annotated[str | None, common.TARGET] = None,
-    features: Annotated[list[str] | None, common.FEATURES] = None,
-    drop: Annotated[list[str] | None, common.DROP] = None,
-    column: Annotated[list[str] | None, table_options.COLUMN] = None,
-    na_values: Annotated[list[str] | None, table_options.NA_VALUES] = None,
-    na_labels: Annotated[list[str] | None, table_options.NA_LABELS] = None,
+    columns: table_options.ColumnOptions = table_options.ALL_COLUMNS,
     config: Annotated[
         str | None,
         typer.Option(
@@ -161,8 +157,8 @@ def fit(
                     "na_values": _listed(request.na_values),
                     "columns": dict(request.column_types) or None,
                 }
-                if na_labels:
-                    report.settings["na_labels"] = na_labels
+                if columns.na_labels:
+                    report.settings["na_labels"] = columns.na_labels
                 if engine.uses_parts(data_list):
                     report.settings["engine"] = engine.name
                 if request.text is not None:

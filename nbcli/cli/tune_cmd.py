@@ -9,16 +9,7 @@ import typer
 
 from nbcli.cli import common, table_options
 from nbcli.cli import text_options as text_opts
-from nbcli.cli.cv_cmd import (
-    CONFIG,
-    DATA,
-    FOLD_COLUMN,
-    FOLDS,
-    GROUP_COLUMN,
-    MODEL_TYPE,
-    REPEATS,
-    SEED,
-)
+from nbcli.cli.cv_cmd import CONFIG, DATA, MODEL_TYPE, TEN_FOLDS, FoldOptions, with_fold_options
 from nbcli.cli.evaluate_cmd import BOOTSTRAP, CONFIDENCE
 from nbcli.cli.fit_cmd import _MODEL_TYPES
 from nbcli.models import registry
@@ -42,6 +33,8 @@ def fixed_flags() -> list[registry.Flag]:
 @common.with_engine_options
 @common.with_read_options
 @text_opts.with_text_options
+@table_options.with_column_options
+@with_fold_options
 def tune(
     data_files: Annotated[list[str], DATA],
     model: Annotated[_MODEL_TYPES | None, MODEL_TYPE] = None,  # type: ignore[valid-type]
@@ -57,17 +50,8 @@ def tune(
         str | None,
         typer.Option("--output", "-o", help="Write the best model, fitted on all rows, here."),
     ] = None,
-    folds: Annotated[int, FOLDS] = 10,
-    fold_column: Annotated[str | None, FOLD_COLUMN] = None,
-    group_column: Annotated[str | None, GROUP_COLUMN] = None,
-    repeats: Annotated[int, REPEATS] = 1,
-    seed: Annotated[int, SEED] = 0,
-    target: Annotated[str | None, common.TARGET] = None,
-    features: Annotated[list[str] | None, common.FEATURES] = None,
-    drop: Annotated[list[str] | None, common.DROP] = None,
-    column: Annotated[list[str] | None, table_options.COLUMN] = None,
-    na_values: Annotated[list[str] | None, table_options.NA_VALUES] = None,
-    na_labels: Annotated[list[str] | None, table_options.NA_LABELS] = None,
+    folds: FoldOptions = TEN_FOLDS,
+    columns: table_options.ColumnOptions = table_options.ALL_COLUMNS,
     config: Annotated[str | None, CONFIG] = None,
     bootstrap: Annotated[int, BOOTSTRAP] = 1000,
     confidence: Annotated[float, CONFIDENCE] = 0.95,
@@ -107,7 +91,7 @@ def tune(
     from nbcli.cli.requests import data_request
     from nbcli.errors import NbcliError
     from nbcli.io.atomic import check_outputs
-    from nbcli.workflows.settings import FoldSettings, ScoreSettings, Search
+    from nbcli.workflows.settings import ScoreSettings, Search
     from nbcli.workflows.tune import parse_values, tune
 
     check_outputs(
@@ -155,8 +139,8 @@ def tune(
             estimator,
             request if eng is not None else request.reading(data=(data,)),
             Search(grid, metric),
-            FoldSettings(folds, fold_column, group_column, repeats, seed),
-            ScoreSettings(bootstrap, confidence, seed, pos_label=pos_label),
+            folds.settings(),
+            ScoreSettings(bootstrap, confidence, folds.seed, pos_label=pos_label),
             priors_by_label=prior if isinstance(prior, dict) else None,
             reporter=ConsoleReporter(quiet),
             engine=eng,
