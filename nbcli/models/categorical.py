@@ -273,6 +273,17 @@ class CategoricalNB(AlphaSmoothing, NaiveBayesAPI, BayesClassifier):
         truncates 2.5 to 2; this class refuses it), infinity, NaN under
         ``missing="error"``, or an unseen category under ``unseen="error"``;
         messages name the row and the column.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from nbcli.models import CategoricalNB
+    >>> X = np.array([[3, 0, 1], [4, 1, 0], [2, 0, 0], [0, 3, 2], [1, 4, 3], [0, 2, 4]])
+    >>> model = CategoricalNB().fit(X, ["a", "a", "a", "b", "b", "b"])
+    >>> model.predict([[3, 0, 0], [0, 3, 3]]).tolist()
+    ['a', 'b']
+    >>> model.predict_proba([[3, 0, 0]]).shape
+    (1, 2)
     """
 
     name = "categorical"

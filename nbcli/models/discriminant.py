@@ -170,6 +170,17 @@ class LinearDiscriminantAnalysis(ClassNamePrefixFeaturesOut, _DiscriminantBase):
     scikit-learn also shrinks the total scatter with its own Ledoit-Wolf
     intensity, which needs the fourth moments about the overall mean; here
     the between-class scatter is not shrunk, so the directions differ.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from nbcli.models import LinearDiscriminantAnalysis
+    >>> X = np.array([[1.0, 2.1], [1.3, 1.8], [0.8, 2.4], [3.1, 4.0], [2.7, 4.3], [3.4, 3.7]])
+    >>> model = LinearDiscriminantAnalysis().fit(X, ["a", "a", "a", "b", "b", "b"])
+    >>> model.predict([[1.0, 2.0], [3.0, 4.0]]).tolist()
+    ['a', 'b']
+    >>> model.predict_proba([[1.0, 2.0]]).shape
+    (1, 2)
     """
 
     name = "lda"

@@ -98,6 +98,17 @@ class GaussianNB(NaiveBayesAPI, BayesClassifier):
     With ``sample_weight``, the variance behind ``epsilon_`` is weighted too,
     so that a weight of 2 equals a repeated row; scikit-learn's ``GaussianNB``
     uses the unweighted variance there. Without weights the two agree.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from nbcli.models import GaussianNB
+    >>> X = np.array([[1.0, 2.1], [1.3, 1.8], [0.8, 2.4], [3.1, 4.0], [2.7, 4.3], [3.4, 3.7]])
+    >>> model = GaussianNB().fit(X, ["a", "a", "a", "b", "b", "b"])
+    >>> model.predict([[1.0, 2.0], [3.0, 4.0]]).tolist()
+    ['a', 'b']
+    >>> model.predict_proba([[1.0, 2.0]]).shape
+    (1, 2)
     """
 
     name = "gaussian"

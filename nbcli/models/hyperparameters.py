@@ -61,13 +61,12 @@ class Hyperparameter:
         model files (``var_smoothing``).
     kind : {"float", "bool", "priors", "choice", "int", "column_types", "object"}
         ``float``: a finite real number (not a bool), within ``low``/``high``;
-        ``int``: a whole number (not a bool), within ``low``/``high``;
+        ``int``: a whole number (not a bool) within ``low``/``high``, or
+        (``per_feature``) a list of them, one per feature;
         ``choice``: one of the strings in ``options``;
         ``bool``: ``True`` or ``False``; ``priors``: non-negative numbers
         that sum to 1, as a list in class order or, from the command line and
-        config files, a mapping from label text to prior; ``choice``: one of
-        the strings in ``options``; ``int``: an integer (not a bool) within
-        ``low``/``high``, or a list of them (one per feature); ``column_types``:
+        config files, a mapping from label text to prior; ``column_types``:
         a type name from ``options``, a list of them (one per column) or a
         mapping from column (index or name) to type name; the command line
         sets it from its column plan, so it has no flag; ``object``: any value, checked by the

@@ -253,6 +253,17 @@ class MixedNB(TextColumns, BayesClassifier):
         under ``unseen="error"`` (messages name row and column); at fit, for
         a Gaussian column with no observed value in a class that has rows,
         or a zero variance that smoothing does not lift.
+
+    Examples
+    --------
+    A Gaussian column and a categorical one (integer codes):
+
+    >>> import numpy as np
+    >>> from nbcli.models import MixedNB
+    >>> X = np.array([[1.0, 0], [1.2, 0], [0.9, 1], [3.1, 1], [2.8, 1], [3.3, 0]])
+    >>> model = MixedNB(column_types=["gaussian", "categorical"]).fit(X, ["a", "a", "a", "b", "b", "b"])
+    >>> model.predict([[1.0, 0], [3.0, 1]]).tolist()
+    ['a', 'b']
     """
 
     name = "mixed"

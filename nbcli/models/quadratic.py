@@ -100,6 +100,17 @@ class QuadraticDiscriminantAnalysis(_DiscriminantBase):
     rank-deficient); its rank test uses an absolute eigenvalue threshold of
     1e-4, ours a relative one, so it refuses some small-scaled features we
     accept.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from nbcli.models import QuadraticDiscriminantAnalysis
+    >>> X = np.array([[1.0, 2.1], [1.3, 1.8], [0.8, 2.4], [3.1, 4.0], [2.7, 4.3], [3.4, 3.7]])
+    >>> model = QuadraticDiscriminantAnalysis().fit(X, ["a", "a", "a", "b", "b", "b"])
+    >>> model.predict([[1.0, 2.0], [3.0, 4.0]]).tolist()
+    ['a', 'b']
+    >>> model.predict_proba([[1.0, 2.0]]).shape
+    (1, 2)
     """
 
     name = "qda"

@@ -126,7 +126,7 @@ def flag_help(flag: Flag) -> str:
 
 
 def hyperparameter_table() -> str:
-    """README's table of hyperparameter flags (Markdown), rendered from the specs."""
+    """The table of hyperparameter flags (Markdown) of the docs' model reference, rendered from the specs."""
     lines = ["| flag | model | meaning | default |", "| --- | --- | --- | --- |"]
     every = len(model_classes())
     for flag in flags().values():

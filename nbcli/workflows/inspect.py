@@ -23,6 +23,18 @@ def inspect_model(path, *, top: int = 10) -> ModelReport:
         When the file cannot be read or is not a valid model file.
     ValueError
         For ``top`` < 1.
+
+    Examples
+    --------
+    >>> from nbcli.io.modelfile import save_model
+    >>> from nbcli.io.request import DataRequest
+    >>> from nbcli.models import GaussianNB
+    >>> from nbcli.workflows.inspect import inspect_model
+    >>> from nbcli.workflows.train import train
+    >>> save_model(train(GaussianNB(), DataRequest.of("sample_data/iris_train.csv")).model_file, "iris.npz")
+    >>> report = inspect_model("iris.npz", top=2)
+    >>> report.to_dict()["schema"], report.to_dict()["model"]
+    ('nbcli.model', 'gaussian')
     """
     mf = load_model(path)
     return build_model_report(mf, path=str(path), sha256=file_sha256(path), top=top)
