@@ -447,15 +447,7 @@ def collect_part_fold_statistics(estimator, request, folds, engine, priors_by_la
             text=text,
             kind=kind,
             numeric=np.zeros((0, len(names))),
-            tables=TableFacts(
-                plan=total.plan,
-                categories=total.categories,
-                missing=missing,
-                unseen=unseen,
-                na_values=request.na_values,
-                row_counts=used,
-                na_labels=request.na_labels,
-            ),
+            tables=TableFacts.of(total.plan, total.categories, request, (missing, unseen), used),
             _fold_terms=sums.terms or [],
         )
     else:

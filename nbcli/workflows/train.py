@@ -296,7 +296,6 @@ def train(
 
     path, text = request.path, request.text
     unseen = request.unseen or "error"
-    na_values = request.na_values
     check_blocks(estimator, request)
     column_types = dict(request.column_types)
     missing = choose_missing(estimator, request.missing)
@@ -382,14 +381,8 @@ def train(
         priors_by_label=priors_by_label,
         text=text,
         vocabularies=vocabularies,
-        tables=TableFacts(
-            plan=stream.plan,
-            categories=stream.categories,
-            missing=missing,
-            unseen=unseen,
-            na_values=na_values,
-            row_counts=counts_of_rows,
-            na_labels=request.na_labels,
+        tables=TableFacts.of(
+            stream.plan, stream.categories, request, (missing, unseen), counts_of_rows
         ),
     )
 
@@ -421,6 +414,15 @@ class TableFacts:
     na_values: Any = None
     row_counts: Any = None
     na_labels: tuple = ()
+
+    @classmethod
+    def of(cls, plan, categories, request, policies: tuple, row_counts=None) -> TableFacts:
+        """The facts of one read of ``request`` (its ``na_values`` and
+        ``na_labels``) with ``policies``, ``(missing, unseen)``."""
+        missing, unseen = policies
+        return cls(
+            plan, categories, missing, unseen, request.na_values, row_counts, request.na_labels
+        )
 
 
 @dataclass
