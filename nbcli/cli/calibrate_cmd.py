@@ -175,7 +175,7 @@ def calibrate(
         raise NbcliError("--strategy quantile makes its own edges; give --bins as a number with it")
     thresholds = common.parse_thresholds(fail_under, fail_over, CALIBRATION_METRICS, bootstrap)
     data_list = list(data_files)
-    data = common.one_data_file(data_list) if len(data_list) == 1 else ", ".join(data_list)
+    data = common.data_name(data_list)
     common.check_model_file(model)
     if output is not None and method is Method.none:
         raise NbcliError(

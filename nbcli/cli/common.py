@@ -29,6 +29,15 @@ CHUNK_SIZE = typer.Option(
     help="Rows read at a time from CSV files (at most 10,000,000). Default: about 2 million "
     "values (16 MB) per chunk.",
 )
+
+
+def pos_label_option(says: str):
+    """``--pos-label LABEL``, with what the positive class decides in this command."""
+    return typer.Option(
+        "--pos-label", metavar="LABEL", help=f"With two classes, the positive one: {says}"
+    )
+
+
 X_KEY = typer.Option("--x-key", help="Name of the feature array in .npz input.")
 Y_KEY = typer.Option("--y-key", help="Name of the label array in .npz input.")
 JSON = typer.Option(
@@ -93,6 +102,13 @@ def ctrl_c_for_this_process_only():
         signal.pthread_kill(waiter_id, signal.SIGINT)
         waiter.join(timeout=5)
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+def data_name(values: list[str]) -> str:
+    """The data of a command that reads parts as its messages name it: the one
+    file (:func:`one_data_file`), or several ``--data`` values joined by ``", "``
+    (one data set, read in order, part by part)."""
+    return one_data_file(values) if len(values) == 1 else ", ".join(values)
 
 
 def one_data_file(values: list[str]) -> str:

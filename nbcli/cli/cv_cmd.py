@@ -47,6 +47,13 @@ CONFIG = typer.Option(
 )
 
 
+POS_LABEL = common.pos_label_option(
+    "every fold's and the pooled average "
+    "precision, and the pooled binary precision, recall and F1, are of it (ROC AUC is "
+    "the same either way). Default: the second in sorted order."
+)
+
+
 @dataclass(frozen=True)
 class FoldOptions:
     """The fold options of ``cv`` and ``tune``: ``--folds``, ``--fold-column``,
@@ -113,16 +120,7 @@ def cv(
     ] = None,
     json_out: Annotated[str | None, common.JSON] = None,
     force: Annotated[bool, common.FORCE] = False,
-    pos_label: Annotated[
-        str | None,
-        typer.Option(
-            "--pos-label",
-            metavar="LABEL",
-            help="With two classes, the positive one: every fold's and the pooled average "
-            "precision, and the pooled binary precision, recall and F1, are of it (ROC AUC is "
-            "the same either way). Default: the second in sorted order.",
-        ),
-    ] = None,
+    pos_label: Annotated[str | None, POS_LABEL] = None,
     fail_under: Annotated[list[str] | None, FAIL_UNDER] = None,
     fail_over: Annotated[list[str] | None, FAIL_OVER] = None,
     read: common.ReadOptions = common.READING,
@@ -142,7 +140,7 @@ def cv(
     per-fold figures as the parts joined into one file.
     """
     data_list = list(data_files)
-    data = common.one_data_file(data_list) if len(data_list) == 1 else ", ".join(data_list)
+    data = common.data_name(data_list)
     from nbcli.cli.fit_cmd import _estimator
     from nbcli.cli.options import read_config
     from nbcli.cli.progress import ConsoleReporter

@@ -20,6 +20,13 @@ BOOTSTRAP = typer.Option(
 CONFIDENCE_RANGE = (0.5, 0.9999)
 
 
+POS_LABEL = common.pos_label_option(
+    "average precision and the binary "
+    "precision, recall and F1 are of it (ROC AUC is the same either way). "
+    "Default: the second in sorted order."
+)
+
+
 def check_confidence(value: float | None) -> float | None:
     """``--confidence``: NaN is refused as out of range (a range check alone
     lets it through, since every comparison with NaN is false)."""
@@ -109,16 +116,7 @@ def evaluate(
     quiet: Annotated[bool, common.QUIET] = False,
     engine: common.EngineOptions = common.LOCAL,
     force: Annotated[bool, common.FORCE] = False,
-    pos_label: Annotated[
-        str | None,
-        typer.Option(
-            "--pos-label",
-            metavar="LABEL",
-            help="With two classes, the positive one: average precision and the binary "
-            "precision, recall and F1 are of it (ROC AUC is the same either way). "
-            "Default: the second in sorted order.",
-        ),
-    ] = None,
+    pos_label: Annotated[str | None, POS_LABEL] = None,
 ):
     """Score a model on labelled data: metrics with bootstrap intervals, confusion matrix,
     per-class table and calibration summary.
@@ -135,8 +133,7 @@ def evaluate(
 
     thresholds = common.parse_thresholds(fail_under, fail_over, EVALUATION_METRICS, bootstrap)
     data_list = list(data_files)
-    # Several --data files are one data set, read in order, part by part.
-    data = common.one_data_file(data_list) if len(data_list) == 1 else ", ".join(data_list)
+    data = common.data_name(data_list)
     common.check_model_file(model)
     plots = plot_paths(plot, plot_format.value)
     check_outputs(

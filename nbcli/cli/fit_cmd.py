@@ -70,8 +70,7 @@ def fit(
     from nbcli.io.atomic import check_outputs
 
     data_list = list(data_files)
-    # Several --data files are one data set, read in order, part by part.
-    data = common.one_data_file(data_list) if len(data_list) == 1 else ", ".join(data_list)
+    data = common.data_name(data_list)
     # Fail before reading what may be a large file, not after training on it.
     check_outputs(
         [("--output", output), ("--json", json_out)],

@@ -14,6 +14,11 @@ from nbcli.cli.evaluate_cmd import BOOTSTRAP, CONFIDENCE
 from nbcli.cli.fit_cmd import _MODEL_TYPES
 from nbcli.models import registry
 
+POS_LABEL = common.pos_label_option(
+    "every combination's average precision "
+    "is of it (ROC AUC is the same either way). Default: the second in sorted order."
+)
+
 
 def grid_flags() -> list[registry.Flag]:
     """The number-valued hyperparameter flags of the registry: those a grid can list."""
@@ -57,15 +62,7 @@ def tune(
     confidence: Annotated[float, CONFIDENCE] = 0.95,
     json_out: Annotated[str | None, common.JSON] = None,
     force: Annotated[bool, common.FORCE] = False,
-    pos_label: Annotated[
-        str | None,
-        typer.Option(
-            "--pos-label",
-            metavar="LABEL",
-            help="With two classes, the positive one: every combination's average precision "
-            "is of it (ROC AUC is the same either way). Default: the second in sorted order.",
-        ),
-    ] = None,
+    pos_label: Annotated[str | None, POS_LABEL] = None,
     read: common.ReadOptions = common.READING,
     quiet: Annotated[bool, common.QUIET] = False,
     engine: common.EngineOptions = common.LOCAL,
@@ -83,7 +80,7 @@ def tune(
     A folder or glob of parts, or --engine dask, is read part by part, as cv reads it.
     """
     data_list = list(data_files)
-    data = common.one_data_file(data_list) if len(data_list) == 1 else ", ".join(data_list)
+    data = common.data_name(data_list)
     from nbcli.cli.console import info
     from nbcli.cli.fit_cmd import _estimator
     from nbcli.cli.options import read_config
