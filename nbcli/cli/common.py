@@ -348,6 +348,35 @@ def open_engine(
     )
 
 
+def option_parameter(name: str, annotation, option, default=None, keyword_only=True):
+    """One option of a generated command signature: ``name`` with
+    ``Annotated[annotation, option]`` and ``default``."""
+    import inspect
+    from typing import Annotated
+
+    kind = (
+        inspect.Parameter.KEYWORD_ONLY if keyword_only else inspect.Parameter.POSITIONAL_OR_KEYWORD
+    )
+    return inspect.Parameter(name, kind, default=default, annotation=Annotated[annotation, option])
+
+
+def command_with(func, parameters: list, names, pack=None):
+    """A command that calls ``func``, with the signature Typer reads made of
+    ``parameters``: the options ``names`` are taken out of the call and
+    passed to ``func`` as ``pack(values)`` (keyword arguments; default: as given)."""
+    import inspect
+
+    def command(**options):
+        values = {n: options.pop(n) for n in names if n in options}
+        return func(**options, **(values if pack is None else pack(values)))
+
+    command.__name__ = command.__qualname__ = func.__name__
+    command.__doc__ = func.__doc__
+    command.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
+    command.__annotations__ = {p.name: p.annotation for p in parameters}
+    return command
+
+
 def option_group(name: str, group: type, parameters: tuple):
     """A decorator: the command's parameter ``name`` becomes the options of
     ``parameters`` (``(parameter, type, typer.Option, default)`` each), one
@@ -359,7 +388,6 @@ def option_group(name: str, group: type, parameters: tuple):
     reads the command's own options.
     """
     import inspect
-    from typing import Annotated
 
     names = [parameter for parameter, *_ in parameters]
 
@@ -367,25 +395,15 @@ def option_group(name: str, group: type, parameters: tuple):
         given = list(inspect.signature(func, eval_str=True).parameters.values())
         at = [p.name for p in given].index(name)
         generated = [
-            inspect.Parameter(
-                parameter,
-                inspect.Parameter.POSITIONAL_OR_KEYWORD,
-                default=default,
-                annotation=Annotated[kind, option],
-            )  # fmt: skip
+            option_parameter(parameter, kind, option, default, keyword_only=False)
             for parameter, kind, option, default in parameters
         ]
-        signature = given[:at] + generated + given[at + 1 :]
-
-        def command(**options):
-            values = {n: options.pop(n) for n in names if n in options}
-            return func(**options, **{name: group(**values)})
-
-        command.__name__ = command.__qualname__ = func.__name__
-        command.__doc__ = func.__doc__
-        command.__signature__ = inspect.Signature(signature)  # type: ignore[attr-defined]
-        command.__annotations__ = {p.name: p.annotation for p in signature}
-        return command
+        return command_with(
+            func,
+            given[:at] + generated + given[at + 1 :],
+            names,
+            lambda values: {name: group(**values)},
+        )
 
     return decorate
 

@@ -244,12 +244,7 @@ def _hyperparameter_parameter(flag: registry.Flag) -> inspect.Parameter:
     option = typer.Option(
         flag.flag, help=registry.flag_help(flag), show_default=False, metavar=None
     )
-    return inspect.Parameter(
-        flag.dest,
-        inspect.Parameter.KEYWORD_ONLY,
-        default=None,
-        annotation=Annotated[kind | None, option],
-    )
+    return common.option_parameter(flag.dest, kind | None, option)
 
 
 def _with_hyperparameter_options(func):
@@ -269,18 +264,7 @@ def _with_hyperparameter_options(func):
     at = [p.name for p in fixed].index("config") + 1
     fixed = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in fixed]
     parameters = fixed[:at] + generated + fixed[at:]
-    names = {f.dest for f in flags}
-
-    def command(**options):
-        flags = {name: options.pop(name) for name in names}
-        return func(**options, **flags)
-
-    command.__name__ = func.__name__
-    command.__qualname__ = func.__name__
-    command.__doc__ = func.__doc__
-    command.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
-    command.__annotations__ = {p.name: p.annotation for p in parameters}
-    return command
+    return common.command_with(func, parameters, {f.dest for f in flags})
 
 
 fit = _with_hyperparameter_options(fit)

@@ -164,12 +164,7 @@ def _grid_parameter(flag: registry.Flag) -> inspect.Parameter:
         "a list such as 0.01,0.1,1 or a range log:A..B:N / lin:A..B:N.",
         show_default=False,
     )
-    return inspect.Parameter(
-        flag.dest,
-        inspect.Parameter.KEYWORD_ONLY,
-        default=None,
-        annotation=Annotated[str | None, option],
-    )
+    return common.option_parameter(flag.dest, str | None, option)
 
 
 def _with_grid_options(func):
@@ -188,16 +183,7 @@ def _with_grid_options(func):
     generated += [_hyperparameter_parameter(f) for f in fixed_flags()]
     parameters = fixed[:at] + generated + fixed[at:]
     names = {f.dest for f in grid_flags()} | {f.dest for f in fixed_flags()}
-
-    def command(**options):
-        values = {name: options.pop(name) for name in names}
-        return func(**options, **values)
-
-    command.__name__ = command.__qualname__ = func.__name__
-    command.__doc__ = func.__doc__
-    command.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
-    command.__annotations__ = {p.name: p.annotation for p in parameters}
-    return command
+    return common.command_with(func, parameters, names)
 
 
 tune = _with_grid_options(tune)
