@@ -111,6 +111,20 @@ def data_name(values: list[str]) -> str:
     return one_data_file(values) if len(values) == 1 else ", ".join(values)
 
 
+def check_model_outputs(output, json_out, data: list[str], config, force: bool) -> None:
+    """Before any work, a fitting command's ``--output`` (a model file) and
+    ``--json``, against its ``--data`` values and ``--config``
+    (:func:`nbcli.io.atomic.check_outputs`)."""
+    from nbcli.io.atomic import check_outputs
+
+    check_outputs(
+        [("--output", output), ("--json", json_out)],
+        [*(("--data", d) for d in data), ("--config", config)],
+        models=["--output"],
+        force=force,
+    )
+
+
 def one_data_file(values: list[str]) -> str:
     """The one data file of a command that reads one (``--data`` given once,
     or a glob that matches one file).

@@ -67,17 +67,11 @@ def fit(
 
     Example: nbcli fit --model gaussian --data sample_data/iris_train.csv --output iris.npz
     """
-    from nbcli.io.atomic import check_outputs
 
     data_list = list(data_files)
     data = common.data_name(data_list)
     # Fail before reading what may be a large file, not after training on it.
-    check_outputs(
-        [("--output", output), ("--json", json_out)],
-        [*(("--data", d) for d in data_list), ("--config", config)],
-        models=["--output"],
-        force=force,
-    )
+    common.check_model_outputs(output, json_out, data_list, config, force)
     cfg = read_config(config)
     estimator, params = _estimator(model, cfg, config, hyperparameter_flags)
     from nbcli.cli.requests import data_request

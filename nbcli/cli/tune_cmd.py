@@ -87,16 +87,10 @@ def tune(
     from nbcli.cli.progress import ConsoleReporter
     from nbcli.cli.requests import data_request
     from nbcli.errors import NbcliError
-    from nbcli.io.atomic import check_outputs
     from nbcli.workflows.settings import ScoreSettings, Search
     from nbcli.workflows.tune import parse_values, tune
 
-    check_outputs(
-        [("--output", output), ("--json", json_out)],
-        [*(("--data", d) for d in data_list), ("--config", config)],
-        models=["--output"],
-        force=force,
-    )
+    common.check_model_outputs(output, json_out, data_list, config, force)
     cfg = read_config(config, tables=("grid",))
     fixed = {f.dest: grid_values.pop(f.dest, None) for f in fixed_flags()}
     estimator, params = _estimator(model, cfg, config, fixed)
