@@ -313,10 +313,15 @@ def _load_members(path, archive: NpzArchive) -> ModelFile:
     else:
         classes = np.asarray(meta["classes"])
     params = dict(meta["hyperparameters"])
-    # A file written before a hyperparameter existed behaved as the command
+    # A file written before a hyperparameter existed behaved as the spec
+    # says such files did (var_smoothing_scale: global), else as the command
     # line's default for it still does (force_alpha: the 1e-10 floor).
     for spec in cls.hyperparameters:
-        if spec.name not in params and spec.cli_default is not SAME:
+        if spec.name in params:
+            continue
+        if spec.file_default is not SAME:
+            params[spec.name] = spec.file_default
+        elif spec.cli_default is not SAME:
             params[spec.name] = spec.cli_default
     try:
         # Warnings the rebuild raises (collinear directions dropped, ...) were

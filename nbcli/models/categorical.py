@@ -289,6 +289,7 @@ class CategoricalNB(AlphaSmoothing, NaiveBayesAPI, BayesClassifier):
     name = "categorical"
     sklearn_equivalent = "sklearn.naive_bayes.CategoricalNB"
     feature_kinds = ("categorical",)
+    inspection_sections = ("column_parameters",)
     indicative_definition = CATEGORY_DEFINITION
     hyperparameters = (
         alpha(per_feature=True),
@@ -331,6 +332,11 @@ class CategoricalNB(AlphaSmoothing, NaiveBayesAPI, BayesClassifier):
 
     def _check_values(self, X, row_offset=0):
         check_codes(self, X, np.arange(X.shape[1]), row_offset)
+
+    def learnt_columns(self) -> list[dict]:
+        """Per feature, ``{"type": "categorical", "probability"}``: shape
+        (n_classes, K_j), P(category | class) with the smoothing, code by code."""
+        return [{"type": "categorical", "probability": np.exp(lp)} for lp in self.feature_log_prob_]
 
     def indicative_features(self) -> tuple[np.ndarray, None]:
         """Per class and feature (n_classes, n_features): the divergence of
