@@ -12,7 +12,7 @@ from nbcli.errors import NbcliError
 if TYPE_CHECKING:
     from nbcli.calibration import Calibrator
     from nbcli.io.request import DataRequest
-from nbcli.workflows.engine import Reporter
+from nbcli.workflows.engine import Engine, Reporter
 from nbcli.workflows.inputs import inputs_of, request_inputs
 from nbcli.workflows.scoring import score, score_parts
 from nbcli.workflows.settings import CalibrationChecks, ScoreSettings
@@ -81,7 +81,7 @@ def calibrate(
     allow_training_data: bool = False,
     reporter: Reporter | None = None,
     checks: CalibrationChecks | None = None,
-    engine=None,
+    engine: Engine | None = None,
 ) -> CalibrationResult:
     """Reliability of ``model``'s posteriors on held-out ``data``, and a calibrator fitted on it.
 

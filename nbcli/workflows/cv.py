@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from nbcli.workflows.engine import Reporter
+from nbcli.workflows.engine import Engine, Reporter
 from nbcli.workflows.fold_parts import collect_part_fold_statistics
 from nbcli.workflows.folds import FoldStatistics, collect_fold_statistics
 from nbcli.workflows.inputs import request_inputs
@@ -45,7 +45,7 @@ def cross_validate(
     priors_by_label: dict | None = None,
     oof_output: str | None = None,
     reporter: Reporter | None = None,
-    engine=None,
+    engine: Engine | None = None,
 ) -> CrossValidationReport:
     """k-fold cross-validation of ``estimator`` on the data of ``request`` without refitting.
 

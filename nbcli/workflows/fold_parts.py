@@ -32,13 +32,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from types import SimpleNamespace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from nbcli.errors import NbcliError
 from nbcli.workflows.fold_statistics import FoldStatistics, TextFoldStatistics
 from nbcli.workflows.parts import PartFit, PartTraining
+
+if TYPE_CHECKING:
+    from nbcli.io.request import DataRequest
+    from nbcli.workflows.engine import Engine
+    from nbcli.workflows.settings import FoldSettings
 
 __all__ = ["PartFoldStatistics", "collect_part_fold_statistics"]
 
@@ -354,7 +359,9 @@ class PartTextFoldStatistics(PartFoldStatistics, TextFoldStatistics):
         ]
 
 
-def collect_part_fold_statistics(estimator, request, folds, engine, priors_by_label=None):
+def collect_part_fold_statistics(
+    estimator, request: DataRequest, folds: FoldSettings, engine: Engine, priors_by_label=None
+) -> FoldStatistics:
     """:func:`nbcli.workflows.folds.collect_fold_statistics` over the parts of
     ``request`` on ``engine`` (see the module notes).
 
@@ -436,7 +443,7 @@ def collect_part_fold_statistics(estimator, request, folds, engine, priors_by_la
     )
     # The reads so far: the column plan's first rows (categories), the rows, the statistics.
     common["plan"]["passes"] = 2 + ("categorical" in type(estimator).feature_kinds and text is None)
-    extra = {"_engine": engine, "_parts": parts, "_pass": shared}
+    extra: dict[str, Any] = {"_engine": engine, "_parts": parts, "_pass": shared}
     fs: FoldStatistics
     if text is not None:
         used = RowCounts()

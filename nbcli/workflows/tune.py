@@ -18,7 +18,7 @@ import numpy as np
 
 from nbcli.errors import NbcliError
 from nbcli.io.limits import MAX_GRID
-from nbcli.workflows.engine import Reporter
+from nbcli.workflows.engine import Engine, Reporter
 from nbcli.workflows.fold_parts import collect_part_fold_statistics
 from nbcli.workflows.folds import collect_fold_statistics
 from nbcli.workflows.inputs import request_inputs
@@ -178,7 +178,7 @@ def tune(
     *,
     priors_by_label: dict | None = None,
     reporter: Reporter | None = None,
-    engine=None,
+    engine: Engine | None = None,
 ) -> tuple[TuningReport, ModelFile]:
     """Cross-validate every combination of ``search.grid`` on one set of fold statistics.
 
