@@ -15,6 +15,8 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from nbcli.engines.local import LocalEngine
 from nbcli.io.request import DataRequest
@@ -314,3 +316,27 @@ def test_calibrate_on_dask_equals_calibrate_on_one_file(scheduler, tmp_path):
         tmp_path, folder, "--method", "isotonic", "--engine", "dask", "--scheduler", scheduler
     )
     _close(one, dask)
+
+
+@pytest.mark.numerical
+@settings(
+    max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    cuts=st.lists(st.integers(1, 89), min_size=1, max_size=5, unique=True), seed=st.integers(0, 99)
+)
+def test_any_cutting_gives_the_one_file_folds_and_figures(tmp_path_factory, cuts, seed):
+    """Property: wherever the rows are cut into parts, cv over the parts (seeded
+    stratified folds) gives the one-file report."""
+    folder = tmp_path_factory.mktemp("cut")
+    whole, parts = _split(TABLES["iris"][0], folder / "iris", cuts=sorted(cuts), fold_column=False)
+    folds, scores = FoldSettings(n_folds=3, seed=seed), ScoreSettings(bootstrap=0)
+    one = cross_validate(_estimator("gaussian"), DataRequest.of(whole), folds, scores)
+    split = cross_validate(
+        _estimator("gaussian"),
+        DataRequest.of(parts, sha256=False),
+        folds,
+        scores,
+        engine=LocalEngine(),
+    )
+    _same(_figures(one.to_dict()), _figures(split.to_dict()))
