@@ -150,3 +150,14 @@ def leaves_missing_cells_out(params: dict, cls=None) -> bool:
     if cls is not None:
         return cls(**params).missing_policy == "ignore"
     return params.get("missing") == "ignore"
+
+
+def sklearn_twin(cls):
+    """The scikit-learn estimator class ``cls`` declares as its equivalent
+    (``sklearn_equivalent``), or None."""
+    if cls.sklearn_equivalent is None:
+        return None
+    import importlib
+
+    module, _, name = cls.sklearn_equivalent.rpartition(".")
+    return getattr(importlib.import_module(module), name)

@@ -183,6 +183,7 @@ class GaussianNB(Projected, NaiveBayesAPI, BayesClassifier):
 
     name = "gaussian"
     sklearn_equivalent = "sklearn.naive_bayes.GaussianNB"
+    fit_checks = ("gaussian_spread",)
     # As scikit-learn's GaussianNB on float32 input (scoring in float32 too).
     float32_attributes = ("theta_", "var_", "class_count_", "class_prior_")
     hyperparameters = (
