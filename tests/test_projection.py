@@ -240,6 +240,24 @@ def digits_npz(tmp_path_factory, digits):
     return path
 
 
+@pytest.mark.parametrize("name", PROJECTED)
+def test_fit_on_parts_equals_one_file(tmp_path, digits, name):
+    X, y = digits
+    header = ",".join([f"x{j}" for j in range(64)] + ["label"])
+    parts = tmp_path / "parts"
+    parts.mkdir()
+    for i, rows in enumerate((slice(0, 700), slice(700, None))):
+        np.savetxt(
+            parts / f"p{i}.csv", np.column_stack([X[rows], y[rows]]), delimiter=",",
+            header=header, comments="", fmt="%g",
+        )  # fmt: skip
+    model = tmp_path / "m.npz"
+    run = nbcli_in_process("fit", "-m", name, "-d", parts, "--pca", "10", "-o", model, "-q")
+    assert run.returncode == 0, run.stderr
+    want = registry.get(name)(pca=10).fit(X, y).predict_proba(X)
+    np.testing.assert_allclose(load_model(model).model.predict_proba(X), want, atol=1e-12)
+
+
 def test_fit_predict_and_inspect_apply_the_projection(tmp_path, digits_npz, digits):
     X, y = digits
     model = tmp_path / "m.npz"
