@@ -248,7 +248,14 @@ def register(cls: type[TableReader]) -> type[TableReader]:
 def open_reader(source: Source, opts: DataRequest, delimiter: str | None = None) -> TableReader:
     """The reader of ``source``'s format, with its plan made."""
     # Importing the format modules registers their readers.
-    from nbcli.io import csv_format, npz_format, parquet_format  # noqa: F401
+    from nbcli.io import (  # noqa: F401
+        arff_format,
+        csv_format,
+        feather_format,
+        npz_format,
+        parquet_format,
+        svmlight_format,
+    )
 
     reader = _READERS[source.format](source, opts, delimiter)
     other = {
@@ -256,10 +263,10 @@ def open_reader(source: Source, opts: DataRequest, delimiter: str | None = None)
         for c, k in reader.plan.kinds.items()
         if k not in (NUMERIC, WORDS) and not (k == CATEGORICAL and c in reader.encoders)
     }
-    if WORDS in reader.plan.kinds.values() and source.format == "npz":
+    if WORDS in reader.plan.kinds.values() and source.format in ("npz", "svmlight"):
         name = next(c for c, k in reader.plan.kinds.items() if k == WORDS)
         raise NbcliError(
-            f"{source.display}: column {name!r}: an NPZ archive holds numbers only; "
+            f"{source.display}: column {name!r}: an {'NPZ archive' if source.format == 'npz' else 'svmlight file'} holds numbers only; "
             "text columns are read from CSV or Parquet"
         )
     if other:

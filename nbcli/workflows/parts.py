@@ -22,7 +22,7 @@ import numpy as np
 
 from nbcli.errors import NbcliError
 
-PART_SUFFIXES = (".csv", ".csv.gz", ".parquet")
+PART_SUFFIXES = (".csv", ".csv.gz", ".parquet", ".feather", ".arrow", ".arff", ".arff.gz")
 """The files of a folder that are taken as its parts (case-insensitive)."""
 
 
