@@ -23,6 +23,7 @@ import zlib
 
 from nbcli.errors import NbcliError
 from nbcli.io.messages import error_from_exception, fail, translated
+from nbcli.io.remote import is_url, local_copy
 
 __all__ = ["Source", "file_sha256"]
 
@@ -190,6 +191,9 @@ class Source:
     def __init__(self, path):
         self.path = "-" if path == "-" else os.fspath(path)
         self.display = "<stdin>" if self.path == "-" else self.path
+        if is_url(self.path):
+            # Read from a local copy of the object (see nbcli.io.remote).
+            self.path = local_copy(self.path)
         self._data: bytes | None = None
         self.gzipped = False
         if self.path == "-":
@@ -275,6 +279,8 @@ def file_sha256(path) -> str:
     """
     if path == "-":
         return hashlib.sha256(_stdin_bytes()).hexdigest()
+    if is_url(path):
+        path = local_copy(path)
     display = os.fspath(path)
     key = _stream_key(display)
     if key is not None:
