@@ -31,7 +31,7 @@ from nbcli.io.sources import Source
 __all__ = ["SvmlightReader", "parse_block"]
 
 #: Lines parsed at once in the first pass.
-_SCAN_LINES = 200_000
+_SCAN_LINES = 20_000
 #: The target's name in messages and reports.
 TARGET = "label"
 

@@ -101,6 +101,15 @@ class GaussianNB(NaiveBayesAPI, BayesClassifier):
     """
 
     name = "gaussian"
+
+    def scoring_form(self):
+        from nbcli.models._forms import DiagonalGaussianForm
+
+        self._check_fitted()
+        with np.errstate(divide="ignore"):
+            log_prior = np.log(self.class_prior_)
+        return DiagonalGaussianForm(self.theta_, self.var_, log_prior)
+
     sklearn_equivalent = "sklearn.naive_bayes.GaussianNB"
     # As scikit-learn's GaussianNB on float32 input (scoring in float32 too).
     float32_attributes = ("theta_", "var_", "class_count_", "class_prior_")

@@ -1,0 +1,76 @@
+"""What a fitted model's joint log-likelihood is, as a formula over its
+arrays: the form a model declares (:meth:`BayesClassifier.scoring_form`) so
+that its scoring can be written out in another language (ONNX graphs,
+:mod:`nbcli.export`) without knowing the model by name.
+
+Each form gives ``jll``, shape (n_rows, n_classes), of rows ``x`` of
+float64 features, where a missing cell is NaN. The posteriors are the
+softmax of ``jll`` over the classes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["AffineForm", "DiagonalGaussianForm", "QuadraticForm"]
+
+
+@dataclass(frozen=True)
+class AffineForm:
+    """``jll = f(x) @ coef.T + missing_coef-term + intercept``.
+
+    ``f(x)`` is ``x`` (``x - centre`` where ``centre`` is given, ``1[x >
+    threshold]`` where ``threshold`` is given), with a missing cell's
+    entry 0; where ``missing_coef`` is given, ``isnan(x) @ missing_coef.T``
+    is added.
+
+    Attributes
+    ----------
+    coef : ndarray of shape (n_classes, n_features)
+    intercept : ndarray of shape (n_classes,)
+    threshold : float or None
+    centre : ndarray of shape (n_features,) or None
+    missing_coef : ndarray of shape (n_classes, n_features) or None
+    """
+
+    coef: np.ndarray
+    intercept: np.ndarray
+    threshold: float | None = None
+    centre: np.ndarray | None = None
+    missing_coef: np.ndarray | None = None
+
+
+@dataclass(frozen=True)
+class DiagonalGaussianForm:
+    """``jll[k] = log_prior[k] + sum over present cells j of
+    -0.5 log(2 pi var[k, j]) - (x_j - theta[k, j])**2 / (2 var[k, j])``
+    (a missing cell is left out of the sum).
+
+    Attributes
+    ----------
+    theta, var : ndarray of shape (n_classes, n_features)
+    log_prior : ndarray of shape (n_classes,)
+    """
+
+    theta: np.ndarray
+    var: np.ndarray
+    log_prior: np.ndarray
+
+
+@dataclass(frozen=True)
+class QuadraticForm:
+    """``jll[k] = const[k] - 0.5 * || whiten[k] @ (x - means[k]) ||**2``.
+
+    Attributes
+    ----------
+    means : ndarray of shape (n_classes, n_features)
+    whiten : ndarray of shape (n_classes, n_features, n_features)
+        The inverse of each class's Cholesky factor of its covariance.
+    const : ndarray of shape (n_classes,)
+    """
+
+    means: np.ndarray
+    whiten: np.ndarray
+    const: np.ndarray

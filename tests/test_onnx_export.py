@@ -1,0 +1,130 @@
+"""``nbcli export``: ONNX graphs whose posteriors, run by onnxruntime, equal
+``nbcli predict --proba`` on real data (float64, to 1e-9) with the same
+labels, for every model type that declares a scoring form; missing cells
+are left out as nbcli leaves them out; the others are refused in one line."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pytest
+
+from nbcli.models import MODELS
+from nbcli.models._base import BayesClassifier
+from tests.conftest import assert_one_error_line, nbcli_in_process
+from tests.declared import fittable
+
+onnx = pytest.importorskip("onnx")
+ort = pytest.importorskip("onnxruntime")
+
+EXPORTED = sorted(
+    n for n, c in MODELS.items() if c.scoring_form is not BayesClassifier.scoring_form
+)
+OTHERS = sorted(set(MODELS) - set(EXPORTED))
+
+
+def ok(*args):
+    run = nbcli_in_process(*args, "--quiet")
+    assert run.returncode == 0, run.stderr
+    return run
+
+
+def wine_table(cls, tmp_path, labels: str):
+    """Wine, standardised then made into the rows ``cls`` declares, as CSV:
+    training rows, and test rows with some missing cells."""
+    from sklearn.datasets import load_wine
+
+    X, y = load_wine(return_X_y=True)
+    X = (X - X.mean(0)) / X.std(0)
+    Xm, params = fittable(cls, X)
+    names = [f"f{j}" for j in range(Xm.shape[1])]
+    target = np.array(["barolo", "grignolino", "barbera"])[y] if labels == "text" else y
+    order = np.random.default_rng(0).permutation(len(y))
+    train, test = order[:120], order[120:]
+    frame = pl.DataFrame({**{n: Xm[:, j] for j, n in enumerate(names)}, "label": target})
+    frame[train].write_csv(tmp_path / "train.csv")
+    test_X = Xm[test].copy()
+    frame[test].write_csv(tmp_path / "test.csv")
+    holes = test_X.copy()
+    holes[np.arange(0, len(test), 3), np.arange(0, len(test), 3) % Xm.shape[1]] = np.nan
+    pl.DataFrame({n: holes[:, j] for j, n in enumerate(names)}).write_csv(tmp_path / "holes.csv")
+    return params, test_X, holes
+
+
+def run_graph(path, X):
+    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    assert [i.name for i in session.get_inputs()] == ["X"]
+    label, proba = session.run(["label", "probabilities"], {"X": X})
+    return label, proba
+
+
+def nbcli_proba(model, data, tmp_path):
+    out = tmp_path / "p.csv"
+    ok("predict", "-m", model, "-d", data, "--proba", "-o", out)
+    frame = pl.read_csv(out, infer_schema_length=0)
+    return frame["prediction"].to_list(), frame.drop("prediction").cast(pl.Float64).to_numpy()
+
+
+@pytest.mark.numerical
+@pytest.mark.parametrize("name", EXPORTED)
+def test_onnxruntime_posteriors_equal_nbcli(name, tmp_path):
+    cls = MODELS[name]
+    labels = "text" if EXPORTED.index(name) % 2 == 0 else "int"
+    params, test_X, holes = wine_table(cls, tmp_path, labels)
+    flags = []
+    for key, value in params.items():
+        flags += [f"--{key.replace('_', '-')}", str(value)]
+    model = tmp_path / "m.npz"
+    ok("fit", "-m", name, "-d", tmp_path / "train.csv", "--target", "label", "-o", model, *flags)
+    graph = tmp_path / "m.onnx"
+    ok("export", model, "-o", graph)
+    checked = onnx.load(str(graph))
+    onnx.checker.check_model(checked, full_check=True)
+    meta = {p.key: p.value for p in checked.metadata_props}
+    assert meta["model"] == name and meta["feature_names"].startswith('["f0"')
+    cases = [(test_X, tmp_path / "test.csv")]
+    from nbcli.io.modelfile import load_model
+
+    if load_model(model).model.missing_policy == "ignore":
+        cases.append((holes, tmp_path / "holes.csv"))
+    for X, data in cases:
+        label, proba = run_graph(graph, X)
+        expected_labels, expected = nbcli_proba(model, data, tmp_path)
+        assert proba.dtype == np.float64 and proba.shape == expected.shape
+        np.testing.assert_allclose(proba, expected, rtol=0, atol=1e-9)
+        assert [str(v) for v in label.tolist()] == expected_labels
+        # Graphs that ignored the rows would give near-uniform posteriors.
+        assert proba.max(axis=1).mean() > 1 / proba.shape[1] + 0.1
+
+
+@pytest.mark.parametrize("name", OTHERS)
+def test_models_without_a_form_are_refused_in_one_line(name, tmp_path):
+    cls = MODELS[name]
+    params, _, _ = wine_table(cls, tmp_path, "text")
+    model = tmp_path / "m.npz"
+    ok("fit", "-m", name, "-d", tmp_path / "train.csv", "--target", "label", "-o", model)
+    run = nbcli_in_process("export", model, "-o", tmp_path / "m.onnx")
+    assert_one_error_line(run, "m.npz", f"the {name} model cannot be exported")
+    assert not (tmp_path / "m.onnx").exists()
+
+
+def test_export_keeps_other_files(tmp_path):
+    (tmp_path / "data.csv").write_text("a,b\n1,2\n")
+    params, _, _ = wine_table(MODELS["gaussian"], tmp_path, "text")
+    ok(
+        "fit",
+        "-m",
+        "gaussian",
+        "-d",
+        tmp_path / "train.csv",
+        "--target",
+        "label",
+        "-o",
+        tmp_path / "m.npz",
+    )
+    run = nbcli_in_process("export", tmp_path / "m.npz", "-o", tmp_path / "data.csv")
+    assert_one_error_line(run, "data.csv", "exists and is not an ONNX graph")
+    ok("export", tmp_path / "m.npz", "-o", tmp_path / "m.onnx")
+    ok("export", tmp_path / "m.npz", "-o", tmp_path / "m.onnx")  # replaces its own kind
+    run = nbcli_in_process("export", tmp_path / "m.npz", "--format", "pmml", "-o", tmp_path / "x")
+    assert_one_error_line(run, "--format", "onnx")
