@@ -48,6 +48,25 @@ def _rows(source: Source) -> Iterator[tuple[int, str]]:
             raise fail(source.display, "is not UTF-8 text; an svmlight file is text") from None
 
 
+# Every token on a line of its own: polars' CSV parser then reads them all
+# (in parallel) as one float64 column; the empty lines of repeated spaces
+# are nulls, dropped.
+_ONE_A_LINE = str.maketrans({":": "\n", " ": "\n", "\t": "\n"})
+
+
+def _numbers(text: str) -> np.ndarray | None:
+    """The numbers of ``text`` (one a line), or None if a token is not one."""
+    import polars as pl
+
+    try:
+        column = pl.read_csv(
+            io.BytesIO(text.encode("utf-8")), has_header=False, schema={"v": pl.Float64}
+        ).get_column("v")
+    except Exception:  # a token that is not a number: the slow path names it
+        return None
+    return column.drop_nulls().to_numpy()
+
+
 def parse_block(lines: list[tuple[int, str]], display: str):
     """Labels and entries of a block of rows.
 
@@ -71,47 +90,58 @@ def parse_block(lines: list[tuple[int, str]], display: str):
         Naming the line of the first token that is not ``index:value``, a
         label that is not a number, or a ``qid`` token.
     """
-    import polars as pl
+    texts = [t for _, t in lines]
+    # One split of the whole block: every row is its label, then an index and
+    # a value per colon; NumPy converts the tokens in one call.
+    entries = np.fromiter((t.count(":") for t in texts), np.int64, len(texts))
+    width = 1 + 2 * entries
+    numbers = _numbers("\n".join(texts).translate(_ONE_A_LINE))
+    if numbers is None or len(numbers) != int(width.sum()):
+        _first_bad_line(lines, display)
+    starts = np.concatenate(([0], np.cumsum(width)[:-1]))
+    labels = numbers[starts]
+    rest = np.ones(len(numbers), dtype=bool)
+    rest[starts] = False
+    pairs = numbers[rest]
+    index, values = pairs[0::2], pairs[1::2]
+    if not (np.all(index >= 0) and np.all(index == np.floor(index))):
+        _first_bad_line(lines, display)
+    rows = np.repeat(np.arange(len(texts), dtype=np.int64), entries)
+    return labels, rows, index.astype(np.int64), values
 
-    frame = pl.DataFrame({"t": [t for _, t in lines]}).with_row_index("r")
-    tokens = frame.select("r", pl.col("t").str.extract_all(r"\S+")).explode("t")
-    tokens = tokens.with_columns(pos=pl.int_range(pl.len()).over("r"))
-    head = tokens.filter(pl.col("pos") == 0)
-    labels = head.get_column("t").cast(pl.Float64, strict=False)
-    if labels.null_count():
-        at = int(labels.is_null().arg_max() or 0)
-        text = head.get_column("t")[at]
-        hint = (
-            "multi-label rows are not read; give one class per row"
-            if "," in text
-            else "each row starts with its class label, a number"
-        )
-        raise fail(display, f"line {lines[at][0]}: label {text!r} is not a number; {hint}")
-    entries = tokens.filter(pl.col("pos") > 0)
-    pairs = entries.get_column("t").str.split_exact(":", 1).struct.unnest()
-    index = pairs.get_column("field_0").cast(pl.Int64, strict=False)
-    value = pairs.get_column("field_1").cast(pl.Float64, strict=False)
-    bad = index.is_null() | value.is_null() | (index < 0)
-    if bad.any():
-        at = int(bad.arg_max() or 0)
-        token = entries.get_column("t")[at]
-        line = lines[int(entries.get_column("r")[at])][0]
-        if token.lower().startswith("qid:"):
-            raise fail(
-                display,
-                f"line {line}: has a query id ({token!r}); ranking data (qid) is not read, "
-                "remove the qid tokens",
+
+def _first_bad_line(lines: list[tuple[int, str]], display: str):
+    """Raise the error for the first malformed row of a block (the slow path)."""
+    for number, text in lines:
+        label, *pairs = text.split()
+        try:
+            float(label)
+        except ValueError:
+            hint = (
+                "multi-label rows are not read; give one class per row"
+                if "," in label
+                else "each row starts with its class label, a number"
             )
-        raise fail(
-            display,
-            f"line {line}: {token!r} is not index:value (a whole index from 0 and a number)",
-        )
-    return (
-        labels.to_numpy(),
-        entries.get_column("r").cast(pl.Int64).to_numpy(),
-        index.to_numpy(),
-        value.to_numpy(),
-    )
+            raise fail(display, f"line {number}: label {label!r} is not a number; {hint}") from None
+        for token in pairs:
+            if token.lower().startswith("qid:"):
+                raise fail(
+                    display,
+                    f"line {number}: has a query id ({token!r}); ranking data (qid) is not "
+                    "read, remove the qid tokens",
+                )
+            index, _, value = token.partition(":")
+            try:
+                good = index.isdigit() and value != "" and ":" not in value
+                float(value)
+            except ValueError:
+                good = False
+            if not good:
+                raise fail(
+                    display,
+                    f"line {number}: {token!r} is not index:value (a whole index from 0 and a number)",
+                )
+    raise fail(display, "holds a row that is not label index:value ...")  # not reached
 
 
 @register
