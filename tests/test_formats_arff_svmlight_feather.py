@@ -187,6 +187,30 @@ def test_arff_errors_are_one_line(tmp_path):
     ok("fit", "-m", "gaussian", "-d", dated, "--drop", "day", "-o", tmp_path / "m.npz")
 
 
+def test_arff_string_attributes_are_text_columns(tmp_path):
+    rows = [
+        ("buy cheap pills now", "spam"),
+        ("meeting at noon", "ham"),
+        ("cheap pills, cheap!", "spam"),
+        ("lunch at noon tomorrow", "ham"),
+        ("now buy now", "spam"),
+        ("see you at the meeting", "ham"),
+    ]
+    arff_text = "@relation docs\n@attribute text string\n@attribute cls {ham, spam}\n@data\n"
+    arff_text += "".join(f"'{t}', {c}\n" for t, c in rows)
+    (tmp_path / "docs.arff").write_text(arff_text)
+    (tmp_path / "docs.csv").write_text("text,cls\n" + "".join(f'"{t}",{c}\n' for t, c in rows))
+    models = [
+        fit(tmp_path, tmp_path / f"docs.{ext}", ext, "-m", "multinomial", "--text", "text")
+        for ext in ("csv", "arff")
+    ]
+    (labels_c, p_c), (labels_a, p_a) = (
+        proba(m, tmp_path / "docs.csv", tmp_path, "p") for m in models
+    )
+    assert labels_a == labels_c == [c for _, c in rows]
+    np.testing.assert_allclose(p_a, p_c, rtol=0, atol=1e-12)
+
+
 def counts_table(zero_based: bool, tmp_path):
     """A subset of digits (whole counts 0-16) as CSV and as svmlight."""
     from sklearn.datasets import dump_svmlight_file, load_digits

@@ -142,6 +142,17 @@ def test_predict_output_dir_on_s3(store, tmp_path):
     assert_one_error_line(run, "iris/test.csv", "exists and is not")
 
 
+def test_split_into_a_prefix(store, tmp_path):
+    ok("split", "-d", f"s3://{BUCKET}/iris/train.csv", "--test", "0.25", "--seed", "3",
+       "--output-dir", f"s3://{BUCKET}/split/")  # fmt: skip
+    ok("split", "-d", SAMPLE / "iris_train.csv", "--test", "0.25", "--seed", "3",
+       "--output-dir", tmp_path)  # fmt: skip
+    for part in ("train", "test"):
+        local = (tmp_path / f"iris_train.{part}.csv").read_bytes()
+        assert store.cat(f"{BUCKET}/split/train.{part}.csv") == local
+    assert not os.path.exists("s3:")  # no local folder named like the URL
+
+
 def test_an_unfinished_write_leaves_no_object(store):
     from nbcli.io.atomic import atomic_write
 

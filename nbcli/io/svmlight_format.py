@@ -17,6 +17,7 @@ from __future__ import annotations
 import io
 import itertools
 from collections.abc import Iterator
+from typing import NoReturn
 
 import numpy as np
 
@@ -110,7 +111,7 @@ def parse_block(lines: list[tuple[int, str]], display: str):
     return labels, rows, index.astype(np.int64), values
 
 
-def _first_bad_line(lines: list[tuple[int, str]], display: str):
+def _first_bad_line(lines: list[tuple[int, str]], display: str) -> NoReturn:
     """Raise the error for the first malformed row of a block (the slow path)."""
     for number, text in lines:
         label, *pairs = text.split()
