@@ -24,10 +24,10 @@ def export(
     """Write a model file as an ONNX graph that ONNX Runtime (or any ONNX runtime) serves.
 
     The graph takes one float64 input X (rows x the model's features, in the
-    model file's order; NaN for a missing cell) and outputs label and
-    probabilities (classes in nbcli's order). Models whose scores are affine
-    or Gaussian in the features are exported: gaussian, multinomial,
-    bernoulli, complement, lda, qda.
+    model file's order; NaN for a missing cell), or, for a model with
+    categorical columns, one input a column (text for a categorical one), and
+    outputs label and probabilities (classes in nbcli's order). Every model
+    type but text columns and calibrators is exported.
     Example: nbcli export iris.npz -o iris.onnx
     """
     from nbcli.cli.console import info

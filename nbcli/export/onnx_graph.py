@@ -4,7 +4,9 @@ extra) from the scoring form a model declares
 
 The graph takes one float64 input ``X`` of shape (N, n_features), the
 model's features in the model file's order (``feature_names`` in the
-graph's metadata), a missing cell as NaN, left out as nbcli leaves it out;
+graph's metadata), a missing cell as NaN, left out as nbcli leaves it out
+(a model with categorical columns takes one input a column instead, see
+:func:`_inputs`);
 it outputs ``label`` (N,) and ``probabilities`` (N, n_classes), the
 classes in nbcli's order (``classes`` in the metadata). Everything is
 computed in float64 with standard operators (opset 17), so any ONNX
@@ -21,6 +23,25 @@ from nbcli.errors import NbcliError
 from nbcli.io.extras import require
 
 __all__ = ["OPSET", "model_to_onnx"]
+
+
+def _builders() -> dict:
+    from nbcli.models._forms import (
+        AffineForm,
+        CategoryForm,
+        CompositeForm,
+        DiagonalGaussianForm,
+        QuadraticForm,
+    )
+
+    return {
+        AffineForm: lambda *a: _affine(*a),
+        DiagonalGaussianForm: lambda *a: _diagonal_gaussian(*a),
+        QuadraticForm: lambda *a: _quadratic(*a),
+        CategoryForm: lambda *a: _categories(*a),
+        CompositeForm: lambda *a: _composite(*a),
+    }
+
 
 OPSET = 17
 _IR_VERSION = 8  # what opset 17 came with: runtimes since ONNX Runtime 1.13 read it
@@ -82,11 +103,11 @@ def _diagonal_gaussian(g: _Graph, form, x: str, missing: str) -> str:
     axis1 = g.const(np.array([1], dtype=np.int64))
     rows = g.op("Unsqueeze", x, axis1)  # (N, 1, d)
     diff = g.op("Sub", rows, g.const(_f64(form.theta)[None], "theta"))  # (N, K, d)
-    var = _f64(form.var)
+    z = g.op("Mul", diff, g.const(_f64(form.inv_sd)[None], "inv_sd"))
     terms = g.op(
         "Add",
-        g.op("Mul", g.op("Mul", diff, diff), g.const((-0.5 / var)[None])),
-        g.const((-0.5 * np.log(2.0 * np.pi * var))[None]),
+        g.op("Mul", g.op("Mul", z, z), g.const(_f64(-0.5))),
+        g.const(_f64(form.log_norm)[None], "log_norm"),
     )
     terms = g.op("Where", g.op("Unsqueeze", missing, axis1), g.const(_f64(0.0)), terms)
     summed = g.op("ReduceSum", terms, g.const(np.array([2], dtype=np.int64)), keepdims=0)
@@ -104,6 +125,76 @@ def _quadratic(g: _Graph, form, x: str, missing: str) -> str:
     )
     jll = g.op("Transpose", squares, perm=[1, 0])  # (N, K)
     return g.op("Add", g.op("Mul", jll, g.const(_f64(-0.5))), g.const(_f64(form.const), "const"))
+
+
+def _categories(g: _Graph, form, x: str, missing: str) -> str:
+    n_cat = np.asarray(form.n_categories, dtype=np.int64)
+    offsets = np.concatenate(([0], np.cumsum(n_cat)[:-1])).astype(np.float64)
+    # A zero row at the end takes every missing or unknown code.
+    table = np.vstack([_f64(form.log_prob).T, np.zeros((1, form.log_prob.shape[0]))])
+    last = _f64(table.shape[0] - 1)
+    known = g.op(
+        "And",
+        g.op("Not", missing),
+        g.op(
+            "And",
+            g.op("GreaterOrEqual", x, g.const(_f64(0.0))),
+            g.op("Less", x, g.const(n_cat.astype(np.float64))),
+        ),
+    )
+    index = g.op("Where", known, g.op("Add", x, g.const(offsets)), g.const(last))
+    terms = g.op("Gather", g.const(table, "log_prob"), g.op("Cast", index, to=7))  # (N, c, K)
+    return g.op("ReduceSum", terms, g.const(np.array([1], dtype=np.int64)), keepdims=0)
+
+
+def _composite(g: _Graph, form, x: str, missing: str) -> str:
+    jll = g.const(_f64(form.log_prior), "log_prior")
+    for columns, part in form.parts:
+        at = g.const(np.asarray(columns, dtype=np.int64), "columns")
+        sub = g.op("Gather", x, at, axis=1)
+        holes = g.op("Gather", missing, at, axis=1)
+        jll = g.op("Add", jll, _BUILDERS[type(part)](g, part, sub, holes))
+    return jll
+
+
+def _inputs(g: _Graph, mf, onnx) -> tuple[list, str]:
+    """The graph's inputs and the float64 matrix (N, d) made from them: one
+    input ``X`` for a model of numeric columns; else one input a column,
+    named as the column, float64 for a numeric one and text for a
+    categorical one, whose values become the model's category codes
+    (``ai.onnx.ml`` ``LabelEncoder``; a value the model does not know, or an
+    empty one, is left out as a missing cell is)."""
+    columns = {c.get("name"): c for c in (mf.columns or [])}
+    categories = {n: columns.get(n, {}).get("categories") for n in mf.feature_names}
+    d = len(mf.feature_names)
+    if not any(v is not None for v in categories.values()):
+        return [onnx.helper.make_tensor_value_info("X", onnx.TensorProto.DOUBLE, ["N", d])], "X"
+    inputs, pieces = [], []
+    for name in mf.feature_names:
+        values = categories[name]
+        if values is None:
+            inputs.append(
+                onnx.helper.make_tensor_value_info(name, onnx.TensorProto.DOUBLE, ["N", 1])
+            )
+            pieces.append(name)
+            continue
+        inputs.append(onnx.helper.make_tensor_value_info(name, onnx.TensorProto.STRING, ["N", 1]))
+        code = g.name("code")
+        g.nodes.append(
+            onnx.helper.make_node(
+                "LabelEncoder",
+                [name],
+                [code],
+                domain="ai.onnx.ml",
+                keys_strings=[str(v) for v in values],
+                values_int64s=list(range(len(values))),
+                default_int64=-1,
+            )
+        )
+        as_float = g.op("Cast", code, to=11)
+        nan = g.const(_f64(np.nan))
+        pieces.append(g.op("Where", g.op("Less", as_float, g.const(_f64(0.0))), nan, as_float))
+    return inputs, g.op("Concat", *pieces, axis=1)
 
 
 def model_to_onnx(mf) -> bytes:
@@ -125,8 +216,6 @@ def model_to_onnx(mf) -> bytes:
         columns or a calibrator (not exported yet), or a missing ``onnx``
         package.
     """
-    from nbcli.models._forms import AffineForm, DiagonalGaussianForm, QuadraticForm
-
     onnx = require("onnx", "onnx", "exporting to ONNX")
     model = mf.model
     if mf.calibrator is not None:
@@ -137,21 +226,18 @@ def model_to_onnx(mf) -> bytes:
     if mf.vocabularies:
         raise NbcliError("the model has text columns, which ONNX export does not write yet")
     form = model.scoring_form()
-    builders = {
-        AffineForm: _affine,
-        DiagonalGaussianForm: _diagonal_gaussian,
-        QuadraticForm: _quadratic,
-    }
-    if type(form) not in builders:
+    if type(form) not in _BUILDERS or any(
+        type(part) not in _BUILDERS for _, part in getattr(form, "parts", ())
+    ):
         raise NbcliError(
             f"the {model.name} model cannot be exported to ONNX yet; exported are the "
-            "models whose scores are affine or Gaussian in the features"
+            "models whose scores are affine, Gaussian or categorical in the features"
         )
     classes = np.asarray(mf.classes)
-    d = len(mf.feature_names)
     g = _Graph(onnx)
-    missing = g.op("IsNaN", "X")
-    jll = builders[type(form)](g, form, "X", missing)
+    inputs, x = _inputs(g, mf, onnx)
+    missing = g.op("IsNaN", x)
+    jll = _BUILDERS[type(form)](g, form, x, missing)
     g.nodes.append(onnx.helper.make_node("Softmax", [jll], ["probabilities"], axis=1))
     best = g.op("ArgMax", jll, axis=1, keepdims=0)
     if classes.dtype.kind in "biu":
@@ -162,7 +248,7 @@ def model_to_onnx(mf) -> bytes:
     graph = onnx.helper.make_graph(
         g.nodes,
         f"nbcli_{model.name}",
-        [onnx.helper.make_tensor_value_info("X", onnx.TensorProto.DOUBLE, ["N", d])],
+        inputs,
         [
             onnx.helper.make_tensor_value_info("label", label_type, ["N"]),
             onnx.helper.make_tensor_value_info(
@@ -174,7 +260,10 @@ def model_to_onnx(mf) -> bytes:
     out = onnx.helper.make_model(
         graph,
         producer_name="nbcli",
-        opset_imports=[onnx.helper.make_opsetid("", OPSET)],
+        opset_imports=[
+            onnx.helper.make_opsetid("", OPSET),
+            onnx.helper.make_opsetid("ai.onnx.ml", 2),
+        ],
     )
     out.ir_version = _IR_VERSION
     from nbcli import __version__
@@ -189,3 +278,6 @@ def model_to_onnx(mf) -> bytes:
     onnx.helper.set_model_props(out, meta)
     onnx.checker.check_model(out, full_check=True)
     return out.SerializeToString()
+
+
+_BUILDERS = _builders()

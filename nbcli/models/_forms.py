@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["AffineForm", "DiagonalGaussianForm", "QuadraticForm"]
+__all__ = ["AffineForm", "CategoryForm", "CompositeForm", "DiagonalGaussianForm", "QuadraticForm"]
 
 
 @dataclass(frozen=True)
@@ -45,18 +45,53 @@ class AffineForm:
 @dataclass(frozen=True)
 class DiagonalGaussianForm:
     """``jll[k] = log_prior[k] + sum over present cells j of
-    -0.5 log(2 pi var[k, j]) - (x_j - theta[k, j])**2 / (2 var[k, j])``
-    (a missing cell is left out of the sum).
+    log_norm[k, j] - 0.5 * ((x_j - theta[k, j]) * inv_sd[k, j])**2``
+    (a missing cell is left out of the sum; ``log_norm`` is
+    ``-0.5 log(2 pi var)``).
 
     Attributes
     ----------
-    theta, var : ndarray of shape (n_classes, n_features)
+    theta, inv_sd, log_norm : ndarray of shape (n_classes, n_features)
     log_prior : ndarray of shape (n_classes,)
     """
 
     theta: np.ndarray
-    var: np.ndarray
+    inv_sd: np.ndarray
+    log_norm: np.ndarray
     log_prior: np.ndarray
+
+
+@dataclass(frozen=True)
+class CategoryForm:
+    """``jll = sum over columns j of log_prob[:, offset_j + x_j]`` for category
+    codes ``x_j`` in ``0 .. n_categories[j] - 1``; a missing cell (NaN) or a
+    code outside that range is left out (its term is 0).
+
+    Attributes
+    ----------
+    log_prob : ndarray of shape (n_classes, sum(n_categories))
+        The columns' tables, one after another.
+    n_categories : ndarray of shape (n_features,), int
+    """
+
+    log_prob: np.ndarray
+    n_categories: np.ndarray
+
+
+@dataclass(frozen=True)
+class CompositeForm:
+    """``jll = log_prior + the sum of the parts' jll``, each part a form (with
+    its own prior term 0) over some of the columns.
+
+    Attributes
+    ----------
+    log_prior : ndarray of shape (n_classes,)
+    parts : tuple of (ndarray of int, form)
+        The columns of each part and its form.
+    """
+
+    log_prior: np.ndarray
+    parts: tuple
 
 
 @dataclass(frozen=True)
