@@ -139,6 +139,20 @@ def test_mixed_penguins_with_text_categories_and_missing_cells(tmp_path):
     np.testing.assert_allclose(proba, expected, rtol=0, atol=1e-9)
     assert label.tolist() == expected_labels
     assert frame["sex"].null_count() + (frame["sex"] == "NA").sum() > 0  # missing cells were met
+    # Temperature scaling is part of the graph; other calibrators are refused.
+    for method in ("temperature", "isotonic"):
+        ok("calibrate", "-m", model, "-d", data, "--method", method, "-o", tmp_path / f"{method}.npz",
+           "--allow-worse", "--allow-training-data")  # fmt: skip
+    ok("export", tmp_path / "temperature.npz", "-o", tmp_path / "t.onnx")
+    from nbcli.io.modelfile import load_model
+
+    assert load_model(tmp_path / "temperature.npz").calibrator.temperature_ != 1.0
+    label, proba = run_graph(tmp_path / "t.onnx", tmp_path / "rows.csv")
+    expected_labels, expected = nbcli_proba(tmp_path / "temperature.npz", data, tmp_path)
+    np.testing.assert_allclose(proba, expected, rtol=0, atol=1e-9)
+    assert label.tolist() == expected_labels
+    run = nbcli_in_process("export", tmp_path / "isotonic.npz", "-o", tmp_path / "i.onnx")
+    assert_one_error_line(run, "isotonic", "not written to ONNX")
 
 
 def test_models_with_text_columns_are_refused_in_one_line(tmp_path):

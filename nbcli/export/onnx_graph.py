@@ -217,11 +217,18 @@ def model_to_onnx(mf) -> bytes:
         package.
     """
     onnx = require("onnx", "onnx", "exporting to ONNX")
+    from nbcli.calibration import TemperatureScaling
+
     model = mf.model
-    if mf.calibrator is not None:
+    temperature = None
+    if isinstance(mf.calibrator, TemperatureScaling):
+        # softmax(log_softmax(jll) / T) is softmax(jll / T): the log-sum-exp is
+        # the same for every class.
+        temperature = float(mf.calibrator.temperature_)
+    elif mf.calibrator is not None:
         raise NbcliError(
-            "the model has a calibrator, which ONNX export does not write yet; "
-            "export the model before calibrate, or score it with nbcli"
+            f"the model's calibrator ({mf.calibrator.kind}) is not written to ONNX yet "
+            "(temperature scaling is); score this model with nbcli"
         )
     if mf.vocabularies:
         raise NbcliError("the model has text columns, which ONNX export does not write yet")
@@ -238,6 +245,8 @@ def model_to_onnx(mf) -> bytes:
     inputs, x = _inputs(g, mf, onnx)
     missing = g.op("IsNaN", x)
     jll = _BUILDERS[type(form)](g, form, x, missing)
+    if temperature is not None:
+        jll = g.op("Div", jll, g.const(_f64(temperature), "temperature"))
     g.nodes.append(onnx.helper.make_node("Softmax", [jll], ["probabilities"], axis=1))
     best = g.op("ArgMax", jll, axis=1, keepdims=0)
     if classes.dtype.kind in "biu":
