@@ -171,6 +171,19 @@ def test_an_unfinished_write_leaves_no_object(store):
     assert store.cat(f"{BUCKET}/atomic/out.csv") == b"prediction\nold\n"
 
 
+def test_a_replaced_object_is_read_afresh(store):
+    from pathlib import Path
+
+    from nbcli.io.remote import local_copy
+
+    store.pipe(f"{BUCKET}/versions/x.csv", b"a,label\n1,x\n")
+    url = f"s3://{BUCKET}/versions/x.csv"
+    assert Path(local_copy(url)).read_bytes() == b"a,label\n1,x\n"
+    assert local_copy(url) == local_copy(url)  # one copy while the object is unchanged
+    store.pipe(f"{BUCKET}/versions/x.csv", b"a,label\n2,y\n3,z\n")
+    assert Path(local_copy(url)).read_bytes() == b"a,label\n2,y\n3,z\n"
+
+
 def test_store_errors_are_one_line_and_never_show_secrets(store, tmp_path):
     data = f"s3://{BUCKET}/iris/train.csv"
     cases = [

@@ -63,7 +63,7 @@ _READ_ONLY = ("http", "https")
 _BLOCK = 8 << 20
 
 _lock = threading.Lock()
-_copies: dict[str, str] = {}
+_copies: dict[str, tuple[tuple, str]] = {}
 _folder: str | None = None
 
 
@@ -152,7 +152,12 @@ def _cache_folder() -> str:
 
 
 def local_copy(url: str) -> str:
-    """A local file with the bytes of the object ``url`` (copied once per process).
+    """A local file with the bytes of the object ``url``.
+
+    The copy is made once per process for each version of the object (its
+    ETag, size and modification time, asked of the store each time): a
+    long-lived process, such as a Dask worker serving several commands,
+    never reads a stale copy of an object that was replaced.
 
     Raises
     ------
@@ -160,16 +165,28 @@ def local_copy(url: str) -> str:
         When the object cannot be read: no such object or bucket, no
         credentials, access denied, a missing package.
     """
-    with _lock:
-        if url in _copies and os.path.exists(_copies[url]):
-            return _copies[url]
     fs, path = _filesystem(url)
+    try:
+        with contextlib.suppress(Exception):
+            fs.invalidate_cache(path)
+        info = fs.info(path)
+        if info.get("type") == "directory":
+            raise IsADirectoryError(path)
+    except Exception as exc:
+        raise store_error(url, exc) from None
+    version = tuple(
+        str(info.get(k))
+        for k in ("ETag", "etag", "size", "LastModified", "mtime", "last_modified")
+        if k in info
+    )
+    with _lock:
+        known = _copies.get(url)
+        if known is not None and known[0] == version and os.path.exists(known[1]):
+            return known[1]
     folder = tempfile.mkdtemp(dir=_cache_folder())
     name = os.path.basename(path.rstrip("/")) or "object"
     local = os.path.join(folder, name)
     try:
-        if fs.isdir(path):
-            raise IsADirectoryError(path)
         with fs.open(path, "rb") as src, open(local, "wb") as dst:
             shutil.copyfileobj(src, dst, _BLOCK)
     except BaseException as exc:
@@ -178,7 +195,10 @@ def local_copy(url: str) -> str:
             raise
         raise store_error(url, exc) from None
     with _lock:
-        _copies[url] = local
+        old = _copies.get(url)
+        _copies[url] = (version, local)
+    if old is not None and old[1] != local:
+        shutil.rmtree(os.path.dirname(old[1]), ignore_errors=True)
     return local
 
 
