@@ -139,19 +139,33 @@ def test_mixed_penguins_with_text_categories_and_missing_cells(tmp_path):
     np.testing.assert_allclose(proba, expected, rtol=0, atol=1e-9)
     assert label.tolist() == expected_labels
     assert frame["sex"].null_count() + (frame["sex"] == "NA").sum() > 0  # missing cells were met
-    # Temperature scaling is part of the graph; other calibrators are refused.
-    for method in ("temperature", "isotonic"):
-        ok("calibrate", "-m", model, "-d", data, "--method", method, "-o", tmp_path / f"{method}.npz",
-           "--allow-worse", "--allow-training-data")  # fmt: skip
-    ok("export", tmp_path / "temperature.npz", "-o", tmp_path / "t.onnx")
+    # Temperature and sigmoid scaling are part of the graph; isotonic maps are refused.
+    two = tmp_path / "two.csv"
+    pl.read_csv(data, infer_schema_length=0).filter(pl.col("species") != "Chinstrap").write_csv(two)
+    ok("fit", "-m", "mixed", "-d", two, "--target", "species", "-o", tmp_path / "two.npz")
     from nbcli.io.modelfile import load_model
 
-    assert load_model(tmp_path / "temperature.npz").calibrator.temperature_ != 1.0
-    label, proba = run_graph(tmp_path / "t.onnx", tmp_path / "rows.csv")
-    expected_labels, expected = nbcli_proba(tmp_path / "temperature.npz", data, tmp_path)
-    np.testing.assert_allclose(proba, expected, rtol=0, atol=1e-9)
-    assert label.tolist() == expected_labels
-    run = nbcli_in_process("export", tmp_path / "isotonic.npz", "-o", tmp_path / "i.onnx")
+    for base, rows, method in (
+        (model, data, "temperature"),
+        (model, data, "sigmoid"),
+        (tmp_path / "two.npz", two, "sigmoid"),
+    ):
+        calibrated = tmp_path / f"{method}.npz"
+        ok("calibrate", "-m", base, "-d", rows, "--method", method, "-o", calibrated,
+           "--allow-worse", "--allow-training-data", "--force")  # fmt: skip
+        assert load_model(calibrated).calibrator.kind == method
+        ok("export", calibrated, "-o", tmp_path / "c.onnx")
+        features = tmp_path / "features.csv"
+        pl.read_csv(rows, infer_schema_length=0).drop("species").write_csv(features)
+        label, proba = run_graph(tmp_path / "c.onnx", features)
+        expected_labels, expected = nbcli_proba(calibrated, rows, tmp_path)
+        _, uncalibrated = nbcli_proba(base, rows, tmp_path)
+        assert np.abs(expected - uncalibrated).max() > 1e-3  # the calibrator changes them
+        np.testing.assert_allclose(proba, expected, rtol=0, atol=1e-9)
+        assert label.tolist() == expected_labels
+    ok("calibrate", "-m", model, "-d", data, "--method", "isotonic", "-o", tmp_path / "i.npz",
+       "--allow-worse", "--allow-training-data")  # fmt: skip
+    run = nbcli_in_process("export", tmp_path / "i.npz", "-o", tmp_path / "i.onnx")
     assert_one_error_line(run, "isotonic", "not written to ONNX")
 
 

@@ -157,6 +157,41 @@ def _composite(g: _Graph, form, x: str, missing: str) -> str:
     return jll
 
 
+def _softplus(g: _Graph, z: str) -> str:
+    """``log(1 + exp(z))``, as ``max(z, 0) + log(1 + exp(-|z|))``."""
+    tail = g.op("Exp", g.op("Neg", g.op("Abs", z)))
+    return g.op("Add", g.op("Relu", z), g.op("Log", g.op("Add", tail, g.const(_f64(1.0)))))
+
+
+def _calibrated(g: _Graph, calibrator, jll: str, n_classes: int) -> str:
+    """Scores whose softmax is the calibrated posteriors (and argmax the label)."""
+    from nbcli.calibration import TemperatureScaling
+
+    if isinstance(calibrator, TemperatureScaling):
+        # softmax(log_softmax(jll) / T) is softmax(jll / T): the log-sum-exp is
+        # the same for every class.
+        return g.op("Div", jll, g.const(_f64(calibrator.temperature_), "temperature"))
+    # Platt scaling of the one-vs-rest log-odds log p_k - log(1 - p_k), with
+    # log(1 - p_k) the log-sum-exp of the other classes (precise near p_k = 1).
+    logp = g.op("LogSoftmax", jll, axis=1)
+    others = np.where(np.eye(n_classes, dtype=bool), -np.inf, 0.0)
+    spread = g.op(
+        "Add", g.op("Unsqueeze", logp, g.const(np.array([1], dtype=np.int64))), g.const(others)
+    )
+    # Opset 17 takes this reduction's axes as an attribute (ReduceSum's as an input).
+    rest = g.op("ReduceLogSumExp", spread, axes=[2], keepdims=0)
+    f = g.op("Sub", logp, rest)
+    a, b = _f64(calibrator.a_), _f64(calibrator.b_)
+    if n_classes == 2:
+        f = g.op("Gather", f, g.const(np.array([1], dtype=np.int64)), axis=1)  # (N, 1)
+        u = g.op("Add", g.op("Mul", f, g.const(a)), g.const(b))
+        both = g.op("Concat", g.op("Neg", u), u, axis=1)
+        return g.op("Neg", _softplus(g, both))
+    u = g.op("Mul", f, g.const(a))
+    u = g.op("Where", g.op("IsNaN", u), g.const(_f64(0.0)), u)  # 0 * inf: a flat sigmoid
+    return g.op("Neg", _softplus(g, g.op("Add", u, g.const(b))))
+
+
 def _inputs(g: _Graph, mf, onnx) -> tuple[list, str]:
     """The graph's inputs and the float64 matrix (N, d) made from them: one
     input ``X`` for a model of numeric columns; else one input a column,
@@ -217,18 +252,15 @@ def model_to_onnx(mf) -> bytes:
         package.
     """
     onnx = require("onnx", "onnx", "exporting to ONNX")
-    from nbcli.calibration import TemperatureScaling
+    from nbcli.calibration import SigmoidCalibration, TemperatureScaling
 
     model = mf.model
-    temperature = None
-    if isinstance(mf.calibrator, TemperatureScaling):
-        # softmax(log_softmax(jll) / T) is softmax(jll / T): the log-sum-exp is
-        # the same for every class.
-        temperature = float(mf.calibrator.temperature_)
-    elif mf.calibrator is not None:
+    if mf.calibrator is not None and not isinstance(
+        mf.calibrator, (TemperatureScaling, SigmoidCalibration)
+    ):
         raise NbcliError(
             f"the model's calibrator ({mf.calibrator.kind}) is not written to ONNX yet "
-            "(temperature scaling is); score this model with nbcli"
+            "(temperature and sigmoid scaling are); score this model with nbcli"
         )
     if mf.vocabularies:
         raise NbcliError("the model has text columns, which ONNX export does not write yet")
@@ -245,8 +277,8 @@ def model_to_onnx(mf) -> bytes:
     inputs, x = _inputs(g, mf, onnx)
     missing = g.op("IsNaN", x)
     jll = _BUILDERS[type(form)](g, form, x, missing)
-    if temperature is not None:
-        jll = g.op("Div", jll, g.const(_f64(temperature), "temperature"))
+    if mf.calibrator is not None:
+        jll = _calibrated(g, mf.calibrator, jll, len(mf.classes))
     g.nodes.append(onnx.helper.make_node("Softmax", [jll], ["probabilities"], axis=1))
     best = g.op("ArgMax", jll, axis=1, keepdims=0)
     if classes.dtype.kind in "biu":
