@@ -139,7 +139,7 @@ def test_mixed_penguins_with_text_categories_and_missing_cells(tmp_path):
     np.testing.assert_allclose(proba, expected, rtol=0, atol=1e-9)
     assert label.tolist() == expected_labels
     assert frame["sex"].null_count() + (frame["sex"] == "NA").sum() > 0  # missing cells were met
-    # Temperature and sigmoid scaling are part of the graph; isotonic maps are refused.
+    # Calibrators are part of the graph.
     two = tmp_path / "two.csv"
     pl.read_csv(data, infer_schema_length=0).filter(pl.col("species") != "Chinstrap").write_csv(two)
     ok("fit", "-m", "mixed", "-d", two, "--target", "species", "-o", tmp_path / "two.npz")
@@ -149,6 +149,8 @@ def test_mixed_penguins_with_text_categories_and_missing_cells(tmp_path):
         (model, data, "temperature"),
         (model, data, "sigmoid"),
         (tmp_path / "two.npz", two, "sigmoid"),
+        (model, data, "isotonic"),
+        (tmp_path / "two.npz", two, "isotonic"),
     ):
         calibrated = tmp_path / f"{method}.npz"
         ok("calibrate", "-m", base, "-d", rows, "--method", method, "-o", calibrated,
@@ -163,10 +165,6 @@ def test_mixed_penguins_with_text_categories_and_missing_cells(tmp_path):
         assert np.abs(expected - uncalibrated).max() > 1e-3  # the calibrator changes them
         np.testing.assert_allclose(proba, expected, rtol=0, atol=1e-9)
         assert label.tolist() == expected_labels
-    ok("calibrate", "-m", model, "-d", data, "--method", "isotonic", "-o", tmp_path / "i.npz",
-       "--allow-worse", "--allow-training-data")  # fmt: skip
-    run = nbcli_in_process("export", tmp_path / "i.npz", "-o", tmp_path / "i.onnx")
-    assert_one_error_line(run, "isotonic", "not written to ONNX")
 
 
 def test_models_with_text_columns_are_refused_in_one_line(tmp_path):

@@ -27,7 +27,7 @@ def export(
     model file's order; NaN for a missing cell), or, for a model with
     categorical columns, one input a column (text for a categorical one), and
     outputs label and probabilities (classes in nbcli's order). Every model
-    type but text columns and calibrators is exported.
+    type is exported, calibrators included; text columns are not yet.
     Example: nbcli export iris.npz -o iris.onnx
     """
     from nbcli.cli.console import info

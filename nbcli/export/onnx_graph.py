@@ -165,8 +165,10 @@ def _softplus(g: _Graph, z: str) -> str:
 
 def _calibrated(g: _Graph, calibrator, jll: str, n_classes: int) -> str:
     """Scores whose softmax is the calibrated posteriors (and argmax the label)."""
-    from nbcli.calibration import TemperatureScaling
+    from nbcli.calibration import IsotonicCalibration, TemperatureScaling
 
+    if isinstance(calibrator, IsotonicCalibration):
+        return _isotonic(g, calibrator, jll)
     if isinstance(calibrator, TemperatureScaling):
         # softmax(log_softmax(jll) / T) is softmax(jll / T): the log-sum-exp is
         # the same for every class.
@@ -190,6 +192,53 @@ def _calibrated(g: _Graph, calibrator, jll: str, n_classes: int) -> str:
     u = g.op("Mul", f, g.const(a))
     u = g.op("Where", g.op("IsNaN", u), g.const(_f64(0.0)), u)  # 0 * inf: a flat sigmoid
     return g.op("Neg", _softplus(g, g.op("Add", u, g.const(b))))
+
+
+def _interp(g: _Graph, p: str, x: np.ndarray, y: np.ndarray) -> str:
+    """``numpy.interp(p, x, y)`` of a column ``p`` (N, 1): linear between the
+    breakpoints, ``y[0]`` below the first and ``y[-1]`` from the last on."""
+    x, y = _f64(x), _f64(y)
+    if len(x) == 1:
+        return g.op("Add", g.op("Mul", p, g.const(_f64(0.0))), g.const(y))
+    dx = np.diff(x)
+    slope = np.divide(np.diff(y), dx, out=np.zeros_like(dx), where=dx != 0)
+    # The segment: the last breakpoint at or below p, among the first m - 1.
+    at_or_below = g.op("Cast", g.op("GreaterOrEqual", p, g.const(x[None, :-1])), to=7)
+    count = g.op("ReduceSum", at_or_below, g.const(np.array([1], dtype=np.int64)), keepdims=1)
+    j = g.op(
+        "Max",
+        g.op("Sub", count, g.const(np.array(1, dtype=np.int64))),
+        g.const(np.array(0, dtype=np.int64)),
+    )
+    x0 = g.op("Gather", g.const(x[:-1]), j)
+    y0 = g.op("Gather", g.const(y[:-1]), j)
+    k = g.op("Gather", g.const(slope), j)
+    inside = g.op("Add", g.op("Mul", k, g.op("Sub", p, x0)), y0)
+    below = g.op("Less", p, g.const(x[:1]))
+    beyond = g.op("GreaterOrEqual", p, g.const(x[-1:]))
+    value = g.op("Where", beyond, g.const(y[-1:]), inside)
+    return g.op("Where", below, g.const(y[:1]), value)
+
+
+def _isotonic(g: _Graph, calibrator, jll: str) -> str:
+    """Scores whose softmax is the isotonic maps' renormalised output."""
+    p = g.op("Softmax", jll, axis=1)
+    columns = []
+    for k, (x, y) in enumerate(calibrator.breakpoints_):
+        pk = g.op("Gather", p, g.const(np.array([k], dtype=np.int64)), axis=1)  # (N, 1)
+        columns.append(_interp(g, pk, x, y))
+    q = g.op("Concat", *columns, axis=1)
+    mapped = g.op("ReduceSum", q, g.const(np.array([1], dtype=np.int64)), keepdims=1)
+    # A row whose maps all give 0 (maps stored before the floor) keeps p.
+    dead = g.op("LessOrEqual", mapped, g.const(_f64(0.0)))
+    q = g.op("Where", dead, p, q)
+    mapped = g.op(
+        "Where",
+        dead,
+        g.op("ReduceSum", p, g.const(np.array([1], dtype=np.int64)), keepdims=1),
+        mapped,
+    )
+    return g.op("Log", g.op("Div", q, mapped))
 
 
 def _inputs(g: _Graph, mf, onnx) -> tuple[list, str]:
@@ -252,15 +301,15 @@ def model_to_onnx(mf) -> bytes:
         package.
     """
     onnx = require("onnx", "onnx", "exporting to ONNX")
-    from nbcli.calibration import SigmoidCalibration, TemperatureScaling
+    from nbcli.calibration import IsotonicCalibration, SigmoidCalibration, TemperatureScaling
 
     model = mf.model
     if mf.calibrator is not None and not isinstance(
-        mf.calibrator, (TemperatureScaling, SigmoidCalibration)
+        mf.calibrator, (TemperatureScaling, SigmoidCalibration, IsotonicCalibration)
     ):
         raise NbcliError(
-            f"the model's calibrator ({mf.calibrator.kind}) is not written to ONNX yet "
-            "(temperature and sigmoid scaling are); score this model with nbcli"
+            f"the model's calibrator ({mf.calibrator.kind}) is not written to ONNX yet; "
+            "score this model with nbcli"
         )
     if mf.vocabularies:
         raise NbcliError("the model has text columns, which ONNX export does not write yet")
