@@ -167,19 +167,38 @@ def test_mixed_penguins_with_text_categories_and_missing_cells(tmp_path):
         assert label.tolist() == expected_labels
 
 
-def test_models_with_text_columns_are_refused_in_one_line(tmp_path):
-    rows = [
-        "buy cheap pills,spam",
-        "meeting at noon,ham",
-        "cheap pills now,spam",
-        "lunch at noon,ham",
-    ]
-    (tmp_path / "docs.csv").write_text("text,label\n" + "\n".join(rows) + "\n")
-    model = tmp_path / "m.npz"
-    ok("fit", "-m", "multinomial", "-d", tmp_path / "docs.csv", "--text", "text", "-o", model)
-    run = nbcli_in_process("export", model, "-o", tmp_path / "m.onnx")
-    assert_one_error_line(run, "m.npz", "text columns")
-    assert not (tmp_path / "m.onnx").exists()
+@pytest.mark.numerical
+@pytest.mark.parametrize("name", ["multinomial", "mixed"])
+def test_text_models_take_token_counts(name, tmp_path):
+    """Austen's sentences: the graph's text input is the count of each term of
+    the vocabulary stored in the graph, which scikit-learn's CountVectorizer
+    with the stored settings computes from a document."""
+    import json
+
+    from sklearn.feature_extraction.text import CountVectorizer
+
+    from tests.conftest import SAMPLE
+
+    model, graph = tmp_path / "m.npz", tmp_path / "m.onnx"
+    ok("fit", "-m", name, "-d", SAMPLE / "austen_train.csv", "--text", "text",
+       "--ngram", "1,2", "-o", model)  # fmt: skip
+    ok("export", model, "-o", graph)
+    session = ort.InferenceSession(str(graph), providers=["CPUExecutionProvider"])
+    meta = session.get_modelmeta().custom_metadata_map
+    settings, terms = json.loads(meta["text"]), json.loads(meta["vocabularies"])["text"]
+    vectorizer = CountVectorizer(
+        vocabulary=terms,
+        lowercase=settings["lowercase"],
+        ngram_range=tuple(settings["ngram_range"]),
+        token_pattern=settings["token_pattern"],
+    )
+    docs = pl.read_csv(SAMPLE / "austen_test.csv")["text"].to_list()
+    counts = vectorizer.transform(docs).toarray().astype(np.float64)
+    assert [i.name for i in session.get_inputs()] == ["text"] and counts.sum() > len(docs)
+    label, proba = session.run(["label", "probabilities"], {"text": counts})
+    expected_labels, expected = nbcli_proba(model, SAMPLE / "austen_test.csv", tmp_path)
+    np.testing.assert_allclose(proba, expected, rtol=0, atol=1e-9)
+    assert label.tolist() == expected_labels
 
 
 def test_export_keeps_other_files(tmp_path):

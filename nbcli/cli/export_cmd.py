@@ -25,9 +25,10 @@ def export(
 
     The graph takes one float64 input X (rows x the model's features, in the
     model file's order; NaN for a missing cell), or, for a model with
-    categorical columns, one input a column (text for a categorical one), and
-    outputs label and probabilities (classes in nbcli's order). Every model
-    type is exported, calibrators included; text columns are not yet.
+    categorical or text columns, one input a column (text for a categorical
+    one, term counts for a text one), and outputs label and probabilities
+    (classes in nbcli's order). Every model type is exported, calibrators
+    included.
     Example: nbcli export iris.npz -o iris.onnx
     """
     from nbcli.cli.console import info

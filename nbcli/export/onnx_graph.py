@@ -242,19 +242,26 @@ def _isotonic(g: _Graph, calibrator, jll: str) -> str:
 
 
 def _inputs(g: _Graph, mf, onnx) -> tuple[list, str]:
-    """The graph's inputs and the float64 matrix (N, d) made from them: one
-    input ``X`` for a model of numeric columns; else one input a column,
-    named as the column, float64 for a numeric one and text for a
-    categorical one, whose values become the model's category codes
-    (``ai.onnx.ml`` ``LabelEncoder``; a value the model does not know, or an
-    empty one, is left out as a missing cell is)."""
+    """The graph's inputs and the float64 matrix (N, d) made from them.
+
+    A model of numeric columns takes one input ``X``. Any other takes one
+    input a column, named as the column: float64 (N, 1) for a numeric one;
+    text (N, 1) for a categorical one, whose values become the model's
+    category codes (``ai.onnx.ml`` ``LabelEncoder``; a value the model does
+    not know, or an empty one, is left out as a missing cell is); float64
+    (N, V) for a text column, its documents' counts of the V terms of its
+    vocabulary, in the vocabulary's order (the graph's ``text`` metadata).
+    """
     columns = {c.get("name"): c for c in (mf.columns or [])}
-    categories = {n: columns.get(n, {}).get("categories") for n in mf.feature_names}
+    vocabularies = dict(mf.vocabularies or {})
+    n_words = sum(len(v) for v in vocabularies.values())
+    table = list(mf.feature_names)[: len(mf.feature_names) - n_words]
+    categories = {n: columns.get(n, {}).get("categories") for n in table}
     d = len(mf.feature_names)
-    if not any(v is not None for v in categories.values()):
+    if not vocabularies and not any(v is not None for v in categories.values()):
         return [onnx.helper.make_tensor_value_info("X", onnx.TensorProto.DOUBLE, ["N", d])], "X"
     inputs, pieces = [], []
-    for name in mf.feature_names:
+    for name in table:
         values = categories[name]
         if values is None:
             inputs.append(
@@ -278,7 +285,14 @@ def _inputs(g: _Graph, mf, onnx) -> tuple[list, str]:
         as_float = g.op("Cast", code, to=11)
         nan = g.const(_f64(np.nan))
         pieces.append(g.op("Where", g.op("Less", as_float, g.const(_f64(0.0))), nan, as_float))
-    return inputs, g.op("Concat", *pieces, axis=1)
+    order = list(mf.text.columns) if mf.text is not None else list(vocabularies)
+    for name in order:
+        size = len(vocabularies[name])
+        inputs.append(
+            onnx.helper.make_tensor_value_info(name, onnx.TensorProto.DOUBLE, ["N", size])
+        )
+        pieces.append(name)
+    return inputs, (pieces[0] if len(pieces) == 1 else g.op("Concat", *pieces, axis=1))
 
 
 def model_to_onnx(mf) -> bytes:
@@ -311,8 +325,6 @@ def model_to_onnx(mf) -> bytes:
             f"the model's calibrator ({mf.calibrator.kind}) is not written to ONNX yet; "
             "score this model with nbcli"
         )
-    if mf.vocabularies:
-        raise NbcliError("the model has text columns, which ONNX export does not write yet")
     form = model.scoring_form()
     if type(form) not in _BUILDERS or any(
         type(part) not in _BUILDERS for _, part in getattr(form, "parts", ())
@@ -365,6 +377,10 @@ def model_to_onnx(mf) -> bytes:
         "target": json.dumps(mf.target),
         "nbcli_version": __version__,
     }
+    if mf.vocabularies:
+        # How documents become the counts the text inputs take, and the terms.
+        meta["text"] = json.dumps(mf.text.to_metadata() if mf.text is not None else None)
+        meta["vocabularies"] = json.dumps({k: list(v) for k, v in mf.vocabularies.items()})
     onnx.helper.set_model_props(out, meta)
     onnx.checker.check_model(out, full_check=True)
     return out.SerializeToString()

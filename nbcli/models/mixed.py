@@ -267,8 +267,6 @@ class MixedNB(TextColumns, BayesClassifier):
 
         self._check_fitted()
         lay = self._layout
-        if lay.vocabulary_sizes:
-            return None  # word counts of text columns: not a table's columns
         K = len(self.classes_)
         zero = np.zeros(K)
         parts: list = []
@@ -288,6 +286,10 @@ class MixedNB(TextColumns, BayesClassifier):
             parts.append((lay.bernoulli, form))
         if lay.multinomial.size:
             parts.append((lay.multinomial, AffineForm(self.multinomial_log_prob_, zero)))
+        if lay.vocabulary_sizes:
+            # The text columns' word counts follow the table's columns.
+            words = np.arange(lay.n_table, lay.n_table + sum(lay.vocabulary_sizes))
+            parts.append((words, AffineForm(self.text_log_prob_, zero)))
         return CompositeForm(self.class_log_prior_, tuple(parts))
 
     feature_kinds = COLUMN_TYPES
