@@ -250,6 +250,12 @@ def test_dask_fit_over_s3_parts(store, tmp_path):
     ) as cluster:
         ok("fit", "-m", "gaussian", "-d", f"s3://{BUCKET}/parts/", "--engine", "dask",
            "--scheduler", cluster.scheduler_address, "-o", tmp_path / "dask.npz")  # fmt: skip
+        # The workers write the predictions of their parts themselves.
+        ok("predict", "-m", tmp_path / "dask.npz", "-d", f"s3://{BUCKET}/parts/",
+           "--output-dir", f"s3://{BUCKET}/dask-out/", "--engine", "dask",
+           "--scheduler", cluster.scheduler_address)  # fmt: skip
+    written = sorted(p.rsplit("/", 1)[1] for p in store.ls(f"{BUCKET}/dask-out"))
+    assert written == ["p0.pred.csv", "p1.pred.csv", "p2.pred.csv", "p3.pred.csv"]
     ok("fit", "-m", "gaussian", "-d", SAMPLE / "iris_train.csv", "-o", tmp_path / "one.npz")
     a = proba(tmp_path / "dask.npz", SAMPLE / "iris_test.csv", tmp_path, "d")
     b = proba(tmp_path / "one.npz", SAMPLE / "iris_test.csv", tmp_path, "o")
