@@ -72,6 +72,14 @@ def is_url(path) -> bool:
     return isinstance(path, str) and _URL.match(path) is not None
 
 
+def shown(url: str) -> str:
+    """``url`` as messages show it: an ``http(s)`` query (a presigned URL's
+    signature) left out."""
+    if scheme(url) in _READ_ONLY and "?" in url:
+        return url.split("?", 1)[0] + "?..."
+    return url
+
+
 def scheme(url: str) -> str:
     match = _URL.match(url)
     return match.group(1).lower() if match else ""
@@ -120,6 +128,7 @@ def store_error(url: str, exc: BaseException) -> NbcliError:
     """A one-line error for what a store (or its client) raised; never credentials."""
     if isinstance(exc, NbcliError):
         return exc
+    url = shown(url)
     text = f"{type(exc).__name__} {exc}"
     name = scheme(url)
     if "NoCredentials" in text or "Unable to locate credentials" in text:
@@ -138,9 +147,31 @@ def store_error(url: str, exc: BaseException) -> NbcliError:
         return NbcliError(f"{url}: no such object")
     if isinstance(exc, IsADirectoryError):
         return NbcliError(f"{url}: is a folder (a prefix), not an object")
-    first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    first = _redacted((str(exc).strip().splitlines() or [type(exc).__name__])[0])
     # A message may echo a request; keep it to the store's own first line.
     return NbcliError(f"{url}: the store could not be reached or refused the request ({first})")
+
+
+#: Environment variables whose values are secrets, never shown in a message.
+_SECRETS = (
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_ACCESS_KEY_ID",
+    "AWS_SESSION_TOKEN",
+    "AZURE_STORAGE_KEY",
+    "AZURE_STORAGE_ACCOUNT_KEY",
+    "AZURE_STORAGE_SAS_TOKEN",
+    "AZURE_STORAGE_CONNECTION_STRING",
+    "AZURE_CLIENT_SECRET",
+)
+
+
+def _redacted(text: str) -> str:
+    """``text`` with any credential of the environment replaced by ``***``."""
+    for name in _SECRETS:
+        value = os.environ.get(name, "")
+        if len(value) >= 8:
+            text = text.replace(value, "***")
+    return text
 
 
 def _cache_folder() -> str:
@@ -232,7 +263,11 @@ def upload(local: str, url: str) -> None:
 
 
 def names_url_parts(url: str) -> bool:
-    """Whether ``url`` names several objects: a prefix ending in ``/`` or a glob."""
+    """Whether ``url`` names several objects: a prefix ending in ``/`` or a glob
+    (an ``http(s)://`` URL names one file: a web server lists nothing, and
+    ``?`` starts its query)."""
+    if scheme(url) in _READ_ONLY:
+        return False
     return url.endswith("/") or any(c in url.split("://", 1)[1] for c in "*?[")
 
 

@@ -193,6 +193,9 @@ class Source:
         self.display = "<stdin>" if self.path == "-" else self.path
         if is_url(self.path):
             # Read from a local copy of the object (see nbcli.io.remote).
+            from nbcli.io.remote import shown
+
+            self.display = shown(self.path)
             self.path = local_copy(self.path)
         self._data: bytes | None = None
         self.gzipped = False
