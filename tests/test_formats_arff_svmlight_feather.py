@@ -294,3 +294,11 @@ def test_feather_fits_the_csv_model(tmp_path):
         "broken.feather",
         "not a valid Arrow IPC",
     )
+
+
+def test_split_refuses_the_new_formats_in_one_line(tmp_path):
+    path = tmp_path / "weather.arff"
+    path.write_text(WEATHER)
+    run = nbcli_in_process("split", "-d", path, "--test", "0.3", "--output-dir", tmp_path / "out")
+    assert_one_error_line(run, "weather.arff", "not split yet")
+    assert not list((tmp_path / "out").glob("*")) if (tmp_path / "out").exists() else True

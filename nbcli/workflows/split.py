@@ -174,8 +174,14 @@ def split(
         fmt: _Format = _Csv(source, delimiter)
     elif source.format == "parquet":
         fmt = _Parquet(source)
-    else:
+    elif source.format == "npz":
         fmt = _Npz(source)
+    else:
+        names = {"arff": "ARFF", "svmlight": "svmlight", "feather": "Arrow IPC (Feather)"}
+        raise NbcliError(
+            f"{source.display}: split copies CSV, Parquet and NPZ files; this "
+            f"{names.get(source.format, source.format)} file is not split yet: convert it first"
+        )
     if not force:
         for part, path in outputs.items():
             _check_replace(fmt, f"--output-dir ({part}) {path}", path)
