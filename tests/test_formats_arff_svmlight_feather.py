@@ -157,6 +157,72 @@ def test_weather_nominal_dense_sparse_and_csv_give_one_model(tmp_path):
     np.testing.assert_allclose(results[1][1][row], [no / (no + yes), yes / (no + yes)], rtol=1e-12)
 
 
+WEKA_EXAMPLES = "/usr/share/doc/weka/examples"
+
+
+@pytest.mark.numerical
+@pytest.mark.parametrize(
+    "name", ["weather.nominal", "iris", "soybean", "vote", "labor", "contact-lenses"]
+)
+def test_weka_sample_data_give_the_model_of_the_same_table_in_csv(name, tmp_path):
+    """Weka's own example files (Debian's weka package), read here and, as an
+    independent reference, by liac-arff into a CSV file: the same model."""
+    import os
+    import shutil
+
+    source = f"{WEKA_EXAMPLES}/{name}.arff"
+    if not os.path.exists(source):
+        pytest.skip("Weka's example files are not installed (Debian package weka)")
+    path = tmp_path / f"{name}.arff"
+    shutil.copy(source, path)
+    text = path.read_text(encoding="utf-8", errors="replace").replace("\r", "")
+    # liac-arff itself takes no comment after a declaration (Weka does).
+    import re
+
+    table = arff.loads(re.sub(r"(@attribute[^%\n]*}) *%[^\n]*", r"\1", text, flags=re.I))
+    names = [a[0] for a in table["attributes"]]
+    frame = pl.DataFrame(
+        [[None if v is None else str(v) for v in row] for row in table["data"]],
+        schema={n: pl.String for n in names},
+        orient="row",
+    )
+    csv = tmp_path / f"{name}.csv"
+    frame.write_csv(csv)
+    target = names[-1]
+    from_arff = fit(tmp_path, path, "a", "-m", "mixed", "--target", target)
+    from_csv = fit(tmp_path, csv, "c", "-m", "mixed", "--target", target)
+    declared = {a[0]: list(a[1]) for a in table["attributes"] if isinstance(a[1], list)}
+    for column, values in categories_of(from_arff).items():
+        if values is not None and column in declared:
+            assert values == declared[column]  # declared order, not first-seen
+    # A declared value no row has is a category all the same (it takes its
+    # share of the smoothing, as in Weka); a CSV file cannot declare it.
+    unused = {
+        c: set(v) - set(frame[c].drop_nulls().to_list()) for c, v in declared.items() if c != target
+    }
+    labels_c, p_c = proba(from_csv, csv, tmp_path, "pc")
+    labels_a, p_a = proba(from_arff, path, tmp_path, "pa")
+    if any(unused.values()):
+        assert np.abs(p_a - p_c).max() > 1e-6
+        return
+    assert labels_a == labels_c
+    np.testing.assert_allclose(p_a, p_c, rtol=0, atol=1e-12)
+
+
+def test_arff_comments_after_declarations(tmp_path):
+    path = tmp_path / "c.arff"
+    path.write_text(
+        WEATHER.replace(
+            "@attribute play {yes, no}", "@attribute play {yes, no} % the class"
+        ).replace(
+            "@attribute outlook {sunny, overcast, rainy}",
+            "@attribute 'out%look' {sunny, overcast, rainy}",
+        )
+    )
+    model = fit(tmp_path, path, "m", "-m", "categorical")
+    assert list(categories_of(model)) == ["out%look", "temperature", "humidity", "windy"]
+
+
 def test_arff_errors_are_one_line(tmp_path):
     bad = tmp_path / "bad.arff"
     bad.write_text(WEATHER.replace("rainy,cool,normal,TRUE,no", "rainy,cold,normal,TRUE,no"))

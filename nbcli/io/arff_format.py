@@ -33,15 +33,37 @@ _DATE = re.compile(r"^(\s*@attribute\s+(?:'[^']*'|\"[^\"]*\"|\S+)\s+)date\b.*$",
 _DATA = re.compile(r"^\s*@data\b", re.IGNORECASE)
 
 
+def _without_comment(line: str) -> str:
+    """A header line without a trailing ``% comment`` (outside quotes), which
+    Weka allows after a declaration (``@attribute total {low, high} % < 100``)."""
+    if "%" not in line or line.lstrip().startswith("%"):
+        return line
+    quote, escaped = None, False
+    for i, c in enumerate(line):
+        if escaped:
+            escaped = False
+        elif quote is not None:
+            if c == "\\":
+                escaped = True
+            elif c == quote:
+                quote = None
+        elif c in "'\"":
+            quote = c
+        elif c == "%":
+            return line[:i].rstrip() + "\n"
+    return line
+
+
 def _dates_as_strings(lines: Iterator[str]) -> Iterator[str]:
-    """The lines of the file, with the header's DATE attributes declared STRING."""
+    """The lines of the file, with the header's DATE attributes declared STRING
+    and its trailing comments cut."""
     header = True
     for line in lines:
         if header:
             if _DATA.match(line):
                 header = False
             else:
-                line = _DATE.sub(r"\1string", line)
+                line = _DATE.sub(r"\1string", _without_comment(line))
         yield line
 
 
