@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import typer
 
+from nbcli.cli.common import option_group
 from nbcli.cli.options import column_names, split_list
 from nbcli.errors import NbcliError
 
@@ -44,6 +46,40 @@ LOWERCASE = typer.Option(
 )
 
 _OPTIONS = ("text", "ngram", "min_df", "max_df", "max_features", "stop_words", "lowercase")
+
+
+@dataclass(frozen=True)
+class TextOptions:
+    """A command's text options, as one value (see :data:`with_text_options`)."""
+
+    option_group: ClassVar[bool] = True
+    text: list[str] | None = None
+    ngram: str | None = None
+    min_df: str | None = None
+    max_df: str | None = None
+    max_features: int | None = None
+    stop_words: str | None = None
+    lowercase: bool | None = None
+
+
+#: The text options of a command that gives none.
+NO_TEXT = TextOptions()
+
+#: ``--text`` and its tokenisation options in place of a command's ``text``
+#: parameter, which receives them as one :class:`TextOptions`.
+with_text_options = option_group(
+    "text",
+    TextOptions,
+    (
+        ("text", list[str] | None, TEXT, None),
+        ("ngram", str | None, NGRAM, None),
+        ("min_df", str | None, MIN_DF, None),
+        ("max_df", str | None, MAX_DF, None),
+        ("max_features", int | None, MAX_FEATURES, None),
+        ("stop_words", str | None, STOP_WORDS, None),
+        ("lowercase", bool | None, LOWERCASE, None),
+    ),
+)
 _KEYS = {"columns", "ngram", "min_df", "max_df", "max_features", "stop_words", "lowercase"}
 
 
