@@ -122,6 +122,11 @@ def test_fit_predict_evaluate_from_s3_equal_local(store, tmp_path):
     assert cv["inputs"]["data"]["sha256"] == cv_local["inputs"]["data"]["sha256"]
     for key in ("metrics", "folds", "confusion_matrix", "per_class"):
         assert cv[key] == cv_local[key]
+    # A prefix of parts is cross-validated as the one file it cuts up.
+    ok("cv", "-m", "gaussian", "-d", f"s3://{BUCKET}/parts/", "--json", tmp_path / "cv-parts.json")
+    cv_parts = json.loads((tmp_path / "cv-parts.json").read_text())
+    assert cv_parts["n_samples"] == cv_local["n_samples"]
+    assert cv_parts["confusion_matrix"] == cv_local["confusion_matrix"]
 
 
 def test_predict_output_dir_on_s3(store, tmp_path):

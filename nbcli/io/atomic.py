@@ -277,7 +277,11 @@ def check_outputs(
                 raise NbcliError(
                     f"{shown}: is also {other_option} {other}; give each output its own path"
                 )
-            check_url_output(path, shown, kind_of.get(option, option_kind(option)), force)
+            kind = kind_of.get(option, option_kind(option))
+            if check_url_output(path, shown) and kind is not None and not force:
+                from nbcli.io.remote import local_copy
+
+                _check_kind(Path(local_copy(path)), kind, shown)
             written[identity] = (option, path)
             continue
         target, direct = resolve_output(path)

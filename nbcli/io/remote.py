@@ -308,15 +308,16 @@ def join(folder: str, name: str) -> str:
     return folder.rstrip("/") + "/" + name
 
 
-def check_url_output(url: str, shown: str, kind: str | None, force: bool) -> None:
-    """Check an output URL before any work: a store nbcli writes, a bucket that
-    exists, and no object of another kind under that name.
+def check_url_output(url: str, shown: str) -> bool:
+    """Check an output URL before any work: a store nbcli writes, and a bucket
+    that exists; returns whether an object is already under that name (whose
+    kind the caller checks, :func:`nbcli.io.atomic.check_outputs`).
 
     Raises
     ------
     NbcliError
-        For a read-only scheme, a missing bucket or credentials, or an
-        existing object of another kind (without ``force``).
+        For a read-only scheme, a missing bucket or credentials, or a name
+        that is a prefix of other objects.
     """
     if scheme(url) in _READ_ONLY:
         raise NbcliError(
@@ -327,16 +328,11 @@ def check_url_output(url: str, shown: str, kind: str | None, force: bool) -> Non
         root = path.split("/", 1)[0]
         if scheme(url) != "file" and not fs.exists(root):
             raise NbcliError(f"{shown}: the bucket {root!r} does not exist; check the URL")
-        exists = fs.exists(path)
+        exists = bool(fs.exists(path))
         if exists and fs.isdir(path):
             raise NbcliError(f"{shown}: is a folder (a prefix); give an object name to write to")
     except NbcliError:
         raise
     except Exception as exc:
         raise store_error(url, exc) from None
-    if exists and kind is not None and not force:
-        from pathlib import Path
-
-        from nbcli.io.atomic import _check_kind
-
-        _check_kind(Path(local_copy(url)), kind, shown)
+    return exists
