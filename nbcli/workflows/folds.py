@@ -97,6 +97,11 @@ def collect_fold_statistics(
     reporter = reporter or Reporter()
     folds.check()
     text = request.text
+    if text is not None and text.weighting is not None:
+        raise NbcliError(
+            "--tfidf is not cross-validated yet (each fold needs its own idf and a second "
+            "pass); use nbcli fit and evaluate on held-out data"
+        )
     kind = "" if text is None else _check_text_folds(estimator, request, folds)
     data, keep, fold_column = request.path, folds.keep, folds.fold_column
     words_of = request.text_columns

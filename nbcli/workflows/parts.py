@@ -525,6 +525,12 @@ def train_parts(estimator, request, engine, *, priors_by_label=None):
     from nbcli.workflows.train import RowsRead, TableFacts, finish_training
 
     data, text, parts = request.path, request.text, expand_parts(request.data)
+    if text is not None and text.weighting is not None:
+        raise NbcliError(
+            "--tfidf is not fitted part by part yet (a folder, a glob, several --data files or "
+            "--engine dask: the second pass over the parts is missing); join the parts into "
+            "one file first"
+        )
     unseen = request.unseen or "error"
     check_blocks(estimator, request)
     if priors_by_label is not None:
