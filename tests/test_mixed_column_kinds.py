@@ -250,9 +250,10 @@ def _mixed_table():
     return _with_missing(table, 0.05, 6), y, types
 
 
-def test_chunks_parts_and_partial_fit_equal_one_fit():
+@pytest.mark.parametrize("bandwidth", ["nrd0", "weka"])
+def test_chunks_parts_and_partial_fit_equal_one_fit(bandwidth):
     X, y, types = _mixed_table()
-    params = {"column_types": types, "missing": "ignore"}
+    params = {"column_types": types, "missing": "ignore", "bandwidth": bandwidth}
     whole = MixedNB(**params).fit(X, y)
     bounds = [0, 3, 4, 60, 61, len(y)]
     chunked = MixedNB(**params).fit_chunks((X[a:b], y[a:b]) for a, b in zip(bounds, bounds[1:]))

@@ -124,3 +124,22 @@ def test_discretized_columns_equal_weka_naive_bayes_d(weka, name):
     np.testing.assert_allclose(got, want, rtol=0, atol=1e-9)
     # Not a coincidence of flat posteriors: the model is sure of most rows.
     assert np.mean(got.max(axis=1) > 0.9) > 0.5
+
+
+@pytest.mark.parametrize("name", ["iris", "wine", "breast_cancer", "penguins"])
+def test_kernel_columns_equal_weka_naive_bayes_k(weka, name):
+    tables = _tables()
+    if name not in tables:
+        pytest.skip(f"no {name} table")
+    X, y = tables[name]
+    want = weka(X, y, "-K")
+    counts = np.bincount(y)
+    prior = (counts + 1.0) / (counts.sum() + counts.size)
+    model = MixedNB(
+        column_types="kernel", bandwidth="weka", class_prior=prior, missing="ignore"
+    ).fit(X, y)
+    got = model.predict_proba(X)
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-9)
+    # Silverman's bandwidth (the default) is another estimator.
+    other = MixedNB(column_types="kernel", class_prior=prior, missing="ignore").fit(X, y)
+    assert np.abs(other.predict_proba(X) - want).max() > 1e-3

@@ -26,6 +26,7 @@ from nbcli.models.discrete import _alpha
 from nbcli.models.hyperparameters import (
     Hyperparameter,
     alpha,
+    choice,
     fit_prior,
     min_categories,
     missing,
@@ -210,6 +211,16 @@ class MixedNB(TextColumns, BayesClassifier):
       Silverman's rule of thumb ``0.9 min(sd, IQR / 1.34) n^(-1/5)`` of the
       class's values (Silverman, *Density Estimation*, 1986, eq. 3.31; the
       default of R's ``density``, with its fallbacks where it is zero).
+      With ``bandwidth="weka"``, Weka ``NaiveBayes -K``'s estimator instead
+      (John and Langley 1995 as Weka's ``KernelEstimator`` implements it):
+      values rounded to the column's precision ``(max - min) / (V - 1)``
+      over its ``V`` distinct values in all classes (rounded when the
+      statistics become a model, so chunks and parts change nothing),
+      kernel standard deviation ``bandwidth_adjust * max(range / sqrt(n_cj),
+      precision / 6)``, and ``log max(1e-75, P)`` with ``P`` the kernels'
+      mass over the precision interval about ``x``, summed outward and
+      stopped as Weka stops it
+      (:func:`~nbcli.models._value_table.weka_log_probability`).
     * ``discretized``: the column cut into intervals at Fayyad and Irani's
       MDL cut points (IJCAI 1993; Weka's supervised ``Discretize``, which
       Weka's ``NaiveBayes -D`` applies), found from the distinct values of
@@ -246,6 +257,8 @@ class MixedNB(TextColumns, BayesClassifier):
     var_smoothing_scale : {"global", "feature"}, default="global"
     bandwidth_adjust : float, default=1.0
         Multiplier of every kernel column's bandwidth (R ``density``'s ``adjust``).
+    bandwidth : {"nrd0", "weka"}, default="nrd0"
+        The kernel columns' estimator, see above.
     alpha : float, default=1.0
         Lidstone smoothing of the categorical, Bernoulli, multinomial and
         discretized columns, and the prior count of the Poisson rates;
@@ -294,7 +307,9 @@ class MixedNB(TextColumns, BayesClassifier):
     poisson_rate_ : ndarray of shape (n_classes, n_poisson)
         ``lambda_cj`` of the Poisson columns.
     bandwidth_ : ndarray of shape (n_classes, n_kernel)
-        ``h_cj`` of the kernel columns.
+        ``h_cj`` of the kernel columns (the kernel standard deviation).
+    kernel_precision_ : ndarray of shape (n_kernel,)
+        Weka's precision of each kernel column (``bandwidth="weka"``; 0 otherwise).
     cut_points_ : list of ndarrays, one per discretized column
         Its MDL cut points, sorted (empty: one interval).
     interval_log_prob_ : list of ndarrays of shape (n_classes, K_j)
@@ -337,6 +352,13 @@ class MixedNB(TextColumns, BayesClassifier):
             low_open=True,
             flag="--bandwidth-adjust",
         ),
+        choice(
+            "bandwidth",
+            ("nrd0", "weka"),
+            "nrd0",
+            "kernel columns: nrd0 (Silverman's rule of thumb, R's default) or weka (Weka "
+            "NaiveBayes -K's estimator)",
+        ),
         alpha(),
         min_categories(),
         fit_prior(),
@@ -368,6 +390,7 @@ class MixedNB(TextColumns, BayesClassifier):
         var_smoothing=1e-9,
         var_smoothing_scale="global",
         bandwidth_adjust=1.0,
+        bandwidth="nrd0",
         alpha=1.0,
         min_categories=None,
         fit_prior=True,
@@ -380,6 +403,7 @@ class MixedNB(TextColumns, BayesClassifier):
         self.var_smoothing = var_smoothing
         self.var_smoothing_scale = var_smoothing_scale
         self.bandwidth_adjust = bandwidth_adjust
+        self.bandwidth = bandwidth
         self.alpha = alpha
         self.min_categories = min_categories
         self.fit_prior = fit_prior
@@ -593,18 +617,28 @@ class MixedNB(TextColumns, BayesClassifier):
         # their log weights (summing to 0 in probability).
         self._kernels = []
         bandwidth = np.ones((live.size, lay.kernel.size))
+        precision = np.zeros(lay.kernel.size)
+        weka = self.bandwidth == "weka"
         for jj, j in enumerate(lay.kernel.tolist()):
             values, weights = tables[j]
+            if weka:
+                precision[jj] = _value_table.weka_precision(values[weights.sum(axis=0) > 0])
             per_class = []
             for k in range(live.size):
                 keep = weights[k] > 0
                 if not live[k] or not keep.any():
-                    per_class.append((np.zeros(1), np.zeros(1)))
+                    per_class.append((np.zeros(1), np.ones(1)))
                     continue
                 v, w = values[keep], weights[k][keep]
+                if weka:
+                    v, w, sd = _value_table.weka_kernels(v, w, precision[jj])
+                    bandwidth[k, jj] = self.bandwidth_adjust * sd
+                    per_class.append((v, w))
+                    continue
                 bandwidth[k, jj] = self.bandwidth_adjust * _value_table.nrd0_bandwidth(v, w)
                 per_class.append((v, np.log(w) - np.log(w.sum())))
             self._kernels.append(per_class)
+        self.kernel_precision_ = precision
         if not np.all(np.isfinite(bandwidth) & (bandwidth > 0)):
             raise ValueError(
                 f"bandwidth_adjust={self.bandwidth_adjust:g} makes a kernel bandwidth zero or "
@@ -743,9 +777,14 @@ class MixedNB(TextColumns, BayesClassifier):
         for jj, j in enumerate(self._layout.kernel.tolist()):
             x = X[:, j]
             seen = ~np.isnan(x)
-            for k, (centres, log_w) in enumerate(self._kernels[jj]):
+            for k, (centres, w) in enumerate(self._kernels[jj]):
+                if self.bandwidth == "weka":
+                    out[k, seen] += _value_table.weka_log_probability(
+                        x[seen], centres, w, self.kernel_precision_[jj], self.bandwidth_[k, jj]
+                    )
+                    continue
                 out[k, seen] += _value_table.kernel_log_density(
-                    x[seen], centres, log_w, self.bandwidth_[k, jj]
+                    x[seen], centres, w, self.bandwidth_[k, jj]
                 )
         if lay.discretized.size:
             out += category_terms(self._int_log_prob, self.intervals(X), self._n_int)
