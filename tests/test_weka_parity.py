@@ -1,4 +1,4 @@
-"""Discretized columns against Weka's own NaiveBayes -D (supervised MDL
+"""Discretized and kernel columns against Weka's own NaiveBayes -D and -K (MDL
 discretisation), run from Debian's ``weka`` package; skipped where Java, a
 Java compiler or Weka cannot be had."""
 
