@@ -223,3 +223,22 @@ def _weighting(table: dict, options: Mapping[str, Any]):
         sublinear_tf=bool(sublinear),
         norm=norm,
     )
+
+
+def text_grid(ngram, min_df, max_df) -> dict[str, list]:
+    """The text settings ``tune`` searches: each of ``--ngram`` (ranges
+    separated by ``:``, as ``1,1:1,2``), ``--min-df`` and ``--max-df``
+    (values separated by commas) given with more than one value, by
+    :class:`~nbcli.text.settings.TextSettings` field name; others are single
+    settings, read as ``fit`` reads them."""
+    grid: dict[str, list] = {}
+    if ngram is not None and ":" in str(ngram):
+        grid["ngram_range"] = [parse_ngram(p, "--ngram") for p in str(ngram).split(":")]
+    for name, flag, value in (("min_df", "--min-df", min_df), ("max_df", "--max-df", max_df)):
+        if value is not None and "," in str(value):
+            grid[name] = [parse_df(p, flag) for p in str(value).split(",")]
+    flags = {"ngram_range": "--ngram", "min_df": "--min-df", "max_df": "--max-df"}
+    for name, values in grid.items():
+        if len(set(values)) != len(values):
+            raise NbcliError(f"{flags[name]}: a value is listed twice")
+    return grid

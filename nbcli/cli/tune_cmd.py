@@ -99,7 +99,9 @@ def tune(
 
     Values: a list (--alpha 0.01,0.1,1) or a range (--var-smoothing log:1e-9..1:20,
     --reg-param lin:0..0.5:6); or a [grid] table in --config. The first name
-    given varies slowest; ties go to the first combination in that order.
+    given varies slowest; ties go to the first combination in that order. With
+    --text, --ngram 1,1:1,2, --min-df 1,2,5 and --max-df 0.5,1.0 are searched too
+    (slower than the hyperparameters), from counts made once.
     Example: nbcli tune -m gaussian -d sample_data/iris_train.csv --var-smoothing log:1e-9..1:10
     """
     data = common.one_data_file(data_files)
@@ -151,12 +153,21 @@ def tune(
         grid[name] = parse_values(given, flag.flag, flag.spec.parse)
     for name in grid:
         params.pop(name, None)
+    text_grid = text_opts.text_grid(ngram, min_df, max_df)
+    if text_grid:
+        # The documents are tokenised once, with the widest n-gram range searched;
+        # each setting's vocabulary is chosen from those counts.
+        ranges = text_grid.get("ngram_range")
+        if ranges:
+            ngram = f"{min(r[0] for r in ranges)},{max(r[1] for r in ranges)}"
+        min_df = None if "min_df" in text_grid else min_df
+        max_df = None if "max_df" in text_grid else max_df
     request = data_request(locals(), cfg, config, params).reading(data=(data,))
     prior = params.get(estimator.prior_param)
     report, model_file = tune(
         estimator,
         request,
-        Search(grid, metric),
+        Search(grid, metric, text_grid),
         FoldSettings(folds, fold_column, group_column, repeats, seed),
         ScoreSettings(bootstrap, confidence, seed, pos_label=pos_label),
         priors_by_label=prior if isinstance(prior, dict) else None,

@@ -602,6 +602,32 @@ class TextFoldStatistics(FoldStatistics):
     def hold_by_fold(self) -> None:
         """Nothing to reorder: the rows are gathered per fold from the kept matrices."""
 
+    def with_text(self, settings) -> TextFoldStatistics:
+        """These statistics under other vocabulary settings: ``min_df``,
+        ``max_df``, ``max_features`` and an n-gram range within the one the
+        documents were tokenised with (a term of ``n`` words is an n-gram,
+        and is kept where ``n`` lies in the range: the terms such a
+        tokenisation would have given). The documents' counts are shared,
+        not read again; every statistic derived from them is made anew."""
+        from dataclasses import replace
+
+        lo, hi = settings.ngram_range
+        terms = {}
+        for column, (names, X) in self.terms.items():
+            words = np.fromiter((t.count(" ") + 1 for t in names), np.int64, count=names.size)
+            keep = np.flatnonzero((words >= lo) & (words <= hi))
+            terms[column] = (names[keep], X[:, keep])
+        return replace(
+            self,
+            text=settings,
+            terms=terms,
+            warnings=list(self.warnings),
+            _term_sums={},
+            _fold_text={},
+            _merged={},
+            _model_warnings={},
+        )
+
     def accumulate_folds(self) -> None:
         """Each fold's statistics of the numeric columns (none without any), in ``stats``."""
         from nbcli.workflows.train import data_error
