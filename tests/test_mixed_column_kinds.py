@@ -396,3 +396,20 @@ def test_cli_chunks_and_parts_equal_one_fit(tmp_path):
     for other in probas[1:]:
         np.testing.assert_allclose(other, probas[0], rtol=0, atol=1e-12)
     assert probas[0].shape == (30, 3)
+
+
+@pytest.mark.parametrize("bandwidth", ["nrd0", "weka"])
+def test_kernel_terms_looked_up_equal_terms_computed(monkeypatch, bandwidth):
+    from nbcli.models import mixed
+
+    X, y = load_wine(return_X_y=True)
+    X = X[:, [0, 9]]
+    queries = np.vstack([X[::3], X[::5] + 0.013])  # training values, and others
+    params = {"column_types": "kernel", "bandwidth": bandwidth}
+    tabled = MixedNB(**params).fit(X, y)
+    monkeypatch.setattr(mixed, "_TABLED_VALUES", 0)
+    computed = MixedNB(**params).fit(X, y)
+    assert computed._kernel_tables == [None, None]
+    np.testing.assert_allclose(
+        tabled.predict_log_proba(queries), computed.predict_log_proba(queries), rtol=1e-13
+    )

@@ -48,6 +48,11 @@ COLUMN_TYPES = (
 
 _LOG_2PI = np.log(2.0 * np.pi)
 
+# Kernel columns of at most this many distinct training values have their
+# terms at those values computed once, when the model is made (values x
+# values x classes kernel evaluations), so that scoring looks them up.
+_TABLED_VALUES = 4096
+
 
 @dataclass(frozen=True)
 class ColumnLayout:
@@ -645,6 +650,15 @@ class MixedNB(TextColumns, BayesClassifier):
                 "infinite in float64; use a multiplier nearer 1"
             )
         self.bandwidth_ = bandwidth
+        # Each column's terms at its training values (see _TABLED_VALUES).
+        self._kernel_tables = []
+        for jj, j in enumerate(lay.kernel.tolist()):
+            values = tables[j][0]
+            if values.size > _TABLED_VALUES:
+                self._kernel_tables.append(None)
+                continue
+            terms = np.vstack([self._kernel_terms(jj, k, values) for k in range(live.size)])
+            self._kernel_tables.append((values, terms))
         # Discretized columns: MDL cut points over all classes, then interval counts.
         cuts, blocks = [], []
         for j in lay.discretized.tolist():
@@ -660,6 +674,37 @@ class MixedNB(TextColumns, BayesClassifier):
         self.interval_log_prob_ = np.split(
             self._int_log_prob[:, :-1], np.cumsum(n_int)[:-1], axis=1
         )
+
+    def _kernel_terms(self, jj: int, k: int, x: np.ndarray) -> np.ndarray:
+        """Class ``k``'s term of kernel column ``jj`` at the values ``x`` (no NaN)."""
+        centres, w = self._kernels[jj][k]
+        if self.bandwidth == "weka":
+            return _value_table.weka_log_probability(
+                x, centres, w, self.kernel_precision_[jj], self.bandwidth_[k, jj]
+            )
+        return _value_table.kernel_log_density(x, centres, w, self.bandwidth_[k, jj])
+
+    def _kernel_scores(self, jj: int, x: np.ndarray) -> np.ndarray:
+        """The terms of kernel column ``jj`` at ``x`` (no NaN), shape (n_classes, x.size):
+        looked up where ``x`` is a training value, computed once per distinct value
+        elsewhere."""
+        n_classes = len(self._kernels[jj])
+        out = np.empty((n_classes, x.size))
+        todo = np.arange(x.size)
+        table = self._kernel_tables[jj]
+        if table is not None:
+            values, terms = table
+            pos = np.minimum(np.searchsorted(values, x), values.size - 1)
+            hit = values[pos] == x
+            if hit.all():
+                return np.take(terms, pos, axis=1)
+            out[:, hit] = terms[:, pos[hit]]
+            todo = np.flatnonzero(~hit)
+        if todo.size:
+            values, where = np.unique(x[todo], return_inverse=True)
+            for k in range(n_classes):
+                out[k, todo] = self._kernel_terms(jj, k, values)[where.ravel()]
+        return out
 
     def intervals(self, X) -> np.ndarray:
         """Interval codes of the discretized columns of ``X`` (n_samples,
@@ -777,15 +822,7 @@ class MixedNB(TextColumns, BayesClassifier):
         for jj, j in enumerate(self._layout.kernel.tolist()):
             x = X[:, j]
             seen = ~np.isnan(x)
-            for k, (centres, w) in enumerate(self._kernels[jj]):
-                if self.bandwidth == "weka":
-                    out[k, seen] += _value_table.weka_log_probability(
-                        x[seen], centres, w, self.kernel_precision_[jj], self.bandwidth_[k, jj]
-                    )
-                    continue
-                out[k, seen] += _value_table.kernel_log_density(
-                    x[seen], centres, w, self.bandwidth_[k, jj]
-                )
+            out[:, seen] += self._kernel_scores(jj, x[seen])
         if lay.discretized.size:
             out += category_terms(self._int_log_prob, self.intervals(X), self._n_int)
         return out
