@@ -651,7 +651,7 @@ class MixedNB(TextColumns, BayesClassifier):
             )
         self.bandwidth_ = bandwidth
         # Each column's terms at its training values (see _TABLED_VALUES).
-        self._kernel_tables = []
+        self._kernel_tables: list[tuple[np.ndarray, np.ndarray] | None] = []
         for jj, j in enumerate(lay.kernel.tolist()):
             values = tables[j][0]
             if values.size > _TABLED_VALUES:
