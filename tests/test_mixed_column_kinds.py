@@ -413,3 +413,43 @@ def test_kernel_terms_looked_up_equal_terms_computed(monkeypatch, bandwidth):
     np.testing.assert_allclose(
         tabled.predict_log_proba(queries), computed.predict_log_proba(queries), rtol=1e-13
     )
+
+
+def test_cv_out_of_fold_posteriors_equal_fits_on_the_other_folds(tmp_path):
+    import pandas as pd
+
+    frame = pd.read_csv("sample_data/iris_train.csv")
+    frame["fold"] = np.arange(len(frame)) % 3
+    data = tmp_path / "iris_folds.csv"
+    frame.to_csv(data, index=False)
+    oof = tmp_path / "oof.csv"
+    kinds = "sepal_length_cm=kernel,sepal_width_cm=discretized,petal_length_cm=discretized"
+    run = nbcli(
+        "cv",
+        "-m",
+        "mixed",
+        "-d",
+        data,
+        "--fold-column",
+        "fold",
+        "--column",
+        kinds,
+        "--bandwidth",
+        "weka",
+        "--bootstrap",
+        "0",
+        "--oof-output",
+        oof,
+        "--quiet",
+    )
+    assert run.returncode == 0, run.stderr
+    got = pd.read_csv(oof)
+    names = list(frame.columns[:4])
+    types = ["kernel", "discretized", "discretized", "gaussian"]
+    for f in range(3):
+        train, held = frame[frame["fold"] != f], frame["fold"] == f
+        model = MixedNB(column_types=types, bandwidth="weka", missing="ignore")
+        model.fit(train[names].to_numpy(), train["label"].to_numpy())
+        want = model.predict_proba(frame.loc[held, names].to_numpy())
+        cols = [f"proba_{c}" for c in model.classes_]
+        np.testing.assert_allclose(got.loc[held, cols].to_numpy(), want, rtol=0, atol=1e-12)
