@@ -163,9 +163,7 @@ def _parameter_tables(parameters: dict) -> list:
                     _g(sd),
                 )
         out.append(table)
-    binary = [
-        c for c in columns if c["type"] in ("bernoulli", "multinomial", "poisson", "kernel")
-    ]
+    binary = [c for c in columns if c["type"] in ("bernoulli", "multinomial", "poisson", "kernel")]
     if binary:
         table = Table(
             title="One figure per class: Bernoulli P(1 | class), multinomial p, Poisson rate, "
