@@ -453,3 +453,36 @@ def test_cv_out_of_fold_posteriors_equal_fits_on_the_other_folds(tmp_path):
         want = model.predict_proba(frame.loc[held, names].to_numpy())
         cols = [f"proba_{c}" for c in model.classes_]
         np.testing.assert_allclose(got.loc[held, cols].to_numpy(), want, rtol=0, atol=1e-12)
+
+
+def test_inspect_shows_rates_bandwidths_and_intervals(tmp_path):
+    import json
+
+    import pandas as pd
+
+    frame = pd.read_csv("sample_data/iris_train.csv")
+    frame["petal_width_cm"] = np.round(frame["petal_width_cm"] * 10)  # tenths: counts
+    data = tmp_path / "iris_counts.csv"
+    frame.to_csv(data, index=False)
+    model = tmp_path / "m.npz"
+    kinds = "sepal_length_cm=kernel,petal_length_cm=discretized,petal_width_cm=poisson"
+    run = nbcli("fit", "-d", data, "-m", "mixed", "--column", kinds, "-o", model, "--quiet")
+    assert run.returncode == 0, run.stderr
+    run = nbcli("inspect", model, "--json", "-")
+    assert run.returncode == 0, run.stderr
+    columns = {c["feature"]: c for c in json.loads(run.stdout)["parameters"]["columns"]}
+    names = list(frame.columns[:4])
+    direct = MixedNB(column_types=["kernel", "gaussian", "discretized", "poisson"])
+    direct.fit(frame[names].to_numpy(), frame["label"].to_numpy())
+    labels = [str(c) for c in direct.classes_]
+    rates = [columns["petal_width_cm"]["classes"][c]["rate"] for c in labels]
+    np.testing.assert_allclose(rates, direct.poisson_rate_[:, 0], rtol=1e-15)
+    widths = [columns["sepal_length_cm"]["classes"][c]["bandwidth"] for c in labels]
+    np.testing.assert_allclose(widths, direct.bandwidth_[:, 0], rtol=1e-15)
+    lengths = columns["petal_length_cm"]
+    np.testing.assert_allclose(lengths["cut_points"], direct.cut_points_[0], rtol=1e-15)
+    assert len(lengths["categories"]) == direct.cut_points_[0].size + 1
+    probabilities = [lengths["classes"][c] for c in labels]
+    np.testing.assert_allclose(probabilities, np.exp(direct.interval_log_prob_[0]), rtol=1e-14)
+    run = nbcli("inspect", model)
+    assert run.returncode == 0 and "Poisson rate" in run.stdout and "<= " in run.stdout
