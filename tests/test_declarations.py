@@ -190,6 +190,7 @@ def test_fit_flags_and_help_come_from_the_specs():
         "categorical",
         "complement",
         "mixed",
+        "poisson",
     ]
     for flag in ("--norm/--no-norm", "--min-categories", "--missing", "--unseen"):
         assert flag in registry.flags()

@@ -37,6 +37,7 @@ from nbcli.models.hyperparameters import (
     var_smoothing,
     var_smoothing_scale,
 )
+from nbcli.models.poisson import poisson_terms, refuse_negative
 
 COLUMN_TYPES = (
     "gaussian",
@@ -206,7 +207,8 @@ class MixedNB(TextColumns, BayesClassifier):
       the multinomial coefficient (Manning, Raghavan and Schuetze,
       *Introduction to Information Retrieval*, 2008, section 13.2).
     * ``poisson``: ``x log lambda_cj - lambda_cj - log x!`` for counts
-      (non-negative whole numbers), with ``lambda_cj = (S_cj + alpha) /
+      (as :class:`nbcli.models.PoissonNB`: non-negative values, ``log x!``
+      as ``log Gamma(x + 1)``), with ``lambda_cj = (S_cj + alpha) /
       n_cj`` and ``S_cj`` the weighted sum of the column's observed values
       in the class: R naivebayes' ``usepoisson`` rate with ``laplace =
       alpha``, the posterior mean of the rate under the (improper) prior
@@ -556,14 +558,7 @@ class MixedNB(TextColumns, BayesClassifier):
                 row_offset,
                 "is negative: multinomial columns take non-negative counts",
             )
-            Xp = X[:, lay.poisson]
-            self._refuse(
-                Xp,
-                ((Xp < 0) | (Xp != np.floor(Xp))) & ~np.isnan(Xp),
-                lay.poisson,
-                row_offset,
-                "is not a non-negative whole number: Poisson columns take counts",
-            )
+            refuse_negative(self, X[:, lay.poisson], lay.poisson, row_offset)
 
     def _refuse(self, V, bad, columns, row_offset, what):
         if not bad.any():
@@ -891,15 +886,7 @@ class MixedNB(TextColumns, BayesClassifier):
             Xm = X[:, lay.multinomial]
             out += self.multinomial_log_prob_ @ np.where(np.isnan(Xm), 0.0, Xm).T
         if lay.poisson.size:
-            from scipy.special import gammaln  # not at import: --help stays light
-
-            Xp = X[:, lay.poisson]
-            seen = ~np.isnan(Xp)
-            counts = np.where(seen, Xp, 0.0)
-            # log x! is the same for every class; it is kept so that the
-            # scores are the log-likelihoods the docstring states.
-            out += self._log_rate @ counts.T - self.poisson_rate_ @ seen.T.astype(np.float64)
-            out -= gammaln(counts + 1.0).sum(axis=1)
+            out += poisson_terms(X[:, lay.poisson], self.poisson_rate_, self._log_rate)
         for jj, j in enumerate(self._layout.kernel.tolist()):
             x = X[:, j]
             seen = ~np.isnan(x)
