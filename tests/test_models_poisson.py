@@ -113,3 +113,22 @@ def test_command_line_round_trip(tmp_path):
     direct = PoissonNB(alpha=0.5).fit(X, y)
     got = pd.read_csv(out)[[f"proba_{c}" for c in direct.classes_]].to_numpy()
     np.testing.assert_allclose(got, direct.predict_proba(X), rtol=0, atol=1e-12)
+
+
+def test_inspect_shows_the_rates(tmp_path):
+    import json
+
+    model = tmp_path / "m.npz"
+    run = nbcli("fit", "-m", "poisson", "-d", "sample_data/digits_train.csv", "-o", model)
+    assert run.returncode == 0, run.stderr
+    run = nbcli("inspect", model, "--json", "-", "--top", "70")
+    assert run.returncode == 0, run.stderr
+    columns = json.loads(run.stdout)["parameters"]["columns"]
+    import pandas as pd
+
+    train = pd.read_csv("sample_data/digits_train.csv")
+    X, y = train.drop(columns="label").to_numpy(float), train["label"].to_numpy()
+    direct = PoissonNB(missing="ignore").fit(X, y)
+    assert len(columns) == X.shape[1]
+    rates = np.array([[c["classes"][str(k)]["rate"] for k in direct.classes_] for c in columns])
+    np.testing.assert_allclose(rates.T, direct.rate_, rtol=1e-15)

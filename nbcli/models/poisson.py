@@ -113,6 +113,7 @@ class PoissonNB(NaiveBayesAPI, BayesClassifier):
     statistics = (ObservedCounts,)
     prior_param = "class_prior"
     sklearn_tags = {"positive_only": True}
+    inspection_sections = ("column_parameters",)
     # NaN must be caught before scoring: a NaN cell scores as a missing one.
     _scan_for_nonfinite = True
 
@@ -152,6 +153,10 @@ class PoissonNB(NaiveBayesAPI, BayesClassifier):
             )
         self.rate_ = rate
         self._log_rate = np.log(rate)
+
+    def learnt_columns(self) -> list[dict]:
+        """Per feature, ``{"type": "poisson", "rate"}``: ``lambda_cj``, shape (n_classes,)."""
+        return [{"type": "poisson", "rate": self.rate_[:, j]} for j in range(self.rate_.shape[1])]
 
     def joint_log_likelihood_block(self, X):
         out = poisson_terms(X, self.rate_, self._log_rate)
