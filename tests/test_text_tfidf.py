@@ -95,9 +95,10 @@ def test_what_tfidf_cannot_do_is_refused_in_one_line(tmp_path):
     for args, fragment in cases:
         run = nbcli_in_process("fit", *args, "--text", "text", "--tfidf", "-o", out)
         assert_one_error_line(run, fragment)
-    # cv and tune take the weighting from a config file only, and refuse it.
-    run = nbcli_in_process("cv", "-d", TRAIN, "--config", _cfg(tmp_path))
-    assert_one_error_line(run, "--tfidf is not cross-validated")
+    run = nbcli_in_process(
+        "cv", "-m", "bernoulli", "--binarize", "0", "-d", TRAIN, "--text", "text", "--tfidf"
+    )
+    assert_one_error_line(run, "bernoulli model")
     run = nbcli_in_process(
         "fit", "-m", "multinomial", "-d", TRAIN, "--text", "text", "--sublinear-tf", "-o", out
     )
@@ -105,7 +106,81 @@ def test_what_tfidf_cannot_do_is_refused_in_one_line(tmp_path):
     assert not out.exists()
 
 
-def _cfg(tmp_path):
+def _folds(tmp_path, n_folds=4):
+    frame = pd.read_csv(TRAIN, keep_default_na=False)
+    frame["fold"] = np.arange(len(frame)) % n_folds
+    path = tmp_path / "austen_folds.csv"
+    frame.to_csv(path, index=False)
+    return path, frame
+
+
+def test_cv_folds_weight_with_their_own_document_frequencies(tmp_path):
+    """Each fold model's idf is of its training rows, as a pipeline fitted on them."""
+    path, frame = _folds(tmp_path)
     cfg = tmp_path / "text.toml"
-    cfg.write_text('model = "multinomial"\n[text]\ncolumns = ["text"]\ntfidf = true\n')
-    return cfg
+    cfg.write_text('model = "complement"\n[text]\ncolumns = ["text"]\ntfidf = true\nnorm = "l1"\n')
+    oof = tmp_path / "oof.csv"
+    run = nbcli_in_process(
+        "cv",
+        "-d",
+        path,
+        "--config",
+        cfg,
+        "--fold-column",
+        "fold",
+        "--bootstrap",
+        "0",
+        "--oof-output",
+        oof,
+        "--quiet",
+    )
+    assert run.returncode == 0, run.stderr
+    got = pd.read_csv(oof)
+    for f in range(4):
+        train, held = frame[frame["fold"] != f], frame["fold"] == f
+        pipe = make_pipeline(TfidfVectorizer(norm="l1"), ComplementNB())
+        pipe.fit(train["text"], train["label"])
+        want = pipe.predict_proba(frame.loc[held, "text"])
+        shown = got.loc[held, [f"proba_{c}" for c in pipe.classes_]].to_numpy()
+        np.testing.assert_allclose(shown, want, rtol=0, atol=1e-12)
+
+
+def test_tune_writes_the_weighted_model_of_all_rows(tmp_path):
+    path, frame = _folds(tmp_path)
+    model = tmp_path / "best.npz"
+    run = nbcli_in_process(
+        "tune",
+        "-m",
+        "multinomial",
+        "-d",
+        path,
+        "--text",
+        "text",
+        "--fold-column",
+        "fold",
+        "--tfidf",
+        "--sublinear-tf",
+        "--min-df",
+        "1,2",
+        "--alpha",
+        "0.1,1",
+        "--bootstrap",
+        "0",
+        "-o",
+        model,
+        "--quiet",
+    )
+    assert run.returncode == 0, run.stderr
+    from nbcli.io.modelfile import load_model
+
+    mf = load_model(model)
+    assert mf.text.weighting.n_documents == len(frame) and mf.text.weighting.sublinear_tf
+    pipe = make_pipeline(
+        TfidfVectorizer(sublinear_tf=True, min_df=mf.text.min_df),
+        MultinomialNB(alpha=mf.model.alpha),
+    ).fit(frame["text"], frame["label"])
+    out = tmp_path / "p.csv"
+    run = nbcli_in_process("predict", "-m", model, "-d", TEST, "--proba", "-o", out, "--quiet")
+    assert run.returncode == 0, run.stderr
+    got = pd.read_csv(out)[[f"proba_{c}" for c in pipe.classes_]].to_numpy()
+    np.testing.assert_allclose(got, pipe.predict_proba(_texts(TEST)[0]), rtol=0, atol=1e-12)

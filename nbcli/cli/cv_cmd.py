@@ -97,6 +97,10 @@ def cv(
     max_features: Annotated[int | None, text_opts.MAX_FEATURES] = None,
     stop_words: Annotated[str | None, text_opts.STOP_WORDS] = None,
     lowercase: Annotated[bool | None, text_opts.LOWERCASE] = None,
+    tfidf: Annotated[bool | None, text_opts.TFIDF] = None,
+    sublinear_tf: Annotated[bool | None, text_opts.SUBLINEAR_TF] = None,
+    smooth_idf: Annotated[bool | None, text_opts.SMOOTH_IDF] = None,
+    tfidf_norm: Annotated[str | None, text_opts.NORM] = None,
     **hyperparameter_flags,
 ):
     """Cross-validate a model type: per-fold and pooled out-of-fold metrics with bootstrap

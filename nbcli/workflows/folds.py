@@ -98,10 +98,10 @@ def collect_fold_statistics(
     folds.check()
     text = request.text
     if text is not None and text.weighting is not None:
-        raise NbcliError(
-            "--tfidf is not cross-validated yet (each fold needs its own idf and a second "
-            "pass); use nbcli fit and evaluate on held-out data"
-        )
+        from nbcli.workflows.text_features import check_weighting
+
+        # The folds' rows are held: stdin serves as well as a file.
+        check_weighting(estimator, text, "")
     kind = "" if text is None else _check_text_folds(estimator, request, folds)
     data, keep, fold_column = request.path, folds.keep, folds.fold_column
     words_of = request.text_columns
