@@ -184,3 +184,38 @@ def test_tune_writes_the_weighted_model_of_all_rows(tmp_path):
     assert run.returncode == 0, run.stderr
     got = pd.read_csv(out)[[f"proba_{c}" for c in pipe.classes_]].to_numpy()
     np.testing.assert_allclose(got, pipe.predict_proba(_texts(TEST)[0]), rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("engine", ["local", "dask"])
+def test_parts_equal_one_file(tmp_path, engine):
+    if engine == "dask":
+        pytest.importorskip("distributed")
+    frame = pd.read_csv(TRAIN, keep_default_na=False)
+    parts = tmp_path / "parts"
+    parts.mkdir()
+    for i, rows in enumerate((frame.iloc[:301], frame.iloc[301:302], frame.iloc[302:])):
+        rows.to_csv(parts / f"part{i}.csv", index=False)
+    flags = ("--tfidf", "--sublinear-tf", "--min-df", "2")
+    one, _ = _fit_and_predict(tmp_path, "multinomial", *flags)
+    path = tmp_path / "parts.npz"
+    extra = ("--engine", "dask", "--workers", "1") if engine == "dask" else ()
+    run = nbcli_in_process(
+        "fit",
+        "-m",
+        "multinomial",
+        "-d",
+        parts,
+        "--text",
+        "text",
+        *flags,
+        *extra,
+        "-o",
+        path,
+        "--quiet",
+    )
+    assert run.returncode == 0, run.stderr
+    out = tmp_path / "parts.csv"
+    run = nbcli_in_process("predict", "-m", path, "-d", TEST, "--proba", "-o", out, "--quiet")
+    assert run.returncode == 0, run.stderr
+    got = pd.read_csv(out).filter(like="proba_").to_numpy()
+    np.testing.assert_allclose(got, one.filter(like="proba_").to_numpy(), rtol=0, atol=1e-12)

@@ -89,7 +89,7 @@ def tally_blocks(estimator, settings, chunks):
     return tally_text_chunks(estimator, settings, chunks)
 
 
-def model_from_blocks(estimator, settings, stats, names: list) -> tuple:
+def model_from_blocks(estimator, settings, stats, names: list, frequencies=None) -> tuple:
     """A model of ``estimator``'s type from merged part statistics (not finalized),
     as a one-file fit leaves it: the table's statistics (a
     :class:`~nbcli.engines._reduce.FitStatistics`), or with a text block the
@@ -115,7 +115,7 @@ def model_from_blocks(estimator, settings, stats, names: list) -> tuple:
     from nbcli.workflows.text_features import finalize_text
 
     est = type(estimator)(**params)
-    vocabularies = finalize_text(est, settings, stats, list(names))
+    vocabularies = finalize_text(est, settings, stats, list(names), frequencies)
     return est, vocabularies, list(est.feature_names_in_)
 
 

@@ -459,18 +459,31 @@ def refit_weighted_words(estimator, settings: TextSettings, vocabularies: dict, 
     the TF-IDF weighted rows of ``chunks`` (``(X, y, words)``, the training
     rows again): the second pass of a weighted fit. Classes are those the
     first pass set (``estimator.classes_``, labels as read)."""
-    vocab = {c: Vocabulary(v) for c, v in vocabularies.items()}
-    k = len(estimator.classes_)
-    n_words = sum(len(v) for v in vocabularies.values())
-    sums = np.zeros((k, n_words))
-    for _, y, words in chunks:
-        y_idx = np.searchsorted(estimator.classes_, np.asarray(y))
-        m: Any = text_matrix(np.zeros((len(y_idx), 0)), words, settings, vocab).X
-        onehot = np.zeros((k, len(y_idx)))
-        onehot[y_idx, np.arange(len(y_idx))] = 1.0
-        sums += np.asarray((m.T @ onehot.T).T)
+    set_word_sums(estimator, weighted_word_sums(estimator.classes_, settings, vocabularies, chunks))
+
+
+def set_word_sums(estimator, sums: np.ndarray) -> None:
+    """Put ``sums`` (n_classes, n_words) in place of the word counts of ``estimator.stats_``."""
     st = estimator.stats_
+    n_words = sums.shape[1]
     if _text_term(estimator):
         st.multinomial_count[:, st.multinomial_count.shape[1] - n_words :] = sums
     else:
         st.feature_count[:, st.feature_count.shape[1] - n_words :] = sums
+
+
+def weighted_word_sums(classes, settings: TextSettings, vocabularies: dict, chunks) -> np.ndarray:
+    """Per class (``classes``, sorted labels as read), the sums of the TF-IDF
+    weighted rows of ``chunks`` (``(X, y, words)``) over ``vocabularies``,
+    shape (n_classes, n_words): what a part adds in the second pass."""
+    vocab = {c: Vocabulary(v) for c, v in vocabularies.items()}
+    k = len(classes)
+    n_words = sum(len(v) for v in vocabularies.values())
+    sums = np.zeros((k, n_words))
+    for _, y, words in chunks:
+        y_idx = np.searchsorted(classes, np.asarray(y))
+        m: Any = text_matrix(np.zeros((len(y_idx), 0)), words, settings, vocab).X
+        onehot = np.zeros((k, len(y_idx)))
+        onehot[y_idx, np.arange(len(y_idx))] = 1.0
+        sums += np.asarray((m.T @ onehot.T).T)
+    return sums
