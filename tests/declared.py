@@ -136,3 +136,14 @@ def non_default_params(cls, n_features: int, n_classes: int = 2) -> dict:
 def leaves_missing_cells_out(params: dict) -> bool:
     """Whether a model with these settings takes NaN cells and leaves them out."""
     return params.get("missing") == "ignore"
+
+
+def sklearn_twin(cls):
+    """The scikit-learn estimator class ``cls`` declares as its equivalent
+    (``sklearn_equivalent``), or None."""
+    if cls.sklearn_equivalent is None:
+        return None
+    import importlib
+
+    module, _, name = cls.sklearn_equivalent.rpartition(".")
+    return getattr(importlib.import_module(module), name)

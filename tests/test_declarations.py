@@ -285,3 +285,10 @@ def test_nothing_outside_the_core_branches_on_a_model_name():
                 if named and literals & names:
                     found.append(f"{folder}/{path.name}:{node.lineno}")
     assert found == []
+
+
+def test_every_declared_fit_check_is_one_the_fit_runs():
+    from nbcli.workflows.train_checks import FIT_CHECKS
+
+    declared = {c for cls in MODELS.values() for c in cls.fit_checks}
+    assert declared and declared <= set(FIT_CHECKS)

@@ -20,10 +20,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import typer
 
+from nbcli.cli.common import option_group
 from nbcli.cli.options import column_names, split_list
 from nbcli.errors import NbcliError
 
@@ -64,6 +66,48 @@ NORM = typer.Option(
 )
 
 _OPTIONS = ("text", "ngram", "min_df", "max_df", "max_features", "stop_words", "lowercase")
+
+
+@dataclass(frozen=True)
+class TextOptions:
+    """A command's text options, as one value (see :data:`with_text_options`)."""
+
+    option_group: ClassVar[bool] = True
+    text: list[str] | None = None
+    ngram: str | None = None
+    min_df: str | None = None
+    max_df: str | None = None
+    max_features: int | None = None
+    stop_words: str | None = None
+    lowercase: bool | None = None
+    tfidf: bool | None = None
+    sublinear_tf: bool | None = None
+    smooth_idf: bool | None = None
+    tfidf_norm: str | None = None
+
+
+#: The text options of a command that gives none.
+NO_TEXT = TextOptions()
+
+#: ``--text`` and its tokenisation options in place of a command's ``text``
+#: parameter, which receives them as one :class:`TextOptions`.
+with_text_options = option_group(
+    "text",
+    TextOptions,
+    (
+        ("text", list[str] | None, TEXT, None),
+        ("ngram", str | None, NGRAM, None),
+        ("min_df", str | None, MIN_DF, None),
+        ("max_df", str | None, MAX_DF, None),
+        ("max_features", int | None, MAX_FEATURES, None),
+        ("stop_words", str | None, STOP_WORDS, None),
+        ("lowercase", bool | None, LOWERCASE, None),
+        ("tfidf", bool | None, TFIDF, None),
+        ("sublinear_tf", bool | None, SUBLINEAR_TF, None),
+        ("smooth_idf", bool | None, SMOOTH_IDF, None),
+        ("tfidf_norm", str | None, NORM, None),
+    ),
+)
 _KEYS = {"columns", "ngram", "min_df", "max_df", "max_features", "stop_words", "lowercase"}
 _WEIGHTING = ("tfidf", "sublinear_tf", "smooth_idf", "tfidf_norm")
 _WEIGHTING_KEYS = {"tfidf", "sublinear_tf", "smooth_idf", "norm"}

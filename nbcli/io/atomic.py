@@ -27,13 +27,13 @@ import stat
 import sys
 import tempfile
 import threading
-import zipfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from nbcli import interrupts
 from nbcli.errors import NbcliError
+from nbcli.io.output_kinds import KIND_NAMES, file_kind, option_kind
 
 # Links in these folders stand for a process's open file descriptors
 # (``/dev/stdout`` -> ``/proc/self/fd/1``); what they point to is not a path.
@@ -156,16 +156,6 @@ def _probe_folder(path: Path, shown) -> None:
     _remove_quietly(probe)
 
 
-def is_model_file(path) -> bool:
-    """Whether ``path`` looks like an nbcli model file: a zip archive holding
-    a ``metadata.npy`` member (a cheap test; loading checks the rest)."""
-    try:
-        with zipfile.ZipFile(path) as archive:
-            return "metadata.npy" in archive.namelist()
-    except (OSError, zipfile.BadZipFile, ValueError, EOFError):
-        return False
-
-
 def _regular_file(path: Path) -> bool:
     try:
         return stat.S_ISREG(os.stat(path).st_mode)
@@ -242,8 +232,6 @@ def check_outputs(
         Devices and named pipes are written in place, never replaced, so
         they are not compared with anything.
     """
-    from nbcli.io.output_kinds import option_kind
-
     model_options = set(models)
     kind_of = {option: "model" for option in model_options}
     kind_of.update(kinds or {})
@@ -314,8 +302,6 @@ def check_outputs(
 
 def _check_kind(target: Path, kind: str, shown: str) -> None:
     """Refuse to replace an existing file of another kind than ``kind``."""
-    from nbcli.io.output_kinds import KIND_NAMES, file_kind
-
     if not _regular_file(target):
         return
     found = file_kind(target)

@@ -26,10 +26,20 @@ import contextlib
 import json
 import os
 import stat
+import zipfile
 
-from nbcli.io.atomic import is_model_file
+__all__ = ["KINDS", "KIND_NAMES", "file_kind", "is_model_file", "option_kind"]
 
-__all__ = ["KINDS", "KIND_NAMES", "file_kind", "option_kind"]
+
+def is_model_file(path) -> bool:
+    """Whether ``path`` looks like an nbcli model file: a zip archive holding
+    a ``metadata.npy`` member (a cheap test; loading checks the rest)."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            return "metadata.npy" in archive.namelist()
+    except (OSError, zipfile.BadZipFile, ValueError, EOFError):
+        return False
+
 
 KINDS = ("model", "predictions", "json", "plot")
 

@@ -99,6 +99,12 @@ class BayesClassifier(BlockScoring, FromStatistics, Parameters):
         ``multinomial`` (counts per class), ``complement`` (counts of the
         other classes) or ``bernoulli`` (documents holding a term); None for a
         model that takes no text columns.
+    fit_checks : tuple of str
+        Checks of the training data the fit workflow runs before the
+        statistics become a model (:data:`nbcli.workflows.train_checks.FIT_CHECKS`):
+        ``"gaussian_spread"`` for per-class variances smoothed by a fraction
+        of the largest one (a table whose features are all constant, or a
+        variance of zero without smoothing, is refused naming the column).
     float32_attributes : tuple of str
         Fitted attributes that are float32 after a fit on float32 input, as
         scikit-learn's estimator has them (GaussianNB, LDA); a model that
@@ -120,6 +126,7 @@ class BayesClassifier(BlockScoring, FromStatistics, Parameters):
     inspection_sections: ClassVar[tuple[str, ...]] = ()
     text_statistic: ClassVar[str | None] = None
     sklearn_equivalent: ClassVar[str | None] = None
+    fit_checks: ClassVar[tuple[str, ...]] = ()
     float32_attributes: ClassVar[tuple[str, ...]] = ()
     #: The same as ``name`` (the attribute earlier versions had).
     model_type: ClassVar[str] = ""

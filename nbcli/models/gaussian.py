@@ -161,6 +161,7 @@ class GaussianNB(NaiveBayesAPI, BayesClassifier):
 
     name = "gaussian"
     sklearn_equivalent = "sklearn.naive_bayes.GaussianNB"
+    fit_checks = ("gaussian_spread",)
     # As scikit-learn's GaussianNB on float32 input (scoring in float32 too).
     float32_attributes = ("theta_", "var_", "class_count_", "class_prior_")
     hyperparameters = (priors("priors"), var_smoothing(), var_smoothing_scale(), missing())

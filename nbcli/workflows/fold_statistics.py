@@ -433,8 +433,15 @@ class FoldStatistics:
         with _one_blas_thread(self, param_sets):
             return self._out_of_fold(param_sets, failed)
 
-    def _out_of_fold(self, param_sets: list[dict], failed: dict | None) -> list[np.ndarray]:
-        n, k = self.codes.size, self.classes.size
+    def fold_models(self, param_sets: list[dict], failed: dict | None) -> list:
+        """Per hyperparameter set, its fold models ``[repeat][fold]``; None for a set
+        whose models cannot be built when ``failed`` is given (which gets the message).
+
+        Raises
+        ------
+        NbcliError
+            When a fold model cannot be built and ``failed`` is None.
+        """
         models: list = []
         for i, p in enumerate(param_sets):
             try:
@@ -449,6 +456,11 @@ class FoldStatistics:
                     raise
                 failed[i] = str(exc)
                 models.append(None)
+        return models
+
+    def _out_of_fold(self, param_sets: list[dict], failed: dict | None) -> list[np.ndarray]:
+        n, k = self.codes.size, self.classes.size
+        models = self.fold_models(param_sets, failed)
         live = [j for j in range(len(param_sets)) if models[j] is not None]
         # Every row is in one fold of every repeat, so a live set's rows are all written.
         out = [

@@ -187,14 +187,8 @@ def collect_fold_statistics(
             kind=kind,
             numeric=np.vstack(chunks) if chunks else np.zeros((n_rows, 0)),
             terms={c: t.finish() for c, t in terms.items()},
-            tables=TableFacts(
-                plan=stream.plan,
-                categories=stream.categories,
-                missing=missing,
-                unseen=unseen,
-                na_values=request.na_values,
-                row_counts=row_counts,
-                na_labels=request.na_labels,
+            tables=TableFacts.of(
+                stream.plan, stream.categories, request, (missing, unseen), row_counts
             ),
         )
     else:

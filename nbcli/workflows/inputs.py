@@ -43,3 +43,14 @@ def inputs_of(*, sha256: bool = True, **paths: str | list[str] | tuple[str, ...]
     for role, path in paths.items():
         out[role] = [entry(p) for p in path] if isinstance(path, (list, tuple)) else entry(path)
     return out
+
+
+def request_inputs(request, engine=None) -> dict:
+    """The ``inputs`` entry of a request's data: one file by :func:`inputs_of`;
+    parts on an engine (``engine`` given) named with their files, not hashed
+    (they may be readable only by the workers), as ``fit`` names them."""
+    if engine is None:
+        return inputs_of(data=request.path, sha256=request.sha256)
+    from nbcli.workflows.parts import expand_parts
+
+    return {"data": {"path": request.path, "parts": expand_parts(request.data)}}

@@ -636,11 +636,5 @@ def train_parts(estimator, request, engine, *, priors_by_label=None):
         vocabularies=vocabularies,
         # As a one-file fit records them: the plan's columns, the categories in
         # first-seen order of the parts joined, and the policies.
-        tables=TableFacts(
-            plan=total.plan,
-            categories=total.categories,
-            missing=missing,
-            unseen=unseen,
-            na_values=None if request.na_values is None else list(request.na_values),
-        ),
+        tables=TableFacts.of(total.plan, total.categories, request, (missing, unseen)),
     )

@@ -14,7 +14,14 @@ from dataclasses import dataclass, field
 
 from nbcli.errors import NbcliError
 
-__all__ = ["MEMORY_BUDGET", "FoldSettings", "PredictionColumns", "ScoreSettings", "Search"]
+__all__ = [
+    "MEMORY_BUDGET",
+    "CalibrationChecks",
+    "FoldSettings",
+    "PredictionColumns",
+    "ScoreSettings",
+    "Search",
+]
 
 #: Bytes of validated rows a fold computation keeps in memory; beyond, the
 #: file is read again for each later pass.
@@ -155,3 +162,20 @@ class Search:
     grid: dict[str, list] = field(default_factory=dict)
     metric: str = "log_loss"
     text_grid: dict[str, list] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class CalibrationChecks:
+    """How ``calibrate`` judges a calibrator.
+
+    Attributes
+    ----------
+    folds : int
+        Folds of the cross-fitting (stratified, seeded by the scoring seed).
+    allow_worse : bool
+        Whether a calibrator the verdict does not accept is still written
+        (``--allow-worse``); only the verdict's warning depends on it.
+    """
+
+    folds: int = 5
+    allow_worse: bool = False

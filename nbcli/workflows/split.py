@@ -1,7 +1,7 @@
 """``nbcli split``: one data file into train, test and calibration files.
 
 Two passes over the input: the first reads the target column only, through
-the reader every other command uses (:func:`nbcli.io.readers.open_reader`:
+the reader every other command uses (:func:`nbcli.io.formats.open_reader`:
 the same rows, quoting rules, ragged-row and long-line checks and missing
 labels), to draw an exact, stratified split plan
 (:func:`nbcli.resampling.stratified_split`); the second sends each row to
@@ -25,10 +25,11 @@ from typing import Any, BinaryIO
 import numpy as np
 
 from nbcli.errors import NbcliError
-from nbcli.io.atomic import atomic_group, check_outputs, is_model_file
+from nbcli.io.atomic import atomic_group, check_outputs
 from nbcli.io.cells import as_text, label_codes, na_texts
 from nbcli.io.csv_format import read_header
 from nbcli.io.messages import translated
+from nbcli.io.output_kinds import is_model_file
 from nbcli.io.request import DataRequest
 from nbcli.io.sources import Source
 from nbcli.resampling import CALIB, TEST, TRAIN, stratified_split
@@ -234,7 +235,7 @@ def _labels(fmt: _Format, source: Source, opts, delimiter) -> tuple[np.ndarray, 
     """The labels of every row as text (``""`` where missing), which rows
     have none, and the target's name, read as every command reads the file."""
     from nbcli.io.data import default_chunk_rows, strip_labels
-    from nbcli.io.readers import open_reader
+    from nbcli.io.formats import open_reader
 
     reader = open_reader(source, opts, delimiter)
     if reader.plan.target is None:

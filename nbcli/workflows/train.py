@@ -16,9 +16,9 @@ import numpy as np
 from nbcli.errors import NbcliError
 from nbcli.models import DataValueError
 from nbcli.workflows.train_checks import (
+    FIT_CHECKS,
     check_finite_parameters,
     check_finite_statistics,
-    check_gaussian_spread,
 )
 
 #: Models whose features may be categories: text, boolean and categorical
@@ -296,7 +296,6 @@ def train(
 
     path, text = request.path, request.text
     unseen = request.unseen or "error"
-    na_values = request.na_values
     check_blocks(estimator, request)
     column_types = dict(request.column_types)
     missing = choose_missing(estimator, request.missing)
@@ -391,14 +390,8 @@ def train(
         priors_by_label=priors_by_label,
         text=text,
         vocabularies=vocabularies,
-        tables=TableFacts(
-            plan=stream.plan,
-            categories=stream.categories,
-            missing=missing,
-            unseen=unseen,
-            na_values=na_values,
-            row_counts=counts_of_rows,
-            na_labels=request.na_labels,
+        tables=TableFacts.of(
+            stream.plan, stream.categories, request, (missing, unseen), counts_of_rows
         ),
     )
 
@@ -430,6 +423,15 @@ class TableFacts:
     na_values: Any = None
     row_counts: Any = None
     na_labels: tuple = ()
+
+    @classmethod
+    def of(cls, plan, categories, request, policies: tuple, row_counts=None) -> TableFacts:
+        """The facts of one read of ``request`` (its ``na_values`` and
+        ``na_labels``) with ``policies``, ``(missing, unseen)``."""
+        missing, unseen = policies
+        return cls(
+            plan, categories, missing, unseen, request.na_values, row_counts, request.na_labels
+        )
 
 
 def _rows_again(path, estimator, request, missing):
@@ -563,9 +565,9 @@ def finish_training(
                 f"a spread ({way})" + (f"; {note}" if note else "")
             )
         warnings.append(f"{path}: {msg}; its probabilities rest on smoothing alone")
-    if "var_smoothing" in estimator.get_params() and hasattr(estimator.stats_, "pooled"):
-        # Per-class moments smoothed by var_smoothing: Gaussian naive Bayes.
-        check_gaussian_spread(path, estimator, feature_names, typed)
+    for check in type(estimator).fit_checks:
+        # What the class declares of its training data (Gaussian spreads).
+        FIT_CHECKS[check](path, estimator, feature_names, typed)
     import warnings as python_warnings
 
     try:

@@ -73,3 +73,9 @@ def check_gaussian_spread(path: str, estimator, feature_names, labels) -> None:
                 f"{_plain(labels[k])!r}, which gives a zero variance with "
                 "--var-smoothing 0; use a positive --var-smoothing (default 1e-9)"
             )
+
+
+#: The checks a model class can declare in ``fit_checks``, by name: each is
+#: called as ``check(path, estimator, feature_names, labels)`` on the fitted
+#: statistics, before they become the model, and raises NbcliError.
+FIT_CHECKS = {"gaussian_spread": check_gaussian_spread}

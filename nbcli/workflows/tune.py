@@ -18,9 +18,10 @@ import numpy as np
 
 from nbcli.errors import NbcliError
 from nbcli.io.limits import MAX_GRID
-from nbcli.workflows.engine import Reporter
+from nbcli.workflows.engine import Engine, Reporter
+from nbcli.workflows.fold_parts import collect_part_fold_statistics
 from nbcli.workflows.folds import collect_fold_statistics
-from nbcli.workflows.inputs import inputs_of
+from nbcli.workflows.inputs import request_inputs
 from nbcli.workflows.settings import FoldSettings, ScoreSettings, Search
 
 if TYPE_CHECKING:
@@ -177,6 +178,7 @@ def tune(
     *,
     priors_by_label: dict | None = None,
     reporter: Reporter | None = None,
+    engine: Engine | None = None,
 ) -> tuple[TuningReport, ModelFile]:
     """Cross-validate every combination of ``search.grid`` on one set of fold statistics.
 
@@ -201,6 +203,10 @@ def tune(
         confusion-matrix metrics' BCa interval as ``evaluate`` draws it, the
         losses' normal approximation, none for the ranking metrics (see
         :mod:`nbcli.reports.selection_scores`).
+    engine : nbcli.engines.Engine, optional
+        Read ``request``'s data as parts on this engine (see
+        :mod:`nbcli.workflows.fold_parts`); None: one file, in this process.
+
     Returns
     -------
     report : TuningReport
@@ -247,9 +253,12 @@ def tune(
         check_grid(estimator, grid)
     combos = combinations(grid)
     variants = _text_variants(request, search)
-    fs = collect_fold_statistics(
-        estimator, request, folds, priors_by_label=priors_by_label, reporter=reporter
-    )
+    if engine is None:
+        fs = collect_fold_statistics(
+            estimator, request, folds, priors_by_label=priors_by_label, reporter=reporter
+        )
+    else:
+        fs = collect_part_fold_statistics(estimator, request, folds, engine, priors_by_label)
     sources = [fs] if not search.text_grid else [_with_text(fs, v) for v in variants]
     from nbcli.reports.evaluation import positive_column
     from nbcli.reports.selection_scores import CHEAP_KEYS, selection_scores
@@ -313,7 +322,7 @@ def tune(
             "index": int(index),
         },
         n_samples=int(fs.codes.size),
-        inputs=inputs_of(data=data, sha256=request.sha256),
+        inputs=request_inputs(request, engine),
         settings={
             "bootstrap_resamples": int(bootstrap),
             "confidence": float(confidence),
