@@ -219,3 +219,19 @@ def test_parts_equal_one_file(tmp_path, engine):
     assert run.returncode == 0, run.stderr
     got = pd.read_csv(out).filter(like="proba_").to_numpy()
     np.testing.assert_allclose(got, one.filter(like="proba_").to_numpy(), rtol=0, atol=1e-12)
+
+
+def test_part_wise_cv_and_text_grids_are_refused_in_one_line(tmp_path):
+    frame = pd.read_csv(TRAIN, keep_default_na=False)
+    parts = tmp_path / "parts"
+    parts.mkdir()
+    for i, rows in enumerate((frame.iloc[:400], frame.iloc[400:])):
+        rows.to_csv(parts / f"part{i}.csv", index=False)
+    run = nbcli_in_process(
+        "cv", "-m", "multinomial", "-d", parts, "--text", "text", "--tfidf", "--bootstrap", "0"
+    )
+    assert_one_error_line(run, "--tfidf is not cross-validated part by part")
+    run = nbcli_in_process(
+        "tune", "-m", "multinomial", "-d", parts, "--text", "text", "--min-df", "1,2"
+    )
+    assert_one_error_line(run, "searched on the counts of one file")
