@@ -27,7 +27,7 @@ def fit(
         typer.Option(
             "--data",
             "-d",
-            help="Training data: CSV (.csv, .csv.gz), NPZ, Parquet, or - for stdin; a folder or "
+            help="Training data: CSV (.csv, .csv.gz), NPZ, Parquet, Feather, ARFF, svmlight, or - for stdin; a folder or "
             "quoted glob of CSV/Parquet parts is one data set.",
         ),
     ],

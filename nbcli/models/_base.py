@@ -202,6 +202,15 @@ class BayesClassifier(BlockScoring, FromStatistics, Parameters):
         """
         raise NotImplementedError
 
+    def scoring_form(self):
+        """The fitted model's joint log-likelihood as a formula over its arrays
+        (:mod:`nbcli.models._forms`), or None when it has none of those forms.
+
+        What exports the model (an ONNX graph) reads; a model type that
+        declares a form is exported without being known by name.
+        """
+        return None
+
     def check_hyperparameters(self) -> None:
         """Validate every hyperparameter against its spec in :attr:`hyperparameters`.
 

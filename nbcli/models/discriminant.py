@@ -197,6 +197,14 @@ class LinearDiscriminantAnalysis(ClassNamePrefixFeaturesOut, _DiscriminantBase):
     """
 
     name = "lda"
+
+    def scoring_form(self):
+        from nbcli.models._forms import AffineForm
+
+        self._check_fitted()
+        centre = self.xbar_ if self._centre_rows else None
+        return AffineForm(self.coef_, self._b[:, 0], centre=centre)
+
     sklearn_equivalent = "sklearn.discriminant_analysis.LinearDiscriminantAnalysis"
     # As scikit-learn's svd solver on float32 input (scoring and transform in float32 too).
     float32_attributes = (

@@ -160,6 +160,16 @@ class GaussianNB(NaiveBayesAPI, BayesClassifier):
     """
 
     name = "gaussian"
+
+    def scoring_form(self):
+        from nbcli.models._forms import DiagonalGaussianForm
+
+        self._check_fitted()
+        with np.errstate(divide="ignore"):
+            log_prior = np.log(self.class_prior_)
+        log_norm = -0.5 * np.log(2.0 * np.pi * self.var_)
+        return DiagonalGaussianForm(self.theta_, 1.0 / np.sqrt(self.var_), log_norm, log_prior)
+
     sklearn_equivalent = "sklearn.naive_bayes.GaussianNB"
     fit_checks = ("gaussian_spread",)
     # As scikit-learn's GaussianNB on float32 input (scoring in float32 too).

@@ -364,6 +364,42 @@ class MixedNB(TextColumns, BayesClassifier):
     """
 
     name = "mixed"
+
+    def scoring_form(self):
+        from nbcli.models._forms import (
+            AffineForm,
+            CategoryForm,
+            CompositeForm,
+            DiagonalGaussianForm,
+        )
+
+        self._check_fitted()
+        lay = self._layout
+        K = len(self.classes_)
+        zero = np.zeros(K)
+        parts: list = []
+        if lay.gaussian.size:
+            parts.append(
+                (
+                    lay.gaussian,
+                    DiagonalGaussianForm(self.theta_, self._inv_sd, self._log_norm, zero),
+                )
+            )
+        if lay.categorical.size:
+            table = CategoryForm(self._cat_log_prob[:, :-1], self._n_cat)
+            parts.append((lay.categorical, table))
+        if lay.bernoulli.size:
+            # w x + b over the cells seen: b in the intercept, taken back out where missing.
+            form = AffineForm(self._bern_w, self._bern_b.sum(axis=1), missing_coef=-self._bern_b)
+            parts.append((lay.bernoulli, form))
+        if lay.multinomial.size:
+            parts.append((lay.multinomial, AffineForm(self.multinomial_log_prob_, zero)))
+        if lay.vocabulary_sizes:
+            # The text columns' word counts follow the table's columns.
+            words = np.arange(lay.n_table, lay.n_table + sum(lay.vocabulary_sizes))
+            parts.append((words, AffineForm(self.text_log_prob_, zero)))
+        return CompositeForm(self.class_log_prior_, tuple(parts))
+
     feature_kinds = COLUMN_TYPES
     hyperparameters = (
         Hyperparameter(

@@ -122,6 +122,17 @@ class QuadraticDiscriminantAnalysis(_DiscriminantBase):
     """
 
     name = "qda"
+
+    def scoring_form(self):
+        from scipy.linalg import solve_triangular
+
+        from nbcli.models._forms import QuadraticForm
+
+        self._check_fitted()
+        eye = np.eye(self.means_.shape[1])
+        whiten = np.stack([solve_triangular(L, eye, lower=True) for L in self._chol])
+        return QuadraticForm(self.means_, whiten, self._const)
+
     sklearn_equivalent = "sklearn.discriminant_analysis.QuadraticDiscriminantAnalysis"
     inspection_sections = ("class_covariances",)
     hyperparameters = (

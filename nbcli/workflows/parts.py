@@ -22,7 +22,7 @@ import numpy as np
 
 from nbcli.errors import NbcliError
 
-PART_SUFFIXES = (".csv", ".csv.gz", ".parquet")
+PART_SUFFIXES = (".csv", ".csv.gz", ".parquet", ".feather", ".arrow", ".arff", ".arff.gz")
 """The files of a folder that are taken as its parts (case-insensitive)."""
 
 
@@ -45,8 +45,13 @@ def expand_parts(patterns: Sequence[str]) -> list[str]:
     NbcliError
         For a glob that matches nothing or a folder without part files.
     """
+    from nbcli.io.remote import expand_url, is_url, names_url_parts
+
     out: list[str] = []
     for p in patterns:
+        if is_url(p):
+            out.extend(expand_url(p, is_part_file) if names_url_parts(p) else [p])
+            continue
         if p != "-" and not os.path.exists(p) and glob.has_magic(p):
             matches = sorted(glob.glob(p))
             if not matches:
@@ -99,8 +104,12 @@ def check_parts(parts: Sequence[str], engine) -> None:
 
 def names_parts(patterns: Sequence[str]) -> bool:
     """Whether ``--data`` names more than a single file (a folder or a glob)."""
+    from nbcli.io.remote import is_url, names_url_parts
+
     return any(
-        os.path.isdir(p) or (p != "-" and not os.path.exists(p) and glob.has_magic(p))
+        names_url_parts(p)
+        if is_url(p)
+        else os.path.isdir(p) or (p != "-" and not os.path.exists(p) and glob.has_magic(p))
         for p in patterns
     )
 
