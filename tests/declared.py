@@ -33,8 +33,10 @@ def column_kinds(cls, n_features: int) -> list[str]:
 
 
 def _as_kind(column: np.ndarray, kind: str) -> np.ndarray:
-    if kind == "gaussian":
+    if kind in ("gaussian", "kernel", "discretized"):  # any reals
         return column
+    if kind == "poisson":  # non-negative whole-number counts
+        return np.abs(np.round(column * 2))
     if kind == "multinomial":  # non-negative counts
         return np.abs(np.round(column * 2))
     if kind == "bernoulli":  # 0/1 indicators

@@ -30,7 +30,17 @@ MAX_METADATA_CHARS = 1_000_000
 #: Largest size of an extra statistics dimension (``stats.dims``): 2**24 categories.
 MAX_DIMENSION = 1 << 24
 #: Types a feature column can have in ``columns`` (format version 2).
-COLUMN_TYPES = ("numeric", "gaussian", "categorical", "bernoulli", "multinomial", "text")
+COLUMN_TYPES = (
+    "numeric",
+    "gaussian",
+    "categorical",
+    "bernoulli",
+    "multinomial",
+    "poisson",
+    "kernel",
+    "discretized",
+    "text",
+)
 
 
 def _is_int(v) -> bool:
@@ -159,9 +169,12 @@ def check_metadata(path, meta) -> None:
     if missing:
         refuse(path, f"lacks statistics {', '.join(missing)}; the file is corrupt")
     dims = st.get("dims", {})
+    # Sizes of every dimension the listed arrays use (optional arrays absent
+    # from older files need none).
+    used = {u for n in st["arrays"] for u in stats_cls.shapes[n] if u in stats_cls.extra_dims}
     if (
         not isinstance(dims, dict)
-        or set(dims) != set(stats_cls.extra_dims)
+        or not used <= set(dims) <= set(stats_cls.extra_dims)
         or not all(_is_int(v) and 0 <= v <= MAX_DIMENSION for v in dims.values())
     ):
         refuse(

@@ -178,7 +178,12 @@ class _Stats:
         :meth:`dimensions` returned it).
         """
         size = {"K": n_classes, "d": n_features, **(dims or {})}
-        return {name: tuple(size[c] for c in units) for name, units in cls.shapes.items()}
+        # An optional array whose sizes are not given is absent.
+        return {
+            name: tuple(size[c] for c in units)
+            for name, units in cls.shapes.items()
+            if all(c in size for c in units)
+        }
 
     def dimensions(self) -> dict[str, int]:
         """Size of each of :attr:`extra_dims`, read off the arrays (empty for most statistics)."""

@@ -181,9 +181,12 @@ def _parameter_tables(parameters: dict) -> list:
                     _g(sd),
                 )
         out.append(table)
-    binary = [c for c in columns if c["type"] in ("bernoulli", "multinomial")]
+    binary = [c for c in columns if c["type"] in ("bernoulli", "multinomial", "poisson", "kernel")]
     if binary:
-        table = Table(title="Bernoulli (P(1 | class)) and multinomial (p | class) columns")
+        table = Table(
+            title="One figure per class: Bernoulli P(1 | class), multinomial p, Poisson rate, "
+            "kernel bandwidth"
+        )
         table.add_column("column", overflow="fold")
         table.add_column("type")
         for label in binary[0]["classes"]:
@@ -192,10 +195,10 @@ def _parameter_tables(parameters: dict) -> list:
             table.add_row(
                 Text(_short(c["feature"])),
                 c["type"],
-                *(_g(v["probability"]) for v in c["classes"].values()),
+                *(_g(next(iter(v.values()))) for v in c["classes"].values()),
             )
         out.append(table)
-    for c in (c for c in columns if c["type"] == "categorical"):
+    for c in (c for c in columns if c["type"] in ("categorical", "discretized")):
         more = c["n_left_out"]
         table = Table(
             title=Text(_short(f"P({c['feature']} | class)")),

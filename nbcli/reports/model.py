@@ -213,7 +213,10 @@ def column_parameters(model, names: list[str], columns: list | None, top: int) -
     column's first ``top`` ``categories`` (categorical, named by the model
     file's category values, else by code; ``n_categories`` and
     ``n_left_out`` say how many there are and were left out), or
-    ``{"probability"}`` (Bernoulli: of a 1; multinomial: ``p_cj``).
+    ``{"probability"}`` (Bernoulli: of a 1; multinomial: ``p_cj``),
+    ``{"rate"}`` (Poisson), ``{"bandwidth"}`` (kernel), or, for a
+    discretized column, its ``cut_points`` and P(interval | class) as a
+    categorical column's, the intervals named ``<= a``, ``(a, b]``, ``> b``.
     ``n_columns`` and ``n_left_out`` count the columns.
     """
     learnt = model.learnt_columns()
@@ -227,10 +230,14 @@ def column_parameters(model, names: list[str], columns: list | None, top: int) -
                 label: {"mean": json_number(m), "variance": json_number(v)}
                 for label, m, v in zip(labels, entry["mean"], entry["variance"], strict=True)
             }
-        elif entry["type"] == "categorical":
+        elif entry["type"] in ("categorical", "discretized"):
             p = np.asarray(entry["probability"])
             values = stored.get(names[j])
-            if values is None or len(values) != p.shape[1]:
+            if entry["type"] == "discretized":
+                cuts = [float(c) for c in entry["cut_points"]]
+                row["cut_points"] = [json_number(c) for c in cuts]
+                values = _intervals(cuts)
+            elif values is None or len(values) != p.shape[1]:
                 values = [str(v) for v in range(p.shape[1])]
             row["categories"] = [str(v) for v in values[:top]]
             row["n_categories"] = int(p.shape[1])
@@ -239,12 +246,20 @@ def column_parameters(model, names: list[str], columns: list | None, top: int) -
                 label: [json_number(x) for x in p[k, :top]] for k, label in enumerate(labels)
             }
         else:
-            p = np.asarray(entry["probability"])
-            row["classes"] = {
-                label: {"probability": json_number(p[k])} for k, label in enumerate(labels)
-            }
+            key = next(k for k in ("probability", "rate", "bandwidth") if k in entry)
+            p = np.asarray(entry[key])
+            row["classes"] = {label: {key: json_number(p[k])} for k, label in enumerate(labels)}
         shown.append(row)
     return {"columns": shown, "n_columns": len(learnt), "n_left_out": len(learnt) - len(shown)}
+
+
+def _intervals(cuts: list[float]) -> list[str]:
+    """Names of the intervals that ``cuts`` make: ``<= 2.45``, ``(2.45, 4.75]``, ``> 4.75``."""
+    if not cuts:
+        return ["all"]
+    out = [f"<= {cuts[0]:.6g}"]
+    out += [f"({a:.6g}, {b:.6g}]" for a, b in zip(cuts, cuts[1:])]
+    return [*out, f"> {cuts[-1]:.6g}"]
 
 
 def discriminant_directions(model, names: list[str], top: int) -> dict:
@@ -702,9 +717,18 @@ MODEL_SCHEMA = report_schema(
                         "properties": {
                             "feature": {"type": "string"},
                             "type": {
-                                "enum": ["gaussian", "categorical", "bernoulli", "multinomial"]
+                                "enum": [
+                                    "gaussian",
+                                    "categorical",
+                                    "bernoulli",
+                                    "multinomial",
+                                    "poisson",
+                                    "kernel",
+                                    "discretized",
+                                ]
                             },
                             "categories": {"type": "array", "items": {"type": "string"}},
+                            "cut_points": {"type": "array", "items": {"type": "number"}},
                             "n_categories": {"type": "integer", "minimum": 0},
                             "n_left_out": {"type": "integer", "minimum": 0},
                             "classes": {"type": "object"},

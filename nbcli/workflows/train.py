@@ -300,6 +300,9 @@ def train(
     column_types = dict(request.column_types)
     missing = choose_missing(estimator, request.missing)
     check_column_types(estimator, column_types)
+    from nbcli.workflows import text_features
+
+    text_features.check_weighting(estimator, text, path)
     stream = training_stream(path, estimator, request.reading(missing=missing))
     check_text_columns(path, request.text_columns, stream)
     warnings: list[str] = list(stream.plan.warnings)
@@ -349,9 +352,15 @@ def train(
     try:
         # Overflow (squares of values beyond ~1e154) is caught below, by
         # column, rather than printed as NumPy warnings.
+        frequencies: dict = {}
         with np.errstate(over="ignore", invalid="ignore"):
             vocabularies, feature_names = fit_blocks(
-                estimator, text, chunks(), stream.feature_names, source=path
+                estimator, text, chunks(), stream.feature_names, path, frequencies
+            )
+        if text is not None and text.weighting is not None:
+            text = text_features.learnt_weighting(text, frequencies)
+            text_features.refit_weighted_words(
+                estimator, text, vocabularies, _rows_again(path, estimator, request, missing)
             )
     except ValueError as exc:
         if state.reading:
@@ -423,6 +432,18 @@ class TableFacts:
         return cls(
             plan, categories, missing, unseen, request.na_values, row_counts, request.na_labels
         )
+
+
+def _rows_again(path, estimator, request, missing):
+    """The training rows ``(X, y, words)`` read a second time, as the first
+    pass used them (rows without a label, or dropped for a missing cell, left out)."""
+    from nbcli.workflows.tables import RowCounts
+
+    counts = RowCounts()
+    for ds in training_stream(path, estimator, request.reading(missing=missing)):
+        ds = counts.filter(ds, missing)
+        if ds.X.shape[0]:
+            yield ds.X, ds.y, ds.words
 
 
 @dataclass
