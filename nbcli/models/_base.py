@@ -33,6 +33,7 @@ from nbcli.models._missing import (
     drop_incomplete,
     labels_of,
 )
+from nbcli.models._parallel import one_blas_thread
 from nbcli.models._params import Parameters
 from nbcli.models._rebuild import FromStatistics
 from nbcli.models._validation import (
@@ -421,9 +422,14 @@ class BayesClassifier(BlockScoring, FromStatistics, Parameters):
         for attr in ("stats_", "classes_"):
             if hasattr(self, attr):
                 delattr(self, attr)
-        for chunk in chunks:
-            X, y, *rest = chunk
-            self._accumulate(X, y, None, rest[0] if rest else None)
+        # The statistics of a chunk are small BLAS products (a d x d scatter
+        # per class, a class-by-feature sum); on several BLAS threads they
+        # wait for cores that the thread reading the next chunk holds, and
+        # cost more than they save. Scoring holds BLAS to one thread too.
+        with one_blas_thread():
+            for chunk in chunks:
+                X, y, *rest = chunk
+                self._accumulate(X, y, None, rest[0] if rest else None)
         if not hasattr(self, "stats_"):
             raise ValueError("no training data: the chunks were empty")
         self._undetermined = None
