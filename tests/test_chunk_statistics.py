@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as hs
 
+from nbcli.distinct import unique_inverse
 from nbcli.models._stats import ClassMoments, ClassScatter, PooledScatter
 from nbcli.models._table_stats import MixedStats, count_categories, observed_moments
 
@@ -132,3 +135,28 @@ def test_mixed_gaussian_moments_of_complete_columns_equal_the_observed_moments()
     np.testing.assert_allclose(st.gaussian_m2, m2, rtol=1e-12)
     moments = ClassMoments.from_data(F[:, :4], y, None, 4)
     np.testing.assert_allclose(st.gaussian_m2[:, :4], moments.m2, rtol=1e-13)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    hs.lists(
+        hs.text(alphabet=hs.sampled_from(["a", "b", "é", "\x00", " ", "z"]), max_size=4),
+        min_size=1,
+        max_size=30,
+    )
+)
+def test_text_labels_are_coded_as_numpy_sorts_python_strings(labels):
+    # Fixed-width text drops trailing NULs: such labels must still come back as given.
+    y = np.array(labels, dtype=object)
+    uniques, inverse = unique_inverse(y)
+    expected, expected_inverse = np.unique(y, return_inverse=True)
+    assert uniques.dtype == object
+    assert uniques.tolist() == expected.tolist()
+    assert all(type(u) is str for u in uniques.tolist())
+    np.testing.assert_array_equal(inverse, expected_inverse)
+
+
+def test_long_text_labels_keep_their_spelling():
+    y = np.array(["x" * 100, "y", "x" * 100], dtype=object)
+    uniques, inverse = unique_inverse(y)
+    assert uniques.tolist() == ["x" * 100, "y"] and inverse.tolist() == [0, 1, 0]

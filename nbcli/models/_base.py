@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
+from nbcli.distinct import unique_inverse
 from nbcli.models._blocks import BlockScoring
 from nbcli.models._logspace import _log_normalise_columns, _softmax_columns
 from nbcli.models._missing import (
@@ -309,7 +310,7 @@ class BayesClassifier(BlockScoring, FromStatistics, Parameters):
             raise ValueError("no training rows: every row has a missing cell (missing='drop')")
         self.n_dropped_ = n_dropped
         self._float32 = _is_float32(X_given)
-        classes, y_idx = np.unique(y, return_inverse=True)
+        classes, y_idx = unique_inverse(y)
         self.classes_ = classes
         self.n_features_in_ = X.shape[1]
         self._set_feature_names(names, reset=True)
@@ -442,6 +443,7 @@ class BayesClassifier(BlockScoring, FromStatistics, Parameters):
         X_given = X
         X, y, w, names, n_dropped = self._check_training(X, y, sample_weight)
         first = not hasattr(self, "stats_")
+        labels, codes = unique_inverse(y)
         self.n_dropped_ = n_dropped + (0 if first else getattr(self, "n_dropped_", 0))
         if first:
             self._float32 = _is_float32(X_given)
@@ -449,7 +451,7 @@ class BayesClassifier(BlockScoring, FromStatistics, Parameters):
                 self.classes_ = np.unique(check_labels(classes, len(classes)))
                 self._fixed_classes = True
             else:
-                self.classes_ = np.unique(y)
+                self.classes_ = labels
                 self._fixed_classes = False
             self.n_features_in_ = X.shape[1]
             self._set_feature_names(names, reset=True)
@@ -464,8 +466,9 @@ class BayesClassifier(BlockScoring, FromStatistics, Parameters):
                     f"first call, {self.classes_.tolist()} (`classes={np.asarray(classes).tolist()}` "
                     "is not the same as on last call to partial_fit)"
                 )
-        self._absorb_labels(np.unique(y))
-        y_idx = np.searchsorted(self.classes_, y)
+        self._absorb_labels(labels)
+        # Each distinct label found once among the classes, then every row by its code.
+        y_idx = np.searchsorted(self.classes_, labels)[codes]
         chunk = self.accumulate(X, y_idx, w, len(self.classes_))
         self.stats_ = chunk if first else self.stats_.merge(chunk)
 
