@@ -89,6 +89,23 @@ def test_predict_of_a_small_file_imports_no_scipy(tmp_path):
     assert not imported & {"sklearn", "matplotlib", "dask"}
 
 
+def test_evaluate_of_a_small_file_imports_neither_pandas_nor_scipy(tmp_path):
+    # Text labels of a few rows are coded by sorting: importing pandas to hash
+    # them would be most of a small command's time.
+    model = tmp_path / "m.npz"
+    fitted_model_file(model)
+    data = tmp_path / "small.csv"
+    labels = ("x", "y")
+    data.write_text(
+        "a,b,label\n" + "".join(f"{i % 7},{i % 3},{labels[i % 2]}\n" for i in range(100)),
+        encoding="utf-8",
+    )
+    report = tmp_path / "report.json"
+    imported = _imported("evaluate", "-m", model, "-d", data, "--json", report, "-q")
+    assert json.loads(report.read_text())["schema"] == "nbcli.evaluation"
+    assert "pandas" not in imported and "scipy" not in imported, imported
+
+
 def test_the_cli_library_is_one_that_starts_without_pydantic():
     # Typer 0.29 builds a pydantic adapter for every option (about 65 ms of
     # each command's start); pyproject.toml keeps to a Typer without it.
