@@ -234,8 +234,10 @@ def print_table(results, args, sizes) -> None:
         f"Python {platform.python_version()}; medians of {args.repeat} alternating runs"
         f"{'; beside a CPU-bound process' if args.load else ''}\n"
     )
-    print("| model | rows | fit s | floor s | fit / floor | fit / scikit-learn script "
-          "| predict --proba s | scan+write s | predict / floor |")
+    print(
+        "| model | rows | fit s | floor s | fit / floor | fit / scikit-learn script "
+        "| predict --proba s | scan+write s | predict / floor |"
+    )
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for r in results:
         sk = "-" if r["fit/sklearn"] is None else f"{r['fit/sklearn']:.2f}x"

@@ -78,9 +78,11 @@ def test_command_help_imports_neither_pandas_nor_scipy():
         assert "pandas" not in imported and "scipy" not in imported, (command, imported)
 
 
-def test_predict_of_a_small_file_imports_no_scipy(tmp_path):
+@pytest.mark.parametrize("model_type", ["gaussian", "qda"])
+def test_predict_of_a_small_file_imports_no_scipy(tmp_path, model_type):
+    # QDA's scoring factors come from NumPy while they are well conditioned.
     model = tmp_path / "m.npz"
-    fitted_model_file(model)
+    fitted_model_file(model, model_type)
     data = tmp_path / "small.csv"
     data.write_text("a,b\n" + "".join(f"{i % 7},{i % 3}\n" for i in range(100)), encoding="utf-8")
     imported = _imported("predict", "-m", model, "-d", data, "-o", tmp_path / "out.csv")
