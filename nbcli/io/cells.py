@@ -166,9 +166,11 @@ def text_array(texts) -> np.ndarray:
     return out
 
 
-# Text labels of at most this many rows are coded by sorting (NumPy), more
-# by hashing (pandas, linear time) once its import pays for itself.
-_SORTED_LABELS = 50_000
+# Text labels are coded by sorting (NumPy) until this many rows have been
+# coded so, then by hashing (pandas, linear time): its import (a third of a
+# second) pays for itself only over millions of rows.
+_SORTED_LABELS = 3_000_000
+_sorted_so_far = 0
 
 
 def label_codes(values) -> tuple[np.ndarray, np.ndarray]:
@@ -202,11 +204,13 @@ def label_codes(values) -> tuple[np.ndarray, np.ndarray]:
         # The distinct values first (few), so that no Python string is made per row.
         uniques_u, codes = np.unique(arr, return_inverse=True)
         return text_array(uniques_u.tolist()), np.asarray(codes, dtype=np.intp).reshape(-1)
-    if arr.size <= _SORTED_LABELS and "pandas" not in sys.modules:
-        # A few rows are sorted sooner than pandas is imported (a small command's
+    global _sorted_so_far
+    if _sorted_so_far + arr.size <= _SORTED_LABELS and "pandas" not in sys.modules:
+        # Rows are sorted sooner than pandas is imported (a small command's
         # largest import); the order is Python's, as pandas sorts text.
         flat = arr.reshape(-1)
         if set(map(type, flat.tolist())) == {str}:
+            _sorted_so_far += arr.size
             uniques, codes = unique_inverse(flat)
             return text_array(uniques.tolist()), np.asarray(codes, dtype=np.intp)
     import pandas as pd
