@@ -1,6 +1,6 @@
 """Ctrl-C (SIGINT) and SIGTERM: a command either finishes or stops cleanly.
 
-The rules (README, "Exit codes and output streams"):
+The rules (docs/guide/outputs.md, "Exit codes and output streams"):
 
 - A signal the command inherited as ignored stays ignored (the classic
   ``if (signal(SIGINT, SIG_IGN) != SIG_IGN)`` rule of Unix programs). A

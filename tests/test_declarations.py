@@ -1,5 +1,5 @@
 """What each model class declares, the registry built from it, and what is derived from it:
-hyperparameter validation, fit's flags, README's table, model-file shapes."""
+hyperparameter validation, fit's flags, model-file shapes (the docs' table: tests/test_docs.py)."""
 
 from __future__ import annotations
 
@@ -195,11 +195,6 @@ def test_fit_flags_and_help_come_from_the_specs():
         assert flag in registry.flags()
     # Set from the column plan, never by a flag of its own.
     assert all(f.spec.name != "column_types" for f in registry.flags().values())
-
-
-def test_readme_table_of_hyperparameters_is_the_rendered_one():
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert registry.hyperparameter_table() in readme
 
 
 def test_help_imports_neither_scipy_nor_pandas():

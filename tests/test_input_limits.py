@@ -303,15 +303,15 @@ def test_a_calibration_report_that_cannot_be_written_leaves_the_model_file_as_it
     assert (small / "m.npz").read_bytes() != old and (small / "r.json").exists()
 
 
-def test_readme_states_every_limit():
+def test_the_guide_states_every_limit():
     from pathlib import Path
 
     from nbcli.io import limits
     from nbcli.io.csv_format import LINE_LIMIT
     from nbcli.io.model_validation import MAX_METADATA_CHARS
 
-    text = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
-    section = text.split("### Limits", 1)[1].split("\n## ", 1)[0]
+    guide = Path(__file__).resolve().parents[1] / "docs" / "guide" / "outputs.md"
+    section = guide.read_text(encoding="utf-8").split("## Limits", 1)[1].split("\n## ", 1)[0]
     rows = {line.split(" | ")[0].strip("| "): line for line in section.splitlines() if "|" in line}
 
     def row(name):

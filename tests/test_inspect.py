@@ -202,18 +202,24 @@ def test_categorical_indicative_scores_are_kl_divergences_from_the_other_classes
 
 
 def test_a_model_without_indicative_scores_says_so(tmp_path):
-    from nbcli.models import MixedNB
+    from nbcli.models import ComplementNB, MixedNB
 
     rng = np.random.default_rng(3)
-    X = np.column_stack([rng.normal(size=80), rng.integers(0, 3, 80)])
+    X = rng.poisson(2.0, size=(80, 3)).astype(float)
     y = rng.choice(["a", "b"], 80)
-    model = MixedNB(column_types=["gaussian", "categorical"]).fit(X, y)
-    save_model(ModelFile(model, ["x", "c"], training={"n_samples": 80}), tmp_path / "m.npz")
+    model = ComplementNB().fit(X, y)
+    save_model(ModelFile(model, ["x", "c", "d"], training={"n_samples": 80}), tmp_path / "m.npz")
     run = nbcli_in_process("inspect", tmp_path / "m.npz")
     assert run.returncode == 0, run.stderr
-    assert "warning: the mixed model has no per-feature score" in run.stderr
+    assert "warning: the complement model has no per-feature score" in run.stderr
     doc = json.loads(nbcli_in_process("inspect", tmp_path / "m.npz", "--json", "-", "-q").stdout)
     assert doc["indicative_features"] is None and doc["warnings"]
+    # A mixed model shows what it learnt per column instead, and warns of nothing.
+    X = np.column_stack([rng.normal(size=80), rng.integers(0, 3, 80)])
+    mixed = MixedNB(column_types=["gaussian", "categorical"]).fit(X, y)
+    save_model(ModelFile(mixed, ["x", "c"], training={"n_samples": 80}), tmp_path / "x.npz")
+    doc = json.loads(nbcli_in_process("inspect", tmp_path / "x.npz", "--json", "-", "-q").stdout)
+    assert doc["warnings"] == [] and doc["parameters"]["n_columns"] == 2
 
 
 def test_calibrate_prints_the_fitted_temperature(tmp_path):

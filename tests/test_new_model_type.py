@@ -4,9 +4,10 @@ test naming it.
 
 The checklist is followed in a copy of the project: a module with the class
 (diagonal linear discriminant analysis, written only against the public
-contract of :class:`nbcli.models.BayesClassifier`), one export line, its config
-file and the regenerated hyperparameter table of README. The model-driven test
-files then run in that copy.
+contract of :class:`nbcli.models.BayesClassifier`), one export line and its
+config file; the documentation's reference of models is generated from the
+class. The model-driven test files then run in that copy, with the check that
+the reference lists the new type and its hyperparameters.
 """
 
 from __future__ import annotations
@@ -20,8 +21,6 @@ import textwrap
 from pathlib import Path
 
 import pytest
-
-from nbcli.models import registry
 
 ROOT = Path(__file__).resolve().parents[1]
 NAME = "diagonal_lda"
@@ -130,7 +129,7 @@ MODEL_DRIVEN = [
 
 def _copy_with_new_model(dest: Path) -> Path:
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
-    for part in ("nbcli", "tests", "configs", "sample_data"):
+    for part in ("nbcli", "tests", "configs", "sample_data", "docs"):
         shutil.copytree(ROOT / part, dest / part, ignore=ignore)
     for part in ("README.md", "pyproject.toml", "CONTRIBUTING.md"):
         shutil.copy2(ROOT / part, dest / part)
@@ -159,20 +158,8 @@ def _run(dest: Path, *args: str, timeout: float = 900) -> subprocess.CompletedPr
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory):
-    dest = _copy_with_new_model(tmp_path_factory.mktemp("project"))
-    # 4. README's hyperparameter table, regenerated as CONTRIBUTING.md says.
-    table = _run(
-        dest,
-        "-c",
-        "from nbcli.models.registry import hyperparameter_table as t; print(t())",
-    )
-    assert table.returncode == 0, table.stderr
-    readme = dest / "README.md"
-    old = registry.hyperparameter_table()
-    text = readme.read_text(encoding="utf-8")
-    assert old in text
-    readme.write_text(text.replace(old, table.stdout.rstrip("\n")), encoding="utf-8")
-    return dest
+    # 4. Nothing to write in the docs: the reference is generated from the class.
+    return _copy_with_new_model(tmp_path_factory.mktemp("project"))
 
 
 def test_the_copy_imports_its_own_package(project):
@@ -229,7 +216,7 @@ def test_the_model_driven_tests_pick_it_up_and_pass(project):
             continue
         assert NAME not in path.read_text(encoding="utf-8"), path.name
     # Its own items in every model-driven file, then the whole of the files
-    # that check the registry, the help, README's table and the configs.
+    # that check the registry, the help, the docs' reference and the configs.
     own = _run(
         project,
         "-m",
@@ -254,5 +241,6 @@ def test_the_model_driven_tests_pick_it_up_and_pass(project):
         "no:cacheprovider",
         "tests/test_declarations.py",
         "tests/test_sample_data.py",
+        "tests/test_docs.py::test_every_model_and_hyperparameter_has_a_reference_entry",
     )
     assert whole.returncode == 0, whole.stdout[-3000:] + whole.stderr[-2000:]

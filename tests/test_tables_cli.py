@@ -57,15 +57,16 @@ def mixed_model(split):
 
 def mixed_log_posterior(train: pd.DataFrame, X: pd.DataFrame, alpha=1.0, var_smoothing=1e-9):
     """log P(c | x) of the mixed model written out: the log prior plus, over
-    the observed cells, log N(x; mean, var + eps) of the Gaussian columns and
+    the observed cells, log N(x; mean, var + eps_j) of the Gaussian columns,
+    eps_j = var_smoothing * the column's own variance (the default scale), and
     log (N_cjv + alpha) / (N_cj + alpha K_j) of the categorical ones."""
     classes = sorted(train["species"].unique())
-    eps = var_smoothing * max(train[c].var(ddof=0) for c in GAUSSIAN)
     out = np.zeros((len(X), len(classes)))
     for k, c in enumerate(classes):
         rows = train[train["species"] == c]
         score = np.full(len(X), np.log(len(rows) / len(train)))
         for col in GAUSSIAN:
+            eps = var_smoothing * train[col].var(ddof=0)
             mean, var = rows[col].mean(), rows[col].var(ddof=0) + eps
             term = -0.5 * (np.log(2 * np.pi * var) + (X[col] - mean) ** 2 / var)
             score += np.where(X[col].isna(), 0.0, term)

@@ -25,11 +25,13 @@ from nbcli.models import registry
 
 
 def grid_flags() -> list[registry.Flag]:
-    """The number-valued hyperparameter flags of the registry: those a grid can list."""
+    """The hyperparameter flags a grid can list: numbers, and the choices that
+    are applied when statistics become a model (``searchable``)."""
     return [
         f
         for f in registry.flags().values()
-        if f.spec.kind == "float" and not f.spec.shapes_statistics
+        if (f.spec.kind == "float" or (f.spec.kind == "choice" and f.spec.searchable))
+        and not f.spec.shapes_statistics
     ]
 
 
@@ -180,8 +182,14 @@ def tune(
 def _grid_parameter(flag: registry.Flag) -> inspect.Parameter:
     option = typer.Option(
         flag.flag,
-        help=f"Values of {flag.spec.name} to search ({', '.join(flag.models)}): "
-        "a list such as 0.01,0.1,1 or a range log:A..B:N / lin:A..B:N.",
+        help=(
+            f"Values of {flag.spec.name} to search ({', '.join(flag.models)}): "
+            + (
+                f"a list such as {','.join(flag.spec.options)}."
+                if flag.spec.kind == "choice"
+                else "a list such as 0.01,0.1,1 or a range log:A..B:N / lin:A..B:N."
+            )
+        ),
         show_default=False,
     )
     return inspect.Parameter(

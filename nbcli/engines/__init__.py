@@ -15,9 +15,17 @@ so every engine gives the same bits for the same parts:
 The local engine also has :meth:`~nbcli.engines.local.LocalEngine.map`, the
 plain task map that local batch prediction runs its files through.
 
->>> with open_engine("local") as engine:                            # doctest: +SKIP
-...     stats = engine.fit_statistics(paths, read_part, GaussianNB())
-...     model = stats.to_estimator(GaussianNB())
+>>> import numpy as np
+>>> from nbcli.engines import open_engine
+>>> from nbcli.models import GaussianNB
+>>> def read_part(path):  # runs where the part is read: yields chunks (X, y)
+...     start = int(path.split("-")[1])
+...     x = np.arange(start, start + 4, dtype=float)[:, None]
+...     yield x, (x[:, 0] % 2).astype(int)
+>>> with open_engine("local") as engine:
+...     stats = engine.fit_statistics(["part-0", "part-4"], read_part, GaussianNB())
+>>> stats.to_estimator(GaussianNB()).class_count_.tolist()
+[4.0, 4.0]
 
 Nothing here imports Dask; ``open_engine("dask")`` does, after
 :func:`require_dask` has checked that it is installed.
@@ -124,6 +132,13 @@ def open_engine(
     NbcliError
         For an unknown name, Dask options given to the local engine, or
         Dask not installed.
+
+    Examples
+    --------
+    >>> from nbcli.engines import open_engine
+    >>> with open_engine("local") as engine:
+    ...     type(engine).__name__
+    'LocalEngine'
     """
     if name == "local":
         given = [

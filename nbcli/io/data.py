@@ -188,6 +188,13 @@ def read_dataset(path, request: DataRequest | None = None, **options) -> Dataset
     NbcliError
         For every problem with the input, with the file, the column and the
         first offending row (1-based, header not counted) in the message.
+
+    Examples
+    --------
+    >>> from nbcli.io.data import read_dataset
+    >>> data = read_dataset("sample_data/iris_test.csv")
+    >>> data.X.shape, data.y[:2].tolist()
+    ((30, 4), ['virginica', 'setosa'])
     """
     opts = (request or DataRequest()).reading(**options)
     reader = open_reader(Source(path), opts, opts.delimiter)

@@ -1,7 +1,7 @@
 """The stated limits of every input besides the data rows themselves.
 
 Each limit is refused in one line before the memory or time it guards is
-taken; README ("Limits") lists them. Memory follows the size of the data
+taken; docs/guide/outputs.md ("Limits") lists them. Memory follows the size of the data
 (labels and categories are codes of their distinct values), so these bound
 what a small input could otherwise multiply: a header field, a stop-word
 file, a count of runs, a grid, statistics of size ``n_classes * d**2``.

@@ -247,6 +247,17 @@ def load_model(path) -> ModelFile:
         headers disagree with the metadata. Nothing is unpickled and no array
         larger than its metadata allows is read. Only damage to the file is
         reported so: an error in nbcli itself propagates as it is.
+
+    Examples
+    --------
+    >>> from nbcli.io.modelfile import load_model, save_model
+    >>> from nbcli.io.request import DataRequest
+    >>> from nbcli.models import GaussianNB
+    >>> from nbcli.workflows.train import train
+    >>> save_model(train(GaussianNB(), DataRequest.of("sample_data/iris_train.csv")).model_file, "iris.npz")
+    >>> model_file = load_model("iris.npz")
+    >>> model_file.model.predict([[5.0, 3.4, 1.5, 0.2]]).tolist()
+    ['setosa']
     """
     with open_npz(path, what="an nbcli model file", noun="model file") as archive:
         return _load_members(path, archive)
@@ -302,10 +313,15 @@ def _load_members(path, archive: NpzArchive) -> ModelFile:
     else:
         classes = np.asarray(meta["classes"])
     params = dict(meta["hyperparameters"])
-    # A file written before a hyperparameter existed behaved as the command
+    # A file written before a hyperparameter existed behaved as the spec
+    # says such files did (var_smoothing_scale: global), else as the command
     # line's default for it still does (force_alpha: the 1e-10 floor).
     for spec in cls.hyperparameters:
-        if spec.name not in params and spec.cli_default is not SAME:
+        if spec.name in params:
+            continue
+        if spec.file_default is not SAME:
+            params[spec.name] = spec.file_default
+        elif spec.cli_default is not SAME:
             params[spec.name] = spec.cli_default
     try:
         # Warnings the rebuild raises (collinear directions dropped, ...) were

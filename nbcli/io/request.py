@@ -105,6 +105,13 @@ class DataRequest:
         Categories never seen in training; None: the model's policy.
     blocks : tuple of FeatureBlock
         The table's columns and the text blocks.
+
+    Examples
+    --------
+    >>> from nbcli.io.request import DataRequest
+    >>> request = DataRequest.of("sample_data/penguins_train.csv", target="species", drop=["year"])
+    >>> request.path, request.target, request.drop
+    ('sample_data/penguins_train.csv', 'species', ('year',))
     """
 
     # The source.

@@ -7,9 +7,12 @@ allocated for it; object (pickled) arrays are refused and arrays are read
 with ``allow_pickle=False``. Every failure is one :class:`NbcliError` naming
 the file.
 
->>> with open_npz(path, what="an nbcli model file") as archive:   # doctest: +SKIP
-...     archive.headers["metadata"]                # (dtype('uint8'), (1234,))
-...     archive.read("metadata")
+>>> import numpy as np
+>>> from nbcli.io.safe_npz import open_npz
+>>> np.savez("arrays.npz", X=np.zeros((3, 2)))
+>>> with open_npz("arrays.npz", what="a data file") as archive:
+...     archive.headers["X"], archive.read("X").shape
+((dtype('float64'), (3, 2)), (3, 2))
 """
 
 from __future__ import annotations

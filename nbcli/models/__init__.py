@@ -1,8 +1,9 @@
 """The numerical core: Bayes classifiers sharing one log-space base.
 
 >>> from nbcli.models import GaussianNB
->>> model = GaussianNB().fit(X_train, y_train)          # doctest: +SKIP
->>> model.predict_proba(X_test)                         # doctest: +SKIP
+>>> model = GaussianNB().fit([[1.0], [1.2], [0.9], [3.0], [3.2], [2.9]], [0, 0, 0, 1, 1, 1])
+>>> model.predict_proba([[1.0], [3.1]]).round(3).tolist()
+[[1.0, 0.0], [0.0, 1.0]]
 
 NumPy and SciPy only: no file I/O, no printing.
 """

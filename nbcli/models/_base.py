@@ -88,7 +88,8 @@ class BayesClassifier(BlockScoring, FromStatistics, Parameters):
         :mod:`nbcli.models._indicative`); None for a model without them.
     inspection_sections : tuple of str
         Further analyses ``nbcli inspect`` shows (``discriminant_directions``,
-        ``class_covariances``).
+        ``class_covariances``; ``column_parameters``, for a model whose
+        ``learnt_columns()`` describes what it learnt of each column).
     sklearn_equivalent : str or None
         Import path of the scikit-learn estimator the model reproduces
         (``"sklearn.naive_bayes.GaussianNB"``): the same hyperparameter names,

@@ -19,6 +19,11 @@ PRESENCE_DEFINITION = (
     "log P(feature j present | class) - log P(feature j present | other classes), "
     "the other classes mixed by their priors (nats)"
 )
+TEXT_WORD_DEFINITION = (
+    "log p(word | class) - log p(word | other classes) of a text column's word, the "
+    "other classes' word probabilities mixed by their priors (nats); the table's "
+    "columns are shown by what was learnt of them instead"
+)
 GAUSSIAN_DEFINITION = (
     "expected log-likelihood ratio E[log p(x_j | class) - log p(x_j | other classes)] "
     "under the class: the KL divergence of the class's normal density of feature j from "

@@ -285,11 +285,23 @@ class CategoricalNB(AlphaSmoothing, NaiveBayesAPI, BayesClassifier):
         truncates 2.5 to 2; this class refuses it), infinity, NaN under
         ``missing="error"``, or an unseen category under ``unseen="error"``;
         messages name the row and the column.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from nbcli.models import CategoricalNB
+    >>> X = np.array([[3, 0, 1], [4, 1, 0], [2, 0, 0], [0, 3, 2], [1, 4, 3], [0, 2, 4]])
+    >>> model = CategoricalNB().fit(X, ["a", "a", "a", "b", "b", "b"])
+    >>> model.predict([[3, 0, 0], [0, 3, 3]]).tolist()
+    ['a', 'b']
+    >>> model.predict_proba([[3, 0, 0]]).shape
+    (1, 2)
     """
 
     name = "categorical"
     sklearn_equivalent = "sklearn.naive_bayes.CategoricalNB"
     feature_kinds = ("categorical",)
+    inspection_sections = ("column_parameters",)
     indicative_definition = CATEGORY_DEFINITION
     hyperparameters = (
         alpha(per_feature=True),
@@ -332,6 +344,11 @@ class CategoricalNB(AlphaSmoothing, NaiveBayesAPI, BayesClassifier):
 
     def _check_values(self, X, row_offset=0):
         check_codes(self, X, np.arange(X.shape[1]), row_offset)
+
+    def learnt_columns(self) -> list[dict]:
+        """Per feature, ``{"type": "categorical", "probability"}``: shape
+        (n_classes, K_j), P(category | class) with the smoothing, code by code."""
+        return [{"type": "categorical", "probability": np.exp(lp)} for lp in self.feature_log_prob_]
 
     def indicative_features(self) -> tuple[np.ndarray, None]:
         """Per class and feature (n_classes, n_features): the divergence of

@@ -65,6 +65,8 @@ class ComplementNB(AlphaSmoothing, NaiveBayesAPI, BayesClassifier):
         as a count of 0 at fit and in the product; ``"drop"``: rows with a
         NaN cell are skipped at fit and get NaN posteriors at predict.
 
+    Notes
+    -----
     ``X`` may be a ``scipy.sparse`` matrix or array (a document-term
     matrix), validated as CSR and never made dense (:mod:`nbcli.models._sparse`).
 
@@ -92,6 +94,17 @@ class ComplementNB(AlphaSmoothing, NaiveBayesAPI, BayesClassifier):
     ValueError
         When ``X`` has a negative value, NaN or infinity (the message gives
         its row and column).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from nbcli.models import ComplementNB
+    >>> X = np.array([[3, 0, 1], [4, 1, 0], [2, 0, 0], [0, 3, 2], [1, 4, 3], [0, 2, 4]])
+    >>> model = ComplementNB().fit(X, ["a", "a", "a", "b", "b", "b"])
+    >>> model.predict([[3, 0, 0], [0, 3, 3]]).tolist()
+    ['a', 'b']
+    >>> model.predict_proba([[3, 0, 0]]).shape
+    (1, 2)
     """
 
     name = "complement"

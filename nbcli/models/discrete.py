@@ -284,6 +284,17 @@ class MultinomialNB(_DiscreteNB):
     ValueError
         In ``fit`` and scoring, when ``X`` has a negative value (the message
         gives its row and column).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from nbcli.models import MultinomialNB
+    >>> X = np.array([[3, 0, 1], [4, 1, 0], [2, 0, 0], [0, 3, 2], [1, 4, 3], [0, 2, 4]])
+    >>> model = MultinomialNB().fit(X, ["a", "a", "a", "b", "b", "b"])
+    >>> model.predict([[3, 0, 0], [0, 3, 3]]).tolist()
+    ['a', 'b']
+    >>> model.predict_proba([[3, 0, 0]]).shape
+    (1, 2)
     """
 
     name = "multinomial"
@@ -395,6 +406,17 @@ class BernoulliNB(_DiscreteNB):
     ------
     ValueError
         With ``binarize=None``, when ``X`` has a value other than 0 or 1.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from nbcli.models import BernoulliNB
+    >>> X = np.array([[3, 0, 1], [4, 1, 0], [2, 0, 0], [0, 3, 2], [1, 4, 3], [0, 2, 4]])
+    >>> model = BernoulliNB(binarize=1.0).fit(X, ["a", "a", "a", "b", "b", "b"])
+    >>> model.predict([[3, 0, 0], [0, 3, 3]]).tolist()
+    ['a', 'b']
+    >>> model.predict_proba([[3, 0, 0]]).shape
+    (1, 2)
     """
 
     name = "bernoulli"

@@ -22,6 +22,7 @@ from nbcli.models.hyperparameters import (
     MISSING_ROWS_ONLY,
     Hyperparameter,
     covariance_estimator,
+    covariance_method,
     missing,
     priors,
     shrinkage,
@@ -58,6 +59,7 @@ class _DiscriminantBase(DiscriminantAPI, BayesClassifier):
     # Hyperparameters both subclasses have (set by their __init__).
     priors: object
     shrinkage: object
+    covariance_method: str
 
     def _priors(self):
         if self.priors is None:
@@ -95,7 +97,10 @@ class LinearDiscriminantAnalysis(ClassNamePrefixFeaturesOut, _DiscriminantBase):
 
     The shared covariance is the maximum-likelihood pooled within-class
     covariance ``Sigma = sum_k S_k / n`` (``S_k`` the class scatter matrices),
-    optionally shrunk towards a multiple of the identity. The discriminant of
+    or with ``covariance_method="moment"`` the unbiased ``sum_k S_k / (n - K)``
+    of MASS's ``lda`` (Venables and Ripley, *Modern Applied Statistics with
+    S*, 4th ed., 2002, section 12.1), optionally shrunk towards a multiple
+    of the identity. The discriminant of
     class ``k`` is linear in ``x`` (Hastie, Tibshirani and Friedman, *The
     Elements of Statistical Learning*, 2nd ed., 2009, section 4.3, eq. 4.10)::
 
@@ -125,6 +130,14 @@ class LinearDiscriminantAnalysis(ClassNamePrefixFeaturesOut, _DiscriminantBase):
         scikit-learn's ``lsqr``/``eigen`` solvers.
     tol : float, default=1e-4
         Relative rank threshold (see above).
+    covariance_method : {"mle", "moment"}, default="mle"
+        The divisor of the pooled covariance: ``n`` (maximum likelihood, as
+        scikit-learn) or ``n - K`` (``K`` the classes with rows; unbiased,
+        MASS's default ``method = "moment"``). Sample weights count as
+        frequencies (``n`` their sum). Any shrinkage is applied to the
+        covariance so divided; Ledoit-Wolf's intensity does not depend on
+        the scale, so its covariance is the maximum-likelihood one times
+        ``n / (n - K)``.
     solver : {"svd", "lsqr", "eigen"}, default="svd"
         scikit-learn's solvers all fit this one model; the choice decides
         what :meth:`transform` returns, as in scikit-learn: ``"svd"`` the
@@ -170,6 +183,17 @@ class LinearDiscriminantAnalysis(ClassNamePrefixFeaturesOut, _DiscriminantBase):
     scikit-learn also shrinks the total scatter with its own Ledoit-Wolf
     intensity, which needs the fourth moments about the overall mean; here
     the between-class scatter is not shrunk, so the directions differ.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from nbcli.models import LinearDiscriminantAnalysis
+    >>> X = np.array([[1.0, 2.1], [1.3, 1.8], [0.8, 2.4], [3.1, 4.0], [2.7, 4.3], [3.4, 3.7]])
+    >>> model = LinearDiscriminantAnalysis().fit(X, ["a", "a", "a", "b", "b", "b"])
+    >>> model.predict([[1.0, 2.0], [3.0, 4.0]]).tolist()
+    ['a', 'b']
+    >>> model.predict_proba([[1.0, 2.0]]).shape
+    (1, 2)
     """
 
     name = "lda"
@@ -211,6 +235,7 @@ class LinearDiscriminantAnalysis(ClassNamePrefixFeaturesOut, _DiscriminantBase):
         store_covariance(),
         covariance_estimator(),
         missing(MISSING_ROWS_ONLY),
+        covariance_method(),
     )
     # The second for Ledoit-Wolf shrinkage, which shrinks each class on its own.
     statistics = (PooledScatter, ClassScatter)
@@ -227,6 +252,7 @@ class LinearDiscriminantAnalysis(ClassNamePrefixFeaturesOut, _DiscriminantBase):
         tol=1e-4,
         covariance_estimator=None,
         missing="error",
+        covariance_method="mle",
     ):
         self.solver = solver
         self.shrinkage = shrinkage
@@ -236,6 +262,7 @@ class LinearDiscriminantAnalysis(ClassNamePrefixFeaturesOut, _DiscriminantBase):
         self.tol = tol
         self.missing = missing
         self.covariance_estimator = covariance_estimator
+        self.covariance_method = covariance_method
 
     @property
     def _n_features_out(self) -> int:
@@ -284,6 +311,10 @@ class LinearDiscriminantAnalysis(ClassNamePrefixFeaturesOut, _DiscriminantBase):
                 mu = np.trace(cov) / d
                 cov = (1.0 - a) * cov
                 cov.flat[:: d + 1] += a * mu
+        if self.covariance_method == "moment":
+            # Every estimate above is linear in the scatter (Ledoit-Wolf's
+            # intensity is scale-free), so the divisor is one factor.
+            cov = cov * (total / (total - np.count_nonzero(present)))
         self.covariance_ = cov
         self.means_ = st.mean.copy()
         self.priors_ = self._priors()

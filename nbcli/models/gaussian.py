@@ -15,6 +15,45 @@ from nbcli.models.hyperparameters import missing, priors, var_smoothing, var_smo
 
 _LOG_2PI = np.log(2.0 * np.pi)
 
+EPSILON_SHARE = 0.1
+"""The share of a class's variance of a feature above which ``epsilon`` is
+listed in ``large_epsilon_`` (and ``nbcli fit`` warns): smoothing that adds
+more than 10% to a variance scales that feature's term of the log-likelihood
+by as much, which moves posteriors and can change predictions (breast cancer
+under scikit-learn's default: 30 such pairs, 7 predictions of 569 change
+with a per-feature epsilon)."""
+
+
+def smoothing_epsilon(var_smoothing: float, var_all: np.ndarray, scale: str) -> np.ndarray:
+    """``epsilon_j`` of each feature, shape (n_features,).
+
+    Parameters
+    ----------
+    var_smoothing : float
+    var_all : ndarray of shape (n_features,)
+        Each feature's variance over all (observed) training values.
+    scale : {"global", "feature"}
+        ``"global"``: ``var_smoothing * max_i var_i`` for every feature
+        (scikit-learn's rule); ``"feature"``: ``var_smoothing * var_j``,
+        except that a feature constant in all the training data (``var_j =
+        0``, nothing to scale) gets the global value: it is the same in
+        every class, where the feature's mean is the same too, so it changes
+        no posterior and rescaling another column still changes none.
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        top = var_smoothing * (var_all.max() if var_all.size else 0.0)
+        if scale == "feature":
+            return np.where(var_all > 0, var_smoothing * var_all, top)
+        return np.full(var_all.shape, top)
+
+
+def large_epsilon(present: np.ndarray, raw: np.ndarray, eps: np.ndarray) -> np.ndarray:
+    """``(class, feature)`` pairs, shape (n_pairs, 2), whose positive variance
+    ``raw`` (n_classes, n_features) gets more than :data:`EPSILON_SHARE` of
+    itself from ``eps`` (n_features,) (zero variances are ``zero_variance_``'s)."""
+    with np.errstate(invalid="ignore"):
+        return np.argwhere(present[:, None] & (raw > 0) & (eps > EPSILON_SHARE * raw))
+
 
 class GaussianNB(NaiveBayesAPI, BayesClassifier):
     """Gaussian naive Bayes: features independent and normal within each class.
@@ -55,7 +94,8 @@ class GaussianNB(NaiveBayesAPI, BayesClassifier):
         smoothing); ``"feature"``: ``epsilon_j = var_smoothing * var_j``,
         each feature's own variance, so rescaling a column changes no
         posterior. A feature constant in all the training data has no
-        variance to scale and is refused under ``"feature"``.
+        variance to scale: it gets the global epsilon, the same in every
+        class, which changes no posterior (see :func:`smoothing_epsilon`).
     missing : {"error", "ignore", "drop"}, default="error"
         ``"ignore"``: a NaN cell is left out of its feature's weight, mean
         and variance in its class at fit (the statistics keep per class and
@@ -88,6 +128,14 @@ class GaussianNB(NaiveBayesAPI, BayesClassifier):
         the feature are not all equal (the mean differs from a value), so
         that their variance underflowed float64 (values near 1e-310) rather
         than being zero.
+    large_epsilon_ : ndarray of shape (n_pairs, 2), int
+        ``(class index, feature index)`` pairs whose within-class variance is
+        positive but below ``epsilon / EPSILON_SHARE``: the smoothing adds
+        more than :data:`EPSILON_SHARE` (10%) to it, which moves posteriors.
+        Under the global scale a column in large units causes it.
+    largest_variance_feature_ : int
+        The feature whose variance (over all training data) is the largest:
+        the one that sets ``epsilon_`` under the global scale.
     n_dropped_ : int
         Training rows skipped for a missing cell (``missing="drop"``).
     stats_ : ClassMoments, or ObservedMoments with ``missing="ignore"``
@@ -98,6 +146,17 @@ class GaussianNB(NaiveBayesAPI, BayesClassifier):
     With ``sample_weight``, the variance behind ``epsilon_`` is weighted too,
     so that a weight of 2 equals a repeated row; scikit-learn's ``GaussianNB``
     uses the unweighted variance there. Without weights the two agree.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from nbcli.models import GaussianNB
+    >>> X = np.array([[1.0, 2.1], [1.3, 1.8], [0.8, 2.4], [3.1, 4.0], [2.7, 4.3], [3.4, 3.7]])
+    >>> model = GaussianNB().fit(X, ["a", "a", "a", "b", "b", "b"])
+    >>> model.predict([[1.0, 2.0], [3.0, 4.0]]).tolist()
+    ['a', 'b']
+    >>> model.predict_proba([[1.0, 2.0]]).shape
+    (1, 2)
     """
 
     name = "gaussian"
@@ -106,6 +165,7 @@ class GaussianNB(NaiveBayesAPI, BayesClassifier):
     float32_attributes = ("theta_", "var_", "class_count_", "class_prior_")
     hyperparameters = (priors("priors"), var_smoothing(), var_smoothing_scale(), missing())
     indicative_definition = GAUSSIAN_DEFINITION
+    inspection_sections = ("column_parameters",)
     statistics = (ClassMoments, ObservedMoments)
     # One sample per class gives no variance.
     min_samples_per_class = 2
@@ -115,6 +175,14 @@ class GaussianNB(NaiveBayesAPI, BayesClassifier):
         :data:`~nbcli.models._indicative.GAUSSIAN_DEFINITION`, and whether
         the class mean lies above the other classes'."""
         return gaussian_divergences(self, self.theta_, self.var_)
+
+    def learnt_columns(self) -> list[dict]:
+        """Per feature, ``{"type": "gaussian", "mean", "variance"}``: arrays of
+        shape (n_classes,), the variance with ``epsilon_``, as scoring uses it."""
+        return [
+            {"type": "gaussian", "mean": self.theta_[:, j], "variance": self.var_[:, j]}
+            for j in range(self.theta_.shape[1])
+        ]
 
     def __init__(
         self, *, priors=None, var_smoothing=1e-9, var_smoothing_scale="global", missing="error"
@@ -181,13 +249,11 @@ class GaussianNB(NaiveBayesAPI, BayesClassifier):
             total, _, m2_all = st.pooled()
             var_all = m2_all / total
             cell_count = np.repeat(count[:, None], var_all.shape[0], axis=1)
-        with np.errstate(over="ignore"):
-            if self.var_smoothing_scale == "feature":
-                eps = self.var_smoothing * var_all
-                self.epsilon_ = eps
-            else:
-                self.epsilon_ = float(self.var_smoothing * var_all.max())
-                eps = self.epsilon_
+        eps = smoothing_epsilon(self.var_smoothing, var_all, self.var_smoothing_scale)
+        # One number under the global scale, as scikit-learn's epsilon_.
+        self.epsilon_: float | np.ndarray = (
+            eps if self.var_smoothing_scale == "feature" else float(eps[0]) if eps.size else 0.0
+        )
         if not np.all(np.isfinite(eps)) and np.all(np.isfinite(var_all)):
             raise ValueError(
                 f"var_smoothing={self.var_smoothing:g} is too large: times the feature "
@@ -208,6 +274,8 @@ class GaussianNB(NaiveBayesAPI, BayesClassifier):
         # Equal values give an offset of exactly 0 from the class's first value.
         k, j = self.zero_variance_.T
         self.zero_variance_spread_ = st.offset[k, j] != 0
+        self.large_epsilon_ = large_epsilon(present, var, eps)
+        self.largest_variance_feature_ = int(np.argmax(var_all)) if var_all.size else -1
         self.var_ = var + eps
         self.theta_ = st.mean.copy()
         self.class_count_ = count.copy()
@@ -223,12 +291,7 @@ class GaussianNB(NaiveBayesAPI, BayesClassifier):
             )
         if np.any(self.var_[present] <= 0):
             k, j = np.argwhere(present[:, None] & (self.var_ <= 0))[0]
-            fix = (
-                "it is constant in the training data, so var_smoothing_scale='feature' gives "
-                "it no smoothing; drop the feature or use var_smoothing_scale='global'"
-                if self.var_smoothing_scale == "feature" and var_all[j] == 0
-                else "set var_smoothing > 0"
-            )
+            fix = "set var_smoothing > 0"
             raise UndeterminedError(
                 f"feature {j} has zero variance in class {label_text(self.classes_[k])}; {fix}"
             )

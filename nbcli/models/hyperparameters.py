@@ -61,13 +61,12 @@ class Hyperparameter:
         model files (``var_smoothing``).
     kind : {"float", "bool", "priors", "choice", "int", "column_types", "object"}
         ``float``: a finite real number (not a bool), within ``low``/``high``;
-        ``int``: a whole number (not a bool), within ``low``/``high``;
+        ``int``: a whole number (not a bool) within ``low``/``high``, or
+        (``per_feature``) a list of them, one per feature;
         ``choice``: one of the strings in ``options``;
         ``bool``: ``True`` or ``False``; ``priors``: non-negative numbers
         that sum to 1, as a list in class order or, from the command line and
-        config files, a mapping from label text to prior; ``choice``: one of
-        the strings in ``options``; ``int``: an integer (not a bool) within
-        ``low``/``high``, or a list of them (one per feature); ``column_types``:
+        config files, a mapping from label text to prior; ``column_types``:
         a type name from ``options``, a list of them (one per column) or a
         mapping from column (index or name) to type name; the command line
         sets it from its column plan, so it has no flag; ``object``: any value, checked by the
@@ -115,6 +114,15 @@ class Hyperparameter:
         command line and config files take one number and refuse a list in
         one line (:meth:`check_setting`), since the features a list would
         follow are known only once the data are read.
+    file_default
+        The value a model file that lacks this hyperparameter was fitted
+        with, where that differs from both defaults (:data:`SAME`
+        otherwise): a default that changed keeps its old meaning for the
+        files written before the hyperparameter was stored.
+    searchable : bool
+        A ``choice`` that ``nbcli tune`` can list values of: it is applied
+        when statistics become a model, so one pass serves every value.
+        Numbers (``float``) are searchable unless they shape the statistics.
     shapes_statistics : bool
         The value is applied while statistics are gathered (Bernoulli's
         ``binarize`` turns values into counts), not when they become a model:
@@ -139,6 +147,8 @@ class Hyperparameter:
     per_feature: bool = False
     sums_to_one: bool = True
     shapes_statistics: bool = False
+    file_default: object = field(default=SAME, compare=False)
+    searchable: bool = False
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -462,6 +472,8 @@ def choice(
     *,
     cli_default: object = SAME,
     default_text: str | None = None,
+    file_default: object = SAME,
+    searchable: bool = False,
 ) -> Hyperparameter:
     """A hyperparameter that takes one of a few words, with the flag ``--name``."""
     return Hyperparameter(
@@ -474,6 +486,8 @@ def choice(
         cli_default=cli_default,
         default_text=default_text,
         parse=parse_choice,
+        file_default=file_default,
+        searchable=searchable,
     )
 
 
@@ -521,13 +535,22 @@ def var_smoothing() -> Hyperparameter:
     )
 
 
-def var_smoothing_scale() -> Hyperparameter:
-    """What ``var_smoothing`` is a fraction of (Gaussian columns)."""
+def var_smoothing_scale(default: str = "global") -> Hyperparameter:
+    """What ``var_smoothing`` is a fraction of (Gaussian columns).
+
+    ``default``: ``"global"`` where a model keeps scikit-learn's rule
+    (``gaussian``), ``"feature"`` where it has no scikit-learn twin and its
+    posteriors should not depend on a column's units (``mixed``). A model
+    file without the member was fitted with ``"global"``, the only rule
+    there was before it was stored.
+    """
     return choice(
         "var_smoothing_scale",
         ("global", "feature"),
-        "global",
+        default,
         "var_smoothing is a fraction of the largest variance (global) or each feature's own",
+        file_default="global",
+        searchable=True,
     )
 
 
@@ -607,6 +630,24 @@ def store_covariance() -> Hyperparameter:
         "bool",
         False,
         "accepted for scikit-learn; covariance_ is always set",
+    )
+
+
+def covariance_method() -> Hyperparameter:
+    """The divisor of LDA's and QDA's covariances, named as MASS's ``method``.
+
+    ``"mle"``: maximum likelihood, ``n`` (pooled) and ``n_k`` (per class),
+    as scikit-learn; ``"moment"``: the unbiased ``n - K`` and ``n_k - 1`` of
+    MASS's ``lda`` and ``qda`` (their default). Applied when statistics
+    become a model, so ``nbcli tune`` searches it on one pass.
+    """
+    return choice(
+        "covariance_method",
+        ("mle", "moment"),
+        "mle",
+        "covariance divisor: mle (n, n_k: scikit-learn) or moment (n - K, n_k - 1: "
+        "unbiased, MASS's lda/qda default)",
+        searchable=True,
     )
 
 

@@ -8,6 +8,7 @@ import numpy as np
 
 from nbcli.models import _text_term
 from nbcli.models._base import BayesClassifier, UndeterminedError
+from nbcli.models._indicative import TEXT_WORD_DEFINITION, log_probability_ratios
 from nbcli.models._table_stats import MixedStats, pooled_moments
 from nbcli.models._text_term import TextColumns, TextRows
 from nbcli.models._validation import DataValueError, label_text
@@ -23,6 +24,7 @@ from nbcli.models.categorical import (
     value_text,
 )
 from nbcli.models.discrete import _alpha
+from nbcli.models.gaussian import large_epsilon, smoothing_epsilon
 from nbcli.models.hyperparameters import (
     Hyperparameter,
     alpha,
@@ -157,11 +159,15 @@ class MixedNB(TextColumns, BayesClassifier):
     * ``gaussian``: ``log N(x_j; theta_cj, var_cj)``, with the mean and the
       maximum-likelihood variance of the column's observed values in the
       class plus ``epsilon_j`` (Murphy, *Machine Learning: A Probabilistic
-      Perspective*, 2012, section 3.5). As in scikit-learn's ``GaussianNB``,
-      ``epsilon_j = var_smoothing * max_i var_i`` over the Gaussian columns'
-      observed values (``var_smoothing_scale="global"``); with ``"feature"``,
-      ``epsilon_j = var_smoothing * var_j``, so rescaling a column changes
-      nothing.
+      Perspective*, 2012, section 3.5). By default (``var_smoothing_scale=
+      "feature"``) ``epsilon_j = var_smoothing * var_j``, the column's own
+      variance over its observed values, so rescaling a column changes no
+      posterior; a column constant in all the training data, which has no
+      variance to scale, gets the global epsilon below, the same in every
+      class, so it changes no posterior either. With ``"global"``, as in
+      scikit-learn's ``GaussianNB``, ``epsilon_j = var_smoothing * max_i
+      var_i`` over the Gaussian columns (and the model with only Gaussian
+      columns equals :class:`nbcli.models.GaussianNB`).
     * ``categorical``: ``log (N_cjv + alpha) / (n_cj + alpha K_j)``, integer
       codes ``0..K_j - 1`` with ``K_j`` the largest code seen plus one (or
       ``min_categories``), as in :class:`nbcli.models.CategoricalNB`.
@@ -195,7 +201,9 @@ class MixedNB(TextColumns, BayesClassifier):
         name for all columns. ``None``: all Gaussian.
     var_smoothing : float, default=1e-9
         See above.
-    var_smoothing_scale : {"global", "feature"}, default="global"
+    var_smoothing_scale : {"feature", "global"}, default="feature"
+        See above. Model files written before the scale was stored were
+        fitted with ``"global"`` and load so.
     alpha : float, default=1.0
         Lidstone smoothing of the categorical, Bernoulli and multinomial
         columns; values below 1e-10 are raised to 1e-10.
@@ -226,6 +234,14 @@ class MixedNB(TextColumns, BayesClassifier):
     theta_, var_ : ndarray of shape (n_classes, n_gaussian)
         Means and variances (including ``epsilon_``) of the Gaussian columns.
     epsilon_ : ndarray of shape (n_gaussian,)
+    large_epsilon_ : ndarray of shape (n_pairs, 2), int
+        ``(class index, column index)`` of the Gaussian columns whose
+        within-class variance is positive but smaller than ``epsilon_j /
+        EPSILON_SHARE`` (:data:`nbcli.models.gaussian.EPSILON_SHARE`): the
+        smoothing adds more than that share to it, enough to move posteriors.
+    largest_variance_feature_ : int
+        The table column of the Gaussian column with the largest variance,
+        which sets ``epsilon_`` under the global scale (-1: none).
     zero_variance_ : ndarray of shape (n_pairs, 2), int
         ``(class index, column index)`` of the Gaussian columns whose
         within-class variance is zero before smoothing (set by ``epsilon_``
@@ -253,6 +269,17 @@ class MixedNB(TextColumns, BayesClassifier):
         under ``unseen="error"`` (messages name row and column); at fit, for
         a Gaussian column with no observed value in a class that has rows,
         or a zero variance that smoothing does not lift.
+
+    Examples
+    --------
+    A Gaussian column and a categorical one (integer codes):
+
+    >>> import numpy as np
+    >>> from nbcli.models import MixedNB
+    >>> X = np.array([[1.0, 0], [1.2, 0], [0.9, 1], [3.1, 1], [2.8, 1], [3.3, 0]])
+    >>> model = MixedNB(column_types=["gaussian", "categorical"]).fit(X, ["a", "a", "a", "b", "b", "b"])
+    >>> model.predict([[1.0, 0], [3.0, 1]]).tolist()
+    ['a', 'b']
     """
 
     name = "mixed"
@@ -268,7 +295,7 @@ class MixedNB(TextColumns, BayesClassifier):
             default_text="from the column types",
         ),
         var_smoothing(),
-        var_smoothing_scale(),
+        var_smoothing_scale("feature"),
         alpha(),
         min_categories(),
         fit_prior(),
@@ -285,6 +312,8 @@ class MixedNB(TextColumns, BayesClassifier):
         ),
     )
     statistics = (MixedStats,)
+    inspection_sections = ("column_parameters",)
+    indicative_definition = TEXT_WORD_DEFINITION
     #: Text columns are multinomial terms of this model (``--text``), each
     #: beside the table's columns rather than among them.
     text_term = "multinomial"
@@ -298,7 +327,7 @@ class MixedNB(TextColumns, BayesClassifier):
         *,
         column_types=None,
         var_smoothing=1e-9,
-        var_smoothing_scale="global",
+        var_smoothing_scale="feature",
         alpha=1.0,
         min_categories=None,
         fit_prior=True,
@@ -345,6 +374,48 @@ class MixedNB(TextColumns, BayesClassifier):
         return ColumnLayout(
             lay.types, lay.gaussian, lay.categorical, lay.bernoulli, lay.multinomial, sizes
         )
+
+    def indicative_features(self) -> tuple[np.ndarray, None]:
+        """Per class and feature (n_classes, n_features): for the words of
+        text columns, :data:`~nbcli.models._indicative.TEXT_WORD_DEFINITION`;
+        NaN for the table's columns (``learnt_columns`` describes those)."""
+        n_table = self._layout.n_table
+        out = np.full((len(self.classes_), self.n_features_in_), np.nan)
+        if self.text_log_prob_.shape[1]:
+            out[:, n_table:] = log_probability_ratios(self, self.text_log_prob_)
+        return out, None
+
+    def indicative_counts(self) -> np.ndarray:
+        """Weighted training occurrences of each feature in each class, shape
+        (n_classes, n_features): the words' counts; NaN for the table's columns."""
+        m = self._layout.multinomial.size
+        out = np.full((len(self.classes_), self.n_features_in_), np.nan)
+        out[:, self._layout.n_table :] = self.stats_.multinomial_count[:, m:]
+        return out
+
+    def learnt_columns(self) -> list[dict]:
+        """Per column of the table (text columns' words excluded), what was learnt:
+        ``{"type": "gaussian", "mean", "variance"}`` (shape (n_classes,), the
+        variance with ``epsilon_``), ``{"type": "categorical", "probability"}``
+        (shape (n_classes, K_j): P(code | class)), ``{"type": "bernoulli",
+        "probability"}`` (P(x = 1 | class)) or ``{"type": "multinomial",
+        "probability"}`` (p_cj), all as scoring uses them."""
+        lay = self._layout
+        out: list[dict] = []
+        where = {
+            kind: {int(j): i for i, j in enumerate(getattr(lay, kind))} for kind in COLUMN_TYPES
+        }
+        for j, kind in enumerate(lay.types):
+            i = where[kind][j]
+            if kind == "gaussian":
+                out.append({"type": kind, "mean": self.theta_[:, i], "variance": self.var_[:, i]})
+            elif kind == "categorical":
+                out.append({"type": kind, "probability": np.exp(self.category_log_prob_[i])})
+            elif kind == "bernoulli":
+                out.append({"type": kind, "probability": np.exp(self.bernoulli_log_prob_[:, i])})
+            else:
+                out.append({"type": kind, "probability": np.exp(self.multinomial_log_prob_[:, i])})
+        return out
 
     # -- values -------------------------------------------------------------------
     def _check_values(self, X, row_offset=0):
@@ -473,11 +544,7 @@ class MixedNB(TextColumns, BayesClassifier):
                 f"Gaussian {feature_label(self, j)} has no observed value in training"
             )
         var_all = m2_all / n_all
-        with np.errstate(over="ignore"):
-            if self.var_smoothing_scale == "feature":
-                eps = self.var_smoothing * var_all
-            else:
-                eps = np.full(g, self.var_smoothing * (var_all.max() if g else 0.0))
+        eps = smoothing_epsilon(self.var_smoothing, var_all, self.var_smoothing_scale)
         if not np.all(np.isfinite(eps)):
             raise ValueError(
                 f"var_smoothing={self.var_smoothing:g} is too large: times the feature variance "
@@ -503,12 +570,7 @@ class MixedNB(TextColumns, BayesClassifier):
         flat = live[:, None] & (var <= 0)
         if flat.any():
             k, jj = np.argwhere(flat)[0]
-            fix = (
-                "it is constant in the training data, so var_smoothing_scale='feature' gives it "
-                "no smoothing; drop the column or use var_smoothing_scale='global'"
-                if self.var_smoothing_scale == "feature" and var_all[jj] == 0
-                else "set var_smoothing > 0"
-            )
+            fix = "set var_smoothing > 0"
             raise ValueError(
                 f"Gaussian {feature_label(self, int(lay.gaussian[jj]))} has zero variance in "
                 f"class {label_text(self.classes_[k])}: {fix}"
@@ -519,6 +581,10 @@ class MixedNB(TextColumns, BayesClassifier):
         self.zero_variance_spread_ = offset[zero[:, 0], zero[:, 1]] != 0
         zero[:, 1] = lay.gaussian[zero[:, 1]]
         self.zero_variance_ = zero
+        large = large_epsilon(live, raw, eps)
+        large[:, 1] = lay.gaussian[large[:, 1]]
+        self.large_epsilon_ = large
+        self.largest_variance_feature_ = int(lay.gaussian[np.argmax(var_all)]) if g else -1
         # Classes without rows never win (their prior is zero unless fixed);
         # unit variance keeps their scores finite.
         var[~live] = 1.0

@@ -15,6 +15,7 @@ from nbcli.models.hyperparameters import (
     MISSING_ROWS_ONLY,
     Hyperparameter,
     covariance_estimator,
+    covariance_method,
     missing,
     priors,
     shrinkage,
@@ -38,9 +39,11 @@ _QDA_MAX_BANDS = 4
 class QuadraticDiscriminantAnalysis(_DiscriminantBase):
     """Quadratic discriminant analysis: Gaussian classes, each with its own covariance.
 
-    Class ``k`` has the maximum-likelihood covariance ``S_k / n_k``,
-    regularised as ``(1 - reg_param) S_k / n_k + reg_param I`` (as in
-    scikit-learn). The joint log-likelihood is the multivariate normal log
+    Class ``k`` has the maximum-likelihood covariance ``S_k / n_k`` (as
+    scikit-learn), or with ``covariance_method="moment"`` the unbiased
+    ``S_k / (n_k - 1)`` of MASS's ``qda`` (Venables and Ripley, *Modern
+    Applied Statistics with S*, 4th ed., 2002, section 12.1), regularised as
+    ``(1 - reg_param) Sigma_k + reg_param I`` (as in scikit-learn). The joint log-likelihood is the multivariate normal log
     density plus the log prior (Hastie, Tibshirani and Friedman, *The
     Elements of Statistical Learning*, 2nd ed., 2009, section 4.3, eq. 4.12)::
 
@@ -68,6 +71,11 @@ class QuadraticDiscriminantAnalysis(_DiscriminantBase):
     priors : array-like of shape (n_classes,), optional
     reg_param : float in [0, 1], default=0.0
         Applied after any shrinkage.
+    covariance_method : {"mle", "moment"}, default="mle"
+        The divisor of each class covariance: ``n_k`` (maximum likelihood,
+        as scikit-learn) or ``n_k - 1`` (unbiased, MASS's default ``method =
+        "moment"``), before shrinkage and ``reg_param``. Sample weights count
+        as frequencies (``n_k`` their sum in the class, which must exceed 1).
     covariance_estimator : object, optional
         As LDA's (:func:`covariance_estimate`); not with ``shrinkage``.
     missing : {"error", "drop"}, default="error"
@@ -100,6 +108,17 @@ class QuadraticDiscriminantAnalysis(_DiscriminantBase):
     rank-deficient); its rank test uses an absolute eigenvalue threshold of
     1e-4, ours a relative one, so it refuses some small-scaled features we
     accept.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from nbcli.models import QuadraticDiscriminantAnalysis
+    >>> X = np.array([[1.0, 2.1], [1.3, 1.8], [0.8, 2.4], [3.1, 4.0], [2.7, 4.3], [3.4, 3.7]])
+    >>> model = QuadraticDiscriminantAnalysis().fit(X, ["a", "a", "a", "b", "b", "b"])
+    >>> model.predict([[1.0, 2.0], [3.0, 4.0]]).tolist()
+    ['a', 'b']
+    >>> model.predict_proba([[1.0, 2.0]]).shape
+    (1, 2)
     """
 
     name = "qda"
@@ -121,6 +140,7 @@ class QuadraticDiscriminantAnalysis(_DiscriminantBase):
         store_covariance(),
         covariance_estimator(),
         missing(MISSING_ROWS_ONLY),
+        covariance_method(),
     )
     statistics = (ClassScatter,)
     min_samples_per_class = 2
@@ -135,6 +155,7 @@ class QuadraticDiscriminantAnalysis(_DiscriminantBase):
         store_covariance=False,
         covariance_estimator=None,
         missing="error",
+        covariance_method="mle",
     ):
         self.solver = solver
         self.shrinkage = shrinkage
@@ -143,6 +164,7 @@ class QuadraticDiscriminantAnalysis(_DiscriminantBase):
         self.store_covariance = store_covariance
         self.covariance_estimator = covariance_estimator
         self.missing = missing
+        self.covariance_method = covariance_method
 
     def check_hyperparameters(self) -> None:
         super().check_hyperparameters()
@@ -192,6 +214,11 @@ class QuadraticDiscriminantAnalysis(_DiscriminantBase):
                 raise UndeterminedError(
                     f"class {label_text(label)} has no samples (all its weights are zero)"
                 )
+            if self.covariance_method == "moment" and n_k <= 1:
+                raise UndeterminedError(
+                    f"class {label_text(label)} has {n_k:g} samples; the unbiased covariance "
+                    "(covariance_method='moment', divisor n_k - 1) needs more than one"
+                )
             if r == 0 and n_k <= 1:
                 # scikit-learn's wording: one row has no spread.
                 raise UndeterminedError(
@@ -203,7 +230,11 @@ class QuadraticDiscriminantAnalysis(_DiscriminantBase):
                     "covariance is singular; QDA needs reg_param > 0 here (The covariance "
                     f"matrix of class {label_text(label)} is not full rank.)"
                 )
-            cov = (1.0 - r) * self._class_covariance(k, kind)
+            cov = self._class_covariance(k, kind)
+            if self.covariance_method == "moment":
+                # Linear in the scatter (Ledoit-Wolf's intensity is scale-free).
+                cov = cov * (n_k / (n_k - 1.0))
+            cov = (1.0 - r) * cov
             cov.flat[:: d + 1] += r
             self.covariance_[k] = cov
             diag = np.diag(cov).copy()

@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import importlib
 import pkgutil
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import nbcli.models as _package
 from nbcli.model_names import ordered
@@ -75,10 +75,21 @@ class Flag:
     flag: str
     spec: Hyperparameter
     params: dict
+    #: ``{model type: spec}``: the models' own specs (their defaults may differ).
+    specs: dict = field(default_factory=dict, compare=False)
 
     @property
     def models(self) -> list[str]:
         return list(self.params)
+
+    @property
+    def shown_default(self) -> str:
+        """The default as ``--help`` and the docs show it; per model where they differ
+        (``gaussian: global; mixed: feature``)."""
+        shown = {m: s.shown_default for m, s in self.specs.items()} or {"": self.spec.shown_default}
+        if len(set(shown.values())) == 1:
+            return next(iter(shown.values()))
+        return "; ".join(f"{m}: {d}" for m, d in shown.items())
 
     @property
     def dest(self) -> str:
@@ -105,6 +116,7 @@ def flags() -> dict[str, Flag]:
             elif out[spec.flag].spec.kind != spec.kind:
                 raise RuntimeError(f"flag {spec.flag} has two kinds: {spec.kind}, ...")
             out[spec.flag].params[model] = spec.name
+            out[spec.flag].specs[model] = spec
     # --priors applies to every model; it reads best last, as it always has.
     return dict(sorted(out.items(), key=lambda kv: kv[0] == "--priors"))
 
@@ -117,14 +129,14 @@ def flag_help(flag: Flag) -> str:
     text = text[0].upper() + text[1:] if every else text
     if flag.spec.kind == "bool" or flag.spec.default_text == "class frequencies":
         return f"{where}{text}."
-    return f"{where}{text} [default: {flag.spec.shown_default}]."
+    return f"{where}{text} [default: {flag.shown_default}]."
 
 
 def hyperparameter_table() -> str:
-    """README's table of hyperparameter flags (Markdown), rendered from the specs."""
+    """The table of hyperparameter flags (Markdown) of the docs' model reference, rendered from the specs."""
     lines = ["| flag | model | meaning | default |", "| --- | --- | --- | --- |"]
     every = len(model_classes())
     for flag in flags().values():
         models = "all" if len(flag.params) == every else ", ".join(flag.models)
-        lines.append(f"| `{flag.flag}` | {models} | {flag.spec.help} | {flag.spec.shown_default} |")
+        lines.append(f"| `{flag.flag}` | {models} | {flag.spec.help} | {flag.shown_default} |")
     return "\n".join(lines) + "\n"

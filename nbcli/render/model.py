@@ -84,17 +84,27 @@ def render_model(report) -> list:
         table.add_column("rank", justify="right")
         table.add_column("feature", overflow="fold")
         table.add_column("score", justify="right")
+        counted = report.below_min_count is not None
+        if counted:
+            table.add_column("count (class / all)", justify="right")
+            table.title = (
+                f"Most indicative features (counted at least {report.count_floor:,} times in "
+                f"training; {report.below_min_count:,} below that left out)"
+            )
         for label, rows in report.indicative.items():
             for i, row in enumerate(rows):
                 name = row["feature"]
                 if "higher" in row:
                     name += " (higher)" if row["higher"] else " (lower)"
-                table.add_row(
+                cells: list[Text | str] = [
                     Text(_short(label) if i == 0 else ""),
                     str(i + 1),
                     Text(_short(name)),
                     _g(row["score"]),
-                )
+                ]
+                if counted:
+                    cells.append(f"{row['count']:g} / {row['total']:g}")
+                table.add_row(*cells)
         out.append(table)
     if report.discriminant is not None:
         disc = report.discriminant
@@ -114,6 +124,8 @@ def render_model(report) -> list:
                     _g(w["standardized"]),
                 )
         out.append(table)
+    if report.parameters is not None:
+        out.extend(_parameter_tables(report.parameters))
     if report.covariances is not None:
         table = Table(title="Class covariances")
         table.add_column("class", overflow="fold")
@@ -122,6 +134,63 @@ def render_model(report) -> list:
         for label, c in report.covariances.items():
             table.add_row(Text(_short(label)), _g(c["log_determinant"]), _g(c["condition_number"]))
         out.append(table)
+    return out
+
+
+def _parameter_tables(parameters: dict) -> list:
+    """What was learnt per column: one table of the Gaussian columns (mean and
+    standard deviation per class), one of the Bernoulli and multinomial ones,
+    and a conditional probability table per categorical column (classes by
+    categories, as R's e1071 prints them); captions say what was left out."""
+    columns = parameters["columns"]
+    left = parameters["n_left_out"]
+    note = f"{left:,} more columns left out (--top shows more)" if left else None
+    out: list = []
+    gaussian = [c for c in columns if c["type"] == "gaussian"]
+    if gaussian:
+        table = Table(title="Gaussian columns: mean and standard deviation per class")
+        table.add_column("column", overflow="fold")
+        table.add_column("class", overflow="fold")
+        table.add_column("mean", justify="right")
+        table.add_column("sd", justify="right")
+        for c in gaussian:
+            for i, (label, v) in enumerate(c["classes"].items()):
+                sd = None if v["variance"] is None else v["variance"] ** 0.5
+                table.add_row(
+                    Text(_short(c["feature"]) if i == 0 else ""),
+                    Text(_short(label)),
+                    _g(v["mean"]),
+                    _g(sd),
+                )
+        out.append(table)
+    binary = [c for c in columns if c["type"] in ("bernoulli", "multinomial")]
+    if binary:
+        table = Table(title="Bernoulli (P(1 | class)) and multinomial (p | class) columns")
+        table.add_column("column", overflow="fold")
+        table.add_column("type")
+        for label in binary[0]["classes"]:
+            table.add_column(Text(_short(label)), justify="right")
+        for c in binary:
+            table.add_row(
+                Text(_short(c["feature"])),
+                c["type"],
+                *(_g(v["probability"]) for v in c["classes"].values()),
+            )
+        out.append(table)
+    for c in (c for c in columns if c["type"] == "categorical"):
+        more = c["n_left_out"]
+        table = Table(
+            title=Text(_short(f"P({c['feature']} | class)")),
+            caption=(f"{more:,} more categories left out (--top shows more)" if more else None),
+        )
+        table.add_column("class", overflow="fold")
+        for value in c["categories"]:
+            table.add_column(Text(_short(value)), justify="right")
+        for label, probabilities in c["classes"].items():
+            table.add_row(Text(_short(label)), *(_g(p) for p in probabilities))
+        out.append(table)
+    if note and out:
+        out[-1].caption = f"{out[-1].caption}; {note}" if out[-1].caption else note
     return out
 
 

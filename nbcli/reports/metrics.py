@@ -551,7 +551,7 @@ def most_confused(confusion, labels, top: int | None = 10) -> list[ConfusedPair]
 
 
 def report_header(schema: str, inputs, settings, version: int = 1) -> dict:
-    """The fields every JSON report starts with (see README, "JSON reports")."""
+    """The fields every JSON report starts with (see docs/guide/outputs.md, "JSON reports")."""
     from nbcli import __version__
 
     return {

@@ -7,10 +7,15 @@ read only a fitted model's public attributes:
 * the most indicative features of each class, for a model class that
   declares an ``indicative_definition`` (the naive Bayes models with
   per-feature distributions; see :func:`indicative_scores`);
+  (for a model with counts, ``feature_count_``, only features whose training
+  count reaches ``min_count``, so that words seen a few times do not lead);
 * the sections a model class names in ``inspection_sections``: LDA's
   discriminant directions and the share of the between-class variance
   along each (:func:`discriminant_directions`), QDA's per-class covariance
-  log-determinant and condition number (:func:`class_covariances`).
+  log-determinant and condition number (:func:`class_covariances`), and
+  what a naive Bayes model learnt of each column (:func:`column_parameters`:
+  Gaussian means and variances, categorical conditional probability tables
+  per class, as R's e1071 prints them).
 
 NumPy only: no file I/O, no printing.
 """
@@ -26,7 +31,34 @@ from nbcli.models._indicative import class_counts, class_priors
 from nbcli.reports.metrics import json_label, json_number, report_header, report_schema
 
 SCHEMA_NAME = "nbcli.model"
-SCHEMA_VERSION = 1
+#: 2: ``parameters`` (what was learnt per column), ``indicative_features``'
+#: ``min_count`` and ``n_below_min_count``, per-feature ``count`` and ``total``.
+SCHEMA_VERSION = 2
+
+MIN_COUNT = 0.01
+"""Default least training count (summed over classes) of a feature that the
+indicative features of a model with counts may list, as a fraction of the
+training rows (1%: 40 of 4,000 documents), as ``min_df`` takes one: a word
+seen in a handful of documents has large log-probability ratios by chance
+alone. A whole number is a count."""
+
+
+def count_floor(min_count: float, n_rows: float) -> int:
+    """The least count ``min_count`` stands for: itself when whole (>= 0),
+    else (a fraction in (0, 1)) that share of ``n_rows``, rounded up.
+
+    Raises
+    ------
+    ValueError
+        For a negative value, or a fraction outside (0, 1).
+    """
+    if float(min_count).is_integer() and min_count >= 0:
+        return int(min_count)
+    if not 0 < min_count < 1:
+        raise ValueError(
+            f"min_count must be a whole number >= 0 or a fraction in (0, 1); got {min_count!r}"
+        )
+    return int(np.ceil(min_count * n_rows - 1e-9))
 
 
 def feature_labels(
@@ -124,23 +156,95 @@ def indicative_scores(model) -> tuple[np.ndarray, np.ndarray | None] | None:
     return model.indicative_features()
 
 
-def top_indicative(model, names: list[str], top: int) -> dict | None:
-    """``{label text: [{"feature", "score"[, "higher"]}, ...]}``, best ``top`` first."""
+def top_indicative(
+    model, names: list[str], top: int, min_count: int = 0
+) -> tuple[dict | None, int | None]:
+    """``{label text: [{"feature", "score"[, "higher"][, "count", "total"]}, ...]}``,
+    best ``top`` first, and how many features the count floor left out.
+
+    A model with counts (``indicative_counts()``, else ``feature_count_``,
+    shape (n_classes, n_features): a word's occurrences for the multinomial
+    model, the documents holding it for Bernoulli) lists only features whose
+    ``total`` over the classes is at least ``min_count``, each with its
+    ``count`` in the class; the second value is None for a model without
+    counts. Features scored NaN are not ranked (mixed: the table's columns),
+    and a model that ranks none gives ``(None, None)``.
+    """
     found = indicative_scores(model)
     if found is None:
-        return None
+        return None, None
     scores, higher = found
+    # A score of NaN: a feature the model does not rank (mixed: the table's columns).
+    ranked = ~np.isnan(scores).all(axis=0)
+    if not ranked.any():
+        return None, None
+    own = getattr(model, "indicative_counts", None)
+    counts = own() if own is not None else getattr(model, "feature_count_", None)
+    eligible = ranked.copy()
+    total = None
+    if counts is not None and np.shape(counts) == scores.shape:
+        counts = np.asarray(counts, dtype=float)
+        total = counts.sum(axis=0)
+        with np.errstate(invalid="ignore"):
+            eligible &= total >= min_count
     out = {}
     for k, label in enumerate(model.classes_):
-        order = np.argsort(-scores[k], kind="stable")[:top]
+        order = np.argsort(-scores[k], kind="stable")
+        order = order[eligible[order]][:top]
         rows = []
         for j in order:
             row = {"feature": names[j], "score": json_number(scores[k, j])}
             if higher is not None:
                 row["higher"] = bool(higher[k, j])
+            if total is not None and counts is not None:
+                row["count"] = json_number(counts[k, j])
+                row["total"] = json_number(total[j])
             rows.append(row)
         out[str(json_label(label))] = rows
-    return out
+    return out, (None if total is None else int((ranked & ~eligible).sum()))
+
+
+def column_parameters(model, names: list[str], columns: list | None, top: int) -> dict:
+    """What the model learnt of each of its first ``top`` table columns.
+
+    From the model's ``learnt_columns()``: per column ``feature``, ``type``
+    and ``classes``, per class label ``{"mean", "variance"}`` (Gaussian; the
+    variance with the smoothing), a list of P(category | class) over the
+    column's first ``top`` ``categories`` (categorical, named by the model
+    file's category values, else by code; ``n_categories`` and
+    ``n_left_out`` say how many there are and were left out), or
+    ``{"probability"}`` (Bernoulli: of a 1; multinomial: ``p_cj``).
+    ``n_columns`` and ``n_left_out`` count the columns.
+    """
+    learnt = model.learnt_columns()
+    stored = {str(c["name"]): c.get("categories") for c in columns or []}
+    labels = [str(json_label(c)) for c in model.classes_]
+    shown = []
+    for j, entry in enumerate(learnt[:top]):
+        row: dict = {"feature": names[j], "type": entry["type"]}
+        if entry["type"] == "gaussian":
+            row["classes"] = {
+                label: {"mean": json_number(m), "variance": json_number(v)}
+                for label, m, v in zip(labels, entry["mean"], entry["variance"], strict=True)
+            }
+        elif entry["type"] == "categorical":
+            p = np.asarray(entry["probability"])
+            values = stored.get(names[j])
+            if values is None or len(values) != p.shape[1]:
+                values = [str(v) for v in range(p.shape[1])]
+            row["categories"] = [str(v) for v in values[:top]]
+            row["n_categories"] = int(p.shape[1])
+            row["n_left_out"] = max(0, int(p.shape[1]) - top)
+            row["classes"] = {
+                label: [json_number(x) for x in p[k, :top]] for k, label in enumerate(labels)
+            }
+        else:
+            p = np.asarray(entry["probability"])
+            row["classes"] = {
+                label: {"probability": json_number(p[k])} for k, label in enumerate(labels)
+            }
+        shown.append(row)
+    return {"columns": shown, "n_columns": len(learnt), "n_left_out": len(learnt) - len(shown)}
 
 
 def discriminant_directions(model, names: list[str], top: int) -> dict:
@@ -215,14 +319,24 @@ class ModelReport:
     search : dict or None
         The hyperparameter search summary ``tune`` stored.
     top : int
-        Entries shown per class or direction.
+        Entries shown per class, direction, column or category.
+    min_count : int or float
+        Least training count of a feature listed as indicative (models with
+        counts), as asked: a count, or a fraction of the training rows.
+    count_floor : int or None
+        The count ``min_count`` stood for (None: the model has no counts).
     indicative : dict or None
         Naive Bayes: per class label, the ``top`` most indicative features.
+    below_min_count : int or None
+        Features the count floor left out (None: the model has no counts).
     indicative_definition : str or None
     discriminant : dict or None
         LDA: ``solver``, ``rank`` and ``directions``.
     covariances : dict or None
         QDA: per class label, ``log_determinant`` and ``condition_number``.
+    parameters : dict or None
+        Gaussian, categorical and mixed naive Bayes: what was learnt per
+        column (:func:`column_parameters`).
     """
 
     schema: ClassVar[str] = SCHEMA_NAME
@@ -240,10 +354,14 @@ class ModelReport:
     calibration: dict | None
     search: dict | None
     top: int
+    min_count: float = MIN_COUNT
+    count_floor: int | None = None
     indicative: dict | None = None
+    below_min_count: int | None = None
     indicative_definition: str | None = None
     discriminant: dict | None = None
     covariances: dict | None = None
+    parameters: dict | None = None
     warnings: list = field(default_factory=list)
 
     def to_dict(self) -> dict:
@@ -251,7 +369,7 @@ class ModelReport:
         out = report_header(
             self.schema,
             {"model": {"path": self.path, "sha256": self.sha256}},
-            {"top": self.top},
+            {"top": self.top, "min_count": self.min_count},
             SCHEMA_VERSION,
         )
         out.update(
@@ -268,22 +386,31 @@ class ModelReport:
             indicative_features=(
                 None
                 if self.indicative is None
-                else {"definition": self.indicative_definition, "classes": self.indicative}
+                else {
+                    "definition": self.indicative_definition,
+                    "classes": self.indicative,
+                    "min_count": self.count_floor,
+                    "n_below_min_count": self.below_min_count,
+                }
             ),
             discriminant=self.discriminant,
             covariances=self.covariances,
+            parameters=self.parameters,
             warnings=list(self.warnings),
         )
         return out
 
 
-def build_model_report(mf, *, path: str, sha256: str, top: int = 10) -> ModelReport:
+def build_model_report(
+    mf, *, path: str, sha256: str, top: int = 10, min_count: float = MIN_COUNT
+) -> ModelReport:
     """The :class:`ModelReport` of a loaded model file (:class:`nbcli.io.modelfile.ModelFile`).
 
     Raises
     ------
     ValueError
-        For ``top`` < 1.
+        For ``top`` < 1, or a ``min_count`` that is neither a whole number
+        >= 0 nor a fraction in (0, 1).
     """
     if top < 1:
         raise ValueError(f"top must be at least 1; got {top}")
@@ -335,8 +462,12 @@ def build_model_report(mf, *, path: str, sha256: str, top: int = 10) -> ModelRep
         calibration=calibration,
         search=mf.search,
         top=int(top),
+        min_count=min_count,
     )
-    report.indicative = top_indicative(model, names, top)
+    floor = count_floor(min_count, float(count.sum()))
+    report.indicative, report.below_min_count = top_indicative(model, names, top, floor)
+    if report.below_min_count is not None:
+        report.count_floor = floor
     sections = type(model).inspection_sections
     if report.indicative is not None:
         report.indicative_definition = type(model).indicative_definition
@@ -351,6 +482,8 @@ def build_model_report(mf, *, path: str, sha256: str, top: int = 10) -> ModelRep
         report.discriminant = discriminant_directions(model, names, top)
     if "class_covariances" in sections:
         report.covariances = class_covariances(model)
+    if "column_parameters" in sections:
+        report.parameters = column_parameters(model, names, mf.columns, top)
     return report
 
 
@@ -381,6 +514,7 @@ MODEL_SCHEMA = report_schema(
         "indicative_features",
         "discriminant",
         "covariances",
+        "parameters",
     ],
     inputs={
         "type": "object",
@@ -395,8 +529,11 @@ MODEL_SCHEMA = report_schema(
     },
     settings={
         "type": "object",
-        "required": ["top"],
-        "properties": {"top": {"type": "integer", "minimum": 1}},
+        "required": ["top", "min_count"],
+        "properties": {
+            "top": {"type": "integer", "minimum": 1},
+            "min_count": {"type": "number", "minimum": 0},
+        },
     },
     properties={
         "format_version": {"type": "integer", "minimum": 1},
@@ -458,10 +595,12 @@ MODEL_SCHEMA = report_schema(
         "search": {"type": ["object", "null"]},
         "indicative_features": {
             "type": ["object", "null"],
-            "required": ["definition", "classes"],
+            "required": ["definition", "classes", "min_count", "n_below_min_count"],
             "properties": {
                 "definition": {"type": "string"},
                 "classes": {"type": "object", "additionalProperties": _WEIGHTED},
+                "min_count": {"type": ["integer", "null"], "minimum": 0},
+                "n_below_min_count": {"type": ["integer", "null"], "minimum": 0},
             },
         },
         "discriminant": {
@@ -488,6 +627,31 @@ MODEL_SCHEMA = report_schema(
             "additionalProperties": {
                 "type": "object",
                 "required": ["log_determinant", "condition_number"],
+            },
+        },
+        "parameters": {
+            "type": ["object", "null"],
+            "required": ["columns", "n_columns", "n_left_out"],
+            "properties": {
+                "n_columns": {"type": "integer", "minimum": 0},
+                "n_left_out": {"type": "integer", "minimum": 0},
+                "columns": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "required": ["feature", "type", "classes"],
+                        "properties": {
+                            "feature": {"type": "string"},
+                            "type": {
+                                "enum": ["gaussian", "categorical", "bernoulli", "multinomial"]
+                            },
+                            "categories": {"type": "array", "items": {"type": "string"}},
+                            "n_categories": {"type": "integer", "minimum": 0},
+                            "n_left_out": {"type": "integer", "minimum": 0},
+                            "classes": {"type": "object"},
+                        },
+                    },
+                },
             },
         },
     },

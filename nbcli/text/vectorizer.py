@@ -53,6 +53,13 @@ class TextVectorizer:
     ------
     ValueError
         For invalid options (on ``fit``), or when no term is left.
+
+    Examples
+    --------
+    >>> from nbcli.text import TextVectorizer
+    >>> vectorizer = TextVectorizer().fit(["free money now", "meeting at noon", "free lunch"])
+    >>> vectorizer.transform(["free free lunch"]).toarray().tolist()
+    [[0, 2, 1, 0, 0, 0, 0]]
     """
 
     def __init__(

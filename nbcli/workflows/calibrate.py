@@ -115,6 +115,8 @@ def calibrate(
         accepts no calibrator (``--allow-worse``); only the warning of such
         a verdict depends on it.
 
+    Notes
+    -----
     The verdict: each candidate's mean per-row log-loss and Brier score
     differences (cross-fitted minus before) get paired intervals at
     ``confidence`` (``bootstrap`` resamples; the normal interval with 0);
@@ -130,6 +132,20 @@ def calibrate(
         For the model's training rows (without ``allow_training_data``), no
         label the model knows, fewer than 2 such rows, or data the
         calibrator cannot be fitted on.
+
+    Examples
+    --------
+    >>> from nbcli.io.modelfile import save_model
+    >>> from nbcli.io.request import DataRequest
+    >>> from nbcli.models import GaussianNB
+    >>> from nbcli.workflows.calibrate import calibrate
+    >>> from nbcli.workflows.settings import ScoreSettings
+    >>> from nbcli.workflows.train import train
+    >>> save_model(train(GaussianNB(), DataRequest.of("sample_data/iris_train.csv")).model_file, "iris.npz")
+    >>> result = calibrate("iris.npz", DataRequest.of("sample_data/iris_calib.csv"), ScoreSettings(bootstrap=0),
+    ...                    method="temperature")
+    >>> result.report.to_dict()["schema"]
+    'nbcli.recalibration'
     """
     from nbcli.io.modelfile import load_model
     from nbcli.reports.reliability import RecalibrationReport, build_calibration

@@ -75,6 +75,17 @@ def cross_validate(
     Returns
     -------
     nbcli.reports.cross_validation.CrossValidationReport
+
+    Examples
+    --------
+    >>> from nbcli.io.request import DataRequest
+    >>> from nbcli.models import GaussianNB
+    >>> from nbcli.workflows.cv import cross_validate
+    >>> from nbcli.workflows.settings import FoldSettings, ScoreSettings
+    >>> report = cross_validate(GaussianNB(), DataRequest.of("sample_data/iris_train.csv"),
+    ...                         FoldSettings(n_folds=5), ScoreSettings(bootstrap=0))
+    >>> report.to_dict()["schema"], len(report.folds)
+    ('nbcli.cross_validation', 5)
     """
     from nbcli.reports.cross_validation import build_cross_validation
     from nbcli.workflows.train import _jsonable

@@ -59,6 +59,19 @@ def evaluate(
     ------
     NbcliError
         For an unreadable model or data file.
+
+    Examples
+    --------
+    >>> from nbcli.io.modelfile import save_model
+    >>> from nbcli.io.request import DataRequest
+    >>> from nbcli.models import GaussianNB
+    >>> from nbcli.workflows.evaluate import evaluate
+    >>> from nbcli.workflows.settings import ScoreSettings
+    >>> from nbcli.workflows.train import train
+    >>> save_model(train(GaussianNB(), DataRequest.of("sample_data/iris_train.csv")).model_file, "iris.npz")
+    >>> report = evaluate("iris.npz", DataRequest.of("sample_data/iris_test.csv"), ScoreSettings(bootstrap=0))
+    >>> round(report.metrics["accuracy"].value, 3), report.to_dict()["schema"]
+    (0.967, 'nbcli.evaluation')
     """
     from nbcli.io.modelfile import load_model
     from nbcli.reports.evaluation import build_evaluation
@@ -233,6 +246,21 @@ def compare(
     NbcliError
         Unless exactly two models are given; when the two models read
         different rows or labels from ``data``.
+
+    Examples
+    --------
+    >>> from nbcli.io.modelfile import save_model
+    >>> from nbcli.io.request import DataRequest
+    >>> from nbcli.models import GaussianNB
+    >>> from nbcli.workflows.evaluate import compare
+    >>> from nbcli.workflows.settings import ScoreSettings
+    >>> from nbcli.workflows.train import train
+    >>> iris = DataRequest.of("sample_data/iris_train.csv")
+    >>> save_model(train(GaussianNB(), iris).model_file, "a.npz")
+    >>> save_model(train(GaussianNB(var_smoothing=0.1), iris).model_file, "b.npz")
+    >>> report = compare(["a.npz", "b.npz"], DataRequest.of("sample_data/iris_test.csv"), ScoreSettings(bootstrap=0))
+    >>> report.to_dict()["schema"], report.n_samples
+    ('nbcli.comparison', 30)
     """
     from nbcli.io.modelfile import load_model
     from nbcli.reports.comparison import build_comparison

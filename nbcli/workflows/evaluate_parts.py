@@ -294,6 +294,25 @@ def evaluate_parts(model: str, request, engine, scoring=None):
     ------
     NbcliError
         For the lowest-indexed bad part, or a data set without rows.
+
+    Examples
+    --------
+    >>> import os, shutil
+    >>> from nbcli.engines import open_engine
+    >>> from nbcli.io.modelfile import save_model
+    >>> from nbcli.io.request import DataRequest
+    >>> from nbcli.models import GaussianNB
+    >>> from nbcli.workflows.evaluate_parts import evaluate_parts
+    >>> from nbcli.workflows.settings import ScoreSettings
+    >>> from nbcli.workflows.train import train
+    >>> save_model(train(GaussianNB(), DataRequest.of("sample_data/iris_train.csv")).model_file, "iris.npz")
+    >>> os.makedirs("parts", exist_ok=True)
+    >>> _ = shutil.copy("sample_data/iris_test.csv", "parts/a.csv")
+    >>> _ = shutil.copy("sample_data/iris_calib.csv", "parts/b.csv")
+    >>> with open_engine("local") as engine:
+    ...     report = evaluate_parts("iris.npz", DataRequest.of("parts"), engine, ScoreSettings(bootstrap=0))
+    >>> report.n_samples, round(report.metrics["accuracy"].value, 3)
+    (60, 0.967)
     """
     from nbcli.engines.sums import POISSON_BOOTSTRAP
     from nbcli.io.modelfile import load_model

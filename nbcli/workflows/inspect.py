@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from nbcli.io.modelfile import load_model
 from nbcli.io.sources import file_sha256
-from nbcli.reports.model import ModelReport, build_model_report
+from nbcli.reports.model import MIN_COUNT, ModelReport, build_model_report
 
 
-def inspect_model(path, *, top: int = 10) -> ModelReport:
+def inspect_model(path, *, top: int = 10, min_count: float = MIN_COUNT) -> ModelReport:
     """The :class:`~nbcli.reports.model.ModelReport` of the model file at ``path``.
 
     Parameters
@@ -15,14 +15,33 @@ def inspect_model(path, *, top: int = 10) -> ModelReport:
     path : str or path-like
         A model file of any format version nbcli reads (1 or 2).
     top : int
-        Features listed per class (naive Bayes) or per direction (LDA); at least 1.
+        Features listed per class (naive Bayes) or per direction (LDA), columns
+        and categories per column whose parameters are shown; at least 1.
+    min_count : int or float
+        Least training count (over the classes) of a feature a model with
+        counts lists as indicative (words seen a few times are left out): a
+        count, or a fraction in (0, 1) of the training rows.
 
     Raises
     ------
     NbcliError
         When the file cannot be read or is not a valid model file.
     ValueError
-        For ``top`` < 1.
+        For ``top`` < 1 or an invalid ``min_count``.
+
+    Examples
+    --------
+    >>> from nbcli.io.modelfile import save_model
+    >>> from nbcli.io.request import DataRequest
+    >>> from nbcli.models import GaussianNB
+    >>> from nbcli.workflows.inspect import inspect_model
+    >>> from nbcli.workflows.train import train
+    >>> save_model(train(GaussianNB(), DataRequest.of("sample_data/iris_train.csv")).model_file, "iris.npz")
+    >>> report = inspect_model("iris.npz", top=2)
+    >>> report.to_dict()["schema"], report.to_dict()["model"]
+    ('nbcli.model', 'gaussian')
     """
     mf = load_model(path)
-    return build_model_report(mf, path=str(path), sha256=file_sha256(path), top=top)
+    return build_model_report(
+        mf, path=str(path), sha256=file_sha256(path), top=top, min_count=min_count
+    )

@@ -518,6 +518,23 @@ def train_parts(estimator, request, engine, *, priors_by_label=None):
     NbcliError
         For the lowest-indexed bad part (its message names it and its row),
         parts with different columns, or what a one-file fit refuses.
+
+    Examples
+    --------
+    A folder of two part files, fitted part by part on the local engine:
+
+    >>> import os, shutil
+    >>> from nbcli.engines import open_engine
+    >>> from nbcli.io.request import DataRequest
+    >>> from nbcli.models import GaussianNB
+    >>> from nbcli.workflows.parts import train_parts
+    >>> os.makedirs("parts", exist_ok=True)
+    >>> _ = shutil.copy("sample_data/iris_test.csv", "parts/a.csv")
+    >>> _ = shutil.copy("sample_data/iris_calib.csv", "parts/b.csv")
+    >>> with open_engine("local") as engine:
+    ...     result = train_parts(GaussianNB(), DataRequest.of("parts"), engine)
+    >>> result.model_file.training["n_samples"]
+    60
     """
     from nbcli.io.fingerprint import ROWHASH_ALGORITHM
     from nbcli.workflows.blocks import check_blocks, model_from_blocks

@@ -95,6 +95,21 @@ def predict(
     NbcliError
         For unreadable data or rows the model refuses; when the output
         streams (stdout, a pipe), the message says how many rows went out.
+
+    Examples
+    --------
+    >>> from nbcli.io.modelfile import load_model, save_model
+    >>> from nbcli.io.request import DataRequest
+    >>> from nbcli.models import GaussianNB
+    >>> from nbcli.workflows.predict import predict
+    >>> from nbcli.workflows.settings import PredictionColumns
+    >>> from nbcli.workflows.train import train
+    >>> save_model(train(GaussianNB(), DataRequest.of("sample_data/iris_train.csv")).model_file, "iris.npz")
+    >>> predict(load_model("iris.npz"), DataRequest.of("sample_data/iris_test.csv"), "predictions.csv",
+    ...         PredictionColumns(proba=True))
+    30
+    >>> open("predictions.csv").readline().strip()
+    'prediction,proba_setosa,proba_versicolor,proba_virginica'
     """
     from nbcli.io.atomic import resolve_output
     from nbcli.io.predictions import PredictionWriter
@@ -347,6 +362,24 @@ def predict_batch(
     nbcli.reports.runs.BatchReport
         One row per input, with its error (or None); ``stale`` lists the
         failed inputs whose output from an earlier run is still there.
+
+    Examples
+    --------
+    Each part file of a folder scored to a file of its own:
+
+    >>> import os, shutil
+    >>> from nbcli.io.modelfile import save_model
+    >>> from nbcli.io.request import DataRequest
+    >>> from nbcli.models import GaussianNB
+    >>> from nbcli.workflows.predict import BatchOutput, predict_batch
+    >>> from nbcli.workflows.train import train
+    >>> save_model(train(GaussianNB(), DataRequest.of("sample_data/iris_train.csv")).model_file, "iris.npz")
+    >>> os.makedirs("parts", exist_ok=True)
+    >>> _ = shutil.copy("sample_data/iris_test.csv", "parts/a.csv")
+    >>> _ = shutil.copy("sample_data/iris_calib.csv", "parts/b.csv")
+    >>> report = predict_batch("iris.npz", DataRequest.of("parts"), BatchOutput("preds"))
+    >>> sorted(os.listdir("preds"))
+    ['a.pred.csv', 'b.pred.csv']
     """
     from nbcli.io.atomic import check_outputs
     from nbcli.io.modelfile import load_model

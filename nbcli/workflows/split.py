@@ -138,6 +138,14 @@ def split(
         format with the input's columns (CSV header, Parquet schema names,
         NPZ array keys), as an earlier split of it is; anything else (a
         model file, other data) is refused unless ``force``.
+
+    Examples
+    --------
+    >>> from nbcli.io.request import DataRequest
+    >>> from nbcli.workflows.split import split
+    >>> report = split(DataRequest.of("sample_data/iris_train.csv"), test=0.2, output_dir="splits")
+    >>> report.n_samples
+    {'train': 72, 'test': 18}
     """
     data, delimiter = request.path, request.delimiter
     outputs = output_paths(data, output_dir, bool(calib))

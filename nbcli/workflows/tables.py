@@ -30,6 +30,8 @@ __all__ = [
     "column_records",
     "set_category_counts",
     "smoothing_warnings",
+    "large_epsilon_warnings",
+    "zero_variance_warnings",
     "read_options_for",
     "parse_column_types",
 ]
@@ -218,6 +220,57 @@ def set_category_counts(estimator, feature_names, categories: dict) -> None:
 
 
 def smoothing_warnings(path: str, estimator, feature_names) -> list[str]:
+    """Warnings about ``var_smoothing``'s epsilon: where a class-feature
+    variance is epsilon alone (:func:`zero_variance_warnings`), and where
+    epsilon adds more than a stated share to one (:func:`large_epsilon_warnings`)."""
+    return zero_variance_warnings(path, estimator, feature_names) + large_epsilon_warnings(
+        path, estimator, feature_names
+    )
+
+
+def large_epsilon_warnings(path: str, estimator, feature_names) -> list[str]:
+    """A warning when epsilon exceeds
+    :data:`~nbcli.models.gaussian.EPSILON_SHARE` of a class's (positive)
+    variance of a feature, so that it moves posteriors, naming the first
+    pairs, the column whose variance sets a global epsilon, and the flag
+    that makes epsilon follow each feature's own units.
+
+    The models list the pairs in ``large_epsilon_`` (class index, feature
+    index in the table).
+    """
+    from nbcli.models.gaussian import EPSILON_SHARE
+
+    pairs = getattr(estimator, "large_epsilon_", None)
+    if pairs is None or len(pairs) == 0 or not getattr(estimator, "var_smoothing", 0):
+        return []
+    classes = estimator.classes_
+    shown = "; ".join(
+        f"'{feature_names[int(j)]}' in class {_plain(classes[int(k)])!r}" for k, j in pairs[:3]
+    )
+    more = f" and {len(pairs) - 3} more pairs" if len(pairs) > 3 else ""
+    share = f"{EPSILON_SHARE:.0%}"
+    if estimator.get_params().get("var_smoothing_scale") == "global":
+        source = _largest_variance_column(estimator, feature_names)
+        return [
+            f"{path}: var_smoothing's epsilon ({estimator.var_smoothing:g} times the largest "
+            f"feature variance{source}) is more than {share} of the class variance of {shown}"
+            f"{more}, so it changes the posteriors and depends on that column's units; "
+            "--var-smoothing-scale feature takes epsilon from each feature's own variance"
+        ]
+    return [
+        f"{path}: var_smoothing's epsilon ({estimator.var_smoothing:g} times each feature's "
+        f"variance) is more than {share} of the class variance of {shown}{more}, so it "
+        "changes the posteriors: a smaller --var-smoothing leaves them to the data"
+    ]
+
+
+def _largest_variance_column(estimator, feature_names) -> str:
+    """``, that of 'worst area'``: the column whose variance sets a global epsilon."""
+    j = getattr(estimator, "largest_variance_feature_", -1)
+    return f", that of '{feature_names[int(j)]}'" if 0 <= j < len(feature_names) else ""
+
+
+def zero_variance_warnings(path: str, estimator, feature_names) -> list[str]:
     """A warning when a class-feature variance is ``var_smoothing``'s epsilon
     alone, naming both, with the remedies the model in use offers.
 

@@ -78,7 +78,7 @@ def order_priors(priors, classes) -> list | None:
 
 
 def class_priors(model) -> np.ndarray:
-    """Prior probabilities used by any of the five models, in ``classes_`` order."""
+    """Prior probabilities of any model type, in ``classes_`` order."""
     for attr in ("class_prior_", "priors_"):
         if hasattr(model, attr):
             return np.asarray(getattr(model, attr))
@@ -266,6 +266,15 @@ def train(
     NbcliError
         For unreadable or invalid data, a single class, or a class with
         fewer samples than the model needs (``min_samples_per_class``).
+
+    Examples
+    --------
+    >>> from nbcli.io.request import DataRequest
+    >>> from nbcli.models import GaussianNB
+    >>> from nbcli.workflows.train import train
+    >>> result = train(GaussianNB(), DataRequest.of("sample_data/iris_train.csv"))
+    >>> result.model_file.training["n_samples"], result.model_file.model.classes_.tolist()
+    (90, ['setosa', 'versicolor', 'virginica'])
     """
     from nbcli.io.cells import label_codes
     from nbcli.io.fingerprint import TrainingFingerprint

@@ -213,6 +213,18 @@ def tune(
     NbcliError
         For a bad grid or metric, unreadable data, bad folds, or when no
         combination gives a defined metric.
+
+    Examples
+    --------
+    >>> from nbcli.io.request import DataRequest
+    >>> from nbcli.models import GaussianNB
+    >>> from nbcli.workflows.settings import FoldSettings, ScoreSettings, Search
+    >>> from nbcli.workflows.tune import tune
+    >>> report, model_file = tune(GaussianNB(), DataRequest.of("sample_data/iris_train.csv"),
+    ...                           Search(grid={"var_smoothing": [1e-9, 1e-3, 1e-1]}),
+    ...                           FoldSettings(n_folds=5), ScoreSettings(bootstrap=0))
+    >>> len(report.results), sorted(report.best["params"])
+    (3, ['var_smoothing'])
     """
     from nbcli.reports.bootstrap import no_interval
     from nbcli.reports.metrics import encode_labels

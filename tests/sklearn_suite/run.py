@@ -22,7 +22,7 @@ failure, and so does every item that fails on purpose
 (``tests/sklearn_suite/known.py``). Only ``test_covariance``, which tests
 scikit-learn's private ``_cov`` and no estimator, is left out
 (:data:`NOT_APPLICABLE`). ``tests/test_sklearn_suite.py`` asserts the rate
-and that README.md states it. No network is needed.
+and that docs/guide/comparison.md states it. No network is needed.
 """
 
 from __future__ import annotations
@@ -164,7 +164,7 @@ class Outcome:
         return self.passed / self.ran if self.ran else 0.0
 
     def summary(self) -> str:
-        """The figure as README states it: ``135 of 146 items that ran pass (92.5%)``."""
+        """The figure as the guide states it: ``135 of 146 items that ran pass (92.5%)``."""
         return f"{self.passed} of {self.ran} items that ran pass ({100 * self.rate:.1f}%)"
 
 
