@@ -169,6 +169,7 @@ def main(argv=None) -> int:
     ap.add_argument("--models", default=",".join(MODELS))
     ap.add_argument("--load", action="store_true", help="a CPU-bound process runs beside")
     ap.add_argument("--no-sklearn", action="store_true")
+    ap.add_argument("--no-predict", action="store_true", help="time fit only")
     ap.add_argument("--workdir", type=Path, default=None)
     args = ap.parse_args(argv)
     work = args.workdir or Path(tempfile.mkdtemp(prefix="nbcli-bench-models-"))
@@ -205,7 +206,7 @@ def main(argv=None) -> int:
                     "nbcli": [*nb, "predict", "-m", str(model), "-d", str(csv), "--proba"]
                     + ["-o", str(out), "-q", "--force"],
                 }
-                t_pred = rounds(predict, args.repeat, env)
+                t_pred = None if args.no_predict else rounds(predict, args.repeat, env)
                 row = {
                     "model": name,
                     "rows": rows,
@@ -213,10 +214,11 @@ def main(argv=None) -> int:
                     "floor": statistics.median(t_fit["floor"]),
                     "fit/floor": ratio(t_fit, "nbcli", "floor"),
                     "fit/sklearn": ratio(t_fit, "nbcli", "sklearn") if "sklearn" in t_fit else None,
-                    "predict": statistics.median(t_pred["nbcli"]),
-                    "write floor": statistics.median(t_pred["floor"]),
-                    "predict/floor": ratio(t_pred, "nbcli", "floor"),
                 }
+                if t_pred is not None:
+                    row["predict"] = statistics.median(t_pred["nbcli"])
+                    row["write floor"] = statistics.median(t_pred["floor"])
+                    row["predict/floor"] = ratio(t_pred, "nbcli", "floor")
                 results.append(row)
                 print(row, file=sys.stderr)
     finally:
@@ -241,10 +243,14 @@ def print_table(results, args, sizes) -> None:
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for r in results:
         sk = "-" if r["fit/sklearn"] is None else f"{r['fit/sklearn']:.2f}x"
+        pred = (
+            f"{r['predict']:.2f} | {r['write floor']:.2f} | {r['predict/floor']:.2f}x"
+            if "predict" in r
+            else "- | - | -"
+        )
         print(
             f"| {r['model']} | {r['rows']:,} | {r['fit']:.2f} | {r['floor']:.2f} "
-            f"| {r['fit/floor']:.2f}x | {sk} | {r['predict']:.2f} | {r['write floor']:.2f} "
-            f"| {r['predict/floor']:.2f}x |"
+            f"| {r['fit/floor']:.2f}x | {sk} | {pred} |"
         )
     big = [s for s in sizes if s >= 1_000_000]
     if len(big) >= 2:

@@ -166,11 +166,10 @@ def text_array(texts) -> np.ndarray:
     return out
 
 
-# Text labels are coded by sorting (NumPy) until this many rows have been
-# coded so, then by hashing (pandas, linear time): its import (a third of a
-# second) pays for itself only over millions of rows.
-_SORTED_LABELS = 3_000_000
-_sorted_so_far = 0
+# Text labels of at most this many rows are coded by sorting (NumPy) while
+# pandas is not loaded: sooner than its import (a third of a second, most of
+# a small command's time). More are coded by hashing (pandas, linear time).
+_SORTED_LABELS = 20_000
 
 
 def label_codes(values) -> tuple[np.ndarray, np.ndarray]:
@@ -204,13 +203,10 @@ def label_codes(values) -> tuple[np.ndarray, np.ndarray]:
         # The distinct values first (few), so that no Python string is made per row.
         uniques_u, codes = np.unique(arr, return_inverse=True)
         return text_array(uniques_u.tolist()), np.asarray(codes, dtype=np.intp).reshape(-1)
-    global _sorted_so_far
-    if _sorted_so_far + arr.size <= _SORTED_LABELS and "pandas" not in sys.modules:
-        # Rows are sorted sooner than pandas is imported (a small command's
-        # largest import); the order is Python's, as pandas sorts text.
+    if arr.size <= _SORTED_LABELS and "pandas" not in sys.modules:
+        # The order is Python's, as pandas sorts text.
         flat = arr.reshape(-1)
         if set(map(type, flat.tolist())) == {str}:
-            _sorted_so_far += arr.size
             uniques, codes = unique_inverse(flat)
             return text_array(uniques.tolist()), np.asarray(codes, dtype=np.intp)
     import pandas as pd
