@@ -164,13 +164,48 @@ class Calibrator:
     """
 
     kind: ClassVar[str]
+    #: The attribute ``fit`` sets (a calibrator without it is not fitted).
+    fitted_attribute: ClassVar[str]
 
     def fit(self, log_proba, y_idx) -> Calibrator:
         """Fit on held-out log posteriors and true class indices; returns self."""
         raise NotImplementedError
 
+    def _check_fitted(self):
+        if not hasattr(self, self.fitted_attribute):
+            raise ValueError(f"{type(self).__name__} is not fitted yet; call fit first")
+
     def transform(self, log_proba) -> np.ndarray:
-        """Calibrated log posteriors: a new array, each row's exponentials summing to 1."""
+        """Calibrated log posteriors.
+
+        Parameters
+        ----------
+        log_proba : array-like of shape (n_samples, n_classes)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+            A new array, each row's exponentials summing to 1 (the map is
+            the subclass's ``_map``).
+
+        Raises
+        ------
+        ValueError
+            Before ``fit``; on a number of classes other than at fit, NaN or
+            +inf, or a row that is -inf everywhere.
+        """
+        self._check_fitted()
+        z = _check_log_proba(log_proba)
+        fitted = getattr(self, "n_classes_", z.shape[1])
+        if z.shape[1] != fitted:
+            raise ValueError(
+                f"log_proba has {z.shape[1]} class columns but the calibration was fitted "
+                f"with {fitted}"
+            )
+        return self._map(z)
+
+    def _map(self, z: np.ndarray) -> np.ndarray:
+        """The calibrated log posteriors of the checked log posteriors ``z``."""
         raise NotImplementedError
 
     def to_arrays(self) -> dict[str, np.ndarray]:
@@ -222,6 +257,7 @@ class TemperatureScaling(Calibrator):
     """
 
     kind = "temperature"
+    fitted_attribute = "temperature_"
 
     def describe(self) -> dict[str, object]:
         """``temperature`` (T) and ``at_bound`` (the search stopped at an end of its range)."""
@@ -295,30 +331,8 @@ class TemperatureScaling(Calibrator):
         self.temperature_ = float(np.exp(u))
         return self
 
-    def _check_fitted(self):
-        if not hasattr(self, "temperature_"):
-            raise ValueError("TemperatureScaling is not fitted yet; call fit first")
-
-    def transform(self, log_proba) -> np.ndarray:
-        """Calibrated log posteriors.
-
-        Parameters
-        ----------
-        log_proba : array-like of shape (n_samples, n_classes)
-
-        Returns
-        -------
-        ndarray of shape (n_samples, n_classes)
-            ``log_proba / T`` normalised by log-sum-exp, so that the
-            exponentials of each row sum to 1. A new array.
-
-        Raises
-        ------
-        ValueError
-            Before ``fit``; on NaN or +inf, or a row that is -inf everywhere.
-        """
-        self._check_fitted()
-        z = _check_log_proba(log_proba)
+    def _map(self, z: np.ndarray) -> np.ndarray:
+        """``z / T`` normalised by log-sum-exp."""
         return log_normalise(z / self.temperature_)
 
     def to_arrays(self) -> dict[str, np.ndarray]:
@@ -419,6 +433,7 @@ class IsotonicCalibration(Calibrator):
     """
 
     kind = "isotonic"
+    fitted_attribute = "breakpoints_"
     floor_: float | None
 
     def describe(self) -> dict[str, object]:
@@ -460,38 +475,11 @@ class IsotonicCalibration(Calibrator):
         ]
         return self
 
-    def _check_fitted(self):
-        if not hasattr(self, "breakpoints_"):
-            raise ValueError("IsotonicCalibration is not fitted yet; call fit first")
-
-    def transform(self, log_proba) -> np.ndarray:
-        """Calibrated log posteriors.
-
-        Parameters
-        ----------
-        log_proba : array-like of shape (n_samples, n_classes)
-
-        Returns
-        -------
-        ndarray of shape (n_samples, n_classes)
-            Log posteriors whose exponentials lie in (0, 1) and sum to 1 in
-            each row (maps read from files written before the floor may
-            give 0, as ``-inf``). A new array.
-
-        Raises
-        ------
-        ValueError
-            Before ``fit``; on a number of classes other than at fit, NaN or
-            +inf, probabilities above 1 or a row that is -inf everywhere.
-        """
-        self._check_fitted()
-        z = _check_log_proba(log_proba)
+    def _map(self, z: np.ndarray) -> np.ndarray:
+        """Each class's map of its posterior, renormalised: exponentials in (0, 1)
+        (maps read from files written before the floor may give 0, as ``-inf``);
+        probabilities above 1 are refused."""
         p = _check_proba(np.exp(z))
-        if p.shape[1] != self.n_classes_:
-            raise ValueError(
-                f"proba has {p.shape[1]} class columns but the calibration was fitted "
-                f"with {self.n_classes_}"
-            )
         total = p.sum(axis=1)
         q = np.empty_like(p)
         for k, (x, y) in enumerate(self.breakpoints_):
@@ -741,6 +729,7 @@ class SigmoidCalibration(Calibrator):
     """
 
     kind = "sigmoid"
+    fitted_attribute = "a_"
 
     def describe(self) -> dict[str, object]:
         """Platt's ``a`` and ``b`` of each sigmoid (one for two classes)."""
@@ -776,35 +765,8 @@ class SigmoidCalibration(Calibrator):
         self.b_ = np.array([b for _, b in fitted], dtype=np.float64)
         return self
 
-    def _check_fitted(self):
-        if not hasattr(self, "a_"):
-            raise ValueError("SigmoidCalibration is not fitted yet; call fit first")
-
-    def transform(self, log_proba) -> np.ndarray:
-        """Calibrated log posteriors.
-
-        Parameters
-        ----------
-        log_proba : array-like of shape (n_samples, n_classes)
-
-        Returns
-        -------
-        ndarray of shape (n_samples, n_classes)
-            Log posteriors whose exponentials sum to 1 in each row. A new array.
-
-        Raises
-        ------
-        ValueError
-            Before ``fit``; on a number of classes other than at fit, NaN or
-            +inf, or a row that is -inf everywhere.
-        """
-        self._check_fitted()
-        z = _check_log_proba(log_proba)
-        if z.shape[1] != self.n_classes_:
-            raise ValueError(
-                f"log_proba has {z.shape[1]} class columns but the calibration was fitted "
-                f"with {self.n_classes_}"
-            )
+    def _map(self, z: np.ndarray) -> np.ndarray:
+        """One sigmoid of each class's log-odds, renormalised."""
         f = log_odds(log_normalise(z))
         if self.n_classes_ == 2:
             u = _affine(self.a_[0], f[:, 1], self.b_[0])

@@ -202,7 +202,8 @@ def test_a_folder_fit_records_what_a_one_file_fit_records(tmp_path, model):
     }
 
 
-@pytest.mark.parametrize("command", ["compare", "calibrate", "cv"])
+# calibrate, cv and tune read parts (tests/test_fold_parts.py); compare reads one file.
+@pytest.mark.parametrize("command", ["compare"])
 def test_commands_that_read_one_file_say_so_for_a_folder_of_parts(tmp_path, command):
     parts = _write(tmp_path)
     model = tmp_path / "m.npz"

@@ -298,8 +298,8 @@ def test_rows_stay_in_order_up_to_a_bad_cell_in_chunks_of_one(tmp_path):
 
 
 def test_the_plan_gives_every_feature_a_kind_and_reads_words_and_categories(tmp_path):
+    from nbcli.io.formats import open_reader
     from nbcli.io.plan import CATEGORICAL, LABEL, NUMERIC, RAW, WORDS
-    from nbcli.io.readers import open_reader
     from nbcli.io.request import DataRequest
     from nbcli.io.sources import Source
 

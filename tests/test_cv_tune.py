@@ -11,7 +11,6 @@ import json
 
 import numpy as np
 import pytest
-from sklearn import discriminant_analysis as da
 from sklearn import naive_bayes as nb
 from sklearn.metrics import average_precision_score, roc_auc_score
 from sklearn.model_selection import GridSearchCV, PredefinedSplit
@@ -30,23 +29,24 @@ from nbcli.workflows.settings import FoldSettings, ScoreSettings, Search
 from nbcli.workflows.train import train
 from nbcli.workflows.tune import combinations, parse_values, tune
 from tests.conftest import nbcli_in_process
+from tests.declared import sklearn_twin, spec_names
 from tests.test_reports import validate
 
-SKLEARN = {
-    "gaussian": nb.GaussianNB,
-    "multinomial": nb.MultinomialNB,
-    "bernoulli": nb.BernoulliNB,
-    "lda": da.LinearDiscriminantAnalysis,
-    "qda": da.QuadraticDiscriminantAnalysis,
-}
+#: The model types that declare a scikit-learn equivalent, with its class.
+SKLEARN = {n: sklearn_twin(cls) for n, cls in MODELS.items() if cls.sklearn_equivalent}
 
 
-# As the command line sets it (nbcli's class, like scikit-learn's, takes counts then).
-PARAMS = {"bernoulli": {"binarize": 0.0}}
+def _est(model, **params):
+    return MODELS[model](**params)
 
 
-def _est(model):
-    return MODELS[model](**PARAMS.get(model, {}))
+def _widths(model, X) -> dict:
+    """For a model that declares ``min_categories``: every category of the file,
+    as its fold models know them (and as a fit on the other folds is told them,
+    so that it can score a fold's categories only that fold holds)."""
+    if "min_categories" not in spec_names(MODELS[model]):
+        return {}
+    return {"min_categories": (X.max(axis=0) + 1).astype(int)}
 
 
 def _counts(n=200, d=4, k=3, seed=0):
@@ -83,8 +83,9 @@ def folded(tmp_path_factory):
 @pytest.mark.parametrize("model", sorted(SKLEARN))
 def test_cv_folds_equal_fits_on_the_other_folds(model, folded, tmp_path):
     path, X, y, fold = folded
+    widths = _widths(model, X)
     report = cross_validate(
-        _est(model),
+        _est(model, **widths),
         DataRequest.of(str(path)),
         FoldSettings(fold_column="fold"),
         ScoreSettings(bootstrap=0),
@@ -96,7 +97,7 @@ def test_cv_folds_equal_fits_on_the_other_folds(model, folded, tmp_path):
     for entry in report.folds:
         test = fold == entry.fold
         assert entry.n_samples == test.sum() and entry.n_train == (~test).sum()
-        ref = SKLEARN[model](**PARAMS.get(model, {})).fit(X[~test], labels[~test])
+        ref = SKLEARN[model](**widths).fit(X[~test], labels[~test])
         accuracy = float(np.mean(ref.predict(X[test]) == labels[test]))
         assert entry.metrics["accuracy"] == accuracy
         pooled_correct += int(np.sum(ref.predict(X[test]) == labels[test]))
@@ -107,7 +108,7 @@ def test_cv_folds_equal_fits_on_the_other_folds(model, folded, tmp_path):
         # nbcli's own fit of the other folds' rows, scored by evaluate.
         train_csv = _write_csv(tmp_path / f"train{entry.fold}.csv", X[~test], y[~test])
         test_csv = _write_csv(tmp_path / f"test{entry.fold}.csv", X[test], y[test])
-        result = train(_est(model), DataRequest.of(str(train_csv)))
+        result = train(_est(model, **widths), DataRequest.of(str(train_csv)))
         model_path = tmp_path / f"m{entry.fold}.npz"
         save_model(result.model_file, model_path)
         ev = evaluate(str(model_path), DataRequest.of(str(test_csv)), ScoreSettings(bootstrap=0))

@@ -1,8 +1,8 @@
 """A real cluster as README starts one, and schedulers that cannot be used.
 
 ``dask scheduler`` and two ``dask worker`` processes run on 127.0.0.1, each in
-a working directory of its own; fit, predict and evaluate of a mixed table
-are given relative paths at the client. Then the addresses that are not a
+a working directory of its own; fit, predict, evaluate, cv and tune of a
+mixed table are given relative paths at the client. Then the addresses that are not a
 usable scheduler: a port that accepts and never answers (fails within
 ``--connect-timeout``), something that answers but not as Dask, a refused
 port and an unknown host (both at once). Only the loopback is used.
@@ -94,7 +94,9 @@ def _ok(*args):
     return run
 
 
-def test_fit_predict_evaluate_of_a_mixed_table_by_relative_paths(cluster, tmp_path, monkeypatch):
+def test_fit_predict_evaluate_cv_tune_of_a_mixed_table_by_relative_paths(
+    cluster, tmp_path, monkeypatch
+):
     from palmerpenguins import load_penguins
 
     frame = load_penguins().sample(frac=1.0, random_state=4).reset_index(drop=True)
@@ -120,6 +122,18 @@ def test_fit_predict_evaluate_of_a_mixed_table_by_relative_paths(cluster, tmp_pa
     whole = json.loads(_ok(*args, "-d", "all.csv").stdout)["metrics"]
     for name in ("accuracy", "log_loss", "roc_auc", "average_precision"):
         assert by_parts[name]["value"] == pytest.approx(whole[name]["value"], rel=0, abs=1e-12)
+    # cv and tune: the one-file folds, hence the one-file per-fold figures.
+    cv = ("cv", "-m", "mixed", "-t", "species", "-k", "4", "--bootstrap", "0", "--json", "-")
+    by_parts = json.loads(_ok(*cv, "-d", "parts", *dask).stdout)["folds"]
+    whole = json.loads(_ok(*cv, "-d", "all.csv").stdout)["folds"]
+    assert len(by_parts) == len(whole) == 4
+    for a, b in zip(by_parts, whole):
+        assert a["n_samples"] == b["n_samples"]
+        for name in ("accuracy", "log_loss", "roc_auc"):
+            assert a["metrics"][name] == pytest.approx(b["metrics"][name], rel=0, abs=1e-12)
+    _ok("tune", "-m", "mixed", "-d", "parts", "-t", "species", "--alpha", "0.5,1", "-q",
+        "--bootstrap", "0", "-o", "tuned.npz", *dask)  # fmt: skip
+    assert (client / "tuned.npz").stat().st_size > 0
 
 
 def test_a_path_a_worker_cannot_see_is_named_with_the_worker(cluster, tmp_path):

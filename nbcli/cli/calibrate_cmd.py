@@ -50,11 +50,18 @@ def parse_bins(text: str):
     return n if len(parts) == 1 else edges
 
 
+@common.with_engine_options
+@common.with_read_options
 def calibrate(
     model: Annotated[str, common.MODEL],
     data_files: Annotated[
         list[str],
-        typer.Option("--data", "-d", help="Held-out labelled data (not the training data)."),
+        typer.Option(
+            "--data",
+            "-d",
+            help="Held-out labelled data (not the training data); a folder, a quoted glob or "
+            "several --data files of CSV/Parquet parts are one data set.",
+        ),
     ],
     target: Annotated[str | None, common.TARGET] = None,
     method: Annotated[
@@ -141,11 +148,9 @@ def calibrate(
     ] = None,
     unseen: Annotated[str | None, table_options.UNSEEN] = None,
     na_values: Annotated[list[str] | None, table_options.SCORING_NA_VALUES] = None,
-    delimiter: Annotated[str | None, common.DELIMITER] = None,
-    chunk_size: Annotated[int | None, common.CHUNK_SIZE] = None,
-    x_key: Annotated[str, common.X_KEY] = "X",
-    y_key: Annotated[str, common.Y_KEY] = "y",
+    read: common.ReadOptions = common.READING,
     quiet: Annotated[bool, common.QUIET] = False,
+    engine: common.EngineOptions = common.LOCAL,
     force: Annotated[bool, common.FORCE] = False,
 ):
     """Reliability of the model's posteriors on held-out data, and a repair.
@@ -156,7 +161,9 @@ def calibrate(
     by a calibrator fitted on the other folds). With --output, writes a model
     file that carries the calibrator when it improves the cross-fitted
     log-loss beyond its margin; predict --proba, evaluate and calibrate apply it.
-    Example: nbcli calibrate -m digits.npz -d sample_data/digits_calib.csv -o digits-cal.npz
+    Example: nbcli calibrate -m digits.npz -d sample_data/digits_calib.csv -o digits-cal.npz.
+    Parts (a folder, a glob, --engine dask) are scored where they are read; the posteriors
+    come back, and every method fits and is judged as on the parts joined into one file.
     """
     from nbcli.cli.progress import ConsoleReporter
     from nbcli.io.atomic import check_outputs
@@ -167,7 +174,8 @@ def calibrate(
     if isinstance(edges_or_n, list) and strategy is Strategy.quantile:
         raise NbcliError("--strategy quantile makes its own edges; give --bins as a number with it")
     thresholds = common.parse_thresholds(fail_under, fail_over, CALIBRATION_METRICS, bootstrap)
-    data = common.one_data_file(data_files)
+    data_list = list(data_files)
+    data = common.data_name(data_list)
     common.check_model_file(model)
     if output is not None and method is Method.none:
         raise NbcliError(
@@ -175,27 +183,28 @@ def calibrate(
         )
     check_outputs(
         [("--output", output), ("--json", json_out), ("--plot", plot)],
-        [("--model", model), ("--data", data)],
+        [("--model", model), *(("--data", d) for d in data_list)],
         models=["--output"],
         force=force,
     )
     if plot is not None:
-        check_plot(plot)
+        common.check_plot(plot)
 
     from nbcli.cli.requests import data_request
-    from nbcli.workflows.settings import ScoreSettings
+    from nbcli.workflows.settings import CalibrationChecks, ScoreSettings
 
-    request = data_request(locals()).reading(data=(data,))
-    result = run_calibration(
-        model,
-        request,
-        ScoreSettings(bootstrap, confidence, seed, edges_or_n, strategy.value),
-        method=method.value,
-        allow_training_data=allow_training_data,
-        reporter=ConsoleReporter(quiet),
-        folds=folds,
-        allow_worse=allow_worse,
-    )
+    request = data_request(locals())
+    with common.engine_for(data_list, engine) as eng:
+        result = run_calibration(
+            model,
+            request if eng is not None else request.reading(data=(data,)),
+            ScoreSettings(bootstrap, confidence, seed, edges_or_n, strategy.value),
+            method=method.value,
+            allow_training_data=allow_training_data,
+            reporter=ConsoleReporter(quiet),
+            checks=CalibrationChecks(folds, allow_worse),
+            engine=eng,
+        )
     report = result.report
     common.show_warnings(report.warnings)
     if result.certain and output is not None:
@@ -272,28 +281,3 @@ def refusal(verdict, method: str, data: str, output: str | None) -> str:
         f"{data}: {which} the cross-fitted log-loss beyond its margin ({why}), so "
         f"{output} was not written; {hint}; --allow-worse writes it anyway"
     )
-
-
-def check_plot(path: str) -> None:
-    """Refuse, before any work, a ``--plot`` path nbcli cannot draw to.
-
-    Raises
-    ------
-    NbcliError
-        For an extension other than .png or .svg, or when matplotlib is not
-        installed.
-    """
-    import importlib.util
-    from pathlib import Path
-
-    suffix = Path(path).suffix
-    if suffix.lower() not in (".png", ".svg"):
-        raise NbcliError(
-            f"--plot {path}: cannot draw a plot with extension {suffix!r}; use .png or .svg"
-        )
-    try:
-        found = importlib.util.find_spec("matplotlib") is not None
-    except (ImportError, ValueError):
-        found = False
-    if not found:
-        raise NbcliError(f"--plot {path}: drawing needs matplotlib: pip install 'nbcli[plot]'")

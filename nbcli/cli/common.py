@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import sys
+from dataclasses import dataclass
+from typing import ClassVar, Literal
 
 import typer
 
@@ -27,6 +29,15 @@ CHUNK_SIZE = typer.Option(
     help="Rows read at a time from CSV files (at most 10,000,000). Default: about 2 million "
     "values (16 MB) per chunk.",
 )
+
+
+def pos_label_option(says: str):
+    """``--pos-label LABEL``, with what the positive class decides in this command."""
+    return typer.Option(
+        "--pos-label", metavar="LABEL", help=f"With two classes, the positive one: {says}"
+    )
+
+
 X_KEY = typer.Option("--x-key", help="Name of the feature array in .npz input.")
 Y_KEY = typer.Option("--y-key", help="Name of the label array in .npz input.")
 JSON = typer.Option(
@@ -46,33 +57,6 @@ FORCE = typer.Option(
 MODEL = typer.Option(
     "--model", "-m", help="Model FILE (.npz) written by nbcli fit (not a model type)."
 )
-
-
-def check_columns(target: str | None, features: list[str] | None, drop: list[str] | None) -> None:
-    """Refuse, before reading, column options that contradict each other.
-
-    ``features`` and ``drop`` are the raw option values (``--features ''``
-    names no column, which is refused rather than read as "all").
-
-    Raises
-    ------
-    NbcliError
-        For an empty ``--features`` or ``--drop``, a column both in
-        ``--features`` and ``--drop``, or a ``--target`` that is dropped.
-    """
-    from nbcli.cli.options import split_list
-    from nbcli.errors import NbcliError
-
-    for option, values in (("--features", features), ("--drop", drop)):
-        if values is not None and split_list(values) is None:
-            raise NbcliError(f"{option} {values[0]!r}: names no column; give column names")
-    both = sorted(set(split_list(features) or []) & set(split_list(drop) or []))
-    if both:
-        raise NbcliError(
-            f"column {both[0]!r} is in both --features and --drop; give it in one of them"
-        )
-    if target is not None and target in (split_list(drop) or []):
-        raise NbcliError(f"--target {target} is also in --drop; the target cannot be dropped")
 
 
 @contextlib.contextmanager
@@ -120,6 +104,27 @@ def ctrl_c_for_this_process_only():
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
+def data_name(values: list[str]) -> str:
+    """The data of a command that reads parts as its messages name it: the one
+    file (:func:`one_data_file`), or several ``--data`` values joined by ``", "``
+    (one data set, read in order, part by part)."""
+    return one_data_file(values) if len(values) == 1 else ", ".join(values)
+
+
+def check_model_outputs(output, json_out, data: list[str], config, force: bool) -> None:
+    """Before any work, a fitting command's ``--output`` (a model file) and
+    ``--json``, against its ``--data`` values and ``--config``
+    (:func:`nbcli.io.atomic.check_outputs`)."""
+    from nbcli.io.atomic import check_outputs
+
+    check_outputs(
+        [("--output", output), ("--json", json_out)],
+        [*(("--data", d) for d in data), ("--config", config)],
+        models=["--output"],
+        force=force,
+    )
+
+
 def one_data_file(values: list[str]) -> str:
     """The one data file of a command that reads one (``--data`` given once,
     or a glob that matches one file).
@@ -159,7 +164,7 @@ def check_model_file(path: str, option: str = "--model") -> None:
     from nbcli.errors import NbcliError
     from nbcli.models import registry
 
-    if os.path.exists(path) or path.lower() not in registry.model_classes():
+    if "://" in path or os.path.exists(path) or path.lower() not in registry.model_classes():
         return
     raise NbcliError(
         f"{option} {path}: no such model file; {path.lower()!r} is a model type, which "
@@ -357,6 +362,164 @@ def open_engine(
     )
 
 
+def option_parameter(name: str, annotation, option, default=None, keyword_only=True):
+    """One option of a generated command signature: ``name`` with
+    ``Annotated[annotation, option]`` and ``default``."""
+    import inspect
+    from typing import Annotated
+
+    kind = (
+        inspect.Parameter.KEYWORD_ONLY if keyword_only else inspect.Parameter.POSITIONAL_OR_KEYWORD
+    )
+    return inspect.Parameter(name, kind, default=default, annotation=Annotated[annotation, option])
+
+
+def command_with(func, parameters: list, names, pack=None):
+    """A command that calls ``func``, with the signature Typer reads made of
+    ``parameters``: the options ``names`` are taken out of the call and
+    passed to ``func`` as ``pack(values)`` (keyword arguments; default: as given)."""
+    import inspect
+
+    def command(**options):
+        values = {n: options.pop(n) for n in names if n in options}
+        return func(**options, **(values if pack is None else pack(values)))
+
+    command.__name__ = command.__qualname__ = func.__name__
+    command.__doc__ = func.__doc__
+    command.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
+    command.__annotations__ = {p.name: p.annotation for p in parameters}
+    return command
+
+
+def option_group(name: str, group: type, parameters: tuple):
+    """A decorator: the command's parameter ``name`` becomes the options of
+    ``parameters`` (``(parameter, type, typer.Option, default)`` each), one
+    per option in the signature Typer reads, and the command receives them
+    as one ``group`` value (a frozen dataclass with those fields).
+
+    So a set of options that several commands share is declared once;
+    :func:`nbcli.cli.requests.data_request` reads a group's fields as it
+    reads the command's own options.
+    """
+    import inspect
+
+    names = [parameter for parameter, *_ in parameters]
+
+    def decorate(func):
+        given = list(inspect.signature(func, eval_str=True).parameters.values())
+        at = [p.name for p in given].index(name)
+        generated = [
+            option_parameter(parameter, kind, option, default, keyword_only=False)
+            for parameter, kind, option, default in parameters
+        ]
+        return command_with(
+            func,
+            given[:at] + generated + given[at + 1 :],
+            names,
+            lambda values: {name: group(**values)},
+        )
+
+    return decorate
+
+
+def grouped_options(options) -> dict:
+    """``options`` (a command's by parameter name) with each option group's
+    fields (see :func:`option_group`) in place of the group."""
+    from dataclasses import fields, is_dataclass
+
+    flat = {}
+    for key, value in options.items():
+        if is_dataclass(value) and getattr(value, "option_group", False):
+            flat.update({f.name: getattr(value, f.name) for f in fields(value)})
+        else:
+            flat[key] = value
+    return flat
+
+
+@dataclass(frozen=True)
+class EngineOptions:
+    """The engine options of a command, as one value (see :func:`with_engine_options`)."""
+
+    option_group: ClassVar[bool] = True
+    engine: str = "local"
+    scheduler: str | None = None
+    workers: int | None = None
+    worker_memory: str | None = None
+    connect_timeout: float | None = None
+
+    @property
+    def name(self) -> str:
+        return self.engine.lower()
+
+    def open(self):
+        """:func:`open_engine` with these options."""
+        return open_engine(
+            self.engine, self.scheduler, self.workers, self.worker_memory, self.connect_timeout
+        )
+
+    def uses_parts(self, data: list[str]) -> bool:
+        """:func:`uses_parts` of ``data`` with this engine."""
+        return uses_parts(self.engine, data)
+
+
+#: The engine options of a command that gives none: this process.
+LOCAL = EngineOptions()
+
+#: ``--engine``, ``--scheduler``, ``--workers``, ``--worker-memory`` and
+#: ``--connect-timeout`` in place of a command's ``engine`` parameter, which
+#: receives them as one :class:`EngineOptions`.
+with_engine_options = option_group(
+    "engine",
+    EngineOptions,
+    (
+        ("engine", Literal["local", "dask"], ENGINE, "local"),
+        ("scheduler", str | None, SCHEDULER, None),
+        ("workers", int | None, WORKERS, None),
+        ("worker_memory", str | None, WORKER_MEMORY, None),
+        ("connect_timeout", float | None, CONNECT_TIMEOUT, None),
+    ),
+)
+
+
+@dataclass(frozen=True)
+class ReadOptions:
+    """How a data file is read: ``--delimiter``, ``--chunk-size``, ``--x-key``, ``--y-key``."""
+
+    option_group: ClassVar[bool] = True
+    delimiter: str | None = None
+    chunk_size: int | None = None
+    x_key: str = "X"
+    y_key: str = "y"
+
+
+#: The read options of a command that gives none.
+READING = ReadOptions()
+
+#: The read options in place of a command's ``read`` parameter (one :class:`ReadOptions`).
+with_read_options = option_group(
+    "read",
+    ReadOptions,
+    (
+        ("delimiter", str | None, DELIMITER, None),
+        ("chunk_size", int | None, CHUNK_SIZE, None),
+        ("x_key", str, X_KEY, "X"),
+        ("y_key", str, Y_KEY, "y"),
+    ),
+)
+
+
+@contextlib.contextmanager
+def engine_for(data: list[str], options: EngineOptions):
+    """The engine to read ``data`` part by part on (:func:`uses_parts`), opened for
+    the block; None for one file, read in this process (Dask options refused)."""
+    if options.uses_parts(data):
+        with options.open() as eng:
+            yield eng
+    else:
+        options.open()
+        yield None
+
+
 def uses_parts(engine: str, data: list[str]) -> bool:
     """Whether a run reads ``--data`` part by part on an engine: with ``--engine dask``,
     when ``--data`` names a folder or a glob, or when it is given more than once
@@ -369,3 +532,30 @@ def names_parts_of(data: list[str]) -> bool:
     from nbcli.workflows.parts import names_parts
 
     return names_parts(data)
+
+
+def check_plot(path: str) -> None:
+    """Refuse, before any work, a ``--plot`` path nbcli cannot draw to.
+
+    Raises
+    ------
+    NbcliError
+        For an extension other than .png or .svg, or when matplotlib is not
+        installed.
+    """
+    import importlib.util
+    from pathlib import Path
+
+    from nbcli.errors import NbcliError
+
+    suffix = Path(path).suffix
+    if suffix.lower() not in (".png", ".svg"):
+        raise NbcliError(
+            f"--plot {path}: cannot draw a plot with extension {suffix!r}; use .png or .svg"
+        )
+    try:
+        found = importlib.util.find_spec("matplotlib") is not None
+    except (ImportError, ValueError):
+        found = False
+    if not found:
+        raise NbcliError(f"--plot {path}: drawing needs matplotlib: pip install 'nbcli[plot]'")

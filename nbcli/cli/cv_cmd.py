@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from dataclasses import dataclass
+from typing import Annotated, ClassVar
 
 import typer
 
@@ -30,7 +31,12 @@ REPEATS = typer.Option(
 SEED = typer.Option(
     "--seed", min=0, help="Seed of the fold plan and the bootstrap: same seed, same folds."
 )
-DATA = typer.Option("--data", "-d", help="Labelled data (CSV, NPZ, Parquet, - for stdin).")
+DATA = typer.Option(
+    "--data",
+    "-d",
+    help="Labelled data (CSV, NPZ, Parquet, - for stdin); a folder, a quoted glob or several "
+    "--data files of CSV/Parquet parts are one data set.",
+)
 MODEL_TYPE = typer.Option(
     "--model", "-m", help="Model type (or 'model' in --config).", case_sensitive=False
 )
@@ -41,20 +47,61 @@ CONFIG = typer.Option(
 )
 
 
+POS_LABEL = common.pos_label_option(
+    "every fold's and the pooled average "
+    "precision, and the pooled binary precision, recall and F1, are of it (ROC AUC is "
+    "the same either way). Default: the second in sorted order."
+)
+
+
+@dataclass(frozen=True)
+class FoldOptions:
+    """The fold options of ``cv`` and ``tune``: ``--folds``, ``--fold-column``,
+    ``--group-column``, ``--repeats``, ``--seed``."""
+
+    option_group: ClassVar[bool] = True
+    folds: int = 10
+    fold_column: str | None = None
+    group_column: str | None = None
+    repeats: int = 1
+    seed: int = 0
+
+    def settings(self):
+        """The :class:`~nbcli.workflows.settings.FoldSettings` of these options."""
+        from nbcli.workflows.settings import FoldSettings
+
+        return FoldSettings(
+            self.folds, self.fold_column, self.group_column, self.repeats, self.seed
+        )
+
+
+#: The fold options of a command that gives none.
+TEN_FOLDS = FoldOptions()
+
+#: The fold options in place of a command's ``folds`` parameter (one :class:`FoldOptions`).
+with_fold_options = common.option_group(
+    "folds",
+    FoldOptions,
+    (
+        ("folds", int, FOLDS, 10),
+        ("fold_column", str | None, FOLD_COLUMN, None),
+        ("group_column", str | None, GROUP_COLUMN, None),
+        ("repeats", int, REPEATS, 1),
+        ("seed", int, SEED, 0),
+    ),
+)
+
+
+@common.with_engine_options
+@common.with_read_options
+@text_opts.with_text_options
+@table_options.with_column_options
+@with_fold_options
 def cv(
     data_files: Annotated[list[str], DATA],
     model: Annotated[_MODEL_TYPES | None, MODEL_TYPE] = None,  # type: ignore[valid-type]
-    folds: Annotated[int, FOLDS] = 10,
-    fold_column: Annotated[str | None, FOLD_COLUMN] = None,
-    group_column: Annotated[str | None, GROUP_COLUMN] = None,
-    repeats: Annotated[int, REPEATS] = 1,
-    seed: Annotated[int, SEED] = 0,
-    target: Annotated[str | None, common.TARGET] = None,
-    features: Annotated[list[str] | None, common.FEATURES] = None,
-    drop: Annotated[list[str] | None, common.DROP] = None,
-    column: Annotated[list[str] | None, table_options.COLUMN] = None,
-    na_values: Annotated[list[str] | None, table_options.NA_VALUES] = None,
-    na_labels: Annotated[list[str] | None, table_options.NA_LABELS] = None,
+    folds: FoldOptions = TEN_FOLDS,
+    columns: table_options.ColumnOptions = table_options.ALL_COLUMNS,
     config: Annotated[str | None, CONFIG] = None,
     bootstrap: Annotated[int, BOOTSTRAP] = 1000,
     confidence: Annotated[float, CONFIDENCE] = 0.95,
@@ -73,30 +120,13 @@ def cv(
     ] = None,
     json_out: Annotated[str | None, common.JSON] = None,
     force: Annotated[bool, common.FORCE] = False,
-    pos_label: Annotated[
-        str | None,
-        typer.Option(
-            "--pos-label",
-            metavar="LABEL",
-            help="With two classes, the positive one: every fold's and the pooled average "
-            "precision, and the pooled binary precision, recall and F1, are of it (ROC AUC is "
-            "the same either way). Default: the second in sorted order.",
-        ),
-    ] = None,
+    pos_label: Annotated[str | None, POS_LABEL] = None,
     fail_under: Annotated[list[str] | None, FAIL_UNDER] = None,
     fail_over: Annotated[list[str] | None, FAIL_OVER] = None,
-    delimiter: Annotated[str | None, common.DELIMITER] = None,
-    chunk_size: Annotated[int | None, common.CHUNK_SIZE] = None,
-    x_key: Annotated[str, common.X_KEY] = "X",
-    y_key: Annotated[str, common.Y_KEY] = "y",
+    read: common.ReadOptions = common.READING,
     quiet: Annotated[bool, common.QUIET] = False,
-    text: Annotated[list[str] | None, text_opts.TEXT] = None,
-    ngram: Annotated[str | None, text_opts.NGRAM] = None,
-    min_df: Annotated[str | None, text_opts.MIN_DF] = None,
-    max_df: Annotated[str | None, text_opts.MAX_DF] = None,
-    max_features: Annotated[int | None, text_opts.MAX_FEATURES] = None,
-    stop_words: Annotated[str | None, text_opts.STOP_WORDS] = None,
-    lowercase: Annotated[bool | None, text_opts.LOWERCASE] = None,
+    engine: common.EngineOptions = common.LOCAL,
+    text: text_opts.TextOptions = text_opts.NO_TEXT,
     **hyperparameter_flags,
 ):
     """Cross-validate a model type: per-fold and pooled out-of-fold metrics with bootstrap
@@ -105,9 +135,12 @@ def cv(
     Every fold's model is the merge of the other folds' statistics, gathered in one
     pass: no refit. Exit codes: 0 ok, 2 bad command or input, 3 a threshold missed.
     Example: nbcli cv --model gaussian --data sample_data/iris_train.csv --folds 5;
-    with text: nbcli cv -m multinomial -d sample_data/austen_train.csv --text text --min-df 2
+    with text: nbcli cv -m multinomial -d sample_data/austen_train.csv --text text --min-df 2.
+    A folder or glob of parts, or --engine dask, is read part by part: the same folds and
+    per-fold figures as the parts joined into one file.
     """
-    data = common.one_data_file(data_files)
+    data_list = list(data_files)
+    data = common.data_name(data_list)
     from nbcli.cli.fit_cmd import _estimator
     from nbcli.cli.options import read_config
     from nbcli.cli.progress import ConsoleReporter
@@ -116,30 +149,32 @@ def cv(
     from nbcli.io.atomic import check_outputs, writes_to_stdout
     from nbcli.reports.thresholds import EVALUATION_METRICS
     from nbcli.workflows.cv import cross_validate
-    from nbcli.workflows.settings import FoldSettings, ScoreSettings
+    from nbcli.workflows.settings import ScoreSettings
 
     thresholds = common.parse_thresholds(fail_under, fail_over, EVALUATION_METRICS)
     if writes_to_stdout(json_out) and writes_to_stdout(oof_output):
         raise NbcliError("--json and --oof-output cannot both go to stdout; send one to a file")
     check_outputs(
         [("--json", json_out), ("--oof-output", oof_output)],
-        [("--data", data), ("--config", config)],
+        [*(("--data", d) for d in data_list), ("--config", config)],
         kinds={"--oof-output": "predictions"},
         force=force,
     )
     cfg = read_config(config)
     estimator, params = _estimator(model, cfg, config, hyperparameter_flags)
-    request = data_request(locals(), cfg, config, params).reading(data=(data,))
+    request = data_request(locals(), cfg, config, params)
     prior = params.get(estimator.prior_param)
-    report = cross_validate(
-        estimator,
-        request,
-        FoldSettings(folds, fold_column, group_column, repeats, seed),
-        ScoreSettings(bootstrap, confidence, seed, bins, pos_label=pos_label),
-        priors_by_label=prior if isinstance(prior, dict) else None,
-        oof_output=oof_output,
-        reporter=ConsoleReporter(quiet),
-    )
+    with common.engine_for(data_list, engine) as eng:
+        report = cross_validate(
+            estimator,
+            request if eng is not None else request.reading(data=(data,)),
+            folds.settings(),
+            ScoreSettings(bootstrap, confidence, folds.seed, bins, pos_label=pos_label),
+            priors_by_label=prior if isinstance(prior, dict) else None,
+            oof_output=oof_output,
+            reporter=ConsoleReporter(quiet),
+            engine=eng,
+        )
     common.show_warnings(report.warnings)
     common.emit_report(report, json_out, quiet=quiet, stdout_has_data=oof_output == "-")
     common.enforce_thresholds(report.threshold_values(), thresholds)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from enum import Enum
-from typing import Annotated, Literal
+from typing import Annotated
 
 import typer
 
@@ -18,6 +18,13 @@ BOOTSTRAP = typer.Option(
     help="Bootstrap resamples for the confidence intervals: 0 (no intervals) or 100 to 1,000,000.",
 )
 CONFIDENCE_RANGE = (0.5, 0.9999)
+
+
+POS_LABEL = common.pos_label_option(
+    "average precision and the binary "
+    "precision, recall and F1 are of it (ROC AUC is the same either way). "
+    "Default: the second in sorted order."
+)
 
 
 def check_confidence(value: float | None) -> float | None:
@@ -59,6 +66,8 @@ COMPARE_FAIL_UNDER = common.fail_option("under", "difference.upper=0 or accuracy
 COMPARE_FAIL_OVER = common.fail_option("over", "p_value=0.05 or difference.lower=0.1")
 
 
+@common.with_engine_options
+@common.with_read_options
 def evaluate(
     model: Annotated[str, common.MODEL],
     data_files: Annotated[
@@ -103,27 +112,11 @@ def evaluate(
     missing: Annotated[str | None, MISSING] = None,
     unseen: Annotated[str | None, table_options.UNSEEN] = None,
     na_values: Annotated[list[str] | None, table_options.SCORING_NA_VALUES] = None,
-    delimiter: Annotated[str | None, common.DELIMITER] = None,
-    chunk_size: Annotated[int | None, common.CHUNK_SIZE] = None,
-    x_key: Annotated[str, common.X_KEY] = "X",
-    y_key: Annotated[str, common.Y_KEY] = "y",
+    read: common.ReadOptions = common.READING,
     quiet: Annotated[bool, common.QUIET] = False,
-    engine: Annotated[Literal["local", "dask"], common.ENGINE] = "local",
-    scheduler: Annotated[str | None, common.SCHEDULER] = None,
-    workers: Annotated[int | None, common.WORKERS] = None,
-    worker_memory: Annotated[str | None, common.WORKER_MEMORY] = None,
-    connect_timeout: Annotated[float | None, common.CONNECT_TIMEOUT] = None,
+    engine: common.EngineOptions = common.LOCAL,
     force: Annotated[bool, common.FORCE] = False,
-    pos_label: Annotated[
-        str | None,
-        typer.Option(
-            "--pos-label",
-            metavar="LABEL",
-            help="With two classes, the positive one: average precision and the binary "
-            "precision, recall and F1 are of it (ROC AUC is the same either way). "
-            "Default: the second in sorted order.",
-        ),
-    ] = None,
+    pos_label: Annotated[str | None, POS_LABEL] = None,
 ):
     """Score a model on labelled data: metrics with bootstrap intervals, confusion matrix,
     per-class table and calibration summary.
@@ -140,8 +133,7 @@ def evaluate(
 
     thresholds = common.parse_thresholds(fail_under, fail_over, EVALUATION_METRICS, bootstrap)
     data_list = list(data_files)
-    # Several --data files are one data set, read in order, part by part.
-    data = common.one_data_file(data_list) if len(data_list) == 1 else ", ".join(data_list)
+    data = common.data_name(data_list)
     common.check_model_file(model)
     plots = plot_paths(plot, plot_format.value)
     check_outputs(
@@ -150,14 +142,12 @@ def evaluate(
         force=force,
     )
     if plots:
-        from nbcli.cli.calibrate_cmd import check_plot
-
-        check_plot(plots["reliability"])
+        common.check_plot(plots["reliability"])
     from nbcli.cli.requests import data_request
     from nbcli.workflows.settings import ScoreSettings
 
     request = data_request(locals())
-    if common.uses_parts(engine, data_list):
+    if engine.uses_parts(data_list):
         from nbcli.workflows.evaluate_parts import evaluate_parts
 
         if plots:
@@ -172,14 +162,12 @@ def evaluate(
                 "--pos-label needs the rows in one file: the binary figures it chooses are "
                 "not computed over parts"
             )
-        with common.open_engine(engine, scheduler, workers, worker_memory, connect_timeout) as eng:
+        with engine.open() as eng:
             # Parts are binned before their rows are counted: no fewer bins for few rows.
             scores = ScoreSettings(bootstrap, confidence, seed, 10 if bins is None else bins)
             report = evaluate_parts(model, request, eng, scores)
     else:
-        common.open_engine(
-            engine, scheduler, workers, worker_memory, connect_timeout
-        )  # refuses Dask options
+        engine.open()  # refuses Dask options
         report = run_evaluation(
             model,
             # Hashing reads the files again: only for a JSON report, as cv does.
@@ -226,6 +214,7 @@ def evaluation_images(report, suffix: str) -> dict[str, bytes]:
     }
 
 
+@common.with_read_options
 def compare(
     models: Annotated[
         list[str], typer.Option("--model", "-m", help="Model file; give exactly two: A then B.")
@@ -243,10 +232,7 @@ def compare(
     missing: Annotated[str | None, MISSING] = None,
     unseen: Annotated[str | None, table_options.UNSEEN] = None,
     na_values: Annotated[list[str] | None, table_options.SCORING_NA_VALUES] = None,
-    delimiter: Annotated[str | None, common.DELIMITER] = None,
-    chunk_size: Annotated[int | None, common.CHUNK_SIZE] = None,
-    x_key: Annotated[str, common.X_KEY] = "X",
-    y_key: Annotated[str, common.Y_KEY] = "y",
+    read: common.ReadOptions = common.READING,
     quiet: Annotated[bool, common.QUIET] = False,
     force: Annotated[bool, common.FORCE] = False,
 ):

@@ -17,13 +17,17 @@ from nbcli.models.hyperparameters import SAME
 _MODEL_TYPES = Literal[tuple(registry.model_classes())]  # type: ignore[valid-type]
 
 
+@common.with_engine_options
+@common.with_read_options
+@text_opts.with_text_options
+@table_options.with_column_options
 def fit(
     data_files: Annotated[
         list[str],
         typer.Option(
             "--data",
             "-d",
-            help="Training data: CSV (.csv, .csv.gz), NPZ, Parquet, or - for stdin; a folder or "
+            help="Training data: CSV (.csv, .csv.gz), NPZ, Parquet, Feather, ARFF, svmlight, or - for stdin; a folder or "
             "quoted glob of CSV/Parquet parts is one data set.",
         ),
     ],
@@ -39,12 +43,7 @@ def fit(
     output: Annotated[
         str, typer.Option("--output", "-o", help="Where to write the model file.")
     ] = "model.npz",
-    target: Annotated[str | None, common.TARGET] = None,
-    features: Annotated[list[str] | None, common.FEATURES] = None,
-    drop: Annotated[list[str] | None, common.DROP] = None,
-    column: Annotated[list[str] | None, table_options.COLUMN] = None,
-    na_values: Annotated[list[str] | None, table_options.NA_VALUES] = None,
-    na_labels: Annotated[list[str] | None, table_options.NA_LABELS] = None,
+    columns: table_options.ColumnOptions = table_options.ALL_COLUMNS,
     config: Annotated[
         str | None,
         typer.Option(
@@ -56,24 +55,11 @@ def fit(
             ),
         ),
     ] = None,
-    delimiter: Annotated[str | None, common.DELIMITER] = None,
-    chunk_size: Annotated[int | None, common.CHUNK_SIZE] = None,
-    x_key: Annotated[str, common.X_KEY] = "X",
-    y_key: Annotated[str, common.Y_KEY] = "y",
+    read: common.ReadOptions = common.READING,
     json_out: Annotated[str | None, common.JSON] = None,
     quiet: Annotated[bool, common.QUIET] = False,
-    engine: Annotated[Literal["local", "dask"], common.ENGINE] = "local",
-    scheduler: Annotated[str | None, common.SCHEDULER] = None,
-    workers: Annotated[int | None, common.WORKERS] = None,
-    worker_memory: Annotated[str | None, common.WORKER_MEMORY] = None,
-    connect_timeout: Annotated[float | None, common.CONNECT_TIMEOUT] = None,
-    text: Annotated[list[str] | None, text_opts.TEXT] = None,
-    ngram: Annotated[str | None, text_opts.NGRAM] = None,
-    min_df: Annotated[str | None, text_opts.MIN_DF] = None,
-    max_df: Annotated[str | None, text_opts.MAX_DF] = None,
-    max_features: Annotated[int | None, text_opts.MAX_FEATURES] = None,
-    stop_words: Annotated[str | None, text_opts.STOP_WORDS] = None,
-    lowercase: Annotated[bool | None, text_opts.LOWERCASE] = None,
+    engine: common.EngineOptions = common.LOCAL,
+    text: text_opts.TextOptions = text_opts.NO_TEXT,
     force: Annotated[bool, common.FORCE] = False,
     **hyperparameter_flags,
 ):
@@ -81,18 +67,11 @@ def fit(
 
     Example: nbcli fit --model gaussian --data sample_data/iris_train.csv --output iris.npz
     """
-    from nbcli.io.atomic import check_outputs
 
     data_list = list(data_files)
-    # Several --data files are one data set, read in order, part by part.
-    data = common.one_data_file(data_list) if len(data_list) == 1 else ", ".join(data_list)
+    data = common.data_name(data_list)
     # Fail before reading what may be a large file, not after training on it.
-    check_outputs(
-        [("--output", output), ("--json", json_out)],
-        [*(("--data", d) for d in data_list), ("--config", config)],
-        models=["--output"],
-        force=force,
-    )
+    common.check_model_outputs(output, json_out, data_list, config, force)
     cfg = read_config(config)
     estimator, params = _estimator(model, cfg, config, hyperparameter_flags)
     from nbcli.cli.requests import data_request
@@ -106,7 +85,7 @@ def fit(
     priors_by_label = prior if isinstance(prior, dict) else None
     from nbcli.workflows.parts import expand_parts
 
-    if common.uses_parts(engine, data_list):
+    if engine.uses_parts(data_list):
         from nbcli.workflows.parts import train_parts
 
         if request.text is not None and getattr(type(estimator), "text_term", None):
@@ -122,12 +101,10 @@ def fit(
                 "--na-labels is not read part by part yet (a folder, a glob, several --data "
                 "files or --engine dask); blank those labels, or join the parts into one file"
             )
-        with common.open_engine(engine, scheduler, workers, worker_memory, connect_timeout) as eng:
+        with engine.open() as eng:
             result = train_parts(estimator, request, eng, priors_by_label=priors_by_label)
     else:
-        common.open_engine(
-            engine, scheduler, workers, worker_memory, connect_timeout
-        )  # refuses Dask options
+        engine.open()  # refuses Dask options
         result = train(
             estimator,
             request.reading(data=(data,)),
@@ -151,7 +128,7 @@ def fit(
             report = result.summary(output)
             if json_out is not None:
                 # Hashing reads the files again: only when a report is asked for.
-                if common.uses_parts(engine, data_list):
+                if engine.uses_parts(data_list):
                     # Parts may be readable only by the workers: named, not hashed.
                     report.inputs = {
                         "data": {"path": data, "parts": expand_parts(data_list)},
@@ -173,10 +150,10 @@ def fit(
                     "na_values": _listed(request.na_values),
                     "columns": dict(request.column_types) or None,
                 }
-                if na_labels:
-                    report.settings["na_labels"] = na_labels
-                if common.uses_parts(engine, data_list):
-                    report.settings["engine"] = engine
+                if columns.na_labels:
+                    report.settings["na_labels"] = columns.na_labels
+                if engine.uses_parts(data_list):
+                    report.settings["engine"] = engine.name
                 if request.text is not None:
                     report.settings["text"] = request.text.to_metadata()
             common.emit_report(report, json_out, quiet=quiet)
@@ -235,7 +212,15 @@ def _estimator(model: str | None, cfg: dict, config: str | None, flags: dict):
         # Where the command line insists on its own default (binarize).
         if spec.cli_default is not SAME and spec.name not in params:
             params[spec.name] = spec.cli_default
-    return cls(**params), params
+    estimator = cls(**params)
+    # Settings that exclude each other (pca with Ledoit-Wolf shrinkage), before any reading.
+    together = getattr(estimator, "_check_projection", None)
+    if together is not None:
+        try:
+            together()
+        except ValueError as exc:
+            raise NbcliError(str(exc)) from None
+    return estimator, params
 
 
 def _listed(names) -> list[str] | None:
@@ -261,12 +246,7 @@ def _hyperparameter_parameter(flag: registry.Flag) -> inspect.Parameter:
     option = typer.Option(
         flag.flag, help=registry.flag_help(flag), show_default=False, metavar=None
     )
-    return inspect.Parameter(
-        flag.dest,
-        inspect.Parameter.KEYWORD_ONLY,
-        default=None,
-        annotation=Annotated[kind | None, option],
-    )
+    return common.option_parameter(flag.dest, kind | None, option)
 
 
 def _with_hyperparameter_options(func):
@@ -286,18 +266,7 @@ def _with_hyperparameter_options(func):
     at = [p.name for p in fixed].index("config") + 1
     fixed = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in fixed]
     parameters = fixed[:at] + generated + fixed[at:]
-    names = {f.dest for f in flags}
-
-    def command(**options):
-        flags = {name: options.pop(name) for name in names}
-        return func(**options, **flags)
-
-    command.__name__ = func.__name__
-    command.__qualname__ = func.__name__
-    command.__doc__ = func.__doc__
-    command.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
-    command.__annotations__ = {p.name: p.annotation for p in parameters}
-    return command
+    return common.command_with(func, parameters, {f.dest for f in flags})
 
 
 fit = _with_hyperparameter_options(fit)

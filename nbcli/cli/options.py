@@ -91,11 +91,9 @@ def data_columns(cfg: dict, target: str | None, features, drop):
     Raises
     ------
     NbcliError
-        For options that contradict each other (``common.check_columns``):
+        For options that contradict each other (``check_columns``):
         every command that selects columns refuses the same ones.
     """
-    from nbcli.cli.common import check_columns
-
     check_columns(target, features, drop)
     data_cfg = cfg.get("data", {})
     return (
@@ -103,3 +101,29 @@ def data_columns(cfg: dict, target: str | None, features, drop):
         split_list(features) or data_cfg.get("features"),
         split_list(drop) or data_cfg.get("drop"),
     )
+
+
+def check_columns(target: str | None, features: list[str] | None, drop: list[str] | None) -> None:
+    """Refuse, before reading, column options that contradict each other.
+
+    ``features`` and ``drop`` are the raw option values (``--features ''``
+    names no column, which is refused rather than read as "all").
+
+    Raises
+    ------
+    NbcliError
+        For an empty ``--features`` or ``--drop``, a column both in
+        ``--features`` and ``--drop``, or a ``--target`` that is dropped.
+    """
+    from nbcli.errors import NbcliError
+
+    for option, values in (("--features", features), ("--drop", drop)):
+        if values is not None and split_list(values) is None:
+            raise NbcliError(f"{option} {values[0]!r}: names no column; give column names")
+    both = sorted(set(split_list(features) or []) & set(split_list(drop) or []))
+    if both:
+        raise NbcliError(
+            f"column {both[0]!r} is in both --features and --drop; give it in one of them"
+        )
+    if target is not None and target in (split_list(drop) or []):
+        raise NbcliError(f"--target {target} is also in --drop; the target cannot be dropped")

@@ -11,6 +11,8 @@ from nbcli.cli import common, table_options
 from nbcli.errors import PARTIAL_FAILURE, NbcliError
 
 
+@common.with_engine_options
+@common.with_read_options
 def predict(
     model: Annotated[str, common.MODEL],
     data: Annotated[
@@ -87,16 +89,9 @@ def predict(
             "schema nbcli.prediction) as JSON to PATH (one input).",
         ),
     ] = None,
-    delimiter: Annotated[str | None, common.DELIMITER] = None,
-    chunk_size: Annotated[int | None, common.CHUNK_SIZE] = None,
-    x_key: Annotated[str, common.X_KEY] = "X",
-    y_key: Annotated[str, common.Y_KEY] = "y",
+    read: common.ReadOptions = common.READING,
     quiet: Annotated[bool, common.QUIET] = False,
-    engine: Annotated[Literal["local", "dask"], common.ENGINE] = "local",
-    scheduler: Annotated[str | None, common.SCHEDULER] = None,
-    workers: Annotated[int | None, common.WORKERS] = None,
-    worker_memory: Annotated[str | None, common.WORKER_MEMORY] = None,
-    connect_timeout: Annotated[float | None, common.CONNECT_TIMEOUT] = None,
+    engine: common.EngineOptions = common.LOCAL,
     force: Annotated[bool, common.FORCE] = False,
 ):
     """Predict labels (and with --proba, posterior probabilities) for new data.
@@ -110,7 +105,7 @@ def predict(
 
     common.check_model_file(model)
     inputs = expand_parts(data)
-    dask = engine.lower() == "dask"
+    dask = engine.name == "dask"
     if dask and output_dir is None:
         raise NbcliError("--engine dask writes one file per input: give --output-dir")
     if digits is not None and not proba:
@@ -124,9 +119,7 @@ def predict(
     request = data_request(locals())
     columns = PredictionColumns(proba, keep_cols, digits)
     if output_dir is None and len(inputs) == 1:
-        common.open_engine(
-            engine, scheduler, workers, worker_memory, connect_timeout
-        )  # refuses Dask options
+        engine.open()  # refuses Dask options
         from nbcli.io.predictions import is_parquet_path
 
         if output_format.lower() == "parquet" and not is_parquet_path(output):
@@ -203,7 +196,7 @@ def predict(
         raise NbcliError("--jobs is for --engine local; the Dask cluster's workers run the files")
     with (
         common.ctrl_c_for_this_process_only(),
-        common.open_engine(engine, scheduler, workers, worker_memory, connect_timeout) as eng,
+        engine.open() as eng,
     ):
         report = predict_batch(
             model,

@@ -53,11 +53,13 @@ def data_request(
         invalid text options (naming the flag or config key).
     """
     from nbcli.cli import text_options
+    from nbcli.cli.common import grouped_options
     from nbcli.cli.options import data_columns, split_list
     from nbcli.errors import NbcliError
     from nbcli.io.request import DataRequest
     from nbcli.workflows.tables import UNSEEN_POLICIES, parse_column_types
 
+    options = grouped_options(options)
     cfg = cfg or {}
     data_cfg = cfg.get("data", {})
     data = options.get("data_files", options.get("data"))

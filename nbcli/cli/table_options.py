@@ -1,6 +1,11 @@
 """Options about tables as they come: missing cells, unseen categories, column types."""
 
+from dataclasses import dataclass
+from typing import ClassVar
+
 import typer
+
+from nbcli.cli.common import DROP, FEATURES, TARGET, option_group
 
 MISSING = typer.Option(
     "--missing",
@@ -45,8 +50,40 @@ COLUMN = typer.Option(
     "--column",
     help=(
         "Per-column distribution of the mixed model, NAME=gaussian|categorical|bernoulli|"
-        "multinomial (repeatable, or comma-separated). Default: text and boolean columns "
-        "categorical, numbers gaussian."
+        "multinomial|poisson|kernel|discretized (repeatable, or comma-separated). Default: "
+        "text and boolean columns categorical, numbers gaussian."
     ),
     metavar="NAME=TYPE",
+)
+
+
+@dataclass(frozen=True)
+class ColumnOptions:
+    """Which columns a fitting command reads, and how: ``--target``,
+    ``--features``, ``--drop``, ``--column``, ``--na-values``, ``--na-labels``."""
+
+    option_group: ClassVar[bool] = True
+    target: str | None = None
+    features: list[str] | None = None
+    drop: list[str] | None = None
+    column: list[str] | None = None
+    na_values: list[str] | None = None
+    na_labels: list[str] | None = None
+
+
+#: The column options of a command that gives none.
+ALL_COLUMNS = ColumnOptions()
+
+#: The column options in place of a command's ``columns`` parameter (one :class:`ColumnOptions`).
+with_column_options = option_group(
+    "columns",
+    ColumnOptions,
+    (
+        ("target", str | None, TARGET, None),
+        ("features", list[str] | None, FEATURES, None),
+        ("drop", list[str] | None, DROP, None),
+        ("column", list[str] | None, COLUMN, None),
+        ("na_values", list[str] | None, NA_VALUES, None),
+        ("na_labels", list[str] | None, NA_LABELS, None),
+    ),
 )

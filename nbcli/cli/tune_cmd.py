@@ -9,19 +9,15 @@ import typer
 
 from nbcli.cli import common, table_options
 from nbcli.cli import text_options as text_opts
-from nbcli.cli.cv_cmd import (
-    CONFIG,
-    DATA,
-    FOLD_COLUMN,
-    FOLDS,
-    GROUP_COLUMN,
-    MODEL_TYPE,
-    REPEATS,
-    SEED,
-)
+from nbcli.cli.cv_cmd import CONFIG, DATA, MODEL_TYPE, TEN_FOLDS, FoldOptions, with_fold_options
 from nbcli.cli.evaluate_cmd import BOOTSTRAP, CONFIDENCE
 from nbcli.cli.fit_cmd import _MODEL_TYPES
 from nbcli.models import registry
+
+POS_LABEL = common.pos_label_option(
+    "every combination's average precision "
+    "is of it (ROC AUC is the same either way). Default: the second in sorted order."
+)
 
 
 def grid_flags() -> list[registry.Flag]:
@@ -41,6 +37,11 @@ def fixed_flags() -> list[registry.Flag]:
     return [f for f in registry.flags().values() if f.dest not in grid]
 
 
+@common.with_engine_options
+@common.with_read_options
+@text_opts.with_text_options
+@table_options.with_column_options
+@with_fold_options
 def tune(
     data_files: Annotated[list[str], DATA],
     model: Annotated[_MODEL_TYPES | None, MODEL_TYPE] = None,  # type: ignore[valid-type]
@@ -56,43 +57,18 @@ def tune(
         str | None,
         typer.Option("--output", "-o", help="Write the best model, fitted on all rows, here."),
     ] = None,
-    folds: Annotated[int, FOLDS] = 10,
-    fold_column: Annotated[str | None, FOLD_COLUMN] = None,
-    group_column: Annotated[str | None, GROUP_COLUMN] = None,
-    repeats: Annotated[int, REPEATS] = 1,
-    seed: Annotated[int, SEED] = 0,
-    target: Annotated[str | None, common.TARGET] = None,
-    features: Annotated[list[str] | None, common.FEATURES] = None,
-    drop: Annotated[list[str] | None, common.DROP] = None,
-    column: Annotated[list[str] | None, table_options.COLUMN] = None,
-    na_values: Annotated[list[str] | None, table_options.NA_VALUES] = None,
-    na_labels: Annotated[list[str] | None, table_options.NA_LABELS] = None,
+    folds: FoldOptions = TEN_FOLDS,
+    columns: table_options.ColumnOptions = table_options.ALL_COLUMNS,
     config: Annotated[str | None, CONFIG] = None,
     bootstrap: Annotated[int, BOOTSTRAP] = 1000,
     confidence: Annotated[float, CONFIDENCE] = 0.95,
     json_out: Annotated[str | None, common.JSON] = None,
     force: Annotated[bool, common.FORCE] = False,
-    pos_label: Annotated[
-        str | None,
-        typer.Option(
-            "--pos-label",
-            metavar="LABEL",
-            help="With two classes, the positive one: every combination's average precision "
-            "is of it (ROC AUC is the same either way). Default: the second in sorted order.",
-        ),
-    ] = None,
-    delimiter: Annotated[str | None, common.DELIMITER] = None,
-    chunk_size: Annotated[int | None, common.CHUNK_SIZE] = None,
-    x_key: Annotated[str, common.X_KEY] = "X",
-    y_key: Annotated[str, common.Y_KEY] = "y",
+    pos_label: Annotated[str | None, POS_LABEL] = None,
+    read: common.ReadOptions = common.READING,
     quiet: Annotated[bool, common.QUIET] = False,
-    text: Annotated[list[str] | None, text_opts.TEXT] = None,
-    ngram: Annotated[str | None, text_opts.NGRAM] = None,
-    min_df: Annotated[str | None, text_opts.MIN_DF] = None,
-    max_df: Annotated[str | None, text_opts.MAX_DF] = None,
-    max_features: Annotated[int | None, text_opts.MAX_FEATURES] = None,
-    stop_words: Annotated[str | None, text_opts.STOP_WORDS] = None,
-    lowercase: Annotated[bool | None, text_opts.LOWERCASE] = None,
+    engine: common.EngineOptions = common.LOCAL,
+    text: text_opts.TextOptions = text_opts.NO_TEXT,
     **grid_values,
 ):
     """Search hyperparameter values by cross-validation: every combination is scored on
@@ -101,26 +77,24 @@ def tune(
 
     Values: a list (--alpha 0.01,0.1,1) or a range (--var-smoothing log:1e-9..1:20,
     --reg-param lin:0..0.5:6); or a [grid] table in --config. The first name
-    given varies slowest; ties go to the first combination in that order.
-    Example: nbcli tune -m gaussian -d sample_data/iris_train.csv --var-smoothing log:1e-9..1:10
+    given varies slowest; ties go to the first combination in that order. With
+    --text, --ngram 1,1:1,2, --min-df 1,2,5 and --max-df 0.5,1.0 are searched too
+    (slower than the hyperparameters), from counts made once.
+    Example: nbcli tune -m gaussian -d sample_data/iris_train.csv --var-smoothing log:1e-9..1:10.
+    A folder or glob of parts, or --engine dask, is read part by part, as cv reads it.
     """
-    data = common.one_data_file(data_files)
+    data_list = list(data_files)
+    data = common.data_name(data_list)
     from nbcli.cli.console import info
     from nbcli.cli.fit_cmd import _estimator
     from nbcli.cli.options import read_config
     from nbcli.cli.progress import ConsoleReporter
     from nbcli.cli.requests import data_request
     from nbcli.errors import NbcliError
-    from nbcli.io.atomic import check_outputs
-    from nbcli.workflows.settings import FoldSettings, ScoreSettings, Search
+    from nbcli.workflows.settings import ScoreSettings, Search
     from nbcli.workflows.tune import parse_values, tune
 
-    check_outputs(
-        [("--output", output), ("--json", json_out)],
-        [("--data", data), ("--config", config)],
-        models=["--output"],
-        force=force,
-    )
+    common.check_model_outputs(output, json_out, data_list, config, force)
     cfg = read_config(config, tables=("grid",))
     fixed = {f.dest: grid_values.pop(f.dest, None) for f in fixed_flags()}
     estimator, params = _estimator(model, cfg, config, fixed)
@@ -153,17 +127,34 @@ def tune(
         grid[name] = parse_values(given, flag.flag, flag.spec.parse)
     for name in grid:
         params.pop(name, None)
-    request = data_request(locals(), cfg, config, params).reading(data=(data,))
+    text_grid = text_opts.text_grid(text.ngram, text.min_df, text.max_df)
+    if text_grid:
+        # The documents are tokenised once, with the widest n-gram range searched;
+        # each setting's vocabulary is chosen from those counts.
+        from dataclasses import replace
+
+        ranges = text_grid.get("ngram_range")
+        text = replace(
+            text,
+            ngram=f"{min(r[0] for r in ranges)},{max(r[1] for r in ranges)}"
+            if ranges
+            else text.ngram,
+            min_df=None if "min_df" in text_grid else text.min_df,
+            max_df=None if "max_df" in text_grid else text.max_df,
+        )
+    request = data_request(locals(), cfg, config, params)
     prior = params.get(estimator.prior_param)
-    report, model_file = tune(
-        estimator,
-        request,
-        Search(grid, metric),
-        FoldSettings(folds, fold_column, group_column, repeats, seed),
-        ScoreSettings(bootstrap, confidence, seed, pos_label=pos_label),
-        priors_by_label=prior if isinstance(prior, dict) else None,
-        reporter=ConsoleReporter(quiet),
-    )
+    with common.engine_for(data_list, engine) as eng:
+        report, model_file = tune(
+            estimator,
+            request if eng is not None else request.reading(data=(data,)),
+            Search(grid, metric, text_grid),
+            folds.settings(),
+            ScoreSettings(bootstrap, confidence, folds.seed, pos_label=pos_label),
+            priors_by_label=prior if isinstance(prior, dict) else None,
+            reporter=ConsoleReporter(quiet),
+            engine=eng,
+        )
     from nbcli.io.atomic import outputs_together
     from nbcli.io.modelfile import save_model
 
@@ -192,12 +183,7 @@ def _grid_parameter(flag: registry.Flag) -> inspect.Parameter:
         ),
         show_default=False,
     )
-    return inspect.Parameter(
-        flag.dest,
-        inspect.Parameter.KEYWORD_ONLY,
-        default=None,
-        annotation=Annotated[str | None, option],
-    )
+    return common.option_parameter(flag.dest, str | None, option)
 
 
 def _with_grid_options(func):
@@ -216,16 +202,7 @@ def _with_grid_options(func):
     generated += [_hyperparameter_parameter(f) for f in fixed_flags()]
     parameters = fixed[:at] + generated + fixed[at:]
     names = {f.dest for f in grid_flags()} | {f.dest for f in fixed_flags()}
-
-    def command(**options):
-        values = {name: options.pop(name) for name in names}
-        return func(**options, **values)
-
-    command.__name__ = command.__qualname__ = func.__name__
-    command.__doc__ = func.__doc__
-    command.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
-    command.__annotations__ = {p.name: p.annotation for p in parameters}
-    return command
+    return common.command_with(func, parameters, names)
 
 
 tune = _with_grid_options(tune)

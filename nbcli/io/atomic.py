@@ -27,13 +27,13 @@ import stat
 import sys
 import tempfile
 import threading
-import zipfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from nbcli import interrupts
 from nbcli.errors import NbcliError
+from nbcli.io.output_kinds import KIND_NAMES, file_kind, option_kind
 
 # Links in these folders stand for a process's open file descriptors
 # (``/dev/stdout`` -> ``/proc/self/fd/1``); what they point to is not a path.
@@ -156,16 +156,6 @@ def _probe_folder(path: Path, shown) -> None:
     _remove_quietly(probe)
 
 
-def is_model_file(path) -> bool:
-    """Whether ``path`` looks like an nbcli model file: a zip archive holding
-    a ``metadata.npy`` member (a cheap test; loading checks the rest)."""
-    try:
-        with zipfile.ZipFile(path) as archive:
-            return "metadata.npy" in archive.namelist()
-    except (OSError, zipfile.BadZipFile, ValueError, EOFError):
-        return False
-
-
 def _regular_file(path: Path) -> bool:
     try:
         return stat.S_ISREG(os.stat(path).st_mode)
@@ -178,6 +168,8 @@ def _identity(path) -> tuple:
     else the resolved path (two paths to a file that does not exist yet are
     the same file when they resolve alike; an existing file and a missing
     one never are)."""
+    if isinstance(path, str) and "://" in path:
+        return ("url", path)
     try:
         st = os.stat(path)
     except (OSError, ValueError):
@@ -242,8 +234,6 @@ def check_outputs(
         Devices and named pipes are written in place, never replaced, so
         they are not compared with anything.
     """
-    from nbcli.io.output_kinds import option_kind
-
     model_options = set(models)
     kind_of = {option: "model" for option in model_options}
     kind_of.update(kinds or {})
@@ -277,6 +267,22 @@ def check_outputs(
                 )
             if _stdout_closed():
                 raise NbcliError("stdout is closed; give an output file or leave stdout open")
+            continue
+        from nbcli.io.remote import check_url_output, is_url
+
+        if is_url(path):
+            identity = ("url", path)
+            if identity in read or identity in written:
+                other_option, other = read.get(identity) or written[identity]
+                raise NbcliError(
+                    f"{shown}: is also {other_option} {other}; give each output its own path"
+                )
+            kind = kind_of.get(option, option_kind(option))
+            if check_url_output(path, shown) and kind is not None and not force:
+                from nbcli.io.remote import local_copy
+
+                _check_kind(Path(local_copy(path)), kind, shown)
+            written[identity] = (option, path)
             continue
         target, direct = resolve_output(path)
         if direct and option in model_options:
@@ -314,8 +320,6 @@ def check_outputs(
 
 def _check_kind(target: Path, kind: str, shown: str) -> None:
     """Refuse to replace an existing file of another kind than ``kind``."""
-    from nbcli.io.output_kinds import KIND_NAMES, file_kind
-
     if not _regular_file(target):
         return
     found = file_kind(target)
@@ -362,6 +366,12 @@ def atomic_write(path, mode: str = "wb", *, staged: list | None = None):
     shown = path
     if staged is None:
         staged = _TOGETHER.get()
+    from nbcli.io.remote import is_url
+
+    if is_url(os.fspath(path)):
+        with _write_for_upload(os.fspath(path), mode, staged) as f:
+            yield f
+        return
     path, direct = resolve_output(path)
     if direct:
         with _write_in_place(path, mode, shown) as f:
@@ -395,10 +405,39 @@ def atomic_write(path, mode: str = "wb", *, staged: list | None = None):
         # anything; once a file is replaced, the command completes.
         interrupts.checkpoint()
         interrupts.finish()
-        os.replace(tmp, path)
+        _replace(tmp, path)
     except OSError as exc:
         _remove_quietly(tmp)
         raise NbcliError(f"{shown}: could not write the file ({exc.strerror or exc})") from None
+    except BaseException:
+        _remove_quietly(tmp)
+        raise
+
+
+@contextlib.contextmanager
+def _write_for_upload(url: str, mode: str, staged: list | None):
+    """:func:`atomic_write` for a URL: a local temporary file, uploaded whole
+    once written (or staged, as a file beside its target is)."""
+    name = url.rstrip("/").rsplit("/", 1)[-1]
+    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp")
+    try:
+        if "b" in mode:
+            f = os.fdopen(fd, mode)
+        else:
+            f = os.fdopen(fd, mode, encoding="utf-8", newline="")
+        with f:
+            yield f
+        if staged is None:
+            staged = getattr(_staging, "into", None)
+        if staged is not None:
+            staged.append((tmp, url))
+            return
+        interrupts.checkpoint()
+        interrupts.finish()
+        _replace(tmp, url)
+    except OSError as exc:
+        _remove_quietly(tmp)
+        raise NbcliError(f"{url}: could not write the file ({exc.strerror or exc})") from None
     except BaseException:
         _remove_quietly(tmp)
         raise
@@ -437,7 +476,7 @@ def outputs_together():
         with signals_deferred():
             while staged:
                 tmp, path = staged[0]
-                os.replace(tmp, path)
+                _replace(tmp, path)
                 staged.pop(0)
     except OSError as exc:
         raise NbcliError(
@@ -518,7 +557,7 @@ def commit_staged(staged: list) -> None:
         while staged:
             tmp, path = staged[0]
             try:
-                os.replace(tmp, path)
+                _replace(tmp, path)
             except OSError as exc:
                 raise NbcliError(
                     f"{path}: could not write the file ({exc.strerror or exc})"
@@ -560,6 +599,17 @@ def _write_in_place(path: Path, mode: str, shown):
         raise ReaderGone(str(shown)) from None
     except OSError as exc:
         raise NbcliError(f"{shown}: could not write ({exc.strerror or exc})") from None
+
+
+def _replace(tmp: str, path) -> None:
+    """Put the finished temporary file ``tmp`` in place of ``path``: a rename,
+    or for a URL one upload of the whole file (see :mod:`nbcli.io.remote`)."""
+    from nbcli.io.remote import is_url, upload
+
+    if is_url(path):
+        upload(tmp, path)
+    else:
+        os.replace(tmp, path)
 
 
 def _remove_quietly(tmp: str) -> None:

@@ -26,8 +26,9 @@ import numpy as np
 from nbcli import interrupts
 from nbcli.errors import NbcliError
 from nbcli.io.cells import check_cells, label_codes, resolve_labels, text_array
+from nbcli.io.formats import open_reader
 from nbcli.io.messages import fail
-from nbcli.io.readers import RawChunk, TableReader, open_reader, read_ahead
+from nbcli.io.readers import RawChunk, TableReader, read_ahead
 from nbcli.io.request import DataRequest
 from nbcli.io.sources import Source, file_sha256
 

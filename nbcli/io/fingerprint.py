@@ -292,6 +292,17 @@ class TrainingFingerprint:
         return fingerprint_matches(training, self)
 
 
+def rowhash_matches(training: dict, fp: RowHashFingerprint) -> bool:
+    """Whether ``training`` (a model file's metadata) stores the row-hash
+    fingerprint ``fp`` has (a data set read in parts has no other)."""
+    stored = training.get("fingerprint")
+    return (
+        isinstance(stored, dict)
+        and stored.get("algorithm") == ROWHASH_ALGORITHM
+        and stored.get("value") == fp.value
+    )
+
+
 def fingerprint_matches(training: dict, fp: TrainingFingerprint) -> bool:
     """Whether the fingerprint stored in ``training`` (a model file's metadata)
     is the one of the rows ``fp`` has seen: ``training["fingerprint"]``

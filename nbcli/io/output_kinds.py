@@ -26,12 +26,22 @@ import contextlib
 import json
 import os
 import stat
+import zipfile
 
-from nbcli.io.atomic import is_model_file
+__all__ = ["KINDS", "KIND_NAMES", "file_kind", "is_model_file", "option_kind"]
 
-__all__ = ["KINDS", "KIND_NAMES", "file_kind", "option_kind"]
 
-KINDS = ("model", "predictions", "json", "plot")
+def is_model_file(path) -> bool:
+    """Whether ``path`` looks like an nbcli model file: a zip archive holding
+    a ``metadata.npy`` member (a cheap test; loading checks the rest)."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            return "metadata.npy" in archive.namelist()
+    except (OSError, zipfile.BadZipFile, ValueError, EOFError):
+        return False
+
+
+KINDS = ("model", "predictions", "json", "plot", "onnx")
 
 #: How each kind is named in messages.
 KIND_NAMES = {
@@ -39,6 +49,7 @@ KIND_NAMES = {
     "predictions": "an nbcli predictions file",
     "json": "an nbcli JSON report",
     "plot": "a PNG or SVG plot",
+    "onnx": "an ONNX graph exported by nbcli",
 }
 
 _HEAD = 64 * 1024
@@ -145,6 +156,9 @@ def file_kind(path) -> str | None:
         return "model"
     if _is_plot(head):
         return "plot"
+    if head.startswith(b"\x08") and b"\x12\x05nbcli" in head[:16]:
+        # An ONNX ModelProto: ir_version (field 1), then producer_name (field 2) "nbcli".
+        return "onnx"
     if _is_json_report(head, st.st_size):
         return "json"
     if head.startswith(b"PAR1"):

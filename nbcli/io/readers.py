@@ -1,7 +1,7 @@
 """One interface for every data format: a reader makes a column plan from the
 header (or schema) and hands out the rows as :class:`RawChunk` blocks.
 
-Readers register themselves by format (:func:`register`); :func:`open_reader`
+Readers register themselves by format (:func:`register`); :func:`nbcli.io.formats.open_reader`
 picks one from what :class:`~nbcli.io.sources.Source` found, so no caller
 tells readers apart. :func:`read_ahead` parses the next chunk in a worker
 thread while the caller works on this one.
@@ -25,7 +25,7 @@ import numpy.ma  # noqa: F401
 from nbcli.errors import NbcliError
 from nbcli.io.categories import Categories
 from nbcli.io.cells import na_texts
-from nbcli.io.plan import CATEGORICAL, NUMERIC, WORDS, ColumnPlan, decide_kinds
+from nbcli.io.plan import CATEGORICAL, ColumnPlan, decide_kinds
 from nbcli.io.request import DataRequest
 from nbcli.io.sources import Source
 
@@ -33,7 +33,6 @@ __all__ = [
     "RawChunk",
     "TableReader",
     "register",
-    "open_reader",
     "read_ahead",
     "labels_or_error",
     "finish_plan",
@@ -243,31 +242,6 @@ def register(cls: type[TableReader]) -> type[TableReader]:
     """Class decorator: ``cls`` reads sources of ``cls.format``."""
     _READERS[cls.format] = cls
     return cls
-
-
-def open_reader(source: Source, opts: DataRequest, delimiter: str | None = None) -> TableReader:
-    """The reader of ``source``'s format, with its plan made."""
-    # Importing the format modules registers their readers.
-    from nbcli.io import csv_format, npz_format, parquet_format  # noqa: F401
-
-    reader = _READERS[source.format](source, opts, delimiter)
-    other = {
-        c: k
-        for c, k in reader.plan.kinds.items()
-        if k not in (NUMERIC, WORDS) and not (k == CATEGORICAL and c in reader.encoders)
-    }
-    if WORDS in reader.plan.kinds.values() and source.format == "npz":
-        name = next(c for c, k in reader.plan.kinds.items() if k == WORDS)
-        raise NbcliError(
-            f"{source.display}: column {name!r}: an NPZ archive holds numbers only; "
-            "text columns are read from CSV or Parquet"
-        )
-    if other:
-        # Kinds are planned here; a reader converts those it has tables for
-        # (categories in CSV and Parquet; word columns come with their reader).
-        name, kind = next(iter(other.items()))
-        raise NbcliError(f"{source.display}: column {name!r}: {kind} columns are not read yet")
-    return reader
 
 
 _END = object()

@@ -101,6 +101,12 @@ class BayesClassifier(BlockScoring, FromStatistics, Parameters):
         ``multinomial`` (counts per class), ``complement`` (counts of the
         other classes) or ``bernoulli`` (documents holding a term); None for a
         model that takes no text columns.
+    fit_checks : tuple of str
+        Checks of the training data the fit workflow runs before the
+        statistics become a model (:data:`nbcli.workflows.train_checks.FIT_CHECKS`):
+        ``"gaussian_spread"`` for per-class variances smoothed by a fraction
+        of the largest one (a table whose features are all constant, or a
+        variance of zero without smoothing, is refused naming the column).
     float32_attributes : tuple of str
         Fitted attributes that are float32 after a fit on float32 input, as
         scikit-learn's estimator has them (GaussianNB, LDA); a model that
@@ -122,6 +128,7 @@ class BayesClassifier(BlockScoring, FromStatistics, Parameters):
     inspection_sections: ClassVar[tuple[str, ...]] = ()
     text_statistic: ClassVar[str | None] = None
     sklearn_equivalent: ClassVar[str | None] = None
+    fit_checks: ClassVar[tuple[str, ...]] = ()
     float32_attributes: ClassVar[tuple[str, ...]] = ()
     #: The same as ``name`` (the attribute earlier versions had).
     model_type: ClassVar[str] = ""
@@ -196,6 +203,15 @@ class BayesClassifier(BlockScoring, FromStatistics, Parameters):
             that reductions over classes run along contiguous memory.
         """
         raise NotImplementedError
+
+    def scoring_form(self):
+        """The fitted model's joint log-likelihood as a formula over its arrays
+        (:mod:`nbcli.models._forms`), or None when it has none of those forms.
+
+        What exports the model (an ONNX graph) reads; a model type that
+        declares a form is exported without being known by name.
+        """
+        return None
 
     def check_hyperparameters(self) -> None:
         """Validate every hyperparameter against its spec in :attr:`hyperparameters`.

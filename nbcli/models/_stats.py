@@ -252,7 +252,12 @@ class _Stats:
         :meth:`dimensions` returned it).
         """
         size = {"K": n_classes, "d": n_features, **(dims or {})}
-        return {name: tuple(size[c] for c in units) for name, units in cls.shapes.items()}
+        # An optional array whose sizes are not given is absent.
+        return {
+            name: tuple(size[c] for c in units)
+            for name, units in cls.shapes.items()
+            if all(c in size for c in units)
+        }
 
     def dimensions(self) -> dict[str, int]:
         """Size of each of :attr:`extra_dims`, read off the arrays (empty for most statistics)."""
@@ -314,13 +319,17 @@ class _Stats:
         return None
 
     def copy(self):
-        return replace(
+        out = replace(
             self,
             **{
                 f.name: (None if getattr(self, f.name) is None else getattr(self, f.name).copy())
                 for f in fields(self)
             },
         )
+        # What was derived from these sums (a projection's eigendecomposition)
+        # holds for the copy too: shared, never changed in place.
+        out.__dict__["_derived"] = self.__dict__.setdefault("_derived", {})
+        return out
 
     def arrays(self) -> dict[str, np.ndarray]:
         """The statistics as named float64 arrays (for model files)."""
@@ -582,11 +591,11 @@ class ClassScatter(_Located):
             raise ValueError("cannot merge scatter statistics with and without higher moments")
         n, shift, offset, delta, cross = _merge_location(self, other)
         if self.third is None:
-            scatter = (
-                self.scatter
-                + other.scatter
-                + cross[:, None, None] * delta[:, :, None] * delta[:, None, :]
-            )
+            # (S_a + S_b) + cross d d^T, as one expression would sum it, class by
+            # class: no (K, d, d) temporaries beyond the result.
+            scatter = np.add(self.scatter, other.scatter)
+            for k in np.flatnonzero(cross):
+                scatter[k] += np.outer(cross[k] * delta[k], delta[k])
             return ClassScatter(count=n, shift=shift, offset=offset, scatter=scatter)
         Sa, Ta, Qa = self._shifted(shift, offset)
         Sb, Tb, Qb = other._shifted(shift, offset)

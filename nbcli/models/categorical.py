@@ -299,6 +299,15 @@ class CategoricalNB(AlphaSmoothing, NaiveBayesAPI, BayesClassifier):
     """
 
     name = "categorical"
+
+    def scoring_form(self):
+        from nbcli.models._forms import CategoryForm, CompositeForm
+
+        self._check_fitted()
+        # The tables without their last column, the zero term of a left-out cell.
+        table = CategoryForm(self._log_prob[:, :-1], self._n_cat)
+        return CompositeForm(self.class_log_prior_, ((np.arange(len(self._n_cat)), table),))
+
     sklearn_equivalent = "sklearn.naive_bayes.CategoricalNB"
     feature_kinds = ("categorical",)
     inspection_sections = ("column_parameters",)

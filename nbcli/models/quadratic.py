@@ -7,6 +7,7 @@ import numpy as np
 
 from nbcli.models._base import UndeterminedError
 from nbcli.models._covariance import ledoit_wolf_from_stats
+from nbcli.models._projection import Projected
 from nbcli.models._sklearn_api import qda_decision_offset
 from nbcli.models._stats import ClassScatter
 from nbcli.models._validation import label_text
@@ -17,9 +18,11 @@ from nbcli.models.hyperparameters import (
     covariance_estimator,
     covariance_method,
     missing,
+    pca,
     priors,
     shrinkage,
     solver,
+    standardize,
     store_covariance,
 )
 
@@ -36,7 +39,7 @@ _QDA_BAND_ROWS = 32
 _QDA_MAX_BANDS = 4
 
 
-class QuadraticDiscriminantAnalysis(_DiscriminantBase):
+class QuadraticDiscriminantAnalysis(Projected, _DiscriminantBase):
     """Quadratic discriminant analysis: Gaussian classes, each with its own covariance.
 
     Class ``k`` has the maximum-likelihood covariance ``S_k / n_k`` (as
@@ -80,6 +83,12 @@ class QuadraticDiscriminantAnalysis(_DiscriminantBase):
         As LDA's (:func:`covariance_estimate`); not with ``shrinkage``.
     missing : {"error", "drop"}, default="error"
         As for :class:`LinearDiscriminantAnalysis`.
+    pca : int, float or None, default=None
+        Fit on the first principal components of the training rows, as
+        scikit-learn's ``Pipeline([PCA(pca), QDA()])`` (see
+        :class:`~nbcli.models.GaussianNB`); not with Ledoit-Wolf shrinkage.
+    standardize : bool, default=False
+        Standardise every column first, as scikit-learn's ``StandardScaler``.
 
     Attributes
     ----------
@@ -90,7 +99,9 @@ class QuadraticDiscriminantAnalysis(_DiscriminantBase):
     (n_features, n_features)) and scalings_ (list of n_classes arrays of
     shape (n_features,)): as in scikit-learn, the eigenvectors (columns) and
     eigenvalues, in decreasing order, of each class's regularised
-    covariance; stats_ : ClassScatter
+    covariance; stats_ : ClassScatter (in the input space); projection_ :
+    Projection or None (with ``pca`` or ``standardize``, the parameters
+    above are in the projected space)
 
     Raises
     ------
@@ -122,6 +133,17 @@ class QuadraticDiscriminantAnalysis(_DiscriminantBase):
     """
 
     name = "qda"
+
+    def scoring_form(self):
+        from scipy.linalg import solve_triangular
+
+        from nbcli.models._forms import QuadraticForm
+
+        self._check_fitted()
+        eye = np.eye(self.means_.shape[1])
+        whiten = np.stack([solve_triangular(L, eye, lower=True) for L in self._chol])
+        return QuadraticForm(self.means_, whiten, self._const)
+
     sklearn_equivalent = "sklearn.discriminant_analysis.QuadraticDiscriminantAnalysis"
     inspection_sections = ("class_covariances",)
     hyperparameters = (
@@ -141,8 +163,11 @@ class QuadraticDiscriminantAnalysis(_DiscriminantBase):
         covariance_estimator(),
         missing(MISSING_ROWS_ONLY),
         covariance_method(),
+        pca(),
+        standardize(),
     )
     statistics = (ClassScatter,)
+    _pca_shapes = {k: v for k, v in ClassScatter.shapes.items() if k not in ClassScatter.optional}
     min_samples_per_class = 2
 
     def __init__(
@@ -156,6 +181,8 @@ class QuadraticDiscriminantAnalysis(_DiscriminantBase):
         covariance_estimator=None,
         missing="error",
         covariance_method="mle",
+        pca=None,
+        standardize=False,
     ):
         self.solver = solver
         self.shrinkage = shrinkage
@@ -165,10 +192,13 @@ class QuadraticDiscriminantAnalysis(_DiscriminantBase):
         self.covariance_estimator = covariance_estimator
         self.missing = missing
         self.covariance_method = covariance_method
+        self.pca = pca
+        self.standardize = standardize
 
     def check_hyperparameters(self) -> None:
         super().check_hyperparameters()
         self._covariance_kind()
+        self._check_projection()
 
     def accumulate(self, X, y_idx, sample_weight, n_classes):
         higher = self._covariance_kind() in ("auto", "ledoit-wolf")

@@ -13,13 +13,18 @@ from __future__ import annotations
 
 import functools
 import importlib
+import os
 import pkgutil
 from dataclasses import dataclass, field
 
-import nbcli.models as _package
 from nbcli.model_names import ordered
 from nbcli.models._base import BayesClassifier
 from nbcli.models.hyperparameters import Hyperparameter
+
+# The package of the model modules, found from this module's own place (not by
+# importing the package, which imports this module).
+_PACKAGE = __name__.rpartition(".")[0]
+_PATH = [os.path.dirname(os.path.abspath(__file__))]
 
 
 @functools.cache
@@ -32,10 +37,10 @@ def model_classes() -> dict[str, type[BayesClassifier]]:
         When two classes declare the same name (a programming error).
     """
     found: dict[str, type[BayesClassifier]] = {}
-    for info in pkgutil.iter_modules(_package.__path__):
+    for info in pkgutil.iter_modules(_PATH):
         if info.name == "registry":
             continue
-        module = importlib.import_module(f"{_package.__name__}.{info.name}")
+        module = importlib.import_module(f"{_PACKAGE}.{info.name}")
         for obj in vars(module).values():
             if (
                 isinstance(obj, type)

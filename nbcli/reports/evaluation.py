@@ -24,19 +24,17 @@ from nbcli.reports.bootstrap import (
     bootstrap_confusion_metrics,
     method_summary,
 )
-from nbcli.reports.means import bootstrap_means, means_generator
+from nbcli.reports.means import loss_means
 from nbcli.reports.metrics import (
     MARGIN_METRICS,
     ClassScores,
     ConfusedPair,
     LabelCoding,
-    brier_per_row,
     class_scores,
     confusion_matrix,
     encode_labels,
     json_label,
     json_number,
-    log_loss_per_row,
     most_confused,
     per_class_scores,
     predicted_codes,
@@ -355,15 +353,7 @@ def _other_figures(coding, proba, kept, n_resamples, confidence, seed, bins, pre
     # largest array here, (n_samples, n_classes).
     codes = np.where(known, coding.codes, 0) if coding.n_unseen else coding.codes
     metrics.update(
-        bootstrap_means(
-            {
-                "log_loss": log_loss_per_row(proba, codes)[kept],
-                "brier": brier_per_row(proba, codes)[kept],
-            },
-            n_resamples=n_resamples,
-            confidence=confidence,
-            rng=means_generator(seed),
-        )
+        loss_means(proba, codes, kept, n_resamples=n_resamples, confidence=confidence, seed=seed)
     )
     conf, correct = (v[kept] for v in top_class_confidence(proba, codes, pred))
     calibration = CalibrationSummary(

@@ -283,3 +283,28 @@ def mean_acceleration(x) -> float:
     if not (spread > 0 and math.isfinite(spread)):
         return math.nan
     return float(np.einsum("i,i,i->", c, c, c) / (6.0 * spread**1.5))
+
+
+def loss_means(proba, codes, rows, *, n_resamples: int, confidence: float, seed) -> dict:
+    """The log-loss and Brier score of ``rows`` (an index or mask of the rows
+    whose labels the model knows) as :func:`bootstrap_means` intervals, drawn
+    by :func:`means_generator` ``(seed)``: the one interval of each loss that
+    ``evaluate``, ``calibrate`` and ``cv`` report.
+
+    Parameters
+    ----------
+    proba : ndarray of shape (n_samples, n_classes)
+    codes : ndarray of int, shape (n_samples,)
+        Each row's class column (any column for a row outside ``rows``).
+    """
+    from nbcli.reports.metrics import brier_per_row, log_loss_per_row
+
+    return bootstrap_means(
+        {
+            "log_loss": log_loss_per_row(proba, codes)[rows],
+            "brier": brier_per_row(proba, codes)[rows],
+        },
+        n_resamples=n_resamples,
+        confidence=confidence,
+        rng=means_generator(seed),
+    )

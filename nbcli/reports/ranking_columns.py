@@ -49,6 +49,8 @@ from typing import Any, NamedTuple, overload
 
 import numpy as np
 
+from nbcli.reports.curves import pr_curve_from_counts, roc_curve_from_counts
+
 PLACEMENT = "placement"
 CONTRIBUTION = "contribution"
 
@@ -606,8 +608,6 @@ class LazyCurves(Sequence):
 
     def _made(self) -> list:
         if self._curves is None:
-            from nbcli.reports.ranking import pr_curve_from_counts, roc_curve_from_counts
-
             assert self._source is not None
             codes, proba = self._source
             build = roc_curve_from_counts if self._kind == "roc" else pr_curve_from_counts

@@ -49,14 +49,13 @@ from nbcli.reports.means import (
     EXACT_VALUES,
     bootstrap_means,
     grouped_resampled_bin_sums,
+    loss_means,
     means_generator,
 )
 from nbcli.reports.metrics import (
-    brier_per_row,
     encode_labels,
     json_label,
     json_number,
-    log_loss_per_row,
     predicted_codes,
     report_header,
     true_class_values,
@@ -458,15 +457,7 @@ def build_calibration(
         )
     }
     metrics.update(
-        bootstrap_means(
-            {
-                "log_loss": log_loss_per_row(proba, codes)[known],
-                "brier": brier_per_row(proba, codes)[known],
-            },
-            n_resamples=n_resamples,
-            confidence=confidence,
-            rng=means_generator(seed),
-        )
+        loss_means(proba, codes, known, n_resamples=n_resamples, confidence=confidence, seed=seed)
     )
     warnings = []
     if coding.n_unseen:

@@ -12,10 +12,10 @@ from nbcli.errors import NbcliError
 if TYPE_CHECKING:
     from nbcli.calibration import Calibrator
     from nbcli.io.request import DataRequest
-from nbcli.workflows.engine import Reporter
-from nbcli.workflows.inputs import inputs_of
-from nbcli.workflows.scoring import score
-from nbcli.workflows.settings import ScoreSettings
+from nbcli.workflows.engine import Engine, Reporter
+from nbcli.workflows.inputs import inputs_of, request_inputs
+from nbcli.workflows.scoring import score, score_parts
+from nbcli.workflows.settings import CalibrationChecks, ScoreSettings
 
 #: Temperatures beyond these are worth a word even off the search bounds.
 _HOT, _COLD = 100.0, 0.01
@@ -25,7 +25,7 @@ FITTED = ("temperature", "sigmoid", "isotonic")
 METHODS = ("auto", *FITTED, "none")
 
 #: Folds of the cross-fitting that judges a calibrator, by default.
-FOLDS = 5
+FOLDS = CalibrationChecks().folds
 
 # Methods that fit one map per class: a class with no calibration row would
 # get a constant map, the floor, whatever the model says.
@@ -80,8 +80,8 @@ def calibrate(
     method: str = "auto",
     allow_training_data: bool = False,
     reporter: Reporter | None = None,
-    folds: int = FOLDS,
-    allow_worse: bool = False,
+    checks: CalibrationChecks | None = None,
+    engine: Engine | None = None,
 ) -> CalibrationResult:
     """Reliability of ``model``'s posteriors on held-out ``data``, and a calibrator fitted on it.
 
@@ -105,15 +105,19 @@ def calibrate(
         The repair; ``auto`` takes the candidate with the lowest
         cross-fitted log-loss among those the verdict accepts; ``none``
         only measures.
-    folds : int
-        Folds of the cross-fitting (stratified, seeded by ``seed``): each
+    checks : CalibrationChecks, optional
+        ``folds`` of the cross-fitting (stratified, seeded by ``seed``): each
         row's "after" posterior comes from a calibrator fitted on the other
-        folds. Reduced, with a warning, to the number of rows when there
-        are fewer.
-    allow_worse : bool
-        Whether the calibrated model is written even when the verdict
-        accepts no calibrator (``--allow-worse``); only the warning of such
-        a verdict depends on it.
+        folds; reduced, with a warning, to the number of rows when there
+        are fewer. ``allow_worse``: whether the calibrated model is written
+        even when the verdict accepts no calibrator (``--allow-worse``);
+        only the warning of such a verdict depends on it.
+    engine : nbcli.engines.Engine, optional
+        Score the parts of ``request`` (a folder, a glob, several files) on
+        this engine (:func:`nbcli.workflows.scoring.score_parts`): the
+        posteriors and labels of every row come back, in row order, and the
+        calibrators, the cross-fitting and the verdict are those of the parts
+        joined into one file, for every method. None: one file.
 
     Notes
     -----
@@ -152,6 +156,8 @@ def calibrate(
     from nbcli.workflows.evaluate import left_out_warning, note_missing_spellings
 
     figures = scoring or ScoreSettings()
+    checks = checks or CalibrationChecks()
+    folds, allow_worse = checks.folds, checks.allow_worse
     data, read, bins, strategy = request.path, request, figures.bins, figures.strategy
     bootstrap, confidence, seed = figures.bootstrap, figures.confidence, figures.seed
     if method not in METHODS:
@@ -169,7 +175,10 @@ def calibrate(
     # fitted on the model's own posteriors and replaces the old one, while
     # "before" shows the model as it stands (old calibrator applied).
     mf.calibrator = None
-    scores = score(mf, data, read=read, reporter=reporter, missing_option=True)
+    if engine is None:
+        scores = score(mf, data, read=read, reporter=reporter, missing_option=True)
+    else:
+        scores = score_parts(mf, read, engine, missing_option=True)
     mf.calibrator = current
     raw_logp, y_true = scores.log_proba, scores.y_true
     assert raw_logp is not None
@@ -200,7 +209,7 @@ def calibrate(
         "strategy": strategy,
         "method": method,
     }
-    inputs = inputs_of(model=model, data=data)
+    inputs = {**inputs_of(model=model), **request_inputs(request.reading(sha256=True), engine)}
 
     def measure(log_proba):
         try:

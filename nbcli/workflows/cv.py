@@ -22,10 +22,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from nbcli.workflows.engine import Reporter
+from nbcli.workflows.engine import Engine, Reporter
+from nbcli.workflows.fold_parts import collect_part_fold_statistics
 from nbcli.workflows.folds import FoldStatistics, collect_fold_statistics
-from nbcli.workflows.inputs import inputs_of
-from nbcli.workflows.settings import MEMORY_BUDGET, FoldSettings, PredictionColumns, ScoreSettings
+from nbcli.workflows.inputs import request_inputs
+from nbcli.workflows.settings import MEMORY_BUDGET, FoldSettings, ScoreSettings
 
 if TYPE_CHECKING:
     from nbcli.io.request import DataRequest
@@ -42,9 +43,9 @@ def cross_validate(
     scoring: ScoreSettings | None = None,
     *,
     priors_by_label: dict | None = None,
-    oof: PredictionColumns | None = None,
     oof_output: str | None = None,
     reporter: Reporter | None = None,
+    engine: Engine | None = None,
 ) -> CrossValidationReport:
     """k-fold cross-validation of ``estimator`` on the data of ``request`` without refitting.
 
@@ -64,13 +65,14 @@ def cross_validate(
         :func:`nbcli.workflows.evaluate.evaluate` (``bins`` None: 10).
     priors_by_label : dict, optional
         As for :func:`collect_fold_statistics`.
-    oof : PredictionColumns, optional
-        Its ``digits`` round the out-of-fold predictions.
     oof_output : str, optional
         Write the out-of-fold predictions here, as ``nbcli predict --proba``
         does (with ``fold`` and, with repeats, ``repeat`` columns first).
     reporter : Reporter, optional
         Progress and warnings.
+    engine : nbcli.engines.Engine, optional
+        Read ``request``'s data as parts on this engine (see
+        :mod:`nbcli.workflows.fold_parts`); None: one file, in this process.
 
     Returns
     -------
@@ -93,22 +95,24 @@ def cross_validate(
     folds = folds or FoldSettings()
     scores = scoring or ScoreSettings()
     data, seed = request.path, folds.seed
-    fs = collect_fold_statistics(
-        estimator,
-        request,
-        folds,
-        priors_by_label=priors_by_label,
-        reporter=reporter,
-        # No model file is written: no fingerprint of the rows.
-        fingerprint=False,
-    )
+    if engine is None:
+        fs = collect_fold_statistics(
+            estimator,
+            request,
+            folds,
+            priors_by_label=priors_by_label,
+            reporter=reporter,
+            # No model file is written: no fingerprint of the rows.
+            fingerprint=False,
+        )
+    else:
+        fs = collect_part_fold_statistics(estimator, request, folds, engine, priors_by_label)
     from nbcli.workflows.evaluate import check_pos_label
 
     check_pos_label(fs.classes, scores.pos_label, data)
     (log_proba,) = fs.out_of_fold([{}])
     if oof_output is not None:
-        digits = None if oof is None else oof.digits
-        write_out_of_fold(fs, log_proba, oof_output, digits=digits)
+        write_out_of_fold(fs, log_proba, oof_output)
     return build_cross_validation(
         fs.classes,
         np.tile(fs.labels, fs.n_repeats),
@@ -124,9 +128,10 @@ def cross_validate(
         seed=0 if seed is None else seed,
         bins=10 if scores.bins is None else int(scores.bins),  # type: ignore[arg-type]
         pos_label=scores.pos_label,
-        inputs=inputs_of(data=data, sha256=request.sha256),
+        inputs=request_inputs(request, engine),
         settings={
             "memory_budget": int(folds.memory_budget),
+            **({} if engine is None else {"engine": engine.name}),
             **request.text_record(),
         },
         warnings=[*fs.warnings, *fs.model_warnings()],

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from nbcli.errors import NbcliError
+from nbcli.io.fingerprint import rowhash_matches
 
 #: The ranking metrics, which a part-wise evaluation takes from bucket and level
 #: counts (:mod:`nbcli.engines.ranking_sums`) in a second pass over the parts.
@@ -337,7 +338,7 @@ def evaluate_parts(model: str, request, engine, scoring=None):
         mf.classes,
         total,
         confidence=confidence,
-        training_match=_matches(mf.training, total.fingerprint),
+        training_match=rowhash_matches(mf.training, total.fingerprint),
         ranking=_ranking(parts, engine, spec, total.buckets, confidence),
     )
     report.inputs = {"model": _input(model), "data": {"path": data, "parts": named}}
@@ -356,17 +357,6 @@ def _input(path: str) -> dict:
     from nbcli.io.data import file_sha256
 
     return {"path": path, "sha256": file_sha256(path)}
-
-
-def _matches(training: dict, fp) -> bool:
-    from nbcli.io.fingerprint import ROWHASH_ALGORITHM
-
-    stored = training.get("fingerprint")
-    return (
-        isinstance(stored, dict)
-        and stored.get("algorithm") == ROWHASH_ALGORITHM
-        and stored.get("value") == fp.value
-    )
 
 
 def report_from_sums(

@@ -97,6 +97,11 @@ def collect_fold_statistics(
     reporter = reporter or Reporter()
     folds.check()
     text = request.text
+    if text is not None and text.weighting is not None:
+        from nbcli.workflows.text_features import check_weighting
+
+        # The folds' rows are held: stdin serves as well as a file.
+        check_weighting(estimator, text, "")
     kind = "" if text is None else _check_text_folds(estimator, request, folds)
     data, keep, fold_column = request.path, folds.keep, folds.fold_column
     words_of = request.text_columns
@@ -182,14 +187,8 @@ def collect_fold_statistics(
             kind=kind,
             numeric=np.vstack(chunks) if chunks else np.zeros((n_rows, 0)),
             terms={c: t.finish() for c, t in terms.items()},
-            tables=TableFacts(
-                plan=stream.plan,
-                categories=stream.categories,
-                missing=missing,
-                unseen=unseen,
-                na_values=request.na_values,
-                row_counts=row_counts,
-                na_labels=request.na_labels,
+            tables=TableFacts.of(
+                stream.plan, stream.categories, request, (missing, unseen), row_counts
             ),
         )
     else:

@@ -16,9 +16,14 @@ def expand_inputs(patterns: list[str]) -> list[str]:
     NbcliError
         For a glob that matches no file.
     """
+    from nbcli.io.remote import expand_url, is_url, names_url_parts
+
     out = []
     for p in patterns:
-        if p == "-" or os.path.exists(p) or not glob.has_magic(p):
+        if is_url(p) and names_url_parts(p):
+            out.extend(expand_url(p, lambda name: True))
+            continue
+        if p == "-" or is_url(p) or os.path.exists(p) or not glob.has_magic(p):
             out.append(p)
             continue
         matches = sorted(glob.glob(p))
@@ -43,3 +48,14 @@ def inputs_of(*, sha256: bool = True, **paths: str | list[str] | tuple[str, ...]
     for role, path in paths.items():
         out[role] = [entry(p) for p in path] if isinstance(path, (list, tuple)) else entry(path)
     return out
+
+
+def request_inputs(request, engine=None) -> dict:
+    """The ``inputs`` entry of a request's data: one file by :func:`inputs_of`;
+    parts on an engine (``engine`` given) named with their files, not hashed
+    (they may be readable only by the workers), as ``fit`` names them."""
+    if engine is None:
+        return inputs_of(data=request.path, sha256=request.sha256)
+    from nbcli.workflows.parts import expand_parts
+
+    return {"data": {"path": request.path, "parts": expand_parts(request.data)}}

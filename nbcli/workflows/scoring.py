@@ -282,44 +282,21 @@ def score(
 
     # The SHA-256 of format version 1 is computed only for a file that has no other.
     fp = TrainingFingerprint(legacy="fingerprint" not in mf.training)
-    leave_out = missing_option and read is not None and read.missing == "drop"
     logps: list[np.ndarray] = []
     ys: list[np.ndarray] = []
     left_out = 0
     predicted: list[np.ndarray] = []
-
-    def keep(logp: np.ndarray) -> None:
+    for logp, y_chunk, n_left in scored_chunks(
+        mf, path, read=read, reporter=reporter, missing_option=missing_option, fp=fp
+    ):
         if posteriors:
             # The chunk's own array (or a copy of its scored rows): changed in place.
             logp = np.exp(logp, out=logp)
             predicted.append(np.argmax(logp, axis=1))
         logps.append(logp)
-
-    for chunk in iter_scores(mf, path, read=read, need_target=True, reporter=reporter):
-        # The fingerprint covers every row of the file, scored or not.
-        fp.update(chunk.X, chunk.y)
-        if chunk.scored is not None:
-            if not leave_out:
-                i = int(np.argmin(chunk.scored))
-                raise NbcliError(
-                    f"{path}: row {chunk.row_offset + i + 1} has a missing value, which the "
-                    "model cannot score (its missing-value policy, drop, leaves such a row "
-                    "without a score), and every row is scored unless you say otherwise: "
-                    f"{_missing_hint(mf, missing_option)}"
-                )
-            left_out += chunk.n_rows - chunk.n_scored
-            keep(chunk.log_proba[chunk.scored])
-            ys.append(np.asarray(chunk.y)[chunk.scored])
-            continue
-        keep(chunk.log_proba)
-        ys.append(np.asarray(chunk.y))
-    if not ys:
-        raise NbcliError(f"{path}: no data rows")
-    if left_out and not sum(len(v) for v in ys):
-        raise NbcliError(
-            f"{path}: every row has a missing value, so none is left to score under "
-            f"--missing drop; {_missing_hint(mf, False)}"
-        )
+        ys.append(y_chunk)
+        left_out += n_left
+    check_scored(mf, path, ys, left_out)
     y = _joined_labels(ys)
     match = fp.matches(mf.training)
     if posteriors:
@@ -334,6 +311,57 @@ def score(
     return Scores(
         log_proba=np.concatenate(logps), y_true=y, training_match=match, n_left_out=left_out
     )
+
+
+def scored_chunks(mf, path: str, *, read=None, reporter=None, missing_option=False, fp=None):
+    """Yield ``(log_proba, y, n_left_out)`` of each chunk of the labelled ``path``:
+    the scored rows (see :func:`score`'s ``missing_option``), their labels and
+    the rows left out; ``fp`` (``update(X, y)``) sees every row, scored or not.
+
+    Raises
+    ------
+    NbcliError
+        For a row the model cannot score, unless ``missing_option`` and
+        ``read.missing`` is ``"drop"``.
+    """
+    leave_out = missing_option and read is not None and read.missing == "drop"
+    for chunk in iter_scores(mf, path, read=read, need_target=True, reporter=reporter):
+        # The fingerprint covers every row of the file, scored or not.
+        if fp is not None:
+            fp.update(chunk.X, chunk.y)
+        if chunk.scored is None:
+            yield chunk.log_proba, np.asarray(chunk.y), 0
+            continue
+        if not leave_out:
+            i = int(np.argmin(chunk.scored))
+            raise NbcliError(
+                f"{path}: row {chunk.row_offset + i + 1} has a missing value, which the "
+                "model cannot score (its missing-value policy, drop, leaves such a row "
+                "without a score), and every row is scored unless you say otherwise: "
+                f"{_missing_hint(mf, missing_option)}"
+            )
+        yield (
+            chunk.log_proba[chunk.scored],
+            np.asarray(chunk.y)[chunk.scored],
+            chunk.n_rows - chunk.n_scored,
+        )
+
+
+def check_scored(mf, path: str, ys: list, left_out: int) -> None:
+    """Refuse data without a scored row: no rows at all, or every one left out.
+
+    Raises
+    ------
+    NbcliError
+        Naming ``path``.
+    """
+    if not ys:
+        raise NbcliError(f"{path}: no data rows")
+    if left_out and not sum(len(v) for v in ys):
+        raise NbcliError(
+            f"{path}: every row has a missing value, so none is left to score under "
+            f"--missing drop; {_missing_hint(mf, False)}"
+        )
 
 
 def _joined_labels(parts: list) -> np.ndarray:
@@ -359,3 +387,75 @@ def _missing_hint(mf, missing_option: bool) -> str:
     if can_ignore_missing(mf.model):
         hint += " (or --missing ignore to score them without the missing cells)"
     return hint
+
+
+@dataclass(frozen=True)
+class _PartScoring:
+    model_file: Any
+    read: Any  # DataRequest
+    missing_option: bool
+
+
+@dataclass
+class _PartScores:
+    """Log posteriors and labels of consecutive parts, rows left out, fingerprint."""
+
+    logps: list
+    ys: list
+    left_out: int
+    fingerprint: Any  # RowHashFingerprint
+
+    def merge(self, other: _PartScores) -> _PartScores:
+        return _PartScores(
+            self.logps + other.logps,
+            self.ys + other.ys,
+            self.left_out + other.left_out,
+            self.fingerprint.combine(other.fingerprint),
+        )
+
+
+def _score_part(index: int, part: str, shared: _PartScoring) -> _PartScores:
+    from nbcli.io.fingerprint import RowHashFingerprint
+
+    fp = RowHashFingerprint()
+    logps, ys, left_out = [], [], 0
+    for logp, y, n_left in scored_chunks(
+        shared.model_file,
+        part,
+        read=shared.read,
+        missing_option=shared.missing_option,
+        fp=fp,
+    ):
+        logps.append(logp)
+        ys.append(y)
+        left_out += n_left
+    return _PartScores(logps, ys, left_out, fp)
+
+
+def score_parts(mf, request: DataRequest, engine, *, missing_option: bool = False) -> Scores:
+    """:func:`score` of the labelled parts of ``request`` (a folder, a glob,
+    several files), each part scored where its task runs on ``engine``: the
+    same log posteriors, in the same row order, as the parts joined into one
+    file; only the posteriors and labels travel back.
+
+    Raises
+    ------
+    NbcliError
+        As :func:`score`, naming the part and its row.
+    """
+    from nbcli.io.fingerprint import rowhash_matches
+    from nbcli.workflows.parts import at_client, check_parts, expand_parts
+
+    parts = expand_parts(request.data)
+    check_parts(parts, engine)
+    parts = [at_client(p, engine) for p in parts]
+    total: _PartScores = engine.sum_over_parts(
+        parts, _score_part, _PartScoring(mf, request, missing_option)
+    )
+    check_scored(mf, request.path, total.ys, total.left_out)
+    return Scores(
+        log_proba=np.concatenate(total.logps),
+        y_true=_joined_labels(total.ys),
+        training_match=rowhash_matches(mf.training, total.fingerprint),
+        n_left_out=total.left_out,
+    )

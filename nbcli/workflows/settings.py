@@ -14,7 +14,14 @@ from dataclasses import dataclass, field
 
 from nbcli.errors import NbcliError
 
-__all__ = ["MEMORY_BUDGET", "FoldSettings", "PredictionColumns", "ScoreSettings", "Search"]
+__all__ = [
+    "MEMORY_BUDGET",
+    "CalibrationChecks",
+    "FoldSettings",
+    "PredictionColumns",
+    "ScoreSettings",
+    "Search",
+]
 
 #: Bytes of validated rows a fold computation keeps in memory; beyond, the
 #: file is read again for each later pass.
@@ -146,7 +153,29 @@ class Search:
         Values of each searched hyperparameter, combinations in the order given.
     metric : str
         Pooled out-of-fold metric to optimise; losses are minimised.
+    text_grid : dict of str to list
+        Values of text settings searched (``ngram_range``, ``min_df``,
+        ``max_df``: fields of :class:`nbcli.text.settings.TextSettings`),
+        varying slower than ``grid``, combinations in the order given.
     """
 
     grid: dict[str, list] = field(default_factory=dict)
     metric: str = "log_loss"
+    text_grid: dict[str, list] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class CalibrationChecks:
+    """How ``calibrate`` judges a calibrator.
+
+    Attributes
+    ----------
+    folds : int
+        Folds of the cross-fitting (stratified, seeded by the scoring seed).
+    allow_worse : bool
+        Whether a calibrator the verdict does not accept is still written
+        (``--allow-worse``); only the verdict's warning depends on it.
+    """
+
+    folds: int = 5
+    allow_worse: bool = False

@@ -1,7 +1,7 @@
 """``nbcli split``: one data file into train, test and calibration files.
 
 Two passes over the input: the first reads the target column only, through
-the reader every other command uses (:func:`nbcli.io.readers.open_reader`:
+the reader every other command uses (:func:`nbcli.io.formats.open_reader`:
 the same rows, quoting rules, ragged-row and long-line checks and missing
 labels), to draw an exact, stratified split plan
 (:func:`nbcli.resampling.stratified_split`); the second sends each row to
@@ -25,10 +25,11 @@ from typing import Any, BinaryIO
 import numpy as np
 
 from nbcli.errors import NbcliError
-from nbcli.io.atomic import atomic_group, check_outputs, is_model_file
+from nbcli.io.atomic import atomic_group, check_outputs
 from nbcli.io.cells import as_text, label_codes, na_texts
 from nbcli.io.csv_format import read_header
 from nbcli.io.messages import translated
+from nbcli.io.output_kinds import is_model_file
 from nbcli.io.request import DataRequest
 from nbcli.io.sources import Source
 from nbcli.resampling import CALIB, TEST, TRAIN, stratified_split
@@ -86,7 +87,10 @@ def output_paths(data: str, output_dir, with_calib: bool) -> dict[str, str]:
     else:
         stem, ext = name, "csv"
     parts = PARTS if with_calib else PARTS[:2]
-    return {p: os.path.join(os.fspath(output_dir), f"{stem}.{p}.{ext}") for p in parts}
+    folder = os.fspath(output_dir)
+    if "://" in folder:
+        return {p: folder.rstrip("/") + f"/{stem}.{p}.{ext}" for p in parts}
+    return {p: os.path.join(folder, f"{stem}.{p}.{ext}") for p in parts}
 
 
 def split(
@@ -149,11 +153,16 @@ def split(
     """
     data, delimiter = request.path, request.delimiter
     outputs = output_paths(data, output_dir, bool(calib))
-    if os.path.exists(output_dir) and not os.path.isdir(output_dir):
+    from nbcli.io.remote import is_url
+
+    if is_url(os.fspath(output_dir)):
+        pass  # a store has no folders to make: the objects' names hold the prefix
+    elif os.path.exists(output_dir) and not os.path.isdir(output_dir):
         raise NbcliError(f"--output-dir {output_dir}: is a file, not a folder")
     try:
         # As `predict --output-dir` does: a folder named for the parts is made.
-        os.makedirs(output_dir, exist_ok=True)
+        if not is_url(os.fspath(output_dir)):
+            os.makedirs(output_dir, exist_ok=True)
     except OSError as exc:
         raise NbcliError(
             f"--output-dir {output_dir}: cannot create the folder ({exc.strerror or exc})"
@@ -174,8 +183,14 @@ def split(
         fmt: _Format = _Csv(source, delimiter)
     elif source.format == "parquet":
         fmt = _Parquet(source)
-    else:
+    elif source.format == "npz":
         fmt = _Npz(source)
+    else:
+        names = {"arff": "ARFF", "svmlight": "svmlight", "feather": "Arrow IPC (Feather)"}
+        raise NbcliError(
+            f"{source.display}: split copies CSV, Parquet and NPZ files; this "
+            f"{names.get(source.format, source.format)} file is not split yet: convert it first"
+        )
     if not force:
         for part, path in outputs.items():
             _check_replace(fmt, f"--output-dir ({part}) {path}", path)
@@ -234,7 +249,7 @@ def _labels(fmt: _Format, source: Source, opts, delimiter) -> tuple[np.ndarray, 
     """The labels of every row as text (``""`` where missing), which rows
     have none, and the target's name, read as every command reads the file."""
     from nbcli.io.data import default_chunk_rows, strip_labels
-    from nbcli.io.readers import open_reader
+    from nbcli.io.formats import open_reader
 
     reader = open_reader(source, opts, delimiter)
     if reader.plan.target is None:

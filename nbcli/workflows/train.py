@@ -16,9 +16,9 @@ import numpy as np
 from nbcli.errors import NbcliError
 from nbcli.models import DataValueError
 from nbcli.workflows.train_checks import (
+    FIT_CHECKS,
     check_finite_parameters,
     check_finite_statistics,
-    check_gaussian_spread,
 )
 
 #: Models whose features may be categories: text, boolean and categorical
@@ -296,11 +296,13 @@ def train(
 
     path, text = request.path, request.text
     unseen = request.unseen or "error"
-    na_values = request.na_values
     check_blocks(estimator, request)
     column_types = dict(request.column_types)
     missing = choose_missing(estimator, request.missing)
     check_column_types(estimator, column_types)
+    from nbcli.workflows import text_features
+
+    text_features.check_weighting(estimator, text, path)
     stream = training_stream(path, estimator, request.reading(missing=missing))
     check_text_columns(path, request.text_columns, stream)
     warnings: list[str] = list(stream.plan.warnings)
@@ -350,9 +352,15 @@ def train(
     try:
         # Overflow (squares of values beyond ~1e154) is caught below, by
         # column, rather than printed as NumPy warnings.
+        frequencies: dict = {}
         with np.errstate(over="ignore", invalid="ignore"):
             vocabularies, feature_names = fit_blocks(
-                estimator, text, chunks(), stream.feature_names, source=path
+                estimator, text, chunks(), stream.feature_names, path, frequencies
+            )
+        if text is not None and text.weighting is not None:
+            text = text_features.learnt_weighting(text, frequencies)
+            text_features.refit_weighted_words(
+                estimator, text, vocabularies, _rows_again(path, estimator, request, missing)
             )
     except ValueError as exc:
         if state.reading:
@@ -382,14 +390,8 @@ def train(
         priors_by_label=priors_by_label,
         text=text,
         vocabularies=vocabularies,
-        tables=TableFacts(
-            plan=stream.plan,
-            categories=stream.categories,
-            missing=missing,
-            unseen=unseen,
-            na_values=na_values,
-            row_counts=counts_of_rows,
-            na_labels=request.na_labels,
+        tables=TableFacts.of(
+            stream.plan, stream.categories, request, (missing, unseen), counts_of_rows
         ),
     )
 
@@ -421,6 +423,27 @@ class TableFacts:
     na_values: Any = None
     row_counts: Any = None
     na_labels: tuple = ()
+
+    @classmethod
+    def of(cls, plan, categories, request, policies: tuple, row_counts=None) -> TableFacts:
+        """The facts of one read of ``request`` (its ``na_values`` and
+        ``na_labels``) with ``policies``, ``(missing, unseen)``."""
+        missing, unseen = policies
+        return cls(
+            plan, categories, missing, unseen, request.na_values, row_counts, request.na_labels
+        )
+
+
+def _rows_again(path, estimator, request, missing):
+    """The training rows ``(X, y, words)`` read a second time, as the first
+    pass used them (rows without a label, or dropped for a missing cell, left out)."""
+    from nbcli.workflows.tables import RowCounts
+
+    counts = RowCounts()
+    for ds in training_stream(path, estimator, request.reading(missing=missing)):
+        ds = counts.filter(ds, missing)
+        if ds.X.shape[0]:
+            yield ds.X, ds.y, ds.words
 
 
 @dataclass
@@ -542,9 +565,9 @@ def finish_training(
                 f"a spread ({way})" + (f"; {note}" if note else "")
             )
         warnings.append(f"{path}: {msg}; its probabilities rest on smoothing alone")
-    if "var_smoothing" in estimator.get_params() and hasattr(estimator.stats_, "pooled"):
-        # Per-class moments smoothed by var_smoothing: Gaussian naive Bayes.
-        check_gaussian_spread(path, estimator, feature_names, typed)
+    for check in type(estimator).fit_checks:
+        # What the class declares of its training data (Gaussian spreads).
+        FIT_CHECKS[check](path, estimator, feature_names, typed)
     import warnings as python_warnings
 
     try:

@@ -56,6 +56,10 @@ def check_gaussian_spread(path: str, estimator, feature_names, labels) -> None:
     from nbcli.io.messages import quote_names
 
     st = estimator.stats_
+    if not hasattr(st, "m2"):
+        # Scatter matrices gathered for --pca: the model sees components, and
+        # finalize refuses components without any variance itself.
+        return
     _, _, m2_all = st.pooled()
     if not np.any(m2_all > 0):
         raise NbcliError(
@@ -73,3 +77,9 @@ def check_gaussian_spread(path: str, estimator, feature_names, labels) -> None:
                 f"{_plain(labels[k])!r}, which gives a zero variance with "
                 "--var-smoothing 0; use a positive --var-smoothing (default 1e-9)"
             )
+
+
+#: The checks a model class can declare in ``fit_checks``, by name: each is
+#: called as ``check(path, estimator, feature_names, labels)`` on the fitted
+#: statistics, before they become the model, and raises NbcliError.
+FIT_CHECKS = {"gaussian_spread": check_gaussian_spread}
