@@ -56,6 +56,8 @@ def count_categories(C: np.ndarray, y_idx, w, n_classes: int):
     """
     n, c = C.shape
     observed = ~np.isnan(C)
+    if observed.all():
+        return _count_complete(C, y_idx, w, n_classes)
     codes = np.where(observed, C, 0.0).astype(np.intp)
     n_cat = np.where(observed.any(axis=0), codes.max(axis=0, initial=-1) + 1, 0)
     total = int(n_cat.sum())
@@ -66,6 +68,33 @@ def count_categories(C: np.ndarray, y_idx, w, n_classes: int):
         flat[observed], weights=weights[observed], minlength=n_classes * total
     ).reshape(n_classes, total)
     return counts, n_cat.astype(np.float64)
+
+
+def _count_complete(C: np.ndarray, y_idx, w, n_classes: int):
+    """:func:`count_categories` of a chunk without missing cells.
+
+    One weighted count of the class-and-category index per column: no masks,
+    and no code array of the whole chunk (a column of codes at a time).
+    """
+    n, c = C.shape
+    n_cat = (C.max(axis=0) + 1).astype(np.intp) if n else np.zeros(c, dtype=np.intp)
+    total = int(n_cat.sum())
+    offsets = category_offsets(n_cat)
+    row_base = np.asarray(y_idx, dtype=np.intp) * total
+    counts = np.zeros(n_classes * total)
+    index = np.empty(n, dtype=np.intp)
+    for j in range(c):
+        np.add(row_base, offsets[j], out=index)
+        index += C[:, j].astype(np.intp)
+        counts += np.bincount(index, weights=w, minlength=n_classes * total)
+    return counts.reshape(n_classes, total), n_cat.astype(np.float64)
+
+
+def _columns(X: np.ndarray, index: np.ndarray) -> np.ndarray:
+    """``X[:, index]``: a view when the columns are a run of neighbours (no copy)."""
+    if index.size and np.array_equal(index, np.arange(index[0], index[0] + index.size)):
+        return X[:, int(index[0]) : int(index[0]) + index.size]
+    return X[:, index]
 
 
 def grow_categories(counts: np.ndarray, n_old, n_new) -> np.ndarray:
@@ -372,34 +401,47 @@ class MixedStats(_Stats):
     def from_data(cls, X, y_idx, w, n_classes, layout):
         """Statistics of one validated chunk; ``layout`` maps column types to column indices."""
         n = X.shape[0]
-        weights = np.ones(n) if w is None else w
-        onehot = np.zeros((n_classes, n))
-        onehot[y_idx, np.arange(n)] = weights
-        g, s, o, m2 = observed_moments(X[:, layout.gaussian], y_idx, w, n_classes)
-        cat, n_cat = count_categories(X[:, layout.categorical], y_idx, w, n_classes)
-        Xb = X[:, layout.bernoulli]
+        class_count = np.bincount(y_idx, weights=w, minlength=n_classes).astype(np.float64)
+        Xg = _columns(X, layout.gaussian)
+        if np.isnan(Xg).any():
+            g, s, o, m2 = observed_moments(Xg, y_idx, w, n_classes)
+        else:
+            # Complete columns: the moments of whole rows, one weight per class.
+            full = ClassMoments.from_data(Xg, y_idx, w, n_classes)
+            g = np.repeat(full.count[:, None], Xg.shape[1], axis=1)
+            s, o, m2 = full.shift, full.offset, full.m2
+        cat, n_cat = count_categories(_columns(X, layout.categorical), y_idx, w, n_classes)
+        Xb = _columns(X, layout.bernoulli)
         seen_b = ~np.isnan(Xb)
-        Xm = X[:, layout.multinomial]
+        Xm = _columns(X, layout.multinomial)
+        onehot = None
+        if Xb.shape[1] + Xm.shape[1] + layout.poisson.size:
+            onehot = np.zeros((n_classes, n))
+            onehot[y_idx, np.arange(n)] = 1.0 if w is None else w
+
+        def sums(A):  # class sums of A's columns
+            return np.zeros((n_classes, A.shape[1])) if onehot is None else onehot @ A
+
         extra = {}
         if layout.poisson.size:
-            Xp = X[:, layout.poisson]
+            Xp = _columns(X, layout.poisson)
             seen_p = ~np.isnan(Xp)
-            extra["poisson_count"] = onehot @ seen_p.astype(np.float64)
-            extra["poisson_sum"] = onehot @ np.where(seen_p, Xp, 0.0)
+            extra["poisson_count"] = sums(seen_p.astype(np.float64))
+            extra["poisson_sum"] = sums(np.where(seen_p, Xp, 0.0))
         if layout.valued.size:
             table = _value_table.count_values(X[:, layout.valued], y_idx, w, n_classes)
             extra.update(zip(("value_points", "value_count", "n_values"), table))
         return cls(
-            class_count=onehot.sum(axis=1),
+            class_count=class_count,
             gaussian_count=g,
             gaussian_shift=s,
             gaussian_offset=o,
             gaussian_m2=m2,
             category_count=cat,
             n_categories=n_cat,
-            bernoulli_count=onehot @ np.where(seen_b, Xb, 0.0),
-            bernoulli_observed=onehot @ seen_b.astype(np.float64),
-            multinomial_count=onehot @ np.where(np.isnan(Xm), 0.0, Xm),
+            bernoulli_count=sums(np.where(seen_b, Xb, 0.0)),
+            bernoulli_observed=sums(seen_b.astype(np.float64)),
+            multinomial_count=sums(np.where(np.isnan(Xm), 0.0, Xm)),
             **extra,
         )
 

@@ -892,8 +892,67 @@ class MixedNB(TextColumns, BayesClassifier):
         self.epsilon_ = eps
         self.var_ = var
         self.theta_ = np.where(count > 0, shift + offset, 0.0)
+        # The density's own terms, for export (scoring_form).
         self._inv_sd = 1.0 / np.sqrt(var)
         self._log_norm = -0.5 * (_LOG_2PI + np.log(var))
+        self._gaussian_terms(shift, offset, count, var, var_all, live)
+
+    def _gaussian_terms(self, shift, offset, count, var, var_all, live):
+        """Scoring constants of the Gaussian columns, as Gaussian NB takes them.
+
+        In standardised coordinates ``z = (x - centre) / scale`` each class's
+        log density is ``a z^2 + b z + c`` summed over the columns: two
+        matrix products for all classes, where a class-by-class sum of
+        squares took five passes over the rows per class. The centre is the
+        precision-weighted mean of the class means (the mean of the tightest
+        class, where cancellation would cost most), and columns whose
+        expanded terms are large enough for rounding to matter (more than
+        about 1e-10 nats) are scored exactly, class by class.
+        """
+        g = var.shape[1]
+        scale = np.sqrt(var_all) if g else np.ones(0)
+        scale[~(scale > 0)] = 1.0
+        first = int(np.flatnonzero(live)[0]) if live.any() else 0
+        reference = np.where(count[first] > 0, shift[first], 0.0)
+        about = np.where(count > 0, (shift - reference) + offset, -reference)  # theta_ - reference
+        precision = 1.0 / var[live]
+        centre_ref = (precision * about[live]).sum(axis=0) / precision.sum(axis=0)
+        theta_z = (about - centre_ref) / scale
+        a = scale**2 / var
+        stiff = (a * theta_z**2).max(axis=0, initial=0.0) > 1e6
+        flat = ~stiff
+        self._g_centre = reference + centre_ref
+        self._g_inv_scale = 1.0 / scale
+        self._g_stiff = np.flatnonzero(stiff)
+        self._g_stiff_theta = theta_z[:, stiff].T[None]  # (1, s, K)
+        self._g_stiff_a = -0.5 * a[:, stiff].T[None]
+        self._g_aT = -0.5 * a * flat
+        self._g_bT = theta_z * a * flat
+        # Each column's share of the constant, taken back out for a missing cell.
+        self._g_c_feature = -0.5 * (_LOG_2PI + np.log(var)) - 0.5 * theta_z**2 * a * flat
+        self._g_c = self._g_c_feature.sum(axis=1)
+
+    def _gaussian_scores(self, Xg, missing):
+        """``sum_j log N(x_j; theta_cj, var_cj)`` over the Gaussian columns, (n_classes, n_rows);
+        ``missing`` (a mask of ``Xg``, or None) leaves those cells out."""
+        Z = Xg - self._g_centre
+        Z *= self._g_inv_scale
+        if missing is not None:
+            Z[missing] = 0.0
+        out = self._g_bT @ Z.T
+        if self._g_stiff.size:
+            D = Z[:, self._g_stiff, None] - self._g_stiff_theta  # (rows, s, K)
+            D *= D
+            D *= self._g_stiff_a
+            if missing is not None:
+                D[missing[:, self._g_stiff]] = 0.0
+            out += D.sum(axis=1).T
+        Z *= Z
+        out += self._g_aT @ Z.T
+        out += self._g_c[:, None]
+        if missing is not None:
+            out -= self._g_c_feature @ missing.T.astype(np.float64)
+        return out
 
     # -- scoring ------------------------------------------------------------------
     def joint_log_likelihood_block(self, X):
@@ -901,16 +960,11 @@ class MixedNB(TextColumns, BayesClassifier):
         out = np.repeat(self.class_log_prior_[:, None], X.shape[0], axis=1)
         if lay.gaussian.size:
             Xg = X[:, lay.gaussian]
-            seen = ~np.isnan(Xg)
-            # Class by class, the squares are formed exactly (no expansion that
-            # could cancel) in memory of one block, however many classes.
-            for k in range(out.shape[0]):
-                Z = Xg - self.theta_[k]
-                Z *= self._inv_sd[k]
-                Z *= Z
-                Z[~seen] = 0.0
-                out[k] -= 0.5 * Z.sum(axis=1)
-            out += self._log_norm @ seen.T.astype(np.float64)
+            scores = self._gaussian_scores(Xg, None)
+            if np.isnan(scores).any():
+                # Only blocks with a missing cell pay for the mask.
+                scores = self._gaussian_scores(Xg, np.isnan(Xg))
+            out += scores
         if lay.categorical.size:
             out += category_terms(self._cat_log_prob, X[:, lay.categorical], self._n_cat)
         if lay.bernoulli.size:
