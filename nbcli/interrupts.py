@@ -34,6 +34,7 @@ from __future__ import annotations
 # Only what the interpreter has loaded already: this module is the
 # program's first import, and a signal before its handlers exist is the
 # interpreter's to handle.
+import contextlib
 import signal
 import sys
 
@@ -83,12 +84,18 @@ class _State:
         self.dropped: list[int] = []
         #: An interruption a finalizer swallowed, to raise at a checkpoint.
         self.pending: BaseException | None = None
+        #: Inside :func:`held`: the signal that arrived, raised when it ends.
+        self.holding = False
+        self.held: int | None = None
 
 
 _state = _State()
 
 
 def _handler(signum, frame):
+    if _state.holding and not _state.finishing and not _state.raised:
+        _state.held = _state.held or signum
+        return
     if _state.finishing or _state.raised:
         _state.dropped.append(signum)
         return
@@ -152,6 +159,28 @@ def reassert() -> None:
         handler = signal.getsignal(signum)
         if handler is not None:
             signal.signal(signum, handler)
+
+
+@contextlib.contextmanager
+def held():
+    """Delay Ctrl-C and SIGTERM to the end of the block, where the first one
+    that arrived is raised as usual.
+
+    For steps that must not be cut in two: creating a temporary file and
+    learning its name, so that whoever removes it on the way out knows it.
+    """
+    if _state.holding or not _on_main_thread():
+        # Signals reach the main thread only; another thread has nothing to hold.
+        yield
+        return
+    _state.holding = True
+    try:
+        yield
+    finally:
+        _state.holding = False
+        signum, _state.held = _state.held, None
+        if signum is not None:
+            _handler(signum, None)
 
 
 def finish() -> None:

@@ -378,8 +378,10 @@ def atomic_write(path, mode: str = "wb", *, staged: list | None = None):
             yield f
         return
     _check_target(path, shown)
-    fd, tmp = _temporary_beside(path, shown)
+    tmp = None
     try:
+        with interrupts.held():
+            fd, tmp = _temporary_beside(path, shown)
         if "b" in mode:
             f = os.fdopen(fd, mode)
         else:
@@ -407,10 +409,12 @@ def atomic_write(path, mode: str = "wb", *, staged: list | None = None):
         interrupts.finish()
         _replace(tmp, path)
     except OSError as exc:
-        _remove_quietly(tmp)
+        if tmp is not None:
+            _remove_quietly(tmp)
         raise NbcliError(f"{shown}: could not write the file ({exc.strerror or exc})") from None
     except BaseException:
-        _remove_quietly(tmp)
+        if tmp is not None:
+            _remove_quietly(tmp)
         raise
 
 
@@ -419,8 +423,10 @@ def _write_for_upload(url: str, mode: str, staged: list | None):
     """:func:`atomic_write` for a URL: a local temporary file, uploaded whole
     once written (or staged, as a file beside its target is)."""
     name = url.rstrip("/").rsplit("/", 1)[-1]
-    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp")
+    tmp = None
     try:
+        with interrupts.held():
+            fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp")
         if "b" in mode:
             f = os.fdopen(fd, mode)
         else:
@@ -436,10 +442,12 @@ def _write_for_upload(url: str, mode: str, staged: list | None):
         interrupts.finish()
         _replace(tmp, url)
     except OSError as exc:
-        _remove_quietly(tmp)
+        if tmp is not None:
+            _remove_quietly(tmp)
         raise NbcliError(f"{url}: could not write the file ({exc.strerror or exc})") from None
     except BaseException:
-        _remove_quietly(tmp)
+        if tmp is not None:
+            _remove_quietly(tmp)
         raise
 
 
