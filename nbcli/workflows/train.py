@@ -209,6 +209,26 @@ def _named(message: str, feature_names) -> str:
     return re.sub(r"\bx(\d+)\b", name, message)
 
 
+def remedy(exc: BaseException, estimator, feature_names) -> str:
+    """What to do about a model error that names a column, as the end of its
+    line (``""`` when there is nothing to add): a class without an observed
+    value in a Gaussian column is left out with ``--drop``, or, where the
+    model takes a distribution per column, read as categorical."""
+    from nbcli.models import NoObservedValueError
+
+    names = list(feature_names)
+    if not isinstance(exc, NoObservedValueError) or not 0 <= exc.feature < len(names):
+        return ""
+    name = names[exc.feature]
+    kinds = getattr(type(estimator), "feature_kinds", ())
+    categorical = (
+        f"read it as categorical with --column {name}=categorical"
+        if len(kinds) > 1 and "categorical" in kinds
+        else f"fit -m mixed with --column {name}=categorical"
+    )
+    return f": leave the column out with --drop {name}, or {categorical}"
+
+
 def _model_warnings(path: str, caught, feature_names) -> list[str]:
     """Warnings the model gave when its statistics became parameters, as
     report lines naming the columns (LDA's collinear directions)."""
@@ -569,7 +589,8 @@ def finish_training(
                 )
             estimator.finalize()
     except ValueError as exc:
-        raise NbcliError(f"{path}: {_named(str(exc), feature_names)}") from None
+        named = _named(str(exc), feature_names) + remedy(exc, estimator, feature_names)
+        raise NbcliError(f"{path}: {named}") from None
     warnings.extend(_model_warnings(path, caught, feature_names))
     check_finite_parameters(path, estimator)
     warnings.extend(smoothing_warnings(path, estimator, feature_names))
