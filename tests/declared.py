@@ -33,8 +33,10 @@ def column_kinds(cls, n_features: int) -> list[str]:
 
 
 def _as_kind(column: np.ndarray, kind: str) -> np.ndarray:
-    if kind == "gaussian":
+    if kind in ("gaussian", "kernel", "discretized"):  # any reals
         return column
+    if kind == "poisson":  # non-negative whole-number counts
+        return np.abs(np.round(column * 2))
     if kind == "multinomial":  # non-negative counts
         return np.abs(np.round(column * 2))
     if kind == "bernoulli":  # 0/1 indicators
@@ -126,13 +128,29 @@ def non_default_params(cls, n_features: int, n_classes: int = 2) -> dict:
         if spec.kind in ("column_types", "object") or spec.name in params:
             continue
         value = _other_value(spec, n_classes)
-        if value is not None:
+        if value is not None and _accepted(cls, {**params, spec.name: value}):
             params[spec.name] = value
     return params
 
 
-def leaves_missing_cells_out(params: dict) -> bool:
-    """Whether a model with these settings takes NaN cells and leaves them out."""
+def _accepted(cls, params: dict) -> bool:
+    """Whether ``cls`` takes these settings together (pca and Ledoit-Wolf shrinkage do
+    not), gathering the statistics of its defaults (pca on Gaussian NB gathers
+    scatter matrices: tests of the stored statistics expect the usual ones)."""
+    try:
+        model = cls(**params)
+        model.check_hyperparameters()
+    except ValueError:
+        return False
+    gathered = getattr(model, "gathered_statistics", None)
+    return gathered is None or gathered() == cls().gathered_statistics()
+
+
+def leaves_missing_cells_out(params: dict, cls=None) -> bool:
+    """Whether a model with these settings takes NaN cells and leaves them out
+    (with ``cls``, as the model says: a projection drops the row instead)."""
+    if cls is not None:
+        return cls(**params).missing_policy == "ignore"
     return params.get("missing") == "ignore"
 
 

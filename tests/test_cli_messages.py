@@ -144,7 +144,8 @@ def test_a_model_type_where_a_file_is_read_and_the_reverse_get_a_hint(ints):
 
 def test_several_data_files_are_one_data_set_in_order(ints):
     """fit and evaluate read every --data, in order, as one data set (never
-    only the last); calibrate, which keeps rows for its diagram, takes one."""
+    only the last); so does calibrate, whose report on two files is the report
+    on the two joined."""
     import json
 
     import numpy as np
@@ -173,8 +174,23 @@ def test_several_data_files_are_one_data_set_in_order(ints):
     assert all(r.returncode == 0 for r in runs), [r.stderr for r in runs]
     accuracy = [json.loads(r.stdout)["metrics"]["accuracy"]["value"] for r in runs]
     assert accuracy[0] == accuracy[1]
-    run = nbcli_in_process("calibrate", "-m", ints / "i.npz", *two)
-    assert_one_error_line(run, "--data: 2 files given", "first.csv", "second.csv")
+    runs = [
+        nbcli_in_process("calibrate", "-m", ints / "i.npz", *data, "--json", "-")
+        for data in (two, ["-d", ints / "both.csv"])
+    ]
+    assert all(r.returncode == 0 for r in runs), [r.stderr for r in runs]
+
+    def figures(node):
+        # The files read are named as given (one path or two): all else agrees.
+        if isinstance(node, dict):
+            return {
+                k: figures(v) for k, v in node.items() if k not in ("inputs", "fitted_on", "data")
+            }
+        return [figures(v) for v in node] if isinstance(node, list) else node
+
+    reports = [figures(json.loads(r.stdout)) for r in runs]
+    assert reports[0]["calibrator"]["n_samples"] == 6
+    assert reports[0] == reports[1]
 
 
 @pytest.mark.parametrize(

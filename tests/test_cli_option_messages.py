@@ -124,7 +124,7 @@ def test_a_class_without_values_in_a_gaussian_column_is_told_the_remedy(tmp_path
     data.write_text("X,Z,label\n,2,Van\n,3,Van\n,4,Van\n5,6,Bus\n6,7,Bus\n", encoding="utf-8")
     out = tmp_path / "m.npz"
     said = {
-        "gaussian": "or fit -m mixed with --column X=categorical",
+        "gaussian": "or fit --model mixed with --column X=categorical",
         "mixed": "or read it as categorical with --column X=categorical",
     }
     for model, alternative in said.items():

@@ -303,7 +303,7 @@ def _model_file(name: str) -> ModelFile:
         "mixed": {"column_types": {0: "categorical"}, "missing": "ignore"},
         "categorical": {"missing": "ignore"},
     }.get(name, {})
-    if name in ("multinomial", "complement"):
+    if set(MODELS[name].feature_kinds) <= {"multinomial", "poisson"}:  # counts
         X = np.abs(X)
     if name in ("categorical", "mixed"):
         X[:, 0] = np.round(np.abs(X[:, 0]))

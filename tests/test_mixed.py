@@ -208,7 +208,7 @@ def test_column_types_by_name_and_by_index():
     with pytest.raises(
         ValueError, match=r"column_types must be a column type \(gaussian, categorical"
     ):
-        MixedNB(column_types=["gaussian", "poisson"]).fit(np.nan_to_num(TABLE[:, :2]), LABELS)
+        MixedNB(column_types=["gaussian", "beta"]).fit(np.nan_to_num(TABLE[:, :2]), LABELS)
 
 
 def test_values_a_column_type_cannot_take_are_errors_naming_the_cell():

@@ -46,7 +46,7 @@ def _data(name, seed=0, missing=None):
     cells where its settings leave them out."""
     X, y = blobs(n_per_class=25, d=4, seed=seed)
     X = as_declared(MODELS[name], X)
-    if leaves_missing_cells_out(_settings(name, missing)):
+    if leaves_missing_cells_out(_settings(name, missing), MODELS[name]):
         X[::5, 0] = np.nan
         X[1::6, 1:] = np.nan
     return X, y

@@ -77,3 +77,31 @@ def test_scoring_threads_follow_the_environment(monkeypatch):
     assert _base.scoring_threads() == 3
     monkeypatch.setenv("NBCLI_THREADS", "x")
     assert 1 <= _base.scoring_threads() <= 8
+
+
+def test_streamed_fit_holds_blas_to_one_thread_and_gives_it_back(monkeypatch):
+    # A chunk's statistics are small BLAS products that lose to the thread
+    # reading the next chunk when BLAS runs on several threads.
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    def blas_threads():
+        return [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
+
+    seen = []
+    original = nb.LinearDiscriminantAnalysis.accumulate
+
+    def spy(self, *args, **kwargs):
+        seen.append(blas_threads())
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(nb.LinearDiscriminantAnalysis, "accumulate", spy)
+    rng = np.random.default_rng(1)
+    X, y = rng.normal(size=(200, 3)), np.arange(200) % 2
+    with threadpool_limits(limits=2, user_api="blas"):
+        before = blas_threads()
+        nb.LinearDiscriminantAnalysis().fit_chunks([(X[:100], y[:100]), (X[100:], y[100:])])
+        after = blas_threads()
+    if not before:
+        pytest.skip("no BLAS library that threadpoolctl controls")
+    assert seen == [[1] * len(before)] * 2
+    assert after == before

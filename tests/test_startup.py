@@ -78,15 +78,34 @@ def test_command_help_imports_neither_pandas_nor_scipy():
         assert "pandas" not in imported and "scipy" not in imported, (command, imported)
 
 
-def test_predict_of_a_small_file_imports_no_scipy(tmp_path):
+@pytest.mark.parametrize("model_type", ["gaussian", "qda"])
+def test_predict_of_a_small_file_imports_no_scipy(tmp_path, model_type):
+    # QDA's scoring factors come from NumPy while they are well conditioned.
     model = tmp_path / "m.npz"
-    fitted_model_file(model)
+    fitted_model_file(model, model_type)
     data = tmp_path / "small.csv"
     data.write_text("a,b\n" + "".join(f"{i % 7},{i % 3}\n" for i in range(100)), encoding="utf-8")
     imported = _imported("predict", "-m", model, "-d", data, "-o", tmp_path / "out.csv")
     assert (tmp_path / "out.csv").read_text().count("\n") == 101
     assert "scipy" not in imported, imported
     assert not imported & {"sklearn", "matplotlib", "dask"}
+
+
+def test_evaluate_of_a_small_file_imports_neither_pandas_nor_scipy(tmp_path):
+    # Text labels of a few rows are coded by sorting: importing pandas to hash
+    # them would be most of a small command's time.
+    model = tmp_path / "m.npz"
+    fitted_model_file(model)
+    data = tmp_path / "small.csv"
+    labels = ("x", "y")
+    data.write_text(
+        "a,b,label\n" + "".join(f"{i % 7},{i % 3},{labels[i % 2]}\n" for i in range(100)),
+        encoding="utf-8",
+    )
+    report = tmp_path / "report.json"
+    imported = _imported("evaluate", "-m", model, "-d", data, "--json", report, "-q")
+    assert json.loads(report.read_text())["schema"] == "nbcli.evaluation"
+    assert "pandas" not in imported and "scipy" not in imported, imported
 
 
 def test_the_cli_library_is_one_that_starts_without_pydantic():

@@ -123,6 +123,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "Describe a model file: versions, model, hyperparameters, classes, features, training "
         "data, calibrator, search; and what the model learnt.",
     ),
+    "export": (
+        "nbcli.cli.export_cmd",
+        "export",
+        "Write a model file as an ONNX graph that ONNX Runtime (or any ONNX runtime) serves.",
+    ),
 }
 
 

@@ -164,7 +164,7 @@ def check_model_file(path: str, option: str = "--model") -> None:
     from nbcli.errors import NbcliError
     from nbcli.models import registry
 
-    if os.path.exists(path) or path.lower() not in registry.model_classes():
+    if "://" in path or os.path.exists(path) or path.lower() not in registry.model_classes():
         return
     raise NbcliError(
         f"{option} {path}: no such model file; {path.lower()!r} is a model type, which "

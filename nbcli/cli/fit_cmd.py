@@ -27,7 +27,7 @@ def fit(
         typer.Option(
             "--data",
             "-d",
-            help="Training data: CSV (.csv, .csv.gz), NPZ, Parquet, or - for stdin; a folder or "
+            help="Training data: CSV (.csv, .csv.gz), NPZ, Parquet, Feather, ARFF, svmlight, or - for stdin; a folder or "
             "quoted glob of CSV/Parquet parts is one data set.",
         ),
     ],
@@ -212,7 +212,15 @@ def _estimator(model: str | None, cfg: dict, config: str | None, flags: dict):
         # Where the command line insists on its own default (binarize).
         if spec.cli_default is not SAME and spec.name not in params:
             params[spec.name] = spec.cli_default
-    return cls(**params), params
+    estimator = cls(**params)
+    # Settings that exclude each other (pca with Ledoit-Wolf shrinkage), before any reading.
+    together = getattr(estimator, "_check_projection", None)
+    if together is not None:
+        try:
+            together()
+        except ValueError as exc:
+            raise NbcliError(str(exc)) from None
+    return estimator, params
 
 
 def _listed(names) -> list[str] | None:

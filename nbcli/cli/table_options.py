@@ -50,8 +50,8 @@ COLUMN = typer.Option(
     "--column",
     help=(
         "Per-column distribution of the mixed model, NAME=gaussian|categorical|bernoulli|"
-        "multinomial (repeatable, or comma-separated). Default: text and boolean columns "
-        "categorical, numbers gaussian."
+        "multinomial|poisson|kernel|discretized (repeatable, or comma-separated). Default: "
+        "text and boolean columns categorical, numbers gaussian."
     ),
     metavar="NAME=TYPE",
 )

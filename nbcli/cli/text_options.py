@@ -10,6 +10,10 @@ Flags override the ``[text]`` table of a config file::
     max_features = 50000
     stop_words = "stop.txt"     # one word per line
     lowercase = true
+    tfidf = true                # TF-IDF weighting (fit), with:
+    sublinear_tf = false
+    smooth_idf = true
+    norm = "l2"                 # or "l1", "none"
 """
 
 from __future__ import annotations
@@ -45,6 +49,22 @@ LOWERCASE = typer.Option(
     "--lowercase/--no-lowercase", help="Lowercase text before splitting it (default: yes)."
 )
 
+TFIDF = typer.Option(
+    "--tfidf",
+    help="Weight word counts by TF-IDF as scikit-learn's TfidfTransformer (reads the data "
+    "twice; models multinomial, complement, mixed).",
+)
+SUBLINEAR_TF = typer.Option("--sublinear-tf", help="With --tfidf: 1 + log(count) for counts.")
+SMOOTH_IDF = typer.Option(
+    "--smooth-idf/--no-smooth-idf",
+    help="With --tfidf: idf = log((1 + n) / (1 + df)) + 1 (default: yes), else log(n / df) + 1.",
+)
+NORM = typer.Option(
+    "--tfidf-norm",
+    metavar="l2|l1|none",
+    help="With --tfidf: divide each document's weights by their l2 (default) or l1 norm.",
+)
+
 _OPTIONS = ("text", "ngram", "min_df", "max_df", "max_features", "stop_words", "lowercase")
 
 
@@ -60,6 +80,10 @@ class TextOptions:
     max_features: int | None = None
     stop_words: str | None = None
     lowercase: bool | None = None
+    tfidf: bool | None = None
+    sublinear_tf: bool | None = None
+    smooth_idf: bool | None = None
+    tfidf_norm: str | None = None
 
 
 #: The text options of a command that gives none.
@@ -78,9 +102,15 @@ with_text_options = option_group(
         ("max_features", int | None, MAX_FEATURES, None),
         ("stop_words", str | None, STOP_WORDS, None),
         ("lowercase", bool | None, LOWERCASE, None),
+        ("tfidf", bool | None, TFIDF, None),
+        ("sublinear_tf", bool | None, SUBLINEAR_TF, None),
+        ("smooth_idf", bool | None, SMOOTH_IDF, None),
+        ("tfidf_norm", str | None, NORM, None),
     ),
 )
 _KEYS = {"columns", "ngram", "min_df", "max_df", "max_features", "stop_words", "lowercase"}
+_WEIGHTING = ("tfidf", "sublinear_tf", "smooth_idf", "tfidf_norm")
+_WEIGHTING_KEYS = {"tfidf", "sublinear_tf", "smooth_idf", "norm"}
 
 
 def parse_df(value, flag: str) -> int | float:
@@ -168,8 +198,8 @@ def text_settings(cfg: dict, config: str | None, options: Mapping[str, Any]):
     )
     table = cfg.get("text", {})
     where = f"{config}: [text]"
-    if not isinstance(table, dict) or set(table) - _KEYS:
-        raise NbcliError(f"{where} may hold {', '.join(sorted(_KEYS))} only")
+    if not isinstance(table, dict) or set(table) - _KEYS - _WEIGHTING_KEYS:
+        raise NbcliError(f"{where} may hold {', '.join(sorted(_KEYS | _WEIGHTING_KEYS))} only")
     columns = split_list(text) or (
         column_names(table["columns"], f"{where} columns") if "columns" in table else None
     )
@@ -180,6 +210,7 @@ def text_settings(cfg: dict, config: str | None, options: Mapping[str, Any]):
         "--max-features": max_features,
         "--stop-words": stop_words,
         "--lowercase": lowercase,
+        **{f"--{n.replace('_', '-')}": options.get(n) or None for n in _WEIGHTING},
     }
     if not columns:
         named = [flag for flag, v in given.items() if v is not None]
@@ -203,6 +234,55 @@ def text_settings(cfg: dict, config: str | None, options: Mapping[str, Any]):
             max_df=1.0 if max_df is None else parse_df(max_df, "--max-df"),
             max_features=max_features,
             stop_words=None if stop_words is None else read_stop_words(stop_words),
+            weighting=_weighting(table, options),
         )
     except ValueError as exc:
         raise NbcliError(f"--text: {exc}") from None
+
+
+def _weighting(table: dict, options: Mapping[str, Any]):
+    """The :class:`~nbcli.text.weighting.TfidfWeighting` asked for (flags over
+    the ``[text]`` table), or None for raw counts."""
+    from nbcli.text.weighting import TfidfWeighting
+
+    def given(flag_name, key):
+        value = options.get(flag_name)
+        return table.get(key) if value is None else value
+
+    norm = given("tfidf_norm", "norm")
+    sublinear, smooth = given("sublinear_tf", "sublinear_tf"), given("smooth_idf", "smooth_idf")
+    if not given("tfidf", "tfidf"):
+        named = [n for n, v in (("--sublinear-tf", sublinear), ("--tfidf-norm", norm)) if v]
+        if named or smooth is not None:
+            raise NbcliError(f"{named[0] if named else '--smooth-idf'} applies with --tfidf")
+        return None
+    if isinstance(norm, str) and norm.strip().lower() == "none":
+        norm = None
+    elif norm is None:
+        norm = "l2"
+    elif isinstance(norm, str):
+        norm = norm.strip().lower()
+    return TfidfWeighting(
+        smooth_idf=True if smooth is None else smooth,
+        sublinear_tf=bool(sublinear),
+        norm=norm,
+    )
+
+
+def text_grid(ngram, min_df, max_df) -> dict[str, list]:
+    """The text settings ``tune`` searches: each of ``--ngram`` (ranges
+    separated by ``:``, as ``1,1:1,2``), ``--min-df`` and ``--max-df``
+    (values separated by commas) given with more than one value, by
+    :class:`~nbcli.text.settings.TextSettings` field name; others are single
+    settings, read as ``fit`` reads them."""
+    grid: dict[str, list] = {}
+    if ngram is not None and ":" in str(ngram):
+        grid["ngram_range"] = [parse_ngram(p, "--ngram") for p in str(ngram).split(":")]
+    for name, flag, value in (("min_df", "--min-df", min_df), ("max_df", "--max-df", max_df)):
+        if value is not None and "," in str(value):
+            grid[name] = [parse_df(p, flag) for p in str(value).split(",")]
+    flags = {"ngram_range": "--ngram", "min_df": "--min-df", "max_df": "--max-df"}
+    for name, values in grid.items():
+        if len(set(values)) != len(values):
+            raise NbcliError(f"{flags[name]}: a value is listed twice")
+    return grid

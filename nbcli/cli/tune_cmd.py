@@ -77,7 +77,9 @@ def tune(
 
     Values: a list (--alpha 0.01,0.1,1) or a range (--var-smoothing log:1e-9..1:20,
     --reg-param lin:0..0.5:6); or a [grid] table in --config. The first name
-    given varies slowest; ties go to the first combination in that order.
+    given varies slowest; ties go to the first combination in that order. With
+    --text, --ngram 1,1:1,2, --min-df 1,2,5 and --max-df 0.5,1.0 are searched too
+    (slower than the hyperparameters), from counts made once.
     Example: nbcli tune -m gaussian -d sample_data/iris_train.csv --var-smoothing log:1e-9..1:10.
     A folder or glob of parts, or --engine dask, is read part by part, as cv reads it.
     """
@@ -125,13 +127,28 @@ def tune(
         grid[name] = parse_values(given, flag.flag, flag.spec.parse)
     for name in grid:
         params.pop(name, None)
+    text_grid = text_opts.text_grid(text.ngram, text.min_df, text.max_df)
+    if text_grid:
+        # The documents are tokenised once, with the widest n-gram range searched;
+        # each setting's vocabulary is chosen from those counts.
+        from dataclasses import replace
+
+        ranges = text_grid.get("ngram_range")
+        text = replace(
+            text,
+            ngram=f"{min(r[0] for r in ranges)},{max(r[1] for r in ranges)}"
+            if ranges
+            else text.ngram,
+            min_df=None if "min_df" in text_grid else text.min_df,
+            max_df=None if "max_df" in text_grid else text.max_df,
+        )
     request = data_request(locals(), cfg, config, params)
     prior = params.get(estimator.prior_param)
     with common.engine_for(data_list, engine) as eng:
         report, model_file = tune(
             estimator,
             request if eng is not None else request.reading(data=(data,)),
-            Search(grid, metric),
+            Search(grid, metric, text_grid),
             folds.settings(),
             ScoreSettings(bootstrap, confidence, folds.seed, pos_label=pos_label),
             priors_by_label=prior if isinstance(prior, dict) else None,

@@ -168,6 +168,8 @@ def _identity(path) -> tuple:
     else the resolved path (two paths to a file that does not exist yet are
     the same file when they resolve alike; an existing file and a missing
     one never are)."""
+    if isinstance(path, str) and "://" in path:
+        return ("url", path)
     try:
         st = os.stat(path)
     except (OSError, ValueError):
@@ -266,6 +268,22 @@ def check_outputs(
             if _stdout_closed():
                 raise NbcliError("stdout is closed; give an output file or leave stdout open")
             continue
+        from nbcli.io.remote import check_url_output, is_url
+
+        if is_url(path):
+            identity = ("url", path)
+            if identity in read or identity in written:
+                other_option, other = read.get(identity) or written[identity]
+                raise NbcliError(
+                    f"{shown}: is also {other_option} {other}; give each output its own path"
+                )
+            kind = kind_of.get(option, option_kind(option))
+            if check_url_output(path, shown) and kind is not None and not force:
+                from nbcli.io.remote import local_copy
+
+                _check_kind(Path(local_copy(path)), kind, shown)
+            written[identity] = (option, path)
+            continue
         target, direct = resolve_output(path)
         if direct and option in model_options:
             # A model file is a zip archive, written by seeking back to its
@@ -348,6 +366,12 @@ def atomic_write(path, mode: str = "wb", *, staged: list | None = None):
     shown = path
     if staged is None:
         staged = _TOGETHER.get()
+    from nbcli.io.remote import is_url
+
+    if is_url(os.fspath(path)):
+        with _write_for_upload(os.fspath(path), mode, staged) as f:
+            yield f
+        return
     path, direct = resolve_output(path)
     if direct:
         with _write_in_place(path, mode, shown) as f:
@@ -381,10 +405,39 @@ def atomic_write(path, mode: str = "wb", *, staged: list | None = None):
         # anything; once a file is replaced, the command completes.
         interrupts.checkpoint()
         interrupts.finish()
-        os.replace(tmp, path)
+        _replace(tmp, path)
     except OSError as exc:
         _remove_quietly(tmp)
         raise NbcliError(f"{shown}: could not write the file ({exc.strerror or exc})") from None
+    except BaseException:
+        _remove_quietly(tmp)
+        raise
+
+
+@contextlib.contextmanager
+def _write_for_upload(url: str, mode: str, staged: list | None):
+    """:func:`atomic_write` for a URL: a local temporary file, uploaded whole
+    once written (or staged, as a file beside its target is)."""
+    name = url.rstrip("/").rsplit("/", 1)[-1]
+    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp")
+    try:
+        if "b" in mode:
+            f = os.fdopen(fd, mode)
+        else:
+            f = os.fdopen(fd, mode, encoding="utf-8", newline="")
+        with f:
+            yield f
+        if staged is None:
+            staged = getattr(_staging, "into", None)
+        if staged is not None:
+            staged.append((tmp, url))
+            return
+        interrupts.checkpoint()
+        interrupts.finish()
+        _replace(tmp, url)
+    except OSError as exc:
+        _remove_quietly(tmp)
+        raise NbcliError(f"{url}: could not write the file ({exc.strerror or exc})") from None
     except BaseException:
         _remove_quietly(tmp)
         raise
@@ -423,7 +476,7 @@ def outputs_together():
         with signals_deferred():
             while staged:
                 tmp, path = staged[0]
-                os.replace(tmp, path)
+                _replace(tmp, path)
                 staged.pop(0)
     except OSError as exc:
         raise NbcliError(
@@ -504,7 +557,7 @@ def commit_staged(staged: list) -> None:
         while staged:
             tmp, path = staged[0]
             try:
-                os.replace(tmp, path)
+                _replace(tmp, path)
             except OSError as exc:
                 raise NbcliError(
                     f"{path}: could not write the file ({exc.strerror or exc})"
@@ -546,6 +599,17 @@ def _write_in_place(path: Path, mode: str, shown):
         raise ReaderGone(str(shown)) from None
     except OSError as exc:
         raise NbcliError(f"{shown}: could not write ({exc.strerror or exc})") from None
+
+
+def _replace(tmp: str, path) -> None:
+    """Put the finished temporary file ``tmp`` in place of ``path``: a rename,
+    or for a URL one upload of the whole file (see :mod:`nbcli.io.remote`)."""
+    from nbcli.io.remote import is_url, upload
+
+    if is_url(path):
+        upload(tmp, path)
+    else:
+        os.replace(tmp, path)
 
 
 def _remove_quietly(tmp: str) -> None:

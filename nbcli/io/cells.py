@@ -12,6 +12,7 @@ where missing-value policies plug in.
 from __future__ import annotations
 
 import shlex
+import sys
 from typing import Any
 
 import numpy as np
@@ -165,6 +166,12 @@ def text_array(texts) -> np.ndarray:
     return out
 
 
+# Text labels of at most this many rows are coded by sorting (NumPy) while
+# pandas is not loaded: sooner than its import (a third of a second, most of
+# a small command's time). More are coded by hashing (pandas, linear time).
+_SORTED_LABELS = 20_000
+
+
 def label_codes(values) -> tuple[np.ndarray, np.ndarray]:
     """The distinct labels in ascending order and the code of every row.
 
@@ -186,18 +193,24 @@ def label_codes(values) -> tuple[np.ndarray, np.ndarray]:
     follows the number of rows and the size of the distinct labels, never
     the longest label times the rows.
     """
-    import pandas as pd
+    from nbcli.distinct import unique_inverse
 
     arr = np.asarray(values)
     if arr.dtype.kind not in "OU":
-        from nbcli.distinct import unique_inverse
-
         uniques, codes = unique_inverse(arr)
         return uniques, np.asarray(codes, dtype=np.intp).reshape(-1)
     if arr.dtype.kind == "U":
         # The distinct values first (few), so that no Python string is made per row.
         uniques_u, codes = np.unique(arr, return_inverse=True)
         return text_array(uniques_u.tolist()), np.asarray(codes, dtype=np.intp).reshape(-1)
+    if arr.size <= _SORTED_LABELS and "pandas" not in sys.modules:
+        # The order is Python's, as pandas sorts text.
+        flat = arr.reshape(-1)
+        if set(map(type, flat.tolist())) == {str}:
+            uniques, codes = unique_inverse(flat)
+            return text_array(uniques.tolist()), np.asarray(codes, dtype=np.intp)
+    import pandas as pd
+
     codes, uniques = pd.factorize(arr, sort=True, use_na_sentinel=False)
     return text_array(list(uniques)), np.asarray(codes, dtype=np.intp)
 

@@ -92,8 +92,10 @@ def strip_labels(y):
     class, at fit and at scoring alike); other labels as they are."""
     if y is None or y.dtype.kind not in "UO" or y.size == 0:
         return y
-    if y.dtype.kind == "O" and not all(isinstance(v, str) for v in y):
-        return y
+    if y.dtype.kind == "O":
+        kinds = set(map(type, y.tolist()))
+        if kinds != {str} and not all(issubclass(k, str) for k in kinds):
+            return y
     # Stripped once per distinct label; rows share the stripped strings.
     uniques, codes = label_codes(y)
     stripped = [v.strip() for v in uniques.tolist()]

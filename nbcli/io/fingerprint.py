@@ -194,11 +194,23 @@ def _poly(r: np.ndarray) -> int:
         return int((r * powers).sum(dtype=_U64))
 
 
+def _distinct(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct labels and the code of each row; text by hashing (pandas), not sorting."""
+    if y.dtype == object:
+        from nbcli.io.cells import label_codes
+
+        try:
+            return label_codes(y)
+        except TypeError:  # labels of several types, which no order sorts
+            pass
+    return unique_inverse(y)
+
+
 def _label_hashes(y: np.ndarray) -> np.ndarray:
     """A 64-bit hash of each label's text; the distinct labels are hashed once."""
     if y.ndim != 1:
         y = y.reshape(-1)
-    uniques, codes = unique_inverse(y)
+    uniques, codes = _distinct(y)
     table = np.array(
         [
             int.from_bytes(hashlib.blake2b(str(u).encode(), digest_size=8).digest(), "little")

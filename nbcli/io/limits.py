@@ -70,13 +70,21 @@ def statistics_bytes(estimator, n_classes: int, n_features: int, dims=None) -> i
     total = 0
     size = {"K": n_classes, "d": n_features}
     cls: Any = estimator if isinstance(estimator, type) else type(estimator)
-    for stats in cls.statistics:
-        for units in stats.shapes.values():
+    # A model whose settings decide what it gathers (pca: scatter matrices) says so.
+    gathered = None if isinstance(estimator, type) else _gathered(estimator)
+    shapes = gathered if gathered is not None else [s.shapes for s in cls.statistics]
+    for declared in shapes:
+        for units in declared.values():
             n = 1
             for unit in units:
                 n *= size.get(unit, (dims or {}).get(unit, 0))
             total += n
     return 8 * total
+
+
+def _gathered(estimator):
+    method = getattr(estimator, "gathered_statistics", None)
+    return None if method is None else method()
 
 
 def check_statistics_size(
@@ -95,6 +103,19 @@ def check_statistics_size(
     need = copies * statistics_bytes(estimator, n_classes, n_features, dims)
     if need <= STATISTICS_BYTES:
         return
+    gathered = None if isinstance(estimator, type) else _gathered(estimator)
+    if gathered is not None and getattr(estimator, "pca", None) is not None:
+        per_class = any(
+            u.startswith("K") and u.endswith("dd") for g in gathered for u in g.values()
+        )
+        shape = f"{n_classes:,} x {n_features:,}^2" if per_class else f"{n_features:,}^2"
+        folds = f" for {copies} sets of fold statistics" if copies > 1 else ""
+        raise NbcliError(
+            f"{display}: --pca needs the scatter matrices of the input columns ({shape} "
+            f"floats each{folds}): {need // 8:,} floats ({need / (1 << 30):.3g} GiB), over "
+            f"the limit of {STATISTICS_BYTES // 8:,} floats ({STATISTICS_BYTES / (1 << 30):.3g} "
+            "GiB); leave columns out with --features or --drop, or use fewer folds"
+        )
     what = f"{n_classes:,} classes of {n_features:,} features"
     if (dims or {}).get("S"):
         what += f" ({dims['S']:,} categories)"

@@ -11,6 +11,8 @@ refusal is one :class:`~nbcli.errors.NbcliError` naming the file.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from nbcli import __version__
@@ -28,7 +30,17 @@ MAX_METADATA_CHARS = 1_000_000
 #: Largest size of an extra statistics dimension (``stats.dims``): 2**24 categories.
 MAX_DIMENSION = 1 << 24
 #: Types a feature column can have in ``columns`` (format version 2).
-COLUMN_TYPES = ("numeric", "gaussian", "categorical", "bernoulli", "multinomial", "text")
+COLUMN_TYPES = (
+    "numeric",
+    "gaussian",
+    "categorical",
+    "bernoulli",
+    "multinomial",
+    "poisson",
+    "kernel",
+    "discretized",
+    "text",
+)
 
 
 def _is_int(v) -> bool:
@@ -157,9 +169,12 @@ def check_metadata(path, meta) -> None:
     if missing:
         refuse(path, f"lacks statistics {', '.join(missing)}; the file is corrupt")
     dims = st.get("dims", {})
+    # Sizes of every dimension the listed arrays use (optional arrays absent
+    # from older files need none).
+    used = {u for n in st["arrays"] for u in stats_cls.shapes[n] if u in stats_cls.extra_dims}
     if (
         not isinstance(dims, dict)
-        or set(dims) != set(stats_cls.extra_dims)
+        or not used <= set(dims) <= set(stats_cls.extra_dims)
         or not all(_is_int(v) and 0 <= v <= MAX_DIMENSION for v in dims.values())
     ):
         refuse(
@@ -232,6 +247,20 @@ def check_version_2(path, meta) -> None:
     search = meta.get("search")
     if search is not None and not isinstance(search, dict):
         refuse(path, "metadata field 'search' must be an object; the file is corrupt")
+    projection = meta.get("projection")
+    if projection is not None:
+        arrays: Any = projection.get("arrays") if isinstance(projection, dict) else None
+        q: Any = projection.get("n_components") if isinstance(projection, dict) else None
+        known = {"centre", "scale", "components", "explained_variance", "total_variance"}
+        if (
+            not _names(arrays)
+            or not set(arrays) <= known
+            or not {"centre", "scale", "total_variance"} <= set(arrays)
+            or ("components" in arrays) != ("explained_variance" in arrays)
+            or not _is_int(q)
+            or not 1 <= q <= meta["n_features"]
+        ):
+            refuse(path, "has invalid projection metadata; the file is corrupt")
     if meta.get("text") is not None and vocabularies is None:
         refuse(path, "has text settings but no vocabularies; the file is corrupt")
 
@@ -316,6 +345,18 @@ def expected_members(meta) -> dict[str, tuple | str | None]:
     if calib is not None:
         for n in calib["arrays"]:
             expected[f"calibration.{n}"] = None
+    projection = meta.get("projection")
+    if projection is not None:
+        d, q = meta["n_features"], projection["n_components"]
+        shapes = {
+            "centre": (d,),
+            "scale": (d,),
+            "components": (d, q),
+            "explained_variance": (q,),
+            "total_variance": (1,),
+        }
+        for n in projection["arrays"]:
+            expected[f"projection.{n}"] = shapes[n]
     for name in meta.get("texts", []):
         expected[f"text.{name}.data"] = "text"
         expected[f"text.{name}.offsets"] = "text"

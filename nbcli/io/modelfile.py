@@ -23,6 +23,12 @@ Layout (format version 2; version 1 files, which lack the members marked
   so a loaded model predicts bit for bit as the saved one did, and two model
   files can be merged.
 * ``calibration.<name>`` - the calibrator's parameters (float64), if any.
+* *v2*, optional: ``projection.<name>`` - with ``pca`` or ``standardize``,
+  the projection applied to raw rows (:class:`nbcli.models._projection.Projection`):
+  ``centre`` and ``scale`` (n_features,), ``components`` (n_features,
+  n_components) and ``explained_variance`` (n_components,) with ``pca``,
+  ``total_variance`` (1,); the metadata's ``projection`` lists them
+  (``arrays``) with ``n_components``.
 * *v2*: ``text.<name>.data`` (uint8, the UTF-8 bytes of every string one
   after another) and ``text.<name>.offsets`` (int64, n + 1 offsets) for
   each name in ``texts`` (see :mod:`nbcli.io.text_arrays`).
@@ -207,6 +213,12 @@ def build_metadata(mf: ModelFile) -> dict:
         meta["search"] = mf.search
     if mf.text is not None:
         meta["text"] = mf.text.to_metadata()
+    projection = getattr(model, "projection_", None)
+    if projection is not None:
+        meta["projection"] = {
+            "arrays": sorted(projection.arrays()),
+            "n_components": int(projection.n_components),
+        }
     return meta
 
 
@@ -222,6 +234,10 @@ def save_model(mf: ModelFile, path) -> None:
     arrays = {"metadata": np.frombuffer(json.dumps(meta, sort_keys=True).encode(), dtype=np.uint8)}
     for name, arr in mf.model.stats_.arrays().items():
         arrays[f"stats.{name}"] = np.ascontiguousarray(arr, dtype=np.float64)
+    projection = getattr(mf.model, "projection_", None)
+    if projection is not None:
+        for name, arr in projection.arrays().items():
+            arrays[f"projection.{name}"] = np.ascontiguousarray(arr, dtype=np.float64)
     if mf.calibrator is not None:
         for name, arr in mf.calibrator.to_arrays().items():
             arrays[f"calibration.{name}"] = np.ascontiguousarray(arr, dtype=np.float64)
@@ -328,7 +344,17 @@ def _load_members(path, archive: NpzArchive) -> ModelFile:
         # reported once, with the real feature names, when the model was fit.
         with np.errstate(all="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            model = cls.from_stats(stats, classes, params, meta["n_features"])
+            model = cls.from_stats(stats, classes, params, meta["n_features"], finalize=False)
+            if meta.get("projection") is not None:
+                # The stored projection, not one computed again: the file
+                # scores the same under any BLAS (eigenvectors are not unique
+                # to the last bit).
+                from nbcli.models._projection import Projection
+
+                model._stored_projection = Projection.from_arrays(
+                    {n: arrays[f"projection.{n}"] for n in meta["projection"]["arrays"]}
+                )
+            model.finalize()
     except (ValueError, ArithmeticError) as exc:
         refuse(path, f"holds a model that cannot be rebuilt: {' '.join(str(exc).split())[:200]}")
     check.check_rebuilt(path, model)

@@ -43,7 +43,7 @@ def is_model_file(path) -> bool:
         return False
 
 
-KINDS = ("model", "predictions", "json", "plot")
+KINDS = ("model", "predictions", "json", "plot", "onnx")
 
 #: How each kind is named in messages.
 KIND_NAMES = {
@@ -51,6 +51,7 @@ KIND_NAMES = {
     "predictions": "an nbcli predictions file",
     "json": "an nbcli JSON report",
     "plot": "a PNG or SVG plot",
+    "onnx": "an ONNX graph exported by nbcli",
 }
 
 _HEAD = 64 * 1024
@@ -164,6 +165,9 @@ def file_kind(path) -> str | None:
         return "model"
     if _is_plot(head):
         return "plot"
+    if head.startswith(b"\x08") and b"\x12\x05nbcli" in head[:16]:
+        # An ONNX ModelProto: ir_version (field 1), then producer_name (field 2) "nbcli".
+        return "onnx"
     if _is_json_report(head, st.st_size):
         return "json"
     if head.startswith(b"PAR1"):

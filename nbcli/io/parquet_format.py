@@ -69,17 +69,17 @@ class ParquetReader(TableReader):
     """Reads a Parquet source whole or in batches of rows."""
 
     format = "parquet"
+    #: The format's name in messages.
+    format_name = "Parquet"
 
     def __init__(self, source: Source, opts: DataRequest, delimiter: str | None = None):
-        import polars as pl
-
         self.source = source
         display = source.display
         try:
-            lazy = pl.scan_parquet(source.file_or_buffer())
-            schema = lazy.collect_schema()
+            schema, n_rows = self._schema_and_rows()
             columns = list(schema.names())
-            n_rows = int(lazy.select(pl.len()).collect().item())
+        except NbcliError:
+            raise
         except Exception as exc:
             raise self._error(exc) from exc
         repeated = sorted(c for c, k in Counter(columns).items() if k > 1)
@@ -103,11 +103,28 @@ class ParquetReader(TableReader):
                 "lists or records in each cell, which nbcli does not read; leave "
                 f"{'them' if len(nested) > 1 else 'it'} out with --drop {','.join(nested)}",
             )
-        declared = tuple(c for c in _pandas_index_columns(source) if c in self.plan.features)
+        declared = tuple(c for c in self._index_columns() if c in self.plan.features)
         if declared:
             self.plan = dataclasses.replace(self.plan, declared_index=declared)
-        self.plan, self.encoders = finish_plan(self.plan, opts, display, lambda: self._sample(lazy))
+        self.plan, self.encoders = finish_plan(self.plan, opts, display, self._sample)
         self.label_spellings = {}
+
+    def _scan(self):
+        """A polars LazyFrame of the whole file (subclasses: their format's scan)."""
+        import polars as pl
+
+        return pl.scan_parquet(self.source.file_or_buffer())
+
+    def _schema_and_rows(self):
+        """The file's polars schema and its number of data rows."""
+        import polars as pl
+
+        lazy = self._scan()
+        return lazy.collect_schema(), int(lazy.select(pl.len()).collect().item())
+
+    def _index_columns(self) -> list[str]:
+        """Columns the file's metadata names its index (left out as features)."""
+        return _pandas_index_columns(self.source)
 
     @property
     def _columns(self) -> list[str]:
@@ -117,9 +134,9 @@ class ParquetReader(TableReader):
         wanted = [*features, target, *self.plan.keep]
         return list(dict.fromkeys(c for c in wanted if c is not None))
 
-    def _sample(self, lazy):
+    def _sample(self):
         try:
-            return lazy.head(SAMPLE_ROWS).collect()
+            return self._scan().head(SAMPLE_ROWS).collect()
         except Exception as exc:
             raise self._error(exc) from exc
 
@@ -132,13 +149,11 @@ class ParquetReader(TableReader):
         if isinstance(exc, OSError) and not type(exc).__module__.startswith("polars"):
             return error_from_exception(exc, self.source.display)
         first_line = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        return fail(self.source.display, f"is not a valid Parquet file ({first_line})")
+        return fail(self.source.display, f"is not a valid {self.format_name} file ({first_line})")
 
     def _frames(self, chunk_size: int | None):
-        import polars as pl
-
         try:
-            lazy = pl.scan_parquet(self.source.file_or_buffer()).select(self._columns)
+            lazy = self._scan().select(self._columns)
             if chunk_size is None:
                 yield lazy.collect()
                 return

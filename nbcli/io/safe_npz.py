@@ -109,8 +109,11 @@ def open_npz(path, *, what: str = "an .npz archive", noun: str = "file") -> Iter
         is not a ``.npy`` array, is compressed, encrypted or duplicated,
         holds objects, or declares more bytes than the file holds.
     """
+    from nbcli.io.remote import is_url, local_copy
+
     try:
-        handle = open(path, "rb")
+        # An object in a store is read from its local copy (nbcli.io.remote).
+        handle = open(local_copy(path) if is_url(path) else path, "rb")
     except FileNotFoundError:
         refuse(path, f"no such {noun}")
     except IsADirectoryError:

@@ -1,7 +1,9 @@
 """Where data comes from: files, stdin, named pipes, ``<(...)``; compression sniffing.
 
 Formats are chosen by extension: ``.npz`` is a NumPy archive, ``.parquet`` /
-``.pq`` is Parquet, everything else is CSV, gzip-compressed when the file
+``.pq`` is Parquet, ``.feather`` / ``.arrow`` / ``.ipc`` is Arrow IPC,
+``.arff`` is ARFF, ``.svm`` / ``.svmlight`` / ``.libsvm`` is svmlight,
+everything else is CSV, gzip-compressed when the file
 starts with the gzip magic bytes (``.csv.gz``, ``.gz``); bz2, xz, zstd and
 zip are recognised by theirs and refused with a message. ``-`` is stdin,
 read once and kept in memory, as are named pipes, ``/dev/stdin`` and process
@@ -21,12 +23,30 @@ import zlib
 
 from nbcli.errors import NbcliError
 from nbcli.io.messages import error_from_exception, fail, translated
+from nbcli.io.remote import is_url, local_copy
 
 __all__ = ["Source", "file_sha256"]
 
 _GZIP_MAGIC = b"\x1f\x8b"
 _ZIP_MAGIC = b"PK\x03\x04"
 _PARQUET_MAGIC = b"PAR1"
+_ARROW_MAGIC = b"ARROW1"
+#: Text formats told by their extension (gzip-compressed or not); anything else is CSV.
+TEXT_FORMATS = {
+    "arff": (".arff",),
+    "svmlight": (".svm", ".svmlight", ".libsvm"),
+}
+
+
+def _text_format(name: str) -> str:
+    """The text format a (lower-case) file name names: CSV unless its extension says."""
+    stem = name[: -len(".gz")] if name.endswith(".gz") else name
+    for fmt, suffixes in TEXT_FORMATS.items():
+        if stem.endswith(suffixes):
+            return fmt
+    return "csv"
+
+
 #: Compressions nbcli recognises but does not read (gzip is read), by the
 #: bytes their files start with. bz2's "BZh" and a block size (1-9) are
 #: followed by a block or end-of-stream marker, so a CSV header that starts
@@ -171,6 +191,12 @@ class Source:
     def __init__(self, path):
         self.path = "-" if path == "-" else os.fspath(path)
         self.display = "<stdin>" if self.path == "-" else self.path
+        if is_url(self.path):
+            # Read from a local copy of the object (see nbcli.io.remote).
+            from nbcli.io.remote import shown
+
+            self.display = shown(self.path)
+            self.path = local_copy(self.path)
         self._data: bytes | None = None
         self.gzipped = False
         if self.path == "-":
@@ -203,8 +229,10 @@ class Source:
             self.format = "npz"
         elif name.endswith((".parquet", ".pq")) or tail == _PARQUET_MAGIC:
             self.format = "parquet"
+        elif name.endswith((".feather", ".arrow", ".ipc")) or magic.startswith(_ARROW_MAGIC):
+            self.format = "feather"
         else:
-            self.format = "csv"
+            self.format = _text_format(name)
             self.gzipped = magic[:2] == _GZIP_MAGIC
             other = _compression(magic)
             if other is not None:
@@ -222,6 +250,8 @@ class Source:
             self.format = "npz"
         elif data.startswith(_PARQUET_MAGIC):
             self.format = "parquet"
+        elif data.startswith(_ARROW_MAGIC):
+            self.format = "feather"
         else:
             other = _compression(data[:_MAGIC_BYTES])
             if other is not None:
@@ -252,6 +282,8 @@ def file_sha256(path) -> str:
     """
     if path == "-":
         return hashlib.sha256(_stdin_bytes()).hexdigest()
+    if is_url(path):
+        path = local_copy(path)
     display = os.fspath(path)
     key = _stream_key(display)
     if key is not None:

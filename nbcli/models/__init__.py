@@ -25,6 +25,7 @@ from nbcli.models.discriminant import LinearDiscriminantAnalysis
 from nbcli.models.gaussian import GaussianNB
 from nbcli.models.hyperparameters import Hyperparameter
 from nbcli.models.mixed import MixedNB
+from nbcli.models.poisson import PoissonNB
 from nbcli.models.quadratic import QuadraticDiscriminantAnalysis
 from nbcli.models.registry import model_classes
 
@@ -51,6 +52,7 @@ __all__ = [
     "NotFittedError",
     "ObservedCounts",
     "ObservedMoments",
+    "PoissonNB",
     "PooledScatter",
     "QuadraticDiscriminantAnalysis",
     "UndeterminedError",

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
+from nbcli.distinct import unique_inverse
 from nbcli.models._blocks import BlockScoring
 from nbcli.models._logspace import _log_normalise_columns, _softmax_columns
 from nbcli.models._missing import (
@@ -33,6 +34,7 @@ from nbcli.models._missing import (
     drop_incomplete,
     labels_of,
 )
+from nbcli.models._parallel import one_blas_thread
 from nbcli.models._params import Parameters
 from nbcli.models._rebuild import FromStatistics
 from nbcli.models._validation import (
@@ -202,6 +204,15 @@ class BayesClassifier(BlockScoring, FromStatistics, Parameters):
         """
         raise NotImplementedError
 
+    def scoring_form(self):
+        """The fitted model's joint log-likelihood as a formula over its arrays
+        (:mod:`nbcli.models._forms`), or None when it has none of those forms.
+
+        What exports the model (an ONNX graph) reads; a model type that
+        declares a form is exported without being known by name.
+        """
+        return None
+
     def check_hyperparameters(self) -> None:
         """Validate every hyperparameter against its spec in :attr:`hyperparameters`.
 
@@ -316,7 +327,7 @@ class BayesClassifier(BlockScoring, FromStatistics, Parameters):
             raise ValueError("no training rows: every row has a missing cell (missing='drop')")
         self.n_dropped_ = n_dropped
         self._float32 = _is_float32(X_given)
-        classes, y_idx = np.unique(y, return_inverse=True)
+        classes, y_idx = unique_inverse(y)
         self.classes_ = classes
         self.n_features_in_ = X.shape[1]
         self._set_feature_names(names, reset=True)
@@ -429,9 +440,14 @@ class BayesClassifier(BlockScoring, FromStatistics, Parameters):
         for attr in ("stats_", "classes_"):
             if hasattr(self, attr):
                 delattr(self, attr)
-        for chunk in chunks:
-            X, y, *rest = chunk
-            self._accumulate(X, y, None, rest[0] if rest else None)
+        # The statistics of a chunk are small BLAS products (a d x d scatter
+        # per class, a class-by-feature sum); on several BLAS threads they
+        # wait for cores that the thread reading the next chunk holds, and
+        # cost more than they save. Scoring holds BLAS to one thread too.
+        with one_blas_thread():
+            for chunk in chunks:
+                X, y, *rest = chunk
+                self._accumulate(X, y, None, rest[0] if rest else None)
         if not hasattr(self, "stats_"):
             raise ValueError("no training data: the chunks were empty")
         self._undetermined = None
@@ -444,6 +460,7 @@ class BayesClassifier(BlockScoring, FromStatistics, Parameters):
         X_given = X
         X, y, w, names, n_dropped = self._check_training(X, y, sample_weight)
         first = not hasattr(self, "stats_")
+        labels, codes = unique_inverse(y)
         self.n_dropped_ = n_dropped + (0 if first else getattr(self, "n_dropped_", 0))
         if first:
             self._float32 = _is_float32(X_given)
@@ -451,7 +468,7 @@ class BayesClassifier(BlockScoring, FromStatistics, Parameters):
                 self.classes_ = np.unique(check_labels(classes, len(classes)))
                 self._fixed_classes = True
             else:
-                self.classes_ = np.unique(y)
+                self.classes_ = labels
                 self._fixed_classes = False
             self.n_features_in_ = X.shape[1]
             self._set_feature_names(names, reset=True)
@@ -466,8 +483,9 @@ class BayesClassifier(BlockScoring, FromStatistics, Parameters):
                     f"first call, {self.classes_.tolist()} (`classes={np.asarray(classes).tolist()}` "
                     "is not the same as on last call to partial_fit)"
                 )
-        self._absorb_labels(np.unique(y))
-        y_idx = np.searchsorted(self.classes_, y)
+        self._absorb_labels(labels)
+        # Each distinct label found once among the classes, then every row by its code.
+        y_idx = np.searchsorted(self.classes_, labels)[codes]
         chunk = self.accumulate(X, y_idx, w, len(self.classes_))
         self.stats_ = chunk if first else self.stats_.merge(chunk)
 
@@ -680,7 +698,7 @@ class UndeterminedError(ValueError):
 
 class NoObservedValueError(UndeterminedError):
     """A class has no observed value in a column whose distribution needs one
-    (a Gaussian mean and variance).
+    (a Gaussian mean and variance, a Poisson rate).
 
     Attributes
     ----------

@@ -84,6 +84,80 @@ def _centred_block(X, rows, w, *, exact: bool = True):
     return count, shift, offset + corr, B, corr
 
 
+class _Grouped:
+    """A chunk's rows grouped by class and centred at their class means.
+
+    ``B`` holds every row of a class with positive weight, rows of class
+    ``k`` in ``B[bounds[k]:bounds[k + 1]]``, minus that class's mean; the
+    mean is ``shift[k] + offset[k]`` with ``shift[k]`` the class's first row
+    (see :func:`_centred_block`, whose corrected two-pass algorithm this is,
+    for all classes in one gathered copy). The residual means ``corr`` (the
+    second pass's correction, rounding-sized) are left in ``B``: a sum of
+    products ``sum w b b^T`` is exact once ``count * corr corr^T`` is taken
+    off (:meth:`correction`). Gathering once and working on one slice per
+    class costs a few passes over the chunk, where gathering each class from
+    a column-major chunk cost a strided copy per class.
+    """
+
+    def __init__(self, X, y_idx, w, n_classes: int):
+        n, d = X.shape
+        small = np.min_scalar_type(max(0, n_classes - 1))
+        codes = y_idx.astype(small, copy=False) if small.itemsize < y_idx.itemsize else y_idx
+        order = np.argsort(codes, kind="stable")  # radix sort on small codes
+        bounds = np.searchsorted(y_idx[order], np.arange(n_classes + 1))
+        if X.flags.f_contiguous:
+            B = np.empty((n, d), dtype=X.dtype, order="F")
+            for j in range(d):
+                np.take(X[:, j], order, out=B[:, j])
+        else:
+            B = X[order]
+        ws = None if w is None else w[order]
+        self.count = np.zeros(n_classes)
+        self.shift = np.zeros((n_classes, d))
+        self.offset = np.zeros((n_classes, d))
+        self.corr = np.zeros((n_classes, d))
+        self.B, self.w, self.bounds = B, ws, bounds
+        for k in range(n_classes):
+            lo, hi = bounds[k], bounds[k + 1]
+            if hi == lo:
+                continue
+            S = B[lo:hi]
+            if ws is None:
+                count = float(hi - lo)
+                shift = S[0].copy()
+                S -= shift
+                offset = S.sum(axis=0) / count
+                S -= offset
+                corr = S.sum(axis=0) / count
+            else:
+                wk = ws[lo:hi]
+                count = float(wk.sum())
+                if count <= 0:
+                    S[...] = 0.0  # a class of zero weight adds nothing
+                    continue
+                shift = S[0].copy()
+                S -= shift
+                offset = (wk @ S) / count
+                S -= offset
+                corr = (wk @ S) / count
+            self.count[k], self.shift[k], self.offset[k], self.corr[k] = count, shift, offset, corr
+
+    def rows(self, k: int) -> tuple[np.ndarray, np.ndarray | None]:
+        """Centred rows of class ``k`` and their weights (None: all ones)."""
+        lo, hi = self.bounds[k], self.bounds[k + 1]
+        return self.B[lo:hi], None if self.w is None else self.w[lo:hi]
+
+    def live(self):
+        """Classes with rows of positive total weight."""
+        return np.flatnonzero(self.count > 0)
+
+    def correction(self, k=None) -> np.ndarray:
+        """``count * corr corr^T`` of class ``k``, or summed over every class."""
+        if k is not None:
+            return self.count[k] * np.outer(self.corr[k], self.corr[k])
+        return (self.corr * self.count[:, None]).T @ self.corr
+
+
 # Sums of squares about the class's first row are used directly while
 # n * offset**2 <= this times the centred sum: the subtraction then loses at
 # most log10(1 + 1e3) ~ 3 of 16 digits. Beyond (a first row far out in a
@@ -178,7 +252,12 @@ class _Stats:
         :meth:`dimensions` returned it).
         """
         size = {"K": n_classes, "d": n_features, **(dims or {})}
-        return {name: tuple(size[c] for c in units) for name, units in cls.shapes.items()}
+        # An optional array whose sizes are not given is absent.
+        return {
+            name: tuple(size[c] for c in units)
+            for name, units in cls.shapes.items()
+            if all(c in size for c in units)
+        }
 
     def dimensions(self) -> dict[str, int]:
         """Size of each of :attr:`extra_dims`, read off the arrays (empty for most statistics)."""
@@ -240,13 +319,17 @@ class _Stats:
         return None
 
     def copy(self):
-        return replace(
+        out = replace(
             self,
             **{
                 f.name: (None if getattr(self, f.name) is None else getattr(self, f.name).copy())
                 for f in fields(self)
             },
         )
+        # What was derived from these sums (a projection's eigendecomposition)
+        # holds for the copy too: shared, never changed in place.
+        out.__dict__["_derived"] = self.__dict__.setdefault("_derived", {})
+        return out
 
     def arrays(self) -> dict[str, np.ndarray]:
         """The statistics as named float64 arrays (for model files)."""
@@ -456,31 +539,24 @@ class ClassScatter(_Located):
     @classmethod
     def from_data(cls, X, y_idx, w, n_classes, *, higher: bool = False):
         d = X.shape[1]
-        count = np.zeros(n_classes)
-        shift = np.zeros((n_classes, d))
-        offset = np.zeros((n_classes, d))
         scatter = np.zeros((n_classes, d, d))
         third = np.zeros((n_classes, d, d)) if higher else None
         fourth = np.zeros((n_classes, d, d)) if higher else None
-        for k, rows in _class_blocks(y_idx, n_classes):
-            ck, sk, ok, B, _ = _centred_block(X, rows, w)
-            if B is None:
-                continue
-            count[k], shift[k], offset[k] = ck, sk, ok
-            wk = None if w is None else w[rows]
-            if wk is None:
-                scatter[k] = B.T @ B
-            else:
-                Bw = B * wk[:, None]
-                scatter[k] = Bw.T @ B
+        g = _Grouped(X, y_idx, w, n_classes)
+        count, shift, offset = g.count, g.shift, g.offset + g.corr
+        for k in g.live():
+            B, wk = g.rows(k)
+            if third is not None:  # the higher co-moments need rows centred exactly
+                B -= g.corr[k]
+            Bw = B if wk is None else B * wk[:, None]
+            scatter[k] = Bw.T @ B
             if third is not None and fourth is not None:  # higher
                 B2 = B * B
-                if wk is not None:
-                    B2w = B2 * wk[:, None]
-                else:
-                    B2w = B2
+                B2w = B2 if wk is None else B2 * wk[:, None]
                 third[k] = B2w.T @ B
                 fourth[k] = B2w.T @ B2
+            else:
+                scatter[k] -= g.correction(k)
         return cls(
             count=count, shift=shift, offset=offset, scatter=scatter, third=third, fourth=fourth
         )
@@ -515,11 +591,11 @@ class ClassScatter(_Located):
             raise ValueError("cannot merge scatter statistics with and without higher moments")
         n, shift, offset, delta, cross = _merge_location(self, other)
         if self.third is None:
-            scatter = (
-                self.scatter
-                + other.scatter
-                + cross[:, None, None] * delta[:, :, None] * delta[:, None, :]
-            )
+            # (S_a + S_b) + cross d d^T, as one expression would sum it, class by
+            # class: no (K, d, d) temporaries beyond the result.
+            scatter = np.add(self.scatter, other.scatter)
+            for k in np.flatnonzero(cross):
+                scatter[k] += np.outer(cross[k] * delta[k], delta[k])
             return ClassScatter(count=n, shift=shift, offset=offset, scatter=scatter)
         Sa, Ta, Qa = self._shifted(shift, offset)
         Sb, Tb, Qb = other._shifted(shift, offset)
@@ -555,18 +631,13 @@ class PooledScatter(_Located):
 
     @classmethod
     def from_data(cls, X, y_idx, w, n_classes):
-        d = X.shape[1]
-        count = np.zeros(n_classes)
-        shift = np.zeros((n_classes, d))
-        offset = np.zeros((n_classes, d))
-        within = np.zeros((d, d))
-        for k, rows in _class_blocks(y_idx, n_classes):
-            ck, sk, ok, B, _ = _centred_block(X, rows, w)
-            if B is None:
-                continue
-            count[k], shift[k], offset[k] = ck, sk, ok
-            within += B.T @ B if w is None else (B * w[rows][:, None]).T @ B
-        return cls(count=count, shift=shift, offset=offset, within=within)
+        # Every row centred at its class's mean, then one product for all
+        # classes: the pooled scatter is the sum of the classes' own.
+        g = _Grouped(X, y_idx, w, n_classes)
+        B = g.B
+        within = (B if g.w is None else B * g.w[:, None]).T @ B
+        within -= g.correction()
+        return cls(count=g.count, shift=g.shift, offset=g.offset + g.corr, within=within)
 
     def merge(self, other: PooledScatter) -> PooledScatter:
         """Chan et al.'s matrix update, summed over classes."""

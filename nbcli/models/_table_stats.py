@@ -25,6 +25,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from nbcli.models import _value_table
 from nbcli.models._stats import ClassMoments, _class_blocks, _Stats
 
 
@@ -55,6 +56,8 @@ def count_categories(C: np.ndarray, y_idx, w, n_classes: int):
     """
     n, c = C.shape
     observed = ~np.isnan(C)
+    if observed.all():
+        return _count_complete(C, y_idx, w, n_classes)
     codes = np.where(observed, C, 0.0).astype(np.intp)
     n_cat = np.where(observed.any(axis=0), codes.max(axis=0, initial=-1) + 1, 0)
     total = int(n_cat.sum())
@@ -65,6 +68,33 @@ def count_categories(C: np.ndarray, y_idx, w, n_classes: int):
         flat[observed], weights=weights[observed], minlength=n_classes * total
     ).reshape(n_classes, total)
     return counts, n_cat.astype(np.float64)
+
+
+def _count_complete(C: np.ndarray, y_idx, w, n_classes: int):
+    """:func:`count_categories` of a chunk without missing cells.
+
+    One weighted count of the class-and-category index per column: no masks,
+    and no code array of the whole chunk (a column of codes at a time).
+    """
+    n, c = C.shape
+    n_cat = (C.max(axis=0) + 1).astype(np.intp) if n else np.zeros(c, dtype=np.intp)
+    total = int(n_cat.sum())
+    offsets = category_offsets(n_cat)
+    row_base = np.asarray(y_idx, dtype=np.intp) * total
+    counts = np.zeros(n_classes * total)
+    index = np.empty(n, dtype=np.intp)
+    for j in range(c):
+        np.add(row_base, offsets[j], out=index)
+        index += C[:, j].astype(np.intp)
+        counts += np.bincount(index, weights=w, minlength=n_classes * total)
+    return counts.reshape(n_classes, total), n_cat.astype(np.float64)
+
+
+def _columns(X: np.ndarray, index: np.ndarray) -> np.ndarray:
+    """``X[:, index]``: a view when the columns are a run of neighbours (no copy)."""
+    if index.size and np.array_equal(index, np.arange(index[0], index[0] + index.size)):
+        return X[:, int(index[0]) : int(index[0]) + index.size]
+    return X[:, index]
 
 
 def grow_categories(counts: np.ndarray, n_old, n_new) -> np.ndarray:
@@ -267,6 +297,15 @@ class MixedStats(_Stats):
         Weight of the rows where the column is 1, and where it is observed.
     multinomial_count : ndarray of shape (n_classes, m)
         Weighted sum of each multinomial column's observed values.
+    poisson_count, poisson_sum : ndarray of shape (n_classes, p) or None
+        Observed weight and weighted sum of each Poisson column (None: no
+        Poisson columns; model files from before they existed).
+    value_points : ndarray of shape (sum_j V_j,) or None
+    value_count : ndarray of shape (n_classes, sum_j V_j) or None
+    n_values : ndarray of shape (q,) or None
+        The distinct values of the ``q`` kernel and discretized columns, in
+        table order, and per class the weight of each
+        (:mod:`nbcli.models._value_table`); None: no such columns.
     """
 
     class_count: np.ndarray
@@ -279,6 +318,11 @@ class MixedStats(_Stats):
     bernoulli_count: np.ndarray
     bernoulli_observed: np.ndarray
     multinomial_count: np.ndarray
+    poisson_count: np.ndarray | None = None
+    poisson_sum: np.ndarray | None = None
+    value_points: np.ndarray | None = None
+    value_count: np.ndarray | None = None
+    n_values: np.ndarray | None = None
 
     shapes = {
         "class_count": "K",
@@ -291,9 +335,17 @@ class MixedStats(_Stats):
         "bernoulli_count": "Kb",
         "bernoulli_observed": "Kb",
         "multinomial_count": "Km",
+        "poisson_count": "Kp",
+        "poisson_sum": "Kp",
+        "value_points": "V",
+        "value_count": "KV",
+        "n_values": "q",
     }
-    extra_dims = ("g", "S", "c", "b", "m")
-    _pooled_fields = ("n_categories",)
+    extra_dims = ("g", "S", "c", "b", "m", "p", "V", "q")
+    # Arrays of the column kinds added after the first model files: a file
+    # without them has no such columns.
+    optional = ("poisson_count", "poisson_sum", "value_points", "value_count", "n_values")
+    _pooled_fields = ("n_categories", "value_points", "n_values")
     _non_negative = {
         "gaussian_count": "observed weights",
         "gaussian_m2": "sums of squares",
@@ -301,40 +353,96 @@ class MixedStats(_Stats):
         "bernoulli_count": "counts",
         "bernoulli_observed": "observed weights",
         "multinomial_count": "counts",
+        "poisson_count": "observed weights",
+        "poisson_sum": "counts",
+        "value_count": "value weights",
     }
 
     def implausible(self) -> str | None:
-        """As :meth:`_Stats.implausible`, with the category layout and Bernoulli counts checked."""
+        """As :meth:`_Stats.implausible`, with the category layout, Bernoulli
+        counts and the value table checked."""
         why = super().implausible() or _categories_implausible(
             self.n_categories, self.category_count
         )
         if why is None and np.any(self.bernoulli_count > self.bernoulli_observed):
             return "Bernoulli counts above the observed weights"
+        if why is None and (self.poisson_count is None) != (self.poisson_sum is None):
+            return "Poisson sums without observed weights"
+        table = (self.value_points, self.value_count, self.n_values)
+        if why is None and any(a is None for a in table) and any(a is not None for a in table):
+            return "a value table without its values, weights or sizes"
+        if why is None and self.n_values is not None:
+            points, counts, sizes = self.values
+            why = _categories_implausible(sizes, counts)
+            if why is None and points.size != counts.shape[1]:
+                why = "value tables whose values and weights differ in number"
+            if why is None and any(
+                np.any(np.diff(v) <= 0) for v, _ in _value_table.split(points, counts, sizes)
+            ):
+                why = "value tables whose values are not sorted and distinct"
         return why
+
+    @property
+    def poisson(self):
+        """``(observed weight, sum)`` of the Poisson columns, each (n_classes, p)."""
+        k = self.class_count.shape[0]
+        if self.poisson_count is None or self.poisson_sum is None:
+            return np.zeros((k, 0)), np.zeros((k, 0))
+        return self.poisson_count, self.poisson_sum
+
+    @property
+    def values(self):
+        """``(points, counts, sizes)`` of the kernel and discretized columns."""
+        if self.value_points is None or self.value_count is None or self.n_values is None:
+            return np.zeros(0), np.zeros((self.class_count.shape[0], 0)), np.zeros(0)
+        return self.value_points, self.value_count, self.n_values
 
     @classmethod
     def from_data(cls, X, y_idx, w, n_classes, layout):
         """Statistics of one validated chunk; ``layout`` maps column types to column indices."""
         n = X.shape[0]
-        weights = np.ones(n) if w is None else w
-        onehot = np.zeros((n_classes, n))
-        onehot[y_idx, np.arange(n)] = weights
-        g, s, o, m2 = observed_moments(X[:, layout.gaussian], y_idx, w, n_classes)
-        cat, n_cat = count_categories(X[:, layout.categorical], y_idx, w, n_classes)
-        Xb = X[:, layout.bernoulli]
+        class_count = np.bincount(y_idx, weights=w, minlength=n_classes).astype(np.float64)
+        Xg = _columns(X, layout.gaussian)
+        if np.isnan(Xg).any():
+            g, s, o, m2 = observed_moments(Xg, y_idx, w, n_classes)
+        else:
+            # Complete columns: the moments of whole rows, one weight per class.
+            full = ClassMoments.from_data(Xg, y_idx, w, n_classes)
+            g = np.repeat(full.count[:, None], Xg.shape[1], axis=1)
+            s, o, m2 = full.shift, full.offset, full.m2
+        cat, n_cat = count_categories(_columns(X, layout.categorical), y_idx, w, n_classes)
+        Xb = _columns(X, layout.bernoulli)
         seen_b = ~np.isnan(Xb)
-        Xm = X[:, layout.multinomial]
+        Xm = _columns(X, layout.multinomial)
+        onehot = None
+        if Xb.shape[1] + Xm.shape[1] + layout.poisson.size:
+            onehot = np.zeros((n_classes, n))
+            onehot[y_idx, np.arange(n)] = 1.0 if w is None else w
+
+        def sums(A):  # class sums of A's columns
+            return np.zeros((n_classes, A.shape[1])) if onehot is None else onehot @ A
+
+        extra = {}
+        if layout.poisson.size:
+            Xp = _columns(X, layout.poisson)
+            seen_p = ~np.isnan(Xp)
+            extra["poisson_count"] = sums(seen_p.astype(np.float64))
+            extra["poisson_sum"] = sums(np.where(seen_p, Xp, 0.0))
+        if layout.valued.size:
+            table = _value_table.count_values(X[:, layout.valued], y_idx, w, n_classes)
+            extra.update(zip(("value_points", "value_count", "n_values"), table))
         return cls(
-            class_count=onehot.sum(axis=1),
+            class_count=class_count,
             gaussian_count=g,
             gaussian_shift=s,
             gaussian_offset=o,
             gaussian_m2=m2,
             category_count=cat,
             n_categories=n_cat,
-            bernoulli_count=onehot @ np.where(seen_b, Xb, 0.0),
-            bernoulli_observed=onehot @ seen_b.astype(np.float64),
-            multinomial_count=onehot @ np.where(np.isnan(Xm), 0.0, Xm),
+            bernoulli_count=sums(np.where(seen_b, Xb, 0.0)),
+            bernoulli_observed=sums(seen_b.astype(np.float64)),
+            multinomial_count=sums(np.where(np.isnan(Xm), 0.0, Xm)),
+            **extra,
         )
 
     def gaussian(self):
@@ -367,7 +475,22 @@ class MixedStats(_Stats):
             bernoulli_count=self.bernoulli_count + other.bernoulli_count,
             bernoulli_observed=self.bernoulli_observed + other.bernoulli_observed,
             multinomial_count=self.multinomial_count + other.multinomial_count,
+            **_merge_extra(self, other),
         )
+
+
+def _merge_extra(a: MixedStats, b: MixedStats) -> dict:
+    """The Poisson sums and value tables of two chunks merged (absent in both: absent)."""
+    out: dict = {}
+    if a.poisson_count is not None or b.poisson_count is not None:
+        (ca, sa), (cb, sb) = a.poisson, b.poisson
+        out["poisson_count"], out["poisson_sum"] = ca + cb, sa + sb
+    if a.value_points is not None or b.value_points is not None:
+        if a.value_points is None or b.value_points is None:
+            raise ValueError("statistics of tables with different column types cannot be merged")
+        table = _value_table.merge_values(a.values, b.values)
+        out.update(zip(("value_points", "value_count", "n_values"), table))
+    return out
 
 
 @dataclass

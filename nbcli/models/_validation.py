@@ -213,9 +213,11 @@ def check_labels(y, n_samples: int) -> np.ndarray:
                 "Unknown label type: continuous target; class labels must be integers or strings"
             )
     elif y.dtype.kind == "O":
-        if any(v is None or (isinstance(v, float) and v != v) for v in y):
+        kinds = set(map(type, y.tolist()))  # one pass in C; the common case is {str}
+        if any(k is type(None) or issubclass(k, float) for k in kinds) and any(
+            v is None or (isinstance(v, float) and v != v) for v in y
+        ):
             raise ValueError("y contains missing labels; every sample needs a label")
-        kinds = {type(v) for v in y}
         if len(kinds) > 1 and not all(issubclass(k, numbers.Integral) for k in kinds):
             raise ValueError(
                 "y mixes label types "

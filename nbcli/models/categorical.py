@@ -197,14 +197,26 @@ def category_terms(log_prob, C, n_categories) -> np.ndarray:
     Missing cells (NaN) and codes beyond ``K_j`` take the last, zero column
     of ``log_prob``: they are left out of the product.
     """
-    seen = ~np.isnan(C)
-    codes = np.where(seen, C, 0.0).astype(np.intp)
-    known = seen & (codes < n_categories)
-    idx = np.where(known, codes + category_offsets(n_categories), log_prob.shape[1] - 1)
-    out = np.zeros((log_prob.shape[0], C.shape[0]))
-    for j in range(C.shape[1]):
-        out += log_prob[:, idx[:, j]]
-    return out
+    n, c = C.shape
+    # Row by row, each code picks a contiguous row of the transposed table
+    # (its value in every class): gathering those beats gathering each
+    # class's entries apart, and no code array of the whole block is made.
+    table = np.ascontiguousarray(log_prob.T)  # (sum_j K_j + 1, n_classes)
+    offsets = category_offsets(n_categories)
+    last = table.shape[0] - 1
+    out = np.zeros((n, table.shape[1]))
+    picked = np.empty_like(out)
+    for j in range(c):
+        column = C[:, j]
+        with np.errstate(invalid="ignore"):
+            known = column < n_categories[j]  # False for NaN
+        index = np.where(known, column, 0.0).astype(np.intp)
+        index += offsets[j]
+        if not known.all():
+            index[~known] = last
+        np.take(table, index, axis=0, out=picked)
+        out += picked
+    return out.T
 
 
 class CategoricalNB(AlphaSmoothing, NaiveBayesAPI, BayesClassifier):
@@ -287,6 +299,15 @@ class CategoricalNB(AlphaSmoothing, NaiveBayesAPI, BayesClassifier):
     """
 
     name = "categorical"
+
+    def scoring_form(self):
+        from nbcli.models._forms import CategoryForm, CompositeForm
+
+        self._check_fitted()
+        # The tables without their last column, the zero term of a left-out cell.
+        table = CategoryForm(self._log_prob[:, :-1], self._n_cat)
+        return CompositeForm(self.class_log_prior_, ((np.arange(len(self._n_cat)), table),))
+
     sklearn_equivalent = "sklearn.naive_bayes.CategoricalNB"
     feature_kinds = ("categorical",)
     inspection_sections = ("column_parameters",)

@@ -108,6 +108,13 @@ class ComplementNB(AlphaSmoothing, NaiveBayesAPI, BayesClassifier):
     """
 
     name = "complement"
+
+    def scoring_form(self):
+        from nbcli.models._forms import AffineForm
+
+        self._check_fitted()
+        return AffineForm(self.feature_log_prob_, self._b[:, 0])
+
     sklearn_equivalent = "sklearn.naive_bayes.ComplementNB"
     feature_kinds = ("multinomial",)
     text_statistic = "complement"

@@ -298,6 +298,13 @@ class MultinomialNB(_DiscreteNB):
     """
 
     name = "multinomial"
+
+    def scoring_form(self):
+        from nbcli.models._forms import AffineForm
+
+        self._check_fitted()
+        return AffineForm(self.feature_log_prob_, self._b[:, 0])
+
     sklearn_equivalent = "sklearn.naive_bayes.MultinomialNB"
     hyperparameters = (
         alpha(per_feature=True),
@@ -420,6 +427,15 @@ class BernoulliNB(_DiscreteNB):
     """
 
     name = "bernoulli"
+
+    def scoring_form(self):
+        from nbcli.models._forms import AffineForm
+
+        self._check_fitted()
+        # A missing cell's factor, log(1 - p) in the intercept, is taken back out.
+        taken_out = -self._neg if self.missing == "ignore" else None
+        return AffineForm(self._w, self._b[:, 0], threshold=self.binarize, missing_coef=taken_out)
+
     sklearn_equivalent = "sklearn.naive_bayes.BernoulliNB"
     feature_kinds = ("bernoulli",)
     text_statistic = "bernoulli"

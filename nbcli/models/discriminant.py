@@ -12,6 +12,7 @@ from nbcli.models._base import BayesClassifier, UndeterminedError
 from nbcli.models._blocks import affine_scores
 from nbcli.models._covariance import covariance_estimate, ledoit_wolf_from_stats
 from nbcli.models._directions import discriminant_directions
+from nbcli.models._projection import Projected
 from nbcli.models._sklearn_api import (
     ClassNamePrefixFeaturesOut,
     DiscriminantAPI,
@@ -24,9 +25,11 @@ from nbcli.models.hyperparameters import (
     covariance_estimator,
     covariance_method,
     missing,
+    pca,
     priors,
     shrinkage,
     solver,
+    standardize,
     store_covariance,
 )
 
@@ -92,7 +95,7 @@ class _DiscriminantBase(DiscriminantAPI, BayesClassifier):
             )
 
 
-class LinearDiscriminantAnalysis(ClassNamePrefixFeaturesOut, _DiscriminantBase):
+class LinearDiscriminantAnalysis(Projected, ClassNamePrefixFeaturesOut, _DiscriminantBase):
     """Linear discriminant analysis: Gaussian classes sharing one covariance.
 
     The shared covariance is the maximum-likelihood pooled within-class
@@ -158,6 +161,13 @@ class LinearDiscriminantAnalysis(ClassNamePrefixFeaturesOut, _DiscriminantBase):
         ``LedoitWolf`` (each class's covariance estimated by it, then
         pooled); others are refused, as they do not follow from mergeable
         statistics (see :func:`covariance_estimate`). Not with ``shrinkage``.
+    pca : int, float or None, default=None
+        Fit on the first principal components of the training rows, as
+        scikit-learn's ``Pipeline([PCA(pca), LDA()])`` (see
+        :class:`~nbcli.models.GaussianNB`); not with Ledoit-Wolf shrinkage.
+        :meth:`transform` takes raw rows and projects them first.
+    standardize : bool, default=False
+        Standardise every column first, as scikit-learn's ``StandardScaler``.
 
     Attributes
     ----------
@@ -197,6 +207,14 @@ class LinearDiscriminantAnalysis(ClassNamePrefixFeaturesOut, _DiscriminantBase):
     """
 
     name = "lda"
+
+    def scoring_form(self):
+        from nbcli.models._forms import AffineForm
+
+        self._check_fitted()
+        centre = self.xbar_ if self._centre_rows else None
+        return AffineForm(self.coef_, self._b[:, 0], centre=centre)
+
     sklearn_equivalent = "sklearn.discriminant_analysis.LinearDiscriminantAnalysis"
     # As scikit-learn's svd solver on float32 input (scoring and transform in float32 too).
     float32_attributes = (
@@ -236,9 +254,12 @@ class LinearDiscriminantAnalysis(ClassNamePrefixFeaturesOut, _DiscriminantBase):
         covariance_estimator(),
         missing(MISSING_ROWS_ONLY),
         covariance_method(),
+        pca(),
+        standardize(),
     )
     # The second for Ledoit-Wolf shrinkage, which shrinks each class on its own.
     statistics = (PooledScatter, ClassScatter)
+    _pca_shapes = dict(PooledScatter.shapes)
     min_samples_per_class = 2
 
     def __init__(
@@ -253,6 +274,8 @@ class LinearDiscriminantAnalysis(ClassNamePrefixFeaturesOut, _DiscriminantBase):
         covariance_estimator=None,
         missing="error",
         covariance_method="mle",
+        pca=None,
+        standardize=False,
     ):
         self.solver = solver
         self.shrinkage = shrinkage
@@ -263,6 +286,12 @@ class LinearDiscriminantAnalysis(ClassNamePrefixFeaturesOut, _DiscriminantBase):
         self.missing = missing
         self.covariance_estimator = covariance_estimator
         self.covariance_method = covariance_method
+        self.pca = pca
+        self.standardize = standardize
+
+    def check_hyperparameters(self) -> None:
+        super().check_hyperparameters()
+        self._check_projection()
 
     @property
     def _n_features_out(self) -> int:
@@ -437,6 +466,8 @@ class LinearDiscriminantAnalysis(ClassNamePrefixFeaturesOut, _DiscriminantBase):
             )
         X = self._check_predict_input(X)
         check_finite(X)
+        if self.projection_ is not None:
+            X = self.projection_.transform(X)
         if self.solver == "svd":
             out = (X - self.xbar_) @ self.scalings_
         else:

@@ -6,12 +6,20 @@ import numpy as np
 
 from nbcli.models._base import BayesClassifier, NoObservedValueError, UndeterminedError
 from nbcli.models._indicative import GAUSSIAN_DEFINITION, gaussian_divergences
+from nbcli.models._projection import Projected
 from nbcli.models._sklearn_api import NaiveBayesAPI
-from nbcli.models._stats import ClassMoments, means_about
+from nbcli.models._stats import ClassMoments, ClassScatter, means_about
 from nbcli.models._table_stats import ObservedMoments
 from nbcli.models._validation import check_priors, label_text
 from nbcli.models.categorical import feature_label
-from nbcli.models.hyperparameters import missing, priors, var_smoothing, var_smoothing_scale
+from nbcli.models.hyperparameters import (
+    missing,
+    pca,
+    priors,
+    standardize,
+    var_smoothing,
+    var_smoothing_scale,
+)
 
 _LOG_2PI = np.log(2.0 * np.pi)
 
@@ -55,7 +63,7 @@ def large_epsilon(present: np.ndarray, raw: np.ndarray, eps: np.ndarray) -> np.n
         return np.argwhere(present[:, None] & (raw > 0) & (eps > EPSILON_SHARE * raw))
 
 
-class GaussianNB(NaiveBayesAPI, BayesClassifier):
+class GaussianNB(Projected, NaiveBayesAPI, BayesClassifier):
     """Gaussian naive Bayes: features independent and normal within each class.
 
     The likelihood of class ``k`` is ``prod_j N(x_j; theta_kj, var_kj)`` with
@@ -104,7 +112,17 @@ class GaussianNB(NaiveBayesAPI, BayesClassifier):
         var_kj)``, exact marginalisation under missing-at-random, and
         ``var_j`` behind ``epsilon`` is that of the observed cells.
         ``"drop"``: rows with a NaN cell are skipped at fit (counted in
-        ``n_dropped_``) and get NaN posteriors at predict.
+        ``n_dropped_``) and get NaN posteriors at predict. Under ``pca`` or
+        ``standardize``, ``"ignore"`` acts as ``"drop"``.
+    pca : int, float or None, default=None
+        Fit on the first principal components of the training rows: a count,
+        or the fewest components whose share of the variance exceeds a
+        fraction in (0, 1) (see :mod:`nbcli.models._projection`); the
+        statistics are then per-class scatter matrices in the input space.
+        The same as scikit-learn's ``Pipeline([PCA(pca), GaussianNB()])``.
+    standardize : bool, default=False
+        Centre and scale every column to unit variance first (before
+        ``pca``), as scikit-learn's ``StandardScaler``.
 
     Attributes
     ----------
@@ -138,8 +156,12 @@ class GaussianNB(NaiveBayesAPI, BayesClassifier):
         the one that sets ``epsilon_`` under the global scale.
     n_dropped_ : int
         Training rows skipped for a missing cell (``missing="drop"``).
-    stats_ : ClassMoments, or ObservedMoments with ``missing="ignore"``
-        Mergeable sufficient statistics.
+    stats_ : ClassMoments, ObservedMoments with ``missing="ignore"``, ClassScatter with ``pca``
+        Mergeable sufficient statistics, in the input space.
+    projection_ : Projection or None
+        With ``pca`` or ``standardize``: the centring, scaling and principal
+        axes applied to raw rows; ``theta_``, ``var_`` and the rest are then
+        in the projected space.
 
     Notes
     -----
@@ -160,14 +182,33 @@ class GaussianNB(NaiveBayesAPI, BayesClassifier):
     """
 
     name = "gaussian"
+
+    def scoring_form(self):
+        from nbcli.models._forms import DiagonalGaussianForm
+
+        self._check_fitted()
+        with np.errstate(divide="ignore"):
+            log_prior = np.log(self.class_prior_)
+        log_norm = -0.5 * np.log(2.0 * np.pi * self.var_)
+        return DiagonalGaussianForm(self.theta_, 1.0 / np.sqrt(self.var_), log_norm, log_prior)
+
     sklearn_equivalent = "sklearn.naive_bayes.GaussianNB"
     fit_checks = ("gaussian_spread",)
     # As scikit-learn's GaussianNB on float32 input (scoring in float32 too).
     float32_attributes = ("theta_", "var_", "class_count_", "class_prior_")
-    hyperparameters = (priors("priors"), var_smoothing(), var_smoothing_scale(), missing())
+    hyperparameters = (
+        priors("priors"),
+        var_smoothing(),
+        var_smoothing_scale(),
+        missing(),
+        pca(),
+        standardize(),
+    )
     indicative_definition = GAUSSIAN_DEFINITION
     inspection_sections = ("column_parameters",)
-    statistics = (ClassMoments, ObservedMoments)
+    statistics = (ClassMoments, ObservedMoments, ClassScatter)
+    _pca_shapes = {k: v for k, v in ClassScatter.shapes.items() if k not in ClassScatter.optional}
+    _pca_only = (ClassScatter,)
     # One sample per class gives no variance.
     min_samples_per_class = 2
 
@@ -186,12 +227,28 @@ class GaussianNB(NaiveBayesAPI, BayesClassifier):
         ]
 
     def __init__(
-        self, *, priors=None, var_smoothing=1e-9, var_smoothing_scale="global", missing="error"
+        self,
+        *,
+        priors=None,
+        var_smoothing=1e-9,
+        var_smoothing_scale="global",
+        missing="error",
+        pca=None,
+        standardize=False,
     ):
         self.priors = priors
         self.var_smoothing = var_smoothing
         self.var_smoothing_scale = var_smoothing_scale
         self.missing = missing
+        self.pca = pca
+        self.standardize = standardize
+
+    def check_hyperparameters(self) -> None:
+        super().check_hyperparameters()
+        self._check_projection()
+
+    def _projected_type(self, stats) -> type:
+        return ClassMoments
 
     @staticmethod
     def _update_mean_variance(n_past, mu, var, X, sample_weight=None):
@@ -233,7 +290,10 @@ class GaussianNB(NaiveBayesAPI, BayesClassifier):
         return total.mean[0], total.m2[0] / total.count[0]
 
     def accumulate(self, X, y_idx, sample_weight, n_classes):
-        if self.missing == "ignore":
+        if self.pca is not None:
+            # Principal axes need the full scatter of every class.
+            return ClassScatter.from_data(X, y_idx, sample_weight, n_classes)
+        if self.missing_policy == "ignore":
             return ObservedMoments.from_data(X, y_idx, sample_weight, n_classes)
         return ClassMoments.from_data(X, y_idx, sample_weight, n_classes)
 
@@ -338,7 +398,7 @@ class GaussianNB(NaiveBayesAPI, BayesClassifier):
 
     def joint_log_likelihood_block(self, X):
         out = self._scores(X, None)
-        if self.missing == "ignore" and np.isnan(out).any():
+        if self.missing_policy == "ignore" and np.isnan(out).any():
             # Only blocks with a missing cell pay for the mask.
             out = self._scores(X, np.isnan(X))
         return out

@@ -123,6 +123,9 @@ class Hyperparameter:
         A ``choice`` that ``nbcli tune`` can list values of: it is applied
         when statistics become a model, so one pass serves every value.
         Numbers (``float``) are searchable unless they shape the statistics.
+    count_or_fraction : bool
+        A ``float`` that is either a count (a whole number >= 1) or a
+        fraction in (0, 1), as ``pca``: 2.5 is refused.
     shapes_statistics : bool
         The value is applied while statistics are gathered (Bernoulli's
         ``binarize`` turns values into counts), not when they become a model:
@@ -149,6 +152,7 @@ class Hyperparameter:
     shapes_statistics: bool = False
     file_default: object = field(default=SAME, compare=False)
     searchable: bool = False
+    count_or_fraction: bool = False
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -184,6 +188,8 @@ class Hyperparameter:
             return "one of " + ", ".join(repr(o) for o in self.options)
         if self.kind == "object":
             return "an object the estimator accepts"
+        if self.count_or_fraction:
+            return "a whole number >= 1 (a count) or a fraction in (0, 1)"
         low, high = self.low, self.high
         number = "a whole number" if self.kind == "int" else "a finite number"
         if low is None and high is None:
@@ -262,6 +268,8 @@ class Hyperparameter:
             return False
         if not _number(value) or not math.isfinite(value):
             return False
+        if self.count_or_fraction:
+            return 0 < value < 1 or (value >= 1 and value == int(value))
         if self.low is not None and (value < self.low or (self.low_open and value == self.low)):
             return False
         return self.high is None or not (
@@ -620,6 +628,47 @@ def shrinkage(*, on_command_line: bool = True) -> Hyperparameter:
             if on_command_line
             else None
         ),
+    )
+
+
+def parse_count_or_fraction(text: str, where: str):
+    """``50`` -> 50 (a count), ``0.95`` -> 0.95 (a fraction), ``none`` -> None."""
+    t = text.strip().lower()
+    if t in ("none", ""):
+        return None
+    try:
+        value = float(t)
+    except ValueError:
+        raise ValueError(
+            f"{where} must be a number of components (a whole number >= 1) or a fraction of "
+            f"the variance in (0, 1); got {text!r}"
+        ) from None
+    return int(value) if value >= 1 and value == int(value) else value
+
+
+def pca() -> Hyperparameter:
+    """Principal components the model is fitted on (Gaussian NB, LDA, QDA)."""
+    return Hyperparameter(
+        "pca",
+        "float",
+        None,
+        "principal components to keep: a count, or a fraction of the variance in (0, 1)",
+        allow_none=True,
+        flag="--pca",
+        parse=parse_count_or_fraction,
+        count_or_fraction=True,
+        default_text="none (all features)",
+    )
+
+
+def standardize() -> Hyperparameter:
+    """Whether columns are standardised (StandardScaler's rule) before any projection."""
+    return Hyperparameter(
+        "standardize",
+        "bool",
+        False,
+        "centre each column and divide it by its standard deviation (before --pca)",
+        flag="--standardize/--no-standardize",
     )
 
 

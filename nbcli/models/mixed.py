@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-from nbcli.models import _text_term
+from nbcli.models import _text_term, _value_table
 from nbcli.models._base import BayesClassifier, NoObservedValueError, UndeterminedError
 from nbcli.models._indicative import TEXT_WORD_DEFINITION, log_probability_ratios
 from nbcli.models._table_stats import MixedStats, pooled_moments
@@ -28,6 +28,7 @@ from nbcli.models.gaussian import large_epsilon, smoothing_epsilon
 from nbcli.models.hyperparameters import (
     Hyperparameter,
     alpha,
+    choice,
     fit_prior,
     min_categories,
     missing,
@@ -36,10 +37,24 @@ from nbcli.models.hyperparameters import (
     var_smoothing,
     var_smoothing_scale,
 )
+from nbcli.models.poisson import poisson_terms, refuse_negative
 
-COLUMN_TYPES = ("gaussian", "categorical", "bernoulli", "multinomial")
+COLUMN_TYPES = (
+    "gaussian",
+    "categorical",
+    "bernoulli",
+    "multinomial",
+    "poisson",
+    "kernel",
+    "discretized",
+)
 
 _LOG_2PI = np.log(2.0 * np.pi)
+
+# Kernel columns of at most this many distinct training values have their
+# terms at those values computed once, when the model is made (values x
+# values x classes kernel evaluations), so that scoring looks them up.
+_TABLED_VALUES = 4096
 
 
 @dataclass(frozen=True)
@@ -51,6 +66,9 @@ class ColumnLayout:
     categorical: np.ndarray
     bernoulli: np.ndarray
     multinomial: np.ndarray
+    poisson: np.ndarray
+    kernel: np.ndarray
+    discretized: np.ndarray
     #: Length of each text column's vocabulary (its word counts follow the table's columns).
     vocabulary_sizes: tuple[int, ...] = ()
 
@@ -58,6 +76,12 @@ class ColumnLayout:
     def n_table(self) -> int:
         """Number of the table's columns (the features before the word counts)."""
         return len(self.types)
+
+    @property
+    def valued(self) -> np.ndarray:
+        """The kernel and discretized columns in table order: those whose
+        statistics are their distinct values (:mod:`nbcli.models._value_table`)."""
+        return np.sort(np.concatenate([self.kernel, self.discretized]))
 
 
 def _check_type(value, where: str) -> str:
@@ -135,10 +159,13 @@ def resolve_column_types(column_types, n_features: int, names=None) -> ColumnLay
     }
     return ColumnLayout(
         tuple(types),
-        where["gaussian"],
-        where["categorical"],
-        where["bernoulli"],
-        where["multinomial"],
+        gaussian=where["gaussian"],
+        categorical=where["categorical"],
+        bernoulli=where["bernoulli"],
+        multinomial=where["multinomial"],
+        poisson=where["poisson"],
+        kernel=where["kernel"],
+        discretized=where["discretized"],
     )
 
 
@@ -179,6 +206,45 @@ class MixedNB(TextColumns, BayesClassifier):
       (sum_i N_ci + alpha m)`` over the ``m`` multinomial columns, without
       the multinomial coefficient (Manning, Raghavan and Schuetze,
       *Introduction to Information Retrieval*, 2008, section 13.2).
+    * ``poisson``: ``x log lambda_cj - lambda_cj - log x!`` for counts
+      (as :class:`nbcli.models.PoissonNB`: non-negative values, ``log x!``
+      as ``log Gamma(x + 1)``), with ``lambda_cj = (S_cj + alpha) /
+      n_cj`` and ``S_cj`` the weighted sum of the column's observed values
+      in the class: R naivebayes' ``usepoisson`` rate with ``laplace =
+      alpha``, the posterior mean of the rate under the (improper) prior
+      ``Gamma(alpha, 0)``. ``alpha > 0`` keeps a class that saw only zeros
+      from a zero rate, under which every positive count would be impossible.
+    * ``kernel``: ``log f_cj(x)``, the Gaussian kernel density of the
+      class's observed values ``v_i`` with weights ``w_i``: ``f_cj(x) =
+      sum_i w_i phi((x - v_i) / h_cj) / (h_cj sum_i w_i)`` (John and
+      Langley 1995; R naivebayes' and klaR's ``usekernel``), all values
+      kept (:mod:`nbcli.models._value_table`, at most
+      :data:`~nbcli.models._value_table.MAX_DISTINCT` distinct values per
+      column). The bandwidth is ``h_cj = bandwidth_adjust * bw.nrd0``:
+      Silverman's rule of thumb ``0.9 min(sd, IQR / 1.34) n^(-1/5)`` of the
+      class's values (Silverman, *Density Estimation*, 1986, eq. 3.31; the
+      default of R's ``density``, with its fallbacks where it is zero).
+      With ``bandwidth="weka"``, Weka ``NaiveBayes -K``'s estimator instead
+      (John and Langley 1995 as Weka's ``KernelEstimator`` implements it):
+      values rounded to the column's precision ``(max - min) / (V - 1)``
+      over its ``V`` distinct values in all classes (rounded when the
+      statistics become a model, so chunks and parts change nothing),
+      kernel standard deviation ``bandwidth_adjust * max(range / sqrt(n_cj),
+      precision / 6)``, and ``log max(1e-75, P)`` with ``P`` the kernels'
+      mass over the precision interval about ``x``, summed outward and
+      stopped as Weka stops it
+      (:func:`~nbcli.models._value_table.weka_log_probability`).
+    * ``discretized``: the column cut into intervals at Fayyad and Irani's
+      MDL cut points (IJCAI 1993; Weka's supervised ``Discretize``, which
+      Weka's ``NaiveBayes -D`` applies), found from the distinct values of
+      all classes (:func:`~nbcli.models._value_table.mdl_cut_points`), then
+      a categorical term per interval: ``log (N_cjv + alpha) / (n_cj + alpha
+      K_j)`` with ``K_j`` the number of intervals. A value ``x`` falls into
+      interval ``v`` where ``cut_{v-1} < x <= cut_v``.
+
+    The kernel and discretized columns' statistics are the distinct values
+    with their per-class weights, which merge exactly, so fits over chunks
+    or parts equal one fit.
 
     Text columns (``vocabulary_sizes``) add one multinomial term each, over
     their own vocabulary ``V_t``: ``sum_w n_tw log theta_ctw`` with
@@ -196,7 +262,7 @@ class MixedNB(TextColumns, BayesClassifier):
     ----------
     column_types : None, str, sequence of str or dict, default=None
         Per column one of ``"gaussian"``, ``"categorical"``, ``"bernoulli"``,
-        ``"multinomial"``: a list with one entry per column, a dict by column
+        ``"multinomial"``, ``"poisson"``, ``"kernel"``, ``"discretized"``: a list with one entry per column, a dict by column
         index or feature name (columns it leaves out are Gaussian), or one
         name for all columns. ``None``: all Gaussian.
     var_smoothing : float, default=1e-9
@@ -204,9 +270,14 @@ class MixedNB(TextColumns, BayesClassifier):
     var_smoothing_scale : {"feature", "global"}, default="feature"
         See above. Model files written before the scale was stored were
         fitted with ``"global"`` and load so.
+    bandwidth_adjust : float, default=1.0
+        Multiplier of every kernel column's bandwidth (R ``density``'s ``adjust``).
+    bandwidth : {"nrd0", "weka"}, default="nrd0"
+        The kernel columns' estimator, see above.
     alpha : float, default=1.0
-        Lidstone smoothing of the categorical, Bernoulli and multinomial
-        columns; values below 1e-10 are raised to 1e-10.
+        Lidstone smoothing of the categorical, Bernoulli, multinomial and
+        discretized columns, and the prior count of the Poisson rates;
+        values below 1e-10 are raised to 1e-10.
     min_categories : int or array-like of shape (n_table_columns,), optional
         Lower bound on ``K_j`` of categorical columns (entries of other
         columns are not used); one entry per column before the word counts.
@@ -256,6 +327,16 @@ class MixedNB(TextColumns, BayesClassifier):
     category_log_prob_ : list of ndarrays of shape (n_classes, K_j)
     bernoulli_log_prob_, multinomial_log_prob_ : ndarray of shape (n_classes, n_columns_of_type)
         ``log p_cj`` of the Bernoulli and multinomial columns.
+    poisson_rate_ : ndarray of shape (n_classes, n_poisson)
+        ``lambda_cj`` of the Poisson columns.
+    bandwidth_ : ndarray of shape (n_classes, n_kernel)
+        ``h_cj`` of the kernel columns (the kernel standard deviation).
+    kernel_precision_ : ndarray of shape (n_kernel,)
+        Weka's precision of each kernel column (``bandwidth="weka"``; 0 otherwise).
+    cut_points_ : list of ndarrays, one per discretized column
+        Its MDL cut points, sorted (empty: one interval).
+    interval_log_prob_ : list of ndarrays of shape (n_classes, K_j)
+        ``log P(interval v | c)`` of each discretized column.
     text_log_prob_ : ndarray of shape (n_classes, sum(vocabulary_sizes))
         ``log theta_ctw`` of the text columns' words, vocabulary after vocabulary.
     stats_ : MixedStats
@@ -283,6 +364,42 @@ class MixedNB(TextColumns, BayesClassifier):
     """
 
     name = "mixed"
+
+    def scoring_form(self):
+        from nbcli.models._forms import (
+            AffineForm,
+            CategoryForm,
+            CompositeForm,
+            DiagonalGaussianForm,
+        )
+
+        self._check_fitted()
+        lay = self._layout
+        K = len(self.classes_)
+        zero = np.zeros(K)
+        parts: list = []
+        if lay.gaussian.size:
+            parts.append(
+                (
+                    lay.gaussian,
+                    DiagonalGaussianForm(self.theta_, self._inv_sd, self._log_norm, zero),
+                )
+            )
+        if lay.categorical.size:
+            table = CategoryForm(self._cat_log_prob[:, :-1], self._n_cat)
+            parts.append((lay.categorical, table))
+        if lay.bernoulli.size:
+            # w x + b over the cells seen: b in the intercept, taken back out where missing.
+            form = AffineForm(self._bern_w, self._bern_b.sum(axis=1), missing_coef=-self._bern_b)
+            parts.append((lay.bernoulli, form))
+        if lay.multinomial.size:
+            parts.append((lay.multinomial, AffineForm(self.multinomial_log_prob_, zero)))
+        if lay.vocabulary_sizes:
+            # The text columns' word counts follow the table's columns.
+            words = np.arange(lay.n_table, lay.n_table + sum(lay.vocabulary_sizes))
+            parts.append((words, AffineForm(self.text_log_prob_, zero)))
+        return CompositeForm(self.class_log_prior_, tuple(parts))
+
     feature_kinds = COLUMN_TYPES
     hyperparameters = (
         Hyperparameter(
@@ -296,6 +413,22 @@ class MixedNB(TextColumns, BayesClassifier):
         ),
         var_smoothing(),
         var_smoothing_scale("feature"),
+        Hyperparameter(
+            "bandwidth_adjust",
+            "float",
+            1.0,
+            "multiplier of the kernel columns' bandwidths (Silverman's rule of thumb)",
+            low=0.0,
+            low_open=True,
+            flag="--bandwidth-adjust",
+        ),
+        choice(
+            "bandwidth",
+            ("nrd0", "weka"),
+            "nrd0",
+            "kernel columns: nrd0 (Silverman's rule of thumb, R's default) or weka (Weka "
+            "NaiveBayes -K's estimator)",
+        ),
         alpha(),
         min_categories(),
         fit_prior(),
@@ -328,6 +461,8 @@ class MixedNB(TextColumns, BayesClassifier):
         column_types=None,
         var_smoothing=1e-9,
         var_smoothing_scale="feature",
+        bandwidth_adjust=1.0,
+        bandwidth="nrd0",
         alpha=1.0,
         min_categories=None,
         fit_prior=True,
@@ -339,6 +474,8 @@ class MixedNB(TextColumns, BayesClassifier):
         self.column_types = column_types
         self.var_smoothing = var_smoothing
         self.var_smoothing_scale = var_smoothing_scale
+        self.bandwidth_adjust = bandwidth_adjust
+        self.bandwidth = bandwidth
         self.alpha = alpha
         self.min_categories = min_categories
         self.fit_prior = fit_prior
@@ -371,9 +508,7 @@ class MixedNB(TextColumns, BayesClassifier):
         )
         if not sizes:
             return lay
-        return ColumnLayout(
-            lay.types, lay.gaussian, lay.categorical, lay.bernoulli, lay.multinomial, sizes
-        )
+        return replace(lay, vocabulary_sizes=sizes)
 
     def indicative_features(self) -> tuple[np.ndarray, None]:
         """Per class and feature (n_classes, n_features): for the words of
@@ -398,8 +533,11 @@ class MixedNB(TextColumns, BayesClassifier):
         ``{"type": "gaussian", "mean", "variance"}`` (shape (n_classes,), the
         variance with ``epsilon_``), ``{"type": "categorical", "probability"}``
         (shape (n_classes, K_j): P(code | class)), ``{"type": "bernoulli",
-        "probability"}`` (P(x = 1 | class)) or ``{"type": "multinomial",
-        "probability"}`` (p_cj), all as scoring uses them."""
+        "probability"}`` (P(x = 1 | class)), ``{"type": "multinomial",
+        "probability"}`` (p_cj), ``{"type": "poisson", "rate"}`` (lambda_cj),
+        ``{"type": "kernel", "bandwidth"}`` (h_cj) or ``{"type":
+        "discretized", "cut_points", "probability"}`` (shape (n_cuts,) and
+        (n_classes, n_cuts + 1): P(interval | class)), all as scoring uses them."""
         lay = self._layout
         out: list[dict] = []
         where = {
@@ -413,8 +551,20 @@ class MixedNB(TextColumns, BayesClassifier):
                 out.append({"type": kind, "probability": np.exp(self.category_log_prob_[i])})
             elif kind == "bernoulli":
                 out.append({"type": kind, "probability": np.exp(self.bernoulli_log_prob_[:, i])})
-            else:
+            elif kind == "multinomial":
                 out.append({"type": kind, "probability": np.exp(self.multinomial_log_prob_[:, i])})
+            elif kind == "poisson":
+                out.append({"type": kind, "rate": self.poisson_rate_[:, i]})
+            elif kind == "kernel":
+                out.append({"type": kind, "bandwidth": self.bandwidth_[:, i]})
+            else:
+                out.append(
+                    {
+                        "type": kind,
+                        "cut_points": self.cut_points_[i],
+                        "probability": np.exp(self.interval_log_prob_[i]),
+                    }
+                )
         return out
 
     # -- values -------------------------------------------------------------------
@@ -444,6 +594,7 @@ class MixedNB(TextColumns, BayesClassifier):
                 row_offset,
                 "is negative: multinomial columns take non-negative counts",
             )
+            refuse_negative(self, X[:, lay.poisson], lay.poisson, row_offset)
 
     def _refuse(self, V, bad, columns, row_offset, what):
         if not bad.any():
@@ -482,12 +633,26 @@ class MixedNB(TextColumns, BayesClassifier):
         self._layout = self._resolve_layout()
         if not isinstance(X, TextRows):
             self._check_cells(X)
-            return MixedStats.from_data(X, y_idx, sample_weight, n_classes, self._layout)
+            return self._table_stats(X, y_idx, sample_weight, n_classes)
         self._check_cells(X.table)
-        st = MixedStats.from_data(X.table, y_idx, sample_weight, n_classes, self._layout)
+        st = self._table_stats(X.table, y_idx, sample_weight, n_classes)
         words = _text_term.class_word_counts(X.words, y_idx, sample_weight, n_classes)
         st.multinomial_count = np.hstack([st.multinomial_count, words])
         return st
+
+    def _table_stats(self, X, y_idx, sample_weight, n_classes):
+        try:
+            return MixedStats.from_data(X, y_idx, sample_weight, n_classes, self._layout)
+        except _value_table.TooManyValuesError as e:
+            raise self._too_many_values(e) from None
+
+    def _too_many_values(self, e):
+        j = int(self._layout.valued[e.column])
+        return ValueError(
+            f"{self._layout.types[j]} {feature_label(self, j)} has more than "
+            f"{_value_table.MAX_DISTINCT} distinct values, the most such a column may hold; "
+            "round its values or make it a gaussian column"
+        )
 
     def finalize(self):
         lay = self._layout = self._resolve_layout()
@@ -496,6 +661,8 @@ class MixedNB(TextColumns, BayesClassifier):
             st.gaussian_count.shape[1] != lay.gaussian.size
             or st.n_categories.size != lay.categorical.size
             or st.multinomial_count.shape[1] != lay.multinomial.size + sum(lay.vocabulary_sizes)
+            or st.poisson[0].shape[1] != lay.poisson.size
+            or st.values[2].size != lay.valued.size
         ):
             raise ValueError("the statistics do not match column_types; refit the model")
         self.column_types_ = list(lay.types)
@@ -533,6 +700,141 @@ class MixedNB(TextColumns, BayesClassifier):
         self.text_log_prob_ = lt
         self._bern_w = lp - lq
         self._bern_b = lq
+        self._finalize_poisson(st, lay, alpha)
+        self._finalize_values(st, lay, alpha)
+
+    def _unobserved(self, kind, count, columns):
+        """Refuse a column of ``kind`` without an observed value in a class that has rows."""
+        live = self.stats_.class_count > 0
+        empty = live[:, None] & (count <= 0)
+        if empty.any():
+            k, jj = np.argwhere(empty)[0]
+            raise NoObservedValueError(
+                f"{kind} {feature_label(self, int(columns[jj]))} has no observed value "
+                f"in class {label_text(self.classes_[k])}",
+                int(columns[jj]),
+            )
+
+    def _finalize_poisson(self, st, lay, alpha):
+        count, total = st.poisson
+        self._unobserved("Poisson", count, lay.poisson)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            rate = np.where(count > 0, (total + alpha) / count, 1.0)
+        if not np.all(np.isfinite(rate)):
+            raise ValueError(
+                f"alpha={alpha:g} is too large: the Poisson rates overflow float64; "
+                "use a smaller alpha (1 is Laplace smoothing)"
+            )
+        self.poisson_rate_ = rate
+        self._log_rate = np.log(rate)
+
+    def _finalize_values(self, st, lay, alpha):
+        points, counts, sizes = st.values
+        live = st.class_count > 0
+        tables = dict(zip(lay.valued.tolist(), _value_table.split(points, counts, sizes)))
+        observed = np.zeros((live.size, lay.valued.size))
+        for jj, j in enumerate(lay.valued.tolist()):
+            observed[:, jj] = tables[j][1].sum(axis=1)
+        self._unobserved("kernel or discretized", observed, lay.valued)
+        # Kernel columns: per class, the centres with positive weight and
+        # their log weights (summing to 0 in probability).
+        self._kernels = []
+        bandwidth = np.ones((live.size, lay.kernel.size))
+        precision = np.zeros(lay.kernel.size)
+        weka = self.bandwidth == "weka"
+        for jj, j in enumerate(lay.kernel.tolist()):
+            values, weights = tables[j]
+            if weka:
+                precision[jj] = _value_table.weka_precision(values[weights.sum(axis=0) > 0])
+            per_class = []
+            for k in range(live.size):
+                keep = weights[k] > 0
+                if not live[k] or not keep.any():
+                    per_class.append((np.zeros(1), np.ones(1)))
+                    continue
+                v, w = values[keep], weights[k][keep]
+                if weka:
+                    v, w, sd = _value_table.weka_kernels(v, w, precision[jj])
+                    bandwidth[k, jj] = self.bandwidth_adjust * sd
+                    per_class.append((v, w))
+                    continue
+                bandwidth[k, jj] = self.bandwidth_adjust * _value_table.nrd0_bandwidth(v, w)
+                per_class.append((v, np.log(w) - np.log(w.sum())))
+            self._kernels.append(per_class)
+        self.kernel_precision_ = precision
+        if not np.all(np.isfinite(bandwidth) & (bandwidth > 0)):
+            raise ValueError(
+                f"bandwidth_adjust={self.bandwidth_adjust:g} makes a kernel bandwidth zero or "
+                "infinite in float64; use a multiplier nearer 1"
+            )
+        self.bandwidth_ = bandwidth
+        # Each column's terms at its training values (see _TABLED_VALUES).
+        self._kernel_tables: list[tuple[np.ndarray, np.ndarray] | None] = []
+        for jj, j in enumerate(lay.kernel.tolist()):
+            values = tables[j][0]
+            if values.size > _TABLED_VALUES:
+                self._kernel_tables.append(None)
+                continue
+            terms = np.vstack([self._kernel_terms(jj, k, values) for k in range(live.size)])
+            self._kernel_tables.append((values, terms))
+        # Discretized columns: MDL cut points over all classes, then interval counts.
+        cuts, blocks = [], []
+        for j in lay.discretized.tolist():
+            values, weights = tables[j]
+            c = _value_table.mdl_cut_points(values, weights)
+            cuts.append(c)
+            blocks.append(_value_table.interval_counts(values, weights, c))
+        n_int = np.array([c.size + 1 for c in cuts], dtype=np.intp)
+        joined = np.hstack([np.zeros((live.size, 0)), *blocks])
+        self._int_log_prob, _, _ = category_log_prob(joined, n_int, alpha)
+        self._n_int = n_int
+        self.cut_points_ = cuts
+        self.interval_log_prob_ = np.split(
+            self._int_log_prob[:, :-1], np.cumsum(n_int)[:-1], axis=1
+        )
+
+    def _kernel_terms(self, jj: int, k: int, x: np.ndarray) -> np.ndarray:
+        """Class ``k``'s term of kernel column ``jj`` at the values ``x`` (no NaN)."""
+        centres, w = self._kernels[jj][k]
+        if self.bandwidth == "weka":
+            return _value_table.weka_log_probability(
+                x, centres, w, self.kernel_precision_[jj], self.bandwidth_[k, jj]
+            )
+        return _value_table.kernel_log_density(x, centres, w, self.bandwidth_[k, jj])
+
+    def _kernel_scores(self, jj: int, x: np.ndarray) -> np.ndarray:
+        """The terms of kernel column ``jj`` at ``x`` (no NaN), shape (n_classes, x.size):
+        looked up where ``x`` is a training value, computed once per distinct value
+        elsewhere."""
+        n_classes = len(self._kernels[jj])
+        out = np.empty((n_classes, x.size))
+        todo = np.arange(x.size)
+        table = self._kernel_tables[jj]
+        if table is not None:
+            values, terms = table
+            pos = np.minimum(np.searchsorted(values, x), values.size - 1)
+            hit = values[pos] == x
+            if hit.all():
+                return np.take(terms, pos, axis=1)
+            out[:, hit] = terms[:, pos[hit]]
+            todo = np.flatnonzero(~hit)
+        if todo.size:
+            values, where = np.unique(x[todo], return_inverse=True)
+            for k in range(n_classes):
+                out[k, todo] = self._kernel_terms(jj, k, values)[where.ravel()]
+        return out
+
+    def intervals(self, X) -> np.ndarray:
+        """Interval codes of the discretized columns of ``X`` (n_samples,
+        n_features), NaN where missing; shape (n_samples, n_discretized)."""
+        X = np.asarray(X, dtype=float)
+        lay = self._layout
+        out = np.full((X.shape[0], lay.discretized.size), np.nan)
+        for jj, j in enumerate(lay.discretized.tolist()):
+            x = X[:, j]
+            seen = ~np.isnan(x)
+            out[seen, jj] = np.searchsorted(self.cut_points_[jj], x[seen], side="left")
+        return out
 
     def _finalize_gaussian(self, st, lay):
         count, shift, offset, m2 = st.gaussian()
@@ -592,8 +894,67 @@ class MixedNB(TextColumns, BayesClassifier):
         self.epsilon_ = eps
         self.var_ = var
         self.theta_ = np.where(count > 0, shift + offset, 0.0)
+        # The density's own terms, for export (scoring_form).
         self._inv_sd = 1.0 / np.sqrt(var)
         self._log_norm = -0.5 * (_LOG_2PI + np.log(var))
+        self._gaussian_terms(shift, offset, count, var, var_all, live)
+
+    def _gaussian_terms(self, shift, offset, count, var, var_all, live):
+        """Scoring constants of the Gaussian columns, as Gaussian NB takes them.
+
+        In standardised coordinates ``z = (x - centre) / scale`` each class's
+        log density is ``a z^2 + b z + c`` summed over the columns: two
+        matrix products for all classes, where a class-by-class sum of
+        squares took five passes over the rows per class. The centre is the
+        precision-weighted mean of the class means (the mean of the tightest
+        class, where cancellation would cost most), and columns whose
+        expanded terms are large enough for rounding to matter (more than
+        about 1e-10 nats) are scored exactly, class by class.
+        """
+        g = var.shape[1]
+        scale = np.sqrt(var_all) if g else np.ones(0)
+        scale[~(scale > 0)] = 1.0
+        first = int(np.flatnonzero(live)[0]) if live.any() else 0
+        reference = np.where(count[first] > 0, shift[first], 0.0)
+        about = np.where(count > 0, (shift - reference) + offset, -reference)  # theta_ - reference
+        precision = 1.0 / var[live]
+        centre_ref = (precision * about[live]).sum(axis=0) / precision.sum(axis=0)
+        theta_z = (about - centre_ref) / scale
+        a = scale**2 / var
+        stiff = (a * theta_z**2).max(axis=0, initial=0.0) > 1e6
+        flat = ~stiff
+        self._g_centre = reference + centre_ref
+        self._g_inv_scale = 1.0 / scale
+        self._g_stiff = np.flatnonzero(stiff)
+        self._g_stiff_theta = theta_z[:, stiff].T[None]  # (1, s, K)
+        self._g_stiff_a = -0.5 * a[:, stiff].T[None]
+        self._g_aT = -0.5 * a * flat
+        self._g_bT = theta_z * a * flat
+        # Each column's share of the constant, taken back out for a missing cell.
+        self._g_c_feature = -0.5 * (_LOG_2PI + np.log(var)) - 0.5 * theta_z**2 * a * flat
+        self._g_c = self._g_c_feature.sum(axis=1)
+
+    def _gaussian_scores(self, Xg, missing):
+        """``sum_j log N(x_j; theta_cj, var_cj)`` over the Gaussian columns, (n_classes, n_rows);
+        ``missing`` (a mask of ``Xg``, or None) leaves those cells out."""
+        Z = Xg - self._g_centre
+        Z *= self._g_inv_scale
+        if missing is not None:
+            Z[missing] = 0.0
+        out = self._g_bT @ Z.T
+        if self._g_stiff.size:
+            D = Z[:, self._g_stiff, None] - self._g_stiff_theta  # (rows, s, K)
+            D *= D
+            D *= self._g_stiff_a
+            if missing is not None:
+                D[missing[:, self._g_stiff]] = 0.0
+            out += D.sum(axis=1).T
+        Z *= Z
+        out += self._g_aT @ Z.T
+        out += self._g_c[:, None]
+        if missing is not None:
+            out -= self._g_c_feature @ missing.T.astype(np.float64)
+        return out
 
     # -- scoring ------------------------------------------------------------------
     def joint_log_likelihood_block(self, X):
@@ -601,16 +962,11 @@ class MixedNB(TextColumns, BayesClassifier):
         out = np.repeat(self.class_log_prior_[:, None], X.shape[0], axis=1)
         if lay.gaussian.size:
             Xg = X[:, lay.gaussian]
-            seen = ~np.isnan(Xg)
-            # Class by class, the squares are formed exactly (no expansion that
-            # could cancel) in memory of one block, however many classes.
-            for k in range(out.shape[0]):
-                Z = Xg - self.theta_[k]
-                Z *= self._inv_sd[k]
-                Z *= Z
-                Z[~seen] = 0.0
-                out[k] -= 0.5 * Z.sum(axis=1)
-            out += self._log_norm @ seen.T.astype(np.float64)
+            scores = self._gaussian_scores(Xg, None)
+            if np.isnan(scores).any():
+                # Only blocks with a missing cell pay for the mask.
+                scores = self._gaussian_scores(Xg, np.isnan(Xg))
+            out += scores
         if lay.categorical.size:
             out += category_terms(self._cat_log_prob, X[:, lay.categorical], self._n_cat)
         if lay.bernoulli.size:
@@ -621,4 +977,12 @@ class MixedNB(TextColumns, BayesClassifier):
         if lay.multinomial.size:
             Xm = X[:, lay.multinomial]
             out += self.multinomial_log_prob_ @ np.where(np.isnan(Xm), 0.0, Xm).T
+        if lay.poisson.size:
+            out += poisson_terms(X[:, lay.poisson], self.poisson_rate_, self._log_rate)
+        for jj, j in enumerate(self._layout.kernel.tolist()):
+            x = X[:, j]
+            seen = ~np.isnan(x)
+            out[:, seen] += self._kernel_scores(jj, x[seen])
+        if lay.discretized.size:
+            out += category_terms(self._int_log_prob, self.intervals(X), self._n_int)
         return out

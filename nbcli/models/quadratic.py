@@ -7,6 +7,7 @@ import numpy as np
 
 from nbcli.models._base import UndeterminedError
 from nbcli.models._covariance import ledoit_wolf_from_stats
+from nbcli.models._projection import Projected
 from nbcli.models._sklearn_api import qda_decision_offset
 from nbcli.models._stats import ClassScatter
 from nbcli.models._validation import label_text
@@ -17,15 +18,17 @@ from nbcli.models.hyperparameters import (
     covariance_estimator,
     covariance_method,
     missing,
+    pca,
     priors,
     shrinkage,
     solver,
+    standardize,
     store_covariance,
 )
 
 PRODUCT_RCOND = 1e-5
 """QDA scores by products with the inverse Cholesky factors while every factor's
-reciprocal condition number (LAPACK ``dtrcon``, 1-norm) is at least this; the
+reciprocal condition number (1-norm, ``1 / (|L|_1 |L^-1|_1)``) is at least this; the
 product's error then stays below ``1e6 eps`` of the Mahalanobis terms' size, as
 the solve's does; below it, by triangular solves."""
 
@@ -36,7 +39,7 @@ _QDA_BAND_ROWS = 32
 _QDA_MAX_BANDS = 4
 
 
-class QuadraticDiscriminantAnalysis(_DiscriminantBase):
+class QuadraticDiscriminantAnalysis(Projected, _DiscriminantBase):
     """Quadratic discriminant analysis: Gaussian classes, each with its own covariance.
 
     Class ``k`` has the maximum-likelihood covariance ``S_k / n_k`` (as
@@ -80,6 +83,12 @@ class QuadraticDiscriminantAnalysis(_DiscriminantBase):
         As LDA's (:func:`covariance_estimate`); not with ``shrinkage``.
     missing : {"error", "drop"}, default="error"
         As for :class:`LinearDiscriminantAnalysis`.
+    pca : int, float or None, default=None
+        Fit on the first principal components of the training rows, as
+        scikit-learn's ``Pipeline([PCA(pca), QDA()])`` (see
+        :class:`~nbcli.models.GaussianNB`); not with Ledoit-Wolf shrinkage.
+    standardize : bool, default=False
+        Standardise every column first, as scikit-learn's ``StandardScaler``.
 
     Attributes
     ----------
@@ -90,7 +99,9 @@ class QuadraticDiscriminantAnalysis(_DiscriminantBase):
     (n_features, n_features)) and scalings_ (list of n_classes arrays of
     shape (n_features,)): as in scikit-learn, the eigenvectors (columns) and
     eigenvalues, in decreasing order, of each class's regularised
-    covariance; stats_ : ClassScatter
+    covariance; stats_ : ClassScatter (in the input space); projection_ :
+    Projection or None (with ``pca`` or ``standardize``, the parameters
+    above are in the projected space)
 
     Raises
     ------
@@ -122,6 +133,17 @@ class QuadraticDiscriminantAnalysis(_DiscriminantBase):
     """
 
     name = "qda"
+
+    def scoring_form(self):
+        from scipy.linalg import solve_triangular
+
+        from nbcli.models._forms import QuadraticForm
+
+        self._check_fitted()
+        eye = np.eye(self.means_.shape[1])
+        whiten = np.stack([solve_triangular(L, eye, lower=True) for L in self._chol])
+        return QuadraticForm(self.means_, whiten, self._const)
+
     sklearn_equivalent = "sklearn.discriminant_analysis.QuadraticDiscriminantAnalysis"
     inspection_sections = ("class_covariances",)
     hyperparameters = (
@@ -141,8 +163,11 @@ class QuadraticDiscriminantAnalysis(_DiscriminantBase):
         covariance_estimator(),
         missing(MISSING_ROWS_ONLY),
         covariance_method(),
+        pca(),
+        standardize(),
     )
     statistics = (ClassScatter,)
+    _pca_shapes = {k: v for k, v in ClassScatter.shapes.items() if k not in ClassScatter.optional}
     min_samples_per_class = 2
 
     def __init__(
@@ -156,6 +181,8 @@ class QuadraticDiscriminantAnalysis(_DiscriminantBase):
         covariance_estimator=None,
         missing="error",
         covariance_method="mle",
+        pca=None,
+        standardize=False,
     ):
         self.solver = solver
         self.shrinkage = shrinkage
@@ -165,10 +192,13 @@ class QuadraticDiscriminantAnalysis(_DiscriminantBase):
         self.covariance_estimator = covariance_estimator
         self.missing = missing
         self.covariance_method = covariance_method
+        self.pca = pca
+        self.standardize = standardize
 
     def check_hyperparameters(self) -> None:
         super().check_hyperparameters()
         self._covariance_kind()
+        self._check_projection()
 
     def accumulate(self, X, y_idx, sample_weight, n_classes):
         higher = self._covariance_kind() in ("auto", "ledoit-wolf")
@@ -271,18 +301,23 @@ class QuadraticDiscriminantAnalysis(_DiscriminantBase):
         a third of the product's work with three bands and still runs at
         matrix-product speed.
         """
-        from scipy.linalg import solve_triangular
-        from scipy.linalg.lapack import dtrcon
-
         K, d = self.means_.shape
-        rcond = [dtrcon(self._chol[k], norm="1", uplo="L")[0] for k in range(K)]
-        self._use_product = bool(min(rcond, default=1.0) >= PRODUCT_RCOND)
+        # NumPy's inverse, not SciPy's triangular solve: scoring a well
+        # conditioned model then never imports SciPy (a third of a small
+        # command's time). Its rounding above the diagonal is cleared.
+        try:
+            inv = np.tril(np.linalg.inv(self._chol))
+        except np.linalg.LinAlgError:
+            self._use_product = False
+            return
+        with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+            rcond = 1.0 / (
+                np.abs(self._chol).sum(axis=1).max(axis=1) * np.abs(inv).sum(axis=1).max(axis=1)
+            )
+        self._use_product = bool(K == 0 or np.min(rcond) >= PRODUCT_RCOND)
         if not self._use_product:
             return
-        eye = np.eye(d)
-        self._inv_chol = np.stack(
-            [solve_triangular(self._chol[k], eye, lower=True, check_finite=False) for k in range(K)]
-        )
+        self._inv_chol = inv
         n_bands = min(_QDA_MAX_BANDS, max(1, d // _QDA_BAND_ROWS))
         edges = np.linspace(0, d, n_bands + 1).round().astype(int)
         self._bands = [(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:])]

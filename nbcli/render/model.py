@@ -134,6 +134,24 @@ def render_model(report) -> list:
         for label, c in report.covariances.items():
             table.add_row(Text(_short(label)), _g(c["log_determinant"]), _g(c["condition_number"]))
         out.append(table)
+    projection = report.projection
+    if projection is not None and projection["components"]:
+        scaled = "standardised columns" if projection["standardize"] else "centred columns"
+        table = Table(title=f"Principal components (of the {scaled})")
+        table.add_column("component", justify="right")
+        table.add_column("explained variance", justify="right")
+        table.add_column("share", justify="right")
+        table.add_column("cumulative share", justify="right")
+        for c in projection["components"]:
+            table.add_row(
+                c["component"],
+                _g(c["explained_variance"]),
+                f"{c['explained_variance_ratio']:.4f}",
+                f"{c['cumulative_ratio']:.4f}",
+            )
+        out.append(table)
+    elif projection is not None:
+        out.append(Text("columns standardised (centred, unit variance) before the model"))
     return out
 
 
@@ -163,9 +181,12 @@ def _parameter_tables(parameters: dict) -> list:
                     _g(sd),
                 )
         out.append(table)
-    binary = [c for c in columns if c["type"] in ("bernoulli", "multinomial")]
+    binary = [c for c in columns if c["type"] in ("bernoulli", "multinomial", "poisson", "kernel")]
     if binary:
-        table = Table(title="Bernoulli (P(1 | class)) and multinomial (p | class) columns")
+        table = Table(
+            title="One figure per class: Bernoulli P(1 | class), multinomial p, Poisson rate, "
+            "kernel bandwidth"
+        )
         table.add_column("column", overflow="fold")
         table.add_column("type")
         for label in binary[0]["classes"]:
@@ -174,10 +195,10 @@ def _parameter_tables(parameters: dict) -> list:
             table.add_row(
                 Text(_short(c["feature"])),
                 c["type"],
-                *(_g(v["probability"]) for v in c["classes"].values()),
+                *(_g(next(iter(v.values()))) for v in c["classes"].values()),
             )
         out.append(table)
-    for c in (c for c in columns if c["type"] == "categorical"):
+    for c in (c for c in columns if c["type"] in ("categorical", "discretized")):
         more = c["n_left_out"]
         table = Table(
             title=Text(_short(f"P({c['feature']} | class)")),

@@ -213,7 +213,10 @@ def column_parameters(model, names: list[str], columns: list | None, top: int) -
     column's first ``top`` ``categories`` (categorical, named by the model
     file's category values, else by code; ``n_categories`` and
     ``n_left_out`` say how many there are and were left out), or
-    ``{"probability"}`` (Bernoulli: of a 1; multinomial: ``p_cj``).
+    ``{"probability"}`` (Bernoulli: of a 1; multinomial: ``p_cj``),
+    ``{"rate"}`` (Poisson), ``{"bandwidth"}`` (kernel), or, for a
+    discretized column, its ``cut_points`` and P(interval | class) as a
+    categorical column's, the intervals named ``<= a``, ``(a, b]``, ``> b``.
     ``n_columns`` and ``n_left_out`` count the columns.
     """
     learnt = model.learnt_columns()
@@ -227,10 +230,14 @@ def column_parameters(model, names: list[str], columns: list | None, top: int) -
                 label: {"mean": json_number(m), "variance": json_number(v)}
                 for label, m, v in zip(labels, entry["mean"], entry["variance"], strict=True)
             }
-        elif entry["type"] == "categorical":
+        elif entry["type"] in ("categorical", "discretized"):
             p = np.asarray(entry["probability"])
             values = stored.get(names[j])
-            if values is None or len(values) != p.shape[1]:
+            if entry["type"] == "discretized":
+                cuts = [float(c) for c in entry["cut_points"]]
+                row["cut_points"] = [json_number(c) for c in cuts]
+                values = _intervals(cuts)
+            elif values is None or len(values) != p.shape[1]:
                 values = [str(v) for v in range(p.shape[1])]
             row["categories"] = [str(v) for v in values[:top]]
             row["n_categories"] = int(p.shape[1])
@@ -239,12 +246,20 @@ def column_parameters(model, names: list[str], columns: list | None, top: int) -
                 label: [json_number(x) for x in p[k, :top]] for k, label in enumerate(labels)
             }
         else:
-            p = np.asarray(entry["probability"])
-            row["classes"] = {
-                label: {"probability": json_number(p[k])} for k, label in enumerate(labels)
-            }
+            key = next(k for k in ("probability", "rate", "bandwidth") if k in entry)
+            p = np.asarray(entry[key])
+            row["classes"] = {label: {key: json_number(p[k])} for k, label in enumerate(labels)}
         shown.append(row)
     return {"columns": shown, "n_columns": len(learnt), "n_left_out": len(learnt) - len(shown)}
+
+
+def _intervals(cuts: list[float]) -> list[str]:
+    """Names of the intervals that ``cuts`` make: ``<= 2.45``, ``(2.45, 4.75]``, ``> 4.75``."""
+    if not cuts:
+        return ["all"]
+    out = [f"<= {cuts[0]:.6g}"]
+    out += [f"({a:.6g}, {b:.6g}]" for a, b in zip(cuts, cuts[1:])]
+    return [*out, f"> {cuts[-1]:.6g}"]
 
 
 def discriminant_directions(model, names: list[str], top: int) -> dict:
@@ -337,6 +352,8 @@ class ModelReport:
     parameters : dict or None
         Gaussian, categorical and mixed naive Bayes: what was learnt per
         column (:func:`column_parameters`).
+    projection : dict or None
+        With ``pca`` or ``standardize`` (see :func:`projection_summary`).
     """
 
     schema: ClassVar[str] = SCHEMA_NAME
@@ -362,6 +379,7 @@ class ModelReport:
     discriminant: dict | None = None
     covariances: dict | None = None
     parameters: dict | None = None
+    projection: dict | None = None
     warnings: list = field(default_factory=list)
 
     def to_dict(self) -> dict:
@@ -396,6 +414,7 @@ class ModelReport:
             discriminant=self.discriminant,
             covariances=self.covariances,
             parameters=self.parameters,
+            projection=self.projection,
             warnings=list(self.warnings),
         )
         return out
@@ -422,6 +441,10 @@ def build_model_report(
         if text is not None
         else feature_labels(mf.feature_names, model.n_features_in_, mf.columns, mf.vocabularies)
     )
+    projection = getattr(model, "projection_", None)
+    if projection is not None and projection.components is not None:
+        # The model's parameters are per principal component.
+        names = [f"pc{i + 1}" for i in range(projection.n_components)]
     priors = class_priors(model)
     count = np.asarray(class_counts(model), dtype=float)
     classes = [
@@ -484,7 +507,37 @@ def build_model_report(
         report.covariances = class_covariances(model)
     if "column_parameters" in sections:
         report.parameters = column_parameters(model, names, mf.columns, top)
+    report.projection = projection_summary(model)
     return report
+
+
+def projection_summary(model) -> dict | None:
+    """What the model does to raw rows first: ``standardize``, ``n_components`` and,
+    with ``pca``, per kept component its ``explained_variance`` (``n - 1``
+    divisor), ``explained_variance_ratio`` (of the total variance) and
+    ``cumulative_ratio``; None for a model without a projection."""
+    projection = getattr(model, "projection_", None)
+    if projection is None:
+        return None
+    out: dict = {
+        "standardize": bool(model.standardize),
+        "n_components": int(projection.n_components),
+        "total_variance": json_number(projection.total_variance),
+        "components": None,
+    }
+    ratio = projection.explained_variance_ratio
+    if ratio is not None and projection.explained_variance is not None:
+        cumulative = np.cumsum(ratio)
+        out["components"] = [
+            {
+                "component": f"pc{i + 1}",
+                "explained_variance": json_number(v),
+                "explained_variance_ratio": json_number(r),
+                "cumulative_ratio": json_number(c),
+            }
+            for i, (v, r, c) in enumerate(zip(projection.explained_variance, ratio, cumulative))
+        ]
+    return out
 
 
 _WEIGHTED = {
@@ -629,6 +682,27 @@ MODEL_SCHEMA = report_schema(
                 "required": ["log_determinant", "condition_number"],
             },
         },
+        "projection": {
+            "type": ["object", "null"],
+            "required": ["standardize", "n_components", "total_variance", "components"],
+            "properties": {
+                "standardize": {"type": "boolean"},
+                "n_components": {"type": "integer", "minimum": 1},
+                "total_variance": {"type": "number"},
+                "components": {
+                    "type": ["array", "null"],
+                    "items": {
+                        "type": "object",
+                        "required": [
+                            "component",
+                            "explained_variance",
+                            "explained_variance_ratio",
+                            "cumulative_ratio",
+                        ],
+                    },
+                },
+            },
+        },
         "parameters": {
             "type": ["object", "null"],
             "required": ["columns", "n_columns", "n_left_out"],
@@ -643,9 +717,18 @@ MODEL_SCHEMA = report_schema(
                         "properties": {
                             "feature": {"type": "string"},
                             "type": {
-                                "enum": ["gaussian", "categorical", "bernoulli", "multinomial"]
+                                "enum": [
+                                    "gaussian",
+                                    "categorical",
+                                    "bernoulli",
+                                    "multinomial",
+                                    "poisson",
+                                    "kernel",
+                                    "discretized",
+                                ]
                             },
                             "categories": {"type": "array", "items": {"type": "string"}},
+                            "cut_points": {"type": "array", "items": {"type": "number"}},
                             "n_categories": {"type": "integer", "minimum": 0},
                             "n_left_out": {"type": "integer", "minimum": 0},
                             "classes": {"type": "object"},

@@ -13,6 +13,7 @@ from numbers import Integral, Real
 from nbcli.text.tokens import DEFAULT_TOKEN_PATTERN, TokenOptions
 from nbcli.text.vectorizer import TextVectorizer
 from nbcli.text.vocabulary import _doc_bound
+from nbcli.text.weighting import TfidfWeighting
 
 __all__ = ["TextSettings", "feature_name"]
 
@@ -39,6 +40,9 @@ class TextSettings:
         Keep the most frequent terms only, per column.
     stop_words : tuple of str or None
         Tokens removed (after lowercasing) before n-grams are made.
+    weighting : TfidfWeighting or None
+        TF-IDF weighting of the counts (:mod:`nbcli.text.weighting`); None:
+        raw counts.
 
     Raises
     ------
@@ -53,6 +57,7 @@ class TextSettings:
     max_df: int | float = 1.0
     max_features: int | None = None
     stop_words: tuple[str, ...] | None = None
+    weighting: TfidfWeighting | None = None
 
     def __post_init__(self):
         if not self.columns or not all(isinstance(c, str) and c for c in self.columns):
@@ -69,6 +74,8 @@ class TextSettings:
         if self.stop_words is not None and not all(isinstance(w, str) for w in self.stop_words):
             raise ValueError("stop words must be strings")
         self.options()  # checks the n-gram range
+        if self.weighting is not None and not isinstance(self.weighting, TfidfWeighting):
+            raise ValueError("the text weighting must be a TfidfWeighting")
 
     def options(self) -> TokenOptions:
         """The :class:`TokenOptions` of these settings."""
@@ -91,8 +98,9 @@ class TextSettings:
         )
 
     def to_metadata(self) -> dict:
-        """A JSON-ready dict (the model file's ``text`` metadata)."""
-        return {
+        """A JSON-ready dict (the model file's ``text`` metadata; ``weighting``
+        only for weighted counts, so files of raw counts are as before)."""
+        out = {
             "columns": list(self.columns),
             "lowercase": self.lowercase,
             "ngram_range": list(self.ngram_range),
@@ -102,6 +110,9 @@ class TextSettings:
             "stop_words": None if self.stop_words is None else sorted(self.stop_words),
             "token_pattern": DEFAULT_TOKEN_PATTERN,
         }
+        if self.weighting is not None:
+            out["weighting"] = self.weighting.to_metadata()
+        return out
 
     @classmethod
     def from_metadata(cls, meta) -> TextSettings:
@@ -124,7 +135,7 @@ class TextSettings:
             "stop_words",
             "token_pattern",
         }
-        if set(meta) != expected:
+        if set(meta) - {"weighting"} != expected:
             raise ValueError(f"the text settings must have exactly the fields {sorted(expected)}")
         if meta["token_pattern"] != DEFAULT_TOKEN_PATTERN:
             raise ValueError("the text settings name a token pattern this nbcli does not use")
@@ -144,4 +155,7 @@ class TextSettings:
             max_df=meta["max_df"],
             max_features=meta["max_features"],
             stop_words=None if stop is None else tuple(stop),
+            weighting=None
+            if meta.get("weighting") is None
+            else TfidfWeighting.from_metadata(meta["weighting"]),
         )

@@ -53,10 +53,11 @@ def check_blocks(estimator, request) -> None:
     check_text_target(request)
 
 
-def fit_blocks(estimator, settings, chunks, names, source: str) -> tuple:
+def fit_blocks(estimator, settings, chunks, names, source: str, frequencies=None) -> tuple:
     """Stream ``(X, y, words)`` chunks into ``estimator``'s statistics (not finalized):
     the table's columns, and the word counts of the text block (``settings``;
-    None: no text block, ``words`` unused).
+    None: no text block, ``words`` unused). ``frequencies``: see
+    :func:`~nbcli.workflows.text_features.finalize_text`.
 
     Returns
     -------
@@ -69,7 +70,9 @@ def fit_blocks(estimator, settings, chunks, names, source: str) -> tuple:
         return None, list(names)
     from nbcli.workflows.text_features import fit_text_chunks
 
-    vocabularies = fit_text_chunks(estimator, settings, chunks, list(names), source=source)
+    vocabularies = fit_text_chunks(
+        estimator, settings, chunks, list(names), source=source, frequencies=frequencies
+    )
     return vocabularies, list(estimator.feature_names_in_)
 
 
@@ -86,7 +89,7 @@ def tally_blocks(estimator, settings, chunks):
     return tally_text_chunks(estimator, settings, chunks)
 
 
-def model_from_blocks(estimator, settings, stats, names: list) -> tuple:
+def model_from_blocks(estimator, settings, stats, names: list, frequencies=None) -> tuple:
     """A model of ``estimator``'s type from merged part statistics (not finalized),
     as a one-file fit leaves it: the table's statistics (a
     :class:`~nbcli.engines._reduce.FitStatistics`), or with a text block the
@@ -112,7 +115,7 @@ def model_from_blocks(estimator, settings, stats, names: list) -> tuple:
     from nbcli.workflows.text_features import finalize_text
 
     est = type(estimator)(**params)
-    vocabularies = finalize_text(est, settings, stats, list(names))
+    vocabularies = finalize_text(est, settings, stats, list(names), frequencies)
     return est, vocabularies, list(est.feature_names_in_)
 
 

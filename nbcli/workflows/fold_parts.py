@@ -352,6 +352,13 @@ class PartTextFoldStatistics(PartFoldStatistics, TextFoldStatistics):
             raise NbcliError(f"{self.path}: no rows outside fold {self._name(leave_out or 0)}")
         return total, np.arange(total.terms.size)
 
+    def with_text(self, settings):
+        """Refused: the parts' documents are not held here, only their term sums."""
+        raise NbcliError(
+            "grids of --ngram, --min-df or --max-df are searched on the counts of one file; "
+            "join the parts into one file, or give one value of each"
+        )
+
     def _vocabularies(self) -> list | None:
         return [
             [self.fold_text(r, f).vocabularies for f in range(self.n_folds)]
@@ -390,6 +397,11 @@ def collect_part_fold_statistics(
             "files or --engine dask); blank those labels, or join the parts into one file"
         )
     text = request.text
+    if text is not None and text.weighting is not None:
+        raise NbcliError(
+            "--tfidf is not cross-validated part by part yet (a folder, a glob, several "
+            "--data files or --engine dask); join the parts into one file"
+        )
     kind = "" if text is None else _check_text_folds(estimator, request, folds)
     check_blocks(estimator, request)
     data = request.path

@@ -579,6 +579,9 @@ class _FoldText:
     stats: Any
     vocabularies: dict
     feature_names: list
+    #: The text settings of this model: with TF-IDF weighting, the document
+    #: frequencies of its own training rows.
+    settings: Any = None
 
 
 @dataclass
@@ -613,6 +616,32 @@ class TextFoldStatistics(FoldStatistics):
 
     def hold_by_fold(self) -> None:
         """Nothing to reorder: the rows are gathered per fold from the kept matrices."""
+
+    def with_text(self, settings) -> TextFoldStatistics:
+        """These statistics under other vocabulary settings: ``min_df``,
+        ``max_df``, ``max_features`` and an n-gram range within the one the
+        documents were tokenised with (a term of ``n`` words is an n-gram,
+        and is kept where ``n`` lies in the range: the terms such a
+        tokenisation would have given). The documents' counts are shared,
+        not read again; every statistic derived from them is made anew."""
+        from dataclasses import replace
+
+        lo, hi = settings.ngram_range
+        terms = {}
+        for column, (names, X) in self.terms.items():
+            words = np.fromiter((t.count(" ") + 1 for t in names), np.int64, count=names.size)
+            keep = np.flatnonzero((words >= lo) & (words <= hi))
+            terms[column] = (names[keep], X[:, keep])
+        return replace(
+            self,
+            text=settings,
+            terms=terms,
+            warnings=list(self.warnings),
+            _term_sums={},
+            _fold_text={},
+            _merged={},
+            _model_warnings={},
+        )
 
     def accumulate_folds(self) -> None:
         """Each fold's statistics of the numeric columns (none without any), in ``stats``."""
@@ -763,9 +792,41 @@ class TextFoldStatistics(FoldStatistics):
                     self.text.min_df, self.text.max_df, self.text.max_features
                 )
             kept[column] = seen[column][local]
-        out = _FoldText(kept, stats, vocabularies, names)
+        settings = self.text
+        if settings.weighting is not None:
+            settings = self._weighted(stats, repeat, leave_out, kept)
+        out = _FoldText(kept, stats, vocabularies, names, settings)
         self._fold_text[key] = out
         return out
+
+    def _weighted(self, stats, repeat: int, leave_out, kept: dict):
+        """TF-IDF weighting of a fold model (:mod:`nbcli.text.weighting`): its
+        settings with the document frequencies of its own training rows, and
+        its word statistics (``stats``, replaced in place) the per-class sums
+        of those rows' weighted counts, as a fit on them computes them."""
+        from dataclasses import replace
+
+        inside = np.ones(self.codes.size, dtype=bool)
+        if leave_out is not None:
+            inside = self.folds[repeat] != leave_out
+        rows = np.flatnonzero(inside)
+        columns = self.text.columns
+        frequencies = []
+        for column in columns:
+            X = self.terms[column][1][rows][:, kept[column]]
+            present = X.copy()
+            present.data[:] = 1
+            frequencies.append(np.asarray(present.sum(axis=0)).ravel().astype(np.int64).tolist())
+        weighting = self.text.weighting.learnt(rows.size, frequencies)
+        settings = replace(self.text, weighting=weighting)
+        by_class = _indicator(self.codes[rows], self.classes.size)
+        blocks = []
+        for i, column in enumerate(columns):
+            X = self.terms[column][1][rows][:, kept[column]]
+            blocks.append(np.asarray((by_class @ weighting.transform(X, i)).toarray()))
+        words = np.hstack(blocks)
+        stats.feature_count[:, stats.feature_count.shape[1] - words.shape[1] :] = words
+        return settings
 
     def merged(self, repeat: int, leave_out: int | None = None):
         """Statistics of the model of fold ``leave_out`` over its own vocabulary (a copy)."""
@@ -783,9 +844,10 @@ class TextFoldStatistics(FoldStatistics):
         blocks = []
         if self.numeric is not None and self.numeric.shape[1]:
             blocks.append(sp.csr_array(self.numeric[rows]))
-        for column in self.text.columns:
+        for i, column in enumerate(self.text.columns):
             X = self.terms[column][1][rows][:, part.kept[column]]
-            blocks.append(X)
+            weighting = part.settings.weighting if part.settings is not None else None
+            blocks.append(X if weighting is None else weighting.transform(X, i))
         X = blocks[0] if len(blocks) == 1 else sp.hstack(blocks, format="csr")
         X = sp.csr_array(X, dtype=np.float64)
         X.sort_indices()
@@ -827,7 +889,7 @@ class TextFoldStatistics(FoldStatistics):
             est,
             read,
             tables=self.tables,
-            text=self.text,
+            text=part.settings if part.settings is not None else self.text,
             vocabularies=part.vocabularies,
         )
         result.model_file.search = search

@@ -97,6 +97,11 @@ def collect_fold_statistics(
     reporter = reporter or Reporter()
     folds.check()
     text = request.text
+    if text is not None and text.weighting is not None:
+        from nbcli.workflows.text_features import check_weighting
+
+        # The folds' rows are held: stdin serves as well as a file.
+        check_weighting(estimator, text, "")
     kind = "" if text is None else _check_text_folds(estimator, request, folds)
     data, keep, fold_column = request.path, folds.keep, folds.fold_column
     words_of = request.text_columns

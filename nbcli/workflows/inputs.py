@@ -16,9 +16,14 @@ def expand_inputs(patterns: list[str]) -> list[str]:
     NbcliError
         For a glob that matches no file.
     """
+    from nbcli.io.remote import expand_url, is_url, names_url_parts
+
     out = []
     for p in patterns:
-        if p == "-" or os.path.exists(p) or not glob.has_magic(p):
+        if is_url(p) and names_url_parts(p):
+            out.extend(expand_url(p, lambda name: True))
+            continue
+        if p == "-" or is_url(p) or os.path.exists(p) or not glob.has_magic(p):
             out.append(p)
             continue
         matches = sorted(glob.glob(p))

@@ -22,7 +22,7 @@ import numpy as np
 
 from nbcli.errors import NbcliError
 
-PART_SUFFIXES = (".csv", ".csv.gz", ".parquet")
+PART_SUFFIXES = (".csv", ".csv.gz", ".parquet", ".feather", ".arrow", ".arff", ".arff.gz")
 """The files of a folder that are taken as its parts (case-insensitive)."""
 
 
@@ -45,8 +45,13 @@ def expand_parts(patterns: Sequence[str]) -> list[str]:
     NbcliError
         For a glob that matches nothing or a folder without part files.
     """
+    from nbcli.io.remote import expand_url, is_url, names_url_parts
+
     out: list[str] = []
     for p in patterns:
+        if is_url(p):
+            out.extend(expand_url(p, is_part_file) if names_url_parts(p) else [p])
+            continue
         if p != "-" and not os.path.exists(p) and glob.has_magic(p):
             matches = sorted(glob.glob(p))
             if not matches:
@@ -99,8 +104,12 @@ def check_parts(parts: Sequence[str], engine) -> None:
 
 def names_parts(patterns: Sequence[str]) -> bool:
     """Whether ``--data`` names more than a single file (a folder or a glob)."""
+    from nbcli.io.remote import is_url, names_url_parts
+
     return any(
-        os.path.isdir(p) or (p != "-" and not os.path.exists(p) and glob.has_magic(p))
+        names_url_parts(p)
+        if is_url(p)
+        else os.path.isdir(p) or (p != "-" and not os.path.exists(p) and glob.has_magic(p))
         for p in patterns
     )
 
@@ -384,6 +393,37 @@ def plan_part(index: int, part: str, spec: PartTraining) -> _Plan:
     )
 
 
+@dataclass(frozen=True)
+class WeightedPass:
+    """What the second pass of a TF-IDF fit over parts sends every part: the
+    first pass's task, classes (labels as read), learnt text settings and
+    vocabularies."""
+
+    training: PartTraining
+    classes: Any
+    settings: Any
+    vocabularies: dict
+
+
+def weigh_part(index: int, part: str, task: WeightedPass):
+    """Per class, the sums of one part's TF-IDF weighted rows, shape (n_classes,
+    n_words) (:func:`nbcli.workflows.text_features.weighted_word_sums`); its
+    rows as the first pass used them."""
+    from nbcli.workflows.tables import RowCounts
+    from nbcli.workflows.text_features import weighted_word_sums
+
+    counts = RowCounts()
+    missing = task.training.missing
+
+    def chunks():
+        for ds in task.training.stream(part):
+            ds = counts.filter(ds, missing)
+            if ds.X.shape[0]:
+                yield ds.X, ds.y, ds.words
+
+    return weighted_word_sums(task.classes, task.settings, task.vocabularies, chunks())
+
+
 def fit_part(index: int, part: str, spec: PartTraining) -> PartFit:
     """The :class:`PartFit` of one part file, read where this task runs.
 
@@ -542,6 +582,9 @@ def train_parts(estimator, request, engine, *, priors_by_label=None):
     from nbcli.workflows.train import RowsRead, TableFacts, finish_training
 
     data, text, parts = request.path, request.text, expand_parts(request.data)
+    from nbcli.workflows import text_features
+
+    text_features.check_weighting(estimator, text, data)
     unseen = request.unseen or "error"
     check_blocks(estimator, request)
     if priors_by_label is not None:
@@ -566,12 +609,21 @@ def train_parts(estimator, request, engine, *, priors_by_label=None):
     # every part shares (PartFit.merge), and the policies.
     apply_column_types(estimator, total.plan, spec.column_types, missing, unseen)
     fingerprint = _fingerprint(parts, engine, spec, total)
+    frequencies: dict = {}
     try:
         est, vocabularies, feature_names = model_from_blocks(
-            estimator, text, total.stats, list(total.feature_names)
+            estimator, text, total.stats, list(total.feature_names), frequencies
         )
     except NbcliError as exc:
         raise NbcliError(f"{data}: {exc}") from None
+    if text is not None and text.weighting is not None:
+        # The second pass (nbcli.text.weighting): each part's weighted rows, summed.
+        text = text_features.learnt_weighting(text, frequencies)
+        task = WeightedPass(spec, est.classes_, text, vocabularies)
+        try:
+            text_features.set_word_sums(est, engine.sum_over_parts(list(parts), weigh_part, task))
+        except ValueError as exc:
+            raise NbcliError(f"{data}: {exc}") from None
     return finish_training(
         est,
         RowsRead(

@@ -22,7 +22,24 @@ from nbcli.workflows.settings import PredictionColumns
 if TYPE_CHECKING:
     from nbcli.reports.runs import BatchReport
 
-_SUFFIXES = (".csv.gz", ".tsv.gz", ".txt.gz", ".csv", ".tsv", ".txt", ".gz", ".npz", ".parquet")
+_SUFFIXES = (
+    ".csv.gz",
+    ".tsv.gz",
+    ".txt.gz",
+    ".arff.gz",
+    ".csv",
+    ".tsv",
+    ".txt",
+    ".gz",
+    ".npz",
+    ".parquet",
+    ".feather",
+    ".arrow",
+    ".arff",
+    ".svm",
+    ".svmlight",
+    ".libsvm",
+)
 
 
 def output_columns(mf, proba: bool) -> list[str]:
@@ -406,16 +423,24 @@ def predict_batch(
         from nbcli.io.predictions import require_parquet_writer
 
         require_parquet_writer()
+    from nbcli.io.remote import is_url, join
+
     out_dir = Path(output_dir)
-    try:
-        out_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise NbcliError(
-            f"{output_dir}: cannot create the output folder ({exc.strerror or exc})"
-        ) from None
+    if not is_url(os.fspath(output_dir)):
+        try:
+            out_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise NbcliError(
+                f"{output_dir}: cannot create the output folder ({exc.strerror or exc})"
+            ) from None
     targets: dict[str, str] = {}
     for p in inputs:
-        out = str(out_dir / output_name(p, output_format))
+        name = output_name(p, output_format)
+        out = (
+            join(os.fspath(output_dir), name)
+            if is_url(os.fspath(output_dir))
+            else str(out_dir / name)
+        )
         if out in targets.values():
             raise NbcliError(
                 f"{p}: its output {out} would overwrite another input's; rename one of them"

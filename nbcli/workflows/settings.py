@@ -153,10 +153,15 @@ class Search:
         Values of each searched hyperparameter, combinations in the order given.
     metric : str
         Pooled out-of-fold metric to optimise; losses are minimised.
+    text_grid : dict of str to list
+        Values of text settings searched (``ngram_range``, ``min_df``,
+        ``max_df``: fields of :class:`nbcli.text.settings.TextSettings`),
+        varying slower than ``grid``, combinations in the order given.
     """
 
     grid: dict[str, list] = field(default_factory=dict)
     metric: str = "log_loss"
+    text_grid: dict[str, list] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -88,7 +88,10 @@ def output_paths(data: str, output_dir, with_calib: bool) -> dict[str, str]:
     else:
         stem, ext = name, "csv"
     parts = PARTS if with_calib else PARTS[:2]
-    return {p: os.path.join(os.fspath(output_dir), f"{stem}.{p}.{ext}") for p in parts}
+    folder = os.fspath(output_dir)
+    if "://" in folder:
+        return {p: folder.rstrip("/") + f"/{stem}.{p}.{ext}" for p in parts}
+    return {p: os.path.join(folder, f"{stem}.{p}.{ext}") for p in parts}
 
 
 def split(
@@ -152,11 +155,15 @@ def split(
     """
     data, delimiter = request.path, request.delimiter
     outputs = output_paths(data, output_dir, bool(calib))
-    if os.path.exists(output_dir) and not os.path.isdir(output_dir):
+    from nbcli.io.remote import is_url
+
+    if is_url(os.fspath(output_dir)):
+        pass  # a store has no folders to make: the objects' names hold the prefix
+    elif os.path.exists(output_dir) and not os.path.isdir(output_dir):
         raise NbcliError(f"--output-dir {output_dir}: is a file, not a folder")
     # As `predict --output-dir` does, a missing folder is made, but only for
     # the writing: a split that fails or is interrupted leaves none behind.
-    made = _folders_to_make(output_dir)
+    made = [] if is_url(os.fspath(output_dir)) else _folders_to_make(output_dir)
     if not made:
         check_outputs(
             [(f"--output-dir ({part})", path) for part, path in outputs.items()],
@@ -174,8 +181,14 @@ def split(
         fmt: _Format = _Csv(source, delimiter)
     elif source.format == "parquet":
         fmt = _Parquet(source)
-    else:
+    elif source.format == "npz":
         fmt = _Npz(source)
+    else:
+        names = {"arff": "ARFF", "svmlight": "svmlight", "feather": "Arrow IPC (Feather)"}
+        raise NbcliError(
+            f"{source.display}: split copies CSV, Parquet and NPZ files; this "
+            f"{names.get(source.format, source.format)} file is not split yet: convert it first"
+        )
     if not force:
         for part, path in outputs.items():
             _check_replace(fmt, f"--output-dir ({part}) {path}", path)
@@ -260,7 +273,8 @@ def _made_for_writing(output_dir, made: list[str]):
     """Make the folders ``made`` for the body; remove them again (innermost
     first, only while empty) when the body fails or is interrupted."""
     try:
-        os.makedirs(output_dir, exist_ok=True)
+        if made:
+            os.makedirs(output_dir, exist_ok=True)
     except OSError as exc:
         raise NbcliError(
             f"--output-dir {output_dir}: cannot create the folder ({exc.strerror or exc})"

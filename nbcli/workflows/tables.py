@@ -81,6 +81,10 @@ def choose_missing(estimator, missing: str | None) -> str:
     return missing
 
 
+#: Other spellings ``--column`` takes for a type.
+_SPELLINGS = {"discretised": "discretized"}
+
+
 def parse_column_types(values) -> dict[str, str]:
     """``["sex=categorical", "a=gaussian,b=bernoulli"]`` (or a dict) -> ``{name: type}``.
 
@@ -108,6 +112,7 @@ def parse_column_types(values) -> dict[str, str]:
                 items.append((name.strip(), kind.strip().lower()))
     out = {}
     for name, kind in items:
+        kind = _SPELLINGS.get(kind, kind)
         if kind not in COLUMN_TYPES:
             raise NbcliError(
                 f"--column {name}={kind}: unknown column type; choose one of "

@@ -173,12 +173,19 @@ def _numeric_stats(estimator, X: np.ndarray, y: np.ndarray, sample_weight=None):
 
 
 def finalize_text(
-    estimator, settings: TextSettings, stats: TextChunkStats, numeric_names: list[str]
+    estimator,
+    settings: TextSettings,
+    stats: TextChunkStats,
+    numeric_names: list[str],
+    frequencies: dict | None = None,
 ) -> dict[str, list[str]]:
     """Choose the vocabularies and give ``estimator`` its statistics over them.
 
     Sets ``estimator.classes_``, ``n_features_in_`` and ``stats_`` (the
-    caller calls ``finalize``, after relabelling or setting priors).
+    caller calls ``finalize``, after relabelling or setting priors). With
+    ``frequencies`` (a dict), fills it with the documents seen
+    (``"n_documents"``) and, per text column, the document frequencies of
+    its vocabulary's terms (what TF-IDF weighting needs).
 
     Returns
     -------
@@ -210,6 +217,9 @@ def finalize_text(
         blocks.append(counts.feature_count)
         class_count = counts.class_count if class_count is None else class_count
         vocabularies[column] = term_stats.terms[kept].tolist()
+        if frequencies is not None:
+            frequencies[column] = term_stats.df[kept].tolist()
+            frequencies["n_documents"] = int(term_stats.n_docs)
     names = list(numeric_names) + [
         feature_name(c, t) for c, terms in vocabularies.items() for t in terms
     ]
@@ -246,7 +256,12 @@ def _mixed_stats(table, class_count: np.ndarray, words: np.ndarray):
 
 
 def fit_text_chunks(
-    estimator, settings: TextSettings, chunks, numeric_names, source: str | None = None
+    estimator,
+    settings: TextSettings,
+    chunks,
+    numeric_names,
+    source: str | None = None,
+    frequencies: dict | None = None,
 ) -> dict:
     """Stream ``(X, y, words)`` chunks into ``estimator``'s statistics (not finalized).
 
@@ -260,7 +275,7 @@ def fit_text_chunks(
     """
     total = tally_text_chunks(estimator, settings, chunks)
     try:
-        return finalize_text(estimator, settings, total, numeric_names)
+        return finalize_text(estimator, settings, total, numeric_names, frequencies)
     except NbcliError as exc:
         if source is None:
             raise
@@ -332,9 +347,10 @@ def text_matrix(
     options = settings.options()
     parts = [sp.csr_array(X)] if X.shape[1] else []
     unseen = 0
-    for column in settings.columns:
+    for j, column in enumerate(settings.columns):
         t = vocabularies[column].transform(words[column], options)
-        parts.append(t.X)
+        # TF-IDF settings weight the counts (nbcli.text.weighting).
+        parts.append(t.X if settings.weighting is None else settings.weighting.transform(t.X, j))
         unseen += t.unseen_tokens
     matrix = parts[0] if len(parts) == 1 else sp.hstack(parts, format="csr")
     return TextMatrix(X=sp.csr_array(matrix, dtype=np.float64), unseen_tokens=unseen)
@@ -408,3 +424,66 @@ def indicative_words(mf, n: int = 10) -> dict[str, list[tuple[str, str, float]]]
         best = np.argsort(-ratio, kind="stable")[:n]
         out[str(label)] = [(words[j][0], words[j][1], float(ratio[j])) for j in best]
     return out
+
+
+def check_weighting(estimator, settings: TextSettings | None, path: str) -> None:
+    """Refuse TF-IDF weighting where it cannot be fitted: a model of word
+    presence (Bernoulli), or data read from stdin (a weighted fit reads its
+    data twice, see :mod:`nbcli.text.weighting`)."""
+    if settings is None or settings.weighting is None:
+        return
+    if type(estimator).text_statistic == "bernoulli":
+        raise NbcliError(
+            "--tfidf weights word counts; the bernoulli model takes word presence: use "
+            "--model multinomial, complement or mixed"
+        )
+    if path == "-":
+        raise NbcliError(
+            "--tfidf reads the training data twice (the row norms need the idf, known only "
+            "after every row); give a file rather than stdin"
+        )
+
+
+def learnt_weighting(settings: TextSettings, frequencies: dict) -> TextSettings:
+    """``settings`` with the document frequencies a fit found (see :func:`finalize_text`)."""
+    from dataclasses import replace
+
+    assert settings.weighting is not None
+    dfs = [frequencies[c] for c in settings.columns]
+    weighting = settings.weighting.learnt(frequencies["n_documents"], dfs)
+    return replace(settings, weighting=weighting)
+
+
+def refit_weighted_words(estimator, settings: TextSettings, vocabularies: dict, chunks) -> None:
+    """Replace the word counts in ``estimator.stats_`` by the per-class sums of
+    the TF-IDF weighted rows of ``chunks`` (``(X, y, words)``, the training
+    rows again): the second pass of a weighted fit. Classes are those the
+    first pass set (``estimator.classes_``, labels as read)."""
+    set_word_sums(estimator, weighted_word_sums(estimator.classes_, settings, vocabularies, chunks))
+
+
+def set_word_sums(estimator, sums: np.ndarray) -> None:
+    """Put ``sums`` (n_classes, n_words) in place of the word counts of ``estimator.stats_``."""
+    st = estimator.stats_
+    n_words = sums.shape[1]
+    if _text_term(estimator):
+        st.multinomial_count[:, st.multinomial_count.shape[1] - n_words :] = sums
+    else:
+        st.feature_count[:, st.feature_count.shape[1] - n_words :] = sums
+
+
+def weighted_word_sums(classes, settings: TextSettings, vocabularies: dict, chunks) -> np.ndarray:
+    """Per class (``classes``, sorted labels as read), the sums of the TF-IDF
+    weighted rows of ``chunks`` (``(X, y, words)``) over ``vocabularies``,
+    shape (n_classes, n_words): what a part adds in the second pass."""
+    vocab = {c: Vocabulary(v) for c, v in vocabularies.items()}
+    k = len(classes)
+    n_words = sum(len(v) for v in vocabularies.values())
+    sums = np.zeros((k, n_words))
+    for _, y, words in chunks:
+        y_idx = np.searchsorted(classes, np.asarray(y))
+        m: Any = text_matrix(np.zeros((len(y_idx), 0)), words, settings, vocab).X
+        onehot = np.zeros((k, len(y_idx)))
+        onehot[y_idx, np.arange(len(y_idx))] = 1.0
+        sums += np.asarray((m.T @ onehot.T).T)
+    return sums

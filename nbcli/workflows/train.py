@@ -211,22 +211,29 @@ def _named(message: str, feature_names) -> str:
 
 def remedy(exc: BaseException, estimator, feature_names) -> str:
     """What to do about a model error that names a column, as the end of its
-    line (``""`` when there is nothing to add): a class without an observed
-    value in a Gaussian column is left out with ``--drop``, or, where the
-    model takes a distribution per column, read as categorical."""
+    line (``""`` when there is nothing to add): a column in which a class has
+    no observed value is left out with ``--drop``, or read as categorical
+    (by this model where it takes a distribution per column, else by one that does)."""
     from nbcli.models import NoObservedValueError
 
     names = list(feature_names)
     if not isinstance(exc, NoObservedValueError) or not 0 <= exc.feature < len(names):
         return ""
     name = names[exc.feature]
+    drop = f": leave the column out with --drop {name}"
     kinds = getattr(type(estimator), "feature_kinds", ())
-    categorical = (
-        f"read it as categorical with --column {name}=categorical"
-        if len(kinds) > 1 and "categorical" in kinds
-        else f"fit -m mixed with --column {name}=categorical"
-    )
-    return f": leave the column out with --drop {name}, or {categorical}"
+    if len(kinds) > 1 and "categorical" in kinds:
+        return f"{drop}, or read it as categorical with --column {name}=categorical"
+    from nbcli.models.registry import model_classes
+
+    # A model of both kinds reads such a column as categories (a class
+    # without a value in it gets the smoothed counts).
+    both = [
+        model
+        for model, cls in model_classes().items()
+        if {"gaussian", "categorical"} <= set(cls.feature_kinds)
+    ]
+    return drop + (f", or fit --model {both[0]} with --column {name}=categorical" if both else "")
 
 
 def _model_warnings(path: str, caught, feature_names) -> list[str]:
@@ -320,6 +327,9 @@ def train(
     column_types = dict(request.column_types)
     missing = choose_missing(estimator, request.missing)
     check_column_types(estimator, column_types)
+    from nbcli.workflows import text_features
+
+    text_features.check_weighting(estimator, text, path)
     stream = training_stream(path, estimator, request.reading(missing=missing))
     check_text_columns(path, request.text_columns, stream)
     warnings: list[str] = list(stream.plan.warnings)
@@ -369,9 +379,15 @@ def train(
     try:
         # Overflow (squares of values beyond ~1e154) is caught below, by
         # column, rather than printed as NumPy warnings.
+        frequencies: dict = {}
         with np.errstate(over="ignore", invalid="ignore"):
             vocabularies, feature_names = fit_blocks(
-                estimator, text, chunks(), stream.feature_names, source=path
+                estimator, text, chunks(), stream.feature_names, path, frequencies
+            )
+        if text is not None and text.weighting is not None:
+            text = text_features.learnt_weighting(text, frequencies)
+            text_features.refit_weighted_words(
+                estimator, text, vocabularies, _rows_again(path, estimator, request, missing)
             )
     except ValueError as exc:
         if state.reading:
@@ -443,6 +459,18 @@ class TableFacts:
         return cls(
             plan, categories, missing, unseen, request.na_values, row_counts, request.na_labels
         )
+
+
+def _rows_again(path, estimator, request, missing):
+    """The training rows ``(X, y, words)`` read a second time, as the first
+    pass used them (rows without a label, or dropped for a missing cell, left out)."""
+    from nbcli.workflows.tables import RowCounts
+
+    counts = RowCounts()
+    for ds in training_stream(path, estimator, request.reading(missing=missing)):
+        ds = counts.filter(ds, missing)
+        if ds.X.shape[0]:
+            yield ds.X, ds.y, ds.words
 
 
 @dataclass

@@ -56,6 +56,10 @@ def check_gaussian_spread(path: str, estimator, feature_names, labels) -> None:
     from nbcli.io.messages import quote_names
 
     st = estimator.stats_
+    if not hasattr(st, "m2"):
+        # Scatter matrices gathered for --pca: the model sees components, and
+        # finalize refuses components without any variance itself.
+        return
     _, _, m2_all = st.pooled()
     if not np.any(m2_all > 0):
         raise NbcliError(

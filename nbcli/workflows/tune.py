@@ -155,6 +155,24 @@ def check_grid(estimator: BayesClassifier, grid: dict[str, list]) -> None:
                 specs[name].check(v, name)
             except ValueError as exc:
                 raise NbcliError(str(exc)) from None
+        _check_one_kind_of_statistics(estimator, name, values)
+
+
+def _check_one_kind_of_statistics(estimator: BayesClassifier, name: str, values: list) -> None:
+    """Refuse values that need statistics of different kinds (pca none and a count)."""
+    gathered = getattr(estimator, "gathered_statistics", None)
+    if gathered is None:
+        return
+    kinds = []
+    for v in values:
+        model = type(estimator)(**{**estimator.get_params(), name: v})
+        kinds.append(getattr(model, "gathered_statistics")())  # noqa: B009
+    if any(k != kinds[0] for k in kinds):
+        raise NbcliError(
+            f"{name}: {values[0]!r} and {next(v for v, k in zip(values, kinds) if k != kinds[0])!r} "
+            "need statistics of different kinds, so they cannot share one grid; search them "
+            "in two runs"
+        )
 
 
 def _describe(params: dict) -> str:
@@ -249,14 +267,20 @@ def tune(
     bootstrap, confidence = scores.bootstrap, scores.confidence
     if metric not in SEARCH_METRICS:
         raise NbcliError(f"unknown metric {metric!r}; choose one of {', '.join(SEARCH_METRICS)}")
-    check_grid(estimator, grid)
+    if grid or not search.text_grid:
+        check_grid(estimator, grid)
     combos = combinations(grid)
+    # Statistics are gathered as the grid's settings need them (pca: scatter
+    # matrices); check_grid made sure one kind serves every combination.
+    estimator = type(estimator)(**{**estimator.get_params(), **combos[0]})
+    variants = _text_variants(request, search)
     if engine is None:
         fs = collect_fold_statistics(
             estimator, request, folds, priors_by_label=priors_by_label, reporter=reporter
         )
     else:
         fs = collect_part_fold_statistics(estimator, request, folds, engine, priors_by_label)
+    sources = [fs] if not search.text_grid else [_with_text(fs, v) for v in variants]
     from nbcli.reports.evaluation import positive_column
     from nbcli.reports.selection_scores import CHEAP_KEYS, selection_scores
     from nbcli.workflows.evaluate import check_pos_label
@@ -271,14 +295,14 @@ def tune(
     results = []
     warnings = list(fs.warnings)
     failures: list[str] = []
-    for first in range(0, len(combos), batch):
-        part = combos[first : first + batch]
-        failed: dict[int, str] = {}
-        for i, (params, log_proba) in enumerate(zip(part, fs.out_of_fold(part, failed))):
-            shown = {k: _plain(v) for k, v in params.items()}
-            if i in failed:
-                warnings.append(f"{_describe(shown)}: no model ({failed[i]})")
-                failures.append(f"{_describe(shown)}: {failed[i].removeprefix(f'{data}: ')}")
+    # Per result: the statistics (text settings) and hyperparameters it was scored with.
+    picks: list[tuple[int, dict]] = []
+    for source_index, (variant, source) in enumerate(zip(variants, sources)):
+        for shown, params, log_proba, failed in _scored(source, variant, combos, batch):
+            picks.append((source_index, params))
+            if failed is not None:
+                warnings.append(f"{_describe(shown)}: no model ({failed})")
+                failures.append(f"{_describe(shown)}: {failed.removeprefix(f'{data}: ')}")
                 metrics = {k: no_interval(float("nan")) for k in keys}
                 results.append(SearchResult(shown, metrics))
                 continue
@@ -294,19 +318,21 @@ def tune(
                 pos_label=scores.pos_label,
             )
             results.append(SearchResult(shown, {k: figures[k] for k in keys}))
-    warnings.extend(fs.model_warnings())
+    for source in sources:
+        warnings.extend(w for w in source.model_warnings() if w not in warnings)
     values = [r.metrics[metric].value for r in results]
     index = best_index(values, metric)
-    if index is None and len(failures) == len(combos):
+    if index is None and len(failures) == len(picks):
         # Why the first failed is why, most often, all did: say it.
         raise NbcliError(f"{data}: no combination searched gives a model; {failures[0]}")
     if index is None:
         raise NbcliError(f"{data}: {metric} is undefined for every combination searched")
-    best_params = combos[index]
+    best_source, best_params = picks[index]
     fixed = {k: _plain(v) for k, v in estimator.get_params().items() if k not in grid}
+    searched = {**search.text_grid, **grid}
     report = TuningReport(
         model_type=estimator.name,
-        grid={k: [_plain(v) for v in vs] for k, vs in grid.items()},
+        grid={k: [_plain(v) for v in vs] for k, vs in searched.items()},
         fixed=fixed,
         plan=fs.plan,
         results=results,
@@ -322,7 +348,7 @@ def tune(
             "bootstrap_resamples": int(bootstrap),
             "confidence": float(confidence),
             "seed": seed,
-            **request.text_record(),
+            **_text_record(request, sources[best_source]),
         },
         warnings=warnings,
         ranking_class=None if positive is None or not ranking else fs.classes[positive],
@@ -332,7 +358,56 @@ def tune(
         from nbcli.reports.cross_validation import REPEATS_WARNING
 
         report.warnings.append(REPEATS_WARNING.format(r=fs.n_repeats))
-    return report, fs.model_file(best_params, report.search_summary())
+    return report, sources[best_source].model_file(best_params, report.search_summary())
+
+
+def _text_variants(request, search: Search) -> list[dict]:
+    """The combinations of the text settings searched (one empty one without)."""
+    if not search.text_grid:
+        return [{}]
+    if request.text is None:
+        raise NbcliError(
+            "grids of --ngram, --min-df or --max-df search text settings: name the text "
+            "columns with --text"
+        )
+    check_grid_size({**search.text_grid, **search.grid})
+    return combinations(search.text_grid)
+
+
+def _with_text(fs, variant: dict):
+    """The fold statistics of ``fs`` under the text settings ``variant``."""
+    from dataclasses import replace
+
+    try:
+        settings = replace(fs.text, **variant)
+    except ValueError as exc:
+        raise NbcliError(f"text settings {_describe(variant)}: {exc}") from None
+    return fs.with_text(settings)
+
+
+def _text_record(request, source) -> dict:
+    """The text settings of the report: those of the best model's statistics."""
+    text = getattr(source, "text", None)
+    return request.text_record() if text is None else {"text": text.to_metadata()}
+
+
+def _scored(source, variant: dict, combos: list[dict], batch: int):
+    """Yield ``(shown, params, log_proba, failure)`` for each combination on the
+    statistics ``source`` (text settings ``variant``): the out-of-fold log
+    posteriors, or None and why no model was made. A text setting that keeps
+    no term fails every combination."""
+    text = {k: _plain(list(v) if isinstance(v, tuple) else v) for k, v in variant.items()}
+    for first in range(0, len(combos), batch):
+        part = combos[first : first + batch]
+        failed: dict[int, str] = {}
+        try:
+            scored = list(zip(part, source.out_of_fold(part, failed)))
+        except NbcliError as exc:
+            scored = [(params, None) for params in part]
+            failed = dict.fromkeys(range(len(part)), str(exc))
+        for i, (params, log_proba) in enumerate(scored):
+            shown = {**text, **{k: _plain(v) for k, v in params.items()}}
+            yield shown, params, log_proba, failed.get(i)
 
 
 def edge_warnings(grid: dict, best: dict) -> list[str]:

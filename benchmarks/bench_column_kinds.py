@@ -1,0 +1,79 @@
+"""Cost of the mixed model's column kinds against a Gaussian column.
+
+One numeric column of ``--distinct`` values (a rounded normal per class),
+``--rows`` rows, 3 classes; ``MixedNB`` fit and ``predict_proba`` with the
+column as gaussian, kernel (both bandwidth rules), discretized and poisson.
+Medians of ``--repeat`` runs and their ratio to the Gaussian column.
+
+    python benchmarks/bench_column_kinds.py                 # 1,000,000 rows, 1,000 values
+    python benchmarks/bench_column_kinds.py --rows 100000 --repeat 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+import numpy as np
+
+from nbcli.models import MixedNB
+
+CASES = [
+    ("gaussian", {"column_types": "gaussian"}),
+    ("kernel (nrd0)", {"column_types": "kernel"}),
+    ("kernel (weka)", {"column_types": "kernel", "bandwidth": "weka"}),
+    ("discretized", {"column_types": "discretized"}),
+    ("poisson", {"column_types": "poisson"}),
+]
+
+
+def _median(fn, args, repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn(*args)
+        times.append(time.perf_counter() - t)
+    return statistics.median(times)
+
+
+def _fit(params, X, y):
+    return MixedNB(**params).fit(X, y)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rows", type=int, default=1_000_000)
+    ap.add_argument("--distinct", type=int, default=1000)
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args(argv)
+    rng = np.random.default_rng(args.seed)
+    y = rng.integers(0, 3, args.rows)
+    raw = rng.normal(y, 1.0 + 0.3 * y)
+    # args.distinct values: the normal's range cut into that many steps.
+    lo, hi = raw.min(), raw.max()
+    step = (hi - lo) / (args.distinct - 1)
+    X = (np.round((raw - lo) / step) * step + lo)[:, None]
+    counts = np.round((X - lo) / step)  # whole numbers for the Poisson column
+    print(
+        f"{args.rows:,} rows, {len(np.unique(X)):,} distinct values, 3 classes, median of "
+        f"{args.repeat}"
+    )
+    print(f"{'column':<16}{'fit s':>10}{'x gauss':>9}{'predict s':>12}{'x gauss':>9}")
+    base = None
+    for name, params in CASES:
+        data = counts if name == "poisson" else X
+        fit = _median(_fit, (params, data, y), args.repeat)
+        model = _fit(params, data, y)
+        predict = _median(model.predict_proba, (data,), args.repeat)
+        if base is None:
+            base = (fit, predict)
+        print(
+            f"{name:<16}{fit:>10.3f}{fit / base[0]:>9.2f}{predict:>12.3f}{predict / base[1]:>9.2f}"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

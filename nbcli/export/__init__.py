@@ -1,0 +1,1 @@
+"""Models written out for other runtimes (ONNX graphs)."""

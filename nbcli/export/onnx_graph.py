@@ -1,0 +1,389 @@
+"""ONNX graphs of fitted models, built with the ``onnx`` package (the ``onnx``
+extra) from the scoring form a model declares
+(:meth:`nbcli.models._base.BayesClassifier.scoring_form`).
+
+The graph takes one float64 input ``X`` of shape (N, n_features), the
+model's features in the model file's order (``feature_names`` in the
+graph's metadata), a missing cell as NaN, left out as nbcli leaves it out
+(a model with categorical columns takes one input a column instead, see
+:func:`_inputs`);
+it outputs ``label`` (N,) and ``probabilities`` (N, n_classes), the
+classes in nbcli's order (``classes`` in the metadata). Everything is
+computed in float64 with standard operators (opset 17), so any ONNX
+runtime serves it: ``jll`` from the form, then ``Softmax`` and ``ArgMax``.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from nbcli.errors import NbcliError
+from nbcli.io.extras import require
+
+__all__ = ["OPSET", "model_to_onnx"]
+
+
+def _builders() -> dict:
+    from nbcli.models._forms import (
+        AffineForm,
+        CategoryForm,
+        CompositeForm,
+        DiagonalGaussianForm,
+        QuadraticForm,
+    )
+
+    return {
+        AffineForm: lambda *a: _affine(*a),
+        DiagonalGaussianForm: lambda *a: _diagonal_gaussian(*a),
+        QuadraticForm: lambda *a: _quadratic(*a),
+        CategoryForm: lambda *a: _categories(*a),
+        CompositeForm: lambda *a: _composite(*a),
+    }
+
+
+OPSET = 17
+_IR_VERSION = 8  # what opset 17 came with: runtimes since ONNX Runtime 1.13 read it
+
+
+class _Graph:
+    """Nodes and constants of a graph being built, with fresh names."""
+
+    def __init__(self, onnx):
+        self.onnx = onnx
+        self.nodes: list = []
+        self.initializers: list = []
+        self._n = 0
+
+    def name(self, stem: str) -> str:
+        self._n += 1
+        return f"{stem}_{self._n}"
+
+    def const(self, array, stem: str = "c") -> str:
+        name = self.name(stem)
+        array = np.asarray(array)
+        if array.dtype.kind in "US":
+            tensor = self.onnx.helper.make_tensor(
+                name,
+                self.onnx.TensorProto.STRING,
+                array.shape,
+                [str(v).encode("utf-8") for v in array.ravel()],
+            )
+        else:
+            tensor = self.onnx.numpy_helper.from_array(array, name)
+        self.initializers.append(tensor)
+        return name
+
+    def op(self, kind: str, *inputs: str, **attributes) -> str:
+        out = self.name(kind.lower())
+        self.nodes.append(self.onnx.helper.make_node(kind, list(inputs), [out], **attributes))
+        return out
+
+
+def _f64(a) -> np.ndarray:
+    return np.ascontiguousarray(a, dtype=np.float64)
+
+
+def _affine(g: _Graph, form, x: str, missing: str) -> str:
+    if form.threshold is not None:
+        # NaN > t is false: a missing cell gives 0, as nbcli's binarising does.
+        features = g.op("Cast", g.op("Greater", x, g.const(_f64(form.threshold))), to=11)
+    else:
+        shifted = x if form.centre is None else g.op("Sub", x, g.const(_f64(form.centre)))
+        features = g.op("Where", missing, g.const(_f64(0.0)), shifted)
+    jll = g.op("MatMul", features, g.const(_f64(form.coef).T.copy(), "coef_t"))
+    if form.missing_coef is not None:
+        holes = g.op("Cast", missing, to=11)
+        jll = g.op("Add", jll, g.op("MatMul", holes, g.const(_f64(form.missing_coef).T.copy())))
+    return g.op("Add", jll, g.const(_f64(form.intercept), "intercept"))
+
+
+def _diagonal_gaussian(g: _Graph, form, x: str, missing: str) -> str:
+    axis1 = g.const(np.array([1], dtype=np.int64))
+    rows = g.op("Unsqueeze", x, axis1)  # (N, 1, d)
+    diff = g.op("Sub", rows, g.const(_f64(form.theta)[None], "theta"))  # (N, K, d)
+    z = g.op("Mul", diff, g.const(_f64(form.inv_sd)[None], "inv_sd"))
+    terms = g.op(
+        "Add",
+        g.op("Mul", g.op("Mul", z, z), g.const(_f64(-0.5))),
+        g.const(_f64(form.log_norm)[None], "log_norm"),
+    )
+    terms = g.op("Where", g.op("Unsqueeze", missing, axis1), g.const(_f64(0.0)), terms)
+    summed = g.op("ReduceSum", terms, g.const(np.array([2], dtype=np.int64)), keepdims=0)
+    return g.op("Add", summed, g.const(_f64(form.log_prior), "log_prior"))
+
+
+def _quadratic(g: _Graph, form, x: str, missing: str) -> str:
+    rows = g.op("Unsqueeze", x, g.const(np.array([0], dtype=np.int64)))  # (1, N, d)
+    means = _f64(form.means)[:, None, :]  # (K, 1, d)
+    diff = g.op("Sub", rows, g.const(means, "means"))  # (K, N, d)
+    whiten_t = np.ascontiguousarray(np.transpose(_f64(form.whiten), (0, 2, 1)))
+    z = g.op("MatMul", diff, g.const(whiten_t, "whiten_t"))  # (K, N, d)
+    squares = g.op(
+        "ReduceSum", g.op("Mul", z, z), g.const(np.array([2], dtype=np.int64)), keepdims=0
+    )
+    jll = g.op("Transpose", squares, perm=[1, 0])  # (N, K)
+    return g.op("Add", g.op("Mul", jll, g.const(_f64(-0.5))), g.const(_f64(form.const), "const"))
+
+
+def _categories(g: _Graph, form, x: str, missing: str) -> str:
+    n_cat = np.asarray(form.n_categories, dtype=np.int64)
+    offsets = np.concatenate(([0], np.cumsum(n_cat)[:-1])).astype(np.float64)
+    # A zero row at the end takes every missing or unknown code.
+    table = np.vstack([_f64(form.log_prob).T, np.zeros((1, form.log_prob.shape[0]))])
+    last = _f64(table.shape[0] - 1)
+    known = g.op(
+        "And",
+        g.op("Not", missing),
+        g.op(
+            "And",
+            g.op("GreaterOrEqual", x, g.const(_f64(0.0))),
+            g.op("Less", x, g.const(n_cat.astype(np.float64))),
+        ),
+    )
+    index = g.op("Where", known, g.op("Add", x, g.const(offsets)), g.const(last))
+    terms = g.op("Gather", g.const(table, "log_prob"), g.op("Cast", index, to=7))  # (N, c, K)
+    return g.op("ReduceSum", terms, g.const(np.array([1], dtype=np.int64)), keepdims=0)
+
+
+def _composite(g: _Graph, form, x: str, missing: str) -> str:
+    jll = g.const(_f64(form.log_prior), "log_prior")
+    for columns, part in form.parts:
+        at = g.const(np.asarray(columns, dtype=np.int64), "columns")
+        sub = g.op("Gather", x, at, axis=1)
+        holes = g.op("Gather", missing, at, axis=1)
+        jll = g.op("Add", jll, _BUILDERS[type(part)](g, part, sub, holes))
+    return jll
+
+
+def _softplus(g: _Graph, z: str) -> str:
+    """``log(1 + exp(z))``, as ``max(z, 0) + log(1 + exp(-|z|))``."""
+    tail = g.op("Exp", g.op("Neg", g.op("Abs", z)))
+    return g.op("Add", g.op("Relu", z), g.op("Log", g.op("Add", tail, g.const(_f64(1.0)))))
+
+
+def _calibrated(g: _Graph, calibrator, jll: str, n_classes: int) -> str:
+    """Scores whose softmax is the calibrated posteriors (and argmax the label)."""
+    from nbcli.calibration import IsotonicCalibration, TemperatureScaling
+
+    if isinstance(calibrator, IsotonicCalibration):
+        return _isotonic(g, calibrator, jll)
+    if isinstance(calibrator, TemperatureScaling):
+        # softmax(log_softmax(jll) / T) is softmax(jll / T): the log-sum-exp is
+        # the same for every class.
+        return g.op("Div", jll, g.const(_f64(calibrator.temperature_), "temperature"))
+    # Platt scaling of the one-vs-rest log-odds log p_k - log(1 - p_k), with
+    # log(1 - p_k) the log-sum-exp of the other classes (precise near p_k = 1).
+    logp = g.op("LogSoftmax", jll, axis=1)
+    others = np.where(np.eye(n_classes, dtype=bool), -np.inf, 0.0)
+    spread = g.op(
+        "Add", g.op("Unsqueeze", logp, g.const(np.array([1], dtype=np.int64))), g.const(others)
+    )
+    # Opset 17 takes this reduction's axes as an attribute (ReduceSum's as an input).
+    rest = g.op("ReduceLogSumExp", spread, axes=[2], keepdims=0)
+    f = g.op("Sub", logp, rest)
+    a, b = _f64(calibrator.a_), _f64(calibrator.b_)
+    if n_classes == 2:
+        f = g.op("Gather", f, g.const(np.array([1], dtype=np.int64)), axis=1)  # (N, 1)
+        u = g.op("Add", g.op("Mul", f, g.const(a)), g.const(b))
+        both = g.op("Concat", g.op("Neg", u), u, axis=1)
+        return g.op("Neg", _softplus(g, both))
+    u = g.op("Mul", f, g.const(a))
+    u = g.op("Where", g.op("IsNaN", u), g.const(_f64(0.0)), u)  # 0 * inf: a flat sigmoid
+    return g.op("Neg", _softplus(g, g.op("Add", u, g.const(b))))
+
+
+def _interp(g: _Graph, p: str, x: np.ndarray, y: np.ndarray) -> str:
+    """``numpy.interp(p, x, y)`` of a column ``p`` (N, 1): linear between the
+    breakpoints, ``y[0]`` below the first and ``y[-1]`` from the last on."""
+    x, y = _f64(x), _f64(y)
+    if len(x) == 1:
+        return g.op("Add", g.op("Mul", p, g.const(_f64(0.0))), g.const(y))
+    dx = np.diff(x)
+    slope = np.divide(np.diff(y), dx, out=np.zeros_like(dx), where=dx != 0)
+    # The segment: the last breakpoint at or below p, among the first m - 1.
+    at_or_below = g.op("Cast", g.op("GreaterOrEqual", p, g.const(x[None, :-1])), to=7)
+    count = g.op("ReduceSum", at_or_below, g.const(np.array([1], dtype=np.int64)), keepdims=1)
+    j = g.op(
+        "Max",
+        g.op("Sub", count, g.const(np.array(1, dtype=np.int64))),
+        g.const(np.array(0, dtype=np.int64)),
+    )
+    x0 = g.op("Gather", g.const(x[:-1]), j)
+    y0 = g.op("Gather", g.const(y[:-1]), j)
+    k = g.op("Gather", g.const(slope), j)
+    inside = g.op("Add", g.op("Mul", k, g.op("Sub", p, x0)), y0)
+    below = g.op("Less", p, g.const(x[:1]))
+    beyond = g.op("GreaterOrEqual", p, g.const(x[-1:]))
+    value = g.op("Where", beyond, g.const(y[-1:]), inside)
+    return g.op("Where", below, g.const(y[:1]), value)
+
+
+def _isotonic(g: _Graph, calibrator, jll: str) -> str:
+    """Scores whose softmax is the isotonic maps' renormalised output."""
+    p = g.op("Softmax", jll, axis=1)
+    columns = []
+    for k, (x, y) in enumerate(calibrator.breakpoints_):
+        pk = g.op("Gather", p, g.const(np.array([k], dtype=np.int64)), axis=1)  # (N, 1)
+        columns.append(_interp(g, pk, x, y))
+    q = g.op("Concat", *columns, axis=1)
+    mapped = g.op("ReduceSum", q, g.const(np.array([1], dtype=np.int64)), keepdims=1)
+    # A row whose maps all give 0 (maps stored before the floor) keeps p.
+    dead = g.op("LessOrEqual", mapped, g.const(_f64(0.0)))
+    q = g.op("Where", dead, p, q)
+    mapped = g.op(
+        "Where",
+        dead,
+        g.op("ReduceSum", p, g.const(np.array([1], dtype=np.int64)), keepdims=1),
+        mapped,
+    )
+    return g.op("Log", g.op("Div", q, mapped))
+
+
+def _inputs(g: _Graph, mf, onnx) -> tuple[list, str]:
+    """The graph's inputs and the float64 matrix (N, d) made from them.
+
+    A model of numeric columns takes one input ``X``. Any other takes one
+    input a column, named as the column: float64 (N, 1) for a numeric one;
+    text (N, 1) for a categorical one, whose values become the model's
+    category codes (``ai.onnx.ml`` ``LabelEncoder``; a value the model does
+    not know, or an empty one, is left out as a missing cell is); float64
+    (N, V) for a text column, its documents' counts of the V terms of its
+    vocabulary, in the vocabulary's order (the graph's ``text`` metadata).
+    """
+    columns = {c.get("name"): c for c in (mf.columns or [])}
+    vocabularies = dict(mf.vocabularies or {})
+    n_words = sum(len(v) for v in vocabularies.values())
+    table = list(mf.feature_names)[: len(mf.feature_names) - n_words]
+    categories = {n: columns.get(n, {}).get("categories") for n in table}
+    d = len(mf.feature_names)
+    if not vocabularies and not any(v is not None for v in categories.values()):
+        return [onnx.helper.make_tensor_value_info("X", onnx.TensorProto.DOUBLE, ["N", d])], "X"
+    inputs, pieces = [], []
+    for name in table:
+        values = categories[name]
+        if values is None:
+            inputs.append(
+                onnx.helper.make_tensor_value_info(name, onnx.TensorProto.DOUBLE, ["N", 1])
+            )
+            pieces.append(name)
+            continue
+        inputs.append(onnx.helper.make_tensor_value_info(name, onnx.TensorProto.STRING, ["N", 1]))
+        code = g.name("code")
+        g.nodes.append(
+            onnx.helper.make_node(
+                "LabelEncoder",
+                [name],
+                [code],
+                domain="ai.onnx.ml",
+                keys_strings=[str(v) for v in values],
+                values_int64s=list(range(len(values))),
+                default_int64=-1,
+            )
+        )
+        as_float = g.op("Cast", code, to=11)
+        nan = g.const(_f64(np.nan))
+        pieces.append(g.op("Where", g.op("Less", as_float, g.const(_f64(0.0))), nan, as_float))
+    order = list(mf.text.columns) if mf.text is not None else list(vocabularies)
+    for name in order:
+        size = len(vocabularies[name])
+        inputs.append(
+            onnx.helper.make_tensor_value_info(name, onnx.TensorProto.DOUBLE, ["N", size])
+        )
+        pieces.append(name)
+    return inputs, (pieces[0] if len(pieces) == 1 else g.op("Concat", *pieces, axis=1))
+
+
+def model_to_onnx(mf) -> bytes:
+    """The ONNX graph of a model file's model, serialised.
+
+    Parameters
+    ----------
+    mf : nbcli.io.modelfile.ModelFile
+
+    Returns
+    -------
+    bytes
+        A checked ONNX model (``onnx.checker.check_model``).
+
+    Raises
+    ------
+    NbcliError
+        For a model whose type declares no scoring form, one with text
+        columns or a calibrator (not exported yet), or a missing ``onnx``
+        package.
+    """
+    onnx = require("onnx", "onnx", "exporting to ONNX")
+    from nbcli.calibration import IsotonicCalibration, SigmoidCalibration, TemperatureScaling
+
+    model = mf.model
+    if mf.calibrator is not None and not isinstance(
+        mf.calibrator, (TemperatureScaling, SigmoidCalibration, IsotonicCalibration)
+    ):
+        raise NbcliError(
+            f"the model's calibrator ({mf.calibrator.kind}) is not written to ONNX yet; "
+            "score this model with nbcli"
+        )
+    form = model.scoring_form()
+    if type(form) not in _BUILDERS or any(
+        type(part) not in _BUILDERS for _, part in getattr(form, "parts", ())
+    ):
+        raise NbcliError(
+            f"the {model.name} model cannot be exported to ONNX yet; exported are the "
+            "models whose scores are affine, Gaussian or categorical in the features"
+        )
+    classes = np.asarray(mf.classes)
+    g = _Graph(onnx)
+    inputs, x = _inputs(g, mf, onnx)
+    missing = g.op("IsNaN", x)
+    jll = _BUILDERS[type(form)](g, form, x, missing)
+    if mf.calibrator is not None:
+        jll = _calibrated(g, mf.calibrator, jll, len(mf.classes))
+    g.nodes.append(onnx.helper.make_node("Softmax", [jll], ["probabilities"], axis=1))
+    best = g.op("ArgMax", jll, axis=1, keepdims=0)
+    if classes.dtype.kind in "biu":
+        labels, label_type = classes.astype(np.int64), onnx.TensorProto.INT64
+    else:
+        labels, label_type = np.asarray([str(c) for c in classes]), onnx.TensorProto.STRING
+    g.nodes.append(onnx.helper.make_node("Gather", [g.const(labels, "classes"), best], ["label"]))
+    graph = onnx.helper.make_graph(
+        g.nodes,
+        f"nbcli_{model.name}",
+        inputs,
+        [
+            onnx.helper.make_tensor_value_info("label", label_type, ["N"]),
+            onnx.helper.make_tensor_value_info(
+                "probabilities", onnx.TensorProto.DOUBLE, ["N", len(classes)]
+            ),
+        ],
+        g.initializers,
+    )
+    out = onnx.helper.make_model(
+        graph,
+        producer_name="nbcli",
+        opset_imports=[
+            onnx.helper.make_opsetid("", OPSET),
+            onnx.helper.make_opsetid("ai.onnx.ml", 2),
+        ],
+    )
+    out.ir_version = _IR_VERSION
+    from nbcli import __version__
+
+    meta = {
+        "model": model.name,
+        "feature_names": json.dumps(list(mf.feature_names)),
+        "classes": json.dumps([c.item() if hasattr(c, "item") else c for c in classes]),
+        "target": json.dumps(mf.target),
+        "nbcli_version": __version__,
+    }
+    if mf.vocabularies:
+        # How documents become the counts the text inputs take, and the terms.
+        meta["text"] = json.dumps(mf.text.to_metadata() if mf.text is not None else None)
+        meta["vocabularies"] = json.dumps({k: list(v) for k, v in mf.vocabularies.items()})
+    onnx.helper.set_model_props(out, meta)
+    onnx.checker.check_model(out, full_check=True)
+    return out.SerializeToString()
+
+
+_BUILDERS = _builders()

@@ -1,0 +1,355 @@
+"""Distinct values with per-class weights: the statistics of kernel and
+discretized columns, and what is computed from them.
+
+A kernel density (Gaussian kernel) or a supervised discretisation of a
+column needs its values, not sums of them. The values are kept as a table:
+per column, its sorted distinct observed values, and per class the summed
+weight of the rows holding each value. Two tables merge exactly (union of
+the values, weights added), so a fit over chunks, parts or a cluster gives
+the table of one fit over all rows, and everything derived from it (cut
+points, bandwidths, densities) is that of one fit.
+
+Memory is bounded by :data:`MAX_DISTINCT` distinct values per column; a
+column with more is refused (at the chunk or merge where the union first
+exceeds it, which does not depend on how the rows were split).
+
+Columns' values sit side by side in ``points`` (shape ``(sum_j V_j,)``),
+column ``j`` owning the ``V_j`` entries starting at ``sum_{i<j} V_i``;
+``counts`` (shape ``(n_classes, sum_j V_j)``) has the weights in the same
+order; ``sizes`` (float64, integral) gives the ``V_j``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+#: Largest number of distinct values of one kernel or discretized column.
+MAX_DISTINCT = 100_000
+
+_LOG_SQRT_2PI = 0.5 * np.log(2.0 * np.pi)
+
+
+class TooManyValuesError(ValueError):
+    """A kernel or discretized column has more than :data:`MAX_DISTINCT` distinct values."""
+
+    def __init__(self, column: int, n_values: int):
+        self.column = column
+        self.n_values = n_values
+        super().__init__(
+            f"kernel or discretized column {column} (counted from 0 among those columns) has "
+            f"{n_values} distinct values, more than the {MAX_DISTINCT} such a column may hold; "
+            "round its values or make it a gaussian column"
+        )
+
+
+def offsets(sizes) -> np.ndarray:
+    """Start of each column's values in ``points``, shape (n_columns,)."""
+    n = np.asarray(sizes, dtype=np.intp)
+    return np.concatenate(([0], np.cumsum(n)[:-1])).astype(np.intp)
+
+
+def split(points: np.ndarray, counts: np.ndarray, sizes):
+    """``[(values, weights)]`` per column: values (V_j,), weights (n_classes, V_j)."""
+    ends = np.cumsum(np.asarray(sizes, dtype=np.intp))
+    starts = ends - np.asarray(sizes, dtype=np.intp)
+    return [(points[a:b], counts[:, a:b]) for a, b in zip(starts, ends)]
+
+
+def _check_size(j: int, n: int) -> None:
+    if n > MAX_DISTINCT:
+        raise TooManyValuesError(j, n)
+
+
+def count_values(X: np.ndarray, y_idx, w, n_classes: int):
+    """The value table of one chunk.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_columns)
+        NaN marks a missing cell, which is left out.
+    y_idx : ndarray of shape (n_samples,)
+    w : ndarray of shape (n_samples,) or None
+    n_classes : int
+
+    Returns
+    -------
+    points : ndarray of shape (sum_j V_j,)
+    counts : ndarray of shape (n_classes, sum_j V_j)
+    sizes : ndarray of shape (n_columns,)
+
+    Raises
+    ------
+    TooManyValuesError
+    """
+    y_idx = np.asarray(y_idx, dtype=np.intp)
+    points, counts, sizes = [np.zeros(0)], [np.zeros((n_classes, 0))], []
+    for j in range(X.shape[1]):
+        col = X[:, j]
+        seen = ~np.isnan(col)
+        values, where = np.unique(col[seen], return_inverse=True)
+        _check_size(j, values.size)
+        weights = None if w is None else w[seen]
+        flat = y_idx[seen] * values.size + where.ravel()
+        c = np.bincount(flat, weights=weights, minlength=n_classes * values.size)
+        points.append(values + 0.0)  # -0.0 and 0.0 are one value
+        counts.append(c.reshape(n_classes, values.size).astype(np.float64))
+        sizes.append(values.size)
+    return np.concatenate(points), np.hstack(counts), np.asarray(sizes, dtype=np.float64)
+
+
+def merge_values(a, b):
+    """The value table of two chunks, each ``(points, counts, sizes)``: values
+    united column by column, weights added.
+
+    Raises
+    ------
+    TooManyValuesError
+    """
+    pa, ca, na = a
+    pb, cb, nb = b
+    k = ca.shape[0]
+    points, counts = [np.zeros(0)], [np.zeros((k, 0))]
+    for j, ((va, wa), (vb, wb)) in enumerate(zip(split(pa, ca, na), split(pb, cb, nb))):
+        values = np.union1d(va, vb)
+        _check_size(j, values.size)
+        c = np.zeros((k, values.size))
+        c[:, np.searchsorted(values, va)] += wa
+        c[:, np.searchsorted(values, vb)] += wb
+        points.append(values)
+        counts.append(c)
+    sizes = np.asarray([p.size for p in points[1:]], dtype=np.float64)
+    return np.concatenate(points), np.hstack(counts), sizes
+
+
+# -- supervised discretisation -------------------------------------------------
+
+
+def _entropy_bits(counts: np.ndarray) -> np.ndarray:
+    """Entropy in bits of class counts along the last axis (0 for an empty set)."""
+    total = counts.sum(axis=-1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p = np.where(total[..., None] > 0, counts / total[..., None], 0.0)
+        terms = np.where(p > 0, p * np.log2(np.where(p > 0, p, 1.0)), 0.0)
+    return -terms.sum(axis=-1)
+
+
+def mdl_cut_points(values: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Fayyad and Irani's MDL cut points of one column.
+
+    The recursive minimal-entropy partitioning of Fayyad and Irani,
+    "Multi-interval discretization of continuous-valued attributes for
+    classification learning" (IJCAI 1993), as Weka's supervised
+    ``Discretize`` filter applies it: in a set of ``N`` rows (their summed
+    weight), the boundary between two adjacent distinct values that
+    minimises the class entropy of the two halves, weighted by their
+    weights, is accepted when the information gain exceeds
+    ``(log2(N - 1) + delta) / N`` with ``delta = log2(3^k - 2) - (k E -
+    k_1 E_1 - k_2 E_2)`` (``k`` the classes present, ``E`` the entropies in
+    bits); each half is then split the same way. The cut is the midpoint of
+    the two values; ties between boundaries go to the lowest.
+
+    Parameters
+    ----------
+    values : ndarray of shape (V,)
+        Sorted distinct values.
+    counts : ndarray of shape (n_classes, V)
+        Per class, the weight of the rows holding each value.
+
+    Returns
+    -------
+    ndarray of shape (n_cuts,)
+        Sorted cut points; a value ``x`` falls into interval ``i`` where
+        ``cuts[i - 1] < x <= cuts[i]``.
+    """
+    table = np.asarray(counts, dtype=np.float64).T  # (V, K)
+    cuts: list[float] = []
+    _split(np.asarray(values, dtype=np.float64), table, 0, table.shape[0], cuts)
+    return np.asarray(sorted(cuts), dtype=np.float64)
+
+
+def _split(values, table, lo: int, hi: int, cuts: list) -> None:
+    if hi - lo < 2:
+        return
+    block = table[lo:hi]
+    prior = block.sum(axis=0)
+    n = prior.sum()
+    left = np.cumsum(block, axis=0)[:-1]  # class counts at or below each boundary
+    right = prior - left
+    wl, wr = left.sum(axis=1), right.sum(axis=1)
+    cond = (wl * _entropy_bits(left) + wr * _entropy_bits(right)) / n
+    prior_entropy = float(_entropy_bits(prior))
+    best = int(np.argmin(cond))
+    if not cond[best] < prior_entropy:
+        return
+    gain = prior_entropy - float(cond[best])
+    k = int(np.count_nonzero(prior > 0))
+    k1 = int(np.count_nonzero(left[best] > 0))
+    k2 = int(np.count_nonzero(right[best] > 0))
+    delta = np.log2(3.0**k - 2.0) - (
+        k * prior_entropy
+        - k1 * float(_entropy_bits(left[best]))
+        - k2 * float(_entropy_bits(right[best]))
+    )
+    if n <= 1 or not gain > (np.log2(n - 1.0) + delta) / n:
+        return
+    cut = lo + best
+    cuts.append((values[cut] + values[cut + 1]) / 2.0)
+    _split(values, table, lo, cut + 1, cuts)
+    _split(values, table, cut + 1, hi, cuts)
+
+
+def interval_counts(values, counts, cuts) -> np.ndarray:
+    """Per class, the weight of each interval ``cuts`` make, shape (n_classes, n_cuts + 1)."""
+    which = np.searchsorted(cuts, values, side="left")
+    out = np.zeros((counts.shape[0], cuts.size + 1))
+    np.add.at(out.T, which, counts.T)
+    return out
+
+
+# -- kernel densities ----------------------------------------------------------
+
+
+def weighted_quantile(values, weights, q: float) -> float:
+    """Quantile ``q`` of values with weights, as R's ``quantile(type = 7)`` of
+    the sample with each value repeated its weight's number of times (exact
+    for whole-number weights; linear in the cumulative weight otherwise)."""
+    keep = weights > 0
+    v, cum = values[keep], np.cumsum(weights[keep])
+    h = (cum[-1] - 1.0) * q if cum[-1] > 1 else 0.0
+    below = np.floor(h)
+
+    def at(i):  # the value at 0-based position i of the repeated sample
+        return v[min(int(np.searchsorted(cum, i, side="right")), v.size - 1)]
+
+    return float(at(below) + (h - below) * (at(below + 1) - at(below)))
+
+
+def nrd0_bandwidth(values, weights) -> float:
+    """Silverman's rule of thumb as R's ``bw.nrd0`` (``density``'s default):
+    ``0.9 min(sd, IQR / 1.34) n^(-1/5)``, with ``n`` the summed weight and
+    ``sd`` the sample standard deviation (divisor ``n - 1``).
+
+    Where that minimum is zero, R's fallbacks: the standard deviation, then
+    the absolute value of the values' mean, then 1. One value (``n <= 1``)
+    has no standard deviation: the fallbacks start at its absolute value.
+    """
+    keep = weights > 0
+    v, w = values[keep], weights[keep]
+    n = float(w.sum())
+    mean = float(w @ v) / n
+    sd = float(np.sqrt(w @ (v - mean) ** 2 / (n - 1.0))) if n > 1 else 0.0
+    iqr = weighted_quantile(v, w, 0.75) - weighted_quantile(v, w, 0.25)
+    lo = min(sd, iqr / 1.34)
+    if not lo > 0:
+        lo = sd if sd > 0 else (abs(mean) if mean != 0 else 1.0)
+    return 0.9 * lo * n**-0.2
+
+
+def kernel_log_density(x: np.ndarray, values, log_weights, bandwidth: float) -> np.ndarray:
+    """``log f(x)`` of the Gaussian kernel density with the given centres.
+
+    ``f(x) = sum_i w_i phi((x - v_i) / h) / h`` with weights ``w_i`` summing
+    to 1 (``log_weights`` their logarithms), evaluated in log space so that
+    points far from every centre keep a finite log-density. ``x`` must have
+    no NaN; shape (n,), returns shape (n,).
+    """
+    out = np.empty(x.shape[0])
+    step = max(1, (1 << 20) // max(1, values.size))
+    for a in range(0, x.shape[0], step):
+        z = (x[a : a + step, None] - values[None, :]) / bandwidth
+        t = log_weights[None, :] - 0.5 * z * z
+        top = t.max(axis=1)
+        out[a : a + step] = top + np.log(np.exp(t - top[:, None]).sum(axis=1))
+    return out - np.log(bandwidth) - _LOG_SQRT_2PI
+
+
+# -- Weka's kernel estimator ----------------------------------------------------
+
+#: Weka's ``KernelEstimator``: a sum stops once the rest could add at most this share.
+WEKA_MAX_ERROR = 0.01
+#: Weka's floor of a precision (``Utils.SMALL``) and of a per-column probability.
+WEKA_SMALL = 1e-6
+WEKA_FLOOR = 1e-75
+#: Weka's precision of a column with fewer than two distinct values.
+WEKA_DEFAULT_PRECISION = 0.01
+
+
+def weka_precision(values: np.ndarray) -> float:
+    """Weka ``NaiveBayes``'s precision of a numeric column: the mean gap between
+    its sorted distinct observed values, ``(max - min) / (V - 1)``, summed gap
+    by gap as Weka sums it; 0.01 for fewer than two values."""
+    if values.size < 2:
+        return WEKA_DEFAULT_PRECISION
+    gaps = np.cumsum(np.diff(values))  # sequential, as Weka's loop adds them
+    return max(float(gaps[-1]) / (values.size - 1), WEKA_SMALL)
+
+
+def weka_kernels(values, weights, precision: float):
+    """One class's kernels as Weka's ``KernelEstimator`` keeps them.
+
+    Values are rounded to the precision (``rint(v / precision) *
+    precision``) and the weights of equal rounded values added; the kernel
+    standard deviation is ``max(range / sqrt(W), precision / 6)`` with
+    ``range`` the span of the rounded values and ``W`` their summed weight
+    (``precision / 6`` where the span is zero).
+
+    Returns
+    -------
+    centres, weights : ndarray of shape (m,)
+    sd : float
+    """
+    keep = weights > 0
+    rounded = np.rint(values[keep] / precision) * precision
+    centres, where = np.unique(rounded, return_inverse=True)
+    w = np.bincount(where.ravel(), weights=weights[keep], minlength=centres.size)
+    span = float(centres[-1] - centres[0]) if centres.size else 0.0
+    sd = max(span / np.sqrt(w.sum()), precision / 6.0) if span > 0 else precision / 6.0
+    return centres, w, sd
+
+
+def weka_log_probability(x: np.ndarray, centres, weights, precision: float, sd: float):
+    """``log max(1e-75, P(x))`` of Weka's ``KernelEstimator.getProbability``.
+
+    ``P(x) = sum_i w_i (Phi((c_i - x + precision / 2) / sd) - Phi((c_i - x -
+    precision / 2) / sd)) / W``: the mass of each kernel over the interval of
+    width ``precision`` about ``x``, summed outward from the centre nearest
+    ``x`` (upward first, then downward, as Weka does) and stopped at the first
+    kernel whose mass times the weight still to come is below 1% of the sum
+    so far (``WEKA_MAX_ERROR``). ``x`` has no NaN; shape (n,).
+    """
+    from scipy.special import ndtr
+
+    total = float(weights.sum())
+    out = np.empty(x.shape[0])
+    m = centres.size
+    step = max(1, (1 << 18) // max(1, m))
+    cols = np.arange(m)
+    for a in range(0, x.shape[0], step):
+        xb = x[a : a + step]
+        delta = centres[None, :] - xb[:, None]
+        p = ndtr((delta + precision / 2) / sd) - ndtr((delta - precision / 2) / sd)
+        pw = p * weights[None, :]
+        start = np.searchsorted(centres, xb, side="left")[:, None]
+        up = cols[None, :] >= start
+        s_up = np.cumsum(np.where(up, pw, 0.0), axis=1)
+        w_up = np.cumsum(np.where(up, weights[None, :], 0.0), axis=1)
+        stop = up & (p * (total - w_up) < s_up * WEKA_MAX_ERROR)
+        stop[:, -1] = True  # the loop ends at the last centre
+        last = np.argmax(stop, axis=1)
+        rows = np.arange(xb.size)
+        stopped_up = stop[rows, last] & (last >= start[:, 0])
+        s0 = np.where(stopped_up, s_up[rows, last], 0.0)
+        w0 = np.where(stopped_up, w_up[rows, last], 0.0)
+        # Downward from start - 1, the sums carried on (reversed columns).
+        down = (cols[None, :] < start)[:, ::-1]
+        rp, rpw, rw = p[:, ::-1], pw[:, ::-1], np.broadcast_to(weights[::-1], p.shape)
+        s_dn = np.cumsum(np.hstack([s0[:, None], np.where(down, rpw, 0.0)]), axis=1)[:, 1:]
+        w_dn = np.cumsum(np.hstack([w0[:, None], np.where(down, rw, 0.0)]), axis=1)[:, 1:]
+        stop_dn = down & (rp * (total - w_dn) < s_dn * WEKA_MAX_ERROR)
+        any_dn = stop_dn.any(axis=1)
+        first = np.argmax(stop_dn, axis=1)
+        # No stop: the sum runs down to the lowest centre (the last column).
+        end = np.where(any_dn, first, m - 1)
+        final = np.where(start[:, 0] > 0, s_dn[rows, end], s0)
+        out[a : a + step] = np.log(np.maximum(final / total, WEKA_FLOOR))
+    return out

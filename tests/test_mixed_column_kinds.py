@@ -1,0 +1,493 @@
+"""Poisson, kernel and discretized columns of the mixed model: the documented
+formulas computed directly, published cut points, chunks and parts equal to
+one fit, model files."""
+
+import numpy as np
+import pytest
+from scipy import stats
+from scipy.special import gammaln, logsumexp
+from sklearn.datasets import load_digits, load_iris, load_wine
+
+from nbcli.models import MixedNB
+from nbcli.models import _value_table as vt
+from tests.conftest import nbcli, posterior_tolerance
+
+pytestmark = pytest.mark.numerical
+
+
+def _softmax(scores):
+    return np.exp(scores - logsumexp(scores, axis=1, keepdims=True))
+
+
+def _close(got, want, tol):
+    """Every cell within its own tolerance (an array of the cells' shape)."""
+    worst = np.max(np.abs(got - want) - tol)
+    assert worst <= 0, f"a posterior is {worst:.3g} beyond its tolerance"
+
+
+def _digits_counts(n_rows=600, columns=(20, 21, 28, 36, 43, 44)):
+    """Pixel intensities (whole numbers 0..16) of a few central pixels of digits."""
+    X, y = load_digits(return_X_y=True)
+    return X[:n_rows, list(columns)].astype(float), y[:n_rows]
+
+
+def _with_missing(X, rate, seed):
+    X = X.copy()
+    X[np.random.default_rng(seed).random(X.shape) < rate] = np.nan
+    return X
+
+
+# -- Poisson --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("alpha", [1.0, 0.5])
+def test_poisson_posteriors_equal_logpmf_with_the_documented_rate(alpha):
+    X, y = _digits_counts()
+    X = _with_missing(X, 0.1, 1)
+    model = MixedNB(column_types="poisson", alpha=alpha, missing="ignore").fit(X, y)
+    queries = _with_missing(_digits_counts(800)[0][600:], 0.1, 2)
+    scores = []
+    for c in np.unique(y):
+        rows = X[y == c]
+        s = np.full(len(queries), np.log(np.mean(y == c)))
+        for j in range(X.shape[1]):
+            seen = rows[~np.isnan(rows[:, j]), j]
+            rate = (seen.sum() + alpha) / seen.size  # the docstring's lambda_cj
+            q = queries[:, j]
+            s += np.where(np.isnan(q), 0.0, stats.poisson.logpmf(np.nan_to_num(q), rate))
+        scores.append(s)
+    want = _softmax(np.column_stack(scores))
+    got = model.predict_proba(queries)
+    _close(got, want, posterior_tolerance(model, queries, want))
+    assert model.poisson_rate_.shape == (10, X.shape[1])
+
+
+def test_poisson_columns_equal_r_naivebayes_formula():
+    """R naivebayes' ``poisson_naive_bayes`` (laplace = 1) written out: lambda =
+    (rowsum(x, y, na.rm = TRUE) + laplace) / n with n the non-missing counts,
+    and per class ``colSums(-lambda + x log(lambda) - lgamma(x + 1))`` (missing
+    cells 0) plus the log prior, normalised. No cell of these data reaches R's
+    threshold rule (a term below log(.Machine$double.xmin))."""
+    X, y = _digits_counts(400)
+    X = _with_missing(X, 0.05, 3)
+    laplace = 1.0
+    levels = np.unique(y)
+    onehot = (y[:, None] == levels).astype(float)
+    observed = onehot.T @ (~np.isnan(X)).astype(float)
+    lam = (onehot.T @ np.nan_to_num(X) + laplace) / observed
+    prior = onehot.mean(axis=0)
+    newdata = X[::3]
+    post = np.empty((len(newdata), len(levels)))
+    for i in range(len(levels)):
+        term = -lam[i] + newdata * np.log(lam[i]) - gammaln(newdata + 1)
+        term[np.isnan(newdata)] = 0.0
+        assert term.min() > np.log(np.finfo(float).tiny)
+        post[:, i] = term.sum(axis=1) + np.log(prior[i])
+    want = 1.0 / np.exp(post[:, None, :] - post[:, :, None]).sum(axis=2)
+    model = MixedNB(column_types="poisson", alpha=laplace, missing="ignore").fit(X, y)
+    got = model.predict_proba(newdata)
+    _close(got, want, posterior_tolerance(model, newdata, want))
+
+
+def test_poisson_cells_must_not_be_negative():
+    X, y = _digits_counts(50)
+    Z = X.copy()
+    Z[7, 2] = -1.0
+    with pytest.raises(ValueError, match=r"value -1 is negative: Poisson columns take counts"):
+        MixedNB(column_types="poisson").fit(Z, y)
+    # Non-integers are scored by the same formula, log x! as log Gamma(x + 1).
+    Z[7, 2] = 2.5
+    model = MixedNB(column_types="poisson").fit(Z, y)
+    rate, row = model.poisson_rate_, Z[7]
+    want = model.class_log_prior_ + (row * np.log(rate) - rate - gammaln(row + 1)).sum(axis=1)
+    np.testing.assert_allclose(model.joint_log_likelihood_block(Z[7:8])[:, 0], want, rtol=1e-12)
+
+
+# -- discretized ----------------------------------------------------------------
+
+
+def _weka_mdl(x, labels, n_classes):
+    """Weka's ``Discretize.cutPointsForSubset`` (Fayyad-Irani, worse encoding)
+    over rows sorted by value, one row at a time, entropies as Weka's
+    ``ContingencyTables`` forms them (x ln x terms)."""
+
+    def ln(v):
+        return v * np.log(v) if v > 0 else 0.0
+
+    def entropy(c):
+        total = sum(c)
+        return 0.0 if total == 0 else (-sum(ln(v) for v in c) + ln(total)) / (total * np.log(2))
+
+    def conditioned(rows):
+        total = sum(sum(r) for r in rows)
+        val = sum(sum(ln(v) for v in r) - ln(sum(r)) for r in rows)
+        return -val / (total * np.log(2))
+
+    order = np.argsort(x, kind="stable")
+    xs, ys = x[order], labels[order]
+    cuts = []
+
+    def subset(first, last):
+        if last - first < 2:
+            return
+        left, right = [0.0] * n_classes, [0.0] * n_classes
+        for i in range(first, last):
+            right[ys[i]] += 1
+        prior = list(right)
+        prior_e = best_e = entropy(prior)
+        best = None
+        for i in range(first, last - 1):
+            left[ys[i]] += 1
+            right[ys[i]] -= 1
+            if xs[i] < xs[i + 1]:
+                e = conditioned([left, right])
+                if e < best_e:
+                    best_e, best = e, (i, (xs[i] + xs[i + 1]) / 2, list(left), list(right))
+        n = last - first
+        if best is None or prior_e - best_e <= 0:
+            return
+        i, cut, bl, br = best
+        k = sum(v > 0 for v in prior)
+        k1, k2 = sum(v > 0 for v in bl), sum(v > 0 for v in br)
+        delta = np.log2(3.0**k - 2) - (k * prior_e - k2 * entropy(br) - k1 * entropy(bl))
+        if prior_e - best_e > (np.log2(n - 1) + delta) / n:
+            cuts.append(cut)
+            subset(first, i + 1)
+            subset(i + 1, last)
+
+    subset(0, len(xs))
+    return sorted(cuts)
+
+
+def test_discretized_cut_points_equal_the_mdl_recursion_and_wekas_for_iris():
+    X, y = load_iris(return_X_y=True)
+    model = MixedNB(column_types="discretized").fit(X, y)
+    for j in range(4):
+        np.testing.assert_allclose(model.cut_points_[j], _weka_mdl(X[:, j], y, 3), rtol=1e-15)
+    # Weka's NaiveBayes -D on iris (as its output lists them).
+    np.testing.assert_allclose(model.cut_points_[2], [2.45, 4.75], rtol=1e-12)
+    np.testing.assert_allclose(model.cut_points_[3], [0.8, 1.75], rtol=1e-12)
+    assert all(c.size >= 1 for c in model.cut_points_)
+
+
+def test_discretized_posteriors_equal_categorical_terms_of_the_intervals():
+    X, y = load_wine(return_X_y=True)
+    X = _with_missing(X[:, :5], 0.05, 4)
+    alpha = 0.7
+    model = MixedNB(column_types="discretized", alpha=alpha, missing="ignore").fit(X, y)
+    scores = np.log(np.bincount(y) / len(y))[None, :].repeat(len(X), axis=0)
+    for j in range(X.shape[1]):
+        seen = ~np.isnan(X[:, j])
+        cuts = np.asarray(_weka_mdl(X[seen, j], y[seen], 3))
+        np.testing.assert_allclose(model.cut_points_[j], cuts, rtol=1e-15)
+        code = np.searchsorted(cuts, X[:, j])  # x <= cut: the lower interval
+        k = cuts.size + 1
+        for c in range(3):
+            obs = seen & (y == c)
+            n_cv = np.bincount(code[obs], minlength=k)
+            p = (n_cv + alpha) / (obs.sum() + alpha * k)
+            scores[seen, c] += np.log(p[code[seen]])
+    want = _softmax(scores)
+    got = model.predict_proba(X)
+    _close(got, want, posterior_tolerance(model, X, want))
+
+
+# -- kernel ---------------------------------------------------------------------
+
+
+def _nrd0(v):
+    """R's bw.nrd0 from its definition."""
+    lo = min(np.std(v, ddof=1), (np.percentile(v, 75) - np.percentile(v, 25)) / 1.34)
+    return 0.9 * lo * len(v) ** -0.2
+
+
+@pytest.mark.parametrize("adjust", [1.0, 0.5])
+def test_kernel_posteriors_equal_gaussian_kde_with_silvermans_bandwidth(adjust):
+    X, y = load_wine(return_X_y=True)
+    X = _with_missing(X[:, [0, 6, 9, 12]], 0.05, 5)  # alcohol, flavanoids, colour, proline
+    model = MixedNB(column_types="kernel", bandwidth_adjust=adjust, missing="ignore").fit(X, y)
+    queries = X[::2]
+    scores = np.log(np.bincount(y) / len(y))[None, :].repeat(len(queries), axis=0)
+    for j in range(X.shape[1]):
+        for c in range(3):
+            v = X[(y == c) & ~np.isnan(X[:, j]), j]
+            h = adjust * _nrd0(v)
+            assert model.bandwidth_[c, j] == pytest.approx(h, rel=1e-12)
+            kde = stats.gaussian_kde(v, bw_method=h / np.std(v, ddof=1))
+            q = queries[:, j]
+            seen = ~np.isnan(q)
+            scores[seen, c] += kde.logpdf(q[seen])
+    want = _softmax(scores)
+    got = model.predict_proba(queries)
+    # gaussian_kde forms the density from its own covariance factor: a few
+    # more roundings than the model's, relative to each log-density.
+    tol = posterior_tolerance(model, queries, want) * 8
+    _close(got, want, tol)
+
+
+def test_kernel_log_density_stays_finite_far_from_the_data():
+    v = np.array([0.0, 1.0, 2.0])
+    far = vt.kernel_log_density(np.array([1e3]), v, np.log(np.full(3, 1 / 3)), 0.5)
+    direct = logsumexp(stats.norm.logpdf(1e3, v, 0.5)) - np.log(3)
+    assert np.isfinite(far[0]) and far[0] == pytest.approx(direct, rel=1e-12)
+
+
+def test_too_many_distinct_values_is_an_error_naming_the_column(monkeypatch):
+    monkeypatch.setattr(vt, "MAX_DISTINCT", 20)
+    X, y = load_wine(return_X_y=True)
+    with pytest.raises(ValueError, match=r"kernel column 1 has more than 20 distinct values"):
+        MixedNB(column_types=["gaussian", "kernel"]).fit(X[:, :2], y)
+    few = np.round(X[:, :2])
+    parts = [MixedNB(column_types=["gaussian", "kernel"]).fit(few[a::2], y[a::2]) for a in (0, 1)]
+    monkeypatch.setattr(vt, "MAX_DISTINCT", 5)
+    with pytest.raises(ValueError, match="has 6 distinct values, more than the 5"):
+        parts[0].merge(parts[1])
+
+
+# -- every new kind: chunks, parts, statistics --------------------------------------
+
+
+def _mixed_table():
+    X, y = load_wine(return_X_y=True)
+    counts = np.round(X[:, [4]] / 10)  # magnesium in tens: counts
+    table = np.column_stack([X[:, [0, 1]], counts, X[:, [6, 9]], X[:, [2]]])
+    types = ["kernel", "discretized", "poisson", "discretized", "kernel", "gaussian"]
+    return _with_missing(table, 0.05, 6), y, types
+
+
+@pytest.mark.parametrize("bandwidth", ["nrd0", "weka"])
+def test_chunks_parts_and_partial_fit_equal_one_fit(bandwidth):
+    X, y, types = _mixed_table()
+    params = {"column_types": types, "missing": "ignore", "bandwidth": bandwidth}
+    whole = MixedNB(**params).fit(X, y)
+    bounds = [0, 3, 4, 60, 61, len(y)]
+    chunked = MixedNB(**params).fit_chunks((X[a:b], y[a:b]) for a, b in zip(bounds, bounds[1:]))
+    order = np.random.default_rng(7).permutation(len(y))
+    halves = [order[: len(y) // 2], order[len(y) // 2 :]]
+    merged = MixedNB(**params).fit(X[halves[1]], y[halves[1]])
+    merged = merged.merge(MixedNB(**params).fit(X[halves[0]], y[halves[0]]))
+    stepwise = MixedNB(**params)
+    for a, b in zip(bounds, bounds[1:]):
+        stepwise.partial_fit(X[a:b], y[a:b], classes=[0, 1, 2])
+    for other in (chunked, merged, stepwise):
+        np.testing.assert_allclose(
+            other.predict_proba(X), whole.predict_proba(X), rtol=0, atol=1e-12
+        )
+        for a, b in zip(other.cut_points_, whole.cut_points_):
+            np.testing.assert_array_equal(a, b)
+        np.testing.assert_allclose(other.bandwidth_, whole.bandwidth_, rtol=1e-12)
+        np.testing.assert_allclose(other.poisson_rate_, whole.poisson_rate_, rtol=1e-12)
+
+
+def test_sample_weights_equal_repeated_rows():
+    X, y, types = _mixed_table()
+    w = np.random.default_rng(8).integers(1, 4, len(y))
+    params = {"column_types": types, "missing": "ignore"}
+    weighted = MixedNB(**params).fit(X, y, sample_weight=w.astype(float))
+    repeated = MixedNB(**params).fit(np.repeat(X, w, axis=0), np.repeat(y, w))
+    np.testing.assert_allclose(
+        weighted.predict_proba(X), repeated.predict_proba(X), rtol=0, atol=1e-12
+    )
+
+
+def test_statistics_rebuild_the_model_and_a_missing_cell_is_left_out():
+    X, y, types = _mixed_table()
+    model = MixedNB(column_types=types, missing="ignore").fit(X, y)
+    stats_ = type(model.stats_)(**model.stats_.arrays())
+    assert stats_.implausible() is None
+    again = MixedNB.from_stats(stats_, model.classes_, model.get_params(), X.shape[1])
+    np.testing.assert_array_equal(again.predict_proba(X), model.predict_proba(X))
+    for j in range(X.shape[1]):
+        row = X[:1].copy()
+        row[0, j] = np.nan
+        keep = [i for i in range(X.shape[1]) if i != j]
+        sub = MixedNB(column_types=[types[i] for i in keep], missing="ignore").fit(X[:, keep], y)
+        np.testing.assert_allclose(
+            model.predict_proba(row), sub.predict_proba(row[:, keep]), rtol=0, atol=1e-12
+        )
+
+
+def test_statistics_with_unsorted_values_are_implausible():
+    X, y, types = _mixed_table()
+    st = MixedNB(column_types=types, missing="ignore").fit(X, y).stats_
+    bad = st.copy()
+    bad.value_points = bad.value_points[::-1].copy()
+    assert "not sorted" in bad.implausible()
+
+
+# -- command line and model files ---------------------------------------------------
+
+
+def test_cli_column_kinds_round_trip_through_a_model_file(tmp_path):
+    model_path = tmp_path / "m.npz"
+    run = nbcli(
+        "fit",
+        "-d",
+        "sample_data/iris_train.csv",
+        "-m",
+        "mixed",
+        "--column",
+        "petal_length_cm=discretised,petal_width_cm=discretized",
+        "--column",
+        "sepal_length_cm=kernel",
+        "-o",
+        str(model_path),
+    )
+    assert run.returncode == 0, run.stderr
+    from nbcli.io.modelfile import load_model
+
+    loaded = load_model(model_path)
+    types = [c["type"] for c in loaded.columns]
+    assert types == ["kernel", "gaussian", "discretized", "discretized"]
+    out = tmp_path / "p.csv"
+    run = nbcli(
+        "predict", "-m", str(model_path), "-d", "sample_data/iris_test.csv", "--proba", "-o", out
+    )
+    assert run.returncode == 0, run.stderr
+    import pandas as pd
+
+    train = pd.read_csv("sample_data/iris_train.csv")
+    test = pd.read_csv("sample_data/iris_test.csv")
+    names = list(train.columns[:4])
+    direct = MixedNB(column_types=types, missing="ignore").fit(
+        train[names].to_numpy(), train["label"].to_numpy()
+    )
+    got = pd.read_csv(out)
+    cols = [f"proba_{c}" for c in direct.classes_]
+    want = direct.predict_proba(test[names].to_numpy())
+    np.testing.assert_allclose(got[cols].to_numpy(), want, rtol=0, atol=1e-12)
+
+
+def test_cli_refuses_an_unknown_column_kind(tmp_path):
+    run = nbcli(
+        "fit",
+        "-d",
+        "sample_data/iris_train.csv",
+        "-m",
+        "mixed",
+        "--column",
+        "sepal_length_cm=beta",
+        "-o",
+        tmp_path / "m.npz",
+    )
+    assert run.returncode == 2
+    assert "unknown column type" in run.stderr and "discretized" in run.stderr
+    assert len(run.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "m.npz").exists()
+
+
+def test_cli_chunks_and_parts_equal_one_fit(tmp_path):
+    import pandas as pd
+
+    kinds = ["--column", "sepal_length_cm=kernel,petal_length_cm=discretized"]
+    train = pd.read_csv("sample_data/iris_train.csv")
+    parts = tmp_path / "parts"
+    parts.mkdir()
+    for i, rows in enumerate((train.iloc[:37], train.iloc[37:])):
+        rows.to_csv(parts / f"part{i}.csv", index=False)
+    probas = []
+    for name, data in (
+        ("one", ["-d", "sample_data/iris_train.csv"]),
+        ("chunks", ["-d", "sample_data/iris_train.csv", "--chunk-size", "7"]),
+        ("parts", ["-d", parts]),
+    ):
+        model = tmp_path / f"{name}.npz"
+        run = nbcli("fit", *data, "-m", "mixed", *kinds, "-o", model)
+        assert run.returncode == 0, run.stderr
+        out = tmp_path / f"{name}.csv"
+        run = nbcli("predict", "-m", model, "-d", "sample_data/iris_test.csv", "--proba", "-o", out)
+        assert run.returncode == 0, run.stderr
+        probas.append(pd.read_csv(out).filter(like="proba_").to_numpy())
+    for other in probas[1:]:
+        np.testing.assert_allclose(other, probas[0], rtol=0, atol=1e-12)
+    assert probas[0].shape == (30, 3)
+
+
+@pytest.mark.parametrize("bandwidth", ["nrd0", "weka"])
+def test_kernel_terms_looked_up_equal_terms_computed(monkeypatch, bandwidth):
+    from nbcli.models import mixed
+
+    X, y = load_wine(return_X_y=True)
+    X = X[:, [0, 9]]
+    queries = np.vstack([X[::3], X[::5] + 0.013])  # training values, and others
+    params = {"column_types": "kernel", "bandwidth": bandwidth}
+    tabled = MixedNB(**params).fit(X, y)
+    monkeypatch.setattr(mixed, "_TABLED_VALUES", 0)
+    computed = MixedNB(**params).fit(X, y)
+    assert computed._kernel_tables == [None, None]
+    np.testing.assert_allclose(
+        tabled.predict_log_proba(queries), computed.predict_log_proba(queries), rtol=1e-13
+    )
+
+
+def test_cv_out_of_fold_posteriors_equal_fits_on_the_other_folds(tmp_path):
+    import pandas as pd
+
+    frame = pd.read_csv("sample_data/iris_train.csv")
+    frame["fold"] = np.arange(len(frame)) % 3
+    data = tmp_path / "iris_folds.csv"
+    frame.to_csv(data, index=False)
+    oof = tmp_path / "oof.csv"
+    kinds = "sepal_length_cm=kernel,sepal_width_cm=discretized,petal_length_cm=discretized"
+    run = nbcli(
+        "cv",
+        "-m",
+        "mixed",
+        "-d",
+        data,
+        "--fold-column",
+        "fold",
+        "--column",
+        kinds,
+        "--bandwidth",
+        "weka",
+        "--bootstrap",
+        "0",
+        "--oof-output",
+        oof,
+        "--quiet",
+    )
+    assert run.returncode == 0, run.stderr
+    got = pd.read_csv(oof)
+    names = list(frame.columns[:4])
+    types = ["kernel", "discretized", "discretized", "gaussian"]
+    for f in range(3):
+        train, held = frame[frame["fold"] != f], frame["fold"] == f
+        model = MixedNB(column_types=types, bandwidth="weka", missing="ignore")
+        model.fit(train[names].to_numpy(), train["label"].to_numpy())
+        want = model.predict_proba(frame.loc[held, names].to_numpy())
+        cols = [f"proba_{c}" for c in model.classes_]
+        np.testing.assert_allclose(got.loc[held, cols].to_numpy(), want, rtol=0, atol=1e-12)
+
+
+def test_inspect_shows_rates_bandwidths_and_intervals(tmp_path):
+    import json
+
+    import pandas as pd
+
+    frame = pd.read_csv("sample_data/iris_train.csv")
+    frame["petal_width_cm"] = np.round(frame["petal_width_cm"] * 10)  # tenths: counts
+    data = tmp_path / "iris_counts.csv"
+    frame.to_csv(data, index=False)
+    model = tmp_path / "m.npz"
+    kinds = "sepal_length_cm=kernel,petal_length_cm=discretized,petal_width_cm=poisson"
+    run = nbcli("fit", "-d", data, "-m", "mixed", "--column", kinds, "-o", model, "--quiet")
+    assert run.returncode == 0, run.stderr
+    run = nbcli("inspect", model, "--json", "-")
+    assert run.returncode == 0, run.stderr
+    columns = {c["feature"]: c for c in json.loads(run.stdout)["parameters"]["columns"]}
+    names = list(frame.columns[:4])
+    direct = MixedNB(column_types=["kernel", "gaussian", "discretized", "poisson"])
+    direct.fit(frame[names].to_numpy(), frame["label"].to_numpy())
+    labels = [str(c) for c in direct.classes_]
+    rates = [columns["petal_width_cm"]["classes"][c]["rate"] for c in labels]
+    np.testing.assert_allclose(rates, direct.poisson_rate_[:, 0], rtol=1e-15)
+    widths = [columns["sepal_length_cm"]["classes"][c]["bandwidth"] for c in labels]
+    np.testing.assert_allclose(widths, direct.bandwidth_[:, 0], rtol=1e-15)
+    lengths = columns["petal_length_cm"]
+    np.testing.assert_allclose(lengths["cut_points"], direct.cut_points_[0], rtol=1e-15)
+    assert len(lengths["categories"]) == direct.cut_points_[0].size + 1
+    probabilities = [lengths["classes"][c] for c in labels]
+    np.testing.assert_allclose(probabilities, np.exp(direct.interval_log_prob_[0]), rtol=1e-14)
+    run = nbcli("inspect", model)
+    assert run.returncode == 0 and "Poisson rate" in run.stdout and "<= " in run.stdout
