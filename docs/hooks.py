@@ -1,4 +1,8 @@
-"""MkDocs hooks: add the generated reference pages (``docs/reference_pages.py``) to the site."""
+"""MkDocs hooks: the reference pages (``docs/reference_pages.py``) as the code gives them.
+
+The pages are committed under ``docs/reference/``; the site takes them from
+the code at build time all the same, in place of the committed copies.
+"""
 
 from __future__ import annotations
 
@@ -18,5 +22,8 @@ def _reference_pages():
 
 def on_files(files, config):
     for src_uri, text in _reference_pages().pages().items():
+        committed = files.get_file_from_path(src_uri)
+        if committed is not None:
+            files.remove(committed)
         files.append(File.generated(config, src_uri, content=text))
     return files

@@ -11,14 +11,23 @@ Every page comes from what the code declares, never from text kept by hand:
 * ``reference/api.md``: the Python API, rendered from the docstrings by
   mkdocstrings (numpydoc style).
 
-``docs/hooks.py`` adds these pages to the site when it is built;
-``tests/test_docs.py`` checks that each lists everything the code has.
+The pages are committed under ``docs/reference/`` (so that links to them work
+when the repository is read as it is) and written by running this file:
+``python docs/reference_pages.py``. ``tests/test_docs.py`` fails when a
+committed page differs from what the code gives now, and checks that each
+lists everything the code has; ``docs/hooks.py`` builds the site from the
+code too, so a site is never older than its code.
 """
 
 from __future__ import annotations
 
 import importlib
 import json
+import sys
+from pathlib import Path
+
+#: The folder the page paths of :func:`pages` are relative to.
+DOCS = Path(__file__).resolve().parent
 
 #: Every JSON report schema: ``name -> (module, attribute of its JSON Schema or
 #: None, the command that writes it)``. A report whose schema name is not
@@ -253,3 +262,20 @@ def pages() -> dict[str, str]:
         "reference/schemas.md": schemas_page(),
         "reference/api.md": api_page(),
     }
+
+
+def write(docs: Path = DOCS) -> list[Path]:
+    """Write every page of :func:`pages` under ``docs``; the paths changed."""
+    changed = []
+    for name, text in pages().items():
+        path = docs / name
+        if not path.exists() or path.read_text(encoding="utf-8") != text:
+            path.write_text(text, encoding="utf-8", newline="\n")
+            changed.append(path)
+    return changed
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(DOCS.parent))
+    for path in write():
+        print(f"wrote {path.relative_to(DOCS.parent)}")

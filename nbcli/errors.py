@@ -10,6 +10,9 @@ USAGE_OR_INPUT = 2
 THRESHOLD_MISSED = 3
 PARTIAL_FAILURE = 4
 
+#: What a path that does not exist is told, on every engine.
+NO_SUCH_FILE = "no such file; check the path"
+
 
 class NbcliError(Exception):
     """A usage or input problem: bad option, unreadable or invalid data or model file.

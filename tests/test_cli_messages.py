@@ -454,3 +454,18 @@ def test_compare_says_when_a_model_is_scored_on_its_training_rows(tmp_path):
     other.write_text("a,b,label\n1,3,x\n2,2,x\n6,6,y\n7,7,y\n")
     run = nbcli("compare", "-m", model_a, "-m", model_b, "-d", other, "--bootstrap", "0")
     assert run.returncode == 0 and "trained on" not in run.stderr, run.stderr
+
+
+def test_scoring_data_without_the_fitted_target_names_it(tmp_path):
+    # The model was fitted with target 'label'; a file without it is told so.
+    model = tmp_path / "m.npz"
+    fitted_model_file(model)
+    (tmp_path / "nolabel.csv").write_text("a,b\n1,2\n5,6\n", encoding="utf-8")
+    for command in ("evaluate", "calibrate"):
+        run = nbcli_in_process(command, "-m", model, "-d", tmp_path / "nolabel.csv")
+        assert_one_error_line(
+            run,
+            "nolabel.csv: has no column 'label', the target the model was fitted with",
+            "the columns are: 'a', 'b'",
+            "--target COLUMN",
+        )

@@ -115,3 +115,29 @@ def test_a_variance_that_underflows_is_not_called_constant(cls):
     assert "the values differ, but their variance underflows float64: 'g' in class 0" in warning
     assert "constant" not in warning and "categorical" not in warning
     assert "rescaling the column" in warning
+
+
+def test_a_class_without_values_in_a_gaussian_column_is_told_the_remedy(tmp_path):
+    # Column 'X' is missing in every row of class 'Van'; the line says how to
+    # fit all the same, and each remedy it names works.
+    data = tmp_path / "miss.csv"
+    data.write_text("X,Z,label\n,2,Van\n,3,Van\n,4,Van\n5,6,Bus\n6,7,Bus\n", encoding="utf-8")
+    out = tmp_path / "m.npz"
+    said = {
+        "gaussian": "or fit --model mixed with --column X=categorical",
+        "mixed": "or read it as categorical with --column X=categorical",
+    }
+    for model, alternative in said.items():
+        run = nbcli_in_process("fit", "-m", model, "-d", data, "-o", out)
+        line = assert_one_error_line(
+            run,
+            "column 'X' has no observed value in class 'Van'",
+            f"need at least one: leave the column out with --drop X, {alternative}",
+        )
+        assert "Traceback" not in line and not out.exists()
+    for remedy in (
+        ["-m", "gaussian", "--drop", "X"],
+        ["-m", "mixed", "--column", "X=categorical"],
+    ):
+        run = nbcli_in_process("fit", *remedy, "-d", data, "-o", out, "-q")
+        assert run.returncode == 0, (remedy, run.stderr)

@@ -204,3 +204,29 @@ def test_model_outputs_named_like_data_are_refused_and_odd_prediction_names_warn
         "predict", "-m", model, "-d", SAMPLE / "iris_test.csv", "-o", tmp_path / "p.csv"
     )
     assert plain.returncode == 0 and "whatever its name" not in plain.stderr
+
+
+QUOTED_LABELS_CSV = 'x,label\n1,"a,b"\n2,"c""d"\n1.2,"a,b"\n2.1,"c""d"\n0.9,"a,b"\n2.2,"c""d"\n'
+
+
+def test_predictions_with_quoted_label_columns_replace_themselves(tmp_path):
+    # A label holding the delimiter or a quote gives a quoted proba_ column
+    # name; the header is read as CSV, so the file is still predict's own.
+    (tmp_path / "q.csv").write_text(QUOTED_LABELS_CSV, encoding="utf-8")
+    fit = nbcli_in_process(
+        "fit", "-m", "gaussian", "-d", tmp_path / "q.csv", "-o", tmp_path / "q.npz", "--quiet"
+    )
+    assert fit.returncode == 0, fit.stderr
+    out = tmp_path / "p.csv"
+    argv = ("predict", "-m", tmp_path / "q.npz", "-d", tmp_path / "q.csv", "--proba")
+    for _ in range(2):
+        run = nbcli_in_process(*argv, "-o", out)
+        assert run.returncode == 0, run.stderr
+    assert out.read_text(encoding="utf-8").splitlines()[0] == (
+        'prediction,"proba_a,b","proba_c""d"'
+    )
+    assert file_kind(out) == "predictions"
+    for _ in range(2):
+        run = nbcli_in_process(*argv, "--output-dir", tmp_path / "batch")
+        assert run.returncode == 0, run.stderr
+    assert file_kind(tmp_path / "batch" / "q.pred.csv") == "predictions"

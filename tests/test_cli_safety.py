@@ -864,6 +864,49 @@ def test_no_calibration_errors_refuses_to_write_a_certain_model(d):
     assert "runs to 0" in run.stderr
 
 
+def test_a_temperature_that_runs_to_0_is_not_chosen_and_says_why(d, tmp_path):
+    # Rows the model classifies without an error but not with certainty: the
+    # cross-fitted log-loss falls (to 0) beyond its margin, yet such a
+    # temperature is never taken, and every message says so rather than
+    # "Chosen: temperature" or "no improvement".
+    rows = "a,b,label\n" + "".join(
+        f"{4 - v},{4 - v},x\n{4 + v},{4 + v},y\n" for v in (0.1, 0.2, 0.3, 0.4, 0.5)
+    )
+    run = _calibrate(d, rows, "-o", d / "cal.npz", "--json", d / "r.json")
+    assert run.returncode == 2 and "has no errors" in run.stderr_lines[-1], run.stderr
+    doc_rule = next(line for line in run.stdout.split("Rule:")[1:])
+    assert "Chosen" not in doc_rule and "None chosen: no candidate can be written" in doc_rule
+    assert "no (every calibration row is predicted correctly" in run.stdout
+    warning = next(l for l in run.stderr_lines if "is not taken" in l)
+    assert "the temperature calibrator is not taken (temperature " in warning
+    assert warning.endswith("so T runs to 0); a calibrated model would not be written")
+    assert not (d / "cal.npz").exists()
+    auto = nbcli_in_process(
+        "calibrate", "-m", d / "s.npz", "-d", d / "cal.csv", "--bootstrap", "0", "--bins", "2",
+        "--method", "auto", "--json", "-", "-q",
+    )  # fmt: skip
+    doc = json.loads(auto.stdout)
+    temperature = next(c for c in doc["verdict"]["candidates"] if c["method"] == "temperature")
+    # An improvement by the rule's own figures, not taken for its certainty.
+    assert temperature["differences"]["log_loss"]["upper"] < 0
+    assert temperature["accepted"] is False and "T runs to 0" in temperature["note"]
+    assert doc["verdict"]["chosen"] != "temperature"
+    assert doc["verdict"]["chosen"] is None
+    warning = next(l for l in auto.stderr_lines if "no calibrator is taken" in l)
+    for c in doc["verdict"]["candidates"]:
+        if c["differences"]:
+            assert f"): {c['note']}" in warning
+    refused = nbcli_in_process(
+        "calibrate", "-m", d / "s.npz", "-d", d / "cal.csv", "--bootstrap", "0", "--bins", "2",
+        "--method", "auto", "-o", d / "cal.npz", "-q",
+    )  # fmt: skip
+    assert refused.returncode == 3
+    assert (
+        "(temperature: not taken, every calibration row is predicted correctly"
+        in (refused.stderr_lines[-1])
+    )
+
+
 def test_an_upper_bound_temperature_is_explained(d):
     run = _ok(_calibrate(d, CAL_ALL_WRONG, "-q"))
     warning = next(l for l in run.stderr_lines if "temperature is T" in l)

@@ -143,12 +143,47 @@ def test_a_path_a_worker_cannot_see_is_named_with_the_worker(cluster, tmp_path):
     from nbcli.models import GaussianNB
     from nbcli.workflows.parts import PartTraining, fit_part
 
-    missing = str(tmp_path / "elsewhere" / "p0.csv")
-    with DaskEngine(cluster) as engine, pytest.raises(NbcliError) as caught:
-        engine.sum_over_parts([missing], fit_part, PartTraining(GaussianNB(), DataRequest()))
+    if not os.path.isdir("/proc/self/fd"):
+        pytest.skip("needs /proc/self/fd")
+    # An open file descriptor of this (the client's) process: the path exists
+    # here and in no worker process.
+    (tmp_path / "p0.csv").write_text("x,label\n1,a\n", encoding="utf-8")
+    with open(tmp_path / "p0.csv", "rb") as f:
+        fd = os.dup2(f.fileno(), 987)
+        try:
+            seen_here = f"/proc/self/fd/{fd}"
+            assert os.path.exists(seen_here)
+            with DaskEngine(cluster) as engine, pytest.raises(NbcliError) as caught:
+                engine.sum_over_parts(
+                    [seen_here], fit_part, PartTraining(GaussianNB(), DataRequest())
+                )
+        finally:
+            os.close(fd)
     message = str(caught.value)
-    assert missing in message and "the Dask worker tcp://127.0.0.1:" in message
+    assert seen_here in message and "the Dask worker tcp://127.0.0.1:" in message
     assert "the workers need the same file system" in message
+
+
+def test_a_path_missing_at_the_client_too_is_no_such_file(cluster, tmp_path):
+    # A mistyped path is the user's, not the cluster's: the local engine's message.
+    (tmp_path / "t.csv").write_text("x,label\n1,a\n2,b\n1.1,a\n2.2,b\n", encoding="utf-8")
+    _ok("fit", "-m", "gaussian", "-d", tmp_path / "t.csv", "-o", tmp_path / "m.npz", "-q")
+    dask = ("--engine", "dask", "--scheduler", cluster)
+    missing = tmp_path / "nonexist"
+    run = nbcli_in_process(
+        "fit", "-m", "gaussian", "-d", f"{missing}/", "-o", tmp_path / "m2.npz", *dask
+    )
+    line = assert_one_error_line(run, str(missing), "no such file; check the path")
+    assert "Dask worker" not in line
+    assert not (tmp_path / "m2.npz").exists()
+    run = nbcli_in_process(
+        "predict", "-m", tmp_path / "m.npz", "-d", f"{missing}.csv",
+        "--output-dir", tmp_path / "out", "-q", *dask,
+    )  # fmt: skip
+    assert run.returncode == 2, run.stderr
+    errors = [line for line in run.stderr_lines if line.startswith("error:")]
+    assert f"{missing}.csv: no such file; check the path" in errors[0]
+    assert "Dask worker" not in run.stderr
 
 
 def _listener(answer: bytes | None):

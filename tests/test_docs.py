@@ -256,3 +256,15 @@ def test_changelog_has_one_heading_per_kind_and_no_repeated_entry():
     assert 'version = { attr = "nbcli.__version__" }' in (ROOT / "pyproject.toml").read_text(
         encoding="utf-8"
     )
+
+
+def test_committed_reference_pages_are_what_the_code_gives(pages):
+    # Committed so that links to them work in the repository as it is read;
+    # regenerated here, so that a change of the code without them fails.
+    stale = [
+        name
+        for name, text in pages.items()
+        if not (ROOT / "docs" / name).is_file()
+        or (ROOT / "docs" / name).read_text(encoding="utf-8") != text
+    ]
+    assert not stale, f"stale reference pages {stale}: run python docs/reference_pages.py"

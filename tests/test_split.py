@@ -198,3 +198,41 @@ def test_a_file_cut_inside_a_quoted_field_is_refused_by_split(tmp_path):
     with pytest.raises(NbcliError, match="line 5 opens a quoted field that is never closed"):
         split(DataRequest.of(str(data)), test=1, output_dir=str(tmp_path / "out"))
     assert not (tmp_path / "out" / "cut.train.csv").exists()
+
+
+def test_a_failed_split_leaves_no_output_folder(tmp_path):
+    path, _ = _csv(tmp_path)
+    out = tmp_path / "sp_err" / "inner"
+    run = nbcli_in_process(
+        "split", "-d", path, "-t", "nosuch", "--test", "0.2", "--output-dir", out
+    )
+    assert run.returncode == 2 and "'nosuch'" in run.stderr, run.stderr
+    assert not (tmp_path / "sp_err").exists()
+    (tmp_path / "a_file").write_text("x")
+    run = nbcli_in_process("split", "-d", path, "--test", "0.2", "--output-dir",
+                           tmp_path / "a_file" / "sub")  # fmt: skip
+    assert run.returncode == 2 and "cannot create the folder" in run.stderr, run.stderr
+
+
+def test_an_interrupted_split_removes_the_folder_it_made_only(tmp_path, monkeypatch):
+    from nbcli.workflows import split as split_module
+
+    def interrupted(self, parts, handles):
+        handles[0].write(b"x;note;label\n")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(split_module._Csv, "write", interrupted)
+    path, _ = _csv(tmp_path)
+    kept = tmp_path / "kept"
+    kept.mkdir()
+    for out, left in ((tmp_path / "new" / "inner", tmp_path), (kept / "new", kept)):
+        run = nbcli_in_process("split", "-d", path, "--test", "0.2", "--output-dir", out)
+        assert run.returncode == 130, run.stderr
+        # Only what existed before the run is left: the folder made for it is gone.
+        assert sorted(p.name for p in left.iterdir()) == sorted(
+            ["d.csv", "kept"] if left == tmp_path else []
+        )
+    monkeypatch.undo()
+    run = nbcli_in_process("split", "-d", path, "--test", "0.2", "--output-dir", kept / "new")
+    assert run.returncode == 0, run.stderr
+    assert sorted(p.name for p in (kept / "new").iterdir()) == ["d.test.csv", "d.train.csv"]

@@ -258,19 +258,28 @@ def calibrate(
 def refusal(verdict, method: str, data: str, output: str | None) -> str:
     """The one line that says why ``output`` was not written: the cross-fitted
     log-loss before and after, and the margin it missed."""
-    fitted = [c for c in verdict.candidates if c.differences]
+    # The candidate --allow-worse would write, and why the rule refuses it.
+    fitted = [c for c in verdict.candidates if not c.never_written] or [
+        c for c in verdict.candidates if c.differences
+    ]
     best = min(fitted, key=lambda c: c.log_loss)
     d = best.differences["log_loss"]
+    # Candidates that improve but are never written (a temperature run to 0) say so first.
+    unwritable = [c for c in verdict.candidates if c.differences and c.never_written]
     which = (
-        "no calibrator improves"
-        if method == "auto"
-        else f"the {method} calibrator does not improve"
+        f"the {method} calibrator does not improve"
+        if method != "auto"
+        else "no calibrator that can be written improves"
+        if unwritable
+        else "no calibrator improves"
     )
-    worse_brier = best.differences["brier"].lower > 0
-    why = (
-        f"{best.method}: cross-fitted log-loss {verdict.before['log_loss']:.4g} -> "
-        f"{best.log_loss:.4g}, difference {d.value:+.3g} with upper bound {d.upper:+.3g}"
-        + (", Brier score worse" if worse_brier else "")
+    why = "; ".join(
+        [f"{c.method}: not taken, {c.note}" for c in unwritable if c is not best]
+        + [
+            f"{best.method}: cross-fitted log-loss {verdict.before['log_loss']:.4g} -> "
+            f"{best.log_loss:.4g}, difference {d.value:+.3g} with upper bound {d.upper:+.3g}: "
+            f"{best.note}"
+        ]
     )
     hint = (
         "try --method auto, more held-out rows, or refitting the model with more smoothing"

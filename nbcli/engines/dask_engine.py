@@ -42,7 +42,7 @@ from nbcli.engines._reduce import (
     part_statistics,
     tree_pairs,
 )
-from nbcli.errors import NbcliError
+from nbcli.errors import NO_SUCH_FILE, NbcliError
 
 
 class _Failed:
@@ -234,6 +234,22 @@ def _machine_workers() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # not on Linux
         return max(1, os.cpu_count() or 1)
+
+
+def _input_path(part: Any) -> str | None:
+    # The input a part's task opens: the path, or the first of (input, output).
+    if isinstance(part, tuple) and len(part) == 2:
+        part = part[0]
+    return part if _is_local_path(part) else None
+
+
+def _missing_here(part: Any) -> NbcliError | None:
+    """At the client: the local engine's error for a part whose input does not
+    exist here either (a mistyped path, not a worker that cannot see it)."""
+    path = _input_path(part)
+    if path is None or os.path.exists(path):
+        return None
+    return NbcliError(f"{path}: {NO_SUCH_FILE}")
 
 
 def _visible_then(index: int, part: Any, fn: Callable[..., Any], shared: Any):
@@ -508,7 +524,7 @@ class DaskEngine:
             for i, part in enumerate(parts)
         ]
 
-    def _tree(self, futures: list, combine: Callable[[Any, Any], Any]):
+    def _tree(self, futures: list, combine: Callable[[Any, Any], Any], parts: Sequence[Any]):
         """Merge ``futures`` on the workers along the fixed tree; the result, at the client."""
         client = self.client
         current = futures
@@ -527,7 +543,8 @@ class DaskEngine:
             client.cancel(futures + current)
             raise
         if isinstance(result, _Failed):
-            raise result.error
+            missing = _missing_here(parts[result.index]) if result.index >= 0 else None
+            raise missing or result.error
         return result
 
     def fit_statistics(
@@ -564,7 +581,7 @@ class DaskEngine:
         if not parts:
             return None
         futures = self._submit_parts(_read_statistics, parts, read_part, estimator)
-        return self._tree(futures, merge_optional)
+        return self._tree(futures, merge_optional, parts)
 
     def map_write(
         self, parts: Sequence[Any], fn: Callable[..., Any], shared: Any = None
@@ -601,13 +618,18 @@ class DaskEngine:
             for i, part in enumerate(parts)
         ]
         try:
-            return client.gather(futures)
+            outcomes = client.gather(futures)
         except BaseException:
             client.cancel(futures)
             raise
+        for outcome in outcomes:
+            missing = _missing_here(outcome.part) if outcome.error is not None else None
+            if missing is not None:
+                outcome.error = str(missing)
         # The broadcast model is released with the last reference to its
         # future; cancelling it explicitly races with the release of the
         # tasks that used it (a scheduler assertion in distributed).
+        return outcomes
 
     def sum_over_parts(
         self, parts: Sequence[Any], fn: Callable[..., Any], shared: Any = None
@@ -630,4 +652,4 @@ class DaskEngine:
         client = self.client
         (shared_future,) = client.scatter([shared], broadcast=True, hash=False)
         futures = self._submit_parts(fn, parts, shared_future)
-        return self._tree(futures, add)
+        return self._tree(futures, add, parts)

@@ -12,7 +12,7 @@ import csv
 import zipfile
 import zlib
 
-from nbcli.errors import NbcliError
+from nbcli.errors import NO_SUCH_FILE, NbcliError
 
 __all__ = [
     "fail",
@@ -138,7 +138,7 @@ def error_from_exception(exc: BaseException, display: str) -> NbcliError:
             f"is not UTF-8 text{_where_not_utf8(display)}; save it with UTF-8 encoding and try again",
         )
     if isinstance(exc, FileNotFoundError):
-        return fail(display, "no such file; check the path")
+        return fail(display, NO_SUCH_FILE)
     if isinstance(exc, IsADirectoryError):
         return fail(
             display,

@@ -23,6 +23,8 @@ is cheap. An empty file is an output of every kind (it holds nothing to lose).
 from __future__ import annotations
 
 import contextlib
+import csv
+import io
 import json
 import os
 import stat
@@ -100,13 +102,20 @@ def _is_predictions_layout(names: list[str]) -> bool:
 
 
 def _csv_header_is_predictions(head: bytes) -> bool:
-    line = head.split(b"\n", 1)[0].rstrip(b"\r")
+    # The header is read as CSV, so a quoted name ("proba_a,b" for a label
+    # holding the delimiter, a quote or a line break) is one column.
     try:
-        text = line.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        return False
+        text = head.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        if exc.start < len(head) - 3:  # not merely a character cut at the end of the head
+            return False
+        text = head[: exc.start].decode("utf-8-sig")
     for delimiter in _DELIMITERS:
-        names = [name.strip().strip('"').strip() for name in text.split(delimiter)]
+        try:
+            row = next(csv.reader(io.StringIO(text, newline=""), delimiter=delimiter), [])
+        except csv.Error:
+            continue
+        names = [name.strip() for name in row]
         if "prediction" in names:
             return _is_predictions_layout(names)
     return False

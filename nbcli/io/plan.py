@@ -220,6 +220,12 @@ def _choose_target(named: list[str], opts: DataRequest, display: str, unknown):
         | set(opts.drop or [])
     )
     candidates = [c for c in named if c not in taken]
+    if not candidates and hint is not None:
+        raise fail(
+            display,
+            f"has no column {quote_names([hint])}, the target the model was fitted with; the "
+            f"columns are: {quote_names(named)}; give --target COLUMN if it has another name here",
+        )
     if not candidates:
         raise fail(
             display,

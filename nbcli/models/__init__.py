@@ -8,7 +8,12 @@
 NumPy and SciPy only: no file I/O, no printing.
 """
 
-from nbcli.models._base import BayesClassifier, NotFittedError, UndeterminedError
+from nbcli.models._base import (
+    BayesClassifier,
+    NoObservedValueError,
+    NotFittedError,
+    UndeterminedError,
+)
 from nbcli.models._logspace import log_normalise
 from nbcli.models._stats import ClassCounts, ClassMoments, ClassScatter, PooledScatter
 from nbcli.models._table_stats import CategoryCounts, MixedStats, ObservedCounts, ObservedMoments
@@ -51,5 +56,6 @@ __all__ = [
     "PooledScatter",
     "QuadraticDiscriminantAnalysis",
     "UndeterminedError",
+    "NoObservedValueError",
     "log_normalise",
 ]

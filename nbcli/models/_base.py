@@ -694,3 +694,22 @@ class UndeterminedError(ValueError):
     and scoring raises it, with the reason, until they do. ``fit``,
     ``fit_chunks`` and ``from_stats`` raise it at once, as any ``ValueError``.
     """
+
+
+class NoObservedValueError(UndeterminedError):
+    """A class has no observed value in a column whose distribution needs one
+    (a Gaussian mean and variance, a Poisson rate).
+
+    Attributes
+    ----------
+    feature : int
+        The column, as an index of the model's input, so that a caller can
+        name it and say how to leave it out.
+    """
+
+    def __init__(self, message: str, feature: int):
+        super().__init__(message)
+        self.feature = feature
+
+    def __reduce__(self):
+        return (type(self), (str(self), self.feature))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from nbcli.models._base import BayesClassifier, UndeterminedError
+from nbcli.models._base import BayesClassifier, NoObservedValueError, UndeterminedError
 from nbcli.models._indicative import GAUSSIAN_DEFINITION, gaussian_divergences
 from nbcli.models._projection import Projected
 from nbcli.models._sklearn_api import NaiveBayesAPI
@@ -324,10 +324,11 @@ class GaussianNB(Projected, NaiveBayesAPI, BayesClassifier):
         unobserved = present[:, None] & (cell_count <= 0)
         if unobserved.any():
             k, j = np.argwhere(unobserved)[0]
-            raise ValueError(
+            raise NoObservedValueError(
                 f"{feature_label(self, int(j))} has no observed value in class "
                 f"{label_text(self.classes_[k])}; "
-                "a mean and variance need at least one"
+                "a mean and variance need at least one",
+                int(j),
             )
         with np.errstate(divide="ignore", invalid="ignore"):
             var = np.where(cell_count > 0, st.m2 / cell_count, 0.0)

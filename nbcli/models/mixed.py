@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from nbcli.models import _text_term, _value_table
-from nbcli.models._base import BayesClassifier, UndeterminedError
+from nbcli.models._base import BayesClassifier, NoObservedValueError, UndeterminedError
 from nbcli.models._indicative import TEXT_WORD_DEFINITION, log_probability_ratios
 from nbcli.models._table_stats import MixedStats, pooled_moments
 from nbcli.models._text_term import TextColumns, TextRows
@@ -709,9 +709,10 @@ class MixedNB(TextColumns, BayesClassifier):
         empty = live[:, None] & (count <= 0)
         if empty.any():
             k, jj = np.argwhere(empty)[0]
-            raise UndeterminedError(
+            raise NoObservedValueError(
                 f"{kind} {feature_label(self, int(columns[jj]))} has no observed value "
-                f"in class {label_text(self.classes_[k])}"
+                f"in class {label_text(self.classes_[k])}",
+                int(columns[jj]),
             )
 
     def _finalize_poisson(self, st, lay, alpha):
@@ -864,9 +865,10 @@ class MixedNB(TextColumns, BayesClassifier):
         empty = live[:, None] & (count <= 0)
         if empty.any():
             k, jj = np.argwhere(empty)[0]
-            raise UndeterminedError(
+            raise NoObservedValueError(
                 f"Gaussian {feature_label(self, int(lay.gaussian[jj]))} has no observed value "
-                f"in class {label_text(self.classes_[k])}; a mean and variance need at least one"
+                f"in class {label_text(self.classes_[k])}; a mean and variance need at least one",
+                int(lay.gaussian[jj]),
             )
         flat = live[:, None] & (var <= 0)
         if flat.any():

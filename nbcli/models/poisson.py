@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from nbcli.models._base import BayesClassifier, UndeterminedError
+from nbcli.models._base import BayesClassifier, NoObservedValueError
 from nbcli.models._sklearn_api import NaiveBayesAPI
 from nbcli.models._table_stats import ObservedCounts
 from nbcli.models._validation import DataValueError, label_text
@@ -140,9 +140,10 @@ class PoissonNB(NaiveBayesAPI, BayesClassifier):
         empty = live[:, None] & (st.observed_count <= 0)
         if empty.any():
             k, j = np.argwhere(empty)[0]
-            raise UndeterminedError(
+            raise NoObservedValueError(
                 f"{feature_label(self, int(j))} has no observed value in class "
-                f"{label_text(self.classes_[k])}; a rate needs at least one"
+                f"{label_text(self.classes_[k])}; a rate needs at least one",
+                int(j),
             )
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             rate = np.where(st.observed_count > 0, (st.feature_count + a) / st.observed_count, 1.0)

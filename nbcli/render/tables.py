@@ -632,9 +632,10 @@ def verdict_table(verdict) -> list:
         if c.note and not c.accepted:
             mark += f" ({c.note})"
         t.add_row(c.method, *cells, _num(c.ece), _num(c.mce), mark)
-    chosen = (
-        f"Chosen: {verdict.chosen}."
-        if verdict.chosen
-        else "No calibrator passes the rule: only --allow-worse writes one (the best candidate)."
-    )
+    if verdict.chosen:
+        chosen = f"Chosen: {verdict.chosen}."
+    elif any(not c.never_written for c in verdict.candidates):
+        chosen = "None chosen: only --allow-worse writes one (the best candidate)."
+    else:
+        chosen = "None chosen: no candidate can be written, not even with --allow-worse."
     return [t, Text(f"Rule: {verdict.rule}. {chosen}")]

@@ -541,6 +541,11 @@ def paired_differences(
     )
 
 
+#: Why a temperature fitted on rows without an error is never taken or
+#: written: the optimum runs to T = 0, all probabilities 0 or 1.
+CERTAIN_TEMPERATURE = "every calibration row is predicted correctly, so T runs to 0"
+
+
 @dataclass(frozen=True)
 class CalibratorCandidate:
     """One calibration method, judged on its cross-fitted posteriors.
@@ -557,7 +562,7 @@ class CalibratorCandidate:
     accepted : bool
         Whether it passes the verdict's rule.
     note : str or None
-        Why it was left out, when it was.
+        Why it was left out or not accepted, when it was.
     """
 
     method: str
@@ -580,6 +585,12 @@ class CalibratorCandidate:
             "accepted": bool(self.accepted),
             "note": self.note,
         }
+
+    @property
+    def never_written(self) -> bool:
+        """Not fitted, or a temperature that makes every prediction certain:
+        not even ``--allow-worse`` writes it."""
+        return not self.differences or self.note == CERTAIN_TEMPERATURE
 
 
 VERDICT_RULE = (

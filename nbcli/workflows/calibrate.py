@@ -327,6 +327,7 @@ def _judge(mf, scored: tuple, *, methods, explicit, folds, data, settings, repor
     from nbcli.calibration import CALIBRATORS, TemperatureScaling, cross_fit
     from nbcli.reports.metrics import brier_per_row, log_loss_per_row
     from nbcli.reports.reliability import (
+        CERTAIN_TEMPERATURE,
         CalibrationVerdict,
         CalibratorCandidate,
         paired_differences,
@@ -380,10 +381,9 @@ def _judge(mf, scored: tuple, *, methods, explicit, folds, data, settings, repor
             confidence=settings["confidence"],
             seed=settings["seed"],
         )
-        note = rejection(differences)
+        # Checked before the rule, so that such a temperature is never "chosen".
+        note = CERTAIN_TEMPERATURE if certain else rejection(differences)
         ok = note is None
-        if certain and not explicit:
-            ok, note = False, "every calibration row is predicted correctly, so T runs to 0"
         candidates.append(CalibratorCandidate(method, **values, differences=differences,
                                               accepted=ok, note=note))  # fmt: skip
         fits[method] = _Fit(method, calibrator, cross_fitted, certain)
@@ -423,23 +423,31 @@ def _cannot_fit(method: str, mf, y_idx, data: str) -> str | None:
 
 
 def _refusal(verdict, method: str, allow_worse: bool = False) -> str:
-    """The warning of a verdict that accepts no calibrator; with
-    ``allow_worse`` it says that the calibrated model is written anyway."""
+    """The warning of a verdict that accepts no calibrator, saying why each
+    fitted candidate is not taken; with ``allow_worse`` it says that the
+    calibrated model is written anyway."""
     shown = []
     for c in verdict.candidates:
         if c.differences:
             d = c.differences["log_loss"]
             shown.append(
                 f"{c.method} {verdict.before['log_loss']:.4g} -> {c.log_loss:.4g} "
-                f"(difference {d.value:+.3g}, interval up to {d.upper:+.3g})"
+                f"(difference {d.value:+.3g}, interval up to {d.upper:+.3g}): {c.note}"
             )
-    which = (
-        "no calibrator improves"
-        if method == "auto"
-        else f"the {method} calibrator does not improve"
-    )
+    if any(c.differences and c.never_written for c in verdict.candidates):
+        which = (
+            "no calibrator is taken"
+            if method == "auto"
+            else f"the {method} calibrator is not taken"
+        )
+    else:
+        which = (
+            "no calibrator improves"
+            if method == "auto"
+            else f"the {method} calibrator does not improve"
+        ) + " the cross-fitted log-loss beyond its margin"
     return (
-        f"{which} the cross-fitted log-loss beyond its margin"
+        which
         + (f" ({'; '.join(shown)})" if shown else "")
         + (
             "; the calibrated model is written anyway, because of --allow-worse"

@@ -280,10 +280,10 @@ class FoldStatistics:
                     stats, self.classes.copy(), given, self._n_features(stats)
                 )
         except ValueError as exc:
-            from nbcli.workflows.train import _named
+            from nbcli.workflows.train import _named, remedy
 
             # Fold models carry no column names: name the columns as fit does.
-            named = _named(str(exc), self.feature_names)
+            named = _named(str(exc), self.feature_names) + remedy(exc, est, self.feature_names)
             raise NbcliError(f"{self.path}: {where}: {named}") from None
         for w in caught:
             seen = self._model_warnings.setdefault(str(w.message), [])

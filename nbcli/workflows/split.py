@@ -17,6 +17,7 @@ import csv
 import gzip
 import os
 import stat
+import tempfile
 import types
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
@@ -123,7 +124,8 @@ def split(
         Seed of the shuffle that picks the rows: the same seed, the same split.
     output_dir : path
         Folder the parts are written to (see :func:`output_paths`), made
-        (with its parents) when it does not exist.
+        (with its parents) when it does not exist, just before the parts are
+        written; removed again if writing them fails or is interrupted.
     force : bool
         Replace existing outputs that are not earlier splits of the same
         kind of data (see below).
@@ -159,18 +161,14 @@ def split(
         pass  # a store has no folders to make: the objects' names hold the prefix
     elif os.path.exists(output_dir) and not os.path.isdir(output_dir):
         raise NbcliError(f"--output-dir {output_dir}: is a file, not a folder")
-    try:
-        # As `predict --output-dir` does: a folder named for the parts is made.
-        if not is_url(os.fspath(output_dir)):
-            os.makedirs(output_dir, exist_ok=True)
-    except OSError as exc:
-        raise NbcliError(
-            f"--output-dir {output_dir}: cannot create the folder ({exc.strerror or exc})"
-        ) from None
-    check_outputs(
-        [(f"--output-dir ({part})", path) for part, path in outputs.items()],
-        [("--data", data)],
-    )
+    # As `predict --output-dir` does, a missing folder is made, but only for
+    # the writing: a split that fails or is interrupted leaves none behind.
+    made = [] if is_url(os.fspath(output_dir)) else _folders_to_make(output_dir)
+    if not made:
+        check_outputs(
+            [(f"--output-dir ({part})", path) for part, path in outputs.items()],
+            [("--data", data)],
+        )
     source = Source(data)
     opts = DataRequest(
         target=request.target,
@@ -210,7 +208,7 @@ def split(
     except ValueError as exc:
         raise NbcliError(f"{source.display}: {exc}") from None
     # All parts replace their files together: never a new test split beside an old train split.
-    with atomic_group([outputs[p] for p in outputs]) as handles:
+    with _made_for_writing(output_dir, made), atomic_group(list(outputs.values())) as handles:
         fmt.write(parts, handles)
     report = SplitReport(
         data=source.display,
@@ -243,6 +241,53 @@ def split(
             f"{'it' if len(untrained) == 1 else 'them'}"
         )
     return report
+
+
+def _folders_to_make(output_dir) -> list[str]:
+    """The folders, outermost first, that writing into ``output_dir`` makes
+    (none when it exists), checked that they can be made.
+
+    Raises
+    ------
+    NbcliError
+        When the nearest existing folder above is not a folder or refuses a
+        new folder (probed by making and removing one).
+    """
+    made: list[str] = []
+    path = os.path.abspath(output_dir)
+    while not os.path.lexists(path):
+        made.insert(0, path)
+        path = os.path.dirname(path)
+    if made:
+        try:
+            os.rmdir(tempfile.mkdtemp(prefix=".nbcli-probe-", dir=path))
+        except OSError as exc:
+            raise NbcliError(
+                f"--output-dir {output_dir}: cannot create the folder ({exc.strerror or exc})"
+            ) from None
+    return made
+
+
+@contextlib.contextmanager
+def _made_for_writing(output_dir, made: list[str]):
+    """Make the folders ``made`` for the body; remove them again (innermost
+    first, only while empty) when the body fails or is interrupted."""
+    try:
+        if made:
+            os.makedirs(output_dir, exist_ok=True)
+    except OSError as exc:
+        raise NbcliError(
+            f"--output-dir {output_dir}: cannot create the folder ({exc.strerror or exc})"
+        ) from None
+    try:
+        yield
+    except BaseException:
+        for folder in reversed(made):
+            try:
+                os.rmdir(folder)
+            except OSError:
+                break
+        raise
 
 
 def _labels(fmt: _Format, source: Source, opts, delimiter) -> tuple[np.ndarray, np.ndarray, str]:

@@ -209,6 +209,33 @@ def _named(message: str, feature_names) -> str:
     return re.sub(r"\bx(\d+)\b", name, message)
 
 
+def remedy(exc: BaseException, estimator, feature_names) -> str:
+    """What to do about a model error that names a column, as the end of its
+    line (``""`` when there is nothing to add): a column in which a class has
+    no observed value is left out with ``--drop``, or read as categorical
+    (by this model where it takes a distribution per column, else by one that does)."""
+    from nbcli.models import NoObservedValueError
+
+    names = list(feature_names)
+    if not isinstance(exc, NoObservedValueError) or not 0 <= exc.feature < len(names):
+        return ""
+    name = names[exc.feature]
+    drop = f": leave the column out with --drop {name}"
+    kinds = getattr(type(estimator), "feature_kinds", ())
+    if len(kinds) > 1 and "categorical" in kinds:
+        return f"{drop}, or read it as categorical with --column {name}=categorical"
+    from nbcli.models.registry import model_classes
+
+    # A model of both kinds reads such a column as categories (a class
+    # without a value in it gets the smoothed counts).
+    both = [
+        model
+        for model, cls in model_classes().items()
+        if {"gaussian", "categorical"} <= set(cls.feature_kinds)
+    ]
+    return drop + (f", or fit --model {both[0]} with --column {name}=categorical" if both else "")
+
+
 def _model_warnings(path: str, caught, feature_names) -> list[str]:
     """Warnings the model gave when its statistics became parameters, as
     report lines naming the columns (LDA's collinear directions)."""
@@ -590,7 +617,8 @@ def finish_training(
                 )
             estimator.finalize()
     except ValueError as exc:
-        raise NbcliError(f"{path}: {_named(str(exc), feature_names)}") from None
+        named = _named(str(exc), feature_names) + remedy(exc, estimator, feature_names)
+        raise NbcliError(f"{path}: {named}") from None
     warnings.extend(_model_warnings(path, caught, feature_names))
     check_finite_parameters(path, estimator)
     warnings.extend(smoothing_warnings(path, estimator, feature_names))
