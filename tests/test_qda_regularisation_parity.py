@@ -160,9 +160,9 @@ def test_sklearn_eigen_solver_leaves_reg_param_out_and_nbcli_does_not(name, shri
         got, _formula_proba(Xtr, ytr, Xte, shrinkage, 0.1), rtol=0, atol=ATOL
     )
     if plain is not None:
-        # reg_param=0.1 moves the posteriors well beyond the tolerance, so
-        # the two pins above are distinct statements.
-        assert np.abs(got - plain).max() > 1e-3
+        # reg_param=0.1 moves some posterior by more than 0.1 (the figure in
+        # docs/guide/comparison.md), so the two pins above are distinct.
+        assert np.abs(got - plain).max() > 0.1
 
 
 @pytest.mark.parametrize("solver", ["lsqr", "eigen"])
