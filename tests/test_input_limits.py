@@ -4,13 +4,12 @@ time it guards is taken."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 
 import numpy as np
-import json
-
 import pytest
 
 from tests.conftest import assert_one_error_line, nbcli_in_process
