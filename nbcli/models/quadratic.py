@@ -73,7 +73,10 @@ class QuadraticDiscriminantAnalysis(Projected, _DiscriminantBase):
         Ledoit-Wolf intensity of each class on standardised features).
     priors : array-like of shape (n_classes,), optional
     reg_param : float in [0, 1], default=0.0
-        Applied after any shrinkage.
+        Applied after any shrinkage, ``(1 - reg_param) Sigma_k + reg_param I``,
+        with either solver. (For a fixed shrinkage the order does not matter.)
+        scikit-learn 1.9 applies it only in its ``svd`` solver, which takes
+        no shrinkage; its ``eigen`` solver leaves it out.
     covariance_method : {"mle", "moment"}, default="mle"
         The divisor of each class covariance: ``n_k`` (maximum likelihood,
         as scikit-learn) or ``n_k - 1`` (unbiased, MASS's default ``method =
