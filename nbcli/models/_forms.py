@@ -14,7 +14,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["AffineForm", "CategoryForm", "CompositeForm", "DiagonalGaussianForm", "QuadraticForm"]
+__all__ = [
+    "AffineForm",
+    "CategoryForm",
+    "CompositeForm",
+    "DiagonalGaussianForm",
+    "IntervalForm",
+    "NoForm",
+    "QuadraticForm",
+]
 
 
 @dataclass(frozen=True)
@@ -109,3 +117,31 @@ class QuadraticForm:
     means: np.ndarray
     whiten: np.ndarray
     const: np.ndarray
+
+
+@dataclass(frozen=True)
+class IntervalForm:
+    """``jll = sum over columns j of log_prob[:, offset_j + v_j(x_j)]`` with
+    ``v_j(x)`` the number of column ``j``'s cut points below ``x`` (the
+    interval ``cut_{v-1} < x <= cut_v``); a missing cell is left out.
+
+    Attributes
+    ----------
+    cuts : ndarray of shape (n_features, max_cuts)
+        Each column's sorted cut points, padded with ``+inf``.
+    log_prob : ndarray of shape (n_classes, sum(n_intervals))
+        The columns' interval tables, one after another.
+    n_intervals : ndarray of shape (n_features,), int
+    """
+
+    cuts: np.ndarray
+    log_prob: np.ndarray
+    n_intervals: np.ndarray
+
+
+@dataclass(frozen=True)
+class NoForm:
+    """A fitted model whose scoring has no exact form here, and why: a
+    setting named in ``reason`` (one line, what to do instead)."""
+
+    reason: str

@@ -37,7 +37,7 @@ from nbcli.models.hyperparameters import (
     var_smoothing,
     var_smoothing_scale,
 )
-from nbcli.models.poisson import poisson_terms, refuse_negative
+from nbcli.models.poisson import poisson_form, poisson_terms, refuse_negative
 
 COLUMN_TYPES = (
     "gaussian",
@@ -371,6 +371,8 @@ class MixedNB(TextColumns, BayesClassifier):
             CategoryForm,
             CompositeForm,
             DiagonalGaussianForm,
+            IntervalForm,
+            NoForm,
         )
 
         self._check_fitted()
@@ -394,6 +396,20 @@ class MixedNB(TextColumns, BayesClassifier):
             parts.append((lay.bernoulli, form))
         if lay.multinomial.size:
             parts.append((lay.multinomial, AffineForm(self.multinomial_log_prob_, zero)))
+        if lay.poisson.size:
+            parts.append((lay.poisson, poisson_form(self.poisson_rate_, self._log_rate, zero)))
+        if lay.kernel.size:
+            return NoForm(
+                "kernel columns (column type kernel) are not written to ONNX: their density "
+                "sums over every training value; use gaussian or discretized columns to export"
+            )
+        if lay.discretized.size:
+            width = max([c.size for c in self.cut_points_] + [0])
+            cuts = np.full((lay.discretized.size, width), np.inf)
+            for jj, c in enumerate(self.cut_points_):
+                cuts[jj, : c.size] = c
+            form = IntervalForm(cuts, self._int_log_prob[:, :-1], self._n_int)
+            parts.append((lay.discretized, form))
         if lay.vocabulary_sizes:
             # The text columns' word counts follow the table's columns.
             words = np.arange(lay.n_table, lay.n_table + sum(lay.vocabulary_sizes))
