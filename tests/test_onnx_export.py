@@ -307,19 +307,27 @@ def test_every_column_kind_is_exported_or_refused_by_name(name, kind, tmp_path):
     columns = ",".join(f"{n}={kind}" for n in names[2:])
     ok("fit", "-m", name, "-d", tmp_path / "train.csv", "--target", "label", "-o", model,
        "--column", columns)  # fmt: skip
-    refusal = export_or_refusal(model, graph)
-    if refusal is not None:
-        assert kind in refusal and not graph.exists()
-        # Documented: a kernel density sums over every training value.
-        assert kind == "kernel"
-        return
+    assert export_or_refusal(model, graph) is None
     unseen = ("--unseen", "ignore") if "unseen" in spec_names(MODELS[name]) else ()
     same_posteriors(graph, model, tmp_path / "rows.csv", tmp_path, *unseen)
+    # Every choice of the kind's own settings: exported exactly, or refused naming it.
+    for spec in MODELS[name].hyperparameters:
+        if spec.kind != "choice" or not spec.flag or kind not in spec.help:
+            continue
+        for option in spec.options:
+            if option == spec.default:
+                continue
+            ok("fit", "-m", name, "-d", tmp_path / "train.csv", "--target", "label",
+               "-o", model, "--column", columns, spec.flag, option, "--force")  # fmt: skip
+            refusal = export_or_refusal(model, tmp_path / "o.onnx")
+            if refusal is None:
+                same_posteriors(tmp_path / "o.onnx", model, tmp_path / "rows.csv", tmp_path)
+            else:
+                assert spec.flag in refusal and option in refusal
+                assert not (tmp_path / "o.onnx").exists()
 
 
-WEIGHTED = sorted(
-    n for n in EXPORTED if MODELS[n].text_statistic not in (None, "bernoulli")
-)
+WEIGHTED = sorted(n for n in EXPORTED if MODELS[n].text_statistic not in (None, "bernoulli"))
 
 
 @pytest.mark.numerical

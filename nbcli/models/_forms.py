@@ -20,6 +20,7 @@ __all__ = [
     "CompositeForm",
     "DiagonalGaussianForm",
     "IntervalForm",
+    "KernelDensityForm",
     "NoForm",
     "QuadraticForm",
 ]
@@ -137,6 +138,26 @@ class IntervalForm:
     cuts: np.ndarray
     log_prob: np.ndarray
     n_intervals: np.ndarray
+
+
+@dataclass(frozen=True)
+class KernelDensityForm:
+    """``jll[k] = sum over present cells j of log sum_i exp(log_weight[j, k, i]
+    - 0.5 ((x_j - centres[j, k, i]) / bandwidth[k, j])**2) - log bandwidth[k, j]
+    - 0.5 log(2 pi)``: a Gaussian kernel density per class and column
+    (:func:`nbcli.models._value_table.kernel_log_density`).
+
+    Attributes
+    ----------
+    centres, log_weight : ndarray of shape (n_features, n_classes, max_centres)
+        Each class's kernel centres and log weights, padded with centre 0
+        and log weight ``-inf``.
+    bandwidth : ndarray of shape (n_classes, n_features)
+    """
+
+    centres: np.ndarray
+    log_weight: np.ndarray
+    bandwidth: np.ndarray
 
 
 @dataclass(frozen=True)
