@@ -10,7 +10,17 @@ graph's metadata), a missing cell as NaN, left out as nbcli leaves it out
 it outputs ``label`` (N,) and ``probabilities`` (N, n_classes), the
 classes in nbcli's order (``classes`` in the metadata). Everything is
 computed in float64 with standard operators (opset 17), so any ONNX
-runtime serves it: ``jll`` from the form, then ``Softmax`` and ``ArgMax``.
+runtime serves it: the TF-IDF weighting of text counts and the model's
+projection (``pca``, ``standardize``) where it has them, ``jll`` from the
+form, then ``Softmax`` and ``ArgMax``. A model that leaves rows with a
+missing cell out (``missing_policy == "drop"``) gives them NaN posteriors.
+
+Every graph is run on synthetic rows before it is returned and compared
+with the model's own posteriors (:func:`check_graph`). That check, rather
+than a list of the settings each form covers, is what keeps a setting added
+later from being exported wrong: settings live in hyperparameters, in the
+text settings and in fitted state (a projection), and a list could only
+name the ones known when it was written.
 """
 
 from __future__ import annotations
@@ -390,9 +400,10 @@ def model_to_onnx(mf) -> bytes:
     Raises
     ------
     NbcliError
-        For a model whose type declares no scoring form, one with text
-        columns or a calibrator (not exported yet), or a missing ``onnx``
-        package.
+        For a model whose type declares no scoring form or whose settings
+        have none (:class:`~nbcli.models._forms.NoForm`, naming the setting),
+        an unknown calibrator, a graph whose posteriors differ from the
+        model's (:func:`check_graph`), or a missing ``onnx`` package.
     """
     onnx = require("onnx", "onnx", "exporting to ONNX")
     from nbcli.calibration import IsotonicCalibration, SigmoidCalibration, TemperatureScaling
