@@ -573,12 +573,16 @@ def check_graph(mf, data: bytes) -> None:
             expected = mf.predict_log_proba(X)
         except ValueError:
             continue  # a value this model does not take: try the rows of zeros
+        # Rows whose posterior nbcli finds undefined (NaN) are not compared.
+        defined = ~np.isnan(expected).any(axis=1)
+        if not defined.any():
+            continue
         got = _run(data, feeds)
         floor = np.log(1e-300)
-        with np.errstate(divide="ignore"):
+        with np.errstate(divide="ignore", invalid="ignore"):
             a = np.maximum(np.log(got), floor)
         b = np.maximum(expected, floor)
-        if a.shape == b.shape and np.allclose(a, b, rtol=1e-6, atol=1e-9):
+        if a.shape == b.shape and np.allclose(a[defined], b[defined], rtol=1e-6, atol=1e-9):
             return
         raise NbcliError(
             f"the ONNX graph of this {mf.model.name} model does not reproduce its posteriors "
