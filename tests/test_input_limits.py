@@ -9,6 +9,8 @@ import subprocess
 import sys
 
 import numpy as np
+import json
+
 import pytest
 
 from tests.conftest import assert_one_error_line, nbcli_in_process
@@ -201,23 +203,32 @@ def test_stop_word_files_are_bounded_in_bytes_and_lines(small):
     assert nbcli_in_process(*base, "--stop-words", small / "few.txt", "-q").returncode == 0
 
 
-@pytest.mark.parametrize("command", ["cv", "tune", "split"])
-def test_several_data_files_are_refused_rather_than_all_but_the_last_ignored(small, command):
+def test_split_refuses_several_data_files_rather_than_ignoring_all_but_the_last(small):
     (small / "e.csv").write_text((small / "d.csv").read_text())
-    extra = {"cv": (), "tune": ("--var-smoothing", "1e-9,1e-8"), "split": ("--test", "0.5")}
-    model = () if command == "split" else ("-m", "gaussian")
     run = nbcli_in_process(
-        command,
-        *model,
-        "-d",
-        small / "d.csv",
-        "-d",
-        small / "e.csv",
-        *extra[command],
-        *(("--output-dir", small / "parts") if command == "split" else ()),
+        "split",
+        *("-d", small / "d.csv", "-d", small / "e.csv", "--test", "0.5"),
+        *("--output-dir", small / "parts"),
     )
     assert_one_error_line(run, "--data: 2 files given", "reads one data file")
     assert not (small / "parts").exists()
+
+
+@pytest.mark.parametrize("command", ["cv", "tune"])
+def test_cv_and_tune_read_every_data_file_never_only_the_last(small, command):
+    # d.csv twice is every row twice: the fold sizes show whether both were read.
+    (small / "e.csv").write_text((small / "d.csv").read_text())
+    n_rows = len((small / "d.csv").read_text().splitlines()) - 1
+    extra = {"cv": (), "tune": ("--var-smoothing", "1e-9,1e-8")}[command]
+    runs = [
+        nbcli_in_process(
+            command, "-m", "gaussian", *data, *extra, "--bootstrap", "0", "--json", "-"
+        )
+        for data in (["-d", small / "d.csv", "-d", small / "e.csv"], ["-d", small / "d.csv"])
+    ]
+    assert all(r.returncode == 0 for r in runs), [r.stderr for r in runs]
+    two, one = (json.loads(r.stdout) for r in runs)
+    assert two["n_samples"] == 2 * one["n_samples"] == 2 * n_rows
 
 
 @pytest.mark.parametrize("command", ["cv", "tune"])

@@ -6,7 +6,7 @@ declares a ``name`` is a model type: adding one is writing its class.
 
 >>> from nbcli.models import registry
 >>> sorted(registry.model_classes())
-['bernoulli', 'categorical', 'complement', 'gaussian', 'lda', 'mixed', 'multinomial', 'qda']
+['bernoulli', 'categorical', 'complement', 'gaussian', 'lda', 'mixed', 'multinomial', 'poisson', 'qda']
 """
 
 from __future__ import annotations
