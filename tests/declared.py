@@ -46,6 +46,12 @@ def _as_kind(column: np.ndarray, kind: str) -> np.ndarray:
     raise AssertionError(f"no test data for feature kind {kind!r}")
 
 
+def of_kind(X: np.ndarray, kind: str) -> np.ndarray:
+    """``X`` (any reals) made into columns of one feature kind ``kind``."""
+    X = np.asarray(X, dtype=float)
+    return np.column_stack([_as_kind(X[:, j], kind) for j in range(X.shape[1])])
+
+
 def as_declared(cls, X: np.ndarray) -> np.ndarray:
     """``X`` (any reals, shape (n_samples, n_features)) made into rows ``cls`` takes."""
     X = np.asarray(X, dtype=float)

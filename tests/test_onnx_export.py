@@ -221,3 +221,218 @@ def test_export_keeps_other_files(tmp_path):
     ok("export", tmp_path / "m.npz", "-o", tmp_path / "m.onnx")  # replaces its own kind
     run = nbcli_in_process("export", tmp_path / "m.npz", "--format", "pmml", "-o", tmp_path / "x")
     assert_one_error_line(run, "--format", "onnx")
+
+
+# -- every setting that changes scoring: exported exactly, or refused in one line --
+
+
+def export_or_refusal(model, graph):
+    """``None`` where the model was exported, else the one ``error:`` line."""
+    run = nbcli_in_process("export", model, "-o", graph, "--quiet")
+    if run.returncode == 0:
+        return None
+    return assert_one_error_line(run, str(model))
+
+
+def same_posteriors(graph, model, data, tmp_path, *extra):
+    label, proba = run_graph(graph, data)
+    expected_labels, expected = nbcli_proba(model, data, tmp_path, *extra)
+    assert proba.shape == expected.shape
+    np.testing.assert_allclose(proba, expected, rtol=0, atol=1e-9)
+    kept = ~np.isnan(expected).any(axis=1)
+    assert kept.sum() >= 0.5 * len(kept)
+    assert [str(v) for v, k in zip(label.tolist(), kept) if k] == [
+        v for v, k in zip(expected_labels, kept) if k
+    ]
+    return proba
+
+
+PROJECTING = sorted(n for n in EXPORTED if {"pca", "standardize"} <= spec_names(MODELS[n]))
+
+
+@pytest.mark.numerical
+@pytest.mark.parametrize("name", PROJECTING)
+@pytest.mark.parametrize(
+    "flags", [("--standardize",), ("--pca", "3"), ("--standardize", "--pca", "0.8")]
+)
+def test_projections_are_part_of_the_graph(name, flags, tmp_path):
+    """Raw wine (columns of very different scales, so standardising matters)."""
+    from sklearn.datasets import load_wine
+
+    X, y = load_wine(return_X_y=True)
+    names = [f"f{j}" for j in range(X.shape[1])]
+    order = np.random.default_rng(1).permutation(len(y))
+    frame = pl.DataFrame({**{n: X[:, j] for j, n in enumerate(names)}, "label": y})
+    frame[order[:120]].write_csv(tmp_path / "train.csv")
+    holes = X[order[120:]].copy()
+    pl.DataFrame({n: holes[:, j] for j, n in enumerate(names)}).write_csv(tmp_path / "rows.csv")
+    model, graph = tmp_path / "m.npz", tmp_path / "m.onnx"
+    ok("fit", "-m", name, "-d", tmp_path / "train.csv", "--target", "label", "-o", model,
+       *flags)  # fmt: skip
+    assert export_or_refusal(model, graph) is None
+    proba = same_posteriors(graph, model, tmp_path / "rows.csv", tmp_path)
+    plain = tmp_path / "plain.npz"
+    ok("fit", "-m", name, "-d", tmp_path / "train.csv", "--target", "label", "-o", plain)
+    ok("export", plain, "-o", tmp_path / "plain.onnx")
+    _, unprojected = run_graph(tmp_path / "plain.onnx", tmp_path / "rows.csv")
+    if "--pca" in flags:  # standardising alone leaves these models' posteriors as they were
+        assert np.abs(proba - unprojected).max() > 1e-6
+
+
+KINDS = sorted(
+    (n, kind)
+    for n in EXPORTED
+    if any(spec.kind == "column_types" for spec in MODELS[n].hyperparameters)
+    for kind in MODELS[n].feature_kinds
+)
+
+
+@pytest.mark.numerical
+@pytest.mark.parametrize(("name", "kind"), KINDS)
+def test_every_column_kind_is_exported_or_refused_by_name(name, kind, tmp_path):
+    """Wine: two Gaussian columns and the others of ``kind``."""
+    from sklearn.datasets import load_wine
+
+    from tests.declared import of_kind
+
+    X, y = load_wine(return_X_y=True)
+    X = (X - X.mean(0)) / X.std(0)
+    X = np.column_stack([X[:, :2], of_kind(X[:, 2:8], kind)])
+    names = [f"f{j}" for j in range(X.shape[1])]
+    order = np.random.default_rng(2).permutation(len(y))
+    frame = pl.DataFrame({**{n: X[:, j] for j, n in enumerate(names)}, "label": y})
+    frame[order[:120]].write_csv(tmp_path / "train.csv")
+    frame[order[120:]].drop("label").write_csv(tmp_path / "rows.csv")
+    model, graph = tmp_path / "m.npz", tmp_path / "m.onnx"
+    columns = ",".join(f"{n}={kind}" for n in names[2:])
+    ok("fit", "-m", name, "-d", tmp_path / "train.csv", "--target", "label", "-o", model,
+       "--column", columns)  # fmt: skip
+    assert export_or_refusal(model, graph) is None
+    unseen = ("--unseen", "ignore") if "unseen" in spec_names(MODELS[name]) else ()
+    same_posteriors(graph, model, tmp_path / "rows.csv", tmp_path, *unseen)
+    # Every choice of the kind's own settings: exported exactly, or refused naming it.
+    for spec in MODELS[name].hyperparameters:
+        if spec.kind != "choice" or not spec.flag or kind not in spec.help:
+            continue
+        for option in spec.options:
+            if option == spec.default:
+                continue
+            ok("fit", "-m", name, "-d", tmp_path / "train.csv", "--target", "label",
+               "-o", model, "--column", columns, spec.flag, option, "--force")  # fmt: skip
+            refusal = export_or_refusal(model, tmp_path / "o.onnx")
+            if refusal is None:
+                same_posteriors(tmp_path / "o.onnx", model, tmp_path / "rows.csv", tmp_path)
+            else:
+                assert spec.flag in refusal and option in refusal
+                assert not (tmp_path / "o.onnx").exists()
+
+
+WEIGHTED = sorted(n for n in EXPORTED if MODELS[n].text_statistic not in (None, "bernoulli"))
+
+
+@pytest.mark.numerical
+@pytest.mark.parametrize("name", WEIGHTED)
+@pytest.mark.parametrize(
+    "flags",
+    [
+        ("--tfidf",),
+        ("--tfidf", "--sublinear-tf", "--tfidf-norm", "l1"),
+        ("--tfidf", "--no-smooth-idf", "--tfidf-norm", "none"),
+    ],
+)
+def test_tfidf_weighting_is_part_of_the_graph(name, flags, tmp_path):
+    """The text input stays the raw counts; the graph weights them."""
+    import json
+
+    from sklearn.feature_extraction.text import CountVectorizer
+
+    from tests.conftest import SAMPLE
+
+    model, graph = tmp_path / "m.npz", tmp_path / "m.onnx"
+    ok("fit", "-m", name, "-d", SAMPLE / "austen_train.csv", "--text", "text", "-o", model,
+       *flags)  # fmt: skip
+    assert export_or_refusal(model, graph) is None
+    session = ort.InferenceSession(str(graph), providers=["CPUExecutionProvider"])
+    meta = session.get_modelmeta().custom_metadata_map
+    settings, terms = json.loads(meta["text"]), json.loads(meta["vocabularies"])["text"]
+    assert settings["weighting"]["scheme"] == "tfidf"
+    vectorizer = CountVectorizer(
+        vocabulary=terms,
+        lowercase=settings["lowercase"],
+        ngram_range=tuple(settings["ngram_range"]),
+        token_pattern=settings["token_pattern"],
+    )
+    docs = pl.read_csv(SAMPLE / "austen_test.csv")["text"].to_list()
+    counts = vectorizer.transform(docs).toarray().astype(np.float64)
+    label, proba = session.run(["label", "probabilities"], {"text": counts})
+    expected_labels, expected = nbcli_proba(model, SAMPLE / "austen_test.csv", tmp_path)
+    np.testing.assert_allclose(proba, expected, rtol=0, atol=1e-9)
+    assert label.tolist() == expected_labels
+    unweighted = tmp_path / "u.npz"
+    ok("fit", "-m", name, "-d", SAMPLE / "austen_train.csv", "--text", "text", "-o", unweighted)
+    ok("export", unweighted, "-o", tmp_path / "u.onnx")
+    plain = ort.InferenceSession(str(tmp_path / "u.onnx"), providers=["CPUExecutionProvider"])
+    assert np.abs(plain.run(["probabilities"], {"text": counts})[0] - proba).max() > 1e-3
+
+
+@pytest.mark.numerical
+@pytest.mark.parametrize("name", EXPORTED)
+def test_non_default_settings_are_exported_or_refused(name, tmp_path):
+    """Every declared hyperparameter away from its default at once."""
+    from sklearn.datasets import load_wine
+
+    from nbcli.io.modelfile import ModelFile, save_model
+    from tests.declared import non_default_params
+
+    cls = MODELS[name]
+    X, y = load_wine(return_X_y=True)
+    X = (X - X.mean(0)) / X.std(0)
+    order = np.random.default_rng(3).permutation(len(y))
+    X, y = X[order], y[order]
+    Xm, _ = fittable(cls, X)
+    params = non_default_params(cls, Xm.shape[1], n_classes=3)
+    if "unseen" in params:
+        params["unseen"] = "ignore"
+    model = cls(**params).fit(Xm[:120], y[:120])
+    names = [f"f{j}" for j in range(Xm.shape[1])]
+    save_model(ModelFile(model=model, feature_names=names), tmp_path / "m.npz")
+    graph = tmp_path / "m.onnx"
+    refusal = export_or_refusal(tmp_path / "m.npz", graph)
+    if refusal is not None:
+        assert not graph.exists()
+        return
+    session = ort.InferenceSession(str(graph), providers=["CPUExecutionProvider"])
+    assert [i.name for i in session.get_inputs()] == ["X"]
+    proba = session.run(["probabilities"], {"X": Xm[120:]})[0]
+    np.testing.assert_allclose(proba, model.predict_proba(Xm[120:]), rtol=0, atol=1e-9)
+
+
+@pytest.mark.parametrize("name", EXPORTED)
+def test_a_graph_that_differs_from_the_model_is_refused(name, tmp_path, monkeypatch):
+    """The check at export: a form whose arrays are 1% off is not written out."""
+    from dataclasses import fields, is_dataclass, replace
+
+    cls = MODELS[name]
+    params, _, _ = wine_table(cls, tmp_path, "int")
+    flags = []
+    for key, value in params.items():
+        if key != "column_types":
+            flags += [f"--{key.replace('_', '-')}", str(value)]
+    model = tmp_path / "m.npz"
+    ok("fit", "-m", name, "-d", tmp_path / "train.csv", "--target", "label", "-o", model, *flags)
+    real = cls.scoring_form
+
+    def off(form):
+        changes = {}
+        for f in fields(form):
+            value = getattr(form, f.name)
+            if isinstance(value, np.ndarray) and value.dtype.kind == "f":
+                changes[f.name] = np.where(np.isfinite(value), value * 1.01 + 0.01, value)
+            elif f.name == "parts":
+                changes[f.name] = tuple((c, off(p)) for c, p in value)
+        return replace(form, **changes) if is_dataclass(form) else form
+
+    monkeypatch.setattr(cls, "scoring_form", lambda self: off(real(self)))
+    run = nbcli_in_process("export", model, "-o", tmp_path / "m.onnx")
+    assert_one_error_line(run, "does not reproduce its posteriors")
+    assert not (tmp_path / "m.onnx").exists()

@@ -10,7 +10,17 @@ graph's metadata), a missing cell as NaN, left out as nbcli leaves it out
 it outputs ``label`` (N,) and ``probabilities`` (N, n_classes), the
 classes in nbcli's order (``classes`` in the metadata). Everything is
 computed in float64 with standard operators (opset 17), so any ONNX
-runtime serves it: ``jll`` from the form, then ``Softmax`` and ``ArgMax``.
+runtime serves it: the TF-IDF weighting of text counts and the model's
+projection (``pca``, ``standardize``) where it has them, ``jll`` from the
+form, then ``Softmax`` and ``ArgMax``. A model that leaves rows with a
+missing cell out (``missing_policy == "drop"``) gives them NaN posteriors.
+
+Every graph is run on synthetic rows before it is returned and compared
+with the model's own posteriors (:func:`check_graph`). That check, rather
+than a list of the settings each form covers, is what keeps a setting added
+later from being exported wrong: settings live in hyperparameters, in the
+text settings and in fitted state (a projection), and a list could only
+name the ones known when it was written.
 """
 
 from __future__ import annotations
@@ -21,8 +31,9 @@ import numpy as np
 
 from nbcli.errors import NbcliError
 from nbcli.io.extras import require
+from nbcli.models._forms import NoForm
 
-__all__ = ["OPSET", "model_to_onnx"]
+__all__ = ["OPSET", "check_graph", "model_to_onnx"]
 
 
 def _builders() -> dict:
@@ -31,10 +42,14 @@ def _builders() -> dict:
         CategoryForm,
         CompositeForm,
         DiagonalGaussianForm,
+        IntervalForm,
+        KernelDensityForm,
         QuadraticForm,
     )
 
     return {
+        KernelDensityForm: lambda *a: _kernel_density(*a),
+        IntervalForm: lambda *a: _intervals(*a),
         AffineForm: lambda *a: _affine(*a),
         DiagonalGaussianForm: lambda *a: _diagonal_gaussian(*a),
         QuadraticForm: lambda *a: _quadratic(*a),
@@ -147,6 +162,44 @@ def _categories(g: _Graph, form, x: str, missing: str) -> str:
     return g.op("ReduceSum", terms, g.const(np.array([1], dtype=np.int64)), keepdims=0)
 
 
+def _intervals(g: _Graph, form, x: str, missing: str) -> str:
+    from nbcli.models._forms import CategoryForm
+
+    cuts = _f64(form.cuts)
+    if cuts.shape[1] == 0:
+        codes = g.op("Mul", x, g.const(_f64(0.0)))  # one interval; NaN stays NaN
+    else:
+        # The number of cut points below x: searchsorted(cuts, x, side="left").
+        rows = g.op("Unsqueeze", x, g.const(np.array([2], dtype=np.int64)))  # (N, d, 1)
+        above = g.op("Cast", g.op("Greater", rows, g.const(cuts[None], "cuts")), to=11)
+        codes = g.op("ReduceSum", above, g.const(np.array([2], dtype=np.int64)), keepdims=0)
+    table = CategoryForm(form.log_prob, form.n_intervals)
+    return _categories(g, table, codes, missing)
+
+
+def _kernel_density(g: _Graph, form, x: str, missing: str) -> str:
+    """Log-sum-exp over the centres with the largest term taken out, as NumPy's
+    evaluation takes it out (a row far from every centre keeps a finite term)."""
+    centres = _f64(form.centres)  # (d, K, M)
+    h = _f64(form.bandwidth).T[:, :, None]  # (d, K, 1)
+    rows = g.op("Unsqueeze", x, g.const(np.array([2, 3], dtype=np.int64)))  # (N, d, 1, 1)
+    z = g.op("Div", g.op("Sub", rows, g.const(centres, "centres")), g.const(h, "bandwidth"))
+    t = g.op(
+        "Add",
+        g.const(_f64(form.log_weight), "log_weight"),
+        g.op("Mul", g.op("Mul", z, z), g.const(_f64(-0.5))),
+    )  # (N, d, K, M)
+    top = g.op("ReduceMax", t, axes=[3], keepdims=1)
+    spread = g.op("Exp", g.op("Sub", t, top))
+    total = g.op("ReduceSum", spread, g.const(np.array([3], dtype=np.int64)), keepdims=0)
+    top = g.op("Squeeze", top, g.const(np.array([3], dtype=np.int64)))
+    shift = -np.log(_f64(form.bandwidth)).T - 0.5 * np.log(2.0 * np.pi)  # (d, K)
+    terms = g.op("Add", g.op("Add", top, g.op("Log", total)), g.const(shift, "log_norm"))
+    axis2 = g.const(np.array([2], dtype=np.int64))
+    terms = g.op("Where", g.op("Unsqueeze", missing, axis2), g.const(_f64(0.0)), terms)
+    return g.op("ReduceSum", terms, g.const(np.array([1], dtype=np.int64)), keepdims=0)
+
+
 def _composite(g: _Graph, form, x: str, missing: str) -> str:
     jll = g.const(_f64(form.log_prior), "log_prior")
     for columns, part in form.parts:
@@ -241,6 +294,42 @@ def _isotonic(g: _Graph, calibrator, jll: str) -> str:
     return g.op("Log", g.op("Div", q, mapped))
 
 
+def _tfidf(g: _Graph, weighting, column: int, counts: str) -> str:
+    """A text column's counts weighted as :meth:`nbcli.text.weighting.TfidfWeighting.transform`
+    weights them: sublinear tf, times idf, then the row over its norm (a zero row kept)."""
+    zero = g.const(_f64(0.0))
+    present = g.op("Greater", counts, zero)
+    tf = counts
+    if weighting.sublinear_tf:
+        # log(0) is never taken where it counts: absent terms stay 0.
+        safe = g.op("Where", present, counts, g.const(_f64(1.0)))
+        tf = g.op("Where", present, g.op("Add", g.op("Log", safe), g.const(_f64(1.0))), zero)
+    idf = _f64(weighting.idf(column))
+    # Only the terms present are weighted (an idf of inf times 0 is no term).
+    idf = np.where(np.isfinite(idf), idf, 0.0)
+    weighted = g.op("Where", present, g.op("Mul", tf, g.const(idf, "idf")), zero)
+    if weighting.norm is None:
+        return weighted
+    axis = g.const(np.array([1], dtype=np.int64))
+    if weighting.norm == "l2":
+        norm = g.op("Sqrt", g.op("ReduceSum", g.op("Mul", weighted, weighted), axis, keepdims=1))
+    else:
+        norm = g.op("ReduceSum", g.op("Abs", weighted), axis, keepdims=1)
+    norm = g.op("Where", g.op("Equal", norm, zero), g.const(_f64(1.0)), norm)
+    return g.op("Div", weighted, norm)
+
+
+def _projected(g: _Graph, projection, x: str) -> str:
+    """Rows as the model sees them: ``((x - centre) / scale) @ components``
+    (:class:`nbcli.models._projection.Projection`); NaN stays NaN."""
+    z = g.op("Sub", x, g.const(_f64(projection.centre), "centre"))
+    if np.any(_f64(projection.scale) != 1.0):
+        z = g.op("Div", z, g.const(_f64(projection.scale), "scale"))
+    if projection.components is not None:
+        z = g.op("MatMul", z, g.const(_f64(projection.components), "components"))
+    return z
+
+
 def _inputs(g: _Graph, mf, onnx) -> tuple[list, str]:
     """The graph's inputs and the float64 matrix (N, d) made from them.
 
@@ -286,12 +375,13 @@ def _inputs(g: _Graph, mf, onnx) -> tuple[list, str]:
         nan = g.const(_f64(np.nan))
         pieces.append(g.op("Where", g.op("Less", as_float, g.const(_f64(0.0))), nan, as_float))
     order = list(mf.text.columns) if mf.text is not None else list(vocabularies)
-    for name in order:
+    weighting = getattr(mf.text, "weighting", None)
+    for j, name in enumerate(order):
         size = len(vocabularies[name])
         inputs.append(
             onnx.helper.make_tensor_value_info(name, onnx.TensorProto.DOUBLE, ["N", size])
         )
-        pieces.append(name)
+        pieces.append(name if weighting is None else _tfidf(g, weighting, j, name))
     return inputs, (pieces[0] if len(pieces) == 1 else g.op("Concat", *pieces, axis=1))
 
 
@@ -310,9 +400,10 @@ def model_to_onnx(mf) -> bytes:
     Raises
     ------
     NbcliError
-        For a model whose type declares no scoring form, one with text
-        columns or a calibrator (not exported yet), or a missing ``onnx``
-        package.
+        For a model whose type declares no scoring form or whose settings
+        have none (:class:`~nbcli.models._forms.NoForm`, naming the setting),
+        an unknown calibrator, a graph whose posteriors differ from the
+        model's (:func:`check_graph`), or a missing ``onnx`` package.
     """
     onnx = require("onnx", "onnx", "exporting to ONNX")
     from nbcli.calibration import IsotonicCalibration, SigmoidCalibration, TemperatureScaling
@@ -326,6 +417,8 @@ def model_to_onnx(mf) -> bytes:
             "score this model with nbcli"
         )
     form = model.scoring_form()
+    if isinstance(form, NoForm):
+        raise NbcliError(form.reason)
     if type(form) not in _BUILDERS or any(
         type(part) not in _BUILDERS for _, part in getattr(form, "parts", ())
     ):
@@ -336,8 +429,23 @@ def model_to_onnx(mf) -> bytes:
     classes = np.asarray(mf.classes)
     g = _Graph(onnx)
     inputs, x = _inputs(g, mf, onnx)
-    missing = g.op("IsNaN", x)
+    holes = g.op("IsNaN", x)
+    projection = getattr(model, "projection_", None)
+    if projection is not None:
+        x = _projected(g, projection, x)
+    missing = g.op("IsNaN", x) if projection is not None else holes
     jll = _BUILDERS[type(form)](g, form, x, missing)
+    if model.missing_policy == "drop":
+        # A row with a missing cell gets NaN posteriors, as nbcli gives it.
+        any_hole = g.op(
+            "ReduceMax",
+            g.op("Cast", holes, to=11),
+            axes=[1],
+            keepdims=1,
+        )
+        jll = g.op(
+            "Where", g.op("Greater", any_hole, g.const(_f64(0.0))), g.const(_f64(np.nan)), jll
+        )
     if mf.calibrator is not None:
         jll = _calibrated(g, mf.calibrator, jll, len(mf.classes))
     g.nodes.append(onnx.helper.make_node("Softmax", [jll], ["probabilities"], axis=1))
@@ -383,7 +491,107 @@ def model_to_onnx(mf) -> bytes:
         meta["vocabularies"] = json.dumps({k: list(v) for k, v in mf.vocabularies.items()})
     onnx.helper.set_model_props(out, meta)
     onnx.checker.check_model(out, full_check=True)
-    return out.SerializeToString()
+    data = out.SerializeToString()
+    check_graph(mf, data)
+    return data
+
+
+def _synthetic_rows(mf, inputs, zeros: bool):
+    """Feeds for the graph's ``inputs`` and the same rows as the model's
+    features: every cell 0 or 1 (a value every column kind takes; category
+    codes and text counts drawn within range), or all 0 with ``zeros``."""
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(0)
+    n = 16
+    columns = {c.get("name"): c for c in (mf.columns or [])}
+    vocabularies = dict(mf.vocabularies or {})
+    order = list(mf.text.columns) if mf.text is not None else list(vocabularies)
+    weighting = getattr(mf.text, "weighting", None)
+
+    def draw(high, shape):
+        return np.zeros(shape) if zeros else rng.integers(0, high, shape).astype(np.float64)
+
+    feeds, table, words = {}, [], []
+    for item in inputs:
+        name = item.name
+        if name == "X":
+            X = draw(2, (n, len(mf.feature_names)))
+            return {"X": X}, X
+        if name in vocabularies and name in order:
+            counts = draw(3, (n, len(vocabularies[name])))
+            feeds[name] = counts
+            j = order.index(name)
+            weighted = counts if weighting is None else weighting.transform(sp.csr_array(counts), j)
+            words.append(np.asarray(sp.csr_array(weighted).toarray(), dtype=np.float64))
+            continue
+        values = columns.get(name, {}).get("categories")
+        if values is None:
+            cell = draw(2, (n, 1))
+            feeds[name] = cell
+            table.append(cell)
+        else:
+            codes = draw(len(values), (n, 1)).astype(np.int64)
+            feeds[name] = np.asarray([str(values[c]) for c in codes.ravel()], dtype=object)[:, None]
+            table.append(codes.astype(np.float64))
+    return feeds, np.hstack(table + words)
+
+
+def _run(data: bytes, feeds: dict) -> np.ndarray:
+    """The graph's ``probabilities`` on ``feeds``: by onnxruntime where it is
+    installed, else by the ``onnx`` package's reference evaluator."""
+    try:
+        import onnxruntime
+    except ImportError:
+        from onnx.reference import ReferenceEvaluator
+
+        outputs: list = list(ReferenceEvaluator(data).run(["probabilities"], feeds))
+        return np.asarray(outputs[0])
+    session = onnxruntime.InferenceSession(data, providers=["CPUExecutionProvider"])
+    return np.asarray(session.run(["probabilities"], feeds)[0])
+
+
+def check_graph(mf, data: bytes) -> None:
+    """Refuse a graph whose posteriors differ from the model's own.
+
+    The graph is run on synthetic rows and its log posteriors compared with
+    :meth:`nbcli.io.modelfile.ModelFile.predict_log_proba` of the same rows
+    (to 1e-6 relative, floored at ``log 1e-300``): a setting that changes
+    scoring but that the graph does not express (one added after this
+    exporter) makes the export fail instead of writing a wrong graph.
+
+    Raises
+    ------
+    NbcliError
+        Where the posteriors differ.
+    """
+    onnx = require("onnx", "onnx", "exporting to ONNX")
+    inputs = onnx.load_from_string(data).graph.input
+    for zeros in (False, True):
+        feeds, X = _synthetic_rows(mf, inputs, zeros)
+        try:
+            expected = mf.predict_log_proba(X)
+        except ValueError:
+            continue  # a value this model does not take: try the rows of zeros
+        # Rows whose posterior nbcli finds undefined (NaN) are not compared.
+        defined = ~np.isnan(expected).any(axis=1)
+        if not defined.any():
+            continue
+        got = _run(data, feeds)
+        floor = np.log(1e-300)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            a = np.maximum(np.log(got), floor)
+        b = np.maximum(expected, floor)
+        if a.shape == b.shape and np.allclose(a[defined], b[defined], rtol=1e-6, atol=1e-9):
+            return
+        raise NbcliError(
+            f"the ONNX graph of this {mf.model.name} model does not reproduce its posteriors "
+            "(a setting the exporter does not cover); score this model with nbcli"
+        )
+    raise NbcliError(
+        f"the ONNX graph of this {mf.model.name} model could not be checked against the model "
+        "(it takes no row of 0/1 values); score this model with nbcli"
+    )
 
 
 _BUILDERS = _builders()

@@ -14,7 +14,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["AffineForm", "CategoryForm", "CompositeForm", "DiagonalGaussianForm", "QuadraticForm"]
+__all__ = [
+    "AffineForm",
+    "CategoryForm",
+    "CompositeForm",
+    "DiagonalGaussianForm",
+    "IntervalForm",
+    "KernelDensityForm",
+    "NoForm",
+    "QuadraticForm",
+]
 
 
 @dataclass(frozen=True)
@@ -109,3 +118,51 @@ class QuadraticForm:
     means: np.ndarray
     whiten: np.ndarray
     const: np.ndarray
+
+
+@dataclass(frozen=True)
+class IntervalForm:
+    """``jll = sum over columns j of log_prob[:, offset_j + v_j(x_j)]`` with
+    ``v_j(x)`` the number of column ``j``'s cut points below ``x`` (the
+    interval ``cut_{v-1} < x <= cut_v``); a missing cell is left out.
+
+    Attributes
+    ----------
+    cuts : ndarray of shape (n_features, max_cuts)
+        Each column's sorted cut points, padded with ``+inf``.
+    log_prob : ndarray of shape (n_classes, sum(n_intervals))
+        The columns' interval tables, one after another.
+    n_intervals : ndarray of shape (n_features,), int
+    """
+
+    cuts: np.ndarray
+    log_prob: np.ndarray
+    n_intervals: np.ndarray
+
+
+@dataclass(frozen=True)
+class KernelDensityForm:
+    """``jll[k] = sum over present cells j of log sum_i exp(log_weight[j, k, i]
+    - 0.5 ((x_j - centres[j, k, i]) / bandwidth[k, j])**2) - log bandwidth[k, j]
+    - 0.5 log(2 pi)``: a Gaussian kernel density per class and column
+    (:func:`nbcli.models._value_table.kernel_log_density`).
+
+    Attributes
+    ----------
+    centres, log_weight : ndarray of shape (n_features, n_classes, max_centres)
+        Each class's kernel centres and log weights, padded with centre 0
+        and log weight ``-inf``.
+    bandwidth : ndarray of shape (n_classes, n_features)
+    """
+
+    centres: np.ndarray
+    log_weight: np.ndarray
+    bandwidth: np.ndarray
+
+
+@dataclass(frozen=True)
+class NoForm:
+    """A fitted model whose scoring has no exact form here, and why: a
+    setting named in ``reason`` (one line, what to do instead)."""
+
+    reason: str

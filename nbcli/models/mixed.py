@@ -37,7 +37,7 @@ from nbcli.models.hyperparameters import (
     var_smoothing,
     var_smoothing_scale,
 )
-from nbcli.models.poisson import poisson_terms, refuse_negative
+from nbcli.models.poisson import poisson_form, poisson_terms, refuse_negative
 
 COLUMN_TYPES = (
     "gaussian",
@@ -371,6 +371,9 @@ class MixedNB(TextColumns, BayesClassifier):
             CategoryForm,
             CompositeForm,
             DiagonalGaussianForm,
+            IntervalForm,
+            KernelDensityForm,
+            NoForm,
         )
 
         self._check_fitted()
@@ -394,6 +397,29 @@ class MixedNB(TextColumns, BayesClassifier):
             parts.append((lay.bernoulli, form))
         if lay.multinomial.size:
             parts.append((lay.multinomial, AffineForm(self.multinomial_log_prob_, zero)))
+        if lay.poisson.size:
+            parts.append((lay.poisson, poisson_form(self.poisson_rate_, self._log_rate, zero)))
+        if lay.kernel.size and self.bandwidth == "weka":
+            return NoForm(
+                "kernel columns with --bandwidth weka are not written to ONNX (Weka's sum "
+                "stops at a data-dependent term); use --bandwidth nrd0 or discretized columns"
+            )
+        if lay.kernel.size:
+            width = max(v.size for per_class in self._kernels for v, _ in per_class)
+            shape = (lay.kernel.size, K, width)
+            centres, log_weight = np.zeros(shape), np.full(shape, -np.inf)
+            for jj, per_class in enumerate(self._kernels):
+                for k, (v, w) in enumerate(per_class):
+                    centres[jj, k, : v.size], log_weight[jj, k, : v.size] = v, w
+            kernels = KernelDensityForm(centres, log_weight, self.bandwidth_)
+            parts.append((lay.kernel, kernels))
+        if lay.discretized.size:
+            width = max([c.size for c in self.cut_points_] + [0])
+            cuts = np.full((lay.discretized.size, width), np.inf)
+            for jj, c in enumerate(self.cut_points_):
+                cuts[jj, : c.size] = c
+            intervals = IntervalForm(cuts, self._int_log_prob[:, :-1], self._n_int)
+            parts.append((lay.discretized, intervals))
         if lay.vocabulary_sizes:
             # The text columns' word counts follow the table's columns.
             words = np.arange(lay.n_table, lay.n_table + sum(lay.vocabulary_sizes))

@@ -26,6 +26,16 @@ def poisson_terms(X: np.ndarray, rate: np.ndarray, log_rate: np.ndarray) -> np.n
     return out
 
 
+def poisson_form(rate: np.ndarray, log_rate: np.ndarray, intercept: np.ndarray):
+    """The Poisson terms as an :class:`~nbcli.models._forms.AffineForm`:
+    ``x @ log_rate.T - seen @ rate.T``, written as ``- sum(rate) + missing @
+    rate.T``. ``- log Gamma(x + 1)`` is left out: it is the same for every
+    class, so it changes no posterior."""
+    from nbcli.models._forms import AffineForm
+
+    return AffineForm(log_rate, intercept - rate.sum(axis=1), missing_coef=rate)
+
+
 def refuse_negative(model, X: np.ndarray, columns, row_offset: int = 0, note: str = "") -> None:
     """Refuse a negative (observed) cell of Poisson columns, naming row and column
     (``note`` is added to the message)."""
@@ -154,6 +164,10 @@ class PoissonNB(NaiveBayesAPI, BayesClassifier):
             )
         self.rate_ = rate
         self._log_rate = np.log(rate)
+
+    def scoring_form(self):
+        self._check_fitted()
+        return poisson_form(self.rate_, self._log_rate, self.class_log_prior_)
 
     def learnt_columns(self) -> list[dict]:
         """Per feature, ``{"type": "poisson", "rate"}``: ``lambda_cj``, shape (n_classes,)."""
