@@ -11,7 +11,7 @@ from nbcli.models._base import BayesClassifier, NoObservedValueError, Undetermin
 from nbcli.models._indicative import TEXT_WORD_DEFINITION, log_probability_ratios
 from nbcli.models._table_stats import MixedStats, pooled_moments
 from nbcli.models._text_term import TextColumns, TextRows
-from nbcli.models._validation import DataValueError, label_text
+from nbcli.models._validation import label_text
 from nbcli.models.categorical import (
     category_log_prob,
     category_terms,
@@ -20,8 +20,8 @@ from nbcli.models.categorical import (
     check_min_categories,
     class_log_prior,
     feature_label,
+    refuse_cells,
     unseen_counts,
-    value_text,
 )
 from nbcli.models.discrete import _alpha
 from nbcli.models.gaussian import large_epsilon, smoothing_epsilon
@@ -37,7 +37,7 @@ from nbcli.models.hyperparameters import (
     var_smoothing,
     var_smoothing_scale,
 )
-from nbcli.models.poisson import poisson_form, poisson_terms, refuse_negative
+from nbcli.models.poisson import poisson_form, poisson_rates, poisson_terms, refuse_negative
 
 COLUMN_TYPES = (
     "gaussian",
@@ -605,7 +605,8 @@ class MixedNB(TextColumns, BayesClassifier):
         check_codes(self, X[:, lay.categorical], lay.categorical, row_offset)
         Xb = X[:, lay.bernoulli]
         with np.errstate(invalid="ignore"):
-            self._refuse(
+            refuse_cells(
+                self,
                 Xb,
                 (Xb != 0) & (Xb != 1) & ~np.isnan(Xb),
                 lay.bernoulli,
@@ -613,7 +614,8 @@ class MixedNB(TextColumns, BayesClassifier):
                 "is not 0 or 1: Bernoulli columns take binary values",
             )
             Xm = X[:, lay.multinomial]
-            self._refuse(
+            refuse_cells(
+                self,
                 Xm,
                 Xm < 0,
                 lay.multinomial,
@@ -621,19 +623,6 @@ class MixedNB(TextColumns, BayesClassifier):
                 "is negative: multinomial columns take non-negative counts",
             )
             refuse_negative(self, X[:, lay.poisson], lay.poisson, row_offset)
-
-    def _refuse(self, V, bad, columns, row_offset, what):
-        if not bad.any():
-            return
-        i, jj = (int(v) for v in np.argwhere(bad)[0])
-        j = int(columns[jj])
-        reason = f"value {value_text(V[i, jj])} {what}"
-        raise DataValueError(
-            f"{reason}; found at row {i + row_offset}, {feature_label(self, j)}",
-            i + row_offset,
-            j,
-            reason,
-        )
 
     def unseen_cells(self, X) -> np.ndarray:
         """Per feature, the cells of ``X`` (n_samples, n_features) holding a
@@ -744,15 +733,8 @@ class MixedNB(TextColumns, BayesClassifier):
     def _finalize_poisson(self, st, lay, alpha):
         count, total = st.poisson
         self._unobserved("Poisson", count, lay.poisson)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            rate = np.where(count > 0, (total + alpha) / count, 1.0)
-        if not np.all(np.isfinite(rate)):
-            raise ValueError(
-                f"alpha={alpha:g} is too large: the Poisson rates overflow float64; "
-                "use a smaller alpha (1 is Laplace smoothing)"
-            )
-        self.poisson_rate_ = rate
-        self._log_rate = np.log(rate)
+        self.poisson_rate_ = poisson_rates(total, count, alpha)
+        self._log_rate = np.log(self.poisson_rate_)
 
     def _finalize_values(self, st, lay, alpha):
         points, counts, sizes = st.values
