@@ -49,6 +49,19 @@ def quote_names(names, limit: int = 20) -> str:
     return shown
 
 
+def refuse_missing_model_columns(display: str, wanted, present, listed, listed_as: str) -> None:
+    """Refuse, all at once, the columns of ``wanted`` (the model's features) not
+    in ``present``; the message lists ``listed`` as the table's ``listed_as``."""
+    missing = [c for c in wanted if c not in present]
+    if missing:
+        word = "column" if len(missing) == 1 else "columns"
+        raise fail(
+            display,
+            f"missing {word} {quote_names(missing)} that the model was "
+            f"trained on; the {listed_as} are: {quote_names(listed)}",
+        )
+
+
 def delimiter_name(delimiter: str) -> str:
     """How a delimiter is written in messages (``tab`` for ``\\t``)."""
     return _DELIMITER_NAMES.get(delimiter, repr(delimiter))

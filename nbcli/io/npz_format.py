@@ -12,7 +12,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from nbcli.io.cells import typed_labels, utf8
-from nbcli.io.messages import error_from_exception, fail, quote_names
+from nbcli.io.messages import error_from_exception, fail, quote_names, refuse_missing_model_columns
 from nbcli.io.plan import ColumnPlan
 from nbcli.io.readers import RawChunk, TableReader, register
 from nbcli.io.request import DataRequest
@@ -191,14 +191,7 @@ def _npz_columns(
                 )
             return None
         position = {n: j for j, n in enumerate(names)}
-        missing = [c for c in opts.model_features if c not in position]
-        if missing:
-            word = "column" if len(missing) == 1 else "columns"
-            raise fail(
-                display,
-                f"missing {word} {quote_names(missing)} that the model was "
-                f"trained on; the features are: {quote_names(names)}",
-            )
+        refuse_missing_model_columns(display, opts.model_features, position, names, "features")
         return [position[c] for c in opts.model_features]
     if opts.features is None and not opts.drop:
         return None

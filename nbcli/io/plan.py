@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, replace
 
 from nbcli.io import profile as pf
 from nbcli.io.limits import check_names
-from nbcli.io.messages import fail, missing_mark, quote_names
+from nbcli.io.messages import fail, missing_mark, quote_names, refuse_missing_model_columns
 from nbcli.io.request import DataRequest
 
 __all__ = [
@@ -152,14 +152,7 @@ def plan_columns(columns: list[str], opts: DataRequest, display: str) -> ColumnP
     if opts.model_features is not None:
         # Every missing column of the model at once, before the kinds the
         # model gives some of them are checked one by one.
-        missing = [c for c in opts.model_features if c not in present]
-        if missing:
-            word = "column" if len(missing) == 1 else "columns"
-            raise fail(
-                display,
-                f"missing {word} {quote_names(missing)} that the model was "
-                f"trained on; the columns are: {quote_names(named)}",
-            )
+        refuse_missing_model_columns(display, opts.model_features, present, named, "columns")
     for name, kind in opts.kinds.items():
         unknown([name], f"to read as {kind}")
 
