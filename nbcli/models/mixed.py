@@ -24,7 +24,7 @@ from nbcli.models.categorical import (
     unseen_counts,
 )
 from nbcli.models.discrete import _alpha
-from nbcli.models.gaussian import large_epsilon, smoothing_epsilon
+from nbcli.models.gaussian import StandardisedTerms, large_epsilon, smoothing_epsilon
 from nbcli.models.hyperparameters import (
     Hyperparameter,
     alpha,
@@ -718,15 +718,16 @@ class MixedNB(TextColumns, BayesClassifier):
         self._finalize_poisson(st, lay, alpha)
         self._finalize_values(st, lay, alpha)
 
-    def _unobserved(self, kind, count, columns):
-        """Refuse a column of ``kind`` without an observed value in a class that has rows."""
+    def _unobserved(self, kind, count, columns, why=""):
+        """Refuse a column of ``kind`` without an observed value in a class that
+        has rows (``why`` ends the message)."""
         live = self.stats_.class_count > 0
         empty = live[:, None] & (count <= 0)
         if empty.any():
             k, jj = np.argwhere(empty)[0]
             raise NoObservedValueError(
                 f"{kind} {feature_label(self, int(columns[jj]))} has no observed value "
-                f"in class {label_text(self.classes_[k])}",
+                f"in class {label_text(self.classes_[k])}{why}",
                 int(columns[jj]),
             )
 
@@ -870,14 +871,7 @@ class MixedNB(TextColumns, BayesClassifier):
         with np.errstate(divide="ignore", invalid="ignore"):
             raw = np.where(count > 0, m2 / count, 0.0)
         var = raw + eps
-        empty = live[:, None] & (count <= 0)
-        if empty.any():
-            k, jj = np.argwhere(empty)[0]
-            raise NoObservedValueError(
-                f"Gaussian {feature_label(self, int(lay.gaussian[jj]))} has no observed value "
-                f"in class {label_text(self.classes_[k])}; a mean and variance need at least one",
-                int(lay.gaussian[jj]),
-            )
+        self._unobserved("Gaussian", count, lay.gaussian, "; a mean and variance need at least one")
         flat = live[:, None] & (var <= 0)
         if flat.any():
             k, jj = np.argwhere(flat)[0]
@@ -930,39 +924,12 @@ class MixedNB(TextColumns, BayesClassifier):
         theta_z = (about - centre_ref) / scale
         a = scale**2 / var
         stiff = (a * theta_z**2).max(axis=0, initial=0.0) > 1e6
-        flat = ~stiff
-        self._g_centre = reference + centre_ref
-        self._g_inv_scale = 1.0 / scale
-        self._g_stiff = np.flatnonzero(stiff)
-        self._g_stiff_theta = theta_z[:, stiff].T[None]  # (1, s, K)
-        self._g_stiff_a = -0.5 * a[:, stiff].T[None]
-        self._g_aT = -0.5 * a * flat
-        self._g_bT = theta_z * a * flat
-        # Each column's share of the constant, taken back out for a missing cell.
-        self._g_c_feature = -0.5 * (_LOG_2PI + np.log(var)) - 0.5 * theta_z**2 * a * flat
-        self._g_c = self._g_c_feature.sum(axis=1)
+        self._g_terms = StandardisedTerms.of(reference + centre_ref, scale, theta_z, a, stiff, var)
 
     def _gaussian_scores(self, Xg, missing):
         """``sum_j log N(x_j; theta_cj, var_cj)`` over the Gaussian columns, (n_classes, n_rows);
         ``missing`` (a mask of ``Xg``, or None) leaves those cells out."""
-        Z = Xg - self._g_centre
-        Z *= self._g_inv_scale
-        if missing is not None:
-            Z[missing] = 0.0
-        out = self._g_bT @ Z.T
-        if self._g_stiff.size:
-            D = Z[:, self._g_stiff, None] - self._g_stiff_theta  # (rows, s, K)
-            D *= D
-            D *= self._g_stiff_a
-            if missing is not None:
-                D[missing[:, self._g_stiff]] = 0.0
-            out += D.sum(axis=1).T
-        Z *= Z
-        out += self._g_aT @ Z.T
-        out += self._g_c[:, None]
-        if missing is not None:
-            out -= self._g_c_feature @ missing.T.astype(np.float64)
-        return out
+        return self._g_terms.scores(Xg, missing)
 
     # -- scoring ------------------------------------------------------------------
     def joint_log_likelihood_block(self, X):
