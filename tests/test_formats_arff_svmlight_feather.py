@@ -310,6 +310,38 @@ def test_svmlight_fits_the_csv_model(tmp_path, zero_based):
     assert np.mean(np.array(labels_c) == pl.read_csv(csv)["label"].to_numpy()) > 0.8
 
 
+@pytest.mark.numerical
+@pytest.mark.parametrize("zero_based", [True, False])
+def test_svmlight_scoring_file_without_first_or_last_index_reads_them_as_zeros(
+    tmp_path, zero_based
+):
+    # Absent indices are zeros by the format's definition, whether the first
+    # column (which also changes the file's apparent base) or the last.
+    from sklearn.datasets import dump_svmlight_file
+
+    csv, svm = counts_table(zero_based, tmp_path)
+    model = fit(tmp_path, svm, "s", "-m", "multinomial")
+    table = pl.read_csv(csv)
+    features = [c for c in table.columns if c != "label"]
+    zeroed = table.with_columns(pl.lit(0.0).alias(features[0]), pl.lit(0.0).alias(features[-1]))
+    sparse = tmp_path / "zeroed.svm"
+    X = zeroed.select(features).to_numpy()
+    dump_svmlight_file(X, zeroed["label"].to_numpy(), str(sparse), zero_based=zero_based)
+    assert f" {0 if zero_based else 1}:" not in sparse.read_text()
+    dense = tmp_path / "zeroed.csv"
+    zeroed.write_csv(dense)
+    labels_c, p_c = proba(model, dense, tmp_path, "pc")
+    labels_s, p_s = proba(model, sparse, tmp_path, "ps")
+    assert labels_s == labels_c
+    np.testing.assert_allclose(p_s, p_c, rtol=0, atol=1e-12)
+    # The first column's zeros count: the posteriors differ from the file's.
+    assert not np.allclose(p_c, proba(model, csv, tmp_path, "full")[1], rtol=0, atol=1e-6)
+    # A CSV file has no such rule: a missing column is refused.
+    zeroed.drop(features[0]).write_csv(dense)
+    run = nbcli_in_process("predict", "-m", model, "-d", dense, "-o", tmp_path / "p.csv")
+    assert_one_error_line(run, "missing column", repr(features[0]))
+
+
 def test_svmlight_errors_are_one_line(tmp_path):
     cases = {
         "qid.svm": ("1 qid:3 1:2\n0 qid:3 2:1\n", ("line 1", "qid")),

@@ -6,7 +6,8 @@ in Python over the values). Feature ``i`` of the file is the column
 ``x{i}``: a file whose indices include 0 is zero-based, any other
 one-based, and a model file stores the names, so a file scored later maps
 its indices to the model's columns whatever its own smallest index. Indices
-absent from a row are 0. A first pass over the file finds the largest
+absent from a row are 0, and so is a model column that no row of a scored
+file uses. A first pass over the file finds the largest
 index (the number of columns); chunks are then handed out as dense blocks
 of ``chunk_size`` rows. ``qid:`` tokens (ranking data) and multi-label
 rows (``1,2``) are refused.
@@ -174,8 +175,13 @@ class SvmlightReader(TableReader):
         first = 0 if smallest == 0 else 1
         names = [f"x{i}" for i in range(first, largest + 1)]
         if opts.model_features is not None:
-            # Matched by name: the model's columns, whatever this file's largest index.
-            width = max([largest, *(_index_of(n) for n in opts.model_features)]) + 1
+            # Matched by name: the model's columns, whatever this file's smallest
+            # and largest index. An index no row uses is a column of zeros by the
+            # format's definition, so a model column absent from the file is 0.
+            model_indices = [i for i in map(_index_of, opts.model_features) if i >= 0]
+            if model_indices:
+                first = min(first, *model_indices)
+            width = max([largest, *model_indices]) + 1
             names = [f"x{i}" for i in range(first, width)]
         columns = _npz_columns(names, len(names), opts, display)
         chosen = names if columns is None else [names[j] for j in columns]
