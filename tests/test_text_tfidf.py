@@ -235,3 +235,23 @@ def test_part_wise_cv_and_text_grids_are_refused_in_one_line(tmp_path):
         "tune", "-m", "multinomial", "-d", parts, "--text", "text", "--min-df", "1,2"
     )
     assert_one_error_line(run, "searched on the counts of one file")
+
+
+def test_a_bad_weighting_value_names_its_flag_or_config_key(tmp_path):
+    out = tmp_path / "m.npz"
+    fit = ("fit", "-m", "multinomial", "-d", TRAIN, "-o", out)
+    run = nbcli_in_process(*fit, "--text", "text", "--tfidf", "--tfidf-norm", "l3")
+    assert_one_error_line(run, "--tfidf-norm must be l2, l1 or none", "'l3'")
+    assert "--text" not in run.stderr
+    cfg = tmp_path / "text.toml"
+    for line, fragments in (
+        ('norm = "l3"', ("[text] norm must be l2, l1 or none", "'l3'")),
+        ('sublinear_tf = "yes"', ("[text] sublinear_tf must be true or false",)),
+    ):
+        cfg.write_text(f'[text]\ncolumns = ["text"]\ntfidf = true\n{line}\n')
+        run = nbcli_in_process(*fit, "--config", cfg)
+        assert_one_error_line(run, "text.toml", *fragments)
+        assert "--text" not in run.stderr
+    # Flags win over the file's keys.
+    run = nbcli_in_process(*fit, "--config", cfg, "--tfidf-norm", "L1", "--sublinear-tf")
+    assert run.returncode == 0, run.stderr

@@ -234,38 +234,44 @@ def text_settings(cfg: dict, config: str | None, options: Mapping[str, Any]):
             max_df=1.0 if max_df is None else parse_df(max_df, "--max-df"),
             max_features=max_features,
             stop_words=None if stop_words is None else read_stop_words(stop_words),
-            weighting=_weighting(table, options),
+            weighting=_weighting(table, options, where),
         )
     except ValueError as exc:
         raise NbcliError(f"--text: {exc}") from None
 
 
-def _weighting(table: dict, options: Mapping[str, Any]):
+def _weighting(table: dict, options: Mapping[str, Any], where: str):
     """The :class:`~nbcli.text.weighting.TfidfWeighting` asked for (flags over
-    the ``[text]`` table), or None for raw counts."""
+    the ``[text]`` table), or None for raw counts; an invalid value is refused
+    naming its flag, or its key of the config file (``where``)."""
     from nbcli.text.weighting import TfidfWeighting
 
     def given(flag_name, key):
         value = options.get(flag_name)
-        return table.get(key) if value is None else value
+        if value is None:
+            return table.get(key), f"{where} {key}"
+        return value, f"--{flag_name.replace('_', '-')}"
 
-    norm = given("tfidf_norm", "norm")
-    sublinear, smooth = given("sublinear_tf", "sublinear_tf"), given("smooth_idf", "smooth_idf")
-    if not given("tfidf", "tfidf"):
+    (norm, norm_from), (sublinear, sublinear_from), (smooth, smooth_from) = (
+        given("tfidf_norm", "norm"),
+        given("sublinear_tf", "sublinear_tf"),
+        given("smooth_idf", "smooth_idf"),
+    )
+    if not given("tfidf", "tfidf")[0]:
         named = [n for n, v in (("--sublinear-tf", sublinear), ("--tfidf-norm", norm)) if v]
         if named or smooth is not None:
             raise NbcliError(f"{named[0] if named else '--smooth-idf'} applies with --tfidf")
         return None
-    if isinstance(norm, str) and norm.strip().lower() == "none":
-        norm = None
-    elif norm is None:
-        norm = "l2"
-    elif isinstance(norm, str):
-        norm = norm.strip().lower()
+    for value, source in ((sublinear, sublinear_from), (smooth, smooth_from)):
+        if value is not None and not isinstance(value, bool):
+            raise NbcliError(f"{source} must be true or false, got {value!r}")
+    spelled = norm.strip().lower() if isinstance(norm, str) else norm
+    if spelled not in ("l2", "l1", "none", None):
+        raise NbcliError(f"{norm_from} must be l2, l1 or none, got {norm!r}")
     return TfidfWeighting(
         smooth_idf=True if smooth is None else smooth,
         sublinear_tf=bool(sublinear),
-        norm=norm,
+        norm="l2" if norm is None else None if spelled == "none" else spelled,
     )
 
 
