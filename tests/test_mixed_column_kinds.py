@@ -240,8 +240,22 @@ def test_too_many_distinct_values_is_an_error_naming_the_column(monkeypatch):
     few = np.round(X[:, :2])
     parts = [MixedNB(column_types=["gaussian", "kernel"]).fit(few[a::2], y[a::2]) for a in (0, 1)]
     monkeypatch.setattr(vt, "MAX_DISTINCT", 5)
-    with pytest.raises(ValueError, match="has 6 distinct values, more than the 5"):
+    with pytest.raises(ValueError, match=r"kernel column 1 has more than 5 distinct values"):
         parts[0].merge(parts[1])
+
+
+@pytest.mark.parametrize("chunk", [[], ["--chunk-size", "40"]])
+def test_cli_too_many_distinct_values_names_the_column(tmp_path, monkeypatch, chunk):
+    # One chunk over the limit, or chunks each under it whose merge is over.
+    from tests.conftest import assert_one_error_line, nbcli_in_process
+
+    monkeypatch.setattr(vt, "MAX_DISTINCT", 20)
+    data = "sample_data/iris_train.csv"
+    args = ("fit", "-m", "mixed", "-d", data, "--column", "sepal_length_cm=kernel", *chunk)
+    run = nbcli_in_process(*args, "-o", tmp_path / "m.npz")
+    assert_one_error_line(
+        run, "iris_train.csv", "kernel column 'sepal_length_cm' has more than 20 distinct values"
+    )
 
 
 # -- every new kind: chunks, parts, statistics --------------------------------------

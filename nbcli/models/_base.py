@@ -146,6 +146,11 @@ class BayesClassifier(BlockScoring, FromStatistics, Parameters):
         cls.model_type = cls.name
 
     # -- the model contract --------------------------------------------------------
+    def merge_statistics(self, a, b):
+        """The statistics of two chunks merged (``a.merge(b)``); a model whose
+        merge can refuse the data overrides this to say so in its own terms."""
+        return a.merge(b)
+
     def accumulate(self, X: np.ndarray, y_idx: np.ndarray, sample_weight, n_classes: int):
         """Sufficient statistics of one chunk of training rows.
 
@@ -487,7 +492,7 @@ class BayesClassifier(BlockScoring, FromStatistics, Parameters):
         # Each distinct label found once among the classes, then every row by its code.
         y_idx = np.searchsorted(self.classes_, labels)[codes]
         chunk = self.accumulate(X, y_idx, w, len(self.classes_))
-        self.stats_ = chunk if first else self.stats_.merge(chunk)
+        self.stats_ = chunk if first else self.merge_statistics(self.stats_, chunk)
 
     def relabel(self, labels) -> BayesClassifier:
         """Replace the class labels, e.g. strings read from a file by their typed values.
@@ -550,7 +555,7 @@ class BayesClassifier(BlockScoring, FromStatistics, Parameters):
         theirs = other.stats_.reindex(
             np.searchsorted(self.classes_, other.classes_), len(self.classes_)
         )
-        self.stats_ = self.stats_.merge(theirs)
+        self.stats_ = self.merge_statistics(self.stats_, theirs)
         self.n_dropped_ = getattr(self, "n_dropped_", 0) + getattr(other, "n_dropped_", 0)
         self._finalize_online()
         return self

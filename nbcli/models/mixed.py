@@ -661,6 +661,12 @@ class MixedNB(TextColumns, BayesClassifier):
         except _value_table.TooManyValuesError as e:
             raise self._too_many_values(e) from None
 
+    def merge_statistics(self, a, b):
+        try:
+            return a.merge(b)
+        except _value_table.TooManyValuesError as e:
+            raise self._too_many_values(e) from None
+
     def _too_many_values(self, e):
         j = int(self._layout.valued[e.column])
         return ValueError(

@@ -48,6 +48,8 @@ def data_error(path: str, exc: ValueError, feature_names, row_offset: int, rows=
             name, value, effect = exc.remedy
             remedy = f"; pass --{name.replace('_', '-')} {value} {effect}"
         return NbcliError(f"{path}: column {col!r}, row {row + 1}: {exc.reason}{remedy}")
+    if feature_names is not None:
+        return NbcliError(f"{path}: {_named(str(exc), feature_names)}")
     return NbcliError(f"{path}: {exc}")
 
 
