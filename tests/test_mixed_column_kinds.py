@@ -390,6 +390,40 @@ def test_cli_refuses_an_unknown_column_kind(tmp_path):
     assert not (tmp_path / "m.npz").exists()
 
 
+@pytest.mark.parametrize(
+    "given",
+    [
+        ["sepal_length_cm=kernel,sepal_length_cm=poisson"],
+        ["sepal_length_cm=kernel", "sepal_length_cm=poisson"],
+    ],
+)
+def test_cli_refuses_a_column_given_two_kinds(tmp_path, given):
+    from tests.conftest import assert_one_error_line, nbcli_in_process
+
+    flags = [a for g in given for a in ("--column", g)]
+    out = tmp_path / "m.npz"
+    run = nbcli_in_process(
+        "fit", "-d", "sample_data/iris_train.csv", "-m", "mixed", *flags, "-o", out
+    )
+    assert_one_error_line(run, "--column sepal_length_cm", "kernel and poisson")
+    assert not out.exists()
+    # The same kind twice says one thing, and is taken.
+    twice = "sepal_length_cm=kernel,sepal_length_cm=kernel"
+    run = nbcli_in_process(
+        "fit",
+        "-d",
+        "sample_data/iris_train.csv",
+        "-m",
+        "mixed",
+        "--column",
+        twice,
+        "-o",
+        out,
+        "--quiet",
+    )
+    assert run.returncode == 0, run.stderr
+
+
 def test_cli_chunks_and_parts_equal_one_fit(tmp_path):
     import pandas as pd
 

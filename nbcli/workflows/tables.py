@@ -91,7 +91,7 @@ def parse_column_types(values) -> dict[str, str]:
     Raises
     ------
     NbcliError
-        For an entry without ``=`` or an unknown type.
+        For an entry without ``=``, an unknown type, or a column given two types.
     """
     if values is None:
         return {}
@@ -117,6 +117,10 @@ def parse_column_types(values) -> dict[str, str]:
             raise NbcliError(
                 f"--column {name}={kind}: unknown column type; choose one of "
                 f"{', '.join(COLUMN_TYPES)}"
+            )
+        if out.get(name, kind) != kind:
+            raise NbcliError(
+                f"--column {name}: given two types, {out[name]} and {kind}; give each column one"
             )
         out[name] = kind
     return out
