@@ -488,3 +488,27 @@ def test_fold_model_warnings_are_warning_lines_naming_the_columns(tmp_path, comm
     assert line.startswith("warning: ") and "folds 0, 1, 2: variables are collinear" in line
     assert "'alpha', 'beta', 'total'" in line
     assert ".py:" not in run.stderr and "x0" not in run.stderr
+
+
+@pytest.mark.parametrize(
+    "args, where",
+    [
+        (("-m", "gaussian", "--pca", "2,2"), "--pca"),
+        (("-m", "multinomial", "--alpha", "0.1,1,0.10"), "--alpha"),
+        (("-m", "gaussian", "--var-smoothing", "lin:1..1:3"), "--var-smoothing"),
+    ],
+)
+def test_tune_refuses_a_grid_value_listed_twice(tmp_path, args, where):
+    run = nbcli_in_process("tune", "-d", "sample_data/iris_train.csv", *args, "-q")
+    assert run.returncode == 2, run.stderr
+    assert run.stderr.startswith(f"error: {where}: the value ") and "listed twice" in run.stderr
+    assert len(run.stderr.strip().splitlines()) == 1
+
+
+def test_tune_refuses_a_config_grid_value_listed_twice(tmp_path):
+    cfg = tmp_path / "grid.toml"
+    cfg.write_text('model = "qda"\n[grid]\nreg_param = [0.1, 0.5, 0.1]\n')
+    run = nbcli_in_process("tune", "-c", cfg, "-d", "sample_data/iris_train.csv", "-q")
+    assert run.returncode == 2
+    assert "grid.toml: [grid] reg_param: the value 0.1 is listed twice" in run.stderr
+    assert len(run.stderr.strip().splitlines()) == 1

@@ -88,7 +88,7 @@ def tune(
     from nbcli.cli.requests import data_request
     from nbcli.errors import NbcliError
     from nbcli.workflows.settings import ScoreSettings, Search
-    from nbcli.workflows.tune import parse_values, tune
+    from nbcli.workflows.tune import parse_values, refuse_repeated_values, tune
 
     common.check_model_outputs(output, json_out, data_list, config, force)
     cfg = read_config(config, tables=("grid",))
@@ -110,6 +110,7 @@ def tune(
             raise NbcliError(
                 f"{where}: expected a list of values or a range such as 'log:1e-3..1:10'"
             )
+        refuse_repeated_values(grid[name], where)
     from nbcli.cli.app import option_order
 
     by_flag = {f.flag: f for f in grid_flags()}
@@ -121,6 +122,7 @@ def tune(
         if name is None:
             raise NbcliError(f"{flag.flag} does not apply to the {estimator.name} model")
         grid[name] = parse_values(given, flag.flag, flag.spec.parse)
+        refuse_repeated_values(grid[name], flag.flag)
     for name in grid:
         params.pop(name, None)
     text_grid = text_opts.text_grid(text.ngram, text.min_df, text.max_df)

@@ -83,6 +83,20 @@ def parse_values(text: str, where: str, parse=None) -> list:
     return out
 
 
+def refuse_repeated_values(values: list, where: str) -> None:
+    """Refuse a grid that lists a value twice (``--pca 2,2``, or a range whose
+    points coincide, as ``lin:1..1:3``): the same setting would be scored twice.
+
+    Raises
+    ------
+    NbcliError
+        Naming ``where`` and the first repeated value.
+    """
+    for i, value in enumerate(values):
+        if value in values[:i]:
+            raise NbcliError(f"{where}: the value {value} is listed twice; list each value once")
+
+
 def _log_points(lo: float, hi: float, n: int) -> list[float]:
     """``n`` points evenly spaced in log scale from ``lo`` to ``hi``.
 
