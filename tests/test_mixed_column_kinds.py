@@ -89,6 +89,24 @@ def test_poisson_columns_equal_r_naivebayes_formula():
     _close(got, want, posterior_tolerance(model, newdata, want))
 
 
+@pytest.mark.parametrize("model", ["poisson", "mixed"])
+def test_poisson_alpha_zero_is_raised_to_the_floor_not_a_zero_rate(model):
+    # As documented: alpha 0 -> 1e-10, so a class that saw only zeros has the
+    # rate 1e-10 / n_c and a positive count a finite, very small log-probability.
+    from nbcli.models import PoissonNB
+
+    X = np.array([[0.0], [0.0], [1.0], [3.0]])
+    y = np.array([0, 0, 1, 1])
+    est = PoissonNB(alpha=0) if model == "poisson" else MixedNB(column_types=["poisson"], alpha=0)
+    est.fit(X, y)
+    x = 2.0
+    rates = np.array([1e-10 / 2, (4 + 1e-10) / 2])
+    want = np.log(0.5) + x * np.log(rates) - rates - gammaln(x + 1)
+    got = est.joint_log_likelihood(np.array([[x]]))[0]
+    assert np.all(np.isfinite(got))
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=0)
+
+
 def test_poisson_cells_must_not_be_negative():
     X, y = _digits_counts(50)
     Z = X.copy()
