@@ -262,18 +262,38 @@ def test_too_many_distinct_values_is_an_error_naming_the_column(monkeypatch):
         parts[0].merge(parts[1])
 
 
-@pytest.mark.parametrize("chunk", [[], ["--chunk-size", "40"]])
-def test_cli_too_many_distinct_values_names_the_column(tmp_path, monkeypatch, chunk):
-    # One chunk over the limit, or chunks each under it whose merge is over.
+@pytest.mark.parametrize(
+    "command, more",
+    [
+        ("fit", []),
+        ("fit", ["--chunk-size", "40"]),
+        ("fit", ["--parts"]),
+        ("cv", ["--bootstrap", "0"]),
+        ("cv", ["--bootstrap", "0", "--chunk-size", "40"]),
+    ],
+)
+def test_cli_too_many_distinct_values_names_the_column(tmp_path, monkeypatch, command, more):
+    # One chunk over the limit, or chunks, folds or parts each under it whose
+    # merge is over.
+    import pandas as pd
+
     from tests.conftest import assert_one_error_line, nbcli_in_process
 
-    monkeypatch.setattr(vt, "MAX_DISTINCT", 20)
+    monkeypatch.setattr(vt, "MAX_DISTINCT", 30)
     data = "sample_data/iris_train.csv"
-    args = ("fit", "-m", "mixed", "-d", data, "--column", "sepal_length_cm=kernel", *chunk)
-    run = nbcli_in_process(*args, "-o", tmp_path / "m.npz")
-    assert_one_error_line(
-        run, "iris_train.csv", "kernel column 'sepal_length_cm' has more than 20 distinct values"
-    )
+    frame = pd.read_csv(data)
+    values = frame["sepal_length_cm"]
+    assert values.nunique() > 30
+    assert all(values.iloc[a : a + 40].nunique() <= 30 for a in range(0, len(values), 40))
+    if more == ["--parts"]:
+        more, data = [], tmp_path / "parts"
+        data.mkdir()
+        for a in range(0, len(frame), 40):
+            frame.iloc[a : a + 40].to_csv(data / f"part{a}.csv", index=False)
+    args = (command, "-m", "mixed", "-d", data, "--column", "sepal_length_cm=kernel", *more)
+    out = ["-o", tmp_path / "m.npz"] if command == "fit" else ["-q"]
+    run = nbcli_in_process(*args, *out)
+    assert_one_error_line(run, "kernel column 'sepal_length_cm' has more than 30 distinct values")
 
 
 # -- every new kind: chunks, parts, statistics --------------------------------------

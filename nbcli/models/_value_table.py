@@ -42,6 +42,19 @@ class TooManyValuesError(ValueError):
         )
 
 
+def too_many_values_message(error: TooManyValuesError, types, names=None) -> str:
+    """``error`` said of its column of the table: ``types`` are the table's
+    column types in order (the kernel and discretized ones are those the
+    error counts among), ``names`` the column names if known."""
+    valued = [j for j, t in enumerate(types) if t in ("kernel", "discretized")]
+    j = valued[error.column]
+    label = f"column {j}" if names is None else f"column {str(names[j])!r}"
+    return (
+        f"{types[j]} {label} has more than {MAX_DISTINCT} distinct values, the most such a "
+        "column may hold; round its values or make it a gaussian column"
+    )
+
+
 def offsets(sizes) -> np.ndarray:
     """Start of each column's values in ``points``, shape (n_columns,)."""
     n = np.asarray(sizes, dtype=np.intp)

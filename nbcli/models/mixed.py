@@ -668,12 +668,8 @@ class MixedNB(TextColumns, BayesClassifier):
             raise self._too_many_values(e) from None
 
     def _too_many_values(self, e):
-        j = int(self._layout.valued[e.column])
-        return ValueError(
-            f"{self._layout.types[j]} {feature_label(self, j)} has more than "
-            f"{_value_table.MAX_DISTINCT} distinct values, the most such a column may hold; "
-            "round its values or make it a gaussian column"
-        )
+        names = getattr(self, "feature_names_in_", None)
+        return ValueError(_value_table.too_many_values_message(e, self._layout.types, names))
 
     def finalize(self):
         lay = self._layout = self._resolve_layout()

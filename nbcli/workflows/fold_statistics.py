@@ -209,7 +209,7 @@ class FoldStatistics:
                 for r, f, rows, X in self.fold_pieces():
                     s = est.accumulate(X, self.codes[rows], None, k)
                     old = self.stats[r][f]
-                    self.stats[r][f] = s if old is None else old.merge(s)
+                    self.stats[r][f] = s if old is None else est.merge_statistics(old, s)
         except ValueError as exc:
             raise data_error(self.path, exc, self.feature_names, 0, rows=rows) from None
 
@@ -243,10 +243,15 @@ class FoldStatistics:
         key = (repeat, leave_out)
         total = self._merged.get(key)
         if total is None:
+            from nbcli.workflows.train import data_error
+
             for f, s in enumerate(self.stats[repeat]):
                 if f == leave_out or s is None:
                     continue
-                total = s.copy() if total is None else total.merge(s)
+                try:
+                    total = s.copy() if total is None else self.estimator.merge_statistics(total, s)
+                except ValueError as exc:  # folds each within a limit, together over it
+                    raise data_error(self.path, exc, self.feature_names, 0) from None
             self._merged[key] = total
         return None if total is None else total.copy()
 

@@ -217,12 +217,21 @@ class PartFit:
             c: v + [x for x in other.categories.get(c, []) if x not in set(v)]
             for c, v in self.categories.items()
         }
-        return PartFit(
-            self.part,
-            merge_optional(
+        from nbcli.models._value_table import TooManyValuesError, too_many_values_message
+
+        try:
+            stats = merge_optional(
                 _recoded(self.stats, self, categories, other.stats),
                 _recoded(other.stats, other, categories, self.stats),
-            ),
+            )
+        except TooManyValuesError as exc:  # parts each within the limit, together over it
+            if self.column_types is None:
+                raise
+            named = too_many_values_message(exc, self.column_types, self.feature_names)
+            raise NbcliError(f"{other.part}: with the parts before it, {named}") from None
+        return PartFit(
+            self.part,
+            stats,
             self.pieces + other.pieces,
             self.target,
             self.feature_names,
