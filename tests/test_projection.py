@@ -379,3 +379,37 @@ def test_mnist_on_50_components(name, accuracy):
     Z = model.projection_.transform(Xt)
     on_ours = _sklearn(name).fit(model.projection_.transform(X.reshape(len(X), -1)), y)
     np.testing.assert_allclose(model.predict_proba(Xt), on_ours.predict_proba(Z), atol=1e-8)
+
+
+@pytest.fixture(scope="module")
+def iris_with_holes(tmp_path_factory):
+    """sample_data/iris_train.csv with two cells blank (in rows 3 and 10)."""
+    import csv
+
+    rows = list(csv.reader(open("sample_data/iris_train.csv", newline="")))
+    rows[3][0] = rows[10][2] = ""
+    path = tmp_path_factory.mktemp("iris") / "iris_na.csv"
+    with open(path, "w", newline="") as f:
+        csv.writer(f).writerows(rows)
+    return path, len(rows) - 1
+
+
+@pytest.mark.parametrize(
+    "command, flags",
+    [
+        ("cv", ["--standardize", "--bootstrap", "0"]),
+        ("cv", ["--pca", "2", "--bootstrap", "0"]),
+        ("tune", ["--pca", "2", "--standardize"]),
+    ],
+)
+def test_cv_and_tune_drop_rows_with_a_missing_cell_under_a_projection(
+    tmp_path, iris_with_holes, command, flags
+):
+    """As fit does: the two rows are left out of every fold, not gathered as NaN."""
+    path, n_rows = iris_with_holes
+    report = tmp_path / "r.json"
+    run = nbcli_in_process(command, "-m", "gaussian", "-d", path, "-k", "3", *flags,
+                           "--json", report, "-q")  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    if command == "cv":
+        assert json.loads(report.read_text())["n_samples"] == n_rows - 2

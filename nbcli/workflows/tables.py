@@ -11,6 +11,7 @@ only where asked.
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -78,6 +79,22 @@ def choose_missing(estimator, missing: str | None) -> str:
             "(it models the features jointly); use --missing drop to skip such rows, or "
             "--missing error"
         )
+    return missing
+
+
+def fold_missing(estimator, missing: str | None) -> str:
+    """:func:`choose_missing` for the fold statistics of ``cv`` and ``tune``.
+
+    A fold's statistics are gathered by the model's ``accumulate``, which
+    does not drop rows as ``fit`` does: where the model with ``ignore`` acts
+    as ``drop`` (under a projection, which mixes or rescales every column),
+    the rows with a missing cell are left out as they are read, and counted.
+    """
+    missing = choose_missing(estimator, missing)
+    if missing == "ignore" and "missing" in estimator.get_params():
+        probe = copy.copy(estimator)
+        probe.missing = "ignore"
+        missing = getattr(probe, "missing_policy", missing)
     return missing
 
 
