@@ -286,6 +286,9 @@ def test_fit_predict_and_inspect_apply_the_projection(tmp_path, digits_npz, digi
         ("-3", "whole number >= 1"),
         ("1.5", "whole number >= 1"),
         ("65", "at most 64"),
+        ("inf", "got 'inf'"),
+        ("1e400", "got '1e400'"),
+        ("nan", "got 'nan'"),
     ],
 )
 def test_bad_pca_values_are_one_line_errors(tmp_path, digits_npz, value, fragment):
@@ -413,3 +416,10 @@ def test_cv_and_tune_drop_rows_with_a_missing_cell_under_a_projection(
     assert run.returncode == 0, run.stderr
     if command == "cv":
         assert json.loads(report.read_text())["n_samples"] == n_rows - 2
+
+
+def test_a_tune_grid_with_an_infinite_pca_is_a_one_line_error(digits_npz):
+    run = nbcli_in_process("tune", "-m", "lda", "-d", digits_npz, "--pca", "2,inf")
+    assert run.returncode == 2
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1 and "got 'inf'" in lines[0], run.stderr
