@@ -423,3 +423,18 @@ def test_a_tune_grid_with_an_infinite_pca_is_a_one_line_error(digits_npz):
     assert run.returncode == 2
     lines = run.stderr.strip().splitlines()
     assert len(lines) == 1 and "got 'inf'" in lines[0], run.stderr
+
+
+@pytest.mark.parametrize("name", PROJECTED)
+def test_more_components_than_the_rows_support_are_refused_naming_the_limit(digits, name):
+    """20 rows (2 a class): scikit-learn's PCA allows min(rows, features) = 20."""
+    from sklearn.decomposition import PCA
+
+    X, y = digits
+    rows = np.concatenate([np.flatnonzero(y == c)[:2] for c in range(10)])
+    X, y = X[rows], y[rows]
+    with pytest.raises(ValueError):
+        PCA(21, svd_solver="full").fit(X)
+    for pca in (21, 25, 40):
+        with pytest.raises(ValueError, match=f"pca={pca} components, .* at most 20 "):
+            registry.get(name)(pca=pca).fit(X, y)
