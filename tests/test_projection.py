@@ -438,3 +438,34 @@ def test_more_components_than_the_rows_support_are_refused_naming_the_limit(digi
     for pca in (21, 25, 40):
         with pytest.raises(ValueError, match=f"pca={pca} components, .* at most 20 "):
             registry.get(name)(pca=pca).fit(X, y)
+
+
+@pytest.fixture(scope="module")
+def digits_20_npz(tmp_path_factory, digits):
+    """20 rows of digits, 2 a class: more features than rows (collinear, flat components)."""
+    X, y = digits
+    rows = np.concatenate([np.flatnonzero(y == c)[:2] for c in range(10)])
+    path = tmp_path_factory.mktemp("digits20") / "digits20.npz"
+    np.savez(path, X=X[rows], y=y[rows])
+    return path
+
+
+@pytest.mark.parametrize(
+    "name, warning", [("gaussian", "var_smoothing's epsilon"), ("lda", "collinear")]
+)
+@pytest.mark.parametrize("standardize", [[], ["--standardize"]])
+def test_fit_warnings_under_pca_name_components_not_columns(
+    tmp_path, digits_20_npz, name, warning, standardize
+):
+    run = nbcli_in_process("fit", "-m", name, "-d", digits_20_npz, "--pca", "20", *standardize,
+                           "-o", tmp_path / "m.npz", "-q")  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    lines = [line for line in run.stderr.splitlines() if warning in line]
+    assert lines, run.stderr
+    for line in lines:
+        assert "'pc1'" in line or "'pc20'" in line, line
+        assert "'x0'" not in line and "'x19'" not in line, line
+        assert "categorical" not in line, line  # no column of a component is a category
+    if warning.startswith("var_smoothing"):
+        # --standardize is the remedy only where the columns were not standardised.
+        assert ("--standardize puts" in lines[0]) == (not standardize), lines[0]

@@ -94,6 +94,12 @@ class Projection:
             Z /= self.scale
         return Z if self.components is None else Z @ self.components
 
+    @property
+    def component_names(self) -> list[str]:
+        """``pc1``, ``pc2``, ...: what the model's features are called (none without ``pca``)."""
+        n = 0 if self.components is None else self.n_components
+        return [f"pc{i + 1}" for i in range(n)]
+
     def arrays(self) -> dict[str, np.ndarray]:
         """The projection as named float64 arrays (model-file members)."""
         out = {"centre": self.centre, "scale": self.scale}
@@ -385,9 +391,7 @@ def _finalize_projected(model, finalize) -> None:
     model.n_features_in_ = projection.n_components
     if names is not None and projection.components is not None:
         # What the model's own messages name: the components it sees.
-        model.feature_names_in_ = np.asarray(
-            [f"pc{i + 1}" for i in range(projection.n_components)], dtype=object
-        )
+        model.feature_names_in_ = np.asarray(projection.component_names, dtype=object)
     try:
         finalize(model)
     finally:

@@ -241,6 +241,19 @@ def set_category_counts(estimator, feature_names, categories: dict) -> None:
     estimator.set_params(min_categories=counts)
 
 
+def model_feature_names(estimator, feature_names) -> list[str]:
+    """The names of the features the fitted model sees: the table's columns,
+    or ``pc1..pcK`` when it is fitted on principal components (``pca``)."""
+    projection = getattr(estimator, "projection_", None)
+    components = [] if projection is None else projection.component_names
+    return components or list(feature_names)
+
+
+def _on_components(estimator) -> bool:
+    projection = getattr(estimator, "projection_", None)
+    return projection is not None and projection.components is not None
+
+
 def smoothing_warnings(path: str, estimator, feature_names) -> list[str]:
     """Warnings about ``var_smoothing``'s epsilon: where a class-feature
     variance is epsilon alone (:func:`zero_variance_warnings`), and where
@@ -273,6 +286,18 @@ def large_epsilon_warnings(path: str, estimator, feature_names) -> list[str]:
     share = f"{EPSILON_SHARE:.0%}"
     if estimator.get_params().get("var_smoothing_scale") == "global":
         source = _largest_variance_column(estimator, feature_names)
+        if _on_components(estimator):
+            fix = "--var-smoothing-scale feature takes epsilon from each component's own variance"
+            if not estimator.get_params().get("standardize"):
+                fix = (
+                    "the components' variances follow the input columns' units: "
+                    f"--standardize puts the columns on one scale first, and {fix}"
+                )
+            return [
+                f"{path}: var_smoothing's epsilon ({estimator.var_smoothing:g} times the "
+                f"largest component variance{source}) is more than {share} of the class "
+                f"variance of {shown}{more}, so it changes the posteriors; {fix}"
+            ]
         return [
             f"{path}: var_smoothing's epsilon ({estimator.var_smoothing:g} times the largest "
             f"feature variance{source}) is more than {share} of the class variance of {shown}"
@@ -342,7 +367,10 @@ def _smoothing_remedies(estimator) -> str:
         remedies.append("--var-smoothing-scale feature")
     remedies.append("a larger --var-smoothing")
     kinds = getattr(type(estimator), "feature_kinds", ())
-    if "categorical" in kinds:
+    if _on_components(estimator):
+        # A component mixes every column: no column of it can be read as categories.
+        pass
+    elif "categorical" in kinds:
         remedies.append("--column NAME=categorical")
     else:
         from nbcli.models.registry import model_classes

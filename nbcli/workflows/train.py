@@ -547,7 +547,12 @@ def finish_training(
     """
     from nbcli.io.data import resolve_labels
     from nbcli.io.modelfile import ModelFile
-    from nbcli.workflows.tables import column_records, set_category_counts, smoothing_warnings
+    from nbcli.workflows.tables import (
+        column_records,
+        model_feature_names,
+        set_category_counts,
+        smoothing_warnings,
+    )
 
     path, target, feature_names = read.data, read.target, read.feature_names
     n_rows, first, notes, fingerprint = read.n_rows, read.first, read.notes, read.fingerprint
@@ -619,9 +624,11 @@ def finish_training(
     except ValueError as exc:
         named = _named(str(exc), feature_names) + remedy(exc, estimator, feature_names)
         raise NbcliError(f"{path}: {named}") from None
-    warnings.extend(_model_warnings(path, caught, feature_names))
+    # Under a projection the model's messages are about its components.
+    seen = model_feature_names(estimator, feature_names)
+    warnings.extend(_model_warnings(path, caught, seen))
     check_finite_parameters(path, estimator)
-    warnings.extend(smoothing_warnings(path, estimator, feature_names))
+    warnings.extend(smoothing_warnings(path, estimator, seen))
     if tables is not None and tables.row_counts is not None:
         warnings.extend(tables.row_counts.warnings(path, tables.missing))
         n_rows = tables.row_counts.used
