@@ -13,7 +13,7 @@ import pytest
 
 from nbcli.io.modelfile import ModelFile, load_model, save_model
 from nbcli.models import registry
-from tests.conftest import nbcli_in_process
+from tests.conftest import nbcli_in_process, posterior_tolerance
 
 pytestmark = pytest.mark.numerical
 
@@ -469,3 +469,43 @@ def test_fit_warnings_under_pca_name_components_not_columns(
     if warning.startswith("var_smoothing"):
         # --standardize is the remedy only where the columns were not standardised.
         assert ("--standardize puts" in lines[0]) == (not standardize), lines[0]
+
+
+def test_standardize_on_new_rows_agrees_to_the_rounding_of_the_scores():
+    """Gaussian NB with --standardize against Pipeline(StandardScaler(),
+    GaussianNB()) on rows it was not fitted on (sample_data digits).
+
+    A column constant in every training row has variance epsilon (1e-9 of
+    the largest) in every class; a new row off that value adds
+    (z - theta)^2 / (2 epsilon) ~ 5e8 to every class's score alike. That
+    cancels in the posteriors, but each score is only held to its last bits
+    (about 6e-8 at 5e8), so both programs' posteriors move by that much:
+    the tolerance follows from the scores' magnitude, not a fixed 1e-10.
+    """
+    import pandas as pd
+    from sklearn.naive_bayes import GaussianNB
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    train = pd.read_csv("sample_data/digits_train.csv")
+    test = pd.read_csv("sample_data/digits_test.csv")
+    names = list(train.columns[:-1])
+    X, y, Xt = (
+        train[names].to_numpy(float),
+        train.iloc[:, -1].to_numpy(),
+        test[names].to_numpy(float),
+    )
+    ours = registry.get("gaussian")(standardize=True).fit(X, y)
+    theirs = make_pipeline(StandardScaler(), GaussianNB()).fit(X, y)
+    P, Q = ours.predict_proba(Xt), theirs.predict_proba(Xt)
+    np.testing.assert_array_less(np.abs(P - Q), posterior_tolerance(ours, Xt, P, Q))
+    # Where the two differ beyond 1e-10, every class's score is that large:
+    # a constant training column is off its value in the row.
+    far = np.abs(P - Q).max(axis=1) > 1e-10
+    assert far.any()
+    scores = np.abs(ours.joint_log_likelihood_block(Xt[far]))
+    assert scores.min() > 1e8
+    constant = X.std(axis=0) == 0
+    assert np.all((Xt[far][:, constant] != X[0, constant]).any(axis=1))
+    # On the training rows no such term arises, and the two agree to 1e-10.
+    np.testing.assert_allclose(ours.predict_proba(X), theirs.predict_proba(X), rtol=0, atol=1e-10)
