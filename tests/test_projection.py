@@ -509,3 +509,17 @@ def test_standardize_on_new_rows_agrees_to_the_rounding_of_the_scores():
     assert np.all((Xt[far][:, constant] != X[0, constant]).any(axis=1))
     # On the training rows no such term arises, and the two agree to 1e-10.
     np.testing.assert_allclose(ours.predict_proba(X), theirs.predict_proba(X), rtol=0, atol=1e-10)
+
+
+def test_cv_on_parts_drops_rows_with_a_missing_cell_under_a_projection(tmp_path, iris_with_holes):
+    path, n_rows = iris_with_holes
+    lines = path.read_text().splitlines(keepends=True)
+    parts = tmp_path / "parts"
+    parts.mkdir()
+    (parts / "a.csv").write_text("".join(lines[:46]))
+    (parts / "b.csv").write_text(lines[0] + "".join(lines[46:]))
+    report = tmp_path / "r.json"
+    run = nbcli_in_process("cv", "-m", "gaussian", "-d", parts, "-k", "3", "--standardize",
+                           "--bootstrap", "0", "--json", report, "-q")  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    assert json.loads(report.read_text())["n_samples"] == n_rows - 2
