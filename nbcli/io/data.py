@@ -98,20 +98,27 @@ def strip_labels(y):
     return coded_labels(y)[0]
 
 
-def coded_labels(y) -> tuple:
+def coded_labels(y, coding=None) -> tuple:
     """``(labels, coding)``: the labels as :func:`strip_labels` gives them and,
     for text labels, their :class:`~nbcli.distinct.LabelCoding` (coded here
-    once, for the fingerprint and the model's statistics), else None."""
+    once, for the fingerprint and the model's statistics), else None.
+    ``coding``: the reader's coding of ``y``, used instead of coding it again."""
     from nbcli.distinct import LabelCoding
 
+    if coding is not None and not coding.describes(y):
+        coding = None
     if y is None or y.dtype.kind not in "UO" or y.size == 0:
-        return y, None
+        return y, coding
     if y.dtype.kind == "O":
-        kinds = set(map(type, y.tolist()))
+        values = y.tolist() if coding is None else coding.uniques.tolist()
+        kinds = set(map(type, values))
         if kinds != {str} and not all(issubclass(k, str) for k in kinds):
-            return y, None
+            return y, coding
     # Stripped once per distinct label; rows share the stripped strings.
-    uniques, codes = label_codes(y)
+    if coding is None:
+        uniques, codes = label_codes(y)
+    else:
+        uniques, codes = coding.uniques, coding.codes
     stripped = [v.strip() for v in uniques.tolist()]
     if stripped == uniques.tolist():
         out = y if y.dtype.kind == "O" else uniques[codes]
@@ -153,7 +160,7 @@ def _dataset(
         raise
     if chunk.label_error is not None:
         raise chunk.label_error
-    y, y_coding = coded_labels(chunk.y)
+    y, y_coding = coded_labels(chunk.y, chunk.y_coding)
     return Dataset(
         X=chunk.X,
         y=y,
