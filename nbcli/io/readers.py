@@ -129,7 +129,7 @@ class TableReader(abc.ABC):
         """
 
 
-def labels_or_error(convert, *args) -> tuple[np.ndarray | None, NbcliError | None]:
+def labels_or_error(convert, *args) -> tuple[Any, NbcliError | None]:
     """``convert(*args)``, or None and the error it raised (see :attr:`RawChunk.label_error`)."""
     try:
         return convert(*args), None
