@@ -47,6 +47,11 @@ import numpy as np
 
 from nbcli.errors import NbcliError
 
+#: Feature values of fold pieces held at once while gathering fold statistics
+#: (64 MiB of float64 in all, a few reader chunks; see
+#: :meth:`FoldStatistics.accumulate_folds`).
+_FOLD_BUFFER_VALUES = 1 << 23
+
 
 @dataclass
 class FoldStatistics:
@@ -198,18 +203,49 @@ class FoldStatistics:
                     yield r, f, file_rows[at], X[at]
 
     def accumulate_folds(self) -> None:
-        """Gather every fold's statistics into ``stats`` from the rows, one pass."""
+        """Gather every fold's statistics into ``stats`` from the rows, one pass.
+
+        A chunk's piece of one fold is a fraction of the chunk; statistics
+        whose size does not depend on the rows (a class scatter matrix of
+        ``n_features`` squared values) cost as much to compute and to merge
+        for a few rows as for many. The pieces of each fold are therefore
+        held until together they are about :data:`_FOLD_BUFFER_VALUES`
+        values (shared among the folds), then taken as one block, in file
+        order within the fold.
+        """
         from nbcli.workflows.train import data_error
 
         est, k = self.estimator, self.classes.size
         self.hold_by_fold()
+        limit = max(1, _FOLD_BUFFER_VALUES // max(1, self.n_repeats * self.n_folds))
+        held: dict = {}
         rows = np.zeros(1, dtype=np.intp)
+
+        def add(r: int, f: int, rows, X) -> None:
+            s = est.accumulate(X, self.codes[rows], None, k)
+            old = self.stats[r][f]
+            self.stats[r][f] = s if old is None else old.merge(s)
+
+        def flush(key) -> np.ndarray:
+            pieces = held.pop(key)[1]
+            rows = np.concatenate([p[0] for p in pieces])
+            X = pieces[0][1] if len(pieces) == 1 else np.concatenate([p[1] for p in pieces])
+            add(*key, rows, X)
+            return rows
+
         try:
             with np.errstate(over="ignore", invalid="ignore"):
                 for r, f, rows, X in self.fold_pieces():
-                    s = est.accumulate(X, self.codes[rows], None, k)
-                    old = self.stats[r][f]
-                    self.stats[r][f] = s if old is None else old.merge(s)
+                    if not isinstance(X, np.ndarray) or X.ndim != 2:
+                        add(r, f, rows, X)  # sparse rows: as they come
+                        continue
+                    entry = held.setdefault((r, f), [0, []])
+                    entry[0] += X.size
+                    entry[1].append((rows, X))
+                    if entry[0] >= limit:
+                        rows = flush((r, f))
+                for key in sorted(held):
+                    rows = flush(key)
         except ValueError as exc:
             raise data_error(self.path, exc, self.feature_names, 0, rows=rows) from None
 
