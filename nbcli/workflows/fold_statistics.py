@@ -230,7 +230,7 @@ class FoldStatistics:
             pieces = held.pop(key)[1]
             rows = np.concatenate([p[0] for p in pieces])
             X = pieces[0][1] if len(pieces) == 1 else np.concatenate([p[1] for p in pieces])
-            add(*key, rows, X)
+            add(key[0], key[1], rows, X)
             return rows
 
         try:
