@@ -38,9 +38,11 @@ same per-fold statistics.
 from __future__ import annotations
 
 import contextlib
+import copy
 import itertools
 import warnings as python_warnings
 from dataclasses import dataclass, field
+from dataclasses import fields as dataclass_fields
 from typing import Any
 
 import numpy as np
@@ -51,6 +53,20 @@ from nbcli.errors import NbcliError
 #: (64 MiB of float64 in all, a few reader chunks; see
 #: :meth:`FoldStatistics.accumulate_folds`).
 _FOLD_BUFFER_VALUES = 1 << 23
+
+
+def _read_only(stats):
+    """``stats`` with read-only views of its arrays (no data copied), sharing
+    what was derived from them (see :meth:`nbcli.models._stats._Stats.copy`)."""
+    out = copy.copy(stats)
+    for f in dataclass_fields(stats):
+        value = getattr(stats, f.name)
+        if isinstance(value, np.ndarray):
+            view = value.view()
+            view.flags.writeable = False
+            setattr(out, f.name, view)
+    out.__dict__["_derived"] = stats.__dict__.setdefault("_derived", {})
+    return out
 
 
 @dataclass
@@ -274,7 +290,10 @@ class FoldStatistics:
         """Statistics of all folds of ``repeat`` but ``leave_out`` (None: all rows).
 
         Merged once and kept: every hyperparameter set's model of the fold
-        starts from the same sums; each call returns its own copy.
+        starts from the same sums. Each call returns its own statistics
+        object whose arrays are read-only views of the kept ones (a fold's
+        scatter matrices are large; a model never changes its sums in place,
+        and one that tried would fail loudly rather than change the others').
         """
         key = (repeat, leave_out)
         total = self._merged.get(key)
@@ -282,9 +301,10 @@ class FoldStatistics:
             for f, s in enumerate(self.stats[repeat]):
                 if f == leave_out or s is None:
                     continue
-                total = s.copy() if total is None else total.merge(s)
+                # merge makes new arrays: the folds' own are never shared.
+                total = _read_only(s) if total is None else total.merge(s)
             self._merged[key] = total
-        return None if total is None else total.copy()
+        return None if total is None else _read_only(total)
 
     def model(self, params: dict, repeat: int = 0, leave_out: int | None = None):
         """The fitted model of fold ``leave_out`` (None: of all rows) with ``params``.
