@@ -56,11 +56,9 @@ def calibrate(
     model: Annotated[str, common.MODEL],
     data_files: Annotated[
         list[str],
-        typer.Option(
-            "--data",
-            "-d",
-            help="Held-out labelled data (not the training data); a folder, a quoted glob or "
-            "several --data files of CSV/Parquet parts are one data set.",
+        common.data_option(
+            "Held-out labelled data (not the training data); a folder, a quoted glob or "
+            "several --data files of CSV/Parquet parts are one data set."
         ),
     ],
     target: Annotated[str | None, common.TARGET] = None,
@@ -88,9 +86,7 @@ def calibrate(
     ] = 5,
     output: Annotated[
         str | None,
-        typer.Option(
-            "--output", "-o", help="Write a model file that carries the fitted calibrator."
-        ),
+        common.output_option("Write a model file that carries the fitted calibrator."),
     ] = None,
     bins: Annotated[
         str | None,

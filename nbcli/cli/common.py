@@ -38,6 +38,16 @@ def pos_label_option(says: str):
     )
 
 
+def data_option(help: str):
+    """The ``--data``/``-d`` option of a command, with that command's help."""
+    return typer.Option("--data", "-d", help=help)
+
+
+def output_option(help: str):
+    """The ``--output``/``-o`` option of a command, with that command's help."""
+    return typer.Option("--output", "-o", help=help)
+
+
 X_KEY = typer.Option("--x-key", help="Name of the feature array in .npz input.")
 Y_KEY = typer.Option("--y-key", help="Name of the label array in .npz input.")
 JSON = typer.Option(

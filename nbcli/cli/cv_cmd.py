@@ -92,11 +92,21 @@ with_fold_options = common.option_group(
 )
 
 
-@common.with_engine_options
-@common.with_read_options
-@text_opts.with_text_options
-@table_options.with_column_options
-@with_fold_options
+def with_search_options(command):
+    """The option groups ``cv`` and ``tune`` share: engine, reading, text
+    columns, column selection and folds (in that order in their help)."""
+    for group in (
+        with_fold_options,
+        table_options.with_column_options,
+        text_opts.with_text_options,
+        common.with_read_options,
+        common.with_engine_options,
+    ):
+        command = group(command)
+    return command
+
+
+@with_search_options
 def cv(
     data_files: Annotated[list[str], DATA],
     model: Annotated[_MODEL_TYPES | None, MODEL_TYPE] = None,  # type: ignore[valid-type]

@@ -72,11 +72,9 @@ def evaluate(
     model: Annotated[str, common.MODEL],
     data_files: Annotated[
         list[str],
-        typer.Option(
-            "--data",
-            "-d",
-            help="Labelled test data (CSV, NPZ, Parquet, - for stdin); a folder or quoted glob "
-            "of CSV/Parquet parts is one data set.",
+        common.data_option(
+            "Labelled test data (CSV, NPZ, Parquet, - for stdin); a folder or quoted glob "
+            "of CSV/Parquet parts is one data set."
         ),
     ],
     target: Annotated[str | None, common.TARGET] = None,

@@ -24,11 +24,9 @@ _MODEL_TYPES = Literal[tuple(registry.model_classes())]  # type: ignore[valid-ty
 def fit(
     data_files: Annotated[
         list[str],
-        typer.Option(
-            "--data",
-            "-d",
-            help="Training data: CSV (.csv, .csv.gz), NPZ, Parquet, Feather, ARFF, svmlight, or - for stdin; a folder or "
-            "quoted glob of CSV/Parquet parts is one data set.",
+        common.data_option(
+            "Training data: CSV (.csv, .csv.gz), NPZ, Parquet, Feather, ARFF, svmlight, or - for stdin; a folder or "
+            "quoted glob of CSV/Parquet parts is one data set."
         ),
     ],
     model: Annotated[

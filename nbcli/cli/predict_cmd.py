@@ -17,18 +17,14 @@ def predict(
     model: Annotated[str, common.MODEL],
     data: Annotated[
         list[str],
-        typer.Option(
-            "--data",
-            "-d",
-            help="Input file(s): repeat the option, give a quoted glob such as 'in/*.csv' or a folder "
-            "of CSV/Parquet parts; - for stdin.",
+        common.data_option(
+            "Input file(s): repeat the option, give a quoted glob such as 'in/*.csv' or a folder "
+            "of CSV/Parquet parts; - for stdin."
         ),
     ],
     output: Annotated[
         str | None,
-        typer.Option(
-            "--output", "-o", help="Write the predictions CSV here (one input). Default: stdout."
-        ),
+        common.output_option("Write the predictions CSV here (one input). Default: stdout."),
     ] = None,
     output_dir: Annotated[
         str | None,

@@ -9,7 +9,7 @@ import typer
 
 from nbcli.cli import common, table_options
 from nbcli.cli import text_options as text_opts
-from nbcli.cli.cv_cmd import CONFIG, DATA, MODEL_TYPE, TEN_FOLDS, FoldOptions, with_fold_options
+from nbcli.cli.cv_cmd import CONFIG, DATA, MODEL_TYPE, TEN_FOLDS, FoldOptions, with_search_options
 from nbcli.cli.evaluate_cmd import BOOTSTRAP, CONFIDENCE
 from nbcli.cli.fit_cmd import _MODEL_TYPES
 from nbcli.models import registry
@@ -37,11 +37,7 @@ def fixed_flags() -> list[registry.Flag]:
     return [f for f in registry.flags().values() if f.dest not in grid]
 
 
-@common.with_engine_options
-@common.with_read_options
-@text_opts.with_text_options
-@table_options.with_column_options
-@with_fold_options
+@with_search_options
 def tune(
     data_files: Annotated[list[str], DATA],
     model: Annotated[_MODEL_TYPES | None, MODEL_TYPE] = None,  # type: ignore[valid-type]

@@ -509,15 +509,22 @@ class DaskEngine:
 
     # -- work ----------------------------------------------------------------
     def _submit_parts(self, fn: Callable[..., Any], parts: Sequence[Any], *args) -> list:
+        return self._task_per_part("part", _catching, fn, parts, *args)
+
+    def _task_per_part(
+        self, kind: str, wrapper: Callable[..., Any], fn: Callable[..., Any], parts, *args
+    ) -> list:
+        """Futures of ``wrapper(fn, i, part, *args)``, one task per part, under
+        keys ``nbcli-<kind>-<run>-<i>`` that no other run shares."""
         run = uuid.uuid4().hex[:12]
         return [
             self.client.submit(
-                _catching,
+                wrapper,
                 fn,
                 i,
                 part,
                 *args,
-                key=f"nbcli-part-{run}-{i}",
+                key=f"nbcli-{kind}-{run}-{i}",
                 retries=self.retries,
                 pure=False,
             )
@@ -602,21 +609,7 @@ class DaskEngine:
             return []
         client = self.client
         (shared_future,) = client.scatter([shared], broadcast=True, hash=False)
-        run = uuid.uuid4().hex[:12]
-        futures = [
-            client.submit(
-                guarded,
-                _visible_then,
-                i,
-                part,
-                fn,
-                shared_future,
-                key=f"nbcli-map-{run}-{i}",
-                retries=self.retries,
-                pure=False,
-            )
-            for i, part in enumerate(parts)
-        ]
+        futures = self._task_per_part("map", guarded, _visible_then, parts, fn, shared_future)
         try:
             outcomes = client.gather(futures)
         except BaseException:

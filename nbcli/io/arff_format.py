@@ -15,6 +15,7 @@ is the Parquet reader's.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import re
 from collections.abc import Iterator
@@ -78,14 +79,8 @@ class ArffReader(ParquetReader):
         """``(attributes, row generator, decoder)`` of a pass over ``stream``."""
         arff = require("arff", "arff", "reading ARFF files", package="liac-arff")
         decoder = arff.ArffDecoder()
-        try:
+        with self._decode_errors(arff, decoder):
             obj = decoder.decode(_dates_as_strings(stream), return_type=arff.DENSE_GEN)
-        except arff.ArffException as exc:
-            raise self._arff_error(exc, decoder) from None
-        except UnicodeDecodeError:
-            raise fail(
-                self.source.display, "is not UTF-8 text; save the ARFF file as UTF-8"
-            ) from None
         self._attributes = obj["attributes"]
         return obj["attributes"], obj["data"], decoder
 
@@ -123,7 +118,7 @@ class ArffReader(ParquetReader):
         wanted = names if columns is None else columns
         at = [names.index(c) for c in wanted]
         step = chunk_size or (1 << 62)
-        try:
+        with self._decode_errors(arff, decoder):
             while True:
                 block = []
                 for row in rows:
@@ -140,6 +135,12 @@ class ArffReader(ParquetReader):
                 )
                 if len(block) < step:
                     return
+
+    @contextlib.contextmanager
+    def _decode_errors(self, arff, decoder):
+        """An ARFF syntax error or bytes that are not UTF-8 in the block, as one line."""
+        try:
+            yield
         except arff.ArffException as exc:
             raise self._arff_error(exc, decoder) from None
         except UnicodeDecodeError:

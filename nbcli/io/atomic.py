@@ -378,18 +378,10 @@ def atomic_write(path, mode: str = "wb", *, staged: list | None = None):
             yield f
         return
     _check_target(path, shown)
-    tmp = None
-    try:
-        with interrupts.held():
-            fd, tmp = _temporary_beside(path, shown)
-        if "b" in mode:
-            f = os.fdopen(fd, mode)
-        else:
-            f = os.fdopen(fd, mode, encoding="utf-8", newline="")
-        with f:
-            yield f
-            f.flush()
-            os.fsync(f.fileno())
+
+    def settle(f, tmp: str) -> None:
+        f.flush()
+        os.fsync(f.fileno())
         if path.exists():
             # Keep the permissions of the file being replaced.
             with contextlib.suppress(OSError):
@@ -398,24 +390,11 @@ def atomic_write(path, mode: str = "wb", *, staged: list | None = None):
             umask = os.umask(0)
             os.umask(umask)
             os.chmod(tmp, 0o666 & ~umask)
-        if staged is None:
-            staged = getattr(_staging, "into", None)
-        if staged is not None:
-            staged.append((tmp, path))
-            return
-        # A worker thread whose work is no longer wanted must not replace
-        # anything; once a file is replaced, the command completes.
-        interrupts.checkpoint()
-        interrupts.finish()
-        _replace(tmp, path)
-    except OSError as exc:
-        if tmp is not None:
-            _remove_quietly(tmp)
-        raise NbcliError(f"{shown}: could not write the file ({exc.strerror or exc})") from None
-    except BaseException:
-        if tmp is not None:
-            _remove_quietly(tmp)
-        raise
+
+    with _through_temporary(
+        path, shown, mode, staged, lambda: _temporary_beside(path, shown), settle
+    ) as f:
+        yield f
 
 
 @contextlib.contextmanager
@@ -423,28 +402,49 @@ def _write_for_upload(url: str, mode: str, staged: list | None):
     """:func:`atomic_write` for a URL: a local temporary file, uploaded whole
     once written (or staged, as a file beside its target is)."""
     name = url.rstrip("/").rsplit("/", 1)[-1]
+
+    def make() -> tuple[int, str]:
+        return tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp")
+
+    with _through_temporary(url, url, mode, staged, make) as f:
+        yield f
+
+
+@contextlib.contextmanager
+def _through_temporary(target, shown, mode: str, staged: list | None, make, settle=None):
+    """A file on the new temporary file ``make()`` returns ``(fd, name)`` of;
+    once written (and ``settle(file, name)`` done while it is open), the
+    temporary file replaces ``target``, or is staged (see :func:`atomic_write`).
+
+    On any failure the temporary file is removed; an ``OSError`` becomes an
+    :class:`NbcliError` naming ``shown``.
+    """
     tmp = None
     try:
         with interrupts.held():
-            fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp")
+            fd, tmp = make()
         if "b" in mode:
             f = os.fdopen(fd, mode)
         else:
             f = os.fdopen(fd, mode, encoding="utf-8", newline="")
         with f:
             yield f
+            if settle is not None:
+                settle(f, tmp)
         if staged is None:
             staged = getattr(_staging, "into", None)
         if staged is not None:
-            staged.append((tmp, url))
+            staged.append((tmp, target))
             return
+        # A worker thread whose work is no longer wanted must not replace
+        # anything; once a file is replaced, the command completes.
         interrupts.checkpoint()
         interrupts.finish()
-        _replace(tmp, url)
+        _replace(tmp, target)
     except OSError as exc:
         if tmp is not None:
             _remove_quietly(tmp)
-        raise NbcliError(f"{url}: could not write the file ({exc.strerror or exc})") from None
+        raise NbcliError(f"{shown}: could not write the file ({exc.strerror or exc})") from None
     except BaseException:
         if tmp is not None:
             _remove_quietly(tmp)

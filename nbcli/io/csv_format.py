@@ -16,7 +16,6 @@ import csv
 import io
 import os
 import warnings as python_warnings
-from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any, BinaryIO
@@ -39,7 +38,7 @@ from nbcli.io.messages import (
     error_from_exception,
     fail,
     interruption_in,
-    quote_names,
+    refuse_repeated,
     translated,
 )
 from nbcli.io.plan import ColumnPlan, plan_columns
@@ -173,13 +172,12 @@ def read_header(
         ) from None
     check_names(written, display)
     columns = [name.strip() for name in written]
-    repeated = [name for name, n in Counter(c for c in columns if c).items() if n > 1]
-    if repeated:
-        raise fail(
-            display,
-            f"has repeated column names in its header: {quote_names(repeated)}; "
-            "give every column a distinct name",
-        )
+    refuse_repeated(
+        display,
+        [c for c in columns if c],
+        "has repeated column names in its header: {names}; give every column a distinct name",
+        sort=False,
+    )
     return CsvHeader(
         columns=columns,
         delimiter=delimiter,

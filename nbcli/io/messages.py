@@ -11,6 +11,7 @@ import contextlib
 import csv
 import zipfile
 import zlib
+from collections import Counter
 
 from nbcli.errors import NO_SUCH_FILE, NbcliError
 
@@ -47,6 +48,29 @@ def quote_names(names, limit: int = 20) -> str:
     if len(names) > limit:
         shown += f" and {len(names) - limit} more"
     return shown
+
+
+def refuse_repeated(display: str, names, message: str, *, sort: bool = True) -> None:
+    """Refuse ``names`` when some repeat: ``message`` with ``{names}`` in place
+    of the repeated ones (sorted, or with ``sort=False`` in first-seen order)."""
+    repeated = [name for name, n in Counter(names).items() if n > 1]
+    if repeated:
+        raise fail(
+            display, message.format(names=quote_names(sorted(repeated) if sort else repeated))
+        )
+
+
+def refuse_missing_model_columns(display: str, wanted, present, listed, listed_as: str) -> None:
+    """Refuse, all at once, the columns of ``wanted`` (the model's features) not
+    in ``present``; the message lists ``listed`` as the table's ``listed_as``."""
+    missing = [c for c in wanted if c not in present]
+    if missing:
+        word = "column" if len(missing) == 1 else "columns"
+        raise fail(
+            display,
+            f"missing {word} {quote_names(missing)} that the model was "
+            f"trained on; the {listed_as} are: {quote_names(listed)}",
+        )
 
 
 def delimiter_name(delimiter: str) -> str:

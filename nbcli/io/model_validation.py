@@ -19,6 +19,7 @@ from nbcli import __version__
 from nbcli.io.limits import MAX_NAME_CHARS
 from nbcli.io.safe_npz import refuse
 from nbcli.models import registry
+from nbcli.models.mixed import MixedNB
 
 FORMAT = "nbcli-model"
 #: The version this nbcli writes; it reads every version from 1 up to it.
@@ -30,17 +31,7 @@ MAX_METADATA_CHARS = 1_000_000
 #: Largest size of an extra statistics dimension (``stats.dims``): 2**24 categories.
 MAX_DIMENSION = 1 << 24
 #: Types a feature column can have in ``columns`` (format version 2).
-COLUMN_TYPES = (
-    "numeric",
-    "gaussian",
-    "categorical",
-    "bernoulli",
-    "multinomial",
-    "poisson",
-    "kernel",
-    "discretized",
-    "text",
-)
+COLUMN_TYPES = ("numeric", *MixedNB.feature_kinds, "text")
 
 
 def _is_int(v) -> bool:

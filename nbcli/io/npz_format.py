@@ -6,13 +6,18 @@ An archive is read whole, then handed out in slices of rows.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterator
 
 import numpy as np
 
 from nbcli.io.cells import typed_labels, utf8
-from nbcli.io.messages import error_from_exception, fail, quote_names
+from nbcli.io.messages import (
+    error_from_exception,
+    fail,
+    quote_names,
+    refuse_missing_model_columns,
+    refuse_repeated,
+)
 from nbcli.io.plan import ColumnPlan
 from nbcli.io.readers import RawChunk, TableReader, register
 from nbcli.io.request import DataRequest
@@ -163,12 +168,9 @@ def _npz_feature_names(member, keys, d: int, display: str) -> list[str] | None:
     if names.dtype.kind == "S":
         names = utf8(names, display, "feature_names")
     names = [str(n) for n in names]
-    repeated = sorted(n for n, k in Counter(names).items() if k > 1)
-    if repeated:
-        raise fail(
-            display,
-            f"feature_names repeats {quote_names(repeated)}; give every feature a distinct name",
-        )
+    refuse_repeated(
+        display, names, "feature_names repeats {names}; give every feature a distinct name"
+    )
     return names
 
 
@@ -191,14 +193,7 @@ def _npz_columns(
                 )
             return None
         position = {n: j for j, n in enumerate(names)}
-        missing = [c for c in opts.model_features if c not in position]
-        if missing:
-            word = "column" if len(missing) == 1 else "columns"
-            raise fail(
-                display,
-                f"missing {word} {quote_names(missing)} that the model was "
-                f"trained on; the features are: {quote_names(names)}",
-            )
+        refuse_missing_model_columns(display, opts.model_features, position, names, "features")
         return [position[c] for c in opts.model_features]
     if opts.features is None and not opts.drop:
         return None

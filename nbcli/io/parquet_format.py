@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections import Counter
 from collections.abc import Iterator
 
 import numpy as np
@@ -24,7 +23,12 @@ from nbcli.io.cells import (
     typed_labels,
     without_na_labels,
 )
-from nbcli.io.messages import error_from_exception, fail, interruption_in, quote_names
+from nbcli.io.messages import (
+    error_from_exception,
+    fail,
+    interruption_in,
+    refuse_repeated,
+)
 from nbcli.io.plan import ColumnPlan, plan_columns
 from nbcli.io.profile import SAMPLE_ROWS
 from nbcli.io.readers import (
@@ -82,13 +86,11 @@ class ParquetReader(TableReader):
             raise
         except Exception as exc:
             raise self._error(exc) from exc
-        repeated = sorted(c for c, k in Counter(columns).items() if k > 1)
-        if repeated:
-            raise fail(
-                display,
-                f"has repeated column names: {quote_names(repeated)}; "
-                "give every column a distinct name",
-            )
+        refuse_repeated(
+            display,
+            columns,
+            "has repeated column names: {names}; give every column a distinct name",
+        )
         if n_rows == 0:
             raise fail(display, "has no data rows; write the table with its rows")
         self.opts = opts

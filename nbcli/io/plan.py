@@ -21,12 +21,17 @@ then ``--column`` types, then what the sample holds.
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass, field, replace
 
 from nbcli.io import profile as pf
 from nbcli.io.limits import check_names
-from nbcli.io.messages import fail, missing_mark, quote_names
+from nbcli.io.messages import (
+    fail,
+    missing_mark,
+    quote_names,
+    refuse_missing_model_columns,
+    refuse_repeated,
+)
 from nbcli.io.request import DataRequest
 
 __all__ = [
@@ -152,14 +157,7 @@ def plan_columns(columns: list[str], opts: DataRequest, display: str) -> ColumnP
     if opts.model_features is not None:
         # Every missing column of the model at once, before the kinds the
         # model gives some of them are checked one by one.
-        missing = [c for c in opts.model_features if c not in present]
-        if missing:
-            word = "column" if len(missing) == 1 else "columns"
-            raise fail(
-                display,
-                f"missing {word} {quote_names(missing)} that the model was "
-                f"trained on; the columns are: {quote_names(named)}",
-            )
+        refuse_missing_model_columns(display, opts.model_features, present, named, "columns")
     for name, kind in opts.kinds.items():
         unknown([name], f"to read as {kind}")
 
@@ -185,13 +183,9 @@ def plan_columns(columns: list[str], opts: DataRequest, display: str) -> ColumnP
             f"{f' {target!r}' if target else ''}, dropped and kept columns; "
             "it needs at least one feature column",
         )
-    repeated = sorted(c for c, k in Counter(features).items() if k > 1)
-    if repeated:
-        raise fail(
-            display,
-            f"the feature list names {quote_names(repeated)} more than once; "
-            "list each feature once",
-        )
+    refuse_repeated(
+        display, features, "the feature list names {names} more than once; list each feature once"
+    )
     kinds = {c: opts.kinds.get(c, NUMERIC) for c in features}
     return ColumnPlan(
         target=target,

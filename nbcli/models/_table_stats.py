@@ -143,9 +143,23 @@ def recode_categories(counts: np.ndarray, n_old, codes, n_new) -> np.ndarray:
     return out
 
 
-def _merge_category_arrays(ca, na, cb, nb):
-    n = np.maximum(na, nb)
-    return grow_categories(ca, na, n) + grow_categories(cb, nb, n), n
+def _merged_categories(a, b) -> dict:
+    """``category_count`` and ``n_categories`` of two chunks' statistics merged:
+    counts add, after growing to the larger ``K_j``."""
+    n = np.maximum(a.n_categories, b.n_categories)
+    counts = grow_categories(a.category_count, a.n_categories, n) + grow_categories(
+        b.category_count, b.n_categories, n
+    )
+    return {"category_count": counts, "n_categories": n}
+
+
+def _recoded_categories(stats, codes, n_new) -> dict:
+    """``category_count`` and ``n_categories`` of ``stats`` with the categories
+    renumbered (:func:`recode_categories`)."""
+    return {
+        "category_count": recode_categories(stats.category_count, stats.n_categories, codes, n_new),
+        "n_categories": np.asarray(n_new, dtype=np.float64),
+    }
 
 
 @dataclass
@@ -188,21 +202,13 @@ class CategoryCounts(_Stats):
 
     def recode(self, codes, n_new) -> CategoryCounts:
         """These counts with categories renumbered (:func:`recode_categories`)."""
-        return replace(
-            self,
-            category_count=recode_categories(self.category_count, self.n_categories, codes, n_new),
-            n_categories=np.asarray(n_new, dtype=np.float64),
-        )
+        return replace(self, **_recoded_categories(self, codes, n_new))
 
     def merge(self, other: CategoryCounts) -> CategoryCounts:
         """Statistics of both chunks: counts add, after growing to the larger ``K_j``."""
-        counts, n = _merge_category_arrays(
-            self.category_count, self.n_categories, other.category_count, other.n_categories
-        )
         return CategoryCounts(
             class_count=self.class_count + other.class_count,
-            category_count=counts,
-            n_categories=n,
+            **_merged_categories(self, other),
         )
 
 
@@ -452,26 +458,18 @@ class MixedStats(_Stats):
     def recode(self, codes, n_new) -> MixedStats:
         """These statistics with the categorical columns' categories renumbered
         (:func:`recode_categories`; ``codes`` and ``n_new`` over those columns)."""
-        return replace(
-            self,
-            category_count=recode_categories(self.category_count, self.n_categories, codes, n_new),
-            n_categories=np.asarray(n_new, dtype=np.float64),
-        )
+        return replace(self, **_recoded_categories(self, codes, n_new))
 
     def merge(self, other: MixedStats) -> MixedStats:
         """Statistics of both chunks (moments by Chan et al., counts add)."""
         g, s, o, m2 = merge_moments(self.gaussian(), other.gaussian())
-        cat, n_cat = _merge_category_arrays(
-            self.category_count, self.n_categories, other.category_count, other.n_categories
-        )
         return MixedStats(
             class_count=self.class_count + other.class_count,
             gaussian_count=g,
             gaussian_shift=s,
             gaussian_offset=o,
             gaussian_m2=m2,
-            category_count=cat,
-            n_categories=n_cat,
+            **_merged_categories(self, other),
             bernoulli_count=self.bernoulli_count + other.bernoulli_count,
             bernoulli_observed=self.bernoulli_observed + other.bernoulli_observed,
             multinomial_count=self.multinomial_count + other.multinomial_count,

@@ -53,6 +53,28 @@ def value_text(v: float) -> str:
     return str(int(v)) if v == np.floor(v) and abs(v) < 1e15 else f"{v:.10g}"
 
 
+def cell_error(model, row: int, j: int, reason: str) -> DataValueError:
+    """The error for one refused cell: ``reason``, then its row and column ``j``."""
+    return DataValueError(
+        f"{reason}; found at row {row}, {feature_label(model, j)}", row, j, reason
+    )
+
+
+def refuse_cells(
+    model, V: np.ndarray, bad: np.ndarray, columns, row_offset: int, what: str
+) -> None:
+    """Refuse the first cell of ``V`` where ``bad`` holds, as ``value 2.5 <what>``.
+
+    ``columns`` are the indices in the table of ``V``'s columns.
+    """
+    if not bad.any():
+        return
+    i, jj = (int(v) for v in np.argwhere(bad)[0])
+    raise cell_error(
+        model, i + row_offset, int(columns[jj]), f"value {value_text(V[i, jj])} {what}"
+    )
+
+
 def check_codes(model, C: np.ndarray, columns: np.ndarray, row_offset: int = 0) -> None:
     """Refuse observed cells of categorical columns that are not integer codes.
 
@@ -81,12 +103,7 @@ def check_codes(model, C: np.ndarray, columns: np.ndarray, row_offset: int = 0) 
             else "use the mixed model, whose numbers are Gaussian features"
         )
         reason += f"; a column of measurements is not categorical: {instead}, or leave it out"
-    raise DataValueError(
-        f"{reason}; found at row {i + row_offset}, {feature_label(model, j)}",
-        i + row_offset,
-        j,
-        reason,
-    )
+    raise cell_error(model, i + row_offset, j, reason)
 
 
 def unseen_counts(C, n_categories) -> np.ndarray:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from nbcli.models._base import BayesClassifier, NoObservedValueError, UndeterminedError
@@ -61,6 +63,70 @@ def large_epsilon(present: np.ndarray, raw: np.ndarray, eps: np.ndarray) -> np.n
     itself from ``eps`` (n_features,) (zero variances are ``zero_variance_``'s)."""
     with np.errstate(invalid="ignore"):
         return np.argwhere(present[:, None] & (raw > 0) & (eps > EPSILON_SHARE * raw))
+
+
+@dataclass(frozen=True)
+class StandardisedTerms:
+    """Scoring constants of diagonal Gaussian log densities, per class and column.
+
+    In standardised coordinates ``z = (x - centre) * inv_scale`` a class's
+    log density is ``sum_j a_j z_j^2 + b_j z_j + c``: two matrix products
+    for every class at once. Columns in ``stiff``, whose expanded terms are
+    large enough for rounding to matter, are scored exactly, class by class.
+    """
+
+    centre: np.ndarray  # (d,)
+    inv_scale: np.ndarray  # (d,)
+    stiff: np.ndarray  # (s,) column indices
+    stiff_theta: np.ndarray  # (1, s, K)
+    stiff_a: np.ndarray  # (1, s, K)
+    aT: np.ndarray  # (K, d)
+    bT: np.ndarray  # (K, d)
+    #: Each column's share of the constant, taken back out for a missing cell.
+    c_feature: np.ndarray  # (K, d)
+    c: np.ndarray  # (K, 1)
+
+    @classmethod
+    def of(cls, centre, scale, theta_z, a, stiff, var, c=None) -> StandardisedTerms:
+        """The terms of class means ``theta_z`` and inverse variances ``a`` in
+        standardised units, ``stiff`` a mask of the columns scored exactly,
+        ``var`` the variances in the data's units; ``c`` (n_classes,) is the
+        constant, by default the sum of the columns' shares."""
+        flat = ~stiff
+        c_feature = -0.5 * (_LOG_2PI + np.log(var)) - 0.5 * theta_z**2 * a * flat
+        return cls(
+            centre=centre,
+            inv_scale=1.0 / scale,
+            stiff=np.flatnonzero(stiff),
+            stiff_theta=theta_z[:, stiff].T[None],
+            stiff_a=-0.5 * a[:, stiff].T[None],
+            aT=-0.5 * a * flat,
+            bT=theta_z * a * flat,
+            c_feature=c_feature,
+            c=(c_feature.sum(axis=1) if c is None else c)[:, None],
+        )
+
+    def scores(self, X: np.ndarray, missing: np.ndarray | None) -> np.ndarray:
+        """The log densities of the rows of ``X``, shape (n_classes, n_rows);
+        ``missing`` (a mask of ``X``, or None) leaves those cells out."""
+        Z = X - self.centre
+        Z *= self.inv_scale
+        if missing is not None:
+            Z[missing] = 0.0
+        out = self.bT @ Z.T
+        if self.stiff.size:
+            D = Z[:, self.stiff, None] - self.stiff_theta  # (rows, s, K)
+            D *= D
+            D *= self.stiff_a
+            if missing is not None:
+                D[missing[:, self.stiff]] = 0.0
+            out += D.sum(axis=1).T
+        Z *= Z
+        out += self.aT @ Z.T
+        out += self.c
+        if missing is not None:
+            out -= self.c_feature @ missing.T.astype(np.float64)
+        return out
 
 
 class GaussianNB(Projected, NaiveBayesAPI, BayesClassifier):
@@ -377,24 +443,20 @@ class GaussianNB(Projected, NaiveBayesAPI, BayesClassifier):
         # to matter (more than ~1e-10 nats) are scored exactly, class by class.
         stiff = np.zeros(a.shape[1], dtype=bool)
         stiff[:] = (a[present] * theta_z[present] ** 2).max(axis=0) > 1e6
-        self._centre = centre
-        self._inv_scale = 1.0 / scale
-        self._stiff = np.flatnonzero(stiff)
-        self._stiff_theta = theta_z[:, stiff].T[None]  # (1, s, K)
-        self._stiff_a = -0.5 * a[:, stiff].T[None]
         flat = ~stiff
-        self._aT = -0.5 * a * flat  # (K, d)
-        self._bT = theta_z * a * flat  # (K, d)
         with np.errstate(divide="ignore"):
             log_prior = np.log(self.class_prior_)
-        # Each feature's share of the constant, taken back out for a missing cell.
-        self._c_feature = -0.5 * (_LOG_2PI + np.log(self.var_)) - 0.5 * theta_z**2 * a * flat
-        self._c = (
-            log_prior
+        self._terms = StandardisedTerms.of(
+            centre,
+            scale,
+            theta_z,
+            a,
+            stiff,
+            self.var_,
+            c=log_prior
             - 0.5 * np.sum(_LOG_2PI + np.log(self.var_), axis=1)
-            - 0.5 * np.sum(theta_z**2 * a * flat, axis=1)
+            - 0.5 * np.sum(theta_z**2 * a * flat, axis=1),
         )
-        self._cT = self._c[:, None]
 
     def joint_log_likelihood_block(self, X):
         out = self._scores(X, None)
@@ -404,21 +466,4 @@ class GaussianNB(Projected, NaiveBayesAPI, BayesClassifier):
         return out
 
     def _scores(self, X, missing):
-        Z = X - self._centre
-        Z *= self._inv_scale
-        if missing is not None:
-            Z[missing] = 0.0
-        out = self._bT @ Z.T
-        if self._stiff.size:
-            D = Z[:, self._stiff, None] - self._stiff_theta  # (rows, s, K)
-            D *= D
-            D *= self._stiff_a
-            if missing is not None:
-                D[missing[:, self._stiff]] = 0.0
-            out += D.sum(axis=1).T
-        Z *= Z
-        out += self._aT @ Z.T
-        out += self._cT
-        if missing is not None:
-            out -= self._c_feature @ missing.T.astype(np.float64)
-        return out
+        return self._terms.scores(X, missing)

@@ -11,7 +11,7 @@ from nbcli.models._base import BayesClassifier, NoObservedValueError, Undetermin
 from nbcli.models._indicative import TEXT_WORD_DEFINITION, log_probability_ratios
 from nbcli.models._table_stats import MixedStats, pooled_moments
 from nbcli.models._text_term import TextColumns, TextRows
-from nbcli.models._validation import DataValueError, label_text
+from nbcli.models._validation import label_text
 from nbcli.models.categorical import (
     category_log_prob,
     category_terms,
@@ -20,11 +20,11 @@ from nbcli.models.categorical import (
     check_min_categories,
     class_log_prior,
     feature_label,
+    refuse_cells,
     unseen_counts,
-    value_text,
 )
 from nbcli.models.discrete import _alpha
-from nbcli.models.gaussian import large_epsilon, smoothing_epsilon
+from nbcli.models.gaussian import StandardisedTerms, large_epsilon, smoothing_epsilon
 from nbcli.models.hyperparameters import (
     Hyperparameter,
     alpha,
@@ -37,7 +37,7 @@ from nbcli.models.hyperparameters import (
     var_smoothing,
     var_smoothing_scale,
 )
-from nbcli.models.poisson import poisson_form, poisson_terms, refuse_negative
+from nbcli.models.poisson import poisson_form, poisson_rates, poisson_terms, refuse_negative
 
 COLUMN_TYPES = (
     "gaussian",
@@ -605,7 +605,8 @@ class MixedNB(TextColumns, BayesClassifier):
         check_codes(self, X[:, lay.categorical], lay.categorical, row_offset)
         Xb = X[:, lay.bernoulli]
         with np.errstate(invalid="ignore"):
-            self._refuse(
+            refuse_cells(
+                self,
                 Xb,
                 (Xb != 0) & (Xb != 1) & ~np.isnan(Xb),
                 lay.bernoulli,
@@ -613,7 +614,8 @@ class MixedNB(TextColumns, BayesClassifier):
                 "is not 0 or 1: Bernoulli columns take binary values",
             )
             Xm = X[:, lay.multinomial]
-            self._refuse(
+            refuse_cells(
+                self,
                 Xm,
                 Xm < 0,
                 lay.multinomial,
@@ -621,19 +623,6 @@ class MixedNB(TextColumns, BayesClassifier):
                 "is negative: multinomial columns take non-negative counts",
             )
             refuse_negative(self, X[:, lay.poisson], lay.poisson, row_offset)
-
-    def _refuse(self, V, bad, columns, row_offset, what):
-        if not bad.any():
-            return
-        i, jj = (int(v) for v in np.argwhere(bad)[0])
-        j = int(columns[jj])
-        reason = f"value {value_text(V[i, jj])} {what}"
-        raise DataValueError(
-            f"{reason}; found at row {i + row_offset}, {feature_label(self, j)}",
-            i + row_offset,
-            j,
-            reason,
-        )
 
     def unseen_cells(self, X) -> np.ndarray:
         """Per feature, the cells of ``X`` (n_samples, n_features) holding a
@@ -729,30 +718,24 @@ class MixedNB(TextColumns, BayesClassifier):
         self._finalize_poisson(st, lay, alpha)
         self._finalize_values(st, lay, alpha)
 
-    def _unobserved(self, kind, count, columns):
-        """Refuse a column of ``kind`` without an observed value in a class that has rows."""
+    def _unobserved(self, kind, count, columns, why=""):
+        """Refuse a column of ``kind`` without an observed value in a class that
+        has rows (``why`` ends the message)."""
         live = self.stats_.class_count > 0
         empty = live[:, None] & (count <= 0)
         if empty.any():
             k, jj = np.argwhere(empty)[0]
             raise NoObservedValueError(
                 f"{kind} {feature_label(self, int(columns[jj]))} has no observed value "
-                f"in class {label_text(self.classes_[k])}",
+                f"in class {label_text(self.classes_[k])}{why}",
                 int(columns[jj]),
             )
 
     def _finalize_poisson(self, st, lay, alpha):
         count, total = st.poisson
         self._unobserved("Poisson", count, lay.poisson)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            rate = np.where(count > 0, (total + alpha) / count, 1.0)
-        if not np.all(np.isfinite(rate)):
-            raise ValueError(
-                f"alpha={alpha:g} is too large: the Poisson rates overflow float64; "
-                "use a smaller alpha (1 is Laplace smoothing)"
-            )
-        self.poisson_rate_ = rate
-        self._log_rate = np.log(rate)
+        self.poisson_rate_ = poisson_rates(total, count, alpha)
+        self._log_rate = np.log(self.poisson_rate_)
 
     def _finalize_values(self, st, lay, alpha):
         points, counts, sizes = st.values
@@ -888,14 +871,7 @@ class MixedNB(TextColumns, BayesClassifier):
         with np.errstate(divide="ignore", invalid="ignore"):
             raw = np.where(count > 0, m2 / count, 0.0)
         var = raw + eps
-        empty = live[:, None] & (count <= 0)
-        if empty.any():
-            k, jj = np.argwhere(empty)[0]
-            raise NoObservedValueError(
-                f"Gaussian {feature_label(self, int(lay.gaussian[jj]))} has no observed value "
-                f"in class {label_text(self.classes_[k])}; a mean and variance need at least one",
-                int(lay.gaussian[jj]),
-            )
+        self._unobserved("Gaussian", count, lay.gaussian, "; a mean and variance need at least one")
         flat = live[:, None] & (var <= 0)
         if flat.any():
             k, jj = np.argwhere(flat)[0]
@@ -948,39 +924,12 @@ class MixedNB(TextColumns, BayesClassifier):
         theta_z = (about - centre_ref) / scale
         a = scale**2 / var
         stiff = (a * theta_z**2).max(axis=0, initial=0.0) > 1e6
-        flat = ~stiff
-        self._g_centre = reference + centre_ref
-        self._g_inv_scale = 1.0 / scale
-        self._g_stiff = np.flatnonzero(stiff)
-        self._g_stiff_theta = theta_z[:, stiff].T[None]  # (1, s, K)
-        self._g_stiff_a = -0.5 * a[:, stiff].T[None]
-        self._g_aT = -0.5 * a * flat
-        self._g_bT = theta_z * a * flat
-        # Each column's share of the constant, taken back out for a missing cell.
-        self._g_c_feature = -0.5 * (_LOG_2PI + np.log(var)) - 0.5 * theta_z**2 * a * flat
-        self._g_c = self._g_c_feature.sum(axis=1)
+        self._g_terms = StandardisedTerms.of(reference + centre_ref, scale, theta_z, a, stiff, var)
 
     def _gaussian_scores(self, Xg, missing):
         """``sum_j log N(x_j; theta_cj, var_cj)`` over the Gaussian columns, (n_classes, n_rows);
         ``missing`` (a mask of ``Xg``, or None) leaves those cells out."""
-        Z = Xg - self._g_centre
-        Z *= self._g_inv_scale
-        if missing is not None:
-            Z[missing] = 0.0
-        out = self._g_bT @ Z.T
-        if self._g_stiff.size:
-            D = Z[:, self._g_stiff, None] - self._g_stiff_theta  # (rows, s, K)
-            D *= D
-            D *= self._g_stiff_a
-            if missing is not None:
-                D[missing[:, self._g_stiff]] = 0.0
-            out += D.sum(axis=1).T
-        Z *= Z
-        out += self._g_aT @ Z.T
-        out += self._g_c[:, None]
-        if missing is not None:
-            out -= self._g_c_feature @ missing.T.astype(np.float64)
-        return out
+        return self._g_terms.scores(Xg, missing)
 
     # -- scoring ------------------------------------------------------------------
     def joint_log_likelihood_block(self, X):

@@ -7,8 +7,8 @@ import numpy as np
 from nbcli.models._base import BayesClassifier, NoObservedValueError
 from nbcli.models._sklearn_api import NaiveBayesAPI
 from nbcli.models._table_stats import ObservedCounts
-from nbcli.models._validation import DataValueError, label_text
-from nbcli.models.categorical import class_log_prior, feature_label, value_text
+from nbcli.models._validation import label_text
+from nbcli.models.categorical import class_log_prior, feature_label, refuse_cells
 from nbcli.models.discrete import _alpha
 from nbcli.models.hyperparameters import alpha, fit_prior, missing, priors
 
@@ -36,21 +36,34 @@ def poisson_form(rate: np.ndarray, log_rate: np.ndarray, intercept: np.ndarray):
     return AffineForm(log_rate, intercept - rate.sum(axis=1), missing_coef=rate)
 
 
+def poisson_rates(total: np.ndarray, count: np.ndarray, alpha: float) -> np.ndarray:
+    """Smoothed Poisson rates ``(total + alpha) / count`` per class and column.
+
+    ``total`` is the sum of the observed values, ``count`` their (weighted)
+    number; a rate with nothing observed is 1 (its class has no rows).
+
+    Raises
+    ------
+    ValueError
+        When ``alpha`` is so large that a rate overflows float64.
+    """
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        rate = np.where(count > 0, (total + alpha) / count, 1.0)
+    if not np.all(np.isfinite(rate)):
+        raise ValueError(
+            f"alpha={alpha:g} is too large: the Poisson rates overflow float64; use a smaller "
+            "alpha (1 is Laplace smoothing)"
+        )
+    return rate
+
+
 def refuse_negative(model, X: np.ndarray, columns, row_offset: int = 0, note: str = "") -> None:
     """Refuse a negative (observed) cell of Poisson columns, naming row and column
     (``note`` is added to the message)."""
     with np.errstate(invalid="ignore"):
         bad = X < 0
-    if not bad.any():
-        return
-    i, jj = (int(v) for v in np.argwhere(bad)[0])
-    j = int(columns[jj])
-    reason = f"value {value_text(X[i, jj])} is negative: Poisson columns take counts{note}"
-    raise DataValueError(
-        f"{reason}; found at row {i + row_offset}, {feature_label(model, j)}",
-        i + row_offset,
-        j,
-        reason,
+    refuse_cells(
+        model, X, bad, columns, row_offset, f"is negative: Poisson columns take counts{note}"
     )
 
 
@@ -155,15 +168,8 @@ class PoissonNB(NaiveBayesAPI, BayesClassifier):
                 f"{label_text(self.classes_[k])}; a rate needs at least one",
                 int(j),
             )
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            rate = np.where(st.observed_count > 0, (st.feature_count + a) / st.observed_count, 1.0)
-        if not np.all(np.isfinite(rate)):
-            raise ValueError(
-                f"alpha={a:g} is too large: the Poisson rates overflow float64; use a smaller "
-                "alpha (1 is Laplace smoothing)"
-            )
-        self.rate_ = rate
-        self._log_rate = np.log(rate)
+        self.rate_ = poisson_rates(st.feature_count, st.observed_count, a)
+        self._log_rate = np.log(self.rate_)
 
     def scoring_form(self):
         self._check_fitted()

@@ -28,6 +28,7 @@ from typing import ClassVar
 import numpy as np
 
 from nbcli.models._indicative import class_counts, class_priors
+from nbcli.models.mixed import MixedNB
 from nbcli.reports.metrics import json_label, json_number, report_header, report_schema
 
 SCHEMA_NAME = "nbcli.model"
@@ -716,17 +717,7 @@ MODEL_SCHEMA = report_schema(
                         "required": ["feature", "type", "classes"],
                         "properties": {
                             "feature": {"type": "string"},
-                            "type": {
-                                "enum": [
-                                    "gaussian",
-                                    "categorical",
-                                    "bernoulli",
-                                    "multinomial",
-                                    "poisson",
-                                    "kernel",
-                                    "discretized",
-                                ]
-                            },
+                            "type": {"enum": list(MixedNB.feature_kinds)},
                             "categories": {"type": "array", "items": {"type": "string"}},
                             "cut_points": {"type": "array", "items": {"type": "number"}},
                             "n_categories": {"type": "integer", "minimum": 0},
