@@ -423,10 +423,17 @@ class RowCounts:
         self.used += int(keep.sum())
         if keep.all():
             return replace(ds, y_missing=None)
+        y = None if ds.y is None else np.asarray(ds.y)[keep]
+        coding = getattr(ds, "y_coding", None)
+        if coding is not None and y is not None and coding.describes(ds.y):
+            coding = coding.take(keep, y)
+        else:
+            coding = None
         return replace(
             ds,
             X=np.asfortranarray(ds.X[keep]),
-            y=None if ds.y is None else np.asarray(ds.y)[keep],
+            y=y,
+            y_coding=coding,
             kept={k: v[keep] for k, v in ds.kept.items()},
             # The documents of text columns go with their rows.
             words={k: v[keep] for k, v in ds.words.items()},

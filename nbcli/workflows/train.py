@@ -303,6 +303,7 @@ def train(
     >>> result.model_file.training["n_samples"], result.model_file.model.classes_.tolist()
     (90, ['setosa', 'versicolor', 'virginica'])
     """
+    from nbcli.distinct import LabelCoding
     from nbcli.io.cells import label_codes
     from nbcli.io.fingerprint import TrainingFingerprint
     from nbcli.io.limits import check_statistics_size
@@ -361,7 +362,13 @@ def train(
                 continue
             # Statistics grow with the classes (and categories) met: refused
             # before the chunk that would take them past the limit.
-            classes_seen.update(label_codes(ds.y)[0].tolist())
+            # The labels are coded once here (or by the reader): the
+            # fingerprint and the model's statistics take the same codes.
+            coding = ds.y_coding
+            if coding is None or not coding.describes(ds.y):
+                uniques, codes = label_codes(ds.y)
+                coding = LabelCoding(ds.y, uniques, codes)
+            classes_seen.update(coding.uniques.tolist())
             check_statistics_size(
                 path,
                 estimator,
@@ -369,11 +376,11 @@ def train(
                 max(2, len(classes_seen)),
                 dims={"S": sum(len(v) for v in stream.categories.values())},
             )
-            fp.update(fingerprint_columns(ds.X, ds.words, request.text_columns), ds.y)
+            fp.update(fingerprint_columns(ds.X, ds.words, request.text_columns), ds.y, coding)
             state.offset = state.rows
             state.kept = counts_of_rows.kept_rows
             state.rows += ds.X.shape[0]
-            yield ds.X, ds.y, ds.words
+            yield ds.X, coding, ds.words
 
     started = time.perf_counter()
     try:
