@@ -2,9 +2,48 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
-__all__ = ["unique_inverse"]
+__all__ = ["LabelCoding", "unique_inverse"]
+
+
+@dataclass(frozen=True)
+class LabelCoding:
+    """The labels of a block of rows, coded once: the distinct labels and the
+    code of every row, carried beside the labels so that the fingerprint and
+    the model's statistics need not code them again.
+
+    Attributes
+    ----------
+    labels : ndarray of shape (n_samples,)
+        The labels themselves (what :attr:`uniques` and :attr:`codes` describe).
+    uniques : ndarray of shape (n_distinct,)
+        The distinct labels in ascending order, each present in ``labels``.
+    codes : ndarray of intp, shape (n_samples,)
+        ``uniques[codes]`` equals ``labels``.
+    """
+
+    labels: np.ndarray
+    uniques: np.ndarray
+    codes: np.ndarray
+
+    def describes(self, labels) -> bool:
+        """Whether this coding is of ``labels`` (the very same array)."""
+        return labels is self.labels
+
+    def take(self, keep: np.ndarray, labels: np.ndarray | None = None) -> LabelCoding:
+        """The coding of the rows where ``keep`` (bool, shape (n_samples,)) is
+        true; labels no kept row has are left out of :attr:`uniques`.
+        ``labels``: ``self.labels[keep]`` when already made."""
+        codes = self.codes[keep]
+        kept = self.labels[keep] if labels is None else labels
+        present = np.bincount(codes, minlength=len(self.uniques)) > 0
+        if present.all():
+            return LabelCoding(kept, self.uniques, codes)
+        new = np.cumsum(present) - 1
+        return LabelCoding(kept, self.uniques[present], new[codes].astype(np.intp, copy=False))
 
 
 def unique_inverse(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -63,10 +63,13 @@ def test_rows_held_by_fold_score_as_rows_read_again(tmp_path, model):
             ka, kb = kept.merged(r, f), again.merged(r, f)
             for name, value in ka.arrays().items():
                 np.testing.assert_array_equal(value, kb.arrays()[name])
-    # The merge is kept, and each caller gets its own copy.
+    # The merge is kept, and each caller gets read-only views of it (no copy
+    # of the sums): writing into them fails instead of changing the kept ones.
     first = kept.merged(1, 2)
-    first.count[:] = -1.0
+    with pytest.raises(ValueError, match="read-only"):
+        first.count[:] = -1.0
     assert (kept.merged(1, 2).count > 0).all()
+    assert np.shares_memory(first.count, kept.merged(1, 2).count)
 
 
 def test_unstable_sort_gives_the_stable_counts():

@@ -1,7 +1,8 @@
 """URLs as paths, against a real S3-compatible server on 127.0.0.1 (moto's
 server mode, started here): fit, predict, evaluate and cv read ``s3://``
 objects and prefixes of parts and write ``s3://`` outputs, with the same
-results as local files; writes are whole uploads; a wrong bucket, missing
+results as local files, on the Dask engine too (fit, predict, evaluate, cv and
+tune over s3 parts); writes are whole uploads; a wrong bucket, missing
 credentials and a missing package each give one line and exit 2."""
 
 from __future__ import annotations
@@ -259,8 +260,23 @@ def test_dask_fit_over_s3_parts(store, tmp_path):
         ok("predict", "-m", tmp_path / "dask.npz", "-d", f"s3://{BUCKET}/parts/",
            "--output-dir", f"s3://{BUCKET}/dask-out/", "--engine", "dask",
            "--scheduler", cluster.scheduler_address)  # fmt: skip
+        # evaluate, cv and tune read the s3 parts on the workers too.
+        on_dask = ("-d", f"s3://{BUCKET}/parts/", "--engine", "dask",
+                   "--scheduler", cluster.scheduler_address)  # fmt: skip
+        dask_reports = _scored_reports(tmp_path, on_dask)
     written = sorted(p.rsplit("/", 1)[1] for p in store.ls(f"{BUCKET}/dask-out"))
     assert written == ["p0.pred.csv", "p1.pred.csv", "p2.pred.csv", "p3.pred.csv"]
+    one_reports = _scored_reports(tmp_path, ("-d", SAMPLE / "iris_train.csv"))
+    for command, (got, want) in zip(("evaluate", "cv", "tune"), zip(dask_reports, one_reports)):
+        assert got["n_samples"] == want["n_samples"] == 90, command
+        for key, metric in want.get("metrics", {}).items():
+            assert got["metrics"][key]["value"] == pytest.approx(
+                metric["value"], abs=1e-12, rel=0, nan_ok=True
+            ), (command, key)
+    assert dask_reports[2]["best"]["params"] == one_reports[2]["best"]["params"]
+    assert dask_reports[2]["best"]["value"] == pytest.approx(
+        one_reports[2]["best"]["value"], abs=1e-12, rel=0
+    )
     ok("fit", "-m", "gaussian", "-d", SAMPLE / "iris_train.csv", "-o", tmp_path / "one.npz")
     a = proba(tmp_path / "dask.npz", SAMPLE / "iris_test.csv", tmp_path, "d")
     b = proba(tmp_path / "one.npz", SAMPLE / "iris_test.csv", tmp_path, "o")
@@ -268,3 +284,30 @@ def test_dask_fit_over_s3_parts(store, tmp_path):
     np.testing.assert_allclose(
         a.drop("prediction").to_numpy(), b.drop("prediction").to_numpy(), atol=1e-12
     )
+
+
+def _scored_reports(tmp_path, data) -> list[dict]:
+    """The JSON reports of evaluate (of the model one.npz would be: fitted
+    locally first), cv and tune on ``data`` (``-d`` and engine options)."""
+    import json
+
+    model = tmp_path / "ref.npz"
+    if not model.exists():
+        ok("fit", "-m", "gaussian", "-d", SAMPLE / "iris_train.csv", "-o", model)
+    runs = [
+        ok("evaluate", "-m", model, *data, "--bootstrap", "0", "--json", "-"),
+        ok("cv", "-m", "gaussian", *data, "--bootstrap", "0", "--json", "-"),
+        ok(
+            "tune",
+            "-m",
+            "gaussian",
+            *data,
+            "--var-smoothing",
+            "1e-9,1e-3",
+            "--bootstrap",
+            "0",
+            "--json",
+            "-",
+        ),  # fmt: skip
+    ]
+    return [json.loads(run.stdout) for run in runs]

@@ -13,7 +13,7 @@ import pytest
 
 from nbcli.io.modelfile import ModelFile, load_model, save_model
 from nbcli.models import registry
-from tests.conftest import nbcli_in_process
+from tests.conftest import nbcli_in_process, posterior_tolerance
 
 pytestmark = pytest.mark.numerical
 
@@ -286,6 +286,9 @@ def test_fit_predict_and_inspect_apply_the_projection(tmp_path, digits_npz, digi
         ("-3", "whole number >= 1"),
         ("1.5", "whole number >= 1"),
         ("65", "at most 64"),
+        ("inf", "got 'inf'"),
+        ("1e400", "got '1e400'"),
+        ("nan", "got 'nan'"),
     ],
 )
 def test_bad_pca_values_are_one_line_errors(tmp_path, digits_npz, value, fragment):
@@ -379,3 +382,144 @@ def test_mnist_on_50_components(name, accuracy):
     Z = model.projection_.transform(Xt)
     on_ours = _sklearn(name).fit(model.projection_.transform(X.reshape(len(X), -1)), y)
     np.testing.assert_allclose(model.predict_proba(Xt), on_ours.predict_proba(Z), atol=1e-8)
+
+
+@pytest.fixture(scope="module")
+def iris_with_holes(tmp_path_factory):
+    """sample_data/iris_train.csv with two cells blank (in rows 3 and 10)."""
+    import csv
+
+    rows = list(csv.reader(open("sample_data/iris_train.csv", newline="")))
+    rows[3][0] = rows[10][2] = ""
+    path = tmp_path_factory.mktemp("iris") / "iris_na.csv"
+    with open(path, "w", newline="") as f:
+        csv.writer(f).writerows(rows)
+    return path, len(rows) - 1
+
+
+@pytest.mark.parametrize(
+    "command, flags",
+    [
+        ("cv", ["--standardize", "--bootstrap", "0"]),
+        ("cv", ["--pca", "2", "--bootstrap", "0"]),
+        ("tune", ["--pca", "2", "--standardize"]),
+    ],
+)
+def test_cv_and_tune_drop_rows_with_a_missing_cell_under_a_projection(
+    tmp_path, iris_with_holes, command, flags
+):
+    """As fit does: the two rows are left out of every fold, not gathered as NaN."""
+    path, n_rows = iris_with_holes
+    report = tmp_path / "r.json"
+    run = nbcli_in_process(command, "-m", "gaussian", "-d", path, "-k", "3", *flags,
+                           "--json", report, "-q")  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    if command == "cv":
+        assert json.loads(report.read_text())["n_samples"] == n_rows - 2
+
+
+def test_a_tune_grid_with_an_infinite_pca_is_a_one_line_error(digits_npz):
+    run = nbcli_in_process("tune", "-m", "lda", "-d", digits_npz, "--pca", "2,inf")
+    assert run.returncode == 2
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1 and "got 'inf'" in lines[0], run.stderr
+
+
+@pytest.mark.parametrize("name", PROJECTED)
+def test_more_components_than_the_rows_support_are_refused_naming_the_limit(digits, name):
+    """20 rows (2 a class): scikit-learn's PCA allows min(rows, features) = 20."""
+    from sklearn.decomposition import PCA
+
+    X, y = digits
+    rows = np.concatenate([np.flatnonzero(y == c)[:2] for c in range(10)])
+    X, y = X[rows], y[rows]
+    with pytest.raises(ValueError):
+        PCA(21, svd_solver="full").fit(X)
+    for pca in (21, 25, 40):
+        with pytest.raises(ValueError, match=f"pca={pca} components, .* at most 20 "):
+            registry.get(name)(pca=pca).fit(X, y)
+
+
+@pytest.fixture(scope="module")
+def digits_20_npz(tmp_path_factory, digits):
+    """20 rows of digits, 2 a class: more features than rows (collinear, flat components)."""
+    X, y = digits
+    rows = np.concatenate([np.flatnonzero(y == c)[:2] for c in range(10)])
+    path = tmp_path_factory.mktemp("digits20") / "digits20.npz"
+    np.savez(path, X=X[rows], y=y[rows])
+    return path
+
+
+@pytest.mark.parametrize(
+    "name, warning", [("gaussian", "var_smoothing's epsilon"), ("lda", "collinear")]
+)
+@pytest.mark.parametrize("standardize", [[], ["--standardize"]])
+def test_fit_warnings_under_pca_name_components_not_columns(
+    tmp_path, digits_20_npz, name, warning, standardize
+):
+    run = nbcli_in_process("fit", "-m", name, "-d", digits_20_npz, "--pca", "20", *standardize,
+                           "-o", tmp_path / "m.npz", "-q")  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    lines = [line for line in run.stderr.splitlines() if warning in line]
+    assert lines, run.stderr
+    for line in lines:
+        assert "'pc1'" in line or "'pc20'" in line, line
+        assert "'x0'" not in line and "'x19'" not in line, line
+        assert "categorical" not in line, line  # no column of a component is a category
+    if warning.startswith("var_smoothing"):
+        # --standardize is the remedy only where the columns were not standardised.
+        assert ("--standardize puts" in lines[0]) == (not standardize), lines[0]
+
+
+def test_standardize_on_new_rows_agrees_to_the_rounding_of_the_scores():
+    """Gaussian NB with --standardize against Pipeline(StandardScaler(),
+    GaussianNB()) on rows it was not fitted on (sample_data digits).
+
+    A column constant in every training row has variance epsilon (1e-9 of
+    the largest) in every class; a new row off that value adds
+    (z - theta)^2 / (2 epsilon) ~ 5e8 to every class's score alike. That
+    cancels in the posteriors, but each score is only held to its last bits
+    (about 6e-8 at 5e8), so both programs' posteriors move by that much:
+    the tolerance follows from the scores' magnitude, not a fixed 1e-10.
+    """
+    import pandas as pd
+    from sklearn.naive_bayes import GaussianNB
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    train = pd.read_csv("sample_data/digits_train.csv")
+    test = pd.read_csv("sample_data/digits_test.csv")
+    names = list(train.columns[:-1])
+    X, y, Xt = (
+        train[names].to_numpy(float),
+        train.iloc[:, -1].to_numpy(),
+        test[names].to_numpy(float),
+    )
+    ours = registry.get("gaussian")(standardize=True).fit(X, y)
+    theirs = make_pipeline(StandardScaler(), GaussianNB()).fit(X, y)
+    P, Q = ours.predict_proba(Xt), theirs.predict_proba(Xt)
+    np.testing.assert_array_less(np.abs(P - Q), posterior_tolerance(ours, Xt, P, Q))
+    # Where the two differ beyond 1e-10, every class's score is that large:
+    # a constant training column is off its value in the row.
+    far = np.abs(P - Q).max(axis=1) > 1e-10
+    assert far.any()
+    scores = np.abs(ours.joint_log_likelihood_block(Xt[far]))
+    assert scores.min() > 1e8
+    constant = X.std(axis=0) == 0
+    assert np.all((Xt[far][:, constant] != X[0, constant]).any(axis=1))
+    # On the training rows no such term arises, and the two agree to 1e-10.
+    np.testing.assert_allclose(ours.predict_proba(X), theirs.predict_proba(X), rtol=0, atol=1e-10)
+
+
+def test_cv_on_parts_drops_rows_with_a_missing_cell_under_a_projection(tmp_path, iris_with_holes):
+    path, n_rows = iris_with_holes
+    lines = path.read_text().splitlines(keepends=True)
+    parts = tmp_path / "parts"
+    parts.mkdir()
+    (parts / "a.csv").write_text("".join(lines[:46]))
+    (parts / "b.csv").write_text(lines[0] + "".join(lines[46:]))
+    report = tmp_path / "r.json"
+    run = nbcli_in_process("cv", "-m", "gaussian", "-d", parts, "-k", "3", "--standardize",
+                           "--bootstrap", "0", "--json", report, "-q")  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    assert json.loads(report.read_text())["n_samples"] == n_rows - 2

@@ -270,6 +270,16 @@ def text_labels(
     unless ``allow_missing``: then a missing label is ``""`` (the caller
     skips the row, see :func:`missing_labels`).
     """
+    return text_label_coding(column, display, name, row_offset, resolve, allow_missing).labels
+
+
+def text_label_coding(
+    column, display: str, name: str, row_offset: int, resolve: bool, allow_missing: bool = False
+):
+    """:func:`text_labels` with their :class:`~nbcli.distinct.LabelCoding`:
+    the labels are coded here once, for everything that needs their codes."""
+    from nbcli.distinct import LabelCoding
+
     if allow_missing:
         column = column.fill_null("")
     else:
@@ -283,7 +293,10 @@ def text_labels(
     codes = uniques.search_sorted(column).to_numpy()
     texts = text_array(nfc(uniques.to_list()))
     table = resolve_labels(texts) if resolve else texts
-    return table[codes]
+    # Normal form C and typed labels may make two texts one or change their
+    # order: the few distinct labels are coded again, and the rows through them.
+    distinct, recode = label_codes(table)
+    return LabelCoding(table[codes], distinct, recode[codes])
 
 
 def nfc(texts: list[str]) -> list[str]:

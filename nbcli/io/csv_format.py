@@ -28,7 +28,7 @@ from nbcli.io.cells import (
     missing_labels,
     na_texts,
     note_spellings,
-    text_labels,
+    text_label_coding,
     without_na_labels,
 )
 from nbcli.io.csv_quotes import check_quotes
@@ -484,7 +484,7 @@ class CsvReader(TableReader):
             )
         else:
             X, unread = np.empty((frame.height, 0)), {}
-        y, label_error, y_missing = None, None, None
+        y, label_error, y_missing, y_coding = None, None, None, None
         if plan.target is not None and self.read_target:
             labels = without_na_labels(frame.get_column(plan.target), self.opts.na_labels)
             if self.opts.infer:
@@ -492,9 +492,10 @@ class CsvReader(TableReader):
             skip = self.opts.skip_missing_labels
             if skip:
                 y_missing = missing_labels(labels)
-            y, label_error = labels_or_error(
-                text_labels, labels, display, plan.target, offset, resolve, skip
+            y_coding, label_error = labels_or_error(
+                text_label_coding, labels, display, plan.target, offset, resolve, skip
             )
+            y = None if y_coding is None else y_coding.labels
         kept = {k: _text_column(frame.get_column(k)) for k in plan.keep}
         return RawChunk(
             X=X,
@@ -504,6 +505,7 @@ class CsvReader(TableReader):
             row_offset=offset,
             label_error=label_error,
             y_missing=y_missing,
+            y_coding=y_coding,
             words=words_of(frame, plan) if self.read_features else {},
             unseen_text=unseen_text_counts(frame, plan, X, unread, self.opts),
         )

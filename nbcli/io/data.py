@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -70,6 +71,9 @@ class Dataset:
     words : dict of str to ndarray of shape (n_samples,)
         Text features read as words (``kinds={column: "words"}``): object
         arrays of str, a missing cell an empty document.
+    y_coding : LabelCoding or None
+        Text labels coded once as read (:class:`~nbcli.distinct.LabelCoding`),
+        used only while it :meth:`~nbcli.distinct.LabelCoding.describes` ``y``.
     """
 
     X: np.ndarray
@@ -81,6 +85,7 @@ class Dataset:
     note: str | None = None
     y_missing: np.ndarray | None = None
     words: dict[str, np.ndarray] = field(default_factory=dict)
+    y_coding: Any = None
 
     @property
     def n_samples(self) -> int:
@@ -90,18 +95,39 @@ class Dataset:
 def strip_labels(y):
     """Text labels without surrounding whitespace (``" x"`` and ``"x"`` are one
     class, at fit and at scoring alike); other labels as they are."""
+    return coded_labels(y)[0]
+
+
+def coded_labels(y, coding=None) -> tuple:
+    """``(labels, coding)``: the labels as :func:`strip_labels` gives them and,
+    for text labels, their :class:`~nbcli.distinct.LabelCoding` (coded here
+    once, for the fingerprint and the model's statistics), else None.
+    ``coding``: the reader's coding of ``y``, used instead of coding it again."""
+    from nbcli.distinct import LabelCoding
+
+    if coding is not None and not coding.describes(y):
+        coding = None
     if y is None or y.dtype.kind not in "UO" or y.size == 0:
-        return y
+        return y, coding
     if y.dtype.kind == "O":
-        kinds = set(map(type, y.tolist()))
+        values = y.tolist() if coding is None else coding.uniques.tolist()
+        kinds = set(map(type, values))
         if kinds != {str} and not all(issubclass(k, str) for k in kinds):
-            return y
+            return y, coding
     # Stripped once per distinct label; rows share the stripped strings.
-    uniques, codes = label_codes(y)
+    if coding is None:
+        uniques, codes = label_codes(y)
+    else:
+        uniques, codes = coding.uniques, coding.codes
     stripped = [v.strip() for v in uniques.tolist()]
     if stripped == uniques.tolist():
-        return y if y.dtype.kind == "O" else uniques[codes]
-    return text_array(stripped)[codes]
+        out = y if y.dtype.kind == "O" else uniques[codes]
+        return out, LabelCoding(out, uniques, codes)
+    # Stripping may make two labels one, or change their order: the few
+    # distinct labels are coded again, and the rows through them.
+    merged, recode = label_codes(text_array(stripped))
+    out = text_array(stripped)[codes]
+    return out, LabelCoding(out, merged, recode[codes])
 
 
 def _dataset(
@@ -134,9 +160,11 @@ def _dataset(
         raise
     if chunk.label_error is not None:
         raise chunk.label_error
+    y, y_coding = coded_labels(chunk.y, chunk.y_coding)
     return Dataset(
         X=chunk.X,
-        y=strip_labels(chunk.y),
+        y=y,
+        y_coding=y_coding,
         feature_names=list(plan.matrix),
         target=plan.target,
         path=reader.source.path,

@@ -111,7 +111,7 @@ class RowHashFingerprint:
         self.n_features: int | None = None
         self._keys: np.ndarray | None = None
 
-    def row_hashes(self, X, y) -> np.ndarray:
+    def row_hashes(self, X, y, coding=None) -> np.ndarray:
         """The 64-bit hash of every row of one block.
 
         Parameters
@@ -120,6 +120,9 @@ class RowHashFingerprint:
             Feature values, read as float64 (any memory order).
         y : array-like of shape (n_samples,) or None
             Labels, taken by their ``str`` form; None for no labels.
+        coding : LabelCoding, optional
+            ``y`` already coded (:class:`~nbcli.distinct.LabelCoding`), used
+            when it describes ``y``: the labels are not coded again.
 
         Returns
         -------
@@ -145,16 +148,16 @@ class RowHashFingerprint:
                 block = bits[start : start + step] * self._keys[None, :]
                 h[start : start + step] = block.sum(axis=1, dtype=_U64)
         if y is not None:
-            h += _label_hashes(np.asarray(y))
+            h += _label_hashes(np.asarray(y), coding)
         h ^= _U64(d)
         return _fmix(h)
 
-    def update(self, X, y) -> None:
-        """Add the next block of rows (see :meth:`row_hashes` for the shapes)."""
+    def update(self, X, y, coding=None) -> None:
+        """Add the next block of rows (see :meth:`row_hashes` for the arguments)."""
         X = np.asarray(X, dtype=np.float64)
         if self.n_features is None:
             self.n_features = int(X.shape[1])
-        r = self.row_hashes(X, y)
+        r = self.row_hashes(X, y, coding)
         self._absorb(_poly(r), len(r))
 
     def _absorb(self, h: int, n: int) -> None:
@@ -206,11 +209,15 @@ def _distinct(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return unique_inverse(y)
 
 
-def _label_hashes(y: np.ndarray) -> np.ndarray:
-    """A 64-bit hash of each label's text; the distinct labels are hashed once."""
-    if y.ndim != 1:
-        y = y.reshape(-1)
-    uniques, codes = _distinct(y)
+def _label_hashes(y: np.ndarray, coding=None) -> np.ndarray:
+    """A 64-bit hash of each label's text; the distinct labels are hashed once
+    (``coding``: their :class:`~nbcli.distinct.LabelCoding`, when known)."""
+    if coding is not None and coding.describes(y):
+        uniques, codes = coding.uniques, coding.codes
+    else:
+        if y.ndim != 1:
+            y = y.reshape(-1)
+        uniques, codes = _distinct(y)
     table = np.array(
         [
             int.from_bytes(hashlib.blake2b(str(u).encode(), digest_size=8).digest(), "little")
@@ -271,8 +278,9 @@ class TrainingFingerprint:
     def n_samples(self) -> int:
         return self.rowhash.n_samples
 
-    def update(self, X, y) -> None:
-        self.rowhash.update(X, y)
+    def update(self, X, y, coding=None) -> None:
+        """Add the next block of rows (``coding``: see :meth:`RowHashFingerprint.row_hashes`)."""
+        self.rowhash.update(X, y, coding)
         if self.legacy is not None:
             self.legacy.update(X, y)
 

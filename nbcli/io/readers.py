@@ -13,7 +13,7 @@ import abc
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
-from typing import ClassVar, TypeVar, cast
+from typing import Any, ClassVar, TypeVar, cast
 
 import numpy as np
 
@@ -79,6 +79,9 @@ class RawChunk:
     #: cells that are not numbers (text the model never saw there), which
     #: are then missing cells instead of errors; empty otherwise.
     unseen_text: dict[str, int] = field(default_factory=dict)
+    #: The labels coded as read (a :class:`~nbcli.distinct.LabelCoding` of
+    #: ``y``), when the reader coded them; None otherwise.
+    y_coding: Any = None
 
     @property
     def n_rows(self) -> int:
@@ -126,7 +129,7 @@ class TableReader(abc.ABC):
         """
 
 
-def labels_or_error(convert, *args) -> tuple[np.ndarray | None, NbcliError | None]:
+def labels_or_error(convert, *args) -> tuple[Any, NbcliError | None]:
     """``convert(*args)``, or None and the error it raised (see :attr:`RawChunk.label_error`)."""
     try:
         return convert(*args), None

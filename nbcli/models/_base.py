@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
-from nbcli.distinct import unique_inverse
+from nbcli.distinct import LabelCoding, unique_inverse
 from nbcli.models._blocks import BlockScoring
 from nbcli.models._logspace import _log_normalise_columns, _softmax_columns
 from nbcli.models._missing import (
@@ -422,7 +422,9 @@ class BayesClassifier(BlockScoring, FromStatistics, Parameters):
         ----------
         chunks : iterable of tuples ``(X, y)`` or ``(X, y, sample_weight)``
             Shapes as for :meth:`fit`; chunks may have any number of rows.
-            Only one chunk is held at a time.
+            Only one chunk is held at a time. ``y`` may be a
+            :class:`~nbcli.distinct.LabelCoding` of the labels (coded once by
+            the caller), taken as it is.
         finalize : bool, default=True
             With False, only the statistics are gathered (``stats_``,
             ``classes_``, ``n_features_in_`` are set): the caller may check
@@ -463,9 +465,18 @@ class BayesClassifier(BlockScoring, FromStatistics, Parameters):
 
     def _accumulate(self, X, y, classes, sample_weight):
         X_given = X
+        coding = y if isinstance(y, LabelCoding) else None
+        if coding is not None:
+            # Labels coded by the caller: the distinct ones are checked, and
+            # the rows travel as their codes (dropped rows and all).
+            check_labels(coding.uniques, len(coding.uniques))
+            y = coding.codes
         X, y, w, names, n_dropped = self._check_training(X, y, sample_weight)
         first = not hasattr(self, "stats_")
-        labels, codes = unique_inverse(y)
+        if coding is None:
+            labels, codes = unique_inverse(y)
+        else:
+            labels, codes = _present(coding.uniques, y)
         self.n_dropped_ = n_dropped + (0 if first else getattr(self, "n_dropped_", 0))
         if first:
             self._float32 = _is_float32(X_given)
@@ -718,3 +729,14 @@ class NoObservedValueError(UndeterminedError):
 
     def __reduce__(self):
         return (type(self), (str(self), self.feature))
+
+
+def _present(uniques: np.ndarray, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(labels, codes)`` of the rows coded ``codes`` into ``uniques``, with
+    only the labels some row has (as :func:`~nbcli.distinct.unique_inverse`
+    of the labels themselves gives them)."""
+    present = np.bincount(codes, minlength=len(uniques)) > 0
+    if present.all():
+        return uniques, codes
+    new = np.cumsum(present) - 1
+    return uniques[present], new[codes].astype(np.intp, copy=False)

@@ -94,6 +94,12 @@ class Projection:
             Z /= self.scale
         return Z if self.components is None else Z @ self.components
 
+    @property
+    def component_names(self) -> list[str]:
+        """``pc1``, ``pc2``, ...: what the model's features are called (none without ``pca``)."""
+        n = 0 if self.components is None else self.n_components
+        return [f"pc{i + 1}" for i in range(n)]
+
     def arrays(self) -> dict[str, np.ndarray]:
         """The projection as named float64 arrays (model-file members)."""
         out = {"centre": self.centre, "scale": self.scale}
@@ -222,14 +228,20 @@ def decomposition(stats, standardize: bool):
     return out
 
 
-def n_kept(pca, evals: np.ndarray, n_features: int) -> int:
+def n_kept(pca, evals: np.ndarray, n_features: int, n: float | None = None) -> int:
     """Components kept for ``pca``: the count, or the fewest whose cumulative
     share of the variance exceeds the fraction (scikit-learn's rule).
+
+    ``n`` is the training rows' total count (weights summed). A count may be
+    at most ``min(rows, n_features)``, as scikit-learn's ``PCA`` allows:
+    beyond the rows, components have no variance and no defined direction.
+    The rows are ``n`` (or, with weights, at least one more than the
+    numerical rank of the scatter, which centred rows cannot exceed).
 
     Raises
     ------
     ValueError
-        For a count above the number of features.
+        For a count above the number of features or of rows.
     """
     value = float(pca)
     if value >= 1.0:
@@ -239,6 +251,17 @@ def n_kept(pca, evals: np.ndarray, n_features: int) -> int:
                 f"pca={q} components, but the data have {n_features} features; "
                 f"give at most {n_features}, or a fraction of the variance such as 0.95"
             )
+        if n is not None and evals.size:
+            tol = evals[0] * evals.size * np.finfo(np.float64).eps
+            rank = int(np.count_nonzero(evals > tol))
+            rows = max(int(np.floor(n + 1e-9)), rank + 1)
+            if q > rows:
+                raise ValueError(
+                    f"pca={q} components, but the {rows} training rows support at most "
+                    f"{rows} (their scatter has rank {rank}; PCA keeps at most "
+                    f"min(rows, features) components); give at most {rows}, or a fraction "
+                    "of the variance such as 0.95"
+                )
         return q
     total = evals.sum()
     if not total > 0:
@@ -255,7 +278,7 @@ def projection_of(stats, pca, standardize: bool) -> Projection:
         scale = _standard_scale(var, centre, n) if standardize else np.ones_like(var)
         return Projection(centre, scale, None, None, float(np.sum(var / scale**2)))
     n, centre, scale, evals, evecs = decomposition(stats, standardize)
-    q = n_kept(pca, evals, evecs.shape[0])
+    q = n_kept(pca, evals, evecs.shape[0], n)
     divisor = n - 1.0 if n > 1 else n
     return Projection(
         centre=centre,
@@ -368,9 +391,7 @@ def _finalize_projected(model, finalize) -> None:
     model.n_features_in_ = projection.n_components
     if names is not None and projection.components is not None:
         # What the model's own messages name: the components it sees.
-        model.feature_names_in_ = np.asarray(
-            [f"pc{i + 1}" for i in range(projection.n_components)], dtype=object
-        )
+        model.feature_names_in_ = np.asarray(projection.component_names, dtype=object)
     try:
         finalize(model)
     finally:

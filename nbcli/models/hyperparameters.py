@@ -636,13 +636,17 @@ def parse_count_or_fraction(text: str, where: str):
     t = text.strip().lower()
     if t in ("none", ""):
         return None
+    message = (
+        f"{where} must be a number of components (a whole number >= 1) or a fraction of "
+        f"the variance in (0, 1); got {text!r}"
+    )
     try:
         value = float(t)
     except ValueError:
-        raise ValueError(
-            f"{where} must be a number of components (a whole number >= 1) or a fraction of "
-            f"the variance in (0, 1); got {text!r}"
-        ) from None
+        raise ValueError(message) from None
+    if not math.isfinite(value):
+        # inf, nan and 1e400 (read as inf) count nothing and are no fraction.
+        raise ValueError(message)
     return int(value) if value >= 1 and value == int(value) else value
 
 

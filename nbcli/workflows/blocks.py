@@ -66,14 +66,27 @@ def fit_blocks(estimator, settings, chunks, names, source: str, frequencies=None
         feature names: ``names`` (the table's), then each text column's terms.
     """
     if settings is None:
+        # The labels may come coded (a LabelCoding), which the model takes as they are.
         estimator.fit_chunks(((X, y) for X, y, _ in chunks), finalize=False)
         return None, list(names)
     from nbcli.workflows.text_features import fit_text_chunks
 
     vocabularies = fit_text_chunks(
-        estimator, settings, chunks, list(names), source=source, frequencies=frequencies
+        estimator,
+        settings,
+        ((X, _labels_of(y), words) for X, y, words in chunks),
+        list(names),
+        source=source,
+        frequencies=frequencies,
     )
     return vocabularies, list(estimator.feature_names_in_)
+
+
+def _labels_of(y):
+    """The label array of ``y``, a label array or a :class:`~nbcli.distinct.LabelCoding`."""
+    from nbcli.distinct import LabelCoding
+
+    return y.labels if isinstance(y, LabelCoding) else y
 
 
 def tally_blocks(estimator, settings, chunks):

@@ -386,7 +386,7 @@ def collect_part_fold_statistics(
         RowCounts,
         apply_column_types,
         check_column_types,
-        choose_missing,
+        fold_missing,
     )
     from nbcli.workflows.train import TableFacts
 
@@ -408,7 +408,7 @@ def collect_part_fold_statistics(
     parts = expand_parts(request.data)
     check_parts(parts, engine)
     parts = [at_client(p, engine) for p in parts]
-    missing = choose_missing(estimator, request.missing)
+    missing = fold_missing(estimator, request.missing)
     unseen = request.unseen or "error"
     check_column_types(estimator, dict(request.column_types))
     read = request.reading(missing=missing, keep=folds.keep or None, keep_for=folds.keep_for)

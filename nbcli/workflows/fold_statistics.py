@@ -38,14 +38,35 @@ same per-fold statistics.
 from __future__ import annotations
 
 import contextlib
+import copy
 import itertools
 import warnings as python_warnings
 from dataclasses import dataclass, field
+from dataclasses import fields as dataclass_fields
 from typing import Any
 
 import numpy as np
 
 from nbcli.errors import NbcliError
+
+#: Feature values of fold pieces held at once while gathering fold statistics
+#: (64 MiB of float64 in all, a few reader chunks; see
+#: :meth:`FoldStatistics.accumulate_folds`).
+_FOLD_BUFFER_VALUES = 1 << 23
+
+
+def _read_only(stats):
+    """``stats`` with read-only views of its arrays (no data copied), sharing
+    what was derived from them (see :meth:`nbcli.models._stats._Stats.copy`)."""
+    out = copy.copy(stats)
+    for f in dataclass_fields(stats):
+        value = getattr(stats, f.name)
+        if isinstance(value, np.ndarray):
+            view = value.view()
+            view.flags.writeable = False
+            setattr(out, f.name, view)
+    out.__dict__["_derived"] = stats.__dict__.setdefault("_derived", {})
+    return out
 
 
 @dataclass
@@ -198,18 +219,49 @@ class FoldStatistics:
                     yield r, f, file_rows[at], X[at]
 
     def accumulate_folds(self) -> None:
-        """Gather every fold's statistics into ``stats`` from the rows, one pass."""
+        """Gather every fold's statistics into ``stats`` from the rows, one pass.
+
+        A chunk's piece of one fold is a fraction of the chunk; statistics
+        whose size does not depend on the rows (a class scatter matrix of
+        ``n_features`` squared values) cost as much to compute and to merge
+        for a few rows as for many. The pieces of each fold are therefore
+        held until together they are about :data:`_FOLD_BUFFER_VALUES`
+        values (shared among the folds), then taken as one block, in file
+        order within the fold.
+        """
         from nbcli.workflows.train import data_error
 
         est, k = self.estimator, self.classes.size
         self.hold_by_fold()
+        limit = max(1, _FOLD_BUFFER_VALUES // max(1, self.n_repeats * self.n_folds))
+        held: dict = {}
         rows = np.zeros(1, dtype=np.intp)
+
+        def add(r: int, f: int, rows, X) -> None:
+            s = est.accumulate(X, self.codes[rows], None, k)
+            old = self.stats[r][f]
+            self.stats[r][f] = s if old is None else est.merge_statistics(old, s)
+
+        def flush(key) -> np.ndarray:
+            pieces = held.pop(key)[1]
+            rows = np.concatenate([p[0] for p in pieces])
+            X = pieces[0][1] if len(pieces) == 1 else np.concatenate([p[1] for p in pieces])
+            add(key[0], key[1], rows, X)
+            return rows
+
         try:
             with np.errstate(over="ignore", invalid="ignore"):
                 for r, f, rows, X in self.fold_pieces():
-                    s = est.accumulate(X, self.codes[rows], None, k)
-                    old = self.stats[r][f]
-                    self.stats[r][f] = s if old is None else est.merge_statistics(old, s)
+                    if not isinstance(X, np.ndarray) or X.ndim != 2:
+                        add(r, f, rows, X)  # sparse rows: as they come
+                        continue
+                    entry = held.setdefault((r, f), [0, []])
+                    entry[0] += X.size
+                    entry[1].append((rows, X))
+                    if entry[0] >= limit:
+                        rows = flush((r, f))
+                for key in sorted(held):
+                    rows = flush(key)
         except ValueError as exc:
             raise data_error(self.path, exc, self.feature_names, 0, rows=rows) from None
 
@@ -238,7 +290,10 @@ class FoldStatistics:
         """Statistics of all folds of ``repeat`` but ``leave_out`` (None: all rows).
 
         Merged once and kept: every hyperparameter set's model of the fold
-        starts from the same sums; each call returns its own copy.
+        starts from the same sums. Each call returns its own statistics
+        object whose arrays are read-only views of the kept ones (a fold's
+        scatter matrices are large; a model never changes its sums in place,
+        and one that tried would fail loudly rather than change the others').
         """
         key = (repeat, leave_out)
         total = self._merged.get(key)
@@ -249,11 +304,16 @@ class FoldStatistics:
                 if f == leave_out or s is None:
                     continue
                 try:
-                    total = s.copy() if total is None else self.estimator.merge_statistics(total, s)
+                    # merge makes new arrays: the folds' own are never shared.
+                    total = (
+                        _read_only(s)
+                        if total is None
+                        else self.estimator.merge_statistics(total, s)
+                    )
                 except ValueError as exc:  # folds each within a limit, together over it
                     raise data_error(self.path, exc, self.feature_names, 0) from None
             self._merged[key] = total
-        return None if total is None else total.copy()
+        return None if total is None else _read_only(total)
 
     def model(self, params: dict, repeat: int = 0, leave_out: int | None = None):
         """The fitted model of fold ``leave_out`` (None: of all rows) with ``params``.

@@ -89,7 +89,7 @@ def collect_fold_statistics(
         RowCounts,
         apply_column_types,
         check_column_types,
-        choose_missing,
+        fold_missing,
     )
     from nbcli.workflows.train import TableFacts, data_error
 
@@ -108,7 +108,7 @@ def collect_fold_statistics(
     # Term counts are kept (sparse) whatever the budget: text is read once.
     memory_budget = folds.memory_budget if text is None else None
     column_types = dict(request.column_types)
-    missing = choose_missing(estimator, request.missing)
+    missing = fold_missing(estimator, request.missing)
     unseen = request.unseen or "error"
     check_column_types(estimator, column_types)
     stream = fold_stream(estimator, request.reading(missing=missing), folds)

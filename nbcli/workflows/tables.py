@@ -11,6 +11,7 @@ only where asked.
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -78,6 +79,22 @@ def choose_missing(estimator, missing: str | None) -> str:
             "(it models the features jointly); use --missing drop to skip such rows, or "
             "--missing error"
         )
+    return missing
+
+
+def fold_missing(estimator, missing: str | None) -> str:
+    """:func:`choose_missing` for the fold statistics of ``cv`` and ``tune``.
+
+    A fold's statistics are gathered by the model's ``accumulate``, which
+    does not drop rows as ``fit`` does: where the model with ``ignore`` acts
+    as ``drop`` (under a projection, which mixes or rescales every column),
+    the rows with a missing cell are left out as they are read, and counted.
+    """
+    missing = choose_missing(estimator, missing)
+    if missing == "ignore" and "missing" in estimator.get_params():
+        probe = copy.copy(estimator)
+        probe.missing = "ignore"
+        missing = getattr(probe, "missing_policy", missing)
     return missing
 
 
@@ -228,6 +245,19 @@ def set_category_counts(estimator, feature_names, categories: dict) -> None:
     estimator.set_params(min_categories=counts)
 
 
+def model_feature_names(estimator, feature_names) -> list[str]:
+    """The names of the features the fitted model sees: the table's columns,
+    or ``pc1..pcK`` when it is fitted on principal components (``pca``)."""
+    projection = getattr(estimator, "projection_", None)
+    components = [] if projection is None else projection.component_names
+    return components or list(feature_names)
+
+
+def _on_components(estimator) -> bool:
+    projection = getattr(estimator, "projection_", None)
+    return projection is not None and projection.components is not None
+
+
 def smoothing_warnings(path: str, estimator, feature_names) -> list[str]:
     """Warnings about ``var_smoothing``'s epsilon: where a class-feature
     variance is epsilon alone (:func:`zero_variance_warnings`), and where
@@ -260,6 +290,18 @@ def large_epsilon_warnings(path: str, estimator, feature_names) -> list[str]:
     share = f"{EPSILON_SHARE:.0%}"
     if estimator.get_params().get("var_smoothing_scale") == "global":
         source = _largest_variance_column(estimator, feature_names)
+        if _on_components(estimator):
+            fix = "--var-smoothing-scale feature takes epsilon from each component's own variance"
+            if not estimator.get_params().get("standardize"):
+                fix = (
+                    "the components' variances follow the input columns' units: "
+                    f"--standardize puts the columns on one scale first, and {fix}"
+                )
+            return [
+                f"{path}: var_smoothing's epsilon ({estimator.var_smoothing:g} times the "
+                f"largest component variance{source}) is more than {share} of the class "
+                f"variance of {shown}{more}, so it changes the posteriors; {fix}"
+            ]
         return [
             f"{path}: var_smoothing's epsilon ({estimator.var_smoothing:g} times the largest "
             f"feature variance{source}) is more than {share} of the class variance of {shown}"
@@ -329,7 +371,10 @@ def _smoothing_remedies(estimator) -> str:
         remedies.append("--var-smoothing-scale feature")
     remedies.append("a larger --var-smoothing")
     kinds = getattr(type(estimator), "feature_kinds", ())
-    if "categorical" in kinds:
+    if _on_components(estimator):
+        # A component mixes every column: no column of it can be read as categories.
+        pass
+    elif "categorical" in kinds:
         remedies.append("--column NAME=categorical")
     else:
         from nbcli.models.registry import model_classes
@@ -382,10 +427,17 @@ class RowCounts:
         self.used += int(keep.sum())
         if keep.all():
             return replace(ds, y_missing=None)
+        y = None if ds.y is None else np.asarray(ds.y)[keep]
+        coding = getattr(ds, "y_coding", None)
+        if coding is not None and y is not None and coding.describes(ds.y):
+            coding = coding.take(keep, y)
+        else:
+            coding = None
         return replace(
             ds,
             X=np.asfortranarray(ds.X[keep]),
-            y=None if ds.y is None else np.asarray(ds.y)[keep],
+            y=y,
+            y_coding=coding,
             kept={k: v[keep] for k, v in ds.kept.items()},
             # The documents of text columns go with their rows.
             words={k: v[keep] for k, v in ds.words.items()},

@@ -305,6 +305,7 @@ def train(
     >>> result.model_file.training["n_samples"], result.model_file.model.classes_.tolist()
     (90, ['setosa', 'versicolor', 'virginica'])
     """
+    from nbcli.distinct import LabelCoding
     from nbcli.io.cells import label_codes
     from nbcli.io.fingerprint import TrainingFingerprint
     from nbcli.io.limits import check_statistics_size
@@ -363,7 +364,13 @@ def train(
                 continue
             # Statistics grow with the classes (and categories) met: refused
             # before the chunk that would take them past the limit.
-            classes_seen.update(label_codes(ds.y)[0].tolist())
+            # The labels are coded once here (or by the reader): the
+            # fingerprint and the model's statistics take the same codes.
+            coding = ds.y_coding
+            if coding is None or not coding.describes(ds.y):
+                uniques, codes = label_codes(ds.y)
+                coding = LabelCoding(ds.y, uniques, codes)
+            classes_seen.update(coding.uniques.tolist())
             check_statistics_size(
                 path,
                 estimator,
@@ -371,11 +378,11 @@ def train(
                 max(2, len(classes_seen)),
                 dims={"S": sum(len(v) for v in stream.categories.values())},
             )
-            fp.update(fingerprint_columns(ds.X, ds.words, request.text_columns), ds.y)
+            fp.update(fingerprint_columns(ds.X, ds.words, request.text_columns), ds.y, coding)
             state.offset = state.rows
             state.kept = counts_of_rows.kept_rows
             state.rows += ds.X.shape[0]
-            yield ds.X, ds.y, ds.words
+            yield ds.X, coding, ds.words
 
     started = time.perf_counter()
     try:
@@ -549,7 +556,12 @@ def finish_training(
     """
     from nbcli.io.data import resolve_labels
     from nbcli.io.modelfile import ModelFile
-    from nbcli.workflows.tables import column_records, set_category_counts, smoothing_warnings
+    from nbcli.workflows.tables import (
+        column_records,
+        model_feature_names,
+        set_category_counts,
+        smoothing_warnings,
+    )
 
     path, target, feature_names = read.data, read.target, read.feature_names
     n_rows, first, notes, fingerprint = read.n_rows, read.first, read.notes, read.fingerprint
@@ -621,9 +633,11 @@ def finish_training(
     except ValueError as exc:
         named = _named(str(exc), feature_names) + remedy(exc, estimator, feature_names)
         raise NbcliError(f"{path}: {named}") from None
-    warnings.extend(_model_warnings(path, caught, feature_names))
+    # Under a projection the model's messages are about its components.
+    seen = model_feature_names(estimator, feature_names)
+    warnings.extend(_model_warnings(path, caught, seen))
     check_finite_parameters(path, estimator)
-    warnings.extend(smoothing_warnings(path, estimator, feature_names))
+    warnings.extend(smoothing_warnings(path, estimator, seen))
     if tables is not None and tables.row_counts is not None:
         warnings.extend(tables.row_counts.warnings(path, tables.missing))
         n_rows = tables.row_counts.used
