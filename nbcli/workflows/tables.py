@@ -127,7 +127,7 @@ def parse_column_types(values) -> dict[str, str]:
                         f"{', '.join(COLUMN_TYPES)}"
                     )
                 items.append((name.strip(), kind.strip().lower()))
-    out = {}
+    out: dict[str, str] = {}
     for name, kind in items:
         kind = _SPELLINGS.get(kind, kind)
         if kind not in COLUMN_TYPES:
