@@ -458,6 +458,10 @@ class DaskEngine:
             silence_logs=logging.CRITICAL,
         )
         self._client = Client(self._cluster)
+        # The local scheduler runs on this process's loops: what it reports
+        # of tasks a Ctrl-C cancels ("Task exception was never retrieved")
+        # would come before nbcli's one line, so it never reaches stderr.
+        self._quiet_loops()
 
     def close(self, interrupted: bool = False) -> None:
         """Close the client and the local cluster if this engine started them.
@@ -496,6 +500,9 @@ class DaskEngine:
         """Silence what Dask and asyncio print while tasks are cut short."""
         for name in _NOISY_LOGGERS:
             logging.getLogger(name).disabled = True
+        self._quiet_loops()
+
+    def _quiet_loops(self) -> None:
         for owner in (self._client, self._cluster):
             loop = getattr(getattr(owner, "loop", None), "asyncio_loop", None)
             if loop is not None:

@@ -22,6 +22,7 @@ import numpy as np
 # reader's thread starts, it takes a quarter of the time it takes beside it.
 import numpy.ma  # noqa: F401
 
+from nbcli import interrupts
 from nbcli.errors import NbcliError
 from nbcli.io.categories import Categories
 from nbcli.io.cells import na_texts
@@ -265,12 +266,17 @@ def read_ahead(items: Iterator[T]) -> Iterator[T]:
     pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="nbcli-read")
     future: Future | None = None
     try:
-        future = pool.submit(next, items, _END)
+        # A signal inside submit would leave the item queued (and run) with
+        # no future to wait on before closing ``items``: hold it until the
+        # future is known.
+        with interrupts.held():
+            future = pool.submit(next, items, _END)
         while True:
             item = future.result()
             if item is _END:
                 return
-            future = pool.submit(next, items, _END)
+            with interrupts.held():
+                future = pool.submit(next, items, _END)
             yield cast(T, item)
     finally:
         interruption: BaseException | None = None
