@@ -150,6 +150,27 @@ def restore(previous: dict[int, object] | None) -> None:
             signal.signal(signum, handler)  # type: ignore[arg-type]
 
 
+def before_threads() -> None:
+    """Import, on the main thread, the libraries that take signals over when
+    imported (:data:`_TAKE_SIGNALS`), so that :func:`reassert` undoes it.
+
+    For a caller about to start a thread that may import one first: the
+    handler such a library installs from another thread would stay, and
+    polars' ends a streaming scan early on a Ctrl-C that was to be ignored.
+    """
+    if not _on_main_thread():
+        return
+    import importlib
+
+    for name in _TAKE_SIGNALS:
+        if name not in sys.modules:
+            try:
+                importlib.import_module(name)
+            except ImportError:
+                continue
+            reassert()
+
+
 def reassert() -> None:
     """Set SIGINT and SIGTERM again to what Python holds for them, undoing a
     handler a library installed below Python (polars'). Main thread only."""

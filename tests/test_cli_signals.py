@@ -434,3 +434,22 @@ def test_a_line_longer_than_the_limit_is_refused(monkeypatch):
     assert sources.read_bounded(io.BytesIO(b"abcdefghi\nabcdefghi\n"), "x")
     with pytest.raises(NbcliError, match="line 2 is longer than"):
         sources.read_bounded(io.BytesIO(b"abc\nabcdefghijkl\n"), "x")
+
+
+def test_polars_is_imported_on_the_main_thread_before_a_reader_thread_starts():
+    # polars installs its SIGINT handler when imported; only on the main
+    # thread can nbcli undo it, and left in place it ends a streaming scan
+    # early on a Ctrl-C a background job was to ignore.
+    script = (
+        "import sys\n"
+        "from nbcli.io.readers import read_ahead\n"
+        "assert 'polars' not in sys.modules\n"
+        "seen = []\n"
+        "def items():\n"
+        "    seen.append('polars' in sys.modules)\n"
+        "    yield 1\n"
+        "assert list(read_ahead(items())) == [1]\n"
+        "assert seen == [True], seen\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr

@@ -263,6 +263,7 @@ def read_ahead(items: Iterator[T]) -> Iterator[T]:
     generator cannot be closed while the worker runs it. An interruption
     that arrives during that wait is raised after it.
     """
+    interrupts.before_threads()
     pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="nbcli-read")
     future: Future | None = None
     try:
