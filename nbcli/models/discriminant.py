@@ -348,7 +348,9 @@ class LinearDiscriminantAnalysis(Projected, ClassNamePrefixFeaturesOut, _Discrim
         self.means_ = st.mean.copy()
         self.priors_ = self._priors()
 
-        std = np.sqrt(np.diag(cov))
+        # A direction of no variance can come out a rounding error below 0
+        # (a projected covariance P^T S P): it is constant, not a NaN.
+        std = np.sqrt(np.maximum(np.diag(cov), 0.0))
         constant = std == 0
         std[constant] = 1.0
         corr = cov / np.outer(std, std)
