@@ -123,6 +123,46 @@ def test_a_column_without_any_value_is_named_in_the_refusal(tmp_path):
             train(model, DataRequest.of(str(path), missing="ignore"))
 
 
+def test_a_refusal_names_the_column_it_carries_and_keeps_labels_that_look_like_columns(
+    tmp_path,
+):
+    # The classes are spelt like column placeholders ("x1", "column 0"): only
+    # the column the error carries is named, the labels stay as they are.
+    path = tmp_path / "e.csv"
+    path.write_text("a,b,label\n1.0,,x1\n2.0,4.0,column 0\n1.5,,x1\n2.5,5.0,column 0\n")
+    with pytest.raises(NbcliError) as err:
+        train(GaussianNB(), DataRequest.of(str(path), missing="ignore"))
+    assert str(err.value).startswith(
+        f"{path}: column 'b' has no observed value in class 'x1'; a mean and variance need"
+    )
+
+
+def test_a_model_error_keeps_its_columns_through_pickling_and_names_them_once():
+    import pickle
+
+    from nbcli.models import NoObservedValueError
+    from nbcli.models.discriminant import CollinearWarning
+    from nbcli.workflows.train import model_message
+
+    error = NoObservedValueError(1, " has no observed value in class 'x1'")
+    assert str(error) == "column 1 has no observed value in class 'x1'"
+    again = pickle.loads(pickle.dumps(error))  # as from a Dask worker
+    assert type(again) is NoObservedValueError and again.feature == 1
+    assert model_message(again, ["a", "b"]) == "column 'b' has no observed value in class 'x1'"
+    # An index beyond the names, or no names, keep the model's own words.
+    assert model_message(again, ["a"]) == str(error) == model_message(again, None)
+    own = NoObservedValueError(1, " is empty", names=np.array(["a", "b"], dtype=object))
+    assert str(own) == "column 1 ('b') is empty" and own.named(["p", "q"]) == "column 'q' is empty"
+    warning = CollinearWarning("dropped (features ", tuple(range(12)), ")", n_dropped=2)
+    assert str(warning) == "dropped (features x0, x1, x2, x3, x4, x5, x6, x7, x8, x9 and 2 more)"
+    assert warning.features == list(range(12)) and warning.n_dropped == 2
+    names = [f"c{i}" for i in range(12)]
+    assert model_message(warning, names) == (
+        "dropped (features 'c0', 'c1', 'c2', 'c3', 'c4', 'c5', 'c6', 'c7', 'c8', 'c9' and 2 more)"
+    )
+    assert model_message(ValueError("column 1 is bad"), ["a", "b"]) == "column 1 is bad"
+
+
 def test_a_measurement_given_as_target_is_named_as_such(tmp_path):
     from nbcli.errors import NbcliError
     from nbcli.models import GaussianNB

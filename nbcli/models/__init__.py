@@ -10,6 +10,7 @@ NumPy and SciPy only: no file I/O, no printing.
 
 from nbcli.models._base import (
     BayesClassifier,
+    ColumnUndeterminedError,
     NoObservedValueError,
     NotFittedError,
     UndeterminedError,
@@ -17,7 +18,7 @@ from nbcli.models._base import (
 from nbcli.models._logspace import log_normalise
 from nbcli.models._stats import ClassCounts, ClassMoments, ClassScatter, PooledScatter
 from nbcli.models._table_stats import CategoryCounts, MixedStats, ObservedCounts, ObservedMoments
-from nbcli.models._validation import DataValueError
+from nbcli.models._validation import ColumnsMessage, ColumnValueError, DataValueError
 from nbcli.models.categorical import CategoricalNB
 from nbcli.models.complement import ComplementNB
 from nbcli.models.discrete import BernoulliNB, MultinomialNB
@@ -40,6 +41,9 @@ __all__ = [
     "ClassCounts",
     "ClassMoments",
     "ClassScatter",
+    "ColumnUndeterminedError",
+    "ColumnValueError",
+    "ColumnsMessage",
     "ComplementNB",
     "DataValueError",
     "GaussianNB",

@@ -38,6 +38,7 @@ from nbcli.models._parallel import one_blas_thread
 from nbcli.models._params import Parameters
 from nbcli.models._rebuild import FromStatistics
 from nbcli.models._validation import (
+    ColumnsMessage,
     check_array,
     check_labels,
     check_sample_weight,
@@ -712,7 +713,12 @@ class UndeterminedError(ValueError):
     """
 
 
-class NoObservedValueError(UndeterminedError):
+class ColumnUndeterminedError(ColumnsMessage, UndeterminedError):
+    """An :class:`UndeterminedError` about columns of the model's input (see
+    :class:`~nbcli.models._validation.ColumnsMessage`)."""
+
+
+class NoObservedValueError(ColumnUndeterminedError):
     """A class has no observed value in a column whose distribution needs one
     (a Gaussian mean and variance, a Poisson rate).
 
@@ -723,12 +729,9 @@ class NoObservedValueError(UndeterminedError):
         name it and say how to leave it out.
     """
 
-    def __init__(self, message: str, feature: int):
-        super().__init__(message)
-        self.feature = feature
-
-    def __reduce__(self):
-        return (type(self), (str(self), self.feature))
+    @property
+    def feature(self) -> int:
+        return next(p for p in self.pieces if isinstance(p, int))
 
 
 def _present(uniques: np.ndarray, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

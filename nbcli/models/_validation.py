@@ -76,6 +76,64 @@ class DataValueError(ValueError):
         self.remedy = remedy
 
 
+#: How many features a message lists before it counts the rest.
+LISTED_FEATURES = 10
+
+
+class ColumnsMessage(Exception):
+    """Base of a model's errors and warnings whose message names columns of
+    its input: they keep the columns, so that a caller that knows the
+    columns' names says the message with them (:meth:`named`).
+
+    ``pieces`` are the message: text (``str``) and the columns it names,
+    each an ``int`` (one column of the model's input: ``column 3``) or a
+    tuple of ints (features it lists: ``x0, x3``, the first
+    :data:`LISTED_FEATURES` and a count of the rest). ``names`` are the
+    model's own column names (``feature_names_in_``), if it has them:
+    ``str()`` is then ``column 3 ('island')``.
+
+    Attributes
+    ----------
+    pieces : tuple of str, int or tuple of int
+    """
+
+    def __init__(self, *pieces, names=None):
+        self.pieces = pieces
+        super().__init__(self._say(names, own=True))
+
+    def named(self, names) -> str:
+        """The message with its columns called by ``names`` (the model's input
+        in order): ``column 'island'``, ``'bill_length_mm', 'flipper_length_mm'``;
+        an index beyond ``names`` as ``str()`` has it."""
+        return self._say(list(names), own=False)
+
+    def _say(self, names, own: bool) -> str:
+        def known(i: int) -> bool:
+            return names is not None and 0 <= i < len(names)
+
+        def one(j: int) -> str:
+            if not known(j):
+                return f"column {j}"
+            return f"column {j} ({names[j]!r})" if own else f"column {str(names[j])!r}"
+
+        def listed(features) -> str:
+            shown = [
+                (str(names[i]) if own else repr(str(names[i]))) if known(i) else f"x{i}"
+                for i in features[:LISTED_FEATURES]
+            ]
+            more = len(features) - len(shown)
+            return ", ".join(shown) + (f" and {more} more" if more > 0 else "")
+
+        return "".join(
+            p if isinstance(p, str) else one(p) if isinstance(p, int) else listed(p)
+            for p in self.pieces
+        )
+
+
+class ColumnValueError(ColumnsMessage, ValueError):
+    """A ``ValueError`` about columns of the model's input (see :class:`ColumnsMessage`)."""
+
+
 def check_array(X, *, name: str = "X", finite: bool = True) -> np.ndarray:
     """Return ``X`` as a 2-D float64 array with finite entries.
 

@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from nbcli.models._validation import ColumnValueError
+
 #: Largest number of distinct values of one kernel or discretized column.
 MAX_DISTINCT = 100_000
 
@@ -42,16 +44,18 @@ class TooManyValuesError(ValueError):
         )
 
 
-def too_many_values_message(error: TooManyValuesError, types, names=None) -> str:
+def too_many_values_error(error: TooManyValuesError, types, names=None) -> ColumnValueError:
     """``error`` said of its column of the table: ``types`` are the table's
     column types in order (the kernel and discretized ones are those the
-    error counts among), ``names`` the column names if known."""
+    error counts among), ``names`` the model's column names if it has them."""
     valued = [j for j, t in enumerate(types) if t in ("kernel", "discretized")]
     j = valued[error.column]
-    label = f"column {j}" if names is None else f"column {str(names[j])!r}"
-    return (
-        f"{types[j]} {label} has more than {MAX_DISTINCT} distinct values, the most such a "
-        "column may hold; round its values or make it a gaussian column"
+    return ColumnValueError(
+        f"{types[j]} ",
+        j,
+        f" has more than {MAX_DISTINCT} distinct values, the most such a "
+        "column may hold; round its values or make it a gaussian column",
+        names=names,
     )
 
 

@@ -8,7 +8,7 @@ import warnings
 
 import numpy as np
 
-from nbcli.models._base import BayesClassifier, UndeterminedError
+from nbcli.models._base import BayesClassifier, ColumnUndeterminedError, UndeterminedError
 from nbcli.models._blocks import affine_scores
 from nbcli.models._covariance import covariance_estimate, ledoit_wolf_from_stats
 from nbcli.models._directions import discriminant_directions
@@ -18,7 +18,7 @@ from nbcli.models._sklearn_api import (
     DiscriminantAPI,
 )
 from nbcli.models._stats import ClassScatter, PooledScatter, means_about
-from nbcli.models._validation import check_finite, check_priors
+from nbcli.models._validation import ColumnsMessage, check_finite, check_priors
 from nbcli.models.hyperparameters import (
     MISSING_ROWS_ONLY,
     Hyperparameter,
@@ -36,14 +36,15 @@ from nbcli.models.hyperparameters import (
 _LOG_2PI = np.log(2.0 * np.pi)
 
 
-class CollinearWarning(UserWarning):
+class CollinearWarning(ColumnsMessage, UserWarning):
     """LDA dropped directions of the pooled covariance: constant or collinear
     features (MASS's "variables are collinear"). ``features`` holds the
     indices of the features involved, ``n_dropped`` the directions dropped."""
 
-    def __init__(self, message: str, features=(), n_dropped: int = 0):
-        super().__init__(message)
-        self.features = list(features)
+    def __init__(self, *pieces, n_dropped: int = 0, names=None):
+        super().__init__(*pieces, names=names)
+        listed = [p for p in pieces if isinstance(p, tuple)]
+        self.features = list(listed[0]) if listed else []
         self.n_dropped = int(n_dropped)
 
 
@@ -361,26 +362,27 @@ class LinearDiscriminantAnalysis(Projected, ClassNamePrefixFeaturesOut, _Discrim
             where = np.where(constant, 0.0, std)
             involved = _collinear_features(where, evecs, keep)
             names = getattr(self, "feature_names_in_", None)
-            listed = [str(names[i]) if names is not None else f"x{i}" for i in involved[:10]]
-            shown = ", ".join(listed)
-            if len(involved) > len(listed):
-                shown += f" and {len(involved) - len(listed)} more"
             if self.rank_ == 0:
                 why = (
                     "; with one sample per class there is no within-class spread"
                     if np.all(count[present] <= 1)
                     else ""
                 )
-                raise UndeterminedError(
-                    f"every direction of the within-class covariance is constant or collinear "
-                    f"(features {shown}); LDA has nothing left to score with{why}"
+                raise ColumnUndeterminedError(
+                    "every direction of the within-class covariance is constant or collinear "
+                    "(features ",
+                    tuple(involved),
+                    f"); LDA has nothing left to score with{why}",
+                    names=names,
                 )
             warnings.warn(
                 CollinearWarning(
                     f"variables are collinear: {d - self.rank_} of {d} directions of the "
-                    f"within-class covariance dropped (features {shown})",
-                    involved,
-                    d - self.rank_,
+                    "within-class covariance dropped (features ",
+                    tuple(involved),
+                    ")",
+                    n_dropped=d - self.rank_,
+                    names=names,
                 ),
                 stacklevel=2,
             )

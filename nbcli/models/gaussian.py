@@ -6,14 +6,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nbcli.models._base import BayesClassifier, NoObservedValueError, UndeterminedError
+from nbcli.models._base import (
+    BayesClassifier,
+    ColumnUndeterminedError,
+    NoObservedValueError,
+    UndeterminedError,
+)
 from nbcli.models._indicative import GAUSSIAN_DEFINITION, gaussian_divergences
 from nbcli.models._projection import Projected
 from nbcli.models._sklearn_api import NaiveBayesAPI
 from nbcli.models._stats import ClassMoments, ClassScatter, means_about
 from nbcli.models._table_stats import ObservedMoments
 from nbcli.models._validation import check_priors, label_text
-from nbcli.models.categorical import feature_label
 from nbcli.models.hyperparameters import (
     missing,
     pca,
@@ -391,10 +395,10 @@ class GaussianNB(Projected, NaiveBayesAPI, BayesClassifier):
         if unobserved.any():
             k, j = np.argwhere(unobserved)[0]
             raise NoObservedValueError(
-                f"{feature_label(self, int(j))} has no observed value in class "
-                f"{label_text(self.classes_[k])}; "
-                "a mean and variance need at least one",
                 int(j),
+                f" has no observed value in class {label_text(self.classes_[k])}; "
+                "a mean and variance need at least one",
+                names=getattr(self, "feature_names_in_", None),
             )
         with np.errstate(divide="ignore", invalid="ignore"):
             var = np.where(cell_count > 0, st.m2 / cell_count, 0.0)
@@ -420,8 +424,10 @@ class GaussianNB(Projected, NaiveBayesAPI, BayesClassifier):
         if np.any(self.var_[present] <= 0):
             k, j = np.argwhere(present[:, None] & (self.var_ <= 0))[0]
             fix = "set var_smoothing > 0"
-            raise UndeterminedError(
-                f"feature {j} has zero variance in class {label_text(self.classes_[k])}; {fix}"
+            raise ColumnUndeterminedError(
+                int(j),
+                f" has zero variance in class {label_text(self.classes_[k])}; {fix}",
+                names=getattr(self, "feature_names_in_", None),
             )
         # Scoring constants in standardised coordinates z = (x - centre) / scale.
         # The centre is the precision-weighted mean of the class means, so it

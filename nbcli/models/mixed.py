@@ -7,11 +7,16 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from nbcli.models import _text_term, _value_table
-from nbcli.models._base import BayesClassifier, NoObservedValueError, UndeterminedError
+from nbcli.models._base import (
+    BayesClassifier,
+    ColumnUndeterminedError,
+    NoObservedValueError,
+    UndeterminedError,
+)
 from nbcli.models._indicative import TEXT_WORD_DEFINITION, log_probability_ratios
 from nbcli.models._table_stats import MixedStats, pooled_moments
 from nbcli.models._text_term import TextColumns, TextRows
-from nbcli.models._validation import label_text
+from nbcli.models._validation import ColumnValueError, label_text
 from nbcli.models.categorical import (
     category_log_prob,
     category_terms,
@@ -19,7 +24,6 @@ from nbcli.models.categorical import (
     check_known,
     check_min_categories,
     class_log_prior,
-    feature_label,
     refuse_cells,
     unseen_counts,
 )
@@ -669,7 +673,7 @@ class MixedNB(TextColumns, BayesClassifier):
 
     def _too_many_values(self, e):
         names = getattr(self, "feature_names_in_", None)
-        return ValueError(_value_table.too_many_values_message(e, self._layout.types, names))
+        return _value_table.too_many_values_error(e, self._layout.types, names)
 
     def finalize(self):
         lay = self._layout = self._resolve_layout()
@@ -728,9 +732,10 @@ class MixedNB(TextColumns, BayesClassifier):
         if empty.any():
             k, jj = np.argwhere(empty)[0]
             raise NoObservedValueError(
-                f"{kind} {feature_label(self, int(columns[jj]))} has no observed value "
-                f"in class {label_text(self.classes_[k])}{why}",
+                f"{kind} ",
                 int(columns[jj]),
+                f" has no observed value in class {label_text(self.classes_[k])}{why}",
+                names=getattr(self, "feature_names_in_", None),
             )
 
     def _finalize_poisson(self, st, lay, alpha):
@@ -853,8 +858,11 @@ class MixedNB(TextColumns, BayesClassifier):
         n_all, _, m2_all = pooled_moments(count, shift, offset, m2)
         if np.any(n_all <= 0):
             j = int(lay.gaussian[np.argmax(n_all <= 0)])
-            raise UndeterminedError(
-                f"Gaussian {feature_label(self, j)} has no observed value in training"
+            raise ColumnUndeterminedError(
+                "Gaussian ",
+                j,
+                " has no observed value in training",
+                names=getattr(self, "feature_names_in_", None),
             )
         var_all = m2_all / n_all
         eps = smoothing_epsilon(self.var_smoothing, var_all, self.var_smoothing_scale)
@@ -878,9 +886,11 @@ class MixedNB(TextColumns, BayesClassifier):
         if flat.any():
             k, jj = np.argwhere(flat)[0]
             fix = "set var_smoothing > 0"
-            raise ValueError(
-                f"Gaussian {feature_label(self, int(lay.gaussian[jj]))} has zero variance in "
-                f"class {label_text(self.classes_[k])}: {fix}"
+            raise ColumnValueError(
+                "Gaussian ",
+                int(lay.gaussian[jj]),
+                f" has zero variance in class {label_text(self.classes_[k])}: {fix}",
+                names=getattr(self, "feature_names_in_", None),
             )
         # Pairs whose variance is the smoothing alone, by column of the table.
         zero = np.argwhere(live[:, None] & (raw <= 0))

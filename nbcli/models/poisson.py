@@ -8,7 +8,7 @@ from nbcli.models._base import BayesClassifier, NoObservedValueError
 from nbcli.models._sklearn_api import NaiveBayesAPI
 from nbcli.models._table_stats import ObservedCounts
 from nbcli.models._validation import label_text
-from nbcli.models.categorical import class_log_prior, feature_label, refuse_cells
+from nbcli.models.categorical import class_log_prior, refuse_cells
 from nbcli.models.discrete import _alpha
 from nbcli.models.hyperparameters import alpha, fit_prior, missing, priors
 
@@ -164,9 +164,10 @@ class PoissonNB(NaiveBayesAPI, BayesClassifier):
         if empty.any():
             k, j = np.argwhere(empty)[0]
             raise NoObservedValueError(
-                f"{feature_label(self, int(j))} has no observed value in class "
-                f"{label_text(self.classes_[k])}; a rate needs at least one",
                 int(j),
+                f" has no observed value in class {label_text(self.classes_[k])}; "
+                "a rate needs at least one",
+                names=getattr(self, "feature_names_in_", None),
             )
         self.rate_ = poisson_rates(st.feature_count, st.observed_count, a)
         self._log_rate = np.log(self.rate_)

@@ -332,6 +332,8 @@ class FoldStatistics:
                 widths = np.maximum(widths, np.broadcast_to(np.asarray(own), widths.shape))
             given["min_categories"] = widths
         where = "all rows" if leave_out is None else f"fold {self._name(leave_out)}"
+        from nbcli.workflows.train import model_message, remedy
+
         try:
             # What a model says when built (LDA's collinear directions) is
             # collected for the report, not printed as a Python warning.
@@ -345,13 +347,13 @@ class FoldStatistics:
                     stats, self.classes.copy(), given, self._n_features(stats)
                 )
         except ValueError as exc:
-            from nbcli.workflows.train import _named, remedy
-
             # Fold models carry no column names: name the columns as fit does.
-            named = _named(str(exc), self.feature_names) + remedy(exc, est, self.feature_names)
+            named = model_message(exc, self.feature_names) + remedy(exc, est, self.feature_names)
             raise NbcliError(f"{self.path}: {where}: {named}") from None
+        # Named once, as the report says it: one line per message.
         for w in caught:
-            seen = self._model_warnings.setdefault(str(w.message), [])
+            said = model_message(w.message, self.feature_names)
+            seen = self._model_warnings.setdefault(said, [])
             if where not in seen:
                 seen.append(where)
         return model
@@ -359,16 +361,13 @@ class FoldStatistics:
     def model_warnings(self) -> list[str]:
         """The warnings the models built so far gave, one line per message,
         naming the columns and the folds (or all rows) whose model gave it."""
-        from nbcli.workflows.train import _named
-
         lines = []
         for message, where in self._model_warnings.items():
             folds = [w.removeprefix("fold ") for w in where if w.startswith("fold ")]
             places = [w for w in where if not w.startswith("fold ")]
             if folds:
                 places.insert(0, ("folds " if len(folds) > 1 else "fold ") + ", ".join(folds))
-            named = _named(message, self.feature_names)
-            lines.append(f"{self.path}: {'; '.join(places)}: {named}")
+            lines.append(f"{self.path}: {'; '.join(places)}: {message}")
         return lines
 
     def _n_features(self, stats) -> int:

@@ -217,7 +217,7 @@ class PartFit:
             c: v + [x for x in other.categories.get(c, []) if x not in set(v)]
             for c, v in self.categories.items()
         }
-        from nbcli.models._value_table import TooManyValuesError, too_many_values_message
+        from nbcli.models._value_table import TooManyValuesError, too_many_values_error
 
         try:
             stats = merge_optional(
@@ -227,7 +227,7 @@ class PartFit:
         except TooManyValuesError as exc:  # parts each within the limit, together over it
             if self.column_types is None:
                 raise
-            named = too_many_values_message(exc, self.column_types, self.feature_names)
+            named = too_many_values_error(exc, self.column_types).named(self.feature_names)
             raise NbcliError(f"{other.part}: with the parts before it, {named}") from None
         return PartFit(
             self.part,

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from nbcli.errors import NbcliError
-from nbcli.models import DataValueError
+from nbcli.models import ColumnsMessage, DataValueError
 from nbcli.workflows.train_checks import (
     FIT_CHECKS,
     check_finite_parameters,
@@ -48,9 +48,7 @@ def data_error(path: str, exc: ValueError, feature_names, row_offset: int, rows=
             name, value, effect = exc.remedy
             remedy = f"; pass --{name.replace('_', '-')} {value} {effect}"
         return NbcliError(f"{path}: column {col!r}, row {row + 1}: {exc.reason}{remedy}")
-    if feature_names is not None:
-        return NbcliError(f"{path}: {_named(str(exc), feature_names)}")
-    return NbcliError(f"{path}: {exc}")
+    return NbcliError(f"{path}: {model_message(exc, feature_names)}")
 
 
 def order_priors(priors, classes) -> list | None:
@@ -192,23 +190,12 @@ def training_stream(path: str, estimator, request: DataRequest, **read):
     )
 
 
-def _named(message: str, feature_names) -> str:
-    """A model message with its ``x<i>`` feature placeholders, and the
-    ``column <i>`` of a model without column names, as column names."""
-    import re
-
-    names = list(feature_names)
-
-    def name(match):
-        i = int(match.group(1))
-        return repr(names[i]) if i < len(names) else match.group(0)
-
-    def column(match):
-        i = int(match.group(1))
-        return f"column {names[i]!r}" if i < len(names) else match.group(0)
-
-    message = re.sub(r"\bcolumn (\d+)\b(?! \()", column, message)
-    return re.sub(r"\bx(\d+)\b", name, message)
+def model_message(said, feature_names) -> str:
+    """What a model's error or warning ``said``, its columns called by
+    ``feature_names`` (the names of the model's input) where it names them."""
+    if isinstance(said, ColumnsMessage) and feature_names is not None:
+        return said.named(feature_names)
+    return str(said)
 
 
 def remedy(exc: BaseException, estimator, feature_names) -> str:
@@ -241,7 +228,7 @@ def remedy(exc: BaseException, estimator, feature_names) -> str:
 def _model_warnings(path: str, caught, feature_names) -> list[str]:
     """Warnings the model gave when its statistics became parameters, as
     report lines naming the columns (LDA's collinear directions)."""
-    lines = [f"{path}: {_named(str(w.message), feature_names)}" for w in caught]
+    lines = [f"{path}: {model_message(w.message, feature_names)}" for w in caught]
     return list(dict.fromkeys(lines))
 
 
@@ -631,7 +618,7 @@ def finish_training(
                 )
             estimator.finalize()
     except ValueError as exc:
-        named = _named(str(exc), feature_names) + remedy(exc, estimator, feature_names)
+        named = model_message(exc, feature_names) + remedy(exc, estimator, feature_names)
         raise NbcliError(f"{path}: {named}") from None
     # Under a projection the model's messages are about its components.
     seen = model_feature_names(estimator, feature_names)
