@@ -51,20 +51,26 @@ def read_part(path):
         yield X[i : i + 50], y[i : i + 50]
 
 
-def make_data(model: str, n: int, seed: int = 0, d: int = 3, k: int = 3):
-    """Training rows ``(X, y)`` suited to ``model``, classes 0..k-1 all present."""
+#: Feature kinds whose columns are whole-number counts (category codes among them).
+COUNT_KINDS = ("multinomial", "poisson", "categorical")
+
+
+def make_data(model, n: int, seed: int = 0, d: int = 3, k: int = 3):
+    """Training rows ``(X, y)`` for ``model`` (an estimator or its class), classes
+    0..k-1 all present: columns of the kind it declares for a numeric column
+    (``feature_kinds[0]``), each kind's counts or values depending on the class."""
+    kind = model.feature_kinds[0]
     rng = np.random.default_rng(seed)
     y = np.concatenate([np.arange(k), rng.integers(0, k, n - k)])
-    if model == "multinomial":
-        X = rng.poisson(1.0 + 2.0 * (y[:, None] == np.arange(d)[None, :] % k), (n, d))
-        return X.astype(float), y
-    if model == "bernoulli":
-        p = 0.2 + 0.6 * (y[:, None] == np.arange(d)[None, :] % k)
-        return (rng.random((n, d)) < p).astype(float), y
-    # Mean 1e6 and unit spread: the case E[x^2] - E[x]^2 gets wrong.
+    own = y[:, None] == np.arange(d)[None, :] % k  # the columns of each row's class
+    if kind in COUNT_KINDS:
+        return rng.poisson(1.0 + 2.0 * own, (n, d)).astype(float), y
+    if kind == "bernoulli":
+        return (rng.random((n, d)) < 0.2 + 0.6 * own).astype(float), y
+    # Mean 1e6 and unit spread: the case E[x^2] - E[x]^2 gets wrong. Class 1's
+    # first two columns are correlated: the classes' covariances differ.
     X = 1e6 + rng.standard_normal((n, d)) + 0.7 * y[:, None]
-    if model == "qda":
-        X[:, 0] += 0.5 * X[:, 1] * (y == 1)
+    X[:, 0] += 0.5 * (X[:, 1] - 1e6) * (y == 1)
     return X, y
 
 

@@ -26,7 +26,18 @@ pytestmark = pytest.mark.dask
 
 # Uneven parts, one of a single row: 320 rows in all.
 SIZES = (37, 1, 120, 64, 15, 83)
-HYPERPARAMETERS = {"multinomial": ["--alpha", "0.5"], "qda": ["--reg-param", "0.01"]}
+#: Settings other than the defaults, given to every model that declares them.
+SETTINGS = {"alpha": "0.5", "reg_param": "0.01"}
+
+
+def _settings(cls) -> list[str]:
+    """The flags of :data:`SETTINGS` that model class ``cls`` declares."""
+    return [
+        text
+        for spec in cls.hyperparameters
+        if spec.name in SETTINGS and spec.flag
+        for text in (spec.flag, SETTINGS[spec.name])
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -63,11 +74,12 @@ def _rows(X, y) -> list[str]:
 
 
 def write_data(folder: Path, model: str, seed: int = 1, fmt: str = "csv", edit=None):
-    """The rows of ``model`` as one file ``all.csv`` and as parts ``parts/part-NN``.
+    """Rows for model type ``model`` (of the kind its class declares) as one
+    file ``all.csv`` and as parts ``parts/part-NN``.
 
     ``edit(i, line)`` may change the text of row ``i`` in both.
     """
-    X, y = make_data(model, sum(SIZES), seed=seed)
+    X, y = make_data(registry.model_classes()[model], sum(SIZES), seed=seed)
     header = ",".join(f"x{j}" for j in range(X.shape[1])) + ",label"
     rows = _rows(X, y)
     if edit is not None:
@@ -107,12 +119,9 @@ MODEL_TYPES = sorted(registry.model_classes())
 
 @pytest.mark.parametrize("model", MODEL_TYPES)
 def test_fit_on_a_folder_of_parts_equals_a_local_fit_of_the_whole_file(scheduler, tmp_path, model):
-    # Count data for the count models (complement and categorical NB too), else real values.
-    kind = {"bernoulli": "bernoulli", "qda": "qda"}.get(model, "gaussian")
-    if model in ("multinomial", "complement", "categorical"):
-        kind = "multinomial"
-    X, _ = write_data(tmp_path, kind)
-    extra = HYPERPARAMETERS.get(model, [])
+    cls = registry.model_classes()[model]
+    X, _ = write_data(tmp_path, model)
+    extra = _settings(cls)
     _ok("fit", "-m", model, "-d", tmp_path / "all.csv", "-o", tmp_path / "one.npz", "-q", *extra)
     _ok(
         "fit", "-m", model, "-d", tmp_path / "parts", "-o", tmp_path / "dask.npz", "-q",
@@ -124,7 +133,7 @@ def test_fit_on_a_folder_of_parts_equals_a_local_fit_of_the_whole_file(scheduler
     assert dask.training["fingerprint"] == one.training["fingerprint"]
     assert dask.feature_names == one.feature_names and dask.target == one.target
     np.testing.assert_array_equal(dask.classes, one.classes)
-    Xt, _ = make_data(kind, 200, seed=99)
+    Xt, _ = make_data(cls, 200, seed=99)
     np.testing.assert_allclose(
         dask.model.predict_proba(Xt), one.model.predict_proba(Xt), rtol=0, atol=1e-12
     )

@@ -41,13 +41,13 @@ def engine():
 
 
 def _posteriors(model, name):
-    Xt, _ = make_data(name, 200, seed=99)
+    Xt, _ = make_data(ESTIMATORS[name](), 200, seed=99)
     return model.predict_proba(Xt)
 
 
 @pytest.mark.parametrize("name", sorted(ESTIMATORS))
 def test_dask_fit_from_six_parts_equals_one_local_fit(engine, tmp_path, name):
-    X, y = make_data(name, N_ROWS, seed=1)
+    X, y = make_data(ESTIMATORS[name](), N_ROWS, seed=1)
     parts = write_parts(tmp_path, X, y, fmt="mixed")
     stats = engine.fit_statistics(parts, read_part, ESTIMATORS[name]())
     model = stats.to_estimator(ESTIMATORS[name]())
@@ -62,7 +62,7 @@ def test_dask_fit_from_six_parts_equals_one_local_fit(engine, tmp_path, name):
 
 
 def test_mean_1e6_keeps_full_precision(engine, tmp_path):
-    X, y = make_data("gaussian", N_ROWS, seed=2)
+    X, y = make_data(ESTIMATORS["gaussian"](), N_ROWS, seed=2)
     assert abs(X.mean() - 1e6) < 2 and 0.5 < X[y == 0].std(axis=0).min() < 1.5
     parts = write_parts(tmp_path, X, y)
     model = engine.fit_statistics(parts, read_part, ESTIMATORS["gaussian"]()).to_estimator(
@@ -77,7 +77,7 @@ def test_mean_1e6_keeps_full_precision(engine, tmp_path):
 
 
 def test_order_of_parts_changes_only_rounding(engine, tmp_path):
-    X, y = make_data("qda", N_ROWS, seed=3)
+    X, y = make_data(ESTIMATORS["qda"](), N_ROWS, seed=3)
     parts = write_parts(tmp_path, X, y)
     forward = engine.fit_statistics(parts, read_part, ESTIMATORS["qda"]())
     backward = engine.fit_statistics(parts[::-1], read_part, ESTIMATORS["qda"]())
@@ -90,7 +90,7 @@ def test_order_of_parts_changes_only_rounding(engine, tmp_path):
 
 
 def test_bad_row_surfaces_as_the_same_exception(engine, tmp_path):
-    X, y = make_data("lda", N_ROWS, seed=4)
+    X, y = make_data(ESTIMATORS["lda"](), N_ROWS, seed=4)
     parts = write_parts(tmp_path, X, y)
     for bad in (parts[4], parts[2]):
         lines = Path(bad).read_text().splitlines()
@@ -104,7 +104,7 @@ def test_bad_row_surfaces_as_the_same_exception(engine, tmp_path):
 
 
 def test_predict_map_writes_each_part_and_skips_a_bad_one(engine, tmp_path):
-    X, y = make_data("gaussian", N_ROWS, seed=5)
+    X, y = make_data(ESTIMATORS["gaussian"](), N_ROWS, seed=5)
     parts = write_parts(tmp_path, X, y)
     Path(parts[3]).write_text(Path(parts[3]).read_text() + "\n0,1,2,three\n")
     model = ESTIMATORS["gaussian"]().fit(X, y)
@@ -147,7 +147,7 @@ def _part_sums(index, path, shared):
 
 
 def test_evaluation_sums_equal_local_and_reproduce_under_a_seed(engine, tmp_path):
-    X, y = make_data("lda", N_ROWS, seed=6)
+    X, y = make_data(ESTIMATORS["lda"](), N_ROWS, seed=6)
     parts = write_parts(tmp_path, X, y)
     model = ESTIMATORS["lda"]().fit(X[::2], y[::2])
     edges = np.linspace(0.0, 1.0, 11)
@@ -171,7 +171,7 @@ def test_evaluation_sums_equal_local_and_reproduce_under_a_seed(engine, tmp_path
 
 
 def test_error_in_a_sum_surfaces_at_the_client(engine, tmp_path):
-    X, y = make_data("gaussian", N_ROWS, seed=7)
+    X, y = make_data(ESTIMATORS["gaussian"](), N_ROWS, seed=7)
     parts = write_parts(tmp_path, X, y)
     Path(parts[5]).write_text(Path(parts[5]).read_text() + "\n0,x,1,2\n")
     model = ESTIMATORS["gaussian"]().fit(X, y)
@@ -195,7 +195,7 @@ def test_a_lost_worker_is_retried(tmp_path):
     cloudpickle.register_pickle_by_value(sys.modules[__name__])
     cloudpickle.register_pickle_by_value(engine_parts)
     try:
-        X, y = make_data("gaussian", N_ROWS, seed=8)
+        X, y = make_data(ESTIMATORS["gaussian"](), N_ROWS, seed=8)
         parts = write_parts(tmp_path, X, y)
         with DaskEngine(n_workers=2, memory_limit="512MiB", processes=True) as eng:
             stats = eng.fit_statistics(parts, _die_once, ESTIMATORS["gaussian"]())

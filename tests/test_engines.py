@@ -57,7 +57,7 @@ def test_tree_uses_every_value_once_in_order(n):
 
 @pytest.mark.parametrize("model", sorted(ESTIMATORS))
 def test_local_fit_from_parts_equals_one_fit(tmp_path, model):
-    X, y = make_data(model, sum((37, 1, 120, 64, 15, 83)), seed=3)
+    X, y = make_data(ESTIMATORS[model](), sum((37, 1, 120, 64, 15, 83)), seed=3)
     parts = write_parts(tmp_path, X, y, fmt="mixed")
     est = ESTIMATORS[model]()
     with open_engine("local") as engine:
@@ -66,14 +66,14 @@ def test_local_fit_from_parts_equals_one_fit(tmp_path, model):
     one = ESTIMATORS[model]().fit(X, y)
     assert stats.n_rows == len(y)
     np.testing.assert_array_equal(fitted.classes_, one.classes_)
-    Xt, _ = make_data(model, 50, seed=9)
+    Xt, _ = make_data(ESTIMATORS[model](), 50, seed=9)
     np.testing.assert_allclose(fitted.predict_proba(Xt), one.predict_proba(Xt), rtol=0, atol=1e-12)
     # The estimator given is a template only: it stays unfitted.
     assert not hasattr(est, "stats_")
 
 
 def test_joblib_gives_the_same_bits_as_sequential(tmp_path):
-    X, y = make_data("qda", 320, seed=4)
+    X, y = make_data(ESTIMATORS["qda"](), 320, seed=4)
     parts = write_parts(tmp_path, X, y)
     seq = open_engine("local").fit_statistics(parts, read_part, ESTIMATORS["qda"]())
     par = open_engine("local", n_jobs=2).fit_statistics(parts, read_part, ESTIMATORS["qda"]())
@@ -82,7 +82,7 @@ def test_joblib_gives_the_same_bits_as_sequential(tmp_path):
 
 
 def test_parts_missing_classes_and_empty_parts_merge(tmp_path):
-    X, y = make_data("gaussian", 60, seed=5)
+    X, y = make_data(ESTIMATORS["gaussian"](), 60, seed=5)
     order = np.argsort(y, kind="stable")  # each part sees one or two classes
     X, y = X[order], y[order]
     parts = write_parts(tmp_path, X, y, sizes=(20, 0, 20, 20))
@@ -97,7 +97,7 @@ def test_parts_missing_classes_and_empty_parts_merge(tmp_path):
 
 
 def test_bad_part_raises_its_own_error(tmp_path):
-    X, y = make_data("gaussian", 320, seed=6)
+    X, y = make_data(ESTIMATORS["gaussian"](), 320, seed=6)
     parts = write_parts(tmp_path, X, y)
     lines = open(parts[3]).read().splitlines()
     lines[5] = lines[5].replace(",", ",oops", 1)
@@ -107,7 +107,7 @@ def test_bad_part_raises_its_own_error(tmp_path):
 
 
 def test_map_write_reports_a_failing_part_and_writes_the_others(tmp_path):
-    X, y = make_data("lda", 320, seed=7)
+    X, y = make_data(ESTIMATORS["lda"](), 320, seed=7)
     parts = write_parts(tmp_path, X, y)
     open(parts[2], "a").write("\n1,2,x,4\n")
     model = ESTIMATORS["lda"]().fit(X, y)
@@ -231,7 +231,7 @@ def test_evaluation_sums_give_the_local_metrics():
 
 
 def test_local_sum_over_parts_is_reproducible_under_a_seed(tmp_path):
-    X, y = make_data("gaussian", 320, seed=8)
+    X, y = make_data(ESTIMATORS["gaussian"](), 320, seed=8)
     parts = write_parts(tmp_path, X, y)
     model = ESTIMATORS["gaussian"]().fit(X, y)
     edges = np.linspace(0, 1, 11)
@@ -272,7 +272,7 @@ def _part_sums(index, path, shared):
     st.sampled_from(["gaussian", "qda", "multinomial"]),
 )
 def test_any_split_in_any_order_is_one_fit(cuts, rnd, name):
-    X, y = make_data(name, 300, seed=12)
+    X, y = make_data(ESTIMATORS[name](), 300, seed=12)
     bounds = sorted({0, 300, *cuts})
     pieces = [(X[a:b], y[a:b]) for a, b in zip(bounds, bounds[1:])]
     rnd.shuffle(pieces)
