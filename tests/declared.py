@@ -169,3 +169,11 @@ def sklearn_twin(cls):
 
     module, _, name = cls.sklearn_equivalent.rpartition(".")
     return getattr(importlib.import_module(module), name)
+
+
+def model_types_where(predicate) -> list[str]:
+    """The model types (as ``--model`` spells them) whose class satisfies
+    ``predicate(cls)``, in the registry's order."""
+    from nbcli.models.registry import model_classes
+
+    return [name for name, cls in model_classes().items() if predicate(cls)]
