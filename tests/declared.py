@@ -177,3 +177,13 @@ def model_types_where(predicate) -> list[str]:
     from nbcli.models.registry import model_classes
 
     return [name for name, cls in model_classes().items() if predicate(cls)]
+
+
+#: Feature kinds whose columns are whole-number counts or category codes.
+COUNT_KINDS = ("multinomial", "poisson", "categorical")
+
+
+def takes_counts(cls) -> bool:
+    """Whether the columns ``cls`` takes by default (its numeric column's kind,
+    ``feature_kinds[0]``) are whole-number counts or category codes."""
+    return cls.feature_kinds[0] in COUNT_KINDS

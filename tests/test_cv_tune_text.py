@@ -32,6 +32,7 @@ from nbcli.text.tally import TermTally
 from nbcli.workflows.folds import collect_fold_statistics
 from nbcli.workflows.settings import FoldSettings
 from tests.conftest import assert_one_error_line, nbcli_in_process
+from tests.declared import declared_params
 
 SAMPLE = Path(__file__).resolve().parents[1] / "sample_data"
 
@@ -132,7 +133,7 @@ def test_cv_folds_equal_count_vectorizer_and_naive_bayes_per_fold(
         if a in options
     }
     text = TextSettings(columns=("text",), **vec_args)
-    params = {"binarize": 0.0} if model == "bernoulli" else {}
+    params = declared_params(MODELS[model], 0, binarize=0.0)
     fs = collect_fold_statistics(
         MODELS[model](**params),
         DataRequest.of(str(path), target="label", text=text),

@@ -26,7 +26,7 @@ from nbcli.models import (
 )
 from nbcli.models.hyperparameters import SAME, Hyperparameter, parse_priors
 from tests.conftest import blobs
-from tests.declared import fittable
+from tests.declared import fittable, of_kind
 
 # Run again under other BLAS kernels by .ci/run.
 pytestmark = pytest.mark.numerical
@@ -83,10 +83,8 @@ def test_specs_are_the_constructor(name):
 def test_statistics_declare_exactly_the_arrays_they_store(name):
     cls = MODELS[name]
     X, y = blobs(n_per_class=10, d=3)
-    X = np.abs(X) if name != "bernoulli" else (X > 0).astype(float)
-    X, params = _fittable(name, X)
-    params = {"shrinkage": "auto"} if name == "lda" else params
-    params.pop("binarize", None)
+    # Ledoit-Wolf shrinkage, where declared, gathers the scatter per class.
+    X, params = fittable(cls, X, shrinkage="auto")
     model = cls(**params).fit(X, y)
     assert isinstance(model.stats_, cls.statistics)
     for stats_cls in cls.statistics:
@@ -156,9 +154,7 @@ def test_priors_parse_in_class_order_or_by_label():
 )
 def test_with_params_equals_a_refit_without_the_data(name, params):
     X, y = blobs(n_per_class=30, d=4, seed=3)
-    X = np.round(np.abs(X) * 2)
-    if name == "bernoulli":
-        X = (X > 1).astype(float)
+    X = of_kind(X, MODELS[name].feature_kinds[0])
     base = MODELS[name]().fit(X, y)
     before = base.predict_proba(X)
     other = base.with_params(**params)

@@ -28,6 +28,7 @@ from nbcli.io.data import iter_dataset, read_dataset
 from nbcli.io.modelfile import ModelFile, load_model, save_model
 from nbcli.models import MODELS
 from tests.conftest import SAMPLE, blobs, npy_bytes, zip_bytes, zip_members
+from tests.declared import as_declared, leaves_missing_cells_out, non_default_params
 
 # Each test stays around a second or two; the whole file well under 30 s.
 # Derandomised, so a run is reproducible; for a longer search, raise
@@ -295,22 +296,16 @@ def test_npz_bytes_that_are_not_utf8(work, arrays, what):
 
 
 def _model_file(name: str) -> ModelFile:
+    # Rows of the kinds the class declares, every setting it declares other
+    # than its default (so the metadata holds each), and missing cells where
+    # those settings leave them out.
+    cls = MODELS[name]
     X, y = blobs(n_per_class=12, d=3, seed=4)
-    params = {
-        "bernoulli": {"binarize": 1.0},
-        "lda": {"shrinkage": "auto"},
-        "qda": {"reg_param": 0.1},
-        "mixed": {"column_types": {0: "categorical"}, "missing": "ignore"},
-        "categorical": {"missing": "ignore"},
-    }.get(name, {})
-    if set(MODELS[name].feature_kinds) <= {"multinomial", "poisson"}:  # counts
-        X = np.abs(X)
-    if name in ("categorical", "mixed"):
-        X[:, 0] = np.round(np.abs(X[:, 0]))
+    X = as_declared(cls, X)
+    params = non_default_params(cls, X.shape[1], n_classes=2)
+    if leaves_missing_cells_out(params, cls):
         X[::5, 1] = np.nan
-    if name == "categorical":
-        X = np.round(np.abs(X))
-    model = MODELS[name](**params).fit(X, y)
+    model = cls(**params).fit(X, y)
     return ModelFile(
         model=model, feature_names=["f1", "f2", "f3"], target="label", training={"n_samples": 24}
     )

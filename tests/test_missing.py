@@ -15,6 +15,7 @@ from nbcli.models import (
     QuadraticDiscriminantAnalysis,
 )
 from nbcli.models._validation import DataValueError
+from tests.declared import declared_params, takes_counts
 
 # Run again under other BLAS kernels by .ci/run.
 pytestmark = pytest.mark.numerical
@@ -147,8 +148,8 @@ def test_count_models_count_a_missing_cell_as_contributing_nothing(cls):
 
 @pytest.mark.parametrize("name", ["gaussian", "lda", "qda", "multinomial", "categorical"])
 def test_drop_skips_rows_at_fit_counts_them_and_leaves_them_unscored(name):
-    X, y = _table(seed=6, n=90, counts=name in ("multinomial", "categorical"))
-    params = {"reg_param": 0.1} if name == "qda" else {}
+    X, y = _table(seed=6, n=90, counts=takes_counts(MODELS[name]))
+    params = declared_params(MODELS[name], X.shape[1], reg_param=0.1)
     complete = ~np.isnan(X).any(axis=1)
     model = MODELS[name](missing="drop", **params).fit(X, y)
     assert model.n_dropped_ == int((~complete).sum()) > 0
@@ -164,23 +165,24 @@ def test_drop_skips_rows_at_fit_counts_them_and_leaves_them_unscored(name):
 
 
 CHUNKED = [
-    ("gaussian", {"missing": "ignore"}, False),
-    ("gaussian", {"missing": "ignore", "var_smoothing_scale": "feature"}, False),
-    ("bernoulli", {"missing": "ignore", "binarize": 1e6 + 1.0}, False),
-    ("multinomial", {"missing": "ignore"}, True),
-    ("complement", {"missing": "ignore", "norm": True}, True),
-    ("categorical", {"missing": "ignore"}, True),
-    ("lda", {"missing": "drop"}, False),
-    ("qda", {"missing": "drop"}, False),
+    ("gaussian", {"missing": "ignore"}),
+    ("gaussian", {"missing": "ignore", "var_smoothing_scale": "feature"}),
+    ("bernoulli", {"missing": "ignore", "binarize": 1e6 + 1.0}),
+    ("multinomial", {"missing": "ignore"}),
+    ("complement", {"missing": "ignore", "norm": True}),
+    ("categorical", {"missing": "ignore"}),
+    ("lda", {"missing": "drop"}),
+    ("qda", {"missing": "drop"}),
 ]
 
 
-@pytest.mark.parametrize("name, params, counts", CHUNKED)
+@pytest.mark.parametrize("name, params", CHUNKED)
 @settings(max_examples=15, deadline=None)
 @given(seed=st.integers(0, 2**31 - 1), n_cuts=st.integers(1, 6))
-def test_chunked_fit_with_missing_cells_equals_one_fit(name, params, counts, seed, n_cuts):
+def test_chunked_fit_with_missing_cells_equals_one_fit(name, params, seed, n_cuts):
+    counts = takes_counts(MODELS[name])
     X, y = _table(seed=seed % 1000, n=90, counts=counts)
-    if name in ("gaussian", "bernoulli"):
+    if not counts:
         X += 1e6  # a large mean against the spread: moments must merge exactly
     whole = MODELS[name](**params).fit(X, y)
     rng = np.random.default_rng(seed)

@@ -24,6 +24,7 @@ from nbcli.models import (  # noqa: E402
     QuadraticDiscriminantAnalysis,
     UndeterminedError,
 )
+from tests.declared import takes_counts  # noqa: E402
 
 # Run again under other BLAS kernels by .ci/run.
 pytestmark = pytest.mark.numerical
@@ -261,8 +262,8 @@ ONLINE = [(name, _SETTINGS.get(name, {})) for name in MODELS] + [
 @pytest.mark.parametrize("name, params", ONLINE, ids=lambda v: str(v))
 def test_150_single_rows_equal_one_fit(iris, name, params):
     X, y = iris
-    if name == "categorical":
-        X = np.round(X).astype(int)  # category codes
+    if takes_counts(MODELS[name]):
+        X = np.round(X).astype(int)  # whole-number counts and category codes
     model = MODELS[name](**params)
     rng = np.random.default_rng(0)
     order = rng.permutation(len(y))
