@@ -27,9 +27,16 @@ def column_kinds(cls, n_features: int) -> list[str]:
     gets its one numeric kind throughout.
     """
     kinds = tuple(cls.feature_kinds)
-    if any(spec.kind == "column_types" for spec in cls.hyperparameters):
+    if takes_column_types(cls):
         return [kinds[j % len(kinds)] for j in range(n_features)]
     return [kinds[0]] * n_features
+
+
+def takes_column_types(cls) -> bool:
+    """Whether ``cls`` takes one type per column (a ``column_types``
+    hyperparameter): the command line must then be told which columns are
+    not its numeric kind."""
+    return any(spec.kind == "column_types" for spec in cls.hyperparameters)
 
 
 def _as_kind(column: np.ndarray, kind: str) -> np.ndarray:

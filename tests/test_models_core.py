@@ -183,18 +183,18 @@ def test_many_features_give_finite_normalised_posteriors(d):
         np.testing.assert_allclose(np.exp(logp).sum(1), 1.0, rtol=1e-12)
 
 
-@pytest.mark.parametrize("name", list(MODELS) + ["lda-pooled"])
-def test_chunked_fit_equals_single_fit(name):
+@pytest.mark.parametrize(
+    "name, params", [(name, {}) for name in MODELS] + [("lda", {"shrinkage": "auto"})]
+)
+def test_chunked_fit_equals_single_fit(name, params):
     rng = np.random.default_rng(7)
     X = rng.normal(size=(400, 4)) + 1e9  # mean 1e9, spread 1
-    kind = column_kinds(MODELS[name.replace("-pooled", "")], 4)[0]
+    kind = column_kinds(MODELS[name], 4)[0]
     if kind != "gaussian":
         # Counts, indicators or codes: a far-off mean tests real-valued columns
         # only (a count of 1e9 makes terms of 2e10 in every class).
         X = of_kind(rng.poisson(2.0, size=(400, 4)) - 0.5, kind)
     y = rng.choice(np.array(["a", "b", "c"]), 400)
-    params = {"lda": {"shrinkage": "auto"}}.get(name, {})
-    name = name.replace("-pooled", "")
     whole = MODELS[name](**params).fit(X, y)
     order = rng.permutation(400)
     cuts = np.sort(rng.choice(np.arange(1, 400), 9, replace=False))

@@ -24,7 +24,7 @@ from nbcli.models import (  # noqa: E402
     QuadraticDiscriminantAnalysis,
     UndeterminedError,
 )
-from tests.declared import takes_counts  # noqa: E402
+from tests.declared import spec_names, takes_counts  # noqa: E402
 
 # Run again under other BLAS kernels by .ci/run.
 pytestmark = pytest.mark.numerical
@@ -251,8 +251,11 @@ def test_messages_print_plain_values():
 
 # -- online learning -------------------------------------------------------------------------
 # Every registered model type with its defaults, and settings that change the statistics.
-_SETTINGS = {"bernoulli": {"binarize": 3.0}}
-ONLINE = [(name, _SETTINGS.get(name, {})) for name in MODELS] + [
+# A threshold inside iris's values where a model declares one.
+ONLINE = [
+    (name, {"binarize": 3.0} if "binarize" in spec_names(cls) else {})
+    for name, cls in MODELS.items()
+] + [
     ("lda", {"shrinkage": "auto"}),
     ("qda", {"reg_param": 0.1}),
     ("qda", {"shrinkage": "auto"}),

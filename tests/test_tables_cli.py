@@ -15,7 +15,9 @@ from hypothesis import strategies as st
 from nbcli.errors import NbcliError
 from nbcli.io.data import iter_dataset, read_dataset
 from nbcli.io.request import DataRequest
+from nbcli.models import registry
 from tests.conftest import SAMPLE, assert_one_error_line, nbcli_in_process
+from tests.declared import model_types_where, takes_column_types
 
 FEATURES = ["island", "bill_length_mm", "bill_depth_mm", "flipper_length_mm", "body_mass_g", "sex"]
 GAUSSIAN = ["bill_length_mm", "bill_depth_mm", "flipper_length_mm", "body_mass_g"]
@@ -633,7 +635,7 @@ def test_mixed_with_only_code_columns_equals_the_categorical_model(tmp_path):
     assert run.returncode == 2 and "use --model mixed" in run.stderr
 
 
-@pytest.mark.parametrize("model", ["categorical", "mixed"])
+@pytest.mark.parametrize("model", model_types_where(lambda cls: "categorical" in cls.feature_kinds))
 def test_unseen_codes_are_counted_and_named_as_flags(tmp_path, model):
     rng = np.random.default_rng(5)
     y = rng.choice(["s", "d"], 200)
@@ -644,7 +646,8 @@ def test_unseen_codes_are_counted_and_named_as_flags(tmp_path, model):
     frame.loc[[0, 7], "sibsp"] = 6  # codes 0..3 were seen
     frame.loc[3, "parch"] = 5
     frame.to_csv(tmp_path / "new.csv", index=False)
-    extra = ["--column", "sibsp=categorical,parch=categorical"] if model == "mixed" else []
+    told = takes_column_types(registry.model_classes()[model])
+    extra = ["--column", "sibsp=categorical,parch=categorical"] if told else []
     run = nbcli_in_process(
         "fit", "-m", model, "-d", tmp_path / "t.csv", *extra, "-o", tmp_path / "m.npz", "-q"
     )
