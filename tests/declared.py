@@ -7,11 +7,30 @@ specs. The helpers here turn any real-valued rows into rows the class takes
 and pick the settings a test needs from those declarations, so that a model
 type added by CONTRIBUTING.md's checklist is tested by every test that uses
 them without any test naming it.
+
+The setup the parity tests share (tables with folds or missing cells,
+nbcli's posteriors read back, scikit-learn's text pipelines, the Poisson
+formula, Weka's NaiveBayes) lives in :mod:`tests.fixtures` and is imported
+from here, as every test helper is.
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+from tests.fixtures import AUSTEN_TEST as AUSTEN_TEST
+from tests.fixtures import AUSTEN_TRAIN as AUSTEN_TRAIN
+from tests.fixtures import Weka as Weka
+from tests.fixtures import assert_out_of_fold as assert_out_of_fold
+from tests.fixtures import digits_counts as digits_counts
+from tests.fixtures import fold_search as fold_search
+from tests.fixtures import poisson_posteriors as poisson_posteriors
+from tests.fixtures import posteriors_of as posteriors_of
+from tests.fixtures import predicted as predicted
+from tests.fixtures import text_pipeline as text_pipeline
+from tests.fixtures import texts as texts
+from tests.fixtures import with_folds as with_folds
+from tests.fixtures import with_missing as with_missing
 
 
 def spec_names(cls) -> set[str]:
