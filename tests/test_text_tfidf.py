@@ -6,18 +6,22 @@ import pandas as pd
 import pytest
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.naive_bayes import ComplementNB, MultinomialNB
-from sklearn.pipeline import make_pipeline
 
 from tests.conftest import assert_one_error_line, nbcli_in_process
+from tests.declared import (
+    AUSTEN_TEST,
+    AUSTEN_TRAIN,
+    assert_out_of_fold,
+    posteriors_of,
+    predicted,
+    text_pipeline,
+    texts,
+    with_folds,
+)
 
 pytestmark = pytest.mark.numerical
 
-TRAIN, TEST = "sample_data/austen_train.csv", "sample_data/austen_test.csv"
-
-
-def _texts(path):
-    frame = pd.read_csv(path, keep_default_na=False)
-    return frame["text"], frame["label"]
+TRAIN, TEST = AUSTEN_TRAIN, AUSTEN_TEST
 
 
 def _fit_and_predict(tmp_path, model, *flags):
@@ -26,10 +30,7 @@ def _fit_and_predict(tmp_path, model, *flags):
         "fit", "-m", model, "-d", TRAIN, "--text", "text", *flags, "-o", path, "--quiet"
     )
     assert run.returncode == 0, run.stderr
-    out = tmp_path / "p.csv"
-    run = nbcli_in_process("predict", "-m", path, "-d", TEST, "--proba", "-o", out, "--quiet")
-    assert run.returncode == 0, run.stderr
-    return pd.read_csv(out), path
+    return predicted(path, TEST, tmp_path / "p.csv"), path
 
 
 CASES = [
@@ -54,18 +55,18 @@ def test_posteriors_equal_tfidf_vectorizer_and_naive_bayes(
     tmp_path, model, sk_model, flags, options
 ):
     got, _ = _fit_and_predict(tmp_path, model, "--tfidf", *flags)
-    text, labels = _texts(TRAIN)
-    pipe = make_pipeline(TfidfVectorizer(**options), sk_model()).fit(text, labels)
-    want = pipe.predict_proba(_texts(TEST)[0])
-    shown = got[[f"proba_{c}" for c in pipe.classes_]].to_numpy()
+    text, labels = texts(TRAIN)
+    test_text = texts(TEST)[0]
+    pipe = text_pipeline(TfidfVectorizer(**options), sk_model(), text, labels)
+    want = pipe.predict_proba(test_text)
     # Weighted rows are summed in another order than scikit-learn's: a few
     # roundings of terms of order 1 in each score, far below 1e-12.
-    np.testing.assert_allclose(shown, want, rtol=0, atol=1e-12)
-    assert (got["prediction"].to_numpy() == pipe.predict(_texts(TEST)[0])).mean() > 0.99
+    np.testing.assert_allclose(posteriors_of(got, pipe.classes_), want, rtol=0, atol=1e-12)
+    assert (got["prediction"].to_numpy() == pipe.predict(test_text)).mean() > 0.99
     # The weighting changes the answer: raw counts give other posteriors.
     plain = {**options, "use_idf": False, "norm": None, "sublinear_tf": False}
-    raw = make_pipeline(TfidfVectorizer(**plain), sk_model())
-    raw_proba = raw.fit(text, labels).predict_proba(_texts(TEST)[0])
+    raw = text_pipeline(TfidfVectorizer(**plain), sk_model(), text, labels)
+    raw_proba = raw.predict_proba(test_text)
     assert np.abs(raw_proba - want).max() > 1e-3
 
 
@@ -77,7 +78,7 @@ def test_model_file_keeps_the_document_frequencies(tmp_path):
     _, path = _fit_and_predict(tmp_path, "multinomial", "--tfidf", "--min-df", "3")
     mf = load_model(path)
     w = mf.text.weighting
-    text, _ = _texts(TRAIN)
+    text, _ = texts(TRAIN)
     counts = CountVectorizer(min_df=3).fit(text)
     df = (counts.transform(text) > 0).sum(axis=0).A1
     order = np.argsort(counts.get_feature_names_out())
@@ -106,12 +107,8 @@ def test_what_tfidf_cannot_do_is_refused_in_one_line(tmp_path):
     assert not out.exists()
 
 
-def _folds(tmp_path, n_folds=4):
-    frame = pd.read_csv(TRAIN, keep_default_na=False)
-    frame["fold"] = np.arange(len(frame)) % n_folds
-    path = tmp_path / "austen_folds.csv"
-    frame.to_csv(path, index=False)
-    return path, frame
+def _folds(tmp_path):
+    return with_folds(pd.read_csv(TRAIN, keep_default_na=False), tmp_path / "austen_folds.csv")
 
 
 def test_cv_folds_weight_with_their_own_document_frequencies(tmp_path):
@@ -135,14 +132,13 @@ def test_cv_folds_weight_with_their_own_document_frequencies(tmp_path):
         "--quiet",
     )
     assert run.returncode == 0, run.stderr
-    got = pd.read_csv(oof)
-    for f in range(4):
-        train, held = frame[frame["fold"] != f], frame["fold"] == f
-        pipe = make_pipeline(TfidfVectorizer(norm="l1"), ComplementNB())
-        pipe.fit(train["text"], train["label"])
-        want = pipe.predict_proba(frame.loc[held, "text"])
-        shown = got.loc[held, [f"proba_{c}" for c in pipe.classes_]].to_numpy()
-        np.testing.assert_allclose(shown, want, rtol=0, atol=1e-12)
+
+    def fold_model(train, held):
+        pipe = text_pipeline(TfidfVectorizer(norm="l1"), ComplementNB())
+        pipe.fit(frame.text[train], frame.label[train])
+        return pipe.classes_, pipe.predict_proba(frame.text[held])
+
+    assert_out_of_fold(pd.read_csv(oof), frame["fold"], fold_model)
 
 
 def test_tune_writes_the_weighted_model_of_all_rows(tmp_path):
@@ -175,15 +171,14 @@ def test_tune_writes_the_weighted_model_of_all_rows(tmp_path):
 
     mf = load_model(model)
     assert mf.text.weighting.n_documents == len(frame) and mf.text.weighting.sublinear_tf
-    pipe = make_pipeline(
+    pipe = text_pipeline(
         TfidfVectorizer(sublinear_tf=True, min_df=mf.text.min_df),
         MultinomialNB(alpha=mf.model.alpha),
-    ).fit(frame["text"], frame["label"])
-    out = tmp_path / "p.csv"
-    run = nbcli_in_process("predict", "-m", model, "-d", TEST, "--proba", "-o", out, "--quiet")
-    assert run.returncode == 0, run.stderr
-    got = pd.read_csv(out)[[f"proba_{c}" for c in pipe.classes_]].to_numpy()
-    np.testing.assert_allclose(got, pipe.predict_proba(_texts(TEST)[0]), rtol=0, atol=1e-12)
+        frame["text"],
+        frame["label"],
+    )
+    got = posteriors_of(predicted(model, TEST, tmp_path / "p.csv"), pipe.classes_)
+    np.testing.assert_allclose(got, pipe.predict_proba(texts(TEST)[0]), rtol=0, atol=1e-12)
 
 
 @pytest.mark.parametrize("engine", ["local", "dask"])
@@ -214,10 +209,7 @@ def test_parts_equal_one_file(tmp_path, engine):
         "--quiet",
     )
     assert run.returncode == 0, run.stderr
-    out = tmp_path / "parts.csv"
-    run = nbcli_in_process("predict", "-m", path, "-d", TEST, "--proba", "-o", out, "--quiet")
-    assert run.returncode == 0, run.stderr
-    got = pd.read_csv(out).filter(like="proba_").to_numpy()
+    got = predicted(path, TEST, tmp_path / "parts.csv").filter(like="proba_").to_numpy()
     np.testing.assert_allclose(got, one.filter(like="proba_").to_numpy(), rtol=0, atol=1e-12)
 
 
