@@ -20,9 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sklearn.feature_extraction.text import CountVectorizer
-from sklearn.model_selection import GridSearchCV, PredefinedSplit
 from sklearn.naive_bayes import BernoulliNB, ComplementNB, MultinomialNB
-from sklearn.pipeline import make_pipeline
 
 from nbcli.io.modelfile import load_model
 from nbcli.io.request import DataRequest
@@ -32,7 +30,7 @@ from nbcli.text.tally import TermTally
 from nbcli.workflows.folds import collect_fold_statistics
 from nbcli.workflows.settings import FoldSettings
 from tests.conftest import assert_one_error_line, nbcli_in_process
-from tests.declared import declared_params
+from tests.declared import declared_params, fold_search, text_pipeline
 
 SAMPLE = Path(__file__).resolve().parents[1] / "sample_data"
 
@@ -187,12 +185,12 @@ def test_tune_picks_what_grid_search_picks_and_writes_the_fit_of_all_rows(tmp_pa
     )
     report = json.loads(report_path.read_text())
     assert report["settings"]["text"]["min_df"] == 2
-    search = GridSearchCV(
-        make_pipeline(CountVectorizer(min_df=2), MultinomialNB()),
+    search = fold_search(
+        text_pipeline(CountVectorizer(min_df=2), MultinomialNB()),
         {"multinomialnb__alpha": alphas},
-        cv=PredefinedSplit(frame.fold.to_numpy()),
-        scoring="accuracy",
-    ).fit(frame.text, frame.label)
+        frame,
+        "accuracy",
+    )
     # Pooled accuracy over equal folds is the mean of the folds' accuracies.
     means = search.cv_results_["mean_test_score"]
     got = [r["metrics"]["accuracy"]["value"] for r in report["results"]]

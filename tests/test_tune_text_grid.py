@@ -8,11 +8,19 @@ import numpy as np
 import pandas as pd
 import pytest
 from sklearn.feature_extraction.text import CountVectorizer
-from sklearn.model_selection import GridSearchCV, PredefinedSplit
 from sklearn.naive_bayes import MultinomialNB
-from sklearn.pipeline import make_pipeline
 
 from tests.conftest import assert_one_error_line, nbcli_in_process
+from tests.declared import (
+    AUSTEN_TEST,
+    AUSTEN_TRAIN,
+    fold_search,
+    posteriors_of,
+    predicted,
+    text_pipeline,
+    texts,
+    with_folds,
+)
 
 pytestmark = pytest.mark.numerical
 
@@ -23,12 +31,9 @@ N_FOLDS = 4
 def table(tmp_path_factory):
     """The Austen sample with a fold column: equal folds, so the mean of the
     per-fold scores (GridSearchCV's criterion) is the pooled score (tune's)."""
-    frame = pd.read_csv("sample_data/austen_train.csv", keep_default_na=False)
-    frame["fold"] = np.arange(len(frame)) % N_FOLDS
+    frame = pd.read_csv(AUSTEN_TRAIN, keep_default_na=False)
     assert len(frame) % N_FOLDS == 0
-    path = tmp_path_factory.mktemp("tune") / "austen_folds.csv"
-    frame.to_csv(path, index=False)
-    return path, frame
+    return with_folds(frame, tmp_path_factory.mktemp("tune") / "austen_folds.csv", N_FOLDS)
 
 
 def _tune(table, tmp_path, metric, *grid):
@@ -66,15 +71,9 @@ def _neg_log_loss(estimator, X, y):
 
 
 def _grid_search(frame, metric, param_grid):
-    pipe = make_pipeline(CountVectorizer(), MultinomialNB())
-    search = GridSearchCV(
-        pipe,
-        param_grid,
-        scoring={"log_loss": _neg_log_loss, "accuracy": "accuracy"}[metric],
-        cv=PredefinedSplit(frame["fold"].to_numpy()),
-        refit=False,
-    )
-    return search.fit(frame["text"], frame["label"])
+    pipe = text_pipeline(CountVectorizer(), MultinomialNB())
+    scoring = {"log_loss": _neg_log_loss, "accuracy": "accuracy"}[metric]
+    return fold_search(pipe, param_grid, frame, scoring, refit=False)
 
 
 GRIDS = [
@@ -148,17 +147,12 @@ def test_the_written_model_is_the_best_settings_fit(table, tmp_path):
 
     mf = load_model(model)
     rng, min_df = mf.text.ngram_range, mf.text.min_df
-    direct = make_pipeline(CountVectorizer(ngram_range=tuple(rng), min_df=min_df), MultinomialNB())
-    direct.fit(frame["text"], frame["label"])
+    vectorizer = CountVectorizer(ngram_range=tuple(rng), min_df=min_df)
+    direct = text_pipeline(vectorizer, MultinomialNB(), frame["text"], frame["label"])
     assert mf.vocabularies["text"] == sorted(direct[0].get_feature_names_out())
-    out = tmp_path / "p.csv"
-    run = nbcli_in_process(
-        "predict", "-m", model, "-d", "sample_data/austen_test.csv", "--proba", "-o", out
-    )
-    assert run.returncode == 0, run.stderr
-    test = pd.read_csv("sample_data/austen_test.csv", keep_default_na=False)
-    got = pd.read_csv(out)[[f"proba_{c}" for c in direct.classes_]].to_numpy()
-    np.testing.assert_allclose(got, direct.predict_proba(test["text"]), rtol=0, atol=1e-12)
+    got = posteriors_of(predicted(model, AUSTEN_TEST, tmp_path / "p.csv"), direct.classes_)
+    want = direct.predict_proba(texts(AUSTEN_TEST)[0])
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
 
 
 def test_a_text_grid_needs_text_columns():
