@@ -27,6 +27,7 @@ from tests.fixtures import fold_search as fold_search
 from tests.fixtures import poisson_posteriors as poisson_posteriors
 from tests.fixtures import posteriors_of as posteriors_of
 from tests.fixtures import predicted as predicted
+from tests.fixtures import r_poisson_naive_bayes as r_poisson_naive_bayes
 from tests.fixtures import text_pipeline as text_pipeline
 from tests.fixtures import texts as texts
 from tests.fixtures import with_folds as with_folds

@@ -133,6 +133,28 @@ def poisson_posteriors(X, y, queries, alpha: float) -> np.ndarray:
     return np.exp(scores - logsumexp(scores, axis=1, keepdims=True))
 
 
+def r_poisson_naive_bayes(X, y, newdata, laplace: float) -> np.ndarray:
+    """R naivebayes' ``poisson_naive_bayes`` written out: lambda =
+    ``(rowsum(x, y, na.rm = TRUE) + laplace) / n`` with ``n`` the non-missing
+    counts, and per class ``colSums(-lambda + x log(lambda) - lgamma(x + 1))``
+    (missing cells 0) plus the log prior, normalised. Asserts that no term
+    reaches R's threshold rule (a term below ``log(.Machine$double.xmin)``)."""
+    from scipy.special import gammaln
+
+    levels = np.unique(y)
+    onehot = (y[:, None] == levels).astype(float)
+    observed = onehot.T @ (~np.isnan(X)).astype(float)
+    lam = (onehot.T @ np.nan_to_num(X) + laplace) / observed
+    prior = onehot.mean(axis=0)
+    post = np.empty((len(newdata), len(levels)))
+    for i in range(len(levels)):
+        term = -lam[i] + newdata * np.log(lam[i]) - gammaln(newdata + 1)
+        term[np.isnan(newdata)] = 0.0
+        assert term.min() > np.log(np.finfo(float).tiny)
+        post[:, i] = term.sum(axis=1) + np.log(prior[i])
+    return 1.0 / np.exp(post[:, None, :] - post[:, :, None]).sum(axis=2)
+
+
 # -- Weka ------------------------------------------------------------------------------
 
 WEKA_JAR = Path("/usr/share/java/weka.jar")

@@ -6,11 +6,21 @@ import numpy as np
 import pytest
 from scipy import stats
 from scipy.special import gammaln, logsumexp
-from sklearn.datasets import load_digits, load_iris, load_wine
+from sklearn.datasets import load_iris, load_wine
 
 from nbcli.models import MixedNB
 from nbcli.models import _value_table as vt
 from tests.conftest import nbcli, posterior_tolerance
+from tests.declared import (
+    assert_out_of_fold,
+    digits_counts,
+    poisson_posteriors,
+    posteriors_of,
+    predicted,
+    r_poisson_naive_bayes,
+    with_folds,
+    with_missing,
+)
 
 pytestmark = pytest.mark.numerical
 
@@ -25,16 +35,9 @@ def _close(got, want, tol):
     assert worst <= 0, f"a posterior is {worst:.3g} beyond its tolerance"
 
 
-def _digits_counts(n_rows=600, columns=(20, 21, 28, 36, 43, 44)):
+def _digits_counts(n_rows=600):
     """Pixel intensities (whole numbers 0..16) of a few central pixels of digits."""
-    X, y = load_digits(return_X_y=True)
-    return X[:n_rows, list(columns)].astype(float), y[:n_rows]
-
-
-def _with_missing(X, rate, seed):
-    X = X.copy()
-    X[np.random.default_rng(seed).random(X.shape) < rate] = np.nan
-    return X
+    return digits_counts(n_rows, (20, 21, 28, 36, 43, 44))
 
 
 # -- Poisson --------------------------------------------------------------------
@@ -43,47 +46,22 @@ def _with_missing(X, rate, seed):
 @pytest.mark.parametrize("alpha", [1.0, 0.5])
 def test_poisson_posteriors_equal_logpmf_with_the_documented_rate(alpha):
     X, y = _digits_counts()
-    X = _with_missing(X, 0.1, 1)
+    X = with_missing(X, 0.1, 1)
     model = MixedNB(column_types="poisson", alpha=alpha, missing="ignore").fit(X, y)
-    queries = _with_missing(_digits_counts(800)[0][600:], 0.1, 2)
-    scores = []
-    for c in np.unique(y):
-        rows = X[y == c]
-        s = np.full(len(queries), np.log(np.mean(y == c)))
-        for j in range(X.shape[1]):
-            seen = rows[~np.isnan(rows[:, j]), j]
-            rate = (seen.sum() + alpha) / seen.size  # the docstring's lambda_cj
-            q = queries[:, j]
-            s += np.where(np.isnan(q), 0.0, stats.poisson.logpmf(np.nan_to_num(q), rate))
-        scores.append(s)
-    want = _softmax(np.column_stack(scores))
+    queries = with_missing(_digits_counts(800)[0][600:], 0.1, 2)
+    want = poisson_posteriors(X, y, queries, alpha)  # the docstring's lambda_cj
     got = model.predict_proba(queries)
     _close(got, want, posterior_tolerance(model, queries, want))
     assert model.poisson_rate_.shape == (10, X.shape[1])
 
 
 def test_poisson_columns_equal_r_naivebayes_formula():
-    """R naivebayes' ``poisson_naive_bayes`` (laplace = 1) written out: lambda =
-    (rowsum(x, y, na.rm = TRUE) + laplace) / n with n the non-missing counts,
-    and per class ``colSums(-lambda + x log(lambda) - lgamma(x + 1))`` (missing
-    cells 0) plus the log prior, normalised. No cell of these data reaches R's
-    threshold rule (a term below log(.Machine$double.xmin))."""
+    """R naivebayes' ``poisson_naive_bayes`` (laplace = 1), missing cells and all."""
     X, y = _digits_counts(400)
-    X = _with_missing(X, 0.05, 3)
+    X = with_missing(X, 0.05, 3)
     laplace = 1.0
-    levels = np.unique(y)
-    onehot = (y[:, None] == levels).astype(float)
-    observed = onehot.T @ (~np.isnan(X)).astype(float)
-    lam = (onehot.T @ np.nan_to_num(X) + laplace) / observed
-    prior = onehot.mean(axis=0)
     newdata = X[::3]
-    post = np.empty((len(newdata), len(levels)))
-    for i in range(len(levels)):
-        term = -lam[i] + newdata * np.log(lam[i]) - gammaln(newdata + 1)
-        term[np.isnan(newdata)] = 0.0
-        assert term.min() > np.log(np.finfo(float).tiny)
-        post[:, i] = term.sum(axis=1) + np.log(prior[i])
-    want = 1.0 / np.exp(post[:, None, :] - post[:, :, None]).sum(axis=2)
+    want = r_poisson_naive_bayes(X, y, newdata, laplace)
     model = MixedNB(column_types="poisson", alpha=laplace, missing="ignore").fit(X, y)
     got = model.predict_proba(newdata)
     _close(got, want, posterior_tolerance(model, newdata, want))
@@ -190,7 +168,7 @@ def test_discretized_cut_points_equal_the_mdl_recursion_and_wekas_for_iris():
 
 def test_discretized_posteriors_equal_categorical_terms_of_the_intervals():
     X, y = load_wine(return_X_y=True)
-    X = _with_missing(X[:, :5], 0.05, 4)
+    X = with_missing(X[:, :5], 0.05, 4)
     alpha = 0.7
     model = MixedNB(column_types="discretized", alpha=alpha, missing="ignore").fit(X, y)
     scores = np.log(np.bincount(y) / len(y))[None, :].repeat(len(X), axis=0)
@@ -222,7 +200,7 @@ def _nrd0(v):
 @pytest.mark.parametrize("adjust", [1.0, 0.5])
 def test_kernel_posteriors_equal_gaussian_kde_with_silvermans_bandwidth(adjust):
     X, y = load_wine(return_X_y=True)
-    X = _with_missing(X[:, [0, 6, 9, 12]], 0.05, 5)  # alcohol, flavanoids, colour, proline
+    X = with_missing(X[:, [0, 6, 9, 12]], 0.05, 5)  # alcohol, flavanoids, colour, proline
     model = MixedNB(column_types="kernel", bandwidth_adjust=adjust, missing="ignore").fit(X, y)
     queries = X[::2]
     scores = np.log(np.bincount(y) / len(y))[None, :].repeat(len(queries), axis=0)
@@ -304,7 +282,7 @@ def _mixed_table():
     counts = np.round(X[:, [4]] / 10)  # magnesium in tens: counts
     table = np.column_stack([X[:, [0, 1]], counts, X[:, [6, 9]], X[:, [2]]])
     types = ["kernel", "discretized", "poisson", "discretized", "kernel", "gaussian"]
-    return _with_missing(table, 0.05, 6), y, types
+    return with_missing(table, 0.05, 6), y, types
 
 
 @pytest.mark.parametrize("bandwidth", ["nrd0", "weka"])
@@ -391,11 +369,7 @@ def test_cli_column_kinds_round_trip_through_a_model_file(tmp_path):
     loaded = load_model(model_path)
     types = [c["type"] for c in loaded.columns]
     assert types == ["kernel", "gaussian", "discretized", "discretized"]
-    out = tmp_path / "p.csv"
-    run = nbcli(
-        "predict", "-m", str(model_path), "-d", "sample_data/iris_test.csv", "--proba", "-o", out
-    )
-    assert run.returncode == 0, run.stderr
+    got = predicted(model_path, "sample_data/iris_test.csv", tmp_path / "p.csv")
     import pandas as pd
 
     train = pd.read_csv("sample_data/iris_train.csv")
@@ -404,10 +378,8 @@ def test_cli_column_kinds_round_trip_through_a_model_file(tmp_path):
     direct = MixedNB(column_types=types, missing="ignore").fit(
         train[names].to_numpy(), train["label"].to_numpy()
     )
-    got = pd.read_csv(out)
-    cols = [f"proba_{c}" for c in direct.classes_]
     want = direct.predict_proba(test[names].to_numpy())
-    np.testing.assert_allclose(got[cols].to_numpy(), want, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(posteriors_of(got, direct.classes_), want, rtol=0, atol=1e-12)
 
 
 def test_cli_refuses_an_unknown_column_kind(tmp_path):
@@ -509,10 +481,7 @@ def test_kernel_terms_looked_up_equal_terms_computed(monkeypatch, bandwidth):
 def test_cv_out_of_fold_posteriors_equal_fits_on_the_other_folds(tmp_path):
     import pandas as pd
 
-    frame = pd.read_csv("sample_data/iris_train.csv")
-    frame["fold"] = np.arange(len(frame)) % 3
-    data = tmp_path / "iris_folds.csv"
-    frame.to_csv(data, index=False)
+    data, frame = with_folds(pd.read_csv("sample_data/iris_train.csv"), tmp_path / "f.csv", 3)
     oof = tmp_path / "oof.csv"
     kinds = "sepal_length_cm=kernel,sepal_width_cm=discretized,petal_length_cm=discretized"
     run = nbcli(
@@ -534,16 +503,15 @@ def test_cv_out_of_fold_posteriors_equal_fits_on_the_other_folds(tmp_path):
         "--quiet",
     )
     assert run.returncode == 0, run.stderr
-    got = pd.read_csv(oof)
-    names = list(frame.columns[:4])
+    X, y = frame[list(frame.columns[:4])].to_numpy(), frame["label"].to_numpy()
     types = ["kernel", "discretized", "discretized", "gaussian"]
-    for f in range(3):
-        train, held = frame[frame["fold"] != f], frame["fold"] == f
+
+    def fold_model(train, held):
         model = MixedNB(column_types=types, bandwidth="weka", missing="ignore")
-        model.fit(train[names].to_numpy(), train["label"].to_numpy())
-        want = model.predict_proba(frame.loc[held, names].to_numpy())
-        cols = [f"proba_{c}" for c in model.classes_]
-        np.testing.assert_allclose(got.loc[held, cols].to_numpy(), want, rtol=0, atol=1e-12)
+        model.fit(X[train], y[train])
+        return model.classes_, model.predict_proba(X[held])
+
+    assert_out_of_fold(pd.read_csv(oof), frame["fold"], fold_model)
 
 
 def test_inspect_shows_rates_bandwidths_and_intervals(tmp_path):
