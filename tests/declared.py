@@ -214,3 +214,17 @@ def takes_counts(cls) -> bool:
     """Whether the columns ``cls`` takes by default (its numeric column's kind,
     ``feature_kinds[0]``) are whole-number counts or category codes."""
     return cls.feature_kinds[0] in COUNT_KINDS
+
+
+def grid_number(cls):
+    """The first number ``cls`` declares that ``nbcli tune`` can search on one
+    pass (a ``float`` with a flag, applied when statistics become a model, not
+    a count of components): the spec of a test grid's axis."""
+    return next(
+        spec
+        for spec in cls.hyperparameters
+        if spec.kind == "float"
+        and spec.flag
+        and not spec.shapes_statistics
+        and not spec.count_or_fraction
+    )

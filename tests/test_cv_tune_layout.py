@@ -22,6 +22,7 @@ from nbcli.workflows.folds import collect_fold_statistics
 from nbcli.workflows.settings import FoldSettings, ScoreSettings, Search
 from nbcli.workflows.tune import tune
 from tests.conftest import nbcli_in_process
+from tests.declared import grid_number
 from tests.test_reports import validate
 
 # Run again under other BLAS kernels by .ci/run.
@@ -43,8 +44,9 @@ def _table(tmp_path, n=240, d=5, seed=0):
 @pytest.mark.parametrize("model", ["gaussian", "qda", "lda"])
 def test_rows_held_by_fold_score_as_rows_read_again(tmp_path, model):
     path = str(_table(tmp_path))
-    params = {"gaussian": "var_smoothing", "qda": "reg_param", "lda": "shrinkage"}[model]
-    sets = [{params: 0.0 if model != "gaussian" else 1e-9}, {params: 0.3}]
+    # The model's first searchable number: its default (0 where it has none), and 0.3.
+    spec = grid_number(MODELS[model])
+    sets = [{spec.name: spec.default or 0.0}, {spec.name: 0.3}]
     read = DataRequest(chunk_size=70)  # four chunks, folds cut across them
     kept = collect_fold_statistics(
         MODELS[model](), read.reading(data=(path,)), FoldSettings(n_folds=4, n_repeats=3)

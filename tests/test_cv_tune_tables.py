@@ -9,9 +9,11 @@ import pytest
 from sklearn import naive_bayes as nb
 
 from nbcli.io.request import DataRequest
+from nbcli.models import MODELS
 from nbcli.workflows.settings import FoldSettings
 from nbcli.workflows.tune import parse_values
 from tests.conftest import nbcli_in_process
+from tests.declared import grid_number
 
 DIGITS = "sample_data/digits_train.csv"
 IRIS = "sample_data/iris_train.csv"
@@ -161,9 +163,8 @@ def test_cv_and_tune_read_tables_as_fit_does(args):
     # Rows with a missing label are in no fold; with drop, neither are rows with a hole.
     assert 220 < report["n_samples"] <= 240
     assert report["metrics"]["accuracy"]["value"] > 0.8
-    grid = {"mixed": ("--alpha", "0.5,1"), "gaussian": ("--var-smoothing", "1e-9,1e-6")}.get(
-        args[1], ("--shrinkage", "0,0.1")
-    )
+    spec = grid_number(MODELS[args[1]])
+    grid = (spec.flag, f"{spec.default or 0.0!r},0.1")
     run = nbcli_in_process("tune", *args, *grid, *common)
     assert run.returncode == 0, run.stderr
 
