@@ -356,6 +356,9 @@ class GaussianNB(Projected, NaiveBayesAPI, BayesClassifier):
     def check_hyperparameters(self) -> None:
         super().check_hyperparameters()
         self._check_projection()
+
+    def _check_projection(self) -> None:
+        super()._check_projection()
         if self._by_columns and self._projects:
             raise ValueError(
                 f"numeric_estimator={self.numeric_estimator!r} models each feature as it is; "

@@ -533,7 +533,7 @@ class MixedNB(TextColumns, BayesClassifier):
             )
         names = getattr(self, "feature_names_in_", None)
         lay = resolve_column_types(
-                self.column_types,
+            self.column_types,
             n_table,
             None if names is None else names[:n_table],
             self.numeric_estimator,
