@@ -3,6 +3,7 @@ a kernel density or a discretized column; chunks, parts and model files equal
 one fit, and ``tune`` over the bandwidth multiplier picks what ``cv`` of each
 multiplier says is best."""
 
+import importlib.util
 import json
 
 import numpy as np
@@ -141,11 +142,14 @@ def _proba(tmp_path, model, data, name):
 def test_cli_one_file_chunks_and_parts_give_one_model(tmp_path, model_type, estimator):
     data, parts = _write_parts(tmp_path)
     probas = []
-    for name, source in (
+    sources = [
         ("one", ["-d", data]),
         ("chunks", ["-d", data, "--chunk-size", "7"]),
         ("parts", ["-d", parts]),
-    ):
+    ]
+    if model_type == "gaussian" and importlib.util.find_spec("distributed") is not None:
+        sources.append(("dask", ["-d", parts, "--engine", "dask", "--workers", "1"]))
+    for name, source in sources:
         model = tmp_path / f"{name}.npz"
         run = nbcli_in_process(
             "fit", "-m", model_type, *source, "--numeric-estimator", estimator,

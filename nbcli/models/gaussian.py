@@ -271,6 +271,14 @@ class GaussianNB(Projected, NaiveBayesAPI, BayesClassifier):
     ['a', 'b']
     >>> model.predict_proba([[1.0, 2.0]]).shape
     (1, 2)
+
+    Every feature a kernel density instead (Weka NaiveBayes ``-K``):
+
+    >>> kernel = GaussianNB(numeric_estimator="kernel").fit(X, ["a", "a", "a", "b", "b", "b"])
+    >>> kernel.predict([[1.0, 2.0], [3.0, 4.0]]).tolist()
+    ['a', 'b']
+    >>> kernel.columns_.bandwidth_.shape
+    (2, 2)
     """
 
     name = "gaussian"
