@@ -290,3 +290,38 @@ def test_tune_picks_the_multiplier_that_cv_of_each_says_is_best(tmp_path, model_
         rtol=0,
         atol=1e-12,
     )
+
+
+@pytest.mark.parametrize(
+    ("command", "more"),
+    [
+        ("fit", []),
+        ("fit", ["--chunk-size", "40"]),
+        ("fit", ["--parts"]),
+        ("cv", ["--bootstrap", "0"]),
+    ],
+)
+def test_too_many_distinct_values_name_the_column(tmp_path, monkeypatch, command, more):
+    # One chunk over the limit, or chunks, folds or parts each under it whose
+    # merge is over.
+    from nbcli.models import _value_table
+    from tests.conftest import assert_one_error_line
+
+    monkeypatch.setattr(_value_table, "MAX_DISTINCT", 30)
+    data = "sample_data/iris_train.csv"
+    frame = pd.read_csv(data)
+    frame = frame[["sepal_length_cm", "petal_width_cm", "label"]]
+    assert frame["sepal_length_cm"].nunique() > 30 >= frame["petal_width_cm"].nunique()
+    if more == ["--parts"]:
+        more, data = [], tmp_path / "parts"
+        data.mkdir()
+        for a in range(0, len(frame), 40):
+            frame.iloc[a : a + 40].to_csv(data / f"part{a}.csv", index=False)
+    else:
+        data = tmp_path / "iris.csv"
+        frame.to_csv(data, index=False)
+    out = ["-o", tmp_path / "m.npz"] if command == "fit" else ["-q"]
+    run = nbcli_in_process(
+        command, "-m", "gaussian", "-d", data, "--numeric-estimator", "kernel", *more, *out
+    )
+    assert_one_error_line(run, "kernel column 'sepal_length_cm' has more than 30 distinct values")
