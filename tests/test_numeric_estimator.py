@@ -129,9 +129,7 @@ def _write_parts(tmp_path):
 
 def _proba(tmp_path, model, data, name):
     out = tmp_path / f"{name}.csv"
-    run = nbcli_in_process(
-        "predict", "-m", model, "-d", data, "--proba", "--missing", "ignore", "-o", out, "--quiet"
-    )
+    run = nbcli_in_process("predict", "-m", model, "-d", data, "--proba", "-o", out, "--quiet")
     assert run.returncode == 0, run.stderr
     return pd.read_csv(out).filter(like="proba_").to_numpy()
 
@@ -325,3 +323,31 @@ def test_too_many_distinct_values_name_the_column(tmp_path, monkeypatch, command
         command, "-m", "gaussian", "-d", data, "--numeric-estimator", "kernel", *more, *out
     )
     assert_one_error_line(run, "kernel column 'sepal_length_cm' has more than 30 distinct values")
+
+
+def test_tune_writes_the_model_fit_writes_for_text_categories_and_missing_cells(tmp_path):
+    """The model file of ``tune -o`` keeps the column kinds, categories and the
+    missing-cell policy, so it predicts rows with text categories and missing
+    cells as the model ``fit`` writes with the best setting."""
+    common = ["-m", "mixed", "-d", "sample_data/penguins_train.csv", "--target", "species"]
+    common += ["--numeric-estimator", "kernel", "--column", "year=categorical"]
+    tuned, fitted = tmp_path / "tuned.npz", tmp_path / "fitted.npz"
+    run = nbcli_in_process(
+        "tune", *common, "--bandwidth-adjust", "0.5,1,2", "--folds", "3", "--bootstrap", "0",
+        "-o", tuned, "--json", tmp_path / "tune.json", "--quiet",
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    best = json.loads((tmp_path / "tune.json").read_text())["best"]["params"]["bandwidth_adjust"]
+    run = nbcli_in_process("fit", *common, "--bandwidth-adjust", str(best), "-o", fitted, "--quiet")
+    assert run.returncode == 0, run.stderr
+    rows = "sample_data/penguins_test.csv"
+    assert pd.read_csv(rows).isna().any(axis=None)
+    np.testing.assert_allclose(
+        _proba(tmp_path, tuned, rows, "tuned"),
+        _proba(tmp_path, fitted, rows, "fitted"),
+        rtol=0,
+        atol=1e-12,
+    )
+    stored = load_model(tuned)
+    assert [c["type"] for c in stored.columns] == [c["type"] for c in load_model(fitted).columns]
+    assert stored.training["missing"] == "ignore"
