@@ -183,6 +183,23 @@ def test_cli_export_and_inspect_of_a_kernel_gaussian_model(tmp_path):
     assert {c["type"] for c in columns} == {"kernel"}
     bandwidth = load_model(model).model.columns_.bandwidth_
     assert columns[0]["classes"]["c0"]["bandwidth"] == pytest.approx(bandwidth[0, 0], rel=1e-12)
+    run = nbcli_in_process(
+        "evaluate", "-m", model, "-d", data, "--bootstrap", "0", "--json", tmp_path / "ev.json",
+        "--quiet",
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    proba = _proba(tmp_path, model, data, "kernel")
+    truth = pd.read_csv(data)["label"].map({"c0": 0, "c1": 1, "c2": 2}).to_numpy()
+    accuracy = json.loads((tmp_path / "ev.json").read_text())["metrics"]["accuracy"]["value"]
+    assert accuracy == pytest.approx(np.mean(proba.argmax(axis=1) == truth), abs=1e-15)
+    calibrated = tmp_path / "calibrated.npz"
+    run = nbcli_in_process(
+        "calibrate", "-m", model, "-d", data, "--method", "temperature", "--allow-worse",
+        "--allow-training-data",
+        "-o", calibrated, "--quiet",
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    assert _proba(tmp_path, calibrated, data, "calibrated").shape == proba.shape
     weka = tmp_path / "weka.npz"
     run = nbcli_in_process(
         "fit", "-m", "gaussian", "-d", data, "--numeric-estimator", "kernel",
