@@ -950,11 +950,18 @@ class TextFoldStatistics(FoldStatistics):
                 if k not in ("n_samples", "class_counts", "data")
             },
         )
+        settings = part.settings if part.settings is not None else self.text
+        frequencies = []
+        for column in settings.columns:
+            # As a fit stores them: the documents of all rows holding each kept term.
+            present = self.terms[column][1][:, part.kept[column]].copy()
+            present.data[:] = 1
+            frequencies.append(np.asarray(present.sum(axis=0)).ravel().astype(np.int64))
         result = finish_training(
             est,
             read,
             tables=self.tables,
-            text=part.settings if part.settings is not None else self.text,
+            text=settings.learnt(frequencies),
             vocabularies=part.vocabularies,
         )
         result.model_file.search = search
