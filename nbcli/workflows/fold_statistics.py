@@ -371,6 +371,22 @@ class FoldStatistics:
             lines.append(f"{self.path}: {'; '.join(places)}: {named}")
         return lines
 
+    def fit_warnings(self, params: dict | None = None) -> list[str]:
+        """What ``nbcli fit`` warns of var_smoothing in the model of all rows
+        with ``params`` (its epsilon against the class variances, a variance
+        that is epsilon alone), once: the fold models are made of the same
+        rows, and saying it per fold would repeat it. Empty for a model
+        without ``var_smoothing``."""
+        from nbcli.workflows.tables import model_feature_names, smoothing_warnings
+
+        if "var_smoothing" not in self.estimator.get_params():
+            return []
+        try:
+            model = self.model(params or {})
+        except NbcliError:
+            return []  # the fold models' own errors say why
+        return smoothing_warnings(self.path, model, model_feature_names(model, self.feature_names))
+
     def _n_features(self, stats) -> int:
         """The width of the fold models' input."""
         return len(self.feature_names)
