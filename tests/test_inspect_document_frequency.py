@@ -171,3 +171,16 @@ def test_document_frequencies_that_do_not_fit_the_vocabulary_are_refused(austen,
     assert run.returncode == 2, run.stderr
     lines = run.stderr.strip().splitlines()
     assert len(lines) == 1 and "document frequencies of column 'text'" in lines[0], run.stderr
+
+
+def test_a_tune_over_parts_stores_the_document_frequencies_of_a_fit_over_them(tmp_path):
+    parts = ["-d", AUSTEN, "-d", "sample_data/austen_test.csv"]
+    fitted, tuned = tmp_path / "fit.npz", tmp_path / "tune.npz"
+    _ok(nbcli_in_process("fit", "-m", "multinomial", *parts, "--text", "text", "-t", "label",
+                         "--min-df", "2", "-o", fitted, "-q"))  # fmt: skip
+    _ok(nbcli_in_process("tune", "-m", "multinomial", *parts, "--text", "text", "-t", "label",
+                         "--min-df", "2", "--alpha", "0.1,1", "--bootstrap", "0",
+                         "-o", tuned, "-q"))  # fmt: skip
+    want = load_model(fitted).text.document_frequencies
+    assert want is not None and min(want[0]) >= 2
+    assert load_model(tuned).text.document_frequencies == want

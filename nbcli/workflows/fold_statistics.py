@@ -836,9 +836,14 @@ class TextFoldStatistics(FoldStatistics):
         if leave_out is None:
             # The model a file is written from: fit's own code, names and checks.
             est = type(self.estimator)(**self.estimator.get_params())
+            frequencies: dict = {}
             try:
                 vocabularies = finalize_text(
-                    est, self.text, TextChunkStats(self.classes, numeric, terms), self.feature_names
+                    est,
+                    self.text,
+                    TextChunkStats(self.classes, numeric, terms),
+                    self.feature_names,
+                    frequencies,
                 )
             except NbcliError as exc:
                 raise NbcliError(f"{self.path}: {exc}") from None
@@ -876,6 +881,9 @@ class TextFoldStatistics(FoldStatistics):
         settings = self.text
         if settings.weighting is not None:
             settings = self._weighted(stats, repeat, leave_out, kept)
+        if leave_out is None:
+            # As a fit stores them, for the model file: each kept term's documents.
+            settings = settings.learnt([frequencies[c] for c in settings.columns])
         out = _FoldText(kept, stats, vocabularies, names, settings)
         self._fold_text[key] = out
         return out
@@ -966,18 +974,11 @@ class TextFoldStatistics(FoldStatistics):
                 if k not in ("n_samples", "class_counts", "data")
             },
         )
-        settings = part.settings if part.settings is not None else self.text
-        frequencies = []
-        for column in settings.columns:
-            # As a fit stores them: the documents of all rows holding each kept term.
-            present = self.terms[column][1][:, part.kept[column]].copy()
-            present.data[:] = 1
-            frequencies.append(np.asarray(present.sum(axis=0)).ravel().astype(np.int64))
         result = finish_training(
             est,
             read,
             tables=self.tables,
-            text=settings.learnt(frequencies),
+            text=part.settings if part.settings is not None else self.text,
             vocabularies=part.vocabularies,
         )
         result.model_file.search = search
