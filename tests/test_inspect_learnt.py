@@ -32,7 +32,7 @@ def mixed_report(tmp_path_factory):
 
 def test_the_mixed_report_is_the_formula_per_column(mixed_report):
     doc = mixed_report
-    assert validate(doc, MODEL_SCHEMA) == [] and doc["schema_version"] == 2
+    assert validate(doc, MODEL_SCHEMA) == [] and doc["schema_version"] == 3
     frame = pd.read_csv(PENGUINS)
     columns = {c["feature"]: c for c in doc["parameters"]["columns"]}
     assert doc["parameters"]["n_columns"] == 7 and doc["parameters"]["n_left_out"] == 0
@@ -148,7 +148,7 @@ def test_min_count_is_checked_in_one_line(tmp_path):
     run = nbcli_in_process("inspect", path, "--min-count", "-3")
     assert run.returncode == 2
     assert run.stderr.strip().splitlines() == [
-        "error: --min-count must be a whole number >= 0 or a fraction in (0, 1); got '-3'"
+        "error: --min-df must be a whole number >= 0 or a fraction in (0, 1); got '-3'"
     ]
 
 

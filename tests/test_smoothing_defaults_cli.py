@@ -127,3 +127,77 @@ def test_tune_searches_the_scale_on_one_pass(tables, tmp_path):
     doc = json.loads(report.read_text())
     assert doc["grid"] == {"var_smoothing_scale": ["global", "feature"]}
     assert [r["params"]["var_smoothing_scale"] for r in doc["results"]] == ["global", "feature"]
+
+
+def _smoothing_lines(stderr: str) -> list[str]:
+    return [
+        line
+        for line in stderr.splitlines()
+        if "var_smoothing's epsilon" in line or "a variance set by smoothing alone" in line
+    ]
+
+
+def test_cv_and_tune_give_fits_smoothing_warning_once(tables, tmp_path):
+    _, paths = tables
+    data = paths["train_scaled"]
+    _, fit = _fit(tmp_path, data, "gauss_w", "-m", "gaussian")
+    want = _smoothing_lines(fit.stderr)
+    assert len(want) == 1 and "in class 0" in want[0], fit.stderr
+    for command, extra in (
+        ("cv", ["--folds", "5"]),
+        ("tune", ["--var-smoothing", "1e-9,1e-12", "--folds", "3", "--metric", "accuracy"]),
+    ):
+        report = tmp_path / f"{command}.json"
+        run = nbcli_in_process(
+            command, "-m", "gaussian", "-d", data, "-t", "target", "--bootstrap", "0",
+            *extra, "--json", report, "-q",
+        )  # fmt: skip
+        assert run.returncode == 0, run.stderr
+        doc = json.loads(report.read_text())
+        if command == "tune" and doc["best"]["params"]["var_smoothing"] != 1e-9:
+            # Another epsilon chosen: its own warning (or none), not the default's.
+            assert want[0] not in run.stderr
+            continue
+        # Once on stderr, not once per fold, the line fit gives; and in the report.
+        assert _smoothing_lines(run.stderr) == want, run.stderr
+        assert run.stdout == ""
+        assert [w for w in doc["warnings"] if "var_smoothing's epsilon" in w] == [
+            want[0].removeprefix("warning: ")
+        ]
+    # The flag the warning names silences it in cv too.
+    run = nbcli_in_process(
+        "cv", "-m", "gaussian", "-d", data, "-t", "target", "--bootstrap", "0",
+        "--folds", "5", "--var-smoothing-scale", "feature", "-q",
+    )  # fmt: skip
+    assert run.returncode == 0 and _smoothing_lines(run.stderr) == [], run.stderr
+
+
+def test_tune_warns_of_the_chosen_scale_only(tables, tmp_path):
+    _, paths = tables
+    report = tmp_path / "tune.json"
+    run = nbcli_in_process(
+        "tune", "-m", "gaussian", "-d", paths["train_scaled"], "-t", "target",
+        "--var-smoothing-scale", "global,feature", "--folds", "3", "--bootstrap", "0",
+        "--metric", "accuracy", "--json", report, "-q",
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    best = json.loads(report.read_text())["best"]["params"]["var_smoothing_scale"]
+    lines = _smoothing_lines(run.stderr)
+    assert len(lines) == (1 if best == "global" else 0), (best, run.stderr)
+
+
+def test_cv_gives_fits_warning_of_a_variance_that_is_epsilon_alone(tmp_path):
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame(rng.normal(size=(60, 2)), columns=["u", "v"])
+    frame.loc[:29, "v"] = 1.5  # constant within class 'a'
+    frame["target"] = ["a"] * 30 + ["b"] * 30
+    data = tmp_path / "zero.csv"
+    frame.to_csv(data, index=False)
+    _, fit = _fit(tmp_path, data, "zero", "-m", "gaussian")
+    want = _smoothing_lines(fit.stderr)
+    assert len(want) == 1 and "'v' in class 'a'" in want[0], fit.stderr
+    run = nbcli_in_process("cv", "-m", "gaussian", "-d", data, "--folds", "3", "--bootstrap", "0")
+    assert run.returncode == 0, run.stderr
+    assert _smoothing_lines(run.stderr) == want, run.stderr

@@ -23,17 +23,19 @@ def inspect(
             "categories per column, whose learnt parameters are shown.",
         ),
     ] = 10,
-    min_count: Annotated[
+    min_df: Annotated[
         str,
         typer.Option(
+            "--min-df",
             "--min-count",
             metavar="N",
             help="Models with counts (multinomial, Bernoulli; text): list as indicative only "
-            "features counted at least N times in training (occurrences; documents for "
-            "Bernoulli), or, N a fraction in (0, 1), that share of the training rows. "
-            "0 lists every feature.",
+            "features found in at least N training documents (document frequency, over all "
+            "classes; occurrences for a model file that stores no document frequencies), or, "
+            "N a fraction in (0, 1), that share of the training rows. 0 lists every feature. "
+            "--min-count is the same option.",
         ),
-        # nbcli.reports.model.MIN_COUNT, not imported here: --help stays free of NumPy.
+        # nbcli.reports.model.MIN_DF, not imported here: --help stays free of NumPy.
     ] = "0.01",
     json_out: Annotated[str | None, common.JSON] = None,
     quiet: Annotated[bool, common.QUIET] = False,
@@ -43,8 +45,8 @@ def inspect(
     training data, calibrator, search; and what the model learnt.
 
     Naive Bayes: the most indicative features of each class (log-probability
-    ratios against the other classes; words counted at least --min-count
-    times); per column, what was learnt (Gaussian means and standard
+    ratios against the other classes; words found in at least --min-df
+    training documents); per column, what was learnt (Gaussian means and standard
     deviations, categorical P(category | class) tables). LDA: the discriminant directions with
     their share of the between-class variance. QDA: each class covariance's
     log-determinant and condition number.
@@ -55,9 +57,9 @@ def inspect(
 
     if top < 1:
         raise NbcliError(f"--top must be at least 1; got {top}")
-    floor = _min_count(min_count)
+    floor = _min_df(min_df)
     check_outputs([("--json", json_out)], [("MODEL", model)], force=force)
-    report = inspect_model(model, top=top, min_count=floor)
+    report = inspect_model(model, top=top, min_df=floor)
     common.emit_report(report, json_out, quiet=quiet)
     if not quiet:
         from nbcli.cli.console import warn
@@ -67,14 +69,14 @@ def inspect(
     return 0
 
 
-def _min_count(text: str) -> float:
-    """``--min-count``: a whole number >= 0, or a fraction in (0, 1)."""
+def _min_df(text: str) -> float:
+    """``--min-df`` (``--min-count``): a whole number >= 0, or a fraction in (0, 1)."""
     try:
         value = float(text)
     except ValueError:
         value = -1.0
     if not (value >= 0 and (value.is_integer() or value < 1)):
         raise NbcliError(
-            f"--min-count must be a whole number >= 0 or a fraction in (0, 1); got {text!r}"
+            f"--min-df must be a whole number >= 0 or a fraction in (0, 1); got {text!r}"
         )
     return int(value) if value.is_integer() else value

@@ -300,6 +300,15 @@ def check_text(path, meta, vocabularies: dict | None):
             path,
             "has feature names that do not match its vocabularies; the file is corrupt",
         )
+    dfs = settings.document_frequencies
+    if dfs is not None:
+        for column, df in zip(settings.columns, dfs):
+            if len(df) != len(vocabularies[column]):
+                refuse(
+                    path,
+                    f"has document frequencies of column {column[:40]!r} that do not match "
+                    "its vocabulary; the file is corrupt",
+                )
     return settings
 
 

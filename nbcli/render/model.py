@@ -85,11 +85,22 @@ def render_model(report) -> list:
         table.add_column("feature", overflow="fold")
         table.add_column("score", justify="right")
         counted = report.below_min_count is not None
+        documents = report.counted_in in ("documents", "mixed")
         if counted:
             table.add_column("count (class / all)", justify="right")
+            if documents:
+                table.add_column("documents", justify="right")
+            floor = (
+                f"in at least {report.count_floor:,} training documents"
+                if report.counted_in == "documents"
+                else f"counted at least {report.count_floor:,} times in training"
+                if report.counted_in == "occurrences"
+                else f"in at least {report.count_floor:,} training documents (words) or "
+                "counted as often (other features)"
+            )
             table.title = (
-                f"Most indicative features (counted at least {report.count_floor:,} times in "
-                f"training; {report.below_min_count:,} below that left out)"
+                f"Most indicative features ({floor}; {report.below_min_count:,} below that "
+                "left out)"
             )
         for label, rows in report.indicative.items():
             for i, row in enumerate(rows):
@@ -104,6 +115,9 @@ def render_model(report) -> list:
                 ]
                 if counted:
                     cells.append(f"{row['count']:g} / {row['total']:g}")
+                    if documents:
+                        df = row.get("document_frequency")
+                        cells.append("" if df is None else f"{df:g}")
                 table.add_row(*cells)
         out.append(table)
     if report.discriminant is not None:

@@ -7,8 +7,10 @@ read only a fitted model's public attributes:
 * the most indicative features of each class, for a model class that
   declares an ``indicative_definition`` (the naive Bayes models with
   per-feature distributions; see :func:`indicative_scores`);
-  (for a model with counts, ``feature_count_``, only features whose training
-  count reaches ``min_count``, so that words seen a few times do not lead);
+  (for a model with counts, ``feature_count_``, only features whose document
+  frequency, the training documents holding them, reaches ``min_df``, so
+  that words seen in a few documents do not lead; occurrences where the
+  model file stores no document frequencies);
 * the sections a model class names in ``inspection_sections``: LDA's
   discriminant directions and the share of the between-class variance
   along each (:func:`discriminant_directions`), QDA's per-class covariance
@@ -34,14 +36,19 @@ from nbcli.reports.metrics import json_label, json_number, report_header, report
 SCHEMA_NAME = "nbcli.model"
 #: 2: ``parameters`` (what was learnt per column), ``indicative_features``'
 #: ``min_count`` and ``n_below_min_count``, per-feature ``count`` and ``total``.
-SCHEMA_VERSION = 2
+#: 3: the floor is on document frequency: ``settings.min_df``,
+#: ``indicative_features``' ``min_df``, ``n_below_min_df`` and ``counted_in``,
+#: per-feature ``document_frequency`` (the version 2 keys kept, same values).
+SCHEMA_VERSION = 3
 
 MIN_COUNT = 0.01
-"""Default least training count (summed over classes) of a feature that the
-indicative features of a model with counts may list, as a fraction of the
-training rows (1%: 40 of 4,000 documents), as ``min_df`` takes one: a word
-seen in a handful of documents has large log-probability ratios by chance
-alone. A whole number is a count."""
+"""Default least document frequency (training documents holding a feature,
+over all classes) of a feature that the indicative features of a model with
+counts may list, as a fraction of the training rows (1%: 40 of 4,000
+documents), as ``min_df`` takes one: a word seen in a handful of documents
+has large log-probability ratios by chance alone. A whole number is a count
+of documents."""
+MIN_DF = MIN_COUNT
 
 
 def count_floor(min_count: float, n_rows: float) -> int:
@@ -158,36 +165,55 @@ def indicative_scores(model) -> tuple[np.ndarray, np.ndarray | None] | None:
 
 
 def top_indicative(
-    model, names: list[str], top: int, min_count: int = 0
-) -> tuple[dict | None, int | None]:
-    """``{label text: [{"feature", "score"[, "higher"][, "count", "total"]}, ...]}``,
-    best ``top`` first, and how many features the count floor left out.
+    model, names: list[str], top: int, min_df: int = 0, documents: np.ndarray | None = None
+) -> tuple[dict | None, int | None, str | None]:
+    """``{label text: [{"feature", "score"[, "higher"][, "count", "total"]
+    [, "document_frequency"]}, ...]}``, best ``top`` first, how many features
+    the floor left out, and what the floor counted.
 
     A model with counts (``indicative_counts()``, else ``feature_count_``,
     shape (n_classes, n_features): a word's occurrences for the multinomial
     model, the documents holding it for Bernoulli) lists only features whose
-    ``total`` over the classes is at least ``min_count``, each with its
-    ``count`` in the class; the second value is None for a model without
-    counts. Features scored NaN are not ranked (mixed: the table's columns),
-    and a model that ranks none gives ``(None, None)``.
+    document frequency is at least ``min_df``, each with its ``count`` in the
+    class and ``total`` over the classes. The document frequency of a
+    feature is ``documents[j]`` (the training documents holding it, as the
+    model file stores them for text columns' words, NaN where unknown); for
+    a model of presence (``text_statistic`` ``"bernoulli"``) its ``total``;
+    else, not known, the floor is on ``total`` occurrences. The third value
+    says which: ``"documents"``, ``"occurrences"`` or ``"mixed"`` (some
+    features of each kind). For a model without counts the second and third
+    values are None. Features scored NaN are not ranked (mixed: the table's
+    columns), and a model that ranks none gives ``(None, None, None)``.
     """
     found = indicative_scores(model)
     if found is None:
-        return None, None
+        return None, None, None
     scores, higher = found
     # A score of NaN: a feature the model does not rank (mixed: the table's columns).
     ranked = ~np.isnan(scores).all(axis=0)
     if not ranked.any():
-        return None, None
+        return None, None, None
     own = getattr(model, "indicative_counts", None)
     counts = own() if own is not None else getattr(model, "feature_count_", None)
     eligible = ranked.copy()
     total = None
+    docs = None
+    counted_in = None
     if counts is not None and np.shape(counts) == scores.shape:
         counts = np.asarray(counts, dtype=float)
         total = counts.sum(axis=0)
+        docs = np.full(total.shape, np.nan)
+        if type(model).text_statistic == "bernoulli":
+            docs = total.copy()  # counts of presence: the documents holding the feature
+        if documents is not None and np.shape(documents) == total.shape:
+            docs = np.where(np.isnan(documents), docs, documents)
+        known = ~np.isnan(docs)
         with np.errstate(invalid="ignore"):
-            eligible &= total >= min_count
+            eligible &= np.where(known, docs, total) >= min_df
+        kinds = {bool(v) for v in known[ranked]}
+        counted_in = (
+            {True: "documents", False: "occurrences"}[kinds.pop()] if len(kinds) == 1 else "mixed"
+        )
     out = {}
     for k, label in enumerate(model.classes_):
         order = np.argsort(-scores[k], kind="stable")
@@ -200,9 +226,28 @@ def top_indicative(
             if total is not None and counts is not None:
                 row["count"] = json_number(counts[k, j])
                 row["total"] = json_number(total[j])
+                if docs is not None and not np.isnan(docs[j]):
+                    row["document_frequency"] = json_number(docs[j])
             rows.append(row)
         out[str(json_label(label))] = rows
-    return out, (None if total is None else int((ranked & ~eligible).sum()))
+    return out, (None if total is None else int((ranked & ~eligible).sum())), counted_in
+
+
+def document_frequencies(mf) -> np.ndarray | None:
+    """Per model feature, the training documents holding it, as the model file
+    stores them for its text columns' words (NaN for the other features),
+    shape (n_features,); None when the file stores none."""
+    settings = getattr(mf, "text", None)
+    dfs = None if settings is None else settings.document_frequencies
+    if dfs is None:
+        return None
+    words = np.concatenate([np.asarray(df, dtype=float) for df in dfs])
+    n = int(mf.model.n_features_in_)
+    if words.size > n:
+        return None
+    out = np.full(n, np.nan)
+    out[n - words.size :] = words
+    return out
 
 
 def column_parameters(model, names: list[str], columns: list | None, top: int) -> dict:
@@ -337,14 +382,18 @@ class ModelReport:
     top : int
         Entries shown per class, direction, column or category.
     min_count : int or float
-        Least training count of a feature listed as indicative (models with
-        counts), as asked: a count, or a fraction of the training rows.
+        Least document frequency of a feature listed as indicative (models
+        with counts), as asked (``--min-df``): a count of documents, or a
+        fraction of the training rows.
     count_floor : int or None
         The count ``min_count`` stood for (None: the model has no counts).
     indicative : dict or None
         Naive Bayes: per class label, the ``top`` most indicative features.
     below_min_count : int or None
-        Features the count floor left out (None: the model has no counts).
+        Features the floor left out (None: the model has no counts).
+    counted_in : str or None
+        What the floor counted: ``"documents"``, ``"occurrences"`` (a model
+        file without document frequencies) or ``"mixed"``.
     indicative_definition : str or None
     discriminant : dict or None
         LDA: ``solver``, ``rank`` and ``directions``.
@@ -376,6 +425,7 @@ class ModelReport:
     count_floor: int | None = None
     indicative: dict | None = None
     below_min_count: int | None = None
+    counted_in: str | None = None
     indicative_definition: str | None = None
     discriminant: dict | None = None
     covariances: dict | None = None
@@ -388,7 +438,7 @@ class ModelReport:
         out = report_header(
             self.schema,
             {"model": {"path": self.path, "sha256": self.sha256}},
-            {"top": self.top, "min_count": self.min_count},
+            {"top": self.top, "min_df": self.min_count, "min_count": self.min_count},
             SCHEMA_VERSION,
         )
         out.update(
@@ -408,6 +458,9 @@ class ModelReport:
                 else {
                     "definition": self.indicative_definition,
                     "classes": self.indicative,
+                    "min_df": self.count_floor,
+                    "n_below_min_df": self.below_min_count,
+                    "counted_in": self.counted_in,
                     "min_count": self.count_floor,
                     "n_below_min_count": self.below_min_count,
                 }
@@ -489,7 +542,9 @@ def build_model_report(
         min_count=min_count,
     )
     floor = count_floor(min_count, float(count.sum()))
-    report.indicative, report.below_min_count = top_indicative(model, names, top, floor)
+    report.indicative, report.below_min_count, report.counted_in = top_indicative(
+        model, names, top, floor, document_frequencies(mf)
+    )
     if report.below_min_count is not None:
         report.count_floor = floor
     sections = type(model).inspection_sections
@@ -583,9 +638,10 @@ MODEL_SCHEMA = report_schema(
     },
     settings={
         "type": "object",
-        "required": ["top", "min_count"],
+        "required": ["top", "min_df", "min_count"],
         "properties": {
             "top": {"type": "integer", "minimum": 1},
+            "min_df": {"type": "number", "minimum": 0},
             "min_count": {"type": "number", "minimum": 0},
         },
     },
@@ -649,10 +705,21 @@ MODEL_SCHEMA = report_schema(
         "search": {"type": ["object", "null"]},
         "indicative_features": {
             "type": ["object", "null"],
-            "required": ["definition", "classes", "min_count", "n_below_min_count"],
+            "required": [
+                "definition",
+                "classes",
+                "min_df",
+                "n_below_min_df",
+                "counted_in",
+                "min_count",
+                "n_below_min_count",
+            ],
             "properties": {
                 "definition": {"type": "string"},
                 "classes": {"type": "object", "additionalProperties": _WEIGHTED},
+                "min_df": {"type": ["integer", "null"], "minimum": 0},
+                "n_below_min_df": {"type": ["integer", "null"], "minimum": 0},
+                "counted_in": {"enum": ["documents", "occurrences", "mixed", None]},
                 "min_count": {"type": ["integer", "null"], "minimum": 0},
                 "n_below_min_count": {"type": ["integer", "null"], "minimum": 0},
             },

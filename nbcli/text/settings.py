@@ -43,6 +43,11 @@ class TextSettings:
     weighting : TfidfWeighting or None
         TF-IDF weighting of the counts (:mod:`nbcli.text.weighting`); None:
         raw counts.
+    document_frequencies : tuple of tuple of int, or None
+        Learnt at fit: per column, the number of training documents holding
+        each term of its vocabulary (unweighted, as ``min_df`` counts them),
+        in vocabulary order; what ``nbcli inspect`` shows and floors by.
+        None: not known (files written before they were stored).
 
     Raises
     ------
@@ -58,6 +63,7 @@ class TextSettings:
     max_features: int | None = None
     stop_words: tuple[str, ...] | None = None
     weighting: TfidfWeighting | None = None
+    document_frequencies: tuple[tuple[int, ...], ...] | None = None
 
     def __post_init__(self):
         if not self.columns or not all(isinstance(c, str) and c for c in self.columns):
@@ -76,6 +82,23 @@ class TextSettings:
         self.options()  # checks the n-gram range
         if self.weighting is not None and not isinstance(self.weighting, TfidfWeighting):
             raise ValueError("the text weighting must be a TfidfWeighting")
+        dfs = self.document_frequencies
+        if dfs is not None:
+            if len(dfs) != len(self.columns):
+                raise ValueError("document_frequencies must hold one list per text column")
+            for df in dfs:
+                if not all(
+                    isinstance(v, Integral) and not isinstance(v, bool) and v >= 0 for v in df
+                ):
+                    raise ValueError("document frequencies must be whole numbers >= 0")
+
+    def learnt(self, document_frequencies) -> TextSettings:
+        """These settings with the document frequencies a fit found (one
+        sequence of counts per column, in vocabulary order)."""
+        from dataclasses import replace
+
+        dfs = tuple(tuple(int(v) for v in df) for df in document_frequencies)
+        return replace(self, document_frequencies=dfs)
 
     def options(self) -> TokenOptions:
         """The :class:`TokenOptions` of these settings."""
@@ -112,6 +135,8 @@ class TextSettings:
         }
         if self.weighting is not None:
             out["weighting"] = self.weighting.to_metadata()
+        if self.document_frequencies is not None:
+            out["document_frequencies"] = [list(df) for df in self.document_frequencies]
         return out
 
     @classmethod
@@ -135,7 +160,7 @@ class TextSettings:
             "stop_words",
             "token_pattern",
         }
-        if set(meta) - {"weighting"} != expected:
+        if set(meta) - {"weighting", "document_frequencies"} != expected:
             raise ValueError(f"the text settings must have exactly the fields {sorted(expected)}")
         if meta["token_pattern"] != DEFAULT_TOKEN_PATTERN:
             raise ValueError("the text settings name a token pattern this nbcli does not use")
@@ -147,6 +172,11 @@ class TextSettings:
         for key in ("min_df", "max_df"):
             if isinstance(meta[key], bool) or not isinstance(meta[key], Real):
                 raise ValueError(f"{key} must be a number")
+        dfs = meta.get("document_frequencies")
+        if dfs is not None and not (
+            isinstance(dfs, list) and all(isinstance(df, list) for df in dfs)
+        ):
+            raise ValueError("document_frequencies must be a list of lists")
         return cls(
             columns=tuple(columns),
             lowercase=meta["lowercase"],
@@ -158,4 +188,5 @@ class TextSettings:
             weighting=None
             if meta.get("weighting") is None
             else TfidfWeighting.from_metadata(meta["weighting"]),
+            document_frequencies=None if dfs is None else tuple(tuple(df) for df in dfs),
         )

@@ -134,7 +134,8 @@ def cross_validate(
             **({} if engine is None else {"engine": engine.name}),
             **request.text_record(),
         },
-        warnings=[*fs.warnings, *fs.model_warnings()],
+        # fit's warnings of the model of all rows, once, then the fold models'.
+        warnings=[*fs.warnings, *fs.fit_warnings(), *fs.model_warnings()],
     )
 
 

@@ -373,6 +373,22 @@ class FoldStatistics:
             lines.append(f"{self.path}: {'; '.join(places)}: {message}")
         return lines
 
+    def fit_warnings(self, params: dict | None = None) -> list[str]:
+        """What ``nbcli fit`` warns of var_smoothing in the model of all rows
+        with ``params`` (its epsilon against the class variances, a variance
+        that is epsilon alone), once: the fold models are made of the same
+        rows, and saying it per fold would repeat it. Empty for a model
+        without ``var_smoothing``."""
+        from nbcli.workflows.tables import model_feature_names, smoothing_warnings
+
+        if "var_smoothing" not in self.estimator.get_params():
+            return []
+        try:
+            model = self.model(params or {})
+        except NbcliError:
+            return []  # the fold models' own errors say why
+        return smoothing_warnings(self.path, model, model_feature_names(model, self.feature_names))
+
     def _n_features(self, stats) -> int:
         """The width of the fold models' input."""
         return len(self.feature_names)
@@ -834,9 +850,14 @@ class TextFoldStatistics(FoldStatistics):
         if leave_out is None:
             # The model a file is written from: fit's own code, names and checks.
             est = type(self.estimator)(**self.estimator.get_params())
+            frequencies: dict = {}
             try:
                 vocabularies = finalize_text(
-                    est, self.text, TextChunkStats(self.classes, numeric, terms), self.feature_names
+                    est,
+                    self.text,
+                    TextChunkStats(self.classes, numeric, terms),
+                    self.feature_names,
+                    frequencies,
                 )
             except NbcliError as exc:
                 raise NbcliError(f"{self.path}: {exc}") from None
@@ -874,6 +895,9 @@ class TextFoldStatistics(FoldStatistics):
         settings = self.text
         if settings.weighting is not None:
             settings = self._weighted(stats, repeat, leave_out, kept)
+        if leave_out is None:
+            # As a fit stores them, for the model file: each kept term's documents.
+            settings = settings.learnt([frequencies[c] for c in settings.columns])
         out = _FoldText(kept, stats, vocabularies, names, settings)
         self._fold_text[key] = out
         return out

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from nbcli.io.modelfile import load_model
 from nbcli.io.sources import file_sha256
-from nbcli.reports.model import MIN_COUNT, ModelReport, build_model_report
+from nbcli.reports.model import MIN_DF, ModelReport, build_model_report
 
 
-def inspect_model(path, *, top: int = 10, min_count: float = MIN_COUNT) -> ModelReport:
+def inspect_model(
+    path, *, top: int = 10, min_df: float = MIN_DF, min_count: float | None = None
+) -> ModelReport:
     """The :class:`~nbcli.reports.model.ModelReport` of the model file at ``path``.
 
     Parameters
@@ -17,10 +19,14 @@ def inspect_model(path, *, top: int = 10, min_count: float = MIN_COUNT) -> Model
     top : int
         Features listed per class (naive Bayes) or per direction (LDA), columns
         and categories per column whose parameters are shown; at least 1.
-    min_count : int or float
-        Least training count (over the classes) of a feature a model with
-        counts lists as indicative (words seen a few times are left out): a
-        count, or a fraction in (0, 1) of the training rows.
+    min_df : int or float
+        Least document frequency (training documents holding it, over the
+        classes) of a feature a model with counts lists as indicative (words
+        found in a few documents are left out): a count, or a fraction in
+        (0, 1) of the training rows. Occurrences for a model file that
+        stores no document frequencies.
+    min_count : int or float, optional
+        The former name of ``min_df``; given, it is used instead.
 
     Raises
     ------
@@ -42,6 +48,7 @@ def inspect_model(path, *, top: int = 10, min_count: float = MIN_COUNT) -> Model
     ('nbcli.model', 'gaussian')
     """
     mf = load_model(path)
+    floor = min_df if min_count is None else min_count
     return build_model_report(
-        mf, path=str(path), sha256=file_sha256(path), top=top, min_count=min_count
+        mf, path=str(path), sha256=file_sha256(path), top=top, min_count=floor
     )

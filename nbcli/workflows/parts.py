@@ -640,9 +640,10 @@ def train_parts(estimator, request, engine, *, priors_by_label=None):
         )
     except NbcliError as exc:
         raise NbcliError(f"{data}: {exc}") from None
+    if text is not None:
+        text = text_features.learnt_frequencies(text, frequencies)
     if text is not None and text.weighting is not None:
         # The second pass (nbcli.text.weighting): each part's weighted rows, summed.
-        text = text_features.learnt_weighting(text, frequencies)
         task = WeightedPass(spec, est.classes_, text, vocabularies)
         try:
             text_features.set_word_sums(est, engine.sum_over_parts(list(parts), weigh_part, task))

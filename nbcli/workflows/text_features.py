@@ -444,6 +444,15 @@ def check_weighting(estimator, settings: TextSettings | None, path: str) -> None
         )
 
 
+def learnt_frequencies(settings: TextSettings, frequencies: dict) -> TextSettings:
+    """``settings`` with the document frequencies of each column's vocabulary
+    that a fit found (see :func:`finalize_text`), and, for a weighted fit,
+    its weighting learnt from them (:func:`learnt_weighting`)."""
+    if settings.weighting is not None:
+        settings = learnt_weighting(settings, frequencies)
+    return settings.learnt([frequencies[c] for c in settings.columns])
+
+
 def learnt_weighting(settings: TextSettings, frequencies: dict) -> TextSettings:
     """``settings`` with the document frequencies a fit found (see :func:`finalize_text`)."""
     from dataclasses import replace

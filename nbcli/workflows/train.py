@@ -380,8 +380,9 @@ def train(
             vocabularies, feature_names = fit_blocks(
                 estimator, text, chunks(), stream.feature_names, path, frequencies
             )
+        if text is not None:
+            text = text_features.learnt_frequencies(text, frequencies)
         if text is not None and text.weighting is not None:
-            text = text_features.learnt_weighting(text, frequencies)
             text_features.refit_weighted_words(
                 estimator, text, vocabularies, _rows_again(path, estimator, request, missing)
             )

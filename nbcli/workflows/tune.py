@@ -342,6 +342,10 @@ def tune(
     if index is None:
         raise NbcliError(f"{data}: {metric} is undefined for every combination searched")
     best_source, best_params = picks[index]
+    # fit's warnings of the chosen model (of all rows), once.
+    warnings[len(fs.warnings) : len(fs.warnings)] = [
+        w for w in sources[best_source].fit_warnings(best_params) if w not in warnings
+    ]
     fixed = {k: _plain(v) for k, v in estimator.get_params().items() if k not in grid}
     searched = {**search.text_grid, **grid}
     report = TuningReport(
