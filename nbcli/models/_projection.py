@@ -334,6 +334,92 @@ def projected_statistics(stats, projection: Projection, want: type):
     )
 
 
+def _leading(wide: Projection, narrow: Projection) -> bool:
+    """Whether ``narrow`` is ``wide`` restricted to its leading components."""
+    P, Q = wide.components, narrow.components
+    return (
+        P is not None
+        and Q is not None
+        and Q.shape[1] <= P.shape[1]
+        and np.array_equal(wide.centre, narrow.centre)
+        and np.array_equal(wide.scale, narrow.scale)
+        and np.array_equal(P[:, : Q.shape[1]], Q)
+    )
+
+
+def shared_log_proba(models: list, X: np.ndarray) -> list[np.ndarray]:
+    """``model.predict_log_proba(X)`` for each of ``models``, the rows projected once per group.
+
+    Models whose projections are one projection's leading components (the
+    models of one set of statistics with different ``pca``: the axes are
+    sorted by variance, so a projection to ``q`` components is the first
+    ``q`` columns of one to more) score the rows projected once with the
+    widest, each taking its leading columns: one product of the rows with
+    the widest axes instead of one per model. Other models score ``X`` as
+    usual.
+
+    Parameters
+    ----------
+    models : list of BayesClassifier
+        Fitted models of the same input width.
+    X : ndarray of shape (n_samples, n_features)
+        Raw rows, validated as for ``predict_log_proba``.
+
+    Returns
+    -------
+    list of ndarray of shape (n_samples, n_classes)
+        Entry ``i`` for ``models[i]``.
+
+    Raises
+    ------
+    ValueError
+        As ``predict_log_proba`` (infinity named in ``X``'s own columns).
+    """
+    from nbcli.models._missing import check_no_infinity
+
+    out: list = [None] * len(models)
+    groups: list[list] = []  # [widest projection, member indices]
+    for i, model in enumerate(models):
+        projection = model.__dict__.get("projection_")
+        if projection is None or projection.components is None:
+            out[i] = model.predict_log_proba(X)
+            continue
+        for group in groups:
+            if _leading(group[0], projection):
+                group[1].append(i)
+                break
+            if _leading(projection, group[0]):
+                group[0] = projection
+                group[1].append(i)
+                break
+        else:
+            groups.append([projection, [i]])
+    for widest, members in groups:
+        if len(members) == 1:
+            out[members[0]] = models[members[0]].predict_log_proba(X)
+            continue
+        rows = models[members[0]]._check_predict_input(X)
+        # As a model checks its raw rows before projecting them (a NaN is missing).
+        check_no_infinity(rows)
+        Z = widest.transform(rows)
+        for i in members:
+            out[i] = _in_projected_space(models[i]).predict_log_proba(
+                Z[:, : models[i].projection_.n_components]
+            )
+    return out
+
+
+def _in_projected_space(model):
+    """A shallow copy of ``model`` that scores rows already projected by its projection."""
+    import copy
+
+    inner = copy.copy(model)
+    inner.projection_ = None
+    inner.n_features_in_ = model.projection_.n_components
+    inner.__dict__.pop("feature_names_in_", None)
+    return inner
+
+
 # Models inside a wrapped call, per thread (scoring runs blocks in a thread
 # pool): a subclass's method that calls its parent's is wrapped too, and the
 # inner call must not project again.
