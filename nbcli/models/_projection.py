@@ -44,7 +44,12 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from nbcli.models._parallel import one_blas_thread
 from nbcli.models._stats import ClassMoments, ClassScatter, PooledScatter, means_about
+
+
+#: Values of the rows centred at once by :meth:`Projection.transform` (2 MiB of float64).
+_TRANSFORM_BLOCK_VALUES = 1 << 18
 
 
 @dataclass(frozen=True)
@@ -88,11 +93,28 @@ class Projection:
         return self.explained_variance / self.total_variance
 
     def transform(self, X: np.ndarray) -> np.ndarray:
-        """Rows in the model's space, shape (n_rows, n_components)."""
+        """Rows in the model's space, shape (n_rows, n_components).
+
+        With components, the rows are centred and projected a block at a
+        time: the centred block stays in cache instead of a centred copy of
+        every row being made first.
+        """
+        if self.components is None:
+            return self._centred(X)
+        n, d = X.shape
+        step = max(1, _TRANSFORM_BLOCK_VALUES // max(1, d))
+        if n <= step:
+            return self._centred(X) @ self.components
+        out = np.empty((n, self.components.shape[1]), dtype=np.result_type(X, self.components))
+        for lo in range(0, n, step):
+            np.matmul(self._centred(X[lo : lo + step]), self.components, out=out[lo : lo + step])
+        return out
+
+    def _centred(self, X: np.ndarray) -> np.ndarray:
         Z = X - self.centre
         if np.any(self.scale != 1.0):
             Z /= self.scale
-        return Z if self.components is None else Z @ self.components
+        return Z
 
     @property
     def component_names(self) -> list[str]:
@@ -216,7 +238,10 @@ def decomposition(stats, standardize: bool):
         T = T / np.outer(scale, scale)
     else:
         scale = np.ones(T.shape[0])
-    evals, evecs = eigh(T, check_finite=False, driver="evd")
+    # On one BLAS thread: a d x d decomposition gains little from a second
+    # one and loses several times over when the cores are busy.
+    with one_blas_thread():
+        evals, evecs = eigh(T, check_finite=False, driver="evd")
     evals = np.clip(evals[::-1], 0.0, None)
     evecs = np.ascontiguousarray(evecs[:, ::-1])
     biggest = np.argmax(np.abs(evecs), axis=0)
@@ -468,12 +493,16 @@ def _finalize_projected(model, finalize) -> None:
     stored = model.__dict__.get("_stored_projection")
     if stored is not None:
         _check_stored(stored, model)
-    projection = (
-        stored if stored is not None else projection_of(stats, model.pca, model.standardize)
-    )
+    # Products and a decomposition of d x d matrices: on one BLAS thread, as
+    # the statistics were gathered (a second thread waits for a busy core).
+    with one_blas_thread():
+        projection = (
+            stored if stored is not None else projection_of(stats, model.pca, model.standardize)
+        )
+        projected = projected_statistics(stats, projection, model._projected_type(stats))
     width = model.n_features_in_
     names = model.__dict__.get("feature_names_in_")
-    model.stats_ = projected_statistics(stats, projection, model._projected_type(stats))
+    model.stats_ = projected
     model.n_features_in_ = projection.n_components
     if names is not None and projection.components is not None:
         # What the model's own messages name: the components it sees.

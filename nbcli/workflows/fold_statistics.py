@@ -1083,7 +1083,8 @@ def _gathered(group: list, chunks: list, n_rows: int) -> np.ndarray:
         if isinstance(where, slice) or X.dtype != dtype:
             out[start:stop] = X[where]
         else:
-            np.take(X, where, axis=0, out=out[start:stop])
+            # mode="clip": an unbuffered take (the positions are in range).
+            np.take(X, where, axis=0, out=out[start:stop], mode="clip")
         start = stop
     return out
 
