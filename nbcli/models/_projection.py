@@ -47,7 +47,6 @@ import numpy as np
 from nbcli.models._parallel import one_blas_thread
 from nbcli.models._stats import ClassMoments, ClassScatter, PooledScatter, means_about
 
-
 #: Values of the rows centred at once by :meth:`Projection.transform` (2 MiB of float64).
 _TRANSFORM_BLOCK_VALUES = 1 << 18
 

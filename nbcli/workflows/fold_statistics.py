@@ -226,10 +226,11 @@ class FoldStatistics:
                         at = at[np.argsort(order[at], kind="stable")]
                     yield r, f, file_rows[at], X[at]
 
-    def fold_blocks(self, limit: int = _FOLD_BLOCK_VALUES):
+    def fold_blocks(self, limit: int | None = None):
         """Yield ``(repeat, fold, rows, X)``: the rows held in memory, fold by
-        fold, each fold's in blocks of about ``limit`` values at most (one
-        block when the fold is smaller), in file order within the fold.
+        fold, each fold's in blocks of about ``limit`` values at most
+        (default :data:`_FOLD_BLOCK_VALUES`; one block when the fold is
+        smaller), in file order within the fold.
 
         Statistics whose size does not depend on the rows (a class scatter
         matrix of ``n_features`` squared values) then cost one product per
@@ -238,12 +239,10 @@ class FoldStatistics:
         all held as dense arrays (:meth:`fold_pieces` serves then).
         """
         chunks = self._chunks
-        if chunks is None or not all(
-            isinstance(X, np.ndarray) and X.ndim == 2 for X in chunks
-        ):
+        if chunks is None or not all(isinstance(X, np.ndarray) and X.ndim == 2 for X in chunks):
             return None
         self.hold_by_fold()
-        return self._fold_blocks(limit)
+        return self._fold_blocks(_FOLD_BLOCK_VALUES if limit is None else limit)
 
     def _fold_blocks(self, limit: int):
         chunks = self._chunks or []
@@ -258,19 +257,21 @@ class FoldStatistics:
                 order = np.arange(X.shape[0]) if layout is None else layout[0]
                 file_rows = starts[i] + order
                 if r == 0 and layout is not None:
-                    at, bounds = slice(None), layout[1]
-                else:
-                    folds = self.folds[r, file_rows]
-                    # Positions by fold, in file order within each (a stable sort).
-                    at = np.argsort(file_rows, kind="stable") if layout is not None else None
-                    ranked = folds if at is None else folds[at]
-                    by_fold = np.argsort(ranked.astype(small), kind="stable")
-                    at = by_fold if at is None else at[by_fold]
-                    bounds = np.searchsorted(folds[at], np.arange(self.n_folds + 1))
+                    # Held in this repeat's fold order: each fold's rows one slice.
+                    bounds = layout[1]
+                    for f in range(self.n_folds):
+                        if bounds[f + 1] > bounds[f]:
+                            run = slice(bounds[f], bounds[f + 1])
+                            pieces[f].append((i, run, file_rows[run]))
+                    continue
+                # Positions by fold, in file order within each (stable sorts).
+                at = np.arange(X.shape[0]) if layout is None else np.argsort(order)
+                at = at[np.argsort(self.folds[r, file_rows[at]].astype(small), kind="stable")]
+                folds = self.folds[r, file_rows[at]]
+                bounds = np.searchsorted(folds, np.arange(self.n_folds + 1))
                 for f in range(self.n_folds):
-                    lo, hi = bounds[f], bounds[f + 1]
-                    if hi > lo:
-                        where = slice(lo, hi) if isinstance(at, slice) else at[lo:hi]
+                    if bounds[f + 1] > bounds[f]:
+                        where = at[bounds[f] : bounds[f + 1]]
                         pieces[f].append((i, where, file_rows[where]))
             for f in range(self.n_folds):
                 for group in _balanced(pieces[f], limit, chunks):
