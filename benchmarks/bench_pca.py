@@ -19,7 +19,8 @@ file (``X``, ``y``) that every process below loads itself:
 
 Each is timed as a whole process (start-up included), the median of
 ``--runs`` runs; the ratios are ``fit / sklearn`` (target at most 1.5) and
-``tune / fit`` (target at most 2). The test accuracy of the model ``fit``
+``tune / fit`` (target at most 2), of wall-clock time and, beside them, of
+CPU time (all threads of the process). The test accuracy of the model ``fit``
 wrote is printed too (target 0.9636 +- 0.0005). Shared machines are noisy:
 say how loaded the machine was with the figures.
 """
@@ -29,6 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -54,13 +56,19 @@ def _nbcli() -> str:
     return str(here) if here.exists() else "nbcli"
 
 
-def _timed(cmd: list[str]) -> float:
-    start = time.perf_counter()
+def _cpu() -> float:
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
+def _timed(cmd: list[str]) -> tuple[float, float]:
+    """Wall-clock seconds of the process, and the CPU seconds of all its threads."""
+    start, cpu = time.perf_counter(), _cpu()
     done = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     elapsed = time.perf_counter() - start
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(cmd)} failed: {done.stderr.strip()}")
-    return elapsed
+    return elapsed, _cpu() - cpu
 
 
 def _prepare(mnist: Path, folder: Path) -> tuple[Path, Path]:
@@ -93,11 +101,17 @@ def main(argv=None) -> int:
         tune = [nbcli, "tune", "-m", "qda", "--pca", "10,20,30,50,80", "--folds", "5"]
         tune += ["--bootstrap", "0", "-d", str(train), "-q"]
         times: dict[str, list[float]] = {"fit": [], "sklearn": [], "tune": []}
+        cpu: dict[str, list[float]] = {"fit": [], "sklearn": [], "tune": []}
         for run in range(args.runs):
             # Interleaved, so that a change in the machine's load hits all alike.
             for name, cmd in (("fit", fit), ("sklearn", sklearn), ("tune", tune)):
-                times[name].append(_timed(cmd))
-            print(f"run {run + 1}: " + ", ".join(f"{k} {v[-1]:.2f} s" for k, v in times.items()))
+                wall, used = _timed(cmd)
+                times[name].append(wall)
+                cpu[name].append(used)
+            print(
+                f"run {run + 1}: "
+                + ", ".join(f"{k} {v[-1]:.2f} s (cpu {cpu[k][-1]:.2f} s)" for k, v in times.items())
+            )
         report = folder / "evaluate.json"
         subprocess.run(
             [nbcli, "evaluate", "-m", str(model), "-d", str(test), "--bootstrap", "0"]
@@ -108,13 +122,23 @@ def main(argv=None) -> int:
         accuracy = json.loads(report.read_text())["metrics"]["accuracy"]
         accuracy = accuracy["value"] if isinstance(accuracy, dict) else accuracy
     med = {k: statistics.median(v) for k, v in times.items()}
+    med_cpu = {k: statistics.median(v) for k, v in cpu.items()}
     print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}")
     for name, value in med.items():
         print(
-            f"{name:8s} median {value:7.2f} s  (runs: {', '.join(f'{t:.2f}' for t in times[name])})"
+            f"{name:8s} median {value:7.2f} s, cpu {med_cpu[name]:7.2f} s"
+            f"  (runs: {', '.join(f'{t:.2f}' for t in times[name])})"
         )
-    print(f"fit / sklearn  {med['fit'] / med['sklearn']:.2f}  (target <= 1.5)")
-    print(f"tune / fit     {med['tune'] / med['fit']:.2f}  (target <= 2)")
+    # CPU seconds count a thread that waits for a busy core as idle: on a
+    # loaded machine they say more about the work than the wall clock does.
+    print(
+        f"fit / sklearn  {med['fit'] / med['sklearn']:.2f}"
+        f"  (cpu {med_cpu['fit'] / med_cpu['sklearn']:.2f}; target <= 1.5)"
+    )
+    print(
+        f"tune / fit     {med['tune'] / med['fit']:.2f}"
+        f"  (cpu {med_cpu['tune'] / med_cpu['fit']:.2f}; target <= 2)"
+    )
     print(f"test accuracy (qda, pca 50): {accuracy:.4f}  (target 0.9636 +- 0.0005)")
     return 0
 

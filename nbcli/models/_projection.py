@@ -44,7 +44,11 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from nbcli.models._parallel import one_blas_thread
 from nbcli.models._stats import ClassMoments, ClassScatter, PooledScatter, means_about
+
+#: Values of the rows centred at once by :meth:`Projection.transform` (2 MiB of float64).
+_TRANSFORM_BLOCK_VALUES = 1 << 18
 
 
 @dataclass(frozen=True)
@@ -88,11 +92,28 @@ class Projection:
         return self.explained_variance / self.total_variance
 
     def transform(self, X: np.ndarray) -> np.ndarray:
-        """Rows in the model's space, shape (n_rows, n_components)."""
+        """Rows in the model's space, shape (n_rows, n_components).
+
+        With components, the rows are centred and projected a block at a
+        time: the centred block stays in cache instead of a centred copy of
+        every row being made first.
+        """
+        if self.components is None:
+            return self._centred(X)
+        n, d = X.shape
+        step = max(1, _TRANSFORM_BLOCK_VALUES // max(1, d))
+        if n <= step:
+            return self._centred(X) @ self.components
+        out = np.empty((n, self.components.shape[1]), dtype=np.result_type(X, self.components))
+        for lo in range(0, n, step):
+            np.matmul(self._centred(X[lo : lo + step]), self.components, out=out[lo : lo + step])
+        return out
+
+    def _centred(self, X: np.ndarray) -> np.ndarray:
         Z = X - self.centre
         if np.any(self.scale != 1.0):
             Z /= self.scale
-        return Z if self.components is None else Z @ self.components
+        return Z
 
     @property
     def component_names(self) -> list[str]:
@@ -216,7 +237,10 @@ def decomposition(stats, standardize: bool):
         T = T / np.outer(scale, scale)
     else:
         scale = np.ones(T.shape[0])
-    evals, evecs = eigh(T, check_finite=False, driver="evd")
+    # On one BLAS thread: a d x d decomposition gains little from a second
+    # one and loses several times over when the cores are busy.
+    with one_blas_thread():
+        evals, evecs = eigh(T, check_finite=False, driver="evd")
     evals = np.clip(evals[::-1], 0.0, None)
     evecs = np.ascontiguousarray(evecs[:, ::-1])
     biggest = np.argmax(np.abs(evecs), axis=0)
@@ -334,6 +358,92 @@ def projected_statistics(stats, projection: Projection, want: type):
     )
 
 
+def _leading(wide: Projection, narrow: Projection) -> bool:
+    """Whether ``narrow`` is ``wide`` restricted to its leading components."""
+    P, Q = wide.components, narrow.components
+    return (
+        P is not None
+        and Q is not None
+        and Q.shape[1] <= P.shape[1]
+        and np.array_equal(wide.centre, narrow.centre)
+        and np.array_equal(wide.scale, narrow.scale)
+        and np.array_equal(P[:, : Q.shape[1]], Q)
+    )
+
+
+def shared_log_proba(models: list, X: np.ndarray) -> list[np.ndarray]:
+    """``model.predict_log_proba(X)`` for each of ``models``, the rows projected once per group.
+
+    Models whose projections are one projection's leading components (the
+    models of one set of statistics with different ``pca``: the axes are
+    sorted by variance, so a projection to ``q`` components is the first
+    ``q`` columns of one to more) score the rows projected once with the
+    widest, each taking its leading columns: one product of the rows with
+    the widest axes instead of one per model. Other models score ``X`` as
+    usual.
+
+    Parameters
+    ----------
+    models : list of BayesClassifier
+        Fitted models of the same input width.
+    X : ndarray of shape (n_samples, n_features)
+        Raw rows, validated as for ``predict_log_proba``.
+
+    Returns
+    -------
+    list of ndarray of shape (n_samples, n_classes)
+        Entry ``i`` for ``models[i]``.
+
+    Raises
+    ------
+    ValueError
+        As ``predict_log_proba`` (infinity named in ``X``'s own columns).
+    """
+    from nbcli.models._missing import check_no_infinity
+
+    out: list = [None] * len(models)
+    groups: list[list] = []  # [widest projection, member indices]
+    for i, model in enumerate(models):
+        projection = model.__dict__.get("projection_")
+        if projection is None or projection.components is None:
+            out[i] = model.predict_log_proba(X)
+            continue
+        for group in groups:
+            if _leading(group[0], projection):
+                group[1].append(i)
+                break
+            if _leading(projection, group[0]):
+                group[0] = projection
+                group[1].append(i)
+                break
+        else:
+            groups.append([projection, [i]])
+    for widest, members in groups:
+        if len(members) == 1:
+            out[members[0]] = models[members[0]].predict_log_proba(X)
+            continue
+        rows = models[members[0]]._check_predict_input(X)
+        # As a model checks its raw rows before projecting them (a NaN is missing).
+        check_no_infinity(rows)
+        Z = widest.transform(rows)
+        for i in members:
+            out[i] = _in_projected_space(models[i]).predict_log_proba(
+                Z[:, : models[i].projection_.n_components]
+            )
+    return out
+
+
+def _in_projected_space(model):
+    """A shallow copy of ``model`` that scores rows already projected by its projection."""
+    import copy
+
+    inner = copy.copy(model)
+    inner.projection_ = None
+    inner.n_features_in_ = model.projection_.n_components
+    inner.__dict__.pop("feature_names_in_", None)
+    return inner
+
+
 # Models inside a wrapped call, per thread (scoring runs blocks in a thread
 # pool): a subclass's method that calls its parent's is wrapped too, and the
 # inner call must not project again.
@@ -382,12 +492,16 @@ def _finalize_projected(model, finalize) -> None:
     stored = model.__dict__.get("_stored_projection")
     if stored is not None:
         _check_stored(stored, model)
-    projection = (
-        stored if stored is not None else projection_of(stats, model.pca, model.standardize)
-    )
+    # Products and a decomposition of d x d matrices: on one BLAS thread, as
+    # the statistics were gathered (a second thread waits for a busy core).
+    with one_blas_thread():
+        projection = (
+            stored if stored is not None else projection_of(stats, model.pca, model.standardize)
+        )
+        projected = projected_statistics(stats, projection, model._projected_type(stats))
     width = model.n_features_in_
     names = model.__dict__.get("feature_names_in_")
-    model.stats_ = projected_statistics(stats, projection, model._projected_type(stats))
+    model.stats_ = projected
     model.n_features_in_ = projection.n_components
     if names is not None and projection.components is not None:
         # What the model's own messages name: the components it sees.

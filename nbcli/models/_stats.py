@@ -501,6 +501,27 @@ class ClassMoments(_Located):
         return ClassMoments(*(getattr(self, f.name)[k : k + 1] for f in fields(self)))
 
 
+def _add_outer(S: np.ndarray, alpha: float, v: np.ndarray) -> None:
+    """``S += alpha v v^T`` in place, for a C-ordered float64 ``S`` of shape (d, d).
+
+    One BLAS rank-one update (``dger``) instead of an outer product made
+    and then added: one pass over the matrix, no (d, d) temporary. ``v
+    v^T`` is symmetric, so updating the Fortran-ordered transpose that
+    ``S.T`` is updates ``S``. SciPy's BLAS runs on one thread here, as
+    NumPy's does while statistics are gathered: a memory-bound update gains
+    nothing from a second thread, whose spinning costs a busy machine.
+    """
+    if S.dtype != np.float64 or not S.flags.c_contiguous or not S.flags.writeable:
+        S += alpha * np.outer(v, v)
+        return
+    from scipy.linalg.blas import dger
+
+    from nbcli.models._parallel import one_blas_thread
+
+    with one_blas_thread():
+        dger(float(alpha), v, v, a=S.T, overwrite_a=True)
+
+
 @dataclass
 class ClassScatter(_Located):
     """Weighted count, mean and centred scatter matrix per class.
@@ -556,7 +577,7 @@ class ClassScatter(_Located):
                 third[k] = B2w.T @ B
                 fourth[k] = B2w.T @ B2
             else:
-                scatter[k] -= g.correction(k)
+                _add_outer(scatter[k], -g.count[k], g.corr[k])
         return cls(
             count=count, shift=shift, offset=offset, scatter=scatter, third=third, fourth=fourth
         )
@@ -595,7 +616,7 @@ class ClassScatter(_Located):
             # class: no (K, d, d) temporaries beyond the result.
             scatter = np.add(self.scatter, other.scatter)
             for k in np.flatnonzero(cross):
-                scatter[k] += np.outer(cross[k] * delta[k], delta[k])
+                _add_outer(scatter[k], cross[k], delta[k])
             return ClassScatter(count=n, shift=shift, offset=offset, scatter=scatter)
         Sa, Ta, Qa = self._shifted(shift, offset)
         Sb, Tb, Qb = other._shifted(shift, offset)

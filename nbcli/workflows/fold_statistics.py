@@ -50,9 +50,14 @@ import numpy as np
 from nbcli.errors import NbcliError
 
 #: Feature values of fold pieces held at once while gathering fold statistics
-#: (64 MiB of float64 in all, a few reader chunks; see
+#: from rows read again (64 MiB of float64 in all, a few reader chunks; see
 #: :meth:`FoldStatistics.accumulate_folds`).
 _FOLD_BUFFER_VALUES = 1 << 23
+
+#: Feature values of one block of a fold's rows gathered from rows held in
+#: memory (128 MiB of float64; see :meth:`FoldStatistics.fold_blocks`): the
+#: fold of a file that fits in memory is most often one block.
+_FOLD_BLOCK_VALUES = 1 << 24
 
 
 def _read_only(stats):
@@ -162,7 +167,10 @@ class FoldStatistics:
         the reader gives is several times slower), once per pass and not once
         per hyperparameter set. A column-major chunk is reordered in place,
         a column at a time, so no second copy of the data is made: fresh
-        memory costs more than the copying here.
+        memory costs more than the copying here. A row-major chunk stays as
+        it is (layout None): its rows are gathered as fast as sliced, and a
+        reordered copy would double the memory while the reader's array
+        lives.
         """
         if self._chunks is None or self._layouts is not None:
             return
@@ -174,8 +182,8 @@ class FoldStatistics:
             stop = start + X.shape[0]
             folds = self.folds[0, start:stop]
             start = stop
-            if not isinstance(X, np.ndarray) or X.ndim != 2:
-                layouts.append(None)  # sparse rows stay as they are
+            if not isinstance(X, np.ndarray) or X.ndim != 2 or X.flags.c_contiguous:
+                layouts.append(None)  # sparse and row-major rows stay as they are
                 continue
             order = np.argsort(folds.astype(small), kind="stable")
             bounds = np.searchsorted(folds[order], np.arange(self.n_folds + 1))
@@ -221,21 +229,75 @@ class FoldStatistics:
                         at = at[np.argsort(order[at], kind="stable")]
                     yield r, f, file_rows[at], X[at]
 
+    def fold_blocks(self, limit: int | None = None):
+        """Yield ``(repeat, fold, rows, X)``: the rows held in memory, fold by
+        fold, each fold's in blocks of about ``limit`` values at most
+        (default :data:`_FOLD_BLOCK_VALUES`; one block when the fold is
+        smaller), in file order within the fold.
+
+        Statistics whose size does not depend on the rows (a class scatter
+        matrix of ``n_features`` squared values) then cost one product per
+        class and block, with no merges within a fold, and a fold model
+        scores all its rows of a block at once. None when the rows are not
+        all held as dense arrays (:meth:`fold_pieces` serves then).
+        """
+        chunks = self._chunks
+        if chunks is None or not all(isinstance(X, np.ndarray) and X.ndim == 2 for X in chunks):
+            return None
+        self.hold_by_fold()
+        return self._fold_blocks(_FOLD_BLOCK_VALUES if limit is None else limit)
+
+    def _fold_blocks(self, limit: int):
+        chunks = self._chunks or []
+        layouts = self._layouts or [None] * len(chunks)
+        starts = np.cumsum([0] + [X.shape[0] for X in chunks])
+        small = np.min_scalar_type(max(0, self.n_folds - 1))
+        for r in range(self.n_repeats):
+            # Per fold: (chunk, positions in the chunk, file rows), chunk by chunk.
+            pieces: list[list] = [[] for _ in range(self.n_folds)]
+            for i, X in enumerate(chunks):
+                layout = layouts[i]
+                order = np.arange(X.shape[0]) if layout is None else layout[0]
+                file_rows = starts[i] + order
+                if r == 0 and layout is not None:
+                    # Held in this repeat's fold order: each fold's rows one slice.
+                    bounds = layout[1]
+                    for f in range(self.n_folds):
+                        if bounds[f + 1] > bounds[f]:
+                            run = slice(bounds[f], bounds[f + 1])
+                            pieces[f].append((i, run, file_rows[run]))
+                    continue
+                # Positions by fold, in file order within each (stable sorts).
+                at = np.arange(X.shape[0]) if layout is None else np.argsort(order)
+                at = at[np.argsort(self.folds[r, file_rows[at]].astype(small), kind="stable")]
+                folds = self.folds[r, file_rows[at]]
+                bounds = np.searchsorted(folds, np.arange(self.n_folds + 1))
+                for f in range(self.n_folds):
+                    if bounds[f + 1] > bounds[f]:
+                        where = at[bounds[f] : bounds[f + 1]]
+                        pieces[f].append((i, where, file_rows[where]))
+            for f in range(self.n_folds):
+                for group in _balanced(pieces[f], limit, chunks):
+                    rows = np.concatenate([p[2] for p in group])
+                    yield r, f, rows, _gathered(group, chunks, rows.size)
+
     def accumulate_folds(self) -> None:
         """Gather every fold's statistics into ``stats`` from the rows, one pass.
 
-        A chunk's piece of one fold is a fraction of the chunk; statistics
-        whose size does not depend on the rows (a class scatter matrix of
-        ``n_features`` squared values) cost as much to compute and to merge
-        for a few rows as for many. The pieces of each fold are therefore
-        held until together they are about :data:`_FOLD_BUFFER_VALUES`
-        values (shared among the folds), then taken as one block, in file
-        order within the fold.
+        Rows held in memory are taken fold by fold (:meth:`fold_blocks`).
+        Rows read again come chunk by chunk, and a chunk's piece of one fold
+        is a fraction of the chunk; statistics whose size does not depend on
+        the rows (a class scatter matrix of ``n_features`` squared values)
+        cost as much to compute and to merge for a few rows as for many. The
+        pieces of each fold are therefore held until together they are about
+        :data:`_FOLD_BUFFER_VALUES` values (shared among the folds), then
+        taken as one block, in file order within the fold. The products run
+        on one BLAS thread, as ``fit``'s do.
         """
+        from nbcli.models._parallel import one_blas_thread
         from nbcli.workflows.train import data_error
 
         est, k = self.estimator, self.classes.size
-        self.hold_by_fold()
         limit = max(1, _FOLD_BUFFER_VALUES // max(1, self.n_repeats * self.n_folds))
         held: dict = {}
         rows = np.zeros(1, dtype=np.intp)
@@ -253,7 +315,12 @@ class FoldStatistics:
             return rows
 
         try:
-            with np.errstate(over="ignore", invalid="ignore"):
+            with np.errstate(over="ignore", invalid="ignore"), one_blas_thread():
+                blocks = self.fold_blocks()
+                if blocks is not None:
+                    for r, f, rows, X in blocks:
+                        add(r, f, rows, X)
+                    return
                 for r, f, rows, X in self.fold_pieces():
                     if not isinstance(X, np.ndarray) or X.ndim != 2:
                         add(r, f, rows, X)  # sparse rows: as they come
@@ -299,24 +366,42 @@ class FoldStatistics:
         and one that tried would fail loudly rather than change the others').
         """
         key = (repeat, leave_out)
-        total = self._merged.get(key)
-        if total is None:
-            from nbcli.workflows.train import data_error
-
-            for f, s in enumerate(self.stats[repeat]):
-                if f == leave_out or s is None:
-                    continue
-                try:
-                    # merge makes new arrays: the folds' own are never shared.
-                    total = (
-                        _read_only(s)
-                        if total is None
-                        else self.estimator.merge_statistics(total, s)
-                    )
-                except ValueError as exc:  # folds each within a limit, together over it
-                    raise data_error(self.path, exc, self.feature_names, 0) from None
-            self._merged[key] = total
+        if key not in self._merged:
+            self._merge_repeat(repeat)
+        total = self._merged[key]
         return None if total is None else _read_only(total)
+
+    def _merge_repeat(self, repeat: int) -> None:
+        """Every fold's complement in ``repeat``, and all rows, in ``3 K - 5`` merges.
+
+        The complement of fold ``f`` is the merge of the folds before it
+        (merged left to right, one more fold at a time) with those after it
+        (merged right to left), instead of ``K - 2`` merges of its own
+        (``K (K - 2)`` in all). Only merges, never a difference of sums, so
+        each is as exact as a fit's merge of chunks.
+        """
+        from nbcli.workflows.train import data_error
+
+        def merge(a, b):
+            if a is None or b is None:
+                one = a if b is None else b
+                return None if one is None else _read_only(one)
+            try:
+                # merge makes new arrays: the folds' own are never shared.
+                return self.estimator.merge_statistics(a, b)
+            except ValueError as exc:  # folds each within a limit, together over it
+                raise data_error(self.path, exc, self.feature_names, 0) from None
+
+        folds = self.stats[repeat]
+        after: list = [None] * (len(folds) + 1)  # after[f]: folds f, f + 1, ...
+        for f in range(len(folds) - 1, 0, -1):
+            after[f] = merge(folds[f], after[f + 1])
+        before = None  # folds 0 .. f - 1
+        for f, s in enumerate(folds):
+            self._merged[(repeat, f)] = merge(before, after[f + 1])
+            after[f + 1] = None
+            before = merge(before, s)
+        self._merged[(repeat, None)] = before
 
     def model(self, params: dict, repeat: int = 0, leave_out: int | None = None):
         """The fitted model of fold ``leave_out`` (None: of all rows) with ``params``.
@@ -566,11 +651,14 @@ class FoldStatistics:
         ]
         if not live:
             return out
-        self.hold_by_fold()
-        for r, f, rows, X in self.fold_pieces():
+        from nbcli.models._projection import shared_log_proba
+
+        blocks = self.fold_blocks()
+        for r, f, rows, X in blocks if blocks is not None else self.fold_pieces():
             at = r * n + rows
-            for j in live:
-                out[j][at] = models[j][r][f].predict_log_proba(X)
+            scored = shared_log_proba([models[j][r][f] for j in live], X)
+            for j, log_proba in zip(live, scored):
+                out[j][at] = log_proba
         return out
 
 
@@ -997,6 +1085,47 @@ class TextFoldStatistics(FoldStatistics):
         )
         result.model_file.search = search
         return result.model_file
+
+
+def _balanced(pieces: list, limit: int, chunks: list):
+    """``pieces`` (of one fold, in file order) in consecutive groups of about
+    equal rows, each of about ``limit`` values at most (a piece is never split)."""
+    if not pieces:
+        return
+    width = max(1, chunks[pieces[0][0]].shape[1])
+    total = sum(p[2].size for p in pieces)
+    n_groups = max(1, -(-total * width // max(1, limit)))
+    target = -(-total // n_groups)
+    group: list = []
+    rows = 0
+    for piece in pieces:
+        group.append(piece)
+        rows += piece[2].size
+        if rows >= target:
+            yield group
+            group, rows = [], 0
+    if group:
+        yield group
+
+
+def _gathered(group: list, chunks: list, n_rows: int) -> np.ndarray:
+    """The rows of ``group``'s pieces, one row-major array (a view for one slice)."""
+    if len(group) == 1 and isinstance(group[0][1], slice):
+        i, where, _ = group[0]
+        return np.ascontiguousarray(chunks[i][where])
+    dtype = np.result_type(*(chunks[i].dtype for i, _, _ in group))
+    out = np.empty((n_rows, chunks[group[0][0]].shape[1]), dtype=dtype)
+    start = 0
+    for i, where, file_rows in group:
+        stop = start + file_rows.size
+        X = chunks[i]
+        if isinstance(where, slice) or X.dtype != dtype:
+            out[start:stop] = X[where]
+        else:
+            # mode="clip": an unbuffered take (the positions are in range).
+            np.take(X, where, axis=0, out=out[start:stop], mode="clip")
+        start = stop
+    return out
 
 
 def _indicator(group: np.ndarray, n_groups: int):
