@@ -372,6 +372,16 @@ class ClassCounts(_Stats):
     def from_data(cls, X, y_idx, w, n_classes):
         """Statistics of one chunk; ``X`` of shape (n_samples, n_features)."""
         n, d = X.shape
+        if X.flags.f_contiguous and not X.flags.c_contiguous:
+            # Columns are contiguous: one weighted count of the class codes per column.
+            feature_count = np.empty((n_classes, d))
+            for j in range(d):
+                column = X[:, j]
+                feature_count[:, j] = np.bincount(
+                    y_idx, weights=column if w is None else column * w, minlength=n_classes
+                )
+            class_count = np.bincount(y_idx, weights=w, minlength=n_classes).astype(np.float64)
+            return cls(class_count=class_count, feature_count=feature_count)
         weights = np.ones(n) if w is None else w
         onehot = np.zeros((n_classes, n))
         onehot[y_idx, np.arange(n)] = weights
