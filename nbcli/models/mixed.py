@@ -596,9 +596,19 @@ class MixedNB(TextColumns, BayesClassifier):
     # -- values -------------------------------------------------------------------
     def _check_values(self, X, row_offset=0):
         # At the first fit the layout needs the feature names, which are set
-        # after this check: accumulate checks the cells then.
-        if hasattr(self, "_layout") and hasattr(self, "stats_"):
+        # after this check: accumulate checks the cells then (and, while
+        # fitting, of every chunk: not twice).
+        if hasattr(self, "_layout") and hasattr(self, "stats_") and not self._fitting_chunk:
             self._check_cells(X, row_offset)
+
+    _fitting_chunk = False
+
+    def _check_training(self, X, y, sample_weight):
+        self._fitting_chunk = True
+        try:
+            return super()._check_training(X, y, sample_weight)
+        finally:
+            del self._fitting_chunk
 
     def _check_cells(self, X, row_offset=0):
         lay = self._layout
