@@ -93,6 +93,20 @@ def test_a_zero_weight_class_adds_nothing_to_the_pooled_scatter():
     _close(st.within, scatter.sum(axis=0), float(np.max(np.abs(scatter))))
 
 
+@pytest.mark.parametrize("weighted", [False, True])
+def test_pooled_scatter_of_classes_far_apart_against_their_spread_keeps_its_precision(weighted):
+    # Class means 1e5 apart, spread about 1: about one shift for the whole
+    # chunk, sum(count * offset**2) is 1e10 times the scatter, and the
+    # shifted sums would lose ten digits; each class is centred on its own.
+    X, y, w = _data(5)
+    X = np.asfortranarray(X + 1e5 * y[:, None])
+    w = w if weighted else None
+    count, mean, scatter = _direct(X, y, w, 4)
+    st = PooledScatter.from_data(X, y, w, 4)
+    _close(st.within, scatter.sum(axis=0), float(np.max(np.abs(scatter))))
+    np.testing.assert_allclose(st.mean, mean, rtol=0, atol=100 * EPS * np.max(np.abs(mean)))
+
+
 @pytest.mark.parametrize("order", ["F", "C"])
 @pytest.mark.parametrize("weighted", [False, True])
 def test_category_counts_of_a_complete_chunk_count_every_cell(order, weighted):

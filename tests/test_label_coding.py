@@ -83,3 +83,21 @@ def test_coded_chunks_whose_rows_the_model_drops_equal_a_fit_without_them():
     assert coded.classes_.tolist() == ["p", "q", "r"] == direct.classes_.tolist()
     np.testing.assert_allclose(coded.means_, direct.means_, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(coded.covariance_, direct.covariance_, rtol=1e-12, atol=1e-12)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(st.sampled_from(["a", "b", "", " ", "\t", None, "é", " c "]), min_size=1, max_size=30)
+)
+def test_labels_coded_with_their_missing_ones_equal_each_told_apart(labels):
+    import polars as pl
+
+    from nbcli.io.cells import missing_labels, text_label_coding, text_label_coding_and_missing
+
+    column = pl.Series("label", labels, dtype=pl.String)
+    coding, missing = text_label_coding_and_missing(column)
+    expected = text_label_coding(column, "f.csv", "label", 0, False, True)
+    assert coding.labels.tolist() == expected.labels.tolist()
+    assert coding.uniques.tolist() == expected.uniques.tolist()
+    assert coding.codes.tolist() == expected.codes.tolist()
+    assert missing.tolist() == missing_labels(column).tolist()

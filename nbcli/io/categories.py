@@ -107,31 +107,35 @@ class Categories:
                 for v in column.dtype.categories.to_list()
                 if v.strip() and v.strip() not in na_values
             ]
-        text = _as_text(column).str.strip_chars().str.normalize("NFC")
-        text = pl.select(
-            pl.when(text.is_in(list(na_values))).then(None).otherwise(text).alias("v")
-        ).to_series()
+        # Each distinct text is stripped, normalised and looked up once; the
+        # rows take the result through their text's code in an enumeration
+        # of the distinct texts (in the order they are first met, which is
+        # then the order of first meeting each stripped value).
+        raw = _as_text(column)
+        distinct = raw.drop_nulls().unique(maintain_order=True)
+        cleaned = distinct.str.strip_chars().str.normalize("NFC")
+        values = [None if v in na_values else v for v in cleaned.to_list()]
+        rows = raw.cast(pl.Enum(distinct.to_list())).to_physical()
+        rows = rows.fill_null(len(values)).to_numpy()
         with self._lock:
             if not self.frozen:
-                for value in [*declared, *text.drop_nulls().unique(maintain_order=True).to_list()]:
+                for value in [*declared, *(v for v in values if v is not None)]:
                     if value not in self._index:
                         self._index[value] = len(self.values)
                         self.values.append(value)
             known = list(self._index)
             outside = len(self.values)
-            codes = text.replace_strict(
-                known,
-                list(self._index.values()),
-                default=outside,
-                return_dtype=pl.Float64,
+            table = np.array(
+                [np.nan if v is None else self._index.get(v, outside) for v in values] + [np.nan],
+                dtype=np.float64,
             )
-            out = codes.to_numpy().copy()
-            out[text.is_null().to_numpy()] = np.nan
-            unseen = np.flatnonzero(out == outside)
-            if unseen.size:
+            out = table[rows]
+            if np.any(table == outside):
+                unseen = np.flatnonzero(out == outside)
                 if self.unseen != "ignore":
                     i = int(unseen[0])
-                    mark = missing_mark(text[i])
+                    value = values[int(rows[i])]
+                    mark = missing_mark(value)
                     na = (
                         ""
                         if mark is None
@@ -139,7 +143,7 @@ class Categories:
                     )
                     error = fail(
                         display,
-                        f"column '{self.name}' has the category {text[i]!r} at row "
+                        f"column '{self.name}' has the category {value!r} at row "
                         f"{row_offset + i + 1}, which the model never saw in training "
                         f"(it knows {_some(known)}); fix the value, or pass --unseen "
                         f"ignore to leave unseen categories out of the prediction{na}",

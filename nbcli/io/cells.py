@@ -278,8 +278,6 @@ def text_label_coding(
 ):
     """:func:`text_labels` with their :class:`~nbcli.distinct.LabelCoding`:
     the labels are coded here once, for everything that needs their codes."""
-    from nbcli.distinct import LabelCoding
-
     if allow_missing:
         column = column.fill_null("")
     else:
@@ -287,16 +285,38 @@ def text_label_coding(
         if missing.any():
             row = int(missing.arg_true()[0])
             raise missing_label(display, name, row_offset + row + 1)
+    return _text_label_coding(column, resolve)[0]
+
+
+def _text_label_coding(column, resolve: bool):
+    """``(coding, uniques, codes)``: the :class:`~nbcli.distinct.LabelCoding` of
+    a String column without nulls, its distinct texts (a sorted polars
+    Series) and each row's position among them (unsigned integers)."""
+    import polars as pl
+
+    from nbcli.distinct import LabelCoding
+
     # The few distinct labels are converted once, and each label found among
-    # them by binary search (a rank of all labels would sort them all).
+    # them as an enumeration's code (a hash lookup; a binary search compares
+    # texts, and a rank of all labels would sort them all).
     uniques = column.unique().sort()
-    codes = uniques.search_sorted(column).to_numpy()
+    codes = column.cast(pl.Enum(uniques.to_list())).to_physical().to_numpy()
     texts = text_array(nfc(uniques.to_list()))
     table = resolve_labels(texts) if resolve else texts
     # Normal form C and typed labels may make two texts one or change their
     # order: the few distinct labels are coded again, and the rows through them.
     distinct, recode = label_codes(table)
-    return LabelCoding(table[codes], distinct, recode[codes])
+    return LabelCoding(table[codes], distinct, recode[codes]), uniques, codes
+
+
+def text_label_coding_and_missing(column):
+    """``(coding, missing)``: :func:`text_label_coding` of a String column of
+    labels that may be missing (``allow_missing``, not resolved), and
+    :func:`missing_labels` of the column, told from the distinct texts
+    rather than row by row."""
+    coding, uniques, codes = _text_label_coding(column.fill_null(""), False)
+    blank = (uniques.str.strip_chars() == "").to_numpy()
+    return coding, blank[codes]
 
 
 def nfc(texts: list[str]) -> list[str]:
@@ -335,7 +355,8 @@ def note_spellings(groups: dict, column) -> None:
 
     if column.dtype != pl.String:
         return
-    text = column.drop_nulls().str.strip_chars()
+    # The distinct texts first: a column holds few, and each is looked at once.
+    text = column.drop_nulls().unique().str.strip_chars()
     wide = text.filter(text.str.len_bytes() != text.str.len_chars()).unique().to_list()
     for raw, normal in zip(wide, nfc(wide)):
         groups.setdefault(normal, set()).add(raw)

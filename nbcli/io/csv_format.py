@@ -29,6 +29,7 @@ from nbcli.io.cells import (
     na_texts,
     note_spellings,
     text_label_coding,
+    text_label_coding_and_missing,
     without_na_labels,
 )
 from nbcli.io.csv_quotes import check_quotes
@@ -476,6 +477,8 @@ class CsvReader(TableReader):
             offset += frame.height
 
     def _convert(self, frame, offset: int, resolve: bool) -> RawChunk:
+        import polars as pl
+
         plan = self.plan
         display = self.source.display
         if self.read_features:
@@ -490,11 +493,15 @@ class CsvReader(TableReader):
             if self.opts.infer:
                 note_spellings(self.label_spellings, labels)
             skip = self.opts.skip_missing_labels
-            if skip:
-                y_missing = missing_labels(labels)
-            y_coding, label_error = labels_or_error(
-                text_label_coding, labels, display, plan.target, offset, resolve, skip
-            )
+            if skip and not resolve and labels.dtype == pl.String:
+                # Coded once; the missing labels are among the distinct ones.
+                y_coding, y_missing = text_label_coding_and_missing(labels)
+            else:
+                if skip:
+                    y_missing = missing_labels(labels)
+                y_coding, label_error = labels_or_error(
+                    text_label_coding, labels, display, plan.target, offset, resolve, skip
+                )
             y = None if y_coding is None else y_coding.labels
         kept = {k: _text_column(frame.get_column(k)) for k in plan.keep}
         return RawChunk(

@@ -139,8 +139,10 @@ class RowHashFingerprint:
         # readers hand out), row blocks otherwise, so temporaries stay small.
         if X.flags.f_contiguous and not X.flags.c_contiguous:
             bits = X.view(_U64)
+            term = np.empty(n, dtype=_U64)
             for j in range(d):
-                h += bits[:, j] * self._keys[j]
+                np.multiply(bits[:, j], self._keys[j], out=term)
+                h += term
         else:
             bits = np.ascontiguousarray(X).view(_U64)
             step = max(1, (1 << 16) // max(d, 1))
@@ -184,17 +186,31 @@ class RowHashFingerprint:
         return {"algorithm": self.algorithm, "value": self.value}
 
 
+_POWERS: dict[int, np.ndarray] = {}
+
+
+def _powers(n: int) -> np.ndarray:
+    """``P**(n-1-i)`` modulo 2**64 for ``i < n``; kept for the last few lengths
+    (the chunks of a file are mostly of one)."""
+    powers = _POWERS.get(n)
+    if powers is None:
+        powers = np.full(n, _P, dtype=_U64)
+        powers[-1] = 1
+        # Cumulative products from the end give P**(n-1-i); uint64 wraps modulo 2**64.
+        powers = np.cumprod(powers[::-1], dtype=_U64)[::-1]
+        if len(_POWERS) >= 4:
+            _POWERS.pop(next(iter(_POWERS)))
+        _POWERS[n] = powers
+    return powers
+
+
 def _poly(r: np.ndarray) -> int:
     """``sum_i r_i * P**(n-1-i)`` modulo 2**64, vectorised."""
     n = len(r)
     if n == 0:
         return 0
-    powers = np.full(n, _P, dtype=_U64)
-    powers[-1] = 1
-    # Cumulative products from the end give P**(n-1-i); uint64 wraps modulo 2**64.
-    powers = np.cumprod(powers[::-1], dtype=_U64)[::-1]
     with np.errstate(over="ignore"):
-        return int((r * powers).sum(dtype=_U64))
+        return int(np.dot(r, _powers(n)))
 
 
 def _distinct(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -225,7 +241,9 @@ def _label_hashes(y: np.ndarray, coding=None) -> np.ndarray:
         ],
         dtype=_U64,
     )
-    return _fmix(table[codes.reshape(-1)] ^ _LABEL_KEY)
+    # The hash of a row's label is a function of its distinct label alone:
+    # mixed once per distinct label, then looked up.
+    return _fmix(table ^ _LABEL_KEY)[codes.reshape(-1)]
 
 
 class DataFingerprint:

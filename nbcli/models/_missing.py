@@ -30,8 +30,37 @@ import numpy as np
 from nbcli.models._validation import DataValueError
 
 
+def all_finite(X: np.ndarray) -> bool:
+    """Whether every cell of ``X`` is finite, told by one sum.
+
+    NaN or infinity anywhere makes the sum non-finite; so may an overflow of
+    huge finite values, so False means only "look closer". One pass, without
+    the boolean array of ``np.isfinite(X)``.
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        return bool(np.isfinite(np.add.reduce(X, axis=None)))
+
+
+def incomplete_rows(X: np.ndarray) -> np.ndarray:
+    """Which rows of ``X`` (2-D) hold a NaN cell: a boolean array of shape (n_samples,).
+
+    The row sums tell the rows that may (a NaN makes its row's sum NaN);
+    only those are looked at cell by cell.
+    """
+    n = X.shape[0]
+    if all_finite(X):
+        return np.zeros(n, dtype=bool)
+    with np.errstate(over="ignore", invalid="ignore"):
+        suspects = np.flatnonzero(~np.isfinite(np.add.reduce(X, axis=1)))
+    out = np.zeros(n, dtype=bool)
+    out[suspects] = np.isnan(X[suspects]).any(axis=1)
+    return out
+
+
 def check_no_infinity(X: np.ndarray, *, name: str = "X", row_offset: int = 0) -> None:
     """Raise ``DataValueError`` naming the first infinite entry of ``X`` (NaN allowed)."""
+    if X.size == 0 or all_finite(X):
+        return
     bad = np.isinf(X)
     if not bad.any():
         return
@@ -72,7 +101,7 @@ def drop_incomplete(X: np.ndarray, y: np.ndarray, w, policy: str):
     if policy != "drop" or hasattr(X, "tocsr"):
         # A sparse matrix holds no NaN (it is refused when validated).
         return X, y, w, 0
-    complete = ~np.isnan(X).any(axis=1)
+    complete = ~incomplete_rows(X)
     n_dropped = int(X.shape[0] - complete.sum())
     if n_dropped:
         X, y = X[complete], y[complete]

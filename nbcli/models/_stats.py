@@ -372,6 +372,16 @@ class ClassCounts(_Stats):
     def from_data(cls, X, y_idx, w, n_classes):
         """Statistics of one chunk; ``X`` of shape (n_samples, n_features)."""
         n, d = X.shape
+        if X.flags.f_contiguous and not X.flags.c_contiguous:
+            # Columns are contiguous: one weighted count of the class codes per column.
+            feature_count = np.empty((n_classes, d))
+            for j in range(d):
+                column = X[:, j]
+                feature_count[:, j] = np.bincount(
+                    y_idx, weights=column if w is None else column * w, minlength=n_classes
+                )
+            class_count = np.bincount(y_idx, weights=w, minlength=n_classes).astype(np.float64)
+            return cls(class_count=class_count, feature_count=feature_count)
         weights = np.ones(n) if w is None else w
         onehot = np.zeros((n_classes, n))
         onehot[y_idx, np.arange(n)] = weights
@@ -652,6 +662,37 @@ class PooledScatter(_Located):
 
     @classmethod
     def from_data(cls, X, y_idx, w, n_classes):
+        """Statistics of one chunk; ``X`` of shape (n_samples, n_features).
+
+        Every row is taken about one shift, the chunk's first row, as
+        :meth:`ClassMoments.from_data` does: the class sums of the shifted
+        rows are weighted counts of the class codes, one column at a time,
+        and the pooled scatter is one product of the shifted rows less each
+        class's ``count * offset offset^T``, with no gathering of each
+        class's rows. When a class mean lies far from that row against the
+        spread (:data:`_SHIFTED_SUMS_LIMIT`, on the diagonal: it bounds the
+        rest), the rows are centred at their own class's mean instead.
+        """
+        n, d = X.shape
+        if n and X.flags.f_contiguous:
+            count = np.bincount(y_idx, weights=w, minlength=n_classes).astype(np.float64)
+            live = count > 0
+            B = X - X[0]
+            sums = np.empty((n_classes, d))
+            for j in range(d):
+                column = B[:, j]
+                sums[:, j] = np.bincount(
+                    y_idx, weights=column if w is None else column * w, minlength=n_classes
+                )
+            offset = np.zeros((n_classes, d))
+            offset[live] = sums[live] / count[live, None]
+            within = (B if w is None else B * w[:, None]).T @ B
+            about_means = (offset * count[:, None]).T @ offset
+            within -= about_means
+            if not np.any(np.diagonal(about_means) > _SHIFTED_SUMS_LIMIT * np.diagonal(within)):
+                shift = np.zeros((n_classes, d))
+                shift[live] = X[0]
+                return cls(count=count, shift=shift, offset=offset, within=within)
         # Every row centred at its class's mean, then one product for all
         # classes: the pooled scatter is the sum of the classes' own.
         g = _Grouped(X, y_idx, w, n_classes)

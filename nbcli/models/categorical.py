@@ -6,6 +6,7 @@ import numpy as np
 
 from nbcli.models._base import BayesClassifier
 from nbcli.models._indicative import CATEGORY_DEFINITION, category_divergences
+from nbcli.models._missing import all_finite
 from nbcli.models._sklearn_api import NaiveBayesAPI
 from nbcli.models._table_stats import CategoryCounts, category_offsets, grow_categories
 from nbcli.models._validation import DataValueError, check_priors
@@ -81,6 +82,11 @@ def check_codes(model, C: np.ndarray, columns: np.ndarray, row_offset: int = 0) 
     ``C`` holds the categorical columns of a block (NaN: missing, already
     allowed or refused), ``columns`` their indices in the table.
     """
+    if C.size and all_finite(C):
+        # Most blocks: no missing cell, and the extremes and one comparison
+        # with the codes' floors tell that every cell is a code.
+        if C.min() >= 0 and C.max() < MAX_CODE and np.array_equal(np.floor(C), C):
+            return
     with np.errstate(invalid="ignore"):
         negative = C < 0
         bad = negative if negative.any() else (C != np.floor(C)) | (C >= MAX_CODE)

@@ -11,7 +11,7 @@ from nbcli.models import _sparse
 from nbcli.models._base import BayesClassifier
 from nbcli.models._blocks import _BLOCK_ELEMENTS, affine_scores
 from nbcli.models._indicative import COUNT_DEFINITION, PRESENCE_DEFINITION, log_probability_ratios
-from nbcli.models._missing import first_negative, zero_missing
+from nbcli.models._missing import all_finite, first_negative, zero_missing
 from nbcli.models._sklearn_api import NaiveBayesAPI
 from nbcli.models._stats import ClassCounts, _Stats
 from nbcli.models._table_stats import ObservedCounts
@@ -517,7 +517,7 @@ class BernoulliNB(_DiscreteNB):
         if _sparse.is_sparse(X):
             return _sparse.binarize(X, self.binarize)
         binary = (X > self.binarize).astype(np.float64)
-        if self.missing != "error":
+        if self.missing != "error" and not all_finite(X):
             binary[np.isnan(X)] = np.nan  # missing stays missing
         return binary
 

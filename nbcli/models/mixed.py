@@ -606,9 +606,19 @@ class MixedNB(TextColumns, BayesClassifier):
     # -- values -------------------------------------------------------------------
     def _check_values(self, X, row_offset=0):
         # At the first fit the layout needs the feature names, which are set
-        # after this check: accumulate checks the cells then.
-        if hasattr(self, "_layout") and hasattr(self, "stats_"):
+        # after this check: accumulate checks the cells then (and, while
+        # fitting, of every chunk: not twice).
+        if hasattr(self, "_layout") and hasattr(self, "stats_") and not self._fitting_chunk:
             self._check_cells(X, row_offset)
+
+    _fitting_chunk = False
+
+    def _check_training(self, X, y, sample_weight):
+        self._fitting_chunk = True
+        try:
+            return super()._check_training(X, y, sample_weight)
+        finally:
+            del self._fitting_chunk
 
     def _check_cells(self, X, row_offset=0):
         lay = self._layout
@@ -952,14 +962,21 @@ class MixedNB(TextColumns, BayesClassifier):
     # -- scoring ------------------------------------------------------------------
     def joint_log_likelihood_block(self, X):
         lay = self._layout
-        out = np.repeat(self.class_log_prior_[:, None], X.shape[0], axis=1)
         if lay.gaussian.size:
-            Xg = X[:, lay.gaussian]
-            scores = self._gaussian_scores(Xg, None)
-            if np.isnan(scores).any():
+            every = lay.gaussian.size == X.shape[1] and np.array_equal(
+                lay.gaussian, np.arange(X.shape[1])
+            )
+            # A table of Gaussian columns alone is scored as it is, not copied.
+            Xg = X if every else X[:, lay.gaussian]
+            out = self._gaussian_scores(Xg, None)
+            with np.errstate(invalid="ignore", over="ignore"):
+                suspect = np.isnan(np.add.reduce(out, axis=None))
+            if suspect and np.isnan(out).any():
                 # Only blocks with a missing cell pay for the mask.
-                scores = self._gaussian_scores(Xg, np.isnan(Xg))
-            out += scores
+                out = self._gaussian_scores(Xg, np.isnan(Xg))
+            out += self.class_log_prior_[:, None]
+        else:
+            out = np.repeat(self.class_log_prior_[:, None], X.shape[0], axis=1)
         if lay.categorical.size:
             out += category_terms(self._cat_log_prob, X[:, lay.categorical], self._n_cat)
         if lay.bernoulli.size:

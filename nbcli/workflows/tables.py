@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from nbcli.errors import NbcliError
+from nbcli.models._missing import incomplete_rows
 from nbcli.models.mixed import MixedNB
 
 __all__ = [
@@ -420,7 +421,7 @@ class RowCounts:
             if self.first_no_label is None:
                 self.first_no_label = self.read + int(np.argmax(ds.y_missing)) + 1
             self.no_label += int(ds.y_missing.sum())
-        holes = np.isnan(ds.X).any(axis=1) & keep
+        holes = incomplete_rows(ds.X) & keep
         if missing == "drop":
             keep &= ~holes
             self.dropped += int(holes.sum())
