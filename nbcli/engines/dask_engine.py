@@ -54,6 +54,8 @@ class _Failed:
 
 
 def _catching(fn: Callable[..., Any], index: int, *args):
+    if args and isinstance(args[0], _Failed):
+        return args[0]  # a kept part that failed (DaskEngine.keep_parts)
     try:
         if args:
             _check_visible(args[0])
@@ -630,6 +632,22 @@ class DaskEngine:
         # future; cancelling it explicitly races with the release of the
         # tasks that used it (a scheduler assertion in distributed).
         return outcomes
+
+    def keep_parts(self, parts: Sequence[Any], fn: Callable[..., Any], shared: Any = None) -> list:
+        """``fn(index, part, shared)`` of each part, kept on the worker that computed it.
+
+        Returns one future a part, to be given as the parts of
+        :meth:`sum_over_parts`: each of its tasks then runs where its part's
+        value is (Dask moves it, or spills it to disk, as it needs), so that
+        several passes over the parts read them once. The values live until
+        the futures are dropped. An ``NbcliError`` of ``fn`` is raised by the
+        first sum over the kept parts, for the lowest-indexed bad part.
+        """
+        if not parts:
+            raise ValueError("nothing to keep: no parts")
+        client = self.client
+        (shared_future,) = client.scatter([shared], broadcast=True, hash=False)
+        return self._submit_parts(fn, parts, shared_future)
 
     def sum_over_parts(
         self, parts: Sequence[Any], fn: Callable[..., Any], shared: Any = None

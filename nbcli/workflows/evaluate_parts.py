@@ -121,6 +121,20 @@ def _recode(sums, old: list, new: list, n_classes: int):
     return replace(sums, confusion=confusion)
 
 
+def _distinct_labels(y: np.ndarray):
+    """The distinct labels of ``y`` (each once, as objects) and the index of each
+    row's among them, shape (n,)."""
+    try:
+        values, inverse = np.unique(y, return_inverse=True)
+        return values.astype(object), inverse.reshape(-1)
+    except TypeError:  # labels of several types, which do not sort together
+        index: dict = {}
+        inverse = np.fromiter(
+            (index.setdefault(v, len(index)) for v in y.astype(object)), np.intp, count=len(y)
+        )
+        return np.array(list(index), dtype=object), inverse
+
+
 def score_part(index: int, part: str, spec: PartScoring) -> PartEvaluation:
     """The evaluation sums of one labelled part, scored where this task runs.
 
@@ -130,6 +144,30 @@ def score_part(index: int, part: str, spec: PartScoring) -> PartEvaluation:
         As a one-file evaluation of ``part`` (bad cells, missing columns,
         values the model refuses), naming the part and its row.
     """
+    return _scored_part(part, spec, keep=False).evaluation
+
+
+@dataclass
+class KeptPart:
+    """A part's evaluation sums with its rows of known labels: their true class
+    codes (n,) and posteriors (n, k), for the later passes over the part."""
+
+    evaluation: PartEvaluation
+    codes: np.ndarray
+    proba: np.ndarray
+
+
+def keep_part(index: int, part: str, spec: PartScoring) -> KeptPart:
+    """:func:`score_part`, keeping the part's scored rows of known labels (on the
+    worker, where the later passes read them)."""
+    return _scored_part(part, spec, keep=True)
+
+
+def _evaluation_of(index: int, kept: KeptPart, shared) -> PartEvaluation:
+    return kept.evaluation
+
+
+def _scored_part(part: str, spec: PartScoring, keep: bool) -> KeptPart:
     from nbcli.engines.sums import evaluation_sums
     from nbcli.io.fingerprint import RowHashFingerprint
     from nbcli.reports.metrics import label_key
@@ -139,25 +177,28 @@ def score_part(index: int, part: str, spec: PartScoring) -> PartEvaluation:
     classes = [label_key(c) for c in np.asarray(mf.classes, dtype=object)]
     index_of = {key: i for i, key in enumerate(classes)}
     k = len(classes)
+    known_codes: list[np.ndarray] = []
+    known_proba: list[np.ndarray] = []
 
-    def sums(proba, y, keys, unseen: dict, fp) -> PartEvaluation:
+    def sums(proba, y, codes, unseen: dict, fp) -> PartEvaluation:
         from nbcli.engines.ranking_sums import BucketCounts
 
-        order = sorted(unseen)
-        codes_of = {**index_of, **{key: k + i for i, key in enumerate(order)}}
-        codes = np.fromiter((codes_of[key] for key in keys), dtype=np.intp, count=len(keys))
         known = codes < k
-        total = evaluation_sums(proba, codes, k + len(order), edges=spec.edges)
+        total = evaluation_sums(proba, codes, k + len(unseen), edges=spec.edges)
         buckets = BucketCounts.of(codes[known], proba[known])
+        if keep:
+            everything = bool(known.all())
+            known_codes.append(codes if everything else codes[known])
+            known_proba.append(proba if everything else proba[known])
         kept = None
         if spec.keep_rows and total.n_scored <= spec.keep_rows:
             # As a one-file evaluation takes them (nbcli.workflows.scoring.score).
             kept = _Rows([proba], [np.argmax(proba, axis=1)], [y], total.n_scored, spec.keep_rows)
-        return PartEvaluation(total, {key: unseen[key] for key in order}, fp, k, buckets, kept)
+        return PartEvaluation(total, unseen, fp, k, buckets, kept)
 
     # Chunk by chunk, so that memory holds one chunk's posteriors; a chunk's
     # unseen labels are coded after the classes and recoded as they merge.
-    result = sums(np.zeros((0, k)), None, [], {}, RowHashFingerprint())
+    result = sums(np.zeros((0, k)), None, np.zeros(0, np.intp), {}, RowHashFingerprint())
     if result.rows is not None:
         result.rows = _Rows([], [], [], 0, spec.keep_rows)
     rows = 0
@@ -173,27 +214,43 @@ def score_part(index: int, part: str, spec: PartScoring) -> PartEvaluation:
         fp = RowHashFingerprint()
         fp.update(chunk.X, chunk.y)
         y = np.asarray(chunk.y)
-        labels = y.astype(object)
-        keys = [label_key(v) for v in labels]
+        # Each distinct label is keyed once: its code, or its place among the
+        # chunk's unseen labels (sorted by key, after the classes).
+        values, inverse = _distinct_labels(y)
+        keys = [label_key(v) for v in values]
         unseen = {}
-        for key, value in zip(keys, labels):
+        for key, value in zip(keys, values):
             if key not in index_of and key not in unseen:
                 unseen[key] = value
-        result = result.merge(sums(np.exp(chunk.log_proba), y, keys, unseen, fp))
+        order = sorted(unseen)
+        codes_of = {**index_of, **{key: k + i for i, key in enumerate(order)}}
+        codes = np.fromiter((codes_of[key] for key in keys), np.intp, count=len(keys))[inverse]
+        unseen = {key: unseen[key] for key in order}
+        result = result.merge(sums(np.exp(chunk.log_proba), y, codes, unseen, fp))
         rows += chunk.n_rows
-    return result
+    if not keep:
+        return KeptPart(result, np.zeros(0, np.intp), np.zeros((0, k)))
+    codes = np.concatenate(known_codes) if known_codes else np.zeros(0, np.intp)
+    proba = np.concatenate(known_proba) if known_proba else np.zeros((0, k))
+    return KeptPart(result, codes, proba)
 
 
-def _known_rows(part: str, spec: PartScoring):
-    """Each chunk's true class codes and posteriors, rows of labels the model knows."""
+def _known_rows(part, spec: PartScoring):
+    """Each chunk's true class codes and posteriors, rows of labels the model knows:
+    those of a :class:`KeptPart`, or read from the part's file."""
     from nbcli.reports.metrics import label_key
     from nbcli.workflows.scoring import iter_scores
 
+    if isinstance(part, KeptPart):
+        yield part.codes, part.proba
+        return
     mf = spec.model_file
     index_of = {label_key(c): i for i, c in enumerate(np.asarray(mf.classes, dtype=object))}
     for chunk in iter_scores(mf, part, read=spec.read, need_target=True):
-        keys = [label_key(v) for v in np.asarray(chunk.y, dtype=object)]
-        codes = np.fromiter((index_of.get(key, -1) for key in keys), np.intp, count=len(keys))
+        values, inverse = _distinct_labels(np.asarray(chunk.y))
+        codes = np.fromiter(
+            (index_of.get(label_key(v), -1) for v in values), np.intp, count=len(values)
+        )[inverse]
         known = codes >= 0
         yield codes[known], np.exp(chunk.log_proba)[known]
 
@@ -375,7 +432,14 @@ def evaluate_parts(model: str, request, engine, scoring=None):
     # While a one-file evaluation resamples rows (EXACT_VALUES), the rows are gathered.
     keep = EXACT_VALUES // bootstrap if bootstrap else FEW_ROWS
     spec = PartScoring(mf, request, bin_edges(np.zeros(0), bins, UNIFORM), keep)
-    total: PartEvaluation = engine.sum_over_parts(list(parts), score_part, spec)
+    keep_parts = getattr(engine, "keep_parts", None)
+    kept = None if keep_parts is None else keep_parts(list(parts), keep_part, spec)
+    if kept is None:  # the engine reads the parts again for the ranking's passes
+        total: PartEvaluation = engine.sum_over_parts(list(parts), score_part, spec)
+    else:
+        total = engine.sum_over_parts(kept, _evaluation_of)
+        if total.rows is not None:
+            kept = None  # the rows are here: no more passes over the parts
     n_rows = total.sums.n_rows
     if n_rows == 0:
         raise NbcliError(f"{data}: no data rows in any of its {len(parts)} parts")
@@ -407,7 +471,7 @@ def evaluate_parts(model: str, request, engine, scoring=None):
             total,
             confidence=confidence,
             training_match=training_match,
-            ranking=_ranking(parts, engine, spec, total.buckets, confidence, bootstrap),
+            ranking=_ranking(kept or parts, engine, spec, total.buckets, confidence, bootstrap),
             n_resamples=bootstrap,
             seed=seed,
         )
