@@ -633,6 +633,35 @@ class DaskEngine:
         # tasks that used it (a scheduler assertion in distributed).
         return outcomes
 
+    def gather_parts(
+        self, parts: Sequence[Any], fn: Callable[..., Any], shared: Any = None
+    ) -> list:
+        """``fn(index, part, shared)`` of each part, at the client in part order.
+
+        For values that do not shrink as they merge (each part's travels once,
+        where a tree of merges would move it between workers at every level).
+
+        Raises
+        ------
+        NbcliError
+            The one raised by ``fn`` for the lowest-indexed bad part.
+        """
+        if not parts:
+            return []
+        client = self.client
+        (shared_future,) = client.scatter([shared], broadcast=True, hash=False)
+        futures = self._submit_parts(fn, parts, shared_future)
+        try:
+            results = client.gather(futures)
+        except BaseException:
+            client.cancel(futures)
+            raise
+        for result in results:
+            if isinstance(result, _Failed):
+                missing = _missing_here(parts[result.index])
+                raise missing or result.error
+        return results
+
     def keep_parts(self, parts: Sequence[Any], fn: Callable[..., Any], shared: Any = None) -> list:
         """``fn(index, part, shared)`` of each part, kept on the worker that computed it.
 

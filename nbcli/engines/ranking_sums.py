@@ -92,6 +92,23 @@ class LevelCounts:
             negative.append((np.bincount(inverse, minlength=v.size) - p).astype(np.int64))
         return cls(values, positive, negative)
 
+    @classmethod
+    def joined(cls, counts: list[LevelCounts]) -> LevelCounts:
+        """The levels of all of ``counts`` (one or more), merged at once: one sort a class."""
+        if len(counts) == 1:
+            return counts[0]
+        values, positive, negative = [], [], []
+        for c in range(len(counts[0].values)):
+            v = np.concatenate([x.values[c] for x in counts])
+            order = np.argsort(v, kind="stable")
+            v = v[order]
+            starts = np.flatnonzero(np.r_[True, v[1:] != v[:-1]]) if v.size else np.zeros(0, int)
+            for field, out in (("positive", positive), ("negative", negative)):
+                n = np.concatenate([getattr(x, field)[c] for x in counts])[order]
+                out.append(np.add.reduceat(n, starts) if v.size else n)
+            values.append(v[starts])
+        return cls(values, positive, negative)
+
     def merge(self, other: LevelCounts) -> LevelCounts:
         values, positive, negative = [], [], []
         for c in range(len(self.values)):

@@ -321,7 +321,12 @@ def _ranking(parts, engine, spec: PartScoring, buckets, confidence: float, n_res
     from nbcli.reports.ranking_summary import MAX_CURVE_CLASSES, RANKING_KEYS
 
     k = buckets.positive.shape[0]
-    levels = engine.sum_over_parts(list(parts), level_part, _LevelPass(spec, buckets.positive > 0))
+    from nbcli.engines.ranking_sums import LevelCounts
+
+    # Levels barely shrink as they merge: each part's are gathered and merged once.
+    levels = LevelCounts.joined(
+        engine.gather_parts(list(parts), level_part, _LevelPass(spec, buckets.positive > 0))
+    )
     figures = [column_figures(*runs(buckets, levels, c)) for c in range(k)]
     areas = np.array([f.auc for f in figures])
     precisions = np.array([f.average_precision for f in figures])
