@@ -280,9 +280,7 @@ def evaluate_benchmark(args) -> None:
     centres = rng.standard_normal((k, d)) * 0.6
     y = rng.integers(0, k, n)
     X = centres[y] + rng.standard_normal((n, d))
-    frame = pl.DataFrame({f"x{j}": X[:, j] for j in range(d)}).with_columns(
-        pl.Series("label", y)
-    )
+    frame = pl.DataFrame({f"x{j}": X[:, j] for j in range(d)}).with_columns(pl.Series("label", y))
     med = statistics.median
     with tempfile.TemporaryDirectory() as tmp:
         one = str(Path(tmp) / "all.csv")
@@ -303,7 +301,9 @@ def evaluate_benchmark(args) -> None:
         t = time.perf_counter()
         with open_engine("dask", workers=args.workers) as dask:
             dask.client.wait_for_workers(args.workers)
-            print(f"LocalCluster start-up ({args.workers} workers): {time.perf_counter() - t:.2f} s")
+            print(
+                f"LocalCluster start-up ({args.workers} workers): {time.perf_counter() - t:.2f} s"
+            )
             runs = {
                 "one file, local": lambda: evaluate(
                     model, DataRequest.of(one, target="label", sha256=False), scoring

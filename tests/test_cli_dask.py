@@ -258,7 +258,9 @@ def _real_data(tmp_path, name: str, n_parts: int):
 
 @pytest.mark.numerical
 @pytest.mark.parametrize("name, resamples", [("breast_cancer", "1000"), ("digits", "20000")])
-def test_evaluate_of_real_data_in_parts_is_the_one_file_report(scheduler, tmp_path, name, resamples):
+def test_evaluate_of_real_data_in_parts_is_the_one_file_report(
+    scheduler, tmp_path, name, resamples
+):
     # Digits (1,797 rows, 10 classes) x 20,000 resamples: beyond the rows
     # resampled one by one, so the parts send sums, and the ten class AUCs'
     # covariance comes from a third pass over the kept posteriors.

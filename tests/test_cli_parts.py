@@ -23,8 +23,6 @@ from tests.conftest import assert_one_error_line, nbcli_in_process
 ROOT = Path(__file__).resolve().parents[1]
 
 
-
-
 def _write(folder: Path, n_parts: int = 4, rows: int = 30, seed: int = 0):
     rng = np.random.default_rng(seed)
     header = "a,b,label"

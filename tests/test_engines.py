@@ -168,8 +168,7 @@ def test_evaluation_sums_give_the_local_metrics():
     sizes = [700, 0, 1300, 1000]
     bounds = np.cumsum([0] + sizes)
     chunks = [
-        evaluation_sums(proba[a:b], t[a:b], 5, edges=edges)
-        for a, b in zip(bounds[:-1], bounds[1:])
+        evaluation_sums(proba[a:b], t[a:b], 5, edges=edges) for a, b in zip(bounds[:-1], bounds[1:])
     ]
     total = tree_reduce(chunks, lambda a, b: a + b)
     known = t < 4
@@ -200,7 +199,10 @@ def _part_sums(index, path, shared):
     out = None
     for X, y in read_part(path):
         s = evaluation_sums(
-            model.predict_proba(X), np.searchsorted(model.classes_, y), len(model.classes_), edges=edges
+            model.predict_proba(X),
+            np.searchsorted(model.classes_, y),
+            len(model.classes_),
+            edges=edges,
         )
         out = s if out is None else out + s
     return out

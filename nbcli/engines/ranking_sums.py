@@ -80,7 +80,9 @@ class LevelCounts:
     @classmethod
     def of(cls, codes: np.ndarray, proba: np.ndarray, shared: np.ndarray) -> LevelCounts:
         """Levels of the rows in the buckets ``shared`` (bool, shape (k, N_BUCKETS)) marks."""
-        values, positive, negative = [], [], []
+        values: list = []
+        positive: list = []
+        negative: list = []
         for c in range(proba.shape[1]):
             s = proba[:, c]
             keep = shared[c][bucket_of(s)]
@@ -97,7 +99,9 @@ class LevelCounts:
         """The levels of all of ``counts`` (one or more), merged at once: one sort a class."""
         if len(counts) == 1:
             return counts[0]
-        values, positive, negative = [], [], []
+        values: list = []
+        positive: list = []
+        negative: list = []
         for c in range(len(counts[0].values)):
             v = np.concatenate([x.values[c] for x in counts])
             order = np.argsort(v, kind="stable")
@@ -110,7 +114,9 @@ class LevelCounts:
         return cls(values, positive, negative)
 
     def merge(self, other: LevelCounts) -> LevelCounts:
-        values, positive, negative = [], [], []
+        values: list = []
+        positive: list = []
+        negative: list = []
         for c in range(len(self.values)):
             # Two sorted runs: a stable sort merges them in linear time.
             v = np.concatenate([self.values[c], other.values[c]])

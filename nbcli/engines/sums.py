@@ -89,7 +89,6 @@ class EvaluationSums:
         return float(_ece(self.bin_count, self.bin_confidence, self.bin_hits))
 
 
-
 def _ece(count, conf, hits):
     """ECE = sum_b (n_b / n) |hits_b / n_b - conf_b / n_b| over the last axis."""
     n = count.sum(axis=-1)

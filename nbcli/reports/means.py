@@ -403,7 +403,8 @@ def bootstrap_binned_means(
     streams = rng.spawn(len(names)) if len(names) > 1 else [rng]
     out = {}
     for j, k in enumerate(names):
-        replicates = _grouped_draws(n, *bins[k].groups(g), n_resamples, streams[j], g)
+        sizes, means, variance = bins[k].groups(g)
+        replicates = _grouped_draws(n, sizes, means, variance, n_resamples, streams[j], g)
         out[k] = bca_interval(
             estimates[j],
             replicates,

@@ -554,6 +554,7 @@ def report_from_sums(
         CalibrationSummary,
         EvaluationReport,
     )
+    from nbcli.reports.means import bootstrap_binned_means, means_generator
     from nbcli.reports.metrics import (
         MARGIN_METRICS,
         _label_order,
@@ -561,7 +562,6 @@ def report_from_sums(
         most_confused,
         per_class_scores,
     )
-    from nbcli.reports.means import bootstrap_binned_means, means_generator
     from nbcli.reports.reliability import ReliabilityBin, ReliabilityDiagram, unseen_warning
 
     s = total.sums
