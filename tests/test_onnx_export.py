@@ -319,6 +319,7 @@ def test_every_column_kind_is_exported_or_refused_by_name(name, kind, tmp_path):
                 continue
             ok("fit", "-m", name, "-d", tmp_path / "train.csv", "--target", "label",
                "-o", model, "--column", columns, spec.flag, option, "--force")  # fmt: skip
+            (tmp_path / "o.onnx").unlink(missing_ok=True)  # an earlier option's graph
             refusal = export_or_refusal(model, tmp_path / "o.onnx")
             if refusal is None:
                 same_posteriors(tmp_path / "o.onnx", model, tmp_path / "rows.csv", tmp_path)

@@ -11,11 +11,14 @@ from nbcli.models._indicative import GAUSSIAN_DEFINITION, gaussian_divergences
 from nbcli.models._projection import Projected
 from nbcli.models._sklearn_api import NaiveBayesAPI
 from nbcli.models._stats import ClassMoments, ClassScatter, means_about
-from nbcli.models._table_stats import ObservedMoments
+from nbcli.models._table_stats import MixedStats, ObservedMoments
 from nbcli.models._validation import check_priors, label_text
 from nbcli.models.categorical import feature_label
 from nbcli.models.hyperparameters import (
+    bandwidth,
+    bandwidth_adjust,
     missing,
+    numeric_estimator,
     pca,
     priors,
     standardize,
@@ -170,6 +173,24 @@ class GaussianNB(Projected, NaiveBayesAPI, BayesClassifier):
         posterior. A feature constant in all the training data has no
         variance to scale: it gets the global epsilon, the same in every
         class, which changes no posterior (see :func:`smoothing_epsilon`).
+    numeric_estimator : {"gaussian", "kernel", "discretized"}, default="gaussian"
+        The class-conditional distribution of every feature: normal (the
+        model above), a Gaussian kernel density of the class's values, or
+        the feature cut at Fayyad and Irani's MDL cut points with one
+        Laplace-smoothed probability per interval (Weka NaiveBayes' ``-K``
+        and ``-D``). The last two are the estimators of
+        :class:`nbcli.models.MixedNB`'s ``kernel`` and ``discretized``
+        columns, applied to every feature (see its docstring): the
+        statistics are then the distinct values of each feature with their
+        weight per class (:class:`~nbcli.models._table_stats.MixedStats`),
+        which merge exactly, and the model scores as that mixed model with
+        ``alpha=1`` and these ``priors``. ``var_smoothing`` then does
+        nothing; ``pca`` and ``standardize`` are refused with them.
+    bandwidth_adjust : float, default=1.0
+        With ``numeric_estimator="kernel"``: multiplier of every bandwidth.
+    bandwidth : {"nrd0", "weka"}, default="nrd0"
+        With ``numeric_estimator="kernel"``: Silverman's rule of thumb
+        (R's ``bw.nrd0``), or Weka ``NaiveBayes -K``'s estimator.
     missing : {"error", "ignore", "drop"}, default="error"
         ``"ignore"``: a NaN cell is left out of its feature's weight, mean
         and variance in its class at fit (the statistics keep per class and
@@ -228,6 +249,11 @@ class GaussianNB(Projected, NaiveBayesAPI, BayesClassifier):
         With ``pca`` or ``standardize``: the centring, scaling and principal
         axes applied to raw rows; ``theta_``, ``var_`` and the rest are then
         in the projected space.
+    columns_ : MixedNB or None
+        With a ``numeric_estimator`` other than ``"gaussian"``: the fitted
+        model of the features (``bandwidth_``, ``cut_points_``,
+        ``interval_log_prob_``, ...), which scores the rows; ``theta_``,
+        ``var_`` and ``epsilon_`` are then not set. None otherwise.
 
     Notes
     -----
@@ -245,6 +271,14 @@ class GaussianNB(Projected, NaiveBayesAPI, BayesClassifier):
     ['a', 'b']
     >>> model.predict_proba([[1.0, 2.0]]).shape
     (1, 2)
+
+    Every feature a kernel density instead (Weka NaiveBayes ``-K``):
+
+    >>> kernel = GaussianNB(numeric_estimator="kernel").fit(X, ["a", "a", "a", "b", "b", "b"])
+    >>> kernel.predict([[1.0, 2.0], [3.0, 4.0]]).tolist()
+    ['a', 'b']
+    >>> kernel.columns_.bandwidth_.shape
+    (2, 2)
     """
 
     name = "gaussian"
@@ -253,6 +287,8 @@ class GaussianNB(Projected, NaiveBayesAPI, BayesClassifier):
         from nbcli.models._forms import DiagonalGaussianForm
 
         self._check_fitted()
+        if self.columns_ is not None:
+            return self.columns_.scoring_form()
         with np.errstate(divide="ignore"):
             log_prior = np.log(self.class_prior_)
         log_norm = -0.5 * np.log(2.0 * np.pi * self.var_)
@@ -266,13 +302,16 @@ class GaussianNB(Projected, NaiveBayesAPI, BayesClassifier):
         priors("priors"),
         var_smoothing(),
         var_smoothing_scale(),
+        numeric_estimator(),
+        bandwidth_adjust(),
+        bandwidth(),
         missing(),
         pca(),
         standardize(),
     )
     indicative_definition = GAUSSIAN_DEFINITION
     inspection_sections = ("column_parameters",)
-    statistics = (ClassMoments, ObservedMoments, ClassScatter)
+    statistics = (ClassMoments, ObservedMoments, ClassScatter, MixedStats)
     _pca_shapes = {k: v for k, v in ClassScatter.shapes.items() if k not in ClassScatter.optional}
     _pca_only = (ClassScatter,)
     # One sample per class gives no variance.
@@ -281,12 +320,19 @@ class GaussianNB(Projected, NaiveBayesAPI, BayesClassifier):
     def indicative_features(self) -> tuple[np.ndarray, np.ndarray]:
         """Per class and feature (n_classes, n_features): the divergence of
         :data:`~nbcli.models._indicative.GAUSSIAN_DEFINITION`, and whether
-        the class mean lies above the other classes'."""
+        the class mean lies above the other classes'. Kernel and discretized
+        features are not ranked (NaN: ``learnt_columns`` describes them)."""
+        if self.columns_ is not None:
+            return self.columns_.indicative_features()
         return gaussian_divergences(self, self.theta_, self.var_)
 
     def learnt_columns(self) -> list[dict]:
         """Per feature, ``{"type": "gaussian", "mean", "variance"}``: arrays of
-        shape (n_classes,), the variance with ``epsilon_``, as scoring uses it."""
+        shape (n_classes,), the variance with ``epsilon_``, as scoring uses it; for
+        kernel or discretized features, what ``columns_`` learnt (see
+        :meth:`nbcli.models.MixedNB.learnt_columns`)."""
+        if self.columns_ is not None:
+            return self.columns_.learnt_columns()
         return [
             {"type": "gaussian", "mean": self.theta_[:, j], "variance": self.var_[:, j]}
             for j in range(self.theta_.shape[1])
@@ -298,6 +344,9 @@ class GaussianNB(Projected, NaiveBayesAPI, BayesClassifier):
         priors=None,
         var_smoothing=1e-9,
         var_smoothing_scale="global",
+        numeric_estimator="gaussian",
+        bandwidth_adjust=1.0,
+        bandwidth="nrd0",
         missing="error",
         pca=None,
         standardize=False,
@@ -305,6 +354,9 @@ class GaussianNB(Projected, NaiveBayesAPI, BayesClassifier):
         self.priors = priors
         self.var_smoothing = var_smoothing
         self.var_smoothing_scale = var_smoothing_scale
+        self.numeric_estimator = numeric_estimator
+        self.bandwidth_adjust = bandwidth_adjust
+        self.bandwidth = bandwidth
         self.missing = missing
         self.pca = pca
         self.standardize = standardize
@@ -312,6 +364,82 @@ class GaussianNB(Projected, NaiveBayesAPI, BayesClassifier):
     def check_hyperparameters(self) -> None:
         super().check_hyperparameters()
         self._check_projection()
+
+    def _check_projection(self) -> None:
+        super()._check_projection()
+        if self._by_columns and self._projects:
+            raise ValueError(
+                f"numeric_estimator={self.numeric_estimator!r} models each feature as it is; "
+                "it cannot be combined with pca or standardize (use numeric_estimator="
+                "'gaussian')"
+            )
+
+    # -- kernel and discretized features: the mixed model's columns ---------------
+    @property
+    def _by_columns(self) -> bool:
+        """Whether the features are kernel or discretized columns (``columns_``)."""
+        return self.numeric_estimator != "gaussian"
+
+    @property
+    def _scan_for_nonfinite(self) -> bool:
+        # The columns' scores leave a NaN cell out rather than showing it.
+        return self._by_columns
+
+    def gathered_statistics(self) -> list[dict[str, str]]:
+        own = dict(MixedStats.shapes)
+        if self._by_columns:
+            return [own]
+        return [shapes for shapes in super().gathered_statistics() if shapes != own]
+
+    def _columns_model(self):
+        """The mixed model whose every column is of the ``numeric_estimator`` type,
+        with this model's classes, features and settings (not fitted)."""
+        from nbcli.models.mixed import MixedNB
+
+        inner = MixedNB(
+            column_types=self.numeric_estimator,
+            numeric_estimator=self.numeric_estimator,
+            bandwidth_adjust=self.bandwidth_adjust,
+            bandwidth=self.bandwidth,
+            class_prior=self.priors,
+            missing=self.missing,
+        )
+        inner.n_features_in_ = self.n_features_in_
+        if hasattr(self, "classes_"):
+            inner.classes_ = self.classes_
+        names = getattr(self, "feature_names_in_", None)
+        if names is not None:
+            inner.feature_names_in_ = names
+        return inner
+
+    def merge_statistics(self, a, b):
+        if isinstance(a, MixedStats):
+            # The mixed model names the column whose distinct values overflow.
+            inner = self._columns_model()
+            inner._layout = inner._resolve_layout()
+            return inner.merge_statistics(a, b)
+        return super().merge_statistics(a, b)
+
+    def _finalize_columns(self) -> None:
+        """``finalize`` of kernel or discretized features: the mixed model's."""
+        if not isinstance(self.stats_, MixedStats):
+            raise ValueError(
+                f"numeric_estimator={self.numeric_estimator!r} needs the distinct values of "
+                "each feature, which these statistics do not hold; refit the model with it"
+            )
+        inner = self._columns_model()
+        inner.stats_ = self.stats_
+        inner.finalize()
+        self.columns_ = inner
+        self.class_count_ = inner.class_count_.copy()
+        self.class_prior_ = np.exp(inner.class_log_prior_)
+        for attr in ("theta_", "var_", "epsilon_", "_terms"):
+            self.__dict__.pop(attr, None)
+        # What the fit workflow's warnings read: no variances, nothing to warn of.
+        self.zero_variance_ = np.zeros((0, 2), dtype=np.intp)
+        self.zero_variance_spread_ = np.zeros(0, dtype=bool)
+        self.large_epsilon_ = np.zeros((0, 2), dtype=np.intp)
+        self.largest_variance_feature_ = -1
 
     def _projected_type(self, stats) -> type:
         return ClassMoments
@@ -356,6 +484,8 @@ class GaussianNB(Projected, NaiveBayesAPI, BayesClassifier):
         return total.mean[0], total.m2[0] / total.count[0]
 
     def accumulate(self, X, y_idx, sample_weight, n_classes):
+        if self._by_columns:
+            return self._columns_model().accumulate(X, y_idx, sample_weight, n_classes)
         if self.pca is not None:
             # Principal axes need the full scatter of every class.
             return ClassScatter.from_data(X, y_idx, sample_weight, n_classes)
@@ -364,6 +494,14 @@ class GaussianNB(Projected, NaiveBayesAPI, BayesClassifier):
         return ClassMoments.from_data(X, y_idx, sample_weight, n_classes)
 
     def finalize(self):
+        if self._by_columns:
+            return self._finalize_columns()
+        if isinstance(self.stats_, MixedStats):
+            raise ValueError(
+                "these statistics are a kernel or discretized model's distinct values; "
+                "numeric_estimator='gaussian' needs moments: refit the model with it"
+            )
+        self.columns_ = None
         st = self.stats_
         count = st.class_counts
         if isinstance(st, ObservedMoments):
@@ -459,6 +597,9 @@ class GaussianNB(Projected, NaiveBayesAPI, BayesClassifier):
         )
 
     def joint_log_likelihood_block(self, X):
+        columns = self.__dict__.get("columns_")
+        if columns is not None:
+            return columns.joint_log_likelihood_block(X)
         out = self._scores(X, None)
         if self.missing_policy == "ignore" and np.isnan(out).any():
             # Only blocks with a missing cell pay for the mask.

@@ -562,6 +562,57 @@ def var_smoothing_scale(default: str = "global") -> Hyperparameter:
     )
 
 
+#: How ``numeric_estimator`` models a numeric column: the values the
+#: mixed model's ``column_types`` gives those distributions.
+NUMERIC_ESTIMATORS = ("gaussian", "kernel", "discretized")
+
+
+def numeric_estimator() -> Hyperparameter:
+    """The class-conditional distribution of every numeric column (Weka
+    NaiveBayes' ``-K`` and ``-D`` as one switch).
+
+    It decides which statistics are gathered (moments, or the distinct
+    values with their weights), so ``nbcli tune`` cannot search it on one pass.
+    """
+    return Hyperparameter(
+        "numeric_estimator",
+        "choice",
+        "gaussian",
+        "numeric columns: gaussian (normal), kernel (kernel density) or discretized "
+        "(MDL intervals); mixed: the kind of columns --column leaves untyped",
+        options=NUMERIC_ESTIMATORS,
+        flag="--numeric-estimator",
+        parse=parse_choice,
+        shapes_statistics=True,
+        file_default="gaussian",
+    )
+
+
+def bandwidth_adjust() -> Hyperparameter:
+    """Multiplier of the kernel columns' bandwidths (R ``density``'s ``adjust``);
+    applied when statistics become a model, so ``nbcli tune`` searches it on one pass."""
+    return Hyperparameter(
+        "bandwidth_adjust",
+        "float",
+        1.0,
+        "multiplier of the kernel columns' bandwidths (Silverman's rule of thumb)",
+        low=0.0,
+        low_open=True,
+        flag="--bandwidth-adjust",
+    )
+
+
+def bandwidth() -> Hyperparameter:
+    """The kernel columns' bandwidth rule."""
+    return choice(
+        "bandwidth",
+        ("nrd0", "weka"),
+        "nrd0",
+        "kernel columns: nrd0 (Silverman's rule of thumb, R's default) or weka (Weka "
+        "NaiveBayes -K's estimator)",
+    )
+
+
 def min_categories() -> Hyperparameter:
     """A lower bound on the number of categories of categorical features."""
     return Hyperparameter(

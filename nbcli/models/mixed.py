@@ -28,10 +28,12 @@ from nbcli.models.gaussian import StandardisedTerms, large_epsilon, smoothing_ep
 from nbcli.models.hyperparameters import (
     Hyperparameter,
     alpha,
-    choice,
+    bandwidth,
+    bandwidth_adjust,
     fit_prior,
     min_categories,
     missing,
+    numeric_estimator,
     priors,
     unseen,
     var_smoothing,
@@ -107,18 +109,24 @@ def _type_entries(column_types):
     return [(i, _check_type(v, f"[{i}]")) for i, v in enumerate(values)]
 
 
-def resolve_column_types(column_types, n_features: int, names=None) -> ColumnLayout:
+def resolve_column_types(
+    column_types, n_features: int, names=None, default: str = "gaussian"
+) -> ColumnLayout:
     """The column layout that ``column_types`` gives a table of ``n_features`` columns.
 
     Parameters
     ----------
     column_types : None, str, sequence of str or dict
-        ``None``: every column Gaussian; one type name: every column of that
-        type; a sequence: one type per column; a dict: types of the columns
-        it names, by index (int) or feature name (str), the others Gaussian.
+        ``None``: every column of type ``default``; one type name: every
+        column of that type; a sequence: one type per column; a dict: types
+        of the columns it names, by index (int) or feature name (str), the
+        others of type ``default``.
     n_features : int
     names : ndarray of str or None
         Feature names, needed when the dict names columns by name.
+    default : str, default="gaussian"
+        The type of the columns ``column_types`` leaves untyped (the
+        model's ``numeric_estimator``).
 
     Raises
     ------
@@ -126,7 +134,7 @@ def resolve_column_types(column_types, n_features: int, names=None) -> ColumnLay
         For an unknown type, a sequence of the wrong length, or a key that
         names no column.
     """
-    types = ["gaussian"] * n_features
+    types = [_check_type(default, " default")] * n_features
     if isinstance(column_types, str):
         types = [_check_type(column_types, "")] * n_features
     elif isinstance(column_types, dict):
@@ -263,13 +271,19 @@ class MixedNB(TextColumns, BayesClassifier):
     column_types : None, str, sequence of str or dict, default=None
         Per column one of ``"gaussian"``, ``"categorical"``, ``"bernoulli"``,
         ``"multinomial"``, ``"poisson"``, ``"kernel"``, ``"discretized"``: a list with one entry per column, a dict by column
-        index or feature name (columns it leaves out are Gaussian), or one
-        name for all columns. ``None``: all Gaussian.
+        index or feature name (columns it leaves out are of the
+        ``numeric_estimator`` type), or one name for all columns. ``None``:
+        every column of the ``numeric_estimator`` type.
     var_smoothing : float, default=1e-9
         See above.
     var_smoothing_scale : {"feature", "global"}, default="feature"
         See above. Model files written before the scale was stored were
         fitted with ``"global"`` and load so.
+    numeric_estimator : {"gaussian", "kernel", "discretized"}, default="gaussian"
+        The type of the columns that ``column_types`` leaves untyped (all of
+        them when it is None): Weka NaiveBayes' ``-K`` (``"kernel"``) and
+        ``-D`` (``"discretized"``) as one switch. Types that
+        ``column_types`` gives win, ``"gaussian"`` among them.
     bandwidth_adjust : float, default=1.0
         Multiplier of every kernel column's bandwidth (R ``density``'s ``adjust``).
     bandwidth : {"nrd0", "weka"}, default="nrd0"
@@ -439,22 +453,9 @@ class MixedNB(TextColumns, BayesClassifier):
         ),
         var_smoothing(),
         var_smoothing_scale("feature"),
-        Hyperparameter(
-            "bandwidth_adjust",
-            "float",
-            1.0,
-            "multiplier of the kernel columns' bandwidths (Silverman's rule of thumb)",
-            low=0.0,
-            low_open=True,
-            flag="--bandwidth-adjust",
-        ),
-        choice(
-            "bandwidth",
-            ("nrd0", "weka"),
-            "nrd0",
-            "kernel columns: nrd0 (Silverman's rule of thumb, R's default) or weka (Weka "
-            "NaiveBayes -K's estimator)",
-        ),
+        numeric_estimator(),
+        bandwidth_adjust(),
+        bandwidth(),
         alpha(),
         min_categories(),
         fit_prior(),
@@ -487,6 +488,7 @@ class MixedNB(TextColumns, BayesClassifier):
         column_types=None,
         var_smoothing=1e-9,
         var_smoothing_scale="feature",
+        numeric_estimator="gaussian",
         bandwidth_adjust=1.0,
         bandwidth="nrd0",
         alpha=1.0,
@@ -500,6 +502,7 @@ class MixedNB(TextColumns, BayesClassifier):
         self.column_types = column_types
         self.var_smoothing = var_smoothing
         self.var_smoothing_scale = var_smoothing_scale
+        self.numeric_estimator = numeric_estimator
         self.bandwidth_adjust = bandwidth_adjust
         self.bandwidth = bandwidth
         self.alpha = alpha
@@ -530,7 +533,10 @@ class MixedNB(TextColumns, BayesClassifier):
             )
         names = getattr(self, "feature_names_in_", None)
         lay = resolve_column_types(
-            self.column_types, n_table, None if names is None else names[:n_table]
+            self.column_types,
+            n_table,
+            None if names is None else names[:n_table],
+            self.numeric_estimator,
         )
         if not sizes:
             return lay

@@ -470,7 +470,8 @@ def collect_part_fold_statistics(
             _fold_terms=sums.terms or [],
         )
     else:
-        fs = PartFoldStatistics(**common, **extra)
+        tables = TableFacts.of(total.plan, total.categories, request, (missing, unseen))
+        fs = PartFoldStatistics(**common, **extra, tables=tables)
         if request.na_labels:
             fs.training["na_labels"] = [str(v) for v in request.na_labels]
     check_folds(fs, estimator.min_samples_per_class)

@@ -113,6 +113,9 @@ class FoldStatistics:
     training: dict
     path: str = ""
     warnings: list = field(default_factory=list)
+    #: What reading decided (column plan, categories, missing-cell policy),
+    #: for the model file of all rows, as ``nbcli fit`` writes it.
+    tables: Any = None
     _chunks: list | None = None
     _stream: Any = None
     _layouts: list | None = None
@@ -385,12 +388,24 @@ class FoldStatistics:
             As :meth:`model`.
         """
         from nbcli.io.modelfile import ModelFile
+        from nbcli.workflows.tables import column_records
 
+        model = self.model(params)
+        training = dict(self.training)
+        columns = None
+        facts = self.tables
+        if facts is not None:
+            # As fit stores them: predict applies the policies and the columns' kinds.
+            training["missing"], training["unseen"] = facts.missing, facts.unseen
+            if facts.na_values is not None:
+                training["na_values"] = [str(v) for v in facts.na_values]
+            columns = column_records(model, facts.plan, facts.categories)
         return ModelFile(
-            model=self.model(params),
+            model=model,
             feature_names=list(self.feature_names),
             target=self.target,
-            training=dict(self.training),
+            training=training,
+            columns=columns,
             search=search,
         )
 

@@ -194,6 +194,7 @@ def collect_fold_statistics(
     else:
         fs = FoldStatistics(
             **common,
+            tables=TableFacts.of(stream.plan, stream.categories, request, (missing, unseen)),
             _chunks=chunks,
             _stream=stream,
             _row_filter=lambda: partial(RowCounts().filter, missing=missing),

@@ -201,6 +201,10 @@ class PartFit:
     column_types: tuple | None = None
     #: The columns of the statistics' category block, in its order.
     category_columns: tuple = ()
+    #: Each column's type as the distinct-value statistics count them (the
+    #: mixed model's ``column_types``, or every column of the model's
+    #: ``numeric_estimator``), for naming a column over the limit; None: none.
+    value_types: tuple | None = None
 
     def merge(self, other: PartFit) -> PartFit:
         from nbcli.engines._reduce import merge_optional
@@ -225,9 +229,9 @@ class PartFit:
                 _recoded(other.stats, other, categories, self.stats),
             )
         except TooManyValuesError as exc:  # parts each within the limit, together over it
-            if self.column_types is None:
+            if self.value_types is None:
                 raise
-            named = too_many_values_message(exc, self.column_types, self.feature_names)
+            named = too_many_values_message(exc, self.value_types, self.feature_names)
             raise NbcliError(f"{other.part}: with the parts before it, {named}") from None
         return PartFit(
             self.part,
@@ -243,6 +247,7 @@ class PartFit:
             categories,
             self.column_types,
             self.category_columns,
+            self.value_types,
         )
 
 
@@ -522,9 +527,19 @@ def _read_part(part: str, spec: PartTraining, *, fit: bool):
             {c: list(v) for c, v in stream.categories.items()},
             None if types is None else tuple(types),
             category_columns,
+            _value_types(est, types, features),
         ),
         fp,
     )
+
+
+def _value_types(est, types, features) -> tuple | None:
+    """:attr:`PartFit.value_types` of the part's model: its ``column_types``, or
+    its ``numeric_estimator`` for every column (the gaussian model's)."""
+    if types is not None:
+        return tuple(types)
+    numeric = est.get_params().get("numeric_estimator")
+    return None if numeric is None else (numeric,) * len(features)
 
 
 def train_parts(estimator, request, engine, *, priors_by_label=None):

@@ -175,7 +175,11 @@ def apply_column_types(estimator, plan, column_types: dict, missing: str, unseen
         )
     params: dict[str, object] = {}
     if "column_types" in estimator.get_params():
-        params["column_types"] = [_column_type(c, plan, column_types) for c in plan.features]
+        # A numeric column --column leaves untyped takes the model's numeric estimator.
+        numeric = estimator.get_params().get("numeric_estimator", MixedNB.feature_kinds[0])
+        params["column_types"] = [
+            _column_type(c, plan, column_types, numeric) for c in plan.features
+        ]
     if _accepts(estimator, "missing", missing):
         params["missing"] = missing
     if _accepts(estimator, "unseen", unseen):
@@ -184,12 +188,12 @@ def apply_column_types(estimator, plan, column_types: dict, missing: str, unseen
         estimator.set_params(**params)
 
 
-def _column_type(name: str, plan, column_types: dict) -> str:
+def _column_type(name: str, plan, column_types: dict, numeric: str) -> str:
     from nbcli.io.plan import CATEGORICAL
 
     if name in column_types:
         return column_types[name]
-    return "categorical" if plan.kind(name) == CATEGORICAL else MixedNB.feature_kinds[0]
+    return "categorical" if plan.kind(name) == CATEGORICAL else numeric
 
 
 def column_records(estimator, plan, categories: dict) -> list[dict]:
