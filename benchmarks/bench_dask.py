@@ -7,6 +7,18 @@ Run by hand (not part of the test suite)::
     python benchmarks/bench_dask.py --parts 4 --rows 100000 --features 50 --classes 10
     python benchmarks/bench_dask.py --parquet-gb 1.6   # the command line on Parquet parts
     python benchmarks/bench_dask.py --text-docs 200000 # --text: one file, parts, Dask
+    python benchmarks/bench_dask.py --evaluate --parts 20 --rows 25000  # evaluate over parts
+
+``--evaluate`` writes ``--parts`` CSV parts of ``--rows`` rows (d =
+``--features``, k = ``--classes``) and the same rows in order as one CSV,
+fits a Gaussian NB model on the first part, and times ``evaluate`` with
+``--resamples`` resamples (default 1,000): the one file in this process
+(:func:`nbcli.workflows.evaluate.evaluate`) against the parts on a Dask
+LocalCluster of ``--workers`` worker processes
+(:func:`nbcli.workflows.evaluate_parts.evaluate_parts`; cluster start-up
+timed apart), median seconds of ``--repeat`` alternating runs and their
+ratio. It checks that both reports hold the same figures and intervals
+(to 1e-12).
 
 ``--parquet-gb SIZE`` writes a partitioned Parquet data set of about SIZE
 GB (parts of about 100 MB, d = 20, k = 5) in a temporary folder, larger
@@ -252,6 +264,78 @@ def _text_spec(text):
     return PartTraining(nb.MultinomialNB(), DataRequest.of((), target="label", text=text))
 
 
+def evaluate_benchmark(args) -> None:
+    """``evaluate`` of one CSV file against ``evaluate`` of its rows in parts on Dask."""
+    import polars as pl
+
+    from nbcli.io.modelfile import save_model
+    from nbcli.io.request import DataRequest
+    from nbcli.workflows.evaluate import evaluate
+    from nbcli.workflows.evaluate_parts import evaluate_parts
+    from nbcli.workflows.settings import ScoreSettings
+    from nbcli.workflows.train import train
+
+    rng = np.random.default_rng(0)
+    d, k, n = args.features, args.classes, args.parts * args.rows
+    centres = rng.standard_normal((k, d)) * 0.6
+    y = rng.integers(0, k, n)
+    X = centres[y] + rng.standard_normal((n, d))
+    frame = pl.DataFrame({f"x{j}": X[:, j] for j in range(d)}).with_columns(pl.Series("label", y))
+    med = statistics.median
+    with tempfile.TemporaryDirectory() as tmp:
+        one = str(Path(tmp) / "all.csv")
+        frame.write_csv(one)
+        folder = Path(tmp) / "parts"
+        folder.mkdir()
+        for i in range(args.parts):
+            frame[i * args.rows : (i + 1) * args.rows].write_csv(folder / f"part-{i:03d}.csv")
+        model = str(Path(tmp) / "model.npz")
+        first = DataRequest.of(str(folder / "part-000.csv"), target="label")
+        save_model(train(nb.GaussianNB(), first).model_file, model)
+        scoring = ScoreSettings(bootstrap=args.resamples, seed=1)
+        print(
+            f"evaluate: {args.parts} CSV parts x {args.rows:,} rows = {n:,} rows "
+            f"({Path(one).stat().st_size / 1e6:.0f} MB), d={d}, k={k}, "
+            f"{args.resamples:,} resamples; {args.workers} Dask workers"
+        )
+        t = time.perf_counter()
+        with open_engine("dask", workers=args.workers) as dask:
+            dask.client.wait_for_workers(args.workers)
+            print(
+                f"LocalCluster start-up ({args.workers} workers): {time.perf_counter() - t:.2f} s"
+            )
+            runs = {
+                "one file, local": lambda: evaluate(
+                    model, DataRequest.of(one, target="label", sha256=False), scoring
+                ),
+                "parts, dask": lambda: evaluate_parts(
+                    model, DataRequest.of(str(folder), target="label"), dask, scoring
+                ),
+            }
+            times: dict[str, list[float]] = {name: [] for name in runs}
+            reports = {}
+            for _ in range(args.repeat):  # alternating, so that drifting load hits both alike
+                for name, fn in runs.items():
+                    t = time.perf_counter()
+                    reports[name] = fn()
+                    times[name].append(time.perf_counter() - t)
+    reference = med(times["one file, local"])
+    for name, ts in times.items():
+        print(f"{name:<18}{med(ts):>8.2f} s{med(ts) / reference:>8.2f}x one file")
+    local, parts = (reports[name].to_dict() for name in runs)
+    worst = 0.0
+    for key, iv in local["metrics"].items():
+        got = parts["metrics"][key]
+        assert got["method"] == iv["method"], (key, got, iv)
+        for end in ("value", "lower", "upper"):
+            if iv[end] is not None:
+                worst = max(worst, abs(got[end] - iv[end]))
+    assert parts["confusion_matrix"] == local["confusion_matrix"]
+    assert worst <= 1e-12, worst
+    methods = sorted({iv["method"] for iv in local["metrics"].values()})
+    print(f"largest difference of a figure or interval end: {worst:.1e} ({', '.join(methods)})")
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[1])
     ap.add_argument("--parts", type=int, default=8)
@@ -263,7 +347,12 @@ def main(argv=None) -> None:
     ap.add_argument("--models", default=",".join(MODELS))
     ap.add_argument("--parquet-gb", type=float, default=None)
     ap.add_argument("--text-docs", type=int, default=None, help="time a --text fit instead")
+    ap.add_argument("--evaluate", action="store_true", help="time evaluate over parts instead")
+    ap.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples of --evaluate")
     args = ap.parse_args(argv)
+    if args.evaluate:
+        evaluate_benchmark(args)
+        return
     if args.text_docs is not None:
         text_benchmark(args.text_docs, args.parts, args.workers, args.repeat)
         return

@@ -1,9 +1,14 @@
-"""One resampling scheme for evaluate and compare; grouped means; the Poisson bootstrap."""
+"""One resampling scheme for evaluate and compare; grouped means, from rows or from sums over parts."""
 
 from __future__ import annotations
 
+import functools
+from unittest import mock
+
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from nbcli.reports import bootstrap as bs
 from nbcli.reports import means as bm
@@ -164,3 +169,50 @@ def test_grouped_bin_sums_give_the_ece_replicates_of_row_resampling(calibrated):
     for q in (0.025, 0.5, 0.975):
         assert abs(np.quantile(grouped, q) - np.quantile(exact, q)) < 0.15 * spread
     assert sums.shape == (draws, 10) and not sums[:, :5].any()
+
+
+@pytest.mark.numerical
+@settings(max_examples=20, deadline=None)
+@given(
+    st.lists(st.integers(1, 2_999), max_size=6),
+    st.integers(0, 2**32 - 1),
+    st.sampled_from(["lognormal", "ties", "signed"]),
+)
+def test_value_bins_of_any_split_give_the_grouped_intervals_of_the_rows(cuts, seed, shape):
+    rng = np.random.default_rng(seed)
+    if shape == "lognormal":  # skewed, like log-losses
+        x = rng.lognormal(-2.0, 1.5, 3_000)
+    elif shape == "ties":  # few distinct values, bins with one value each
+        x = rng.integers(0, 5, 3_000) / 4.0
+    else:  # both signs and zero, as rounding gives Brier scores
+        x = np.concatenate([rng.normal(0, 1e-16, 1_000), np.zeros(10), rng.uniform(0, 2, 1_990)])
+    y = rng.uniform(0.0, 2.0, x.size)
+    bounds = sorted({0, x.size, *cuts})
+    pieces = [slice(a, b) for a, b in zip(bounds, bounds[1:])]
+    bins = {
+        name: functools.reduce(bm.ValueBins.merge, [bm.ValueBins.of(v[p]) for p in pieces])
+        for name, v in (("a", x), ("b", y))
+    }
+    # Grouped either way, as beyond EXACT_VALUES rows x resamples.
+    settings_ = {"n_resamples": 1_000, "confidence": 0.9}
+    with mock.patch.object(bm, "EXACT_VALUES", 0):
+        want = bm.bootstrap_means({"a": x, "b": y}, rng=np.random.default_rng(seed), **settings_)
+        got = bm.bootstrap_binned_means(bins, rng=np.random.default_rng(seed), **settings_)
+    for name in ("a", "b"):
+        assert got[name].method == want[name].method
+        scale = max(1.0, abs(want[name].value))
+        for side in ("value", "lower", "upper"):
+            assert getattr(got[name], side) == pytest.approx(
+                getattr(want[name], side), rel=1e-12, abs=1e-12 * scale
+            ), (name, side)
+    assert bins["a"].acceleration() == pytest.approx(bm.mean_acceleration(x), rel=1e-9, abs=1e-12)
+
+
+def test_binned_means_refuse_sizes_that_are_resampled_row_by_row():
+    bins = bm.ValueBins.of(np.arange(100.0))
+    with pytest.raises(ValueError, match="row by row"):
+        bm.bootstrap_binned_means({"x": bins}, n_resamples=1000, confidence=0.95, rng=None)
+    empty = bm.bootstrap_binned_means(
+        {"x": bm.ValueBins.of(np.zeros(0))}, n_resamples=1000, confidence=0.95, rng=None
+    )
+    assert np.isnan(empty["x"].value) and empty["x"].method == "none"

@@ -196,30 +196,101 @@ def _metrics(run) -> dict:
     return json.loads(run.stdout)
 
 
-def test_evaluate_gives_local_point_metrics_and_seeded_poisson_intervals(scheduler, tmp_path):
+def _same_report(got: dict, expected: dict) -> None:
+    """Two evaluation reports with the same figures and intervals (to 1e-12): metrics,
+    confusion matrix, per-class rows, calibration bins and the interval methods."""
+    assert got["metrics"].keys() == expected["metrics"].keys()
+    for name, iv in expected["metrics"].items():
+        assert got["metrics"][name]["method"] == iv["method"], name
+        for side in ("value", "lower", "upper"):
+            if iv[side] is None:
+                assert got["metrics"][name][side] is None, (name, side)
+            else:
+                assert got["metrics"][name][side] == pytest.approx(iv[side], rel=0, abs=1e-12)
+    assert got["confusion_matrix"] == expected["confusion_matrix"]
+    assert got["n_unseen"] == expected["n_unseen"]
+    _same_rows(got["per_class"], expected["per_class"])
+    calibration, bins = dict(got["calibration"]), got["calibration"]["bins"]
+    for key, value in expected["calibration"].items():
+        if key == "bins":
+            assert [b["count"] for b in bins] == [b["count"] for b in value]
+            for a, b in zip(bins, value):
+                for side in ("lower", "upper", "mean_confidence", "accuracy", "gap"):
+                    assert (a[side] is None) == (b[side] is None)
+                    if b[side] is not None:
+                        assert a[side] == pytest.approx(b[side], rel=0, abs=1e-12), side
+        elif isinstance(value, float):
+            assert calibration[key] == pytest.approx(value, rel=0, abs=1e-12), key
+        else:
+            assert calibration[key] == value, key
+    for key in ("bootstrap_resamples", "seed", "bins", "bootstrap_method"):
+        assert got["settings"][key] == expected["settings"][key], key
+
+
+@pytest.mark.numerical
+def test_evaluate_gives_the_local_figures_and_intervals(scheduler, tmp_path):
+    # 320 rows x 200 resamples are resampled row by row: the rows are gathered.
+    resamples = "200"
     write_data(tmp_path, "gaussian", seed=3)
     model = tmp_path / "m.npz"
     _ok("fit", "-m", "gaussian", "-d", tmp_path / "parts" / "part-02.csv", "-o", model, "-q")
-    local = _metrics(_ok("evaluate", "-m", model, "-d", tmp_path / "all.csv", "--json", "-",
-                         "-q", "--bootstrap", "0"))  # fmt: skip
-    args = ("evaluate", "-m", model, "-d", tmp_path / "parts", "--json", "-", "-q",
-            "--engine", "dask", "--scheduler", scheduler, "--bootstrap", "200", "--seed", "7")  # fmt: skip
-    dask, again = _metrics(_ok(*args)), _metrics(_ok(*args))
-    for name, iv in local["metrics"].items():
-        assert dask["metrics"][name]["value"] == pytest.approx(iv["value"], rel=0, abs=1e-12)
-        if name in RANKING:  # a second pass over bucket and level counts
-            continue
-        assert dask["metrics"][name]["method"] == "poisson-bootstrap"
-        assert dask["metrics"][name]["lower"] < iv["value"] < dask["metrics"][name]["upper"]
-    assert dask["calibration"]["ece"] == pytest.approx(local["calibration"]["ece"], abs=1e-12)
-    assert dask["confusion_matrix"] == local["confusion_matrix"]
-    _same_rows(dask["per_class"], local["per_class"])
-    assert dask["metrics"] == again["metrics"]
-    other = _metrics(_ok(*args[:-1], "8"))
-    assert other["metrics"]["accuracy"]["lower"] != dask["metrics"]["accuracy"]["lower"]
-    # The local engine over the same parts: the same sums, so the same intervals.
-    on_local = _metrics(_ok(*args[:8], *args[12:]))
-    assert on_local["metrics"] == dask["metrics"]
+    common = ("--json", "-", "-q", "--bootstrap", resamples, "--seed", "7")
+    local = _metrics(_ok("evaluate", "-m", model, "-d", tmp_path / "all.csv", *common))
+    args = ("evaluate", "-m", model, "-d", tmp_path / "parts", *common)
+    dask = _metrics(_ok(*args, "--engine", "dask", "--scheduler", scheduler))
+    _same_report(dask, local)
+    assert local["metrics"]["roc_auc"]["method"] == "BCa"
+    assert dask["metrics"]["accuracy"]["lower"] < dask["metrics"]["accuracy"]["value"]
+    # The local engine over the same parts: the same report.
+    _same_report(_metrics(_ok(*args)), local)
+    other = _metrics(_ok(*args[:-1], "8", "--engine", "dask", "--scheduler", scheduler))
+    # (Accuracy's ends lie on a grid of 1/320: another seed may well give the same.)
+    assert other["metrics"]["log_loss"]["lower"] != dask["metrics"]["log_loss"]["lower"]
+
+
+def _real_data(tmp_path, name: str, n_parts: int):
+    """A scikit-learn data set as one CSV and as ``n_parts`` uneven CSV parts, rows in order."""
+    from sklearn import datasets
+
+    X, y = getattr(datasets, f"load_{name}")(return_X_y=True)
+    frame = pl.DataFrame({f"x{j}": X[:, j] for j in range(X.shape[1])}).with_columns(
+        pl.Series("label", [f"c{v}" for v in y])
+    )
+    frame.write_csv(tmp_path / "all.csv")
+    (tmp_path / "parts").mkdir()
+    cuts = np.linspace(0, len(y), n_parts + 1).astype(int)
+    cuts[1:-1] += np.arange(1, n_parts) * 7  # uneven
+    for i, (lo, hi) in enumerate(zip(cuts, cuts[1:])):
+        frame[int(lo) : int(hi)].write_csv(tmp_path / "parts" / f"part-{i:02d}.csv")
+    return X, y
+
+
+@pytest.mark.numerical
+@pytest.mark.parametrize("name, resamples", [("breast_cancer", "1000"), ("digits", "20000")])
+def test_evaluate_of_real_data_in_parts_is_the_one_file_report(
+    scheduler, tmp_path, name, resamples
+):
+    # Digits (1,797 rows, 10 classes) x 20,000 resamples: beyond the rows
+    # resampled one by one, so the parts send sums, and the ten class AUCs'
+    # covariance comes from a third pass over the kept posteriors.
+    _real_data(tmp_path, name, 5)
+    model = tmp_path / "m.npz"
+    _ok("fit", "-m", "gaussian", "-d", tmp_path / "parts" / "part-01.csv", "-o", model, "-q")
+    common = ("--json", "-", "-q", "--bootstrap", resamples, "--seed", "3", "--bins", "15")
+    local = _metrics(_ok("evaluate", "-m", model, "-d", tmp_path / "all.csv", *common))
+    dask = _metrics(
+        _ok("evaluate", "-m", model, "-d", tmp_path / "parts", *common,
+            "--engine", "dask", "--scheduler", scheduler)
+    )  # fmt: skip
+    _same_report(dask, local)
+    methods = {iv["method"] for iv in local["metrics"].values()}
+    assert "BCa" in methods and methods <= {"BCa", "percentile", "DeLong", "none"}
+    if resamples == "20000":
+        assert local["metrics"]["roc_auc"]["method"] == "DeLong"
+        # The local engine over the parts, which reads them again for the ranking.
+        _same_report(
+            _metrics(_ok("evaluate", "-m", model, "-d", tmp_path / "parts", *common)), local
+        )
 
 
 def test_evaluate_counts_labels_the_model_never_saw_like_local(scheduler, tmp_path):

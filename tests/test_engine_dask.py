@@ -17,7 +17,7 @@ pytest.importorskip("dask")
 
 from nbcli.engines import open_engine  # noqa: E402
 from nbcli.engines.dask_engine import DaskEngine  # noqa: E402
-from nbcli.engines.sums import evaluation_sums, poisson_interval  # noqa: E402
+from nbcli.engines.sums import evaluation_sums  # noqa: E402
 from tests import engine_parts  # noqa: E402
 from tests.engine_parts import (  # noqa: E402
     ESTIMATORS,
@@ -128,46 +128,70 @@ def test_predict_map_writes_each_part_and_skips_a_bad_one(engine, tmp_path):
 
 
 def _part_sums(index, path, shared):
-    model, edges, seed, replicates = shared
-    total, offset = None, 0
+    model, edges = shared
+    total = None
     for X, y in read_part(path):
         s = evaluation_sums(
             model.predict_proba(X),
             np.searchsorted(model.classes_, y),
             len(model.classes_),
             edges=edges,
-            n_replicates=replicates,
-            seed=seed,
-            part_index=index,
-            row_offset=offset,
         )
-        offset += len(y)
         total = s if total is None else total + s
     return total
 
 
-def test_evaluation_sums_equal_local_and_reproduce_under_a_seed(engine, tmp_path):
+def _rows_of(index, path, shared):
+    return [int(v) for _, y in read_part(path) for v in y]
+
+
+def _value(index, kept, shared):
+    return kept
+
+
+def test_evaluation_sums_equal_local(engine, tmp_path):
     X, y = make_data(ESTIMATORS["lda"](), N_ROWS, seed=6)
     parts = write_parts(tmp_path, X, y)
     model = ESTIMATORS["lda"]().fit(X[::2], y[::2])
     edges = np.linspace(0.0, 1.0, 11)
-    shared = (model, edges, 7, 300)
+    shared = (model, edges)
     dask_sums = engine.sum_over_parts(parts, _part_sums, shared)
     local_sums = open_engine("local").sum_over_parts(parts, _part_sums, shared)
     np.testing.assert_array_equal(dask_sums.confusion, local_sums.confusion)
     assert dask_sums.log_loss == pytest.approx(local_sums.log_loss, rel=1e-12)
     assert dask_sums.brier_score == pytest.approx(local_sums.brier_score, rel=1e-12)
     assert dask_sums.ece() == pytest.approx(local_sums.ece(), rel=1e-12)
-    # Same seed and parts: the same replicates, hence the same interval, bit for bit.
-    a = poisson_interval(dask_sums.log_loss, dask_sums.replicate_means("log_loss"))
-    b = poisson_interval(local_sums.log_loss, local_sums.replicate_means("log_loss"))
-    assert a == b and a.method == "poisson-bootstrap"
-    again = engine.sum_over_parts(parts, _part_sums, shared)
-    np.testing.assert_array_equal(again.replicate_confusion, dask_sums.replicate_confusion)
-    other = engine.sum_over_parts(parts, _part_sums, (model, edges, 8, 300))
-    assert not np.array_equal(other.replicate_log_loss, dask_sums.replicate_log_loss)
+    np.testing.assert_array_equal(dask_sums.log_loss_bins.count, local_sums.log_loss_bins.count)
+    np.testing.assert_allclose(
+        dask_sums.log_loss_bins.sums, local_sums.log_loss_bins.sums, rtol=1e-12, atol=1e-300
+    )
     proba = model.predict_proba(X)
     assert dask_sums.accuracy == pytest.approx(np.mean(model.classes_[proba.argmax(1)] == y))
+
+
+def test_gathered_and_kept_parts_come_back_in_part_order(engine, tmp_path):
+    X, y = make_data(ESTIMATORS["gaussian"](), N_ROWS, seed=6)
+    parts = write_parts(tmp_path, X, y)
+    gathered = engine.gather_parts(parts, _rows_of)
+    assert [len(g) for g in gathered] == list(engine_parts.PART_SIZES)
+    assert sum(gathered, []) == y.tolist()
+    assert gathered == open_engine("local").gather_parts(parts, _rows_of)
+    # Kept values are the parts of later sums, which run where they are.
+    shared = (ESTIMATORS["gaussian"]().fit(X, y), np.linspace(0.0, 1.0, 11))
+    kept = engine.keep_parts(parts, _part_sums, shared)
+    once = engine.sum_over_parts(kept, _value)
+    np.testing.assert_array_equal(once.confusion, engine.sum_over_parts(kept, _value).confusion)
+    np.testing.assert_array_equal(
+        once.confusion, engine.sum_over_parts(parts, _part_sums, shared).confusion
+    )
+    bad = Path(parts[4])
+    bad.write_text(bad.read_text() + "0,1,2,three\n")
+    for run in (
+        lambda: engine.gather_parts(parts, _rows_of),
+        lambda: engine.sum_over_parts(engine.keep_parts(parts, _part_sums, shared), _value),
+    ):
+        with pytest.raises(BadRowError, match=r"part-04\.csv: row \d+: "):
+            run()
 
 
 def test_error_in_a_sum_surfaces_at_the_client(engine, tmp_path):
@@ -176,7 +200,7 @@ def test_error_in_a_sum_surfaces_at_the_client(engine, tmp_path):
     Path(parts[5]).write_text(Path(parts[5]).read_text() + "\n0,x,1,2\n")
     model = ESTIMATORS["gaussian"]().fit(X, y)
     with pytest.raises(BadRowError, match=r"part-05\.csv: row 84: "):
-        engine.sum_over_parts(parts, _part_sums, (model, np.linspace(0, 1, 11), 0, 10))
+        engine.sum_over_parts(parts, _part_sums, (model, np.linspace(0, 1, 11)))
 
 
 def _die_once(path):

@@ -17,13 +17,7 @@ from hypothesis import strategies as st
 
 import nbcli.engines as engines
 from nbcli.engines import open_engine, require_dask, tree_pairs, tree_reduce
-from nbcli.engines.sums import (
-    POISSON_BOOTSTRAP,
-    WEIGHT_BLOCK,
-    evaluation_sums,
-    poisson_interval,
-    poisson_weights,
-)
+from nbcli.engines.sums import evaluation_sums
 from nbcli.errors import NbcliError
 from nbcli.reports.metrics import brier_score, confusion_matrix, log_loss
 from nbcli.reports.reliability import reliability_diagram, top_class_confidence
@@ -160,30 +154,7 @@ def test_nothing_of_dask_is_imported_on_the_local_path(tmp_path):
     assert out.strip() == "[]"
 
 
-# -- Poisson bootstrap and evaluation sums -------------------------------------
-
-
-@settings(max_examples=30, deadline=None)
-@given(
-    st.integers(0, 3 * WEIGHT_BLOCK),
-    st.integers(0, 3 * WEIGHT_BLOCK),
-    st.integers(0, 2**32),
-)
-def test_poisson_weights_depend_only_on_seed_part_and_row(a, b, seed):
-    lo, hi = sorted((a, b))
-    whole = poisson_weights(seed, 3, 0, 3 * WEIGHT_BLOCK, 4)
-    np.testing.assert_array_equal(poisson_weights(seed, 3, lo, hi, 4), whole[lo:hi])
-    assert not np.array_equal(poisson_weights(seed, 4, 0, 64, 4), whole[:64])
-
-
-def test_poisson_weights_are_poisson_one():
-    W = poisson_weights(11, 0, 0, 20_000, 50)
-    assert W.dtype == np.uint8 and W.min() == 0 and W.max() <= 12
-    assert abs(W.mean() - 1.0) < 0.01 and abs(W.var() - 1.0) < 0.02
-    freq = np.bincount(W.ravel(), minlength=13) / W.size
-    pmf = np.exp(-1.0) / np.array([math.factorial(j) for j in range(6)])
-    # 1e6 draws: each frequency within about 4 standard errors of Poisson(1).
-    np.testing.assert_allclose(freq[:6], pmf, atol=2e-3)
+# -- evaluation sums -----------------------------------------------------------
 
 
 def _scored(n, k=4, seed=0):
@@ -197,8 +168,7 @@ def test_evaluation_sums_give_the_local_metrics():
     sizes = [700, 0, 1300, 1000]
     bounds = np.cumsum([0] + sizes)
     chunks = [
-        evaluation_sums(proba[a:b], t[a:b], 5, edges=edges, n_replicates=200, seed=5, part_index=i)
-        for i, (a, b) in enumerate(zip(bounds[:-1], bounds[1:]))
+        evaluation_sums(proba[a:b], t[a:b], 5, edges=edges) for a, b in zip(bounds[:-1], bounds[1:])
     ]
     total = tree_reduce(chunks, lambda a, b: a + b)
     known = t < 4
@@ -208,59 +178,32 @@ def test_evaluation_sums_give_the_local_metrics():
     assert total.brier_score == pytest.approx(brier_score(proba[known], t[known]), rel=1e-13)
     conf, hit = top_class_confidence(proba[known], t[known])
     assert total.ece() == pytest.approx(reliability_diagram(conf, hit, edges).ece, rel=1e-12)
-    # Replicates: weighted versions of the same figures.
-    assert total.replicate_confusion.shape == (200, 5, 5)
-    np.testing.assert_allclose(
-        total.replicate_confusion.sum(axis=(1, 2)), total.replicate_weight, rtol=1e-12
-    )
-    W = np.concatenate(
-        [poisson_weights(5, i, 0, b - a, 200) for i, (a, b) in enumerate(zip(bounds, bounds[1:]))]
-    )
-    np.testing.assert_array_equal(total.replicate_weight, W.sum(0))
-    Wk = W[known]
-    lw = -np.log(proba[known, t[known]])
-    means = total.replicate_means("log_loss")
-    np.testing.assert_allclose(means, (Wk * lw[:, None]).sum(0) / Wk.sum(0), rtol=1e-12)
-    assert np.ptp(means) > 0.01  # the replicates do vary
-    interval = poisson_interval(total.log_loss, means)
-    assert interval.method == POISSON_BOOTSTRAP == "poisson-bootstrap"
-    assert interval.lower < total.log_loss < interval.upper
-    assert interval.upper - interval.lower < 0.2
-    ece = total.replicate_ece()
-    assert ece.shape == (200,) and np.all((ece >= 0) & (ece <= 1))
+    # The losses by bin: the scored rows, and their mean.
+    assert total.log_loss_bins.n == total.brier_bins.n == known.sum()
+    assert total.log_loss_bins.mean() == pytest.approx(total.log_loss, rel=1e-13)
+    assert total.brier_bins.mean() == pytest.approx(total.brier_score, rel=1e-13)
 
 
-def test_local_sum_over_parts_is_reproducible_under_a_seed(tmp_path):
+def test_local_sum_over_parts_gives_the_one_file_losses(tmp_path):
     X, y = make_data(ESTIMATORS["gaussian"](), 320, seed=8)
     parts = write_parts(tmp_path, X, y)
     model = ESTIMATORS["gaussian"]().fit(X, y)
     edges = np.linspace(0, 1, 11)
-
-    def run(seed):
-        return open_engine("local").sum_over_parts(parts, _part_sums, (model, edges, seed))
-
-    a, b, c = run(1), run(1), run(2)
-    np.testing.assert_array_equal(a.replicate_log_loss, b.replicate_log_loss)
-    assert not np.array_equal(a.replicate_log_loss, c.replicate_log_loss)
+    a = open_engine("local").sum_over_parts(parts, _part_sums, (model, edges))
     assert a.log_loss == pytest.approx(log_loss(model.predict_proba(X), y), rel=1e-13)
     assert a.n_rows == a.n_scored == 320
 
 
 def _part_sums(index, path, shared):
-    model, edges, seed = shared
-    out, offset = None, 0
+    model, edges = shared
+    out = None
     for X, y in read_part(path):
         s = evaluation_sums(
             model.predict_proba(X),
             np.searchsorted(model.classes_, y),
             len(model.classes_),
             edges=edges,
-            n_replicates=64,
-            seed=seed,
-            part_index=index,
-            row_offset=offset,
         )
-        offset += len(y)
         out = s if out is None else out + s
     return out
 
@@ -286,10 +229,11 @@ def test_any_split_in_any_order_is_one_fit(cuts, rnd, name):
 
 def test_an_empty_chunk_adds_nothing():
     edges = np.linspace(0, 1, 6)
-    empty = evaluation_sums(np.zeros((0, 3)), np.zeros(0, int), 3, edges=edges, n_replicates=7)
+    empty = evaluation_sums(np.zeros((0, 3)), np.zeros(0, int), 3, edges=edges)
     proba, t = _scored(40, k=3)
-    full = evaluation_sums(proba, t.clip(max=2), 3, edges=edges, n_replicates=7)
+    full = evaluation_sums(proba, t.clip(max=2), 3, edges=edges)
     both = empty + full
     assert both.n_rows == 40 and empty.n_rows == 0
-    np.testing.assert_array_equal(both.replicate_confusion, full.replicate_confusion)
+    np.testing.assert_array_equal(both.confusion, full.confusion)
+    np.testing.assert_array_equal(both.log_loss_bins.sums, full.log_loss_bins.sums)
     assert math.isnan(empty.log_loss)

@@ -4,6 +4,9 @@ The part-wise figures come from bucket counts and, in a second pass, the
 distinct scores of the buckets that hold a positive
 (:mod:`nbcli.engines.ranking_sums`); their DeLong intervals from the runs and,
 with three or more classes, a third pass for the covariance of the class AUCs.
+The command-line tests take that path on small files by lowering the size up
+to which an evaluation over parts gathers the rows (``EXACT_VALUES``): as for
+a large data set, the parts then send sums.
 """
 
 from __future__ import annotations
@@ -93,6 +96,14 @@ def _json(*args):
     return json.loads(run.stdout)
 
 
+@pytest.fixture
+def sums_from_parts(monkeypatch):
+    """Evaluations over parts reduce the parts to sums, however few their rows."""
+    import nbcli.reports.means
+
+    monkeypatch.setattr(nbcli.reports.means, "EXACT_VALUES", 0)
+
+
 def _split(frame, folder, cuts):
     folder.mkdir()
     edges = [0, *cuts, len(frame)]
@@ -139,33 +150,33 @@ def _check(whole, by_part, codes, proba):
 
 
 @pytest.mark.parametrize("which", ["iris", "breast_cancer"])
-def test_evaluate_over_parts_gives_the_one_file_ranking_figures(tmp_path, which):
+def test_evaluate_over_parts_gives_the_one_file_ranking_figures(tmp_path, which, sums_from_parts):
     frame = pd.read_csv(f"sample_data/{which}_test.csv")
     target = frame.columns[-1]
     one, folder, model, codes, proba = _case(tmp_path, frame, "gaussian", target)
-    args = ("evaluate", "-m", model, "--json", "-", "-q", "--bootstrap", "0")
+    args = ("evaluate", "-m", model, "--json", "-", "-q", "--bootstrap", "100")
     _check(_json(*args, "-d", one), _json(*args, "-d", folder), codes, proba)
 
 
-def test_tied_posteriors_of_a_categorical_model_over_parts(tmp_path):
+def test_tied_posteriors_of_a_categorical_model_over_parts(tmp_path, sums_from_parts):
     from palmerpenguins import load_penguins
 
     frame = load_penguins()[["island", "sex", "year", "species"]]
     frame = frame.sample(frac=1.0, random_state=2).reset_index(drop=True)
     one, folder, model, codes, proba = _case(tmp_path, frame, "categorical", "species")
     assert len(np.unique(proba[:, 0])) < len(frame) / 5  # many ties
-    args = ("evaluate", "-m", model, "--json", "-", "-q", "--bootstrap", "0")
+    args = ("evaluate", "-m", model, "--json", "-", "-q", "--bootstrap", "100")
     _check(_json(*args, "-d", one), _json(*args, "-d", folder), codes, proba)
 
 
 @pytest.mark.dask
-def test_evaluate_on_dask_gives_the_one_file_ranking_figures(tmp_path):
+def test_evaluate_on_dask_gives_the_one_file_ranking_figures(tmp_path, sums_from_parts):
     pytest.importorskip("distributed")
     from distributed import LocalCluster
 
     frame = pd.read_csv("sample_data/wine_test.csv")
     one, folder, model, codes, proba = _case(tmp_path, frame, "gaussian", frame.columns[-1])
-    args = ("evaluate", "-m", model, "--json", "-", "-q", "--bootstrap", "0")
+    args = ("evaluate", "-m", model, "--json", "-", "-q", "--bootstrap", "100")
     with LocalCluster(
         n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0", silence_logs=50
     ) as cluster:

@@ -119,8 +119,8 @@ def evaluate(
     """Score a model on labelled data: metrics with bootstrap intervals, confusion matrix,
     per-class table and calibration summary.
 
-    With --engine dask, or a folder or glob of parts, each part is scored on its own and
-    the intervals are Poisson-bootstrap percentile intervals.
+    With --engine dask, or a folder or glob of parts, each part is scored where it is read and
+    only sums travel; the figures and intervals are those of the parts joined into one file.
     Exit codes: 0 ok, 2 bad command or input, 3 a --fail-under/--fail-over threshold missed.
     Example: nbcli evaluate -m iris.npz -d sample_data/iris_test.csv --fail-under accuracy.lower=0.8
     """
@@ -161,8 +161,7 @@ def evaluate(
                 "not computed over parts"
             )
         with engine.open() as eng:
-            # Parts are binned before their rows are counted: no fewer bins for few rows.
-            scores = ScoreSettings(bootstrap, confidence, seed, 10 if bins is None else bins)
+            scores = ScoreSettings(bootstrap, confidence, seed, bins)
             report = evaluate_parts(model, request, eng, scores)
     else:
         engine.open()  # refuses Dask options

@@ -73,6 +73,14 @@ class Engine(Protocol):
         self, parts: Sequence[Any], fn: Callable[..., Any], shared: Any = None
     ) -> Any: ...
 
+    def gather_parts(
+        self, parts: Sequence[Any], fn: Callable[..., Any], shared: Any = None
+    ) -> list: ...
+
+    def keep_parts(
+        self, parts: Sequence[Any], fn: Callable[..., Any], shared: Any = None
+    ) -> list | None: ...
+
 
 def dask_missing() -> list[str]:
     """The distributions ``--engine dask`` needs that are not installed (none: ``[]``)."""

@@ -54,6 +54,8 @@ class _Failed:
 
 
 def _catching(fn: Callable[..., Any], index: int, *args):
+    if args and isinstance(args[0], _Failed):
+        return args[0]  # a kept part that failed (DaskEngine.keep_parts)
     try:
         if args:
             _check_visible(args[0])
@@ -630,6 +632,51 @@ class DaskEngine:
         # future; cancelling it explicitly races with the release of the
         # tasks that used it (a scheduler assertion in distributed).
         return outcomes
+
+    def gather_parts(
+        self, parts: Sequence[Any], fn: Callable[..., Any], shared: Any = None
+    ) -> list:
+        """``fn(index, part, shared)`` of each part, at the client in part order.
+
+        For values that do not shrink as they merge (each part's travels once,
+        where a tree of merges would move it between workers at every level).
+
+        Raises
+        ------
+        NbcliError
+            The one raised by ``fn`` for the lowest-indexed bad part.
+        """
+        if not parts:
+            return []
+        client = self.client
+        (shared_future,) = client.scatter([shared], broadcast=True, hash=False)
+        futures = self._submit_parts(fn, parts, shared_future)
+        try:
+            results = client.gather(futures)
+        except BaseException:
+            client.cancel(futures)
+            raise
+        for result in results:
+            if isinstance(result, _Failed):
+                missing = _missing_here(parts[result.index])
+                raise missing or result.error
+        return results
+
+    def keep_parts(self, parts: Sequence[Any], fn: Callable[..., Any], shared: Any = None) -> list:
+        """``fn(index, part, shared)`` of each part, kept on the worker that computed it.
+
+        Returns one future a part, to be given as the parts of
+        :meth:`sum_over_parts`: each of its tasks then runs where its part's
+        value is (Dask moves it, or spills it to disk, as it needs), so that
+        several passes over the parts read them once. The values live until
+        the futures are dropped. An ``NbcliError`` of ``fn`` is raised by the
+        first sum over the kept parts, for the lowest-indexed bad part.
+        """
+        if not parts:
+            raise ValueError("nothing to keep: no parts")
+        client = self.client
+        (shared_future,) = client.scatter([shared], broadcast=True, hash=False)
+        return self._submit_parts(fn, parts, shared_future)
 
     def sum_over_parts(
         self, parts: Sequence[Any], fn: Callable[..., Any], shared: Any = None

@@ -99,6 +99,19 @@ class LocalEngine:
         """``fn(index, part, shared)`` for each part; see :meth:`DaskEngine.map_write`."""
         return self._map(_guarded_write, parts, fn, shared)
 
+    def gather_parts(
+        self, parts: Sequence[Any], fn: Callable[..., Any], shared: Any = None
+    ) -> list:
+        """``fn(index, part, shared)`` of each part, in part order; see
+        :meth:`DaskEngine.gather_parts`."""
+        return self._map(fn, parts, shared)
+
+    def keep_parts(self, parts: Sequence[Any], fn: Callable[..., Any], shared: Any = None) -> None:
+        """None: this engine keeps nothing between passes over the parts (memory
+        stays at a part's), so a workflow reads them again; see
+        :meth:`DaskEngine.keep_parts`."""
+        return None
+
     def sum_over_parts(
         self, parts: Sequence[Any], fn: Callable[..., Any], shared: Any = None
     ) -> Any:

@@ -210,10 +210,6 @@ def _interval_note(settings: dict, intervals) -> Text:
     if not n:
         return Text("No intervals: bootstrap resampling was turned off (0 resamples).")
     seed = settings.get("seed")
-    if settings.get("bootstrap_method") == "poisson-bootstrap":
-        return Text(
-            f"{percent(level)} Poisson-bootstrap percentile intervals from {n} replicates (seed {seed})."
-        )
     note = f"{percent(level)} BCa bootstrap intervals from {n} resamples (seed {seed})."
     if any(iv.method == "percentile" for iv in intervals):
         note += (

@@ -66,8 +66,10 @@ Resampling is done on the cheapest sufficient representation:
   and are exact either way.
 
 One ``numpy.random.Generator`` drives all draws, so the same seed gives the
-same intervals. :mod:`nbcli.engines.sums` has the Poisson bootstrap, whose
-per-replicate sums merge across partitions by addition.
+same intervals. Beyond the exact sizes every draw depends on the rows only
+through sums that add across parts (the confusion counts, and per bin of
+neighbouring values the sums of :class:`nbcli.reports.means.ValueBins`), so
+an evaluation over parts draws the same intervals (:mod:`nbcli.engines.sums`).
 """
 
 from __future__ import annotations
@@ -151,8 +153,8 @@ def percentile_interval(
 
     ``replicates`` has shape (n_resamples,); non-finite values are ignored.
     Quantiles interpolate linearly, as ``scipy.stats.bootstrap``. ``method``
-    names the resampling in the interval (another scheme's replicates, such
-    as the Poisson bootstrap's, take the same quantiles).
+    names the resampling in the interval (another scheme's replicates take
+    the same quantiles).
     """
     _check_confidence(confidence)
     r = np.asarray(replicates, dtype=float)

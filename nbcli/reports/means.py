@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -22,7 +23,7 @@ from nbcli.reports.bootstrap import (
     bca_interval,
     no_interval,
 )
-from nbcli.reports.ranking_columns import map_columns, order_keys
+from nbcli.reports.ranking_columns import _MAGNITUDE, map_columns, order_keys
 
 EXACT_VALUES = 20_000_000
 """Means of per-row values are resampled row by row while rows x resamples
@@ -108,10 +109,25 @@ def _grouped_column(
     x: np.ndarray, n_resamples: int, rng: np.random.Generator, g: int
 ) -> np.ndarray:
     """:func:`grouped_resampled_means` of one column (shape (n_samples,)), shape (n_resamples,)."""
-    n = x.size
+    _, sizes, means, variance = _group_moments(value_groups(x, g), x, g)
+    return _grouped_draws(x.size, sizes, means, variance, n_resamples, rng, g)
+
+
+def _grouped_draws(
+    n: int,
+    sizes: np.ndarray,
+    means: np.ndarray,
+    variance: np.ndarray,
+    n_resamples: int,
+    rng: np.random.Generator,
+    g: int,
+) -> np.ndarray:
+    """Resampled means of ``n`` values from the sizes, means and variances of
+    their non-empty groups (of ``g``), shape (n_resamples,); the draws of
+    :func:`_grouped_column`, whether the groups come from the rows or from
+    :class:`ValueBins`."""
     out = np.empty(n_resamples)
     step = max(1, _CHUNK_VALUES // g)
-    _, sizes, means, variance = _group_moments(value_groups(x, g), x, g)
     for lo in range(0, n_resamples, step):
         size = min(step, n_resamples - lo)
         c = rng.multinomial(n, sizes / n, size=size).astype(float)
@@ -213,12 +229,189 @@ def value_groups(x: np.ndarray, groups: int) -> np.ndarray:
     group indices of shape (n,), non-decreasing in the value (some indices
     may be unused).
     """
-    key = order_keys(x)
-    key >>= 52 - _BIN_BITS
+    key = _bin_keys(x)
     key -= key.min()
     counts = np.bincount(key)
     below = np.cumsum(counts) - counts  # rows in lower bins
     return np.take((below * int(groups)) // max(1, x.size), key)
+
+
+def _bin_keys(x: np.ndarray) -> np.ndarray:
+    """The histogram bin of every value in :func:`value_groups` (before its shift to 0)."""
+    key = order_keys(x)
+    key >>= 52 - _BIN_BITS
+    return key
+
+
+def _bin_references(keys: np.ndarray) -> np.ndarray:
+    """A value in each bin of ``keys`` (the bin's end nearest zero), float64."""
+    bits = np.asarray(keys, dtype=np.int64) << (52 - _BIN_BITS)
+    # A negative value's magnitude bits were flipped by order_keys: flip them back.
+    bits = np.where(bits < 0, bits ^ _MAGNITUDE, bits)
+    return bits.view(np.float64)
+
+
+# Widest span of bins counted by one bincount; a wider one is counted by np.unique.
+_DENSE_BINS = 1 << 22
+
+
+@dataclass
+class ValueBins:
+    """Sums of per-row values by histogram bin of neighbouring values: what the
+    grouped resampling of their mean needs, summed where the rows are.
+
+    The bins are those of :func:`value_groups` (a value's float64 bit pattern
+    with :data:`_BIN_BITS` mantissa bits); per bin, the rows and the sums of
+    ``d``, ``d**2`` and ``d**3`` with ``d`` a value's offset from a fixed value
+    of its bin (:func:`_bin_references`), so that sums over rows add across
+    chunks and parts, and no moment is a difference of large sums. The groups
+    of :func:`grouped_resampled_means` join whole bins at the quantiles of the
+    bins' cumulative counts, so the totals of all rows give the same groups,
+    with the same sizes, and their means and variances to rounding.
+
+    Attributes
+    ----------
+    keys : ndarray of int64, shape (m,)
+        The occupied bins, increasing.
+    count : ndarray of int64, shape (m,)
+    sums : ndarray of float64, shape (3, m)
+    """
+
+    keys: np.ndarray
+    count: np.ndarray
+    sums: np.ndarray
+
+    @classmethod
+    def of(cls, values) -> ValueBins:
+        """The bins of finite ``values`` (shape (n,))."""
+        x = np.asarray(values, dtype=np.float64)
+        if x.size == 0:
+            return cls(np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((3, 0)))
+        key = _bin_keys(x)
+        low = int(key.min())
+        if int(key.max()) - low < _DENSE_BINS:
+            key -= low
+            count = np.bincount(key)
+            keys = np.flatnonzero(count)
+            where = np.zeros(count.size, np.intp)
+            where[keys] = np.arange(keys.size)
+            inverse = where[key]
+            keys = keys.astype(np.int64) + low
+            count = count[keys - low]
+        else:
+            keys, inverse, count = np.unique(key, return_inverse=True, return_counts=True)
+        d = x - _bin_references(keys)[inverse]
+        sums = np.empty((3, keys.size))
+        sums[0] = np.bincount(inverse, weights=d, minlength=keys.size)
+        power = d * d
+        sums[1] = np.bincount(inverse, weights=power, minlength=keys.size)
+        power *= d
+        sums[2] = np.bincount(inverse, weights=power, minlength=keys.size)
+        return cls(keys.astype(np.int64), count.astype(np.int64), sums)
+
+    def merge(self, other: ValueBins) -> ValueBins:
+        """The bins of the rows of both."""
+        keys, inverse = np.unique(np.concatenate([self.keys, other.keys]), return_inverse=True)
+        count = np.bincount(inverse, weights=np.concatenate([self.count, other.count]))
+        both = np.concatenate([self.sums, other.sums], axis=1)
+        sums = np.stack([np.bincount(inverse, weights=row, minlength=keys.size) for row in both])
+        return ValueBins(keys, np.rint(count).astype(np.int64), sums.reshape(3, keys.size))
+
+    __add__ = merge
+
+    @property
+    def n(self) -> int:
+        """Rows counted."""
+        return int(self.count.sum())
+
+    def mean(self) -> float:
+        """Mean of the values; NaN for none."""
+        if not self.n:
+            return math.nan
+        return float(np.sum(self.count * _bin_references(self.keys) + self.sums[0]) / self.n)
+
+    def _central(self, centre: np.ndarray, power: int) -> np.ndarray:
+        """Per bin, the sum of ``(x - centre)**power`` (power 2 or 3)."""
+        delta = _bin_references(self.keys) - centre
+        s1, s2, s3 = self.sums
+        if power == 2:
+            return s2 + 2.0 * delta * s1 + self.count * delta * delta
+        return s3 + 3.0 * delta * s2 + 3.0 * delta * delta * s1 + self.count * delta**3
+
+    def groups(self, groups: int):
+        """Sizes, means and variances of the non-empty groups of :func:`value_groups`
+        with ``groups`` groups (in group order), as :func:`_group_moments` gives them
+        from the rows."""
+        n = self.n
+        below = np.cumsum(self.count) - self.count
+        member = (below * int(groups)) // max(1, n)
+        sizes = np.bincount(member, weights=self.count, minlength=groups)
+        totals = np.bincount(
+            member,
+            weights=self.count * _bin_references(self.keys) + self.sums[0],
+            minlength=groups,
+        )
+        means = totals / np.maximum(sizes, 1)
+        spread = np.bincount(member, weights=self._central(means[member], 2), minlength=groups)
+        present = np.flatnonzero(sizes)
+        sizes = np.rint(sizes[present]).astype(np.int64)
+        return sizes, means[present], np.maximum(spread[present], 0.0) / sizes
+
+    def acceleration(self) -> float:
+        """:func:`mean_acceleration` of the values."""
+        centre = np.full(self.keys.size, self.mean())
+        spread = float(np.sum(self._central(centre, 2)))
+        if not (spread > 0 and math.isfinite(spread)):
+            return math.nan
+        return float(np.sum(self._central(centre, 3)) / (6.0 * spread**1.5))
+
+
+def bootstrap_binned_means(
+    bins: Mapping[str, ValueBins],
+    *,
+    n_resamples: int,
+    confidence: float,
+    rng: np.random.Generator,
+) -> dict[str, Interval]:
+    """:func:`bootstrap_means` of values given as their :class:`ValueBins`, for more
+    than :data:`EXACT_VALUES` rows x resamples (fewer are resampled row by row,
+    which needs the rows).
+
+    The same draws from ``rng`` as :func:`bootstrap_means` of the rows (one
+    stream per column, ``rng.spawn``), from the same group sizes: the
+    intervals equal its intervals to rounding.
+
+    Raises
+    ------
+    ValueError
+        For rows x resamples at most :data:`EXACT_VALUES`, or columns of
+        different lengths.
+    """
+    _check_confidence(confidence)
+    names = list(bins)
+    n = bins[names[0]].n if names else 0
+    if any(bins[k].n != n for k in names):
+        raise ValueError("the columns have different numbers of rows")
+    estimates = [bins[k].mean() for k in names]
+    if n_resamples <= 0 or n < 2:
+        return {k: no_interval(e) for k, e in zip(names, estimates)}
+    if n * n_resamples <= EXACT_VALUES:
+        raise ValueError(
+            f"{n:,} rows x {n_resamples:,} resamples are resampled row by row: give the rows"
+        )
+    g = max(1, min(GROUPS, n))
+    streams = rng.spawn(len(names)) if len(names) > 1 else [rng]
+    out = {}
+    for j, k in enumerate(names):
+        sizes, means, variance = bins[k].groups(g)
+        replicates = _grouped_draws(n, sizes, means, variance, n_resamples, streams[j], g)
+        out[k] = bca_interval(
+            estimates[j],
+            replicates,
+            acceleration=bins[k].acceleration(),
+            confidence=confidence,
+        )
+    return out
 
 
 def jackknife_means(values) -> np.ndarray:
