@@ -82,7 +82,7 @@ def test_a_feature_constant_everywhere_gets_the_global_epsilon_and_changes_no_po
 
 
 def test_large_epsilon_lists_the_pairs_where_epsilon_exceeds_the_stated_share():
-    from nbcli.models.gaussian import EPSILON_SHARE
+    from nbcli.models._gaussian_terms import EPSILON_SHARE
 
     rng = np.random.default_rng(2)
     X = rng.normal(size=(60, 3)) * [1.0, 1e-4, 1e3]

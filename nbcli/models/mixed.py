@@ -13,6 +13,7 @@ from nbcli.models._base import (
     NoObservedValueError,
     UndeterminedError,
 )
+from nbcli.models._gaussian_terms import StandardisedTerms, large_epsilon, smoothing_epsilon
 from nbcli.models._indicative import TEXT_WORD_DEFINITION, log_probability_ratios
 from nbcli.models._table_stats import MixedStats, pooled_moments
 from nbcli.models._text_term import TextColumns, TextRows
@@ -28,7 +29,6 @@ from nbcli.models.categorical import (
     unseen_counts,
 )
 from nbcli.models.discrete import _alpha
-from nbcli.models.gaussian import StandardisedTerms, large_epsilon, smoothing_epsilon
 from nbcli.models.hyperparameters import (
     Hyperparameter,
     alpha,

@@ -282,7 +282,7 @@ def large_epsilon_warnings(path: str, estimator, feature_names) -> list[str]:
     The models list the pairs in ``large_epsilon_`` (class index, feature
     index in the table).
     """
-    from nbcli.models.gaussian import EPSILON_SHARE
+    from nbcli.models._gaussian_terms import EPSILON_SHARE
 
     pairs = getattr(estimator, "large_epsilon_", None)
     if pairs is None or len(pairs) == 0 or not getattr(estimator, "var_smoothing", 0):
