@@ -517,6 +517,20 @@ class DaskEngine:
         return self._client
 
     # -- work ----------------------------------------------------------------
+    def _broadcast(self, shared: Any) -> Any:
+        """One future of ``shared`` on every worker, so tasks do not each carry a copy."""
+        (future,) = self.client.scatter([shared], broadcast=True, hash=False)
+        return future
+
+    def _gathered(self, futures: list) -> list:
+        """The futures' results at the client; on any failure or interrupt the
+        rest are cancelled, so no task keeps a worker busy after the command ends."""
+        try:
+            return self.client.gather(futures)
+        except BaseException:
+            self.client.cancel(futures)
+            raise
+
     def _submit_parts(self, fn: Callable[..., Any], parts: Sequence[Any], *args) -> list:
         return self._task_per_part("part", _catching, fn, parts, *args)
 
@@ -616,14 +630,10 @@ class DaskEngine:
         """
         if not parts:
             return []
-        client = self.client
-        (shared_future,) = client.scatter([shared], broadcast=True, hash=False)
-        futures = self._task_per_part("map", guarded, _visible_then, parts, fn, shared_future)
-        try:
-            outcomes = client.gather(futures)
-        except BaseException:
-            client.cancel(futures)
-            raise
+        futures = self._task_per_part(
+            "map", guarded, _visible_then, parts, fn, self._broadcast(shared)
+        )
+        outcomes = self._gathered(futures)
         for outcome in outcomes:
             missing = _missing_here(outcome.part) if outcome.error is not None else None
             if missing is not None:
@@ -648,14 +658,7 @@ class DaskEngine:
         """
         if not parts:
             return []
-        client = self.client
-        (shared_future,) = client.scatter([shared], broadcast=True, hash=False)
-        futures = self._submit_parts(fn, parts, shared_future)
-        try:
-            results = client.gather(futures)
-        except BaseException:
-            client.cancel(futures)
-            raise
+        results = self._gathered(self._submit_parts(fn, parts, self._broadcast(shared)))
         for result in results:
             if isinstance(result, _Failed):
                 missing = _missing_here(parts[result.index])
@@ -674,9 +677,7 @@ class DaskEngine:
         """
         if not parts:
             raise ValueError("nothing to keep: no parts")
-        client = self.client
-        (shared_future,) = client.scatter([shared], broadcast=True, hash=False)
-        return self._submit_parts(fn, parts, shared_future)
+        return self._submit_parts(fn, parts, self._broadcast(shared))
 
     def sum_over_parts(
         self, parts: Sequence[Any], fn: Callable[..., Any], shared: Any = None
@@ -696,7 +697,5 @@ class DaskEngine:
         """
         if not parts:
             raise ValueError("nothing to sum: no parts")
-        client = self.client
-        (shared_future,) = client.scatter([shared], broadcast=True, hash=False)
-        futures = self._submit_parts(fn, parts, shared_future)
+        futures = self._submit_parts(fn, parts, self._broadcast(shared))
         return self._tree(futures, add, parts)

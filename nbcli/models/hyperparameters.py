@@ -482,6 +482,7 @@ def choice(
     default_text: str | None = None,
     file_default: object = SAME,
     searchable: bool = False,
+    shapes_statistics: bool = False,
 ) -> Hyperparameter:
     """A hyperparameter that takes one of a few words, with the flag ``--name``."""
     return Hyperparameter(
@@ -496,6 +497,7 @@ def choice(
         parse=parse_choice,
         file_default=file_default,
         searchable=searchable,
+        shapes_statistics=shapes_statistics,
     )
 
 
@@ -574,17 +576,14 @@ def numeric_estimator() -> Hyperparameter:
     It decides which statistics are gathered (moments, or the distinct
     values with their weights), so ``nbcli tune`` cannot search it on one pass.
     """
-    return Hyperparameter(
+    return choice(
         "numeric_estimator",
-        "choice",
+        NUMERIC_ESTIMATORS,
         "gaussian",
         "numeric columns: gaussian (normal), kernel (kernel density) or discretized "
         "(MDL intervals); mixed: the kind of columns --column leaves untyped",
-        options=NUMERIC_ESTIMATORS,
-        flag="--numeric-estimator",
-        parse=parse_choice,
-        shapes_statistics=True,
         file_default="gaussian",
+        shapes_statistics=True,
     )
 
 
