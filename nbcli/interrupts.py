@@ -25,6 +25,15 @@ early, as if the file ended there: a model of part of the rows, written
 with exit 0. :func:`install` restores the dispositions right after polars
 is imported, so no library sees SIGINT.
 
+A signal whose exception is raised inside Python code that a Rust
+extension called cannot always unwind: polars' bridge to NumPy looks up
+NumPy's C API the first time it converts a frame, runs Python to do so, and
+panics (a message and a Rust backtrace on stderr) if that Python raises.
+:func:`install`'s import hook makes that first conversion, with signals
+held, right after polars is imported. An interruption that a library turns
+into an error of its own still ends the command as an interruption
+(:func:`raised_signal`).
+
 Worker threads cannot receive the exceptions: after the main thread was
 interrupted, :func:`checkpoint` raises :class:`Stopped` in them.
 """
@@ -51,6 +60,7 @@ __all__ = [
     "stopping",
     "checkpoint",
     "exit_code",
+    "raised_signal",
 ]
 
 
@@ -87,6 +97,8 @@ class _State:
         #: Inside :func:`held`: the signal that arrived, raised when it ends.
         self.holding = False
         self.held: int | None = None
+        #: The signal whose exception was raised in the main thread.
+        self.signum: int | None = None
 
 
 _state = _State()
@@ -101,6 +113,7 @@ def _handler(signum, frame):
         return
     _state.raised = True
     _state.stopping = True
+    _state.signum = signum
     if signum == signal.SIGINT:
         raise KeyboardInterrupt
     raise Terminated
@@ -243,6 +256,17 @@ def exit_code(exc: BaseException) -> int:
     return 143 if isinstance(exc, Terminated) else 130
 
 
+def raised_signal() -> int | None:
+    """The signal (SIGINT or SIGTERM) whose exception this command raised in
+    the main thread, or None.
+
+    A command that fails after one failed because of it, whatever a library
+    made of the exception on the way (polars wraps an exception raised in a
+    callback in an error of its own): it exits as interrupted.
+    """
+    return _state.signum
+
+
 class _AfterImport:
     """Runs :func:`reassert` right after a module of :data:`_TAKE_SIGNALS` is
     first imported (in the main thread; a caller that starts threads which
@@ -265,9 +289,21 @@ class _AfterImport:
         def exec_module(module):
             execute(module)
             reassert()
+            _warm(fullname, module)
 
         spec.loader.exec_module = exec_module  # type: ignore[method-assign]
         return spec
+
+
+def _warm(name: str, module) -> None:
+    """Make polars' first conversion to NumPy, with signals held (see the module)."""
+    if name != "polars":
+        return
+    with held():
+        try:
+            module.Series([0.0]).to_numpy()
+        except Exception:  # pragma: no cover - a polars without the bridge
+            pass
 
 
 def _watch_imports() -> None:

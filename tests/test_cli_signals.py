@@ -453,3 +453,47 @@ def test_polars_is_imported_on_the_main_thread_before_a_reader_thread_starts():
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+def test_a_signal_while_polars_first_reaches_numpy_stops_the_command_with_one_line(tmp_path):
+    # polars' first conversion to NumPy runs Python (NumPy's version check)
+    # from Rust and panics if that Python raises: a SIGTERM at that instant
+    # printed a Rust panic and a traceback, with exit 1. The signal is sent
+    # from inside that Python, so the instant is hit every time.
+    out = tmp_path / "model.npz"
+    data = tmp_path / "small.csv"
+    data.write_text(SMALL_CSV)
+    script = (
+        "import os, signal, sys\n"
+        "import numpy.lib._version as v\n"
+        "check = v.NumpyVersion.__init__\n"
+        "def signalled(self, text):\n"
+        "    v.NumpyVersion.__init__ = check\n"
+        "    os.kill(os.getpid(), signal.SIGTERM)\n"
+        "    sum(range(100000))\n"  # the handler runs between bytecodes
+        "    check(self, text)\n"
+        "v.NumpyVersion.__init__ = signalled\n"
+        f"sys.argv = ['nbcli', 'fit', '--model', 'gaussian', '--data', {str(data)!r},"
+        f" '--output', {str(out)!r}]\n"
+        "from nbcli.cli.entry import run\n"
+        "run()\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120
+    )
+    assert (done.returncode, done.stderr) == (143, "error: terminated\n")
+    assert not out.exists()
+
+
+def test_an_error_a_library_made_of_an_interruption_exits_as_the_interruption(monkeypatch):
+    # polars wraps an exception raised in a Python callback in an error of
+    # its own; the command still failed because of the signal.
+    from nbcli import interrupts
+    from nbcli.cli import app
+
+    monkeypatch.setattr(interrupts._state, "signum", signal.SIGINT)
+    errors: list[str] = []
+    monkeypatch.setattr(app, "_error", errors.append)
+    assert app._interruption() == 130 and errors == ["interrupted"]
+    monkeypatch.setattr(interrupts._state, "signum", None)
+    assert app._interruption() is None and errors == ["interrupted"]

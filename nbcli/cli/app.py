@@ -425,6 +425,36 @@ def option_order(flags) -> list[str]:
     return sorted(flags, key=lambda f: (first.get(f, len(INVOKED_ARGS)), flags.index(f)))
 
 
+def _interruption() -> int | None:
+    """If this command raised a signal's exception, say so and return 130 or
+    143: whatever error followed, a library made it of the interruption."""
+    signum = interrupts.raised_signal()
+    if signum is None:
+        return None
+    if signum == signal.SIGINT:
+        _error("interrupted")
+        return 130
+    _error("terminated")
+    return 143
+
+
+def _report(exc) -> int:
+    _error(str(exc))
+    return exc.exit_code
+
+
+def _internal_error(exc: BaseException, debug: bool) -> int:
+    if debug:
+        import traceback
+
+        traceback.print_exc()
+    _error(
+        f"internal error ({type(exc).__name__}: {exc}); this is a bug in nbcli "
+        f"{nbcli.__version__}: please report it with the output of the same command run with --debug"
+    )
+    return 1
+
+
 def _run(args: list[str]) -> int:
     """Run the app on ``args``; returns the exit code, having printed why it is not 0."""
     INVOKED_ARGS[:] = [str(a) for a in args]
@@ -445,8 +475,7 @@ def _run(args: list[str]) -> int:
         # at interpreter exit.
         sys.stdout.flush()
     except NbcliError as exc:
-        _error(str(exc))
-        code = exc.exit_code
+        code = _interruption() or _report(exc)
     except typer.Exit as exc:
         code = exc.exit_code
     except no_args_help as exc:
@@ -474,16 +503,11 @@ def _run(args: list[str]) -> int:
     except MemoryError:
         _error("out of memory; use a smaller --chunk-size or a machine with more memory")
         code = 1
-    except Exception as exc:  # a bug: short message, traceback only on request
-        if debug:
-            import traceback
-
-            traceback.print_exc()
-        _error(
-            f"internal error ({type(exc).__name__}: {exc}); this is a bug in nbcli "
-            f"{nbcli.__version__}: please report it with the output of the same command run with --debug"
-        )
-        code = 1
+    except (SystemExit, GeneratorExit):
+        raise
+    except BaseException as exc:  # a bug: short message, traceback only on request
+        # (BaseException: a Rust extension's panic is not an Exception.)
+        code = _interruption() or _internal_error(exc, debug)
     # The outcome is said: a signal from here on does not change it.
     interrupts.finish()
     return code
