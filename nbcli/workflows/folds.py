@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from nbcli.distinct import LabelCoding
 from nbcli.errors import NbcliError
 from nbcli.io.cells import as_text, label_codes, text_array
 from nbcli.io.limits import check_statistics_size
@@ -141,13 +142,19 @@ def collect_fold_statistics(
         # Rows the filter dropped (no label) leave their documents too.
         at = row_counts.kept_rows - before
         words = {c: w if len(w) == n else np.asarray(w)[at] for c, w in ds.words.items()}
+        # The labels are coded once (by the reader, or here), as fit codes
+        # them: the fingerprint and the folds' classes take the same codes.
+        coding = ds.y_coding
+        if coding is None or not coding.describes(ds.y):
+            uniques, codes = label_codes(np.asarray(ds.y))
+            coding = LabelCoding(np.asarray(ds.y), uniques, codes)
         if fp is not None:
-            fp.update(fingerprint_columns(ds.X, words, words_of), ds.y)
-        ys.append(np.asarray(ds.y))
+            fp.update(fingerprint_columns(ds.X, words, words_of), ds.y, coding)
+        ys.append(coding)
         kept.append({c: np.asarray(ds.kept[c]) for c in keep})
         # Fold statistics grow with the classes and categories met: refused
         # before they are gathered past the limit.
-        classes_seen.update(label_codes(ys[-1])[0].tolist())
+        classes_seen.update(coding.uniques.tolist())
         check_statistics_size(
             data,
             estimator,
@@ -294,7 +301,8 @@ class FoldRows:
     data : str
         The data as messages name it.
     ys, kept : list
-        The labels and the kept (fold, group) columns, chunk by chunk.
+        The labels (arrays, or their :class:`~nbcli.distinct.LabelCoding`)
+        and the kept (fold, group) columns, chunk by chunk.
     names : list of str
         The feature names.
     fingerprint : TrainingFingerprint or None
@@ -381,8 +389,7 @@ def typed_labels(data: str, target, ys: list):
     NbcliError
         For a single class.
     """
-    y_raw = np.concatenate(ys)
-    raw_classes, raw_codes = label_codes(y_raw)
+    raw_classes, raw_codes = _joined_codes(ys)
     classes, position = _typed_classes(raw_classes)
     codes = position[raw_codes.reshape(-1)]
     if classes.size < 2:
@@ -390,6 +397,17 @@ def typed_labels(data: str, target, ys: list):
             f"{data}: the target {target!r} has a single class; a classifier needs at least two"
         )
     return raw_classes, position, classes, codes
+
+
+def _joined_codes(ys: list) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`~nbcli.io.cells.label_codes` of the chunks' labels joined, from
+    the chunks' codings where every chunk has one: only the distinct labels
+    of each chunk are coded again, never a row's."""
+    if not ys or not all(isinstance(y, LabelCoding) for y in ys):
+        return label_codes(np.concatenate([getattr(y, "labels", y) for y in ys]))
+    raw_classes, where = label_codes(np.concatenate([y.uniques for y in ys]))
+    starts = np.cumsum([0] + [y.uniques.size for y in ys[:-1]])
+    return raw_classes, np.concatenate([where[s + y.codes] for s, y in zip(starts, ys)])
 
 
 def plan_folds(
