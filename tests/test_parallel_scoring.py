@@ -107,3 +107,54 @@ def test_streamed_fit_holds_blas_to_one_thread_and_gives_it_back(monkeypatch):
         pytest.skip("no BLAS library that threadpoolctl controls")
     assert seen == [[1] * len(before)] * 2
     assert after == before
+
+
+def test_the_scoring_pool_is_kept_per_process_and_size(monkeypatch):
+    # Kept between calls (a search scores the same rows under hundreds of
+    # models); made again for another size, and in a forked child, where
+    # the parent's threads do not run and tasks sent to them would wait forever.
+    from nbcli.models import _parallel
+
+    pool = _parallel.scoring_pool(2)
+    assert _parallel.scoring_pool(2) is pool
+    assert pool.submit(sum, [1, 2]).result(timeout=10) == 3
+    other = _parallel.scoring_pool(3)
+    assert other is not pool
+    real = _parallel.os.getpid()
+    monkeypatch.setattr(_parallel.os, "getpid", lambda: real + 1)
+    child = _parallel.scoring_pool(3)
+    assert child is not other
+    assert child.submit(sum, [3, 4]).result(timeout=10) == 7
+
+
+def test_a_failed_run_leaves_no_run_writing_after_the_call(data, monkeypatch):
+    # The first bad block's error is raised once every run already started
+    # has ended: none writes into the caller's arrays afterwards.
+    import time
+
+    X, y = data
+    model = nb.GaussianNB().fit(X, y)
+    monkeypatch.setenv("NBCLI_THREADS", "2")
+    bad = X.copy()
+    bad[10, 3] = np.nan
+    started: list[int] = []
+    ended: list[int] = []
+    original = type(model)._score_rows
+
+    def slow(self, X, lo, hi):
+        started.append(lo)
+        if lo:
+            time.sleep(0.01)
+        try:
+            return original(self, X, lo, hi)
+        finally:
+            ended.append(lo)
+
+    monkeypatch.setattr(type(model), "_score_rows", slow)
+    with pytest.raises(ValueError, match="row 10, column 3"):
+        model.predict_log_proba(bad)
+    settled = (len(started), len(ended))
+    time.sleep(0.05)
+    # Runs ran on the threads (more than the failing one), and all had ended.
+    assert settled[0] >= 2 and settled[0] == settled[1]
+    assert (len(started), len(ended)) == settled

@@ -9,13 +9,13 @@ model's ``joint_log_likelihood_block`` and value checks.
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import wait
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from nbcli.models._missing import score_with_missing
-from nbcli.models._parallel import one_blas_thread, scoring_threads
+from nbcli.models._parallel import one_blas_thread, scoring_pool, scoring_threads
 from nbcli.models._validation import check_finite
 
 # Rows scored per block: enough for BLAS to run at full speed, small enough
@@ -185,6 +185,15 @@ class BlockScoring:
             for lo in starts:
                 work(lo)
             return
-        with one_blas_thread(), ThreadPoolExecutor(threads) as pool:
-            for _ in pool.map(work, starts):
-                pass
+        with one_blas_thread():
+            pool = scoring_pool(threads)
+            futures = [pool.submit(work, lo) for lo in starts]
+            try:
+                for future in futures:
+                    future.result()
+            finally:
+                # No run outlives the call (a failed one leaves the others
+                # writing): those not started are dropped, the rest awaited.
+                for future in futures:
+                    future.cancel()
+                wait(futures)

@@ -23,6 +23,27 @@ def scoring_threads() -> int:
 
 _BLAS_CONTROLLER = None
 _BLAS_SEEN_SCIPY = False
+#: (process id, threads, pool) of :func:`scoring_pool`.
+_POOL: tuple | None = None
+
+
+def scoring_pool(threads: int):
+    """A pool of ``threads`` threads for row blocks, made once per process and kept.
+
+    A search scores the same rows under hundreds of models (``tune``: grid
+    values x folds), each call too short to repay starting threads of its
+    own. The pool is made again in a forked child, where its threads do
+    not exist, and when another size is asked for.
+    """
+    global _POOL
+    pid = os.getpid()
+    if _POOL is None or _POOL[0] != pid or _POOL[1] != threads:
+        from concurrent.futures import ThreadPoolExecutor
+
+        if _POOL is not None and _POOL[0] == pid:
+            _POOL[2].shutdown(wait=False)
+        _POOL = (pid, threads, ThreadPoolExecutor(threads, thread_name_prefix="nbcli-score"))
+    return _POOL[2]
 
 
 def one_blas_thread():
