@@ -207,6 +207,7 @@ def cv(
             engine=eng,
         )
     common.show_warnings(report.warnings)
+    common.record_thresholds(report, thresholds)
     common.emit_report(report, json_out, quiet=quiet, stdout_has_data=oof_output == "-")
     common.enforce_thresholds(report.threshold_values(), thresholds)
     return 0
