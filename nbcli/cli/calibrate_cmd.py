@@ -205,6 +205,7 @@ def calibrate(
     common.show_warnings(report.warnings)
     if result.certain and output is not None:
         # Show what was measured, write nothing, and say why.
+        common.record_thresholds(report, thresholds)
         common.emit_report(report, None, quiet=quiet, stdout_has_data=json_out == "-")
         raise NbcliError(
             f"{data}: the calibration data has no errors, so temperature scaling would make "
@@ -232,6 +233,7 @@ def calibrate(
             from nbcli.io.modelfile import save_model
 
             save_model(result.model, output)
+        common.record_thresholds(report, thresholds)
         common.emit_report(report, json_out, quiet=quiet)
         if diagram is not None:
             from nbcli.io.atomic import atomic_write

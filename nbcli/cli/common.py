@@ -290,6 +290,20 @@ def parse_thresholds(
     return out
 
 
+def record_thresholds(report, thresholds: list) -> None:
+    """Check ``thresholds`` against ``report`` and keep each outcome in its
+    JSON form (``report.thresholds``), so that a JSON report says which were
+    checked and which failed; :func:`enforce_thresholds` exits on them after
+    the report is written."""
+    if not thresholds:
+        return
+    from nbcli.reports.thresholds import threshold_outcomes
+
+    report.thresholds = [
+        o.to_dict() for o in threshold_outcomes(report.threshold_values(), thresholds)
+    ]
+
+
 def enforce_thresholds(metrics: dict, thresholds: list) -> None:
     """Exit 3 (one line per missed threshold) when ``metrics`` miss any of ``thresholds``."""
     if not thresholds:

@@ -14,7 +14,11 @@ from nbcli.cli.fit_cmd import _MODEL_TYPES, _with_hyperparameter_options
 from nbcli.io.limits import MAX_REPEATS
 
 FOLDS = typer.Option(
-    "--folds", "-k", min=2, help="Number of stratified folds (ignored with --fold-column)."
+    "--folds",
+    "-k",
+    min=2,
+    help="Number of stratified folds (default 10; not with --fold-column, whose values are "
+    "the folds).",
 )
 FOLD_COLUMN = typer.Option(
     "--fold-column", help="Column whose values are the folds (one fold per distinct value)."
@@ -60,18 +64,35 @@ class FoldOptions:
     ``--group-column``, ``--repeats``, ``--seed``."""
 
     option_group: ClassVar[bool] = True
-    folds: int = 10
+    folds: int | None = None
     fold_column: str | None = None
     group_column: str | None = None
     repeats: int = 1
     seed: int = 0
 
     def settings(self):
-        """The :class:`~nbcli.workflows.settings.FoldSettings` of these options."""
+        """The :class:`~nbcli.workflows.settings.FoldSettings` of these options.
+
+        Raises
+        ------
+        NbcliError
+            For ``--folds`` with ``--fold-column``: a count the folds of the
+            column would not follow.
+        """
+        from nbcli.errors import NbcliError
         from nbcli.workflows.settings import FoldSettings
 
+        if self.folds is not None and self.fold_column is not None:
+            raise NbcliError(
+                f"give --folds or --fold-column, not both: the folds of --fold-column "
+                f"{self.fold_column} are its values, so --folds {self.folds} would not be used"
+            )
         return FoldSettings(
-            self.folds, self.fold_column, self.group_column, self.repeats, self.seed
+            10 if self.folds is None else self.folds,
+            self.fold_column,
+            self.group_column,
+            self.repeats,
+            self.seed,
         )
 
 
@@ -83,7 +104,7 @@ with_fold_options = common.option_group(
     "folds",
     FoldOptions,
     (
-        ("folds", int, FOLDS, 10),
+        ("folds", int | None, FOLDS, None),
         ("fold_column", str | None, FOLD_COLUMN, None),
         ("group_column", str | None, GROUP_COLUMN, None),
         ("repeats", int, REPEATS, 1),
@@ -186,6 +207,7 @@ def cv(
             engine=eng,
         )
     common.show_warnings(report.warnings)
+    common.record_thresholds(report, thresholds)
     common.emit_report(report, json_out, quiet=quiet, stdout_has_data=oof_output == "-")
     common.enforce_thresholds(report.threshold_values(), thresholds)
     return 0

@@ -176,6 +176,7 @@ def evaluate(
     # Drawn before anything is written, so that a failure leaves no output behind.
     images = evaluation_images(report, f".{plot_format.value}") if plots else {}
     common.show_warnings(report.warnings)
+    common.record_thresholds(report, thresholds)
     common.emit_report(report, json_out, quiet=quiet)
     if images:
         import sys
@@ -265,6 +266,7 @@ def compare(
         reporter=ConsoleReporter(quiet),
     )
     common.show_warnings(report.warnings)
+    common.record_thresholds(report, thresholds)
     common.emit_report(report, json_out, quiet=quiet)
     common.enforce_thresholds(report.threshold_values(), thresholds)
     return 0

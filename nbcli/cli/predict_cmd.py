@@ -129,6 +129,7 @@ def predict(
         from nbcli.workflows.predict import check_keep
         from nbcli.workflows.predict import predict as predict_file
         from nbcli.workflows.summary import PredictionSummary
+        from nbcli.workflows.tables import missing_wording
 
         if json_out == "-" and (output in (None, "-") or writes_to_stdout(output)):
             raise NbcliError(
@@ -159,9 +160,10 @@ def predict(
             summary=summary,
         )
         if summary.empty:
+            given = request.missing or mf.training.get("missing") or summary.missing
             warn(
                 f"{inputs[0]}: {summary.line()}: a row with a missing value cannot be scored "
-                f"under --missing {summary.missing}; its prediction is empty"
+                f"under {missing_wording(mf.model, given)}; its prediction is empty"
             )
         else:
             info(summary.line(), quiet)

@@ -88,7 +88,8 @@ def tune(
     from nbcli.cli.requests import data_request
     from nbcli.errors import NbcliError
     from nbcli.workflows.settings import ScoreSettings, Search
-    from nbcli.workflows.tune import parse_values, refuse_repeated_values, tune
+    from nbcli.workflows.tune import grid_values as values_of
+    from nbcli.workflows.tune import refuse_repeated_values, tune
 
     common.check_model_outputs(output, json_out, data_list, config, force)
     cfg = read_config(config, tables=("grid",))
@@ -99,18 +100,20 @@ def tune(
     if not isinstance(cfg_grid, dict):
         raise NbcliError(f"{config}: [grid] must be a table")
     specs = {s.name: s for s in estimator.hyperparameters}
+    told: list[str] = []
     for name, values in cfg_grid.items():
         where = f"{config}: [grid] {name}"
         parse = specs[name].parse if name in specs else None
         if isinstance(values, str):
-            grid[name] = parse_values(values, where, parse)
+            grid[name], note = values_of(values, where, specs.get(name))
+            told.extend([note] if note else [])
         elif isinstance(values, list):
             grid[name] = [parse(v, where) if parse and isinstance(v, str) else v for v in values]
+            refuse_repeated_values(grid[name], where)
         else:
             raise NbcliError(
                 f"{where}: expected a list of values or a range such as 'log:1e-3..1:10'"
             )
-        refuse_repeated_values(grid[name], where)
     from nbcli.cli.app import option_order
 
     by_flag = {f.flag: f for f in grid_flags()}
@@ -121,8 +124,8 @@ def tune(
         name = flag.params.get(estimator.name)
         if name is None:
             raise NbcliError(f"{flag.flag} does not apply to the {estimator.name} model")
-        grid[name] = parse_values(given, flag.flag, flag.spec.parse)
-        refuse_repeated_values(grid[name], flag.flag)
+        grid[name], note = values_of(given, flag.flag, flag.spec)
+        told.extend([note] if note else [])
     for name in grid:
         params.pop(name, None)
     text_grid = text_opts.text_grid(text.ngram, text.min_df, text.max_df)
@@ -146,7 +149,7 @@ def tune(
         report, model_file = tune(
             estimator,
             request if eng is not None else request.reading(data=(data,)),
-            Search(grid, metric, text_grid),
+            Search(grid, metric, text_grid, tuple(told)),
             folds.settings(),
             ScoreSettings(bootstrap, confidence, folds.seed, pos_label=pos_label),
             priors_by_label=prior if isinstance(prior, dict) else None,

@@ -252,6 +252,21 @@ def decomposition(stats, standardize: bool):
     return out
 
 
+def check_count(pca, n_features: int) -> None:
+    """Refuse a count of components above ``n_features`` (a fraction, or none, passes).
+
+    Raises
+    ------
+    ValueError
+        Naming the count and the number of features.
+    """
+    if pca is not None and float(pca) >= 1.0 and int(float(pca)) > n_features:
+        raise ValueError(
+            f"pca={int(float(pca))} components, but the data have {n_features} features; "
+            f"give at most {n_features}, or a fraction of the variance such as 0.95"
+        )
+
+
 def n_kept(pca, evals: np.ndarray, n_features: int, n: float | None = None) -> int:
     """Components kept for ``pca``: the count, or the fewest whose cumulative
     share of the variance exceeds the fraction (scikit-learn's rule).
@@ -270,11 +285,7 @@ def n_kept(pca, evals: np.ndarray, n_features: int, n: float | None = None) -> i
     value = float(pca)
     if value >= 1.0:
         q = int(value)
-        if q > n_features:
-            raise ValueError(
-                f"pca={q} components, but the data have {n_features} features; "
-                f"give at most {n_features}, or a fraction of the variance such as 0.95"
-            )
+        check_count(pca, n_features)
         if n is not None and evals.size:
             tol = evals[0] * evals.size * np.finfo(np.float64).eps
             rank = int(np.count_nonzero(evals > tol))
@@ -565,6 +576,17 @@ class Projected:
     @property
     def _projects(self) -> bool:
         return self.pca is not None or bool(self.standardize)
+
+    def check_width(self, n_features: int) -> None:
+        """Refuse settings that rows of ``n_features`` columns cannot take
+        (more components than columns), before any statistics are gathered.
+
+        Raises
+        ------
+        ValueError
+            As :func:`check_count`.
+        """
+        check_count(self.pca, n_features)
 
     def _check_projection(self) -> None:
         covariance_kind = getattr(self, "_covariance_kind", lambda: None)()

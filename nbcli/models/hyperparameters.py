@@ -217,6 +217,30 @@ class Hyperparameter:
             return "none"
         return _shortest(value) if isinstance(value, (int, float)) else str(value)
 
+    def grid_point(self, value):
+        """A point of a ``log:`` or ``lin:`` grid range as this hyperparameter takes it.
+
+        An integer-valued one (``int``, or a count of ``count_or_fraction``:
+        a point at or above 1) is rounded to the nearest whole number, half
+        up: range points are computed in floating point (``log:1..64:7``
+        gives 7.999999999999999 for 8), and a count between two whole numbers
+        means the nearer one. Other values are returned as they are.
+
+        Parameters
+        ----------
+        value
+            A point of the range (a float).
+
+        Returns
+        -------
+        int or object
+        """
+        if not isinstance(value, float) or not math.isfinite(value):
+            return value
+        if self.kind == "int" or (self.count_or_fraction and value >= 1):
+            return int(math.floor(value + 0.5))
+        return value
+
     # -- validation ----------------------------------------------------------------
     def is_valid(self, value) -> bool:
         """Whether ``value`` is acceptable (the single definition of validity)."""

@@ -23,7 +23,7 @@ NumPy and SciPy only: no file I/O, no printing.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 import numpy as np
@@ -37,6 +37,7 @@ from nbcli.reports.metrics import (
     report_header,
 )
 from nbcli.reports.reliability import unseen_warning
+from nbcli.reports.thresholds import thresholds_member
 
 SCHEMA_NAME = "nbcli.comparison"
 SCHEMA_VERSION = 1
@@ -118,6 +119,8 @@ class ComparisonReport:
     n_samples: int
     inputs: dict
     settings: dict
+    #: The ``--fail-under``/``--fail-over`` thresholds as checked.
+    thresholds: list = field(default_factory=list)
 
     def threshold_values(self) -> dict:
         """Values ``--fail-under``/``--fail-over`` can check, by metric name."""
@@ -137,6 +140,7 @@ class ComparisonReport:
                 "discordant_b": int(self.table.only_b_correct),
                 "p_value": json_number(self.p_value),
             },
+            **thresholds_member(self.thresholds),
             "warnings": list(self.warnings),
         }
 

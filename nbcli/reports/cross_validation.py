@@ -31,6 +31,7 @@ from nbcli.reports.metrics import (
     report_header,
     report_schema,
 )
+from nbcli.reports.thresholds import thresholds_member
 
 SCHEMA_NAME = "nbcli.cross_validation"
 SCHEMA_VERSION = 1
@@ -96,6 +97,8 @@ class CrossValidationReport:
     warnings: list[str] = field(default_factory=list)
     inputs: dict = field(default_factory=dict)
     settings: dict = field(default_factory=dict)
+    #: The ``--fail-under``/``--fail-over`` thresholds as checked (on the pooled metrics).
+    thresholds: list = field(default_factory=list)
 
     @property
     def metrics(self):
@@ -119,6 +122,7 @@ class CrossValidationReport:
             "plan": dict(self.plan),
             "folds": [f.to_dict() for f in self.folds],
             **pooled,
+            **thresholds_member(self.thresholds),
             "warnings": list(self.warnings),
         }
 
@@ -297,6 +301,7 @@ CROSS_VALIDATION_SCHEMA = report_schema(
             },
         },
         **{k: _E[k] for k in _POOLED_KEYS},
+        "thresholds": _E["thresholds"],
     },
 )
 """JSON Schema (draft 2020-12) of :meth:`CrossValidationReport.to_dict`."""

@@ -48,6 +48,7 @@ from nbcli.reports.reliability import (
     top_class_confidence,
     unseen_warning,
 )
+from nbcli.reports.thresholds import THRESHOLDS_SCHEMA, thresholds_member
 
 SCHEMA_NAME = "nbcli.evaluation"
 SCHEMA_VERSION = 1
@@ -127,6 +128,9 @@ class EvaluationReport:
     #: With two classes, the class the binary figures are of (``--pos-label``);
     #: None: the second.
     pos_label: object = None
+    #: The ``--fail-under``/``--fail-over`` thresholds as checked, set by the
+    #: command that checks them (see :func:`nbcli.reports.thresholds.threshold_outcomes`).
+    thresholds: list = field(default_factory=list)
 
     def threshold_values(self) -> dict:
         """Values ``--fail-under``/``--fail-over`` can check, by metric name."""
@@ -167,6 +171,7 @@ class EvaluationReport:
             "per_class": [row.to_dict() for row in self.per_class],
             "averages": {k: v.to_dict() for k, v in self.averages.items()},
             "calibration": self.calibration.to_dict(),
+            **thresholds_member(self.thresholds),
             "warnings": list(self.warnings),
         }
 
@@ -508,6 +513,7 @@ EVALUATION_SCHEMA = report_schema(
                 "bins": {"type": "array", "items": RELIABILITY_BIN_SCHEMA},
             },
         },
+        "thresholds": THRESHOLDS_SCHEMA,
     },
 )
 """JSON Schema (draft 2020-12) of :meth:`EvaluationReport.to_dict`."""

@@ -60,6 +60,7 @@ from nbcli.reports.metrics import (
     report_header,
     true_class_values,
 )
+from nbcli.reports.thresholds import thresholds_member
 
 UNIFORM = "uniform"
 QUANTILE = "quantile"
@@ -353,6 +354,8 @@ class CalibrationReport:
     warnings: list[str]
     inputs: dict
     settings: dict
+    #: The ``--fail-under``/``--fail-over`` thresholds as checked.
+    thresholds: list = field(default_factory=list)
 
     def threshold_values(self) -> dict:
         """Values ``--fail-under``/``--fail-over`` can check, by metric name."""
@@ -375,6 +378,7 @@ class CalibrationReport:
             "mean_confidence": json_number(self.mean_confidence),
             "accuracy": json_number(self.accuracy),
             "reliability": self.diagram.to_dict(),
+            **thresholds_member(self.thresholds),
             "warnings": list(self.warnings),
         }
 
@@ -682,6 +686,8 @@ class RecalibrationReport:
     inputs: dict = field(default_factory=dict)
     settings: dict = field(default_factory=dict)
     verdict: CalibrationVerdict | None = None
+    #: The ``--fail-under``/``--fail-over`` thresholds as checked (on ``after``).
+    thresholds: list = field(default_factory=list)
 
     def threshold_values(self) -> dict:
         """Thresholds apply to the calibrated ("after") report."""
@@ -703,4 +709,5 @@ class RecalibrationReport:
             "verdict": None if self.verdict is None else self.verdict.to_dict(),
             "before": self.before.to_dict(),
             "after": self.after.to_dict(),
+            **thresholds_member(self.thresholds),
         }

@@ -9,6 +9,8 @@ estimate: ``accuracy=0.90``, ``accuracy.lower=0.85``, ``log_loss.upper=0.4``.
 * ``--fail-over``: the value must be at most the threshold (for losses such
   as ``log_loss``, ``brier``, ``ece``, and neutral ones such as ``p_value``).
 
+:func:`threshold_outcomes` checks every threshold (a JSON report lists them
+in its ``thresholds`` member, :data:`THRESHOLDS_SCHEMA`);
 :func:`check_thresholds` returns one line per missed threshold; the CLI exits
 with code 3 when there is any.
 """
@@ -180,8 +182,33 @@ def _format_pair(value: float, threshold: float) -> str:
     return repr(value)
 
 
-def check_thresholds(values: Mapping[str, object], thresholds) -> list[str]:
-    """One-line messages for the thresholds that ``values`` miss; empty when all pass.
+@dataclass(frozen=True)
+class ThresholdOutcome:
+    """One threshold as checked: the value it was compared with and, when
+    missed, the one-line message saying so (None: it passed)."""
+
+    threshold: Threshold
+    value: float | None
+    failure: str | None
+
+    @property
+    def passed(self) -> bool:
+        return self.failure is None
+
+    def to_dict(self) -> dict:
+        """The JSON form (an item of :data:`THRESHOLDS_SCHEMA`)."""
+        t = self.threshold
+        return {
+            "metric": t.name,
+            "option": _OPTION[t.direction],
+            "threshold": float(t.value),
+            "value": self.value,
+            "passed": self.passed,
+        }
+
+
+def threshold_outcomes(values: Mapping[str, object], thresholds) -> list[ThresholdOutcome]:
+    """Every threshold checked against ``values``, in the order given.
 
     Parameters
     ----------
@@ -196,7 +223,7 @@ def check_thresholds(values: Mapping[str, object], thresholds) -> list[str]:
 
     Raises KeyError naming the metric when ``values`` lacks it.
     """
-    failures = []
+    out = []
     for t in thresholds:
         if t.metric not in values:
             raise KeyError(f"the report has no metric {t.metric!r}")
@@ -208,17 +235,54 @@ def check_thresholds(values: Mapping[str, object], thresholds) -> list[str]:
         )
         shown_threshold = format(t.value, "g")
         if not isinstance(value, numbers.Real) or not math.isfinite(float(value)):
-            failures.append(
-                f"{t.name} is undefined, so the threshold {shown_threshold} cannot be met"
-            )
+            message = f"{t.name} is undefined, so the threshold {shown_threshold} cannot be met"
+            out.append(ThresholdOutcome(t, None, message))
             continue
         value = float(value)
+        failure = None
         if t.direction == UNDER and value < t.value:
-            failures.append(
+            failure = (
                 f"{t.name} {_format_pair(value, t.value)} is below the threshold {shown_threshold}"
             )
         elif t.direction == OVER and value > t.value:
-            failures.append(
+            failure = (
                 f"{t.name} {_format_pair(value, t.value)} is above the threshold {shown_threshold}"
             )
-    return failures
+        out.append(ThresholdOutcome(t, value, failure))
+    return out
+
+
+def check_thresholds(values: Mapping[str, object], thresholds) -> list[str]:
+    """One-line messages for the thresholds that ``values`` miss; empty when all pass
+    (see :func:`threshold_outcomes`).
+
+    Raises KeyError naming the metric when ``values`` lacks it.
+    """
+    return [o.failure for o in threshold_outcomes(values, thresholds) if o.failure is not None]
+
+
+def thresholds_member(checked: list) -> dict:
+    """``{"thresholds": checked}`` for a report's JSON form, or nothing when none were given."""
+    return {"thresholds": list(checked)} if checked else {}
+
+
+THRESHOLDS_SCHEMA: dict = {
+    "type": "array",
+    "items": {
+        "type": "object",
+        "required": ["metric", "option", "threshold", "value", "passed"],
+        "additionalProperties": False,
+        "properties": {
+            "metric": {"type": "string"},
+            "option": {"enum": list(_OPTION.values())},
+            "threshold": {"type": "number"},
+            "value": {"type": ["number", "null"]},
+            "passed": {"type": "boolean"},
+        },
+    },
+}
+"""JSON Schema of a report's ``thresholds`` member: each threshold checked
+(the ``--fail-under`` ones first, then the ``--fail-over`` ones, each in the
+order given), with the value it was compared with (null: undefined, which
+fails) and whether it passed. The member is present when thresholds were
+given."""

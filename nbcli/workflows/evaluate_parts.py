@@ -172,6 +172,7 @@ def _scored_part(part: str, spec: PartScoring, keep: bool) -> KeptPart:
     from nbcli.io.fingerprint import RowHashFingerprint
     from nbcli.reports.metrics import label_key
     from nbcli.workflows.scoring import iter_scores
+    from nbcli.workflows.tables import missing_wording
 
     mf = spec.model_file
     classes = [label_key(c) for c in np.asarray(mf.classes, dtype=object)]
@@ -208,7 +209,7 @@ def _scored_part(part: str, spec: PartScoring, keep: bool) -> KeptPart:
             row = rows + int(np.argmin(chunk.scored)) + 1
             raise NbcliError(
                 f"{part}: row {row} has a missing value, which the {mf.model.name} model "
-                f"cannot score (--missing {mf.training.get('missing', 'drop')}); fill the "
+                f"cannot score ({missing_wording(mf.model, mf.training.get('missing', 'drop'))}); fill the "
                 "value in or remove the row"
             )
         fp = RowHashFingerprint()

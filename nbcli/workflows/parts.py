@@ -133,6 +133,13 @@ class PartTraining:
         return self.request.missing or "error"
 
     @property
+    def missing_in_force(self) -> str:
+        """The policy the rows are read by (``ignore`` acts as ``drop`` under a projection)."""
+        from nbcli.workflows.tables import missing_in_force
+
+        return missing_in_force(self.estimator, self.missing)
+
+    @property
     def unseen(self) -> str:
         return self.request.unseen or "error"
 
@@ -427,7 +434,7 @@ def weigh_part(index: int, part: str, task: WeightedPass):
     from nbcli.workflows.text_features import weighted_word_sums
 
     counts = RowCounts()
-    missing = task.training.missing
+    missing = task.training.missing_in_force
 
     def chunks():
         for ds in task.training.stream(part):
@@ -477,7 +484,7 @@ def _read_part(part: str, spec: PartTraining, *, fit: bool):
     def chunks():
         for ds in stream:
             state["chunks"] += 1
-            ds = counts.filter(ds, spec.missing)
+            ds = counts.filter(ds, spec.missing_in_force)
             if not ds.X.shape[0]:
                 continue
             # As a one-file fit: each document's CRC-32 beside the numeric columns.

@@ -336,7 +336,7 @@ def scored_chunks(mf, path: str, *, read=None, reporter=None, missing_option=Fal
             i = int(np.argmin(chunk.scored))
             raise NbcliError(
                 f"{path}: row {chunk.row_offset + i + 1} has a missing value, which the "
-                "model cannot score (its missing-value policy, drop, leaves such a row "
+                f"model cannot score ({_policy_named(mf, read)} leaves such a row "
                 "without a score), and every row is scored unless you say otherwise: "
                 f"{_missing_hint(mf, missing_option)}"
             )
@@ -377,14 +377,25 @@ def _joined_labels(parts: list) -> np.ndarray:
     return np.concatenate([a.astype(object) for a in arrays])
 
 
+def _policy_named(mf, read) -> str:
+    """The missing-value policy a row went unscored by, as the refusal names it."""
+    from nbcli.workflows.tables import missing_in_force
+
+    given = (read.missing if read is not None else None) or mf.training.get("missing") or "drop"
+    if missing_in_force(mf.model, given) == given:
+        return f"its missing-value policy, {given},"
+    # A projection mixes every column: a cell cannot be left out on its own.
+    return f"its missing-value policy, {given}, acts as drop under --pca and --standardize, and"
+
+
 def _missing_hint(mf, missing_option: bool) -> str:
     """The ways on for a row with a missing value: those the command and the model have."""
-    from nbcli.workflows.tables import can_ignore_missing
+    from nbcli.workflows.tables import can_ignore_missing, missing_in_force
 
     if not missing_option:
         return "fill the value in or remove the row"
     hint = "fill the value in, remove the row, or pass --missing drop to leave such rows out"
-    if can_ignore_missing(mf.model):
+    if can_ignore_missing(mf.model) and missing_in_force(mf.model, "ignore") == "ignore":
         hint += " (or --missing ignore to score them without the missing cells)"
     return hint
 

@@ -157,11 +157,15 @@ class Search:
         Values of text settings searched (``ngram_range``, ``min_df``,
         ``max_df``: fields of :class:`nbcli.text.settings.TextSettings`),
         varying slower than ``grid``, combinations in the order given.
+    warnings : tuple of str
+        What reading the grid had to tell (range points rounded to whole
+        numbers that made the grid smaller); the report gives them first.
     """
 
     grid: dict[str, list] = field(default_factory=dict)
     metric: str = "log_loss"
     text_grid: dict[str, list] = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

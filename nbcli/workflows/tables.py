@@ -26,6 +26,8 @@ __all__ = [
     "COLUMN_TYPES",
     "RowCounts",
     "choose_missing",
+    "missing_in_force",
+    "missing_wording",
     "can_ignore_missing",
     "check_column_types",
     "apply_column_types",
@@ -83,20 +85,43 @@ def choose_missing(estimator, missing: str | None) -> str:
     return missing
 
 
-def fold_missing(estimator, missing: str | None) -> str:
-    """:func:`choose_missing` for the fold statistics of ``cv`` and ``tune``.
+def missing_in_force(estimator, missing: str) -> str:
+    """The policy ``estimator`` follows when its ``missing`` is ``missing``.
 
-    A fold's statistics are gathered by the model's ``accumulate``, which
-    does not drop rows as ``fit`` does: where the model with ``ignore`` acts
-    as ``drop`` (under a projection, which mixes or rescales every column),
-    the rows with a missing cell are left out as they are read, and counted.
+    The same, except where the model with ``ignore`` acts as ``drop``: under
+    a projection (``--pca``, ``--standardize``), which mixes or rescales
+    every column, so that a missing cell cannot be left out on its own (the
+    model's ``missing_policy``). Rows are read, counted and scored by the
+    policy in force; the model keeps the policy it was given.
     """
-    missing = choose_missing(estimator, missing)
     if missing == "ignore" and "missing" in estimator.get_params():
         probe = copy.copy(estimator)
         probe.missing = "ignore"
         missing = getattr(probe, "missing_policy", missing)
     return missing
+
+
+def fold_missing(estimator, missing: str | None) -> str:
+    """:func:`choose_missing` for the fold statistics of ``cv`` and ``tune``:
+    the policy in force (:func:`missing_in_force`).
+
+    A fold's statistics are gathered by the model's ``accumulate``, which
+    does not drop rows as ``fit`` does: where the model with ``ignore`` acts
+    as ``drop``, the rows with a missing cell are left out as they are read,
+    and counted.
+    """
+    return missing_in_force(estimator, choose_missing(estimator, missing))
+
+
+def missing_wording(estimator, missing: str) -> str:
+    """``--missing POLICY`` as messages name the policy ``estimator`` was
+    given; for ``ignore`` acting as ``drop``, saying so and why."""
+    if missing_in_force(estimator, missing) == missing:
+        return f"--missing {missing}"
+    return (
+        f"--missing {missing}, which acts as drop under --pca and --standardize "
+        "(a projection mixes every column, so a missing cell cannot be left out on its own)"
+    )
 
 
 #: Other spellings ``--column`` takes for a type.
@@ -458,8 +483,12 @@ class RowCounts:
             )
         return out
 
-    def notes(self, path: str, missing: str, columns: list[dict]) -> list[str]:
-        """The fit summary's lines about the columns and the missing cells."""
+    def notes(
+        self, path: str, missing: str, columns: list[dict], in_force: str | None = None
+    ) -> list[str]:
+        """The fit summary's lines about the columns and the missing cells
+        (``missing`` the policy given, ``in_force`` the one the model follows
+        when it differs: see :func:`missing_in_force`)."""
         described = []
         for c in columns:
             text = f"{c['name']}={c['type']}"
@@ -468,12 +497,15 @@ class RowCounts:
                 text += f" ({k} categor{'y' if k == 1 else 'ies'})"
             described.append(text)
         out = [f"column types: {', '.join(described)}"]
+        in_force = in_force or missing
         how = {
             "ignore": "left out of their feature's likelihood",
             "drop": "their rows skipped",
             "error": "refused",
-        }[missing]
-        if missing == "drop":
+        }[in_force]
+        if in_force != missing:
+            how = f"acts as {in_force} under the projection: {how}"
+        if in_force == "drop":
             counted = f"{self.dropped} row{'s' if self.dropped != 1 else ''} dropped"
         else:
             counted = f"{self.with_missing} row{'s' if self.with_missing != 1 else ''} with one"
@@ -497,7 +529,7 @@ def read_options_for(
     -------
     dict
         Keyword options of :func:`nbcli.io.data.iter_dataset`, and
-        ``"missing"``: the policy in force.
+        ``"missing"``: the policy in force (:func:`missing_in_force`).
 
     Raises
     ------
@@ -520,6 +552,9 @@ def read_options_for(
         mf.model.set_params(unseen="ignore")
     if missing == "ignore" and _accepts(mf.model, "missing", "ignore"):
         mf.model.set_params(missing="ignore")
+    # Rows are read and scored by the policy the model follows (a projected
+    # model scores no row with a missing cell, even under "ignore").
+    missing = missing_in_force(mf.model, missing)
     if na_values is None:
         na_values = training.get("na_values")
     return {

@@ -309,6 +309,7 @@ def train(
         apply_column_types,
         check_column_types,
         choose_missing,
+        missing_in_force,
     )
 
     path, text = request.path, request.text
@@ -316,6 +317,9 @@ def train(
     check_blocks(estimator, request)
     column_types = dict(request.column_types)
     missing = choose_missing(estimator, request.missing)
+    # The rows are counted as the model uses them: a projection drops a row
+    # with a missing cell even under "ignore", and it must not be counted in.
+    in_force = missing_in_force(estimator, missing)
     check_column_types(estimator, column_types)
     from nbcli.workflows import text_features
 
@@ -344,7 +348,7 @@ def train(
             if ds is None:
                 return
             state.chunks += 1
-            ds = counts_of_rows.filter(ds, missing)
+            ds = counts_of_rows.filter(ds, in_force)
             # Rows are held only while they may turn out to be the whole file.
             state.hold(ds, counts_of_rows.read, stream.whole_rows)
             if ds.X.shape[0] == 0:
@@ -461,11 +465,12 @@ class TableFacts:
 def _rows_again(path, estimator, request, missing):
     """The training rows ``(X, y, words)`` read a second time, as the first
     pass used them (rows without a label, or dropped for a missing cell, left out)."""
-    from nbcli.workflows.tables import RowCounts
+    from nbcli.workflows.tables import RowCounts, missing_in_force
 
     counts = RowCounts()
+    in_force = missing_in_force(estimator, missing)
     for ds in training_stream(path, estimator, request.reading(missing=missing)):
-        ds = counts.filter(ds, missing)
+        ds = counts.filter(ds, in_force)
         if ds.X.shape[0]:
             yield ds.X, ds.y, ds.words
 
@@ -634,7 +639,7 @@ def finish_training(
     accuracy = None
     if first is not None and first.X.shape[0]:
         # Rows with missing cells count only where the model scores them.
-        missing = getattr(estimator, "missing", "error")
+        missing = getattr(estimator, "missing_policy", getattr(estimator, "missing", "error"))
         sparse = hasattr(first.X, "tocsr")  # word counts hold no missing cell
         scored = (
             np.ones(first.X.shape[0], bool)
@@ -690,7 +695,10 @@ def finish_training(
     )
     notes = list(notes)
     if tables is not None and tables.row_counts is not None:
-        notes.extend(tables.row_counts.notes(path, tables.missing, mf.columns or []))
+        from nbcli.workflows.tables import missing_in_force
+
+        in_force = missing_in_force(estimator, tables.missing)
+        notes.extend(tables.row_counts.notes(path, tables.missing, mf.columns or [], in_force))
     return TrainResult(model_file=mf, facts=facts, warnings=warnings, notes=notes)
 
 

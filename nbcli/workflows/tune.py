@@ -83,6 +83,43 @@ def parse_values(text: str, where: str, parse=None) -> list:
     return out
 
 
+def is_range(text: str) -> bool:
+    """Whether ``text`` is a ``log:`` or ``lin:`` range (not a list of values)."""
+    scale, sep, _ = text.strip().partition(":")
+    return bool(sep) and scale in ("log", "lin")
+
+
+def grid_values(text: str, where: str, spec=None) -> tuple[list, str | None]:
+    """Grid values of one hyperparameter (see :func:`parse_values`), with what
+    to tell of them.
+
+    With ``spec`` (the :class:`~nbcli.models.hyperparameters.Hyperparameter`),
+    each point of a range is taken as the hyperparameter takes it
+    (:meth:`~nbcli.models.hyperparameters.Hyperparameter.grid_point`): an
+    integer-valued one is rounded to whole numbers. Points that round to the
+    same number are kept once, and the second item then says how the grid
+    shrank (None otherwise).
+
+    Raises
+    ------
+    NbcliError
+        As :func:`parse_values`, and for a value listed twice
+        (:func:`refuse_repeated_values`).
+    """
+    values = parse_values(text, where, spec.parse if spec is not None else None)
+    refuse_repeated_values(values, where)
+    if spec is None or not is_range(text):
+        return values, None
+    points = list(dict.fromkeys(spec.grid_point(v) for v in values))
+    if len(points) == len(values):
+        return points, None
+    return points, (
+        f"{where} {text.strip()!r}: the {len(values)} points round to {len(points)} whole "
+        f"numbers ({', '.join(str(v) for v in points)}), so the grid searches {len(points)} "
+        f"values of {spec.name}"
+    )
+
+
 def refuse_repeated_values(values: list, where: str) -> None:
     """Refuse a grid that lists a value twice (``--pca 2,2``, or a range whose
     points coincide, as ``lin:1..1:3``): the same setting would be scored twice.
@@ -187,6 +224,27 @@ def _check_one_kind_of_statistics(estimator: BayesClassifier, name: str, values:
             "need statistics of different kinds, so they cannot share one grid; search them "
             "in two runs"
         )
+
+
+def _check_widths(estimator: BayesClassifier, grid: dict[str, list], n_features: int, data) -> None:
+    """Refuse a grid value the data's columns cannot take (``pca`` above the
+    number of features) in one line, rather than as a combination without a
+    model: no fold could ever fit it.
+
+    Raises
+    ------
+    NbcliError
+        Naming ``data``, the value and the number of features.
+    """
+    if getattr(estimator, "check_width", None) is None:
+        return
+    for name, values in grid.items():
+        for v in values:
+            model = type(estimator)(**{**estimator.get_params(), name: v})
+            try:
+                model.check_width(n_features)  # type: ignore[attr-defined]
+            except ValueError as exc:
+                raise NbcliError(f"{data}: the grid's {exc}") from None
 
 
 def _describe(params: dict) -> str:
@@ -294,6 +352,7 @@ def tune(
         )
     else:
         fs = collect_part_fold_statistics(estimator, request, folds, engine, priors_by_label)
+    _check_widths(estimator, grid, len(fs.feature_names), data)
     sources = [fs] if not search.text_grid else [_with_text(fs, v) for v in variants]
     from nbcli.reports.evaluation import positive_column
     from nbcli.reports.selection_scores import CHEAP_KEYS, selection_scores
@@ -307,7 +366,7 @@ def tune(
     per_combo = max(1, coding.codes.size * fs.classes.size * 8)
     batch = max(1, OUT_OF_FOLD_BUDGET // per_combo)
     results = []
-    warnings = list(fs.warnings)
+    warnings = [*search.warnings, *fs.warnings]
     failures: list[str] = []
     # Per result: the statistics (text settings) and hyperparameters it was scored with.
     picks: list[tuple[int, dict]] = []
@@ -343,7 +402,8 @@ def tune(
         raise NbcliError(f"{data}: {metric} is undefined for every combination searched")
     best_source, best_params = picks[index]
     # fit's warnings of the chosen model (of all rows), once.
-    warnings[len(fs.warnings) : len(fs.warnings)] = [
+    told = len(search.warnings) + len(fs.warnings)
+    warnings[told:told] = [
         w for w in sources[best_source].fit_warnings(best_params) if w not in warnings
     ]
     fixed = {k: _plain(v) for k, v in estimator.get_params().items() if k not in grid}
