@@ -801,14 +801,14 @@ class MixedNB(TextColumns, BayesClassifier):
             )
         self.bandwidth_ = bandwidth
         # Each column's terms at its training values (see _TABLED_VALUES).
-        self._kernel_tables: list[tuple[np.ndarray, np.ndarray] | None] = []
+        self._kernel_tables: list[tuple[_value_table.ValueIndex, np.ndarray] | None] = []
         for jj, j in enumerate(lay.kernel.tolist()):
             values = tables[j][0]
             if values.size > _TABLED_VALUES:
                 self._kernel_tables.append(None)
                 continue
             terms = np.vstack([self._kernel_terms(jj, k, values) for k in range(live.size)])
-            self._kernel_tables.append((values, terms))
+            self._kernel_tables.append((_value_table.ValueIndex(values), terms))
         # Discretized columns: MDL cut points over all classes, then interval counts.
         cuts, blocks = [], []
         for j in lay.discretized.tolist():
@@ -843,9 +843,8 @@ class MixedNB(TextColumns, BayesClassifier):
         todo = np.arange(x.size)
         table = self._kernel_tables[jj]
         if table is not None:
-            values, terms = table
-            pos = np.minimum(np.searchsorted(values, x), values.size - 1)
-            hit = values[pos] == x
+            index, terms = table
+            pos, hit = index.locate(x)
             if hit.all():
                 return np.take(terms, pos, axis=1)
             out[:, hit] = terms[:, pos[hit]]
