@@ -461,18 +461,28 @@ def test_cli_chunks_and_parts_equal_one_fit(tmp_path):
     assert probas[0].shape == (30, 3)
 
 
-@pytest.mark.parametrize("bandwidth", ["nrd0", "weka"])
-def test_kernel_terms_looked_up_equal_terms_computed(monkeypatch, bandwidth):
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"column_types": "kernel", "bandwidth": "nrd0"},
+        {"column_types": "kernel", "bandwidth": "weka"},
+        {"column_types": "discretized"},
+    ],
+)
+def test_terms_looked_up_equal_terms_computed(monkeypatch, params):
     from nbcli.models import mixed
 
     X, y = load_wine(return_X_y=True)
     X = X[:, [0, 9]]
-    queries = np.vstack([X[::3], X[::5] + 0.013])  # training values, and others
-    params = {"column_types": "kernel", "bandwidth": bandwidth}
+    # Training values, others, and missing cells among them.
+    queries = np.vstack([X[::3], X[::5] + 0.013])
+    queries[::4, 0] = np.nan
+    params = {**params, "missing": "ignore"}
     tabled = MixedNB(**params).fit(X, y)
     monkeypatch.setattr(mixed, "_TABLED_VALUES", 0)
     computed = MixedNB(**params).fit(X, y)
-    assert computed._kernel_tables == [None, None]
+    assert computed._kernel_tables + computed._interval_tables == [None, None]
+    assert all(t is not None for t in tabled._kernel_tables + tabled._interval_tables)
     np.testing.assert_allclose(
         tabled.predict_log_proba(queries), computed.predict_log_proba(queries), rtol=1e-13
     )
