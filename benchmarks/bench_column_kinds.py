@@ -1,11 +1,13 @@
 """Cost of the mixed model's column kinds against a Gaussian column.
 
-One numeric column of ``--distinct`` values (a rounded normal per class),
+``--columns`` numeric columns (default 1) of at most ``--distinct`` values
+each (a normal per class, rounded to that many steps of its range),
 ``--rows`` rows, 3 classes; ``MixedNB`` fit and ``predict_proba`` with the
-column as gaussian, kernel (both bandwidth rules), discretized and poisson.
-Medians of ``--repeat`` runs and their ratio to the Gaussian column.
+columns as gaussian, kernel (both bandwidth rules), discretized and poisson.
+Medians of ``--repeat`` runs and their ratio to the Gaussian columns.
 
     python benchmarks/bench_column_kinds.py                 # 1,000,000 rows, 1,000 values
+    python benchmarks/bench_column_kinds.py --columns 4
     python benchmarks/bench_column_kinds.py --rows 100000 --repeat 3
 """
 
@@ -45,20 +47,25 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, default=1_000_000)
     ap.add_argument("--distinct", type=int, default=1000)
+    ap.add_argument("--columns", type=int, default=1)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
     rng = np.random.default_rng(args.seed)
     y = rng.integers(0, 3, args.rows)
-    raw = rng.normal(y, 1.0 + 0.3 * y)
-    # args.distinct values: the normal's range cut into that many steps.
-    lo, hi = raw.min(), raw.max()
-    step = (hi - lo) / (args.distinct - 1)
-    X = (np.round((raw - lo) / step) * step + lo)[:, None]
-    counts = np.round((X - lo) / step)  # whole numbers for the Poisson column
+    X = np.empty((args.rows, args.columns))
+    counts = np.empty_like(X)  # whole numbers for the Poisson columns
+    for j in range(args.columns):
+        raw = rng.normal(y * (1.0 + 0.5 * j), 1.0 + 0.3 * y)
+        # args.distinct values: the normal's range cut into that many steps.
+        lo, hi = raw.min(), raw.max()
+        step = (hi - lo) / (args.distinct - 1)
+        counts[:, j] = np.round((raw - lo) / step)
+        X[:, j] = counts[:, j] * step + lo
+    distinct = ", ".join(f"{len(np.unique(X[:, j])):,}" for j in range(args.columns))
     print(
-        f"{args.rows:,} rows, {len(np.unique(X)):,} distinct values, 3 classes, median of "
-        f"{args.repeat}"
+        f"{args.rows:,} rows, {args.columns} column(s) of {distinct} distinct values, 3 classes, "
+        f"median of {args.repeat}"
     )
     print(f"{'column':<16}{'fit s':>10}{'x gauss':>9}{'predict s':>12}{'x gauss':>9}")
     base = None
