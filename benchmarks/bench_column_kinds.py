@@ -4,7 +4,8 @@
 each (a normal per class, rounded to that many steps of its range),
 ``--rows`` rows, 3 classes; ``MixedNB`` fit and ``predict_proba`` with the
 columns as gaussian, kernel (both bandwidth rules), discretized and poisson.
-Medians of ``--repeat`` runs and their ratio to the Gaussian columns.
+Medians of ``--repeat`` rounds, each timing every case once, and their
+ratio to the Gaussian columns'.
 
     python benchmarks/bench_column_kinds.py                 # 1,000,000 rows, 1,000 values
     python benchmarks/bench_column_kinds.py --columns 4
@@ -30,13 +31,10 @@ CASES = [
 ]
 
 
-def _median(fn, args, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn(*args)
-        times.append(time.perf_counter() - t)
-    return statistics.median(times)
+def _seconds(fn, *args) -> float:
+    t = time.perf_counter()
+    fn(*args)
+    return time.perf_counter() - t
 
 
 def _fit(params, X, y):
@@ -67,15 +65,20 @@ def main(argv=None) -> int:
         f"{args.rows:,} rows, {args.columns} column(s) of {distinct} distinct values, 3 classes, "
         f"median of {args.repeat}"
     )
+    data = {name: counts if name == "poisson" else X for name, _ in CASES}
+    models = {name: _fit(params, data[name], y) for name, params in CASES}
+    # Rounds alternate the cases, so that a busy spell of the machine slows
+    # every case of a round rather than one case of the run.
+    fits: dict[str, list[float]] = {name: [] for name, _ in CASES}
+    predicts: dict[str, list[float]] = {name: [] for name, _ in CASES}
+    for _ in range(args.repeat):
+        for name, params in CASES:
+            fits[name].append(_seconds(_fit, params, data[name], y))
+            predicts[name].append(_seconds(models[name].predict_proba, data[name]))
     print(f"{'column':<16}{'fit s':>10}{'x gauss':>9}{'predict s':>12}{'x gauss':>9}")
-    base = None
-    for name, params in CASES:
-        data = counts if name == "poisson" else X
-        fit = _median(_fit, (params, data, y), args.repeat)
-        model = _fit(params, data, y)
-        predict = _median(model.predict_proba, (data,), args.repeat)
-        if base is None:
-            base = (fit, predict)
+    base = statistics.median(fits["gaussian"]), statistics.median(predicts["gaussian"])
+    for name, _ in CASES:
+        fit, predict = statistics.median(fits[name]), statistics.median(predicts[name])
         print(
             f"{name:<16}{fit:>10.3f}{fit / base[0]:>9.2f}{predict:>12.3f}{predict / base[1]:>9.2f}"
         )
