@@ -596,3 +596,25 @@ def test_weka_sums_in_windows_equal_sums_over_all_kernels(sd_scale):
     sums = vt._weka_all(x, centres, w, precision, sd * sd_scale, float(w.sum()))
     # The same terms added in the same order: equal, not merely close.
     np.testing.assert_array_equal(got, np.log(np.maximum(sums / w.sum(), vt.WEKA_FLOOR)))
+
+
+@pytest.mark.parametrize("spread", ["grid", "far from even"])
+def test_value_counts_equal_unique_and_weighted_counts(spread):
+    rng = np.random.default_rng(3)
+    n = 5000
+    if spread == "grid":
+        col = np.round(rng.normal(size=n), 2)
+    else:
+        col = rng.choice(np.geomspace(1e-6, 1e6, 300), n)
+    col[::7] = np.nan
+    y = rng.integers(0, 3, n)
+    w = rng.uniform(0.5, 2.0, n)
+    points, counts, sizes = vt.count_values(col[:, None], y, w, 3)
+    seen = ~np.isnan(col)
+    values, where = np.unique(col[seen], return_inverse=True)
+    want = np.zeros((3, values.size))
+    np.add.at(want, (y[seen], where), w[seen])
+    np.testing.assert_array_equal(points, values)
+    np.testing.assert_array_equal(sizes, [values.size])
+    # Sums of the same weights in another order: within a few ulps of the total.
+    np.testing.assert_allclose(counts, want, rtol=0, atol=1e-12 * w.sum())

@@ -122,6 +122,11 @@ class ValueIndex:
             return
         self._first, self._steps = first.astype(np.intp), steps
 
+    @property
+    def by_cells(self) -> bool:
+        """Whether values are found by their cells (else by binary search)."""
+        return self._first is not None or self.values.size < 2
+
     def _cells(self, x: np.ndarray) -> np.ndarray:
         s = np.subtract(x, self._origin)
         s *= self._scale
@@ -193,9 +198,13 @@ def count_values(X: np.ndarray, y_idx, w, n_classes: int):
             weights = None if w is None else w[seen]
             values = values[~np.isnan(values)]
         _check_size(j, values.size)
-        where, found = ValueIndex(values).locate(col)
-        if not found.all():  # cannot happen: every row's value is among them
-            raise AssertionError("a value was not found among the column's distinct values")
+        index = ValueIndex(values)
+        if index.by_cells:
+            where, found = index.locate(col)
+            if not found.all():  # cannot happen: every row's value is among them
+                raise AssertionError("a value was not found among the column's distinct values")
+        else:  # sorting with the order beats a binary search per row
+            where = np.unique(col, return_inverse=True)[1].ravel()
         flat = classes * values.size + where
         c = np.bincount(flat, weights=weights, minlength=n_classes * values.size)
         points.append(values + 0.0)  # -0.0 and 0.0 are one value
