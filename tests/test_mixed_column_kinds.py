@@ -461,18 +461,28 @@ def test_cli_chunks_and_parts_equal_one_fit(tmp_path):
     assert probas[0].shape == (30, 3)
 
 
-@pytest.mark.parametrize("bandwidth", ["nrd0", "weka"])
-def test_kernel_terms_looked_up_equal_terms_computed(monkeypatch, bandwidth):
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"column_types": "kernel", "bandwidth": "nrd0"},
+        {"column_types": "kernel", "bandwidth": "weka"},
+        {"column_types": "discretized"},
+    ],
+)
+def test_terms_looked_up_equal_terms_computed(monkeypatch, params):
     from nbcli.models import mixed
 
     X, y = load_wine(return_X_y=True)
     X = X[:, [0, 9]]
-    queries = np.vstack([X[::3], X[::5] + 0.013])  # training values, and others
-    params = {"column_types": "kernel", "bandwidth": bandwidth}
+    # Training values, others, and missing cells among them.
+    queries = np.vstack([X[::3], X[::5] + 0.013])
+    queries[::4, 0] = np.nan
+    params = {**params, "missing": "ignore"}
     tabled = MixedNB(**params).fit(X, y)
     monkeypatch.setattr(mixed, "_TABLED_VALUES", 0)
     computed = MixedNB(**params).fit(X, y)
-    assert computed._kernel_tables == [None, None]
+    assert computed._kernel_tables + computed._interval_tables == [None, None]
+    assert all(t is not None for t in tabled._kernel_tables + tabled._interval_tables)
     np.testing.assert_allclose(
         tabled.predict_log_proba(queries), computed.predict_log_proba(queries), rtol=1e-13
     )
@@ -545,3 +555,66 @@ def test_inspect_shows_rates_bandwidths_and_intervals(tmp_path):
     np.testing.assert_allclose(probabilities, np.exp(direct.interval_log_prob_[0]), rtol=1e-14)
     run = nbcli("inspect", model)
     assert run.returncode == 0 and "Poisson rate" in run.stdout and "<= " in run.stdout
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        np.round(np.random.default_rng(0).normal(size=3000), 2),  # a grid with gaps
+        np.geomspace(1e-6, 1e6, 500),  # far from even: the binary search
+        np.concatenate([np.arange(50) * 1e-9, np.arange(50) + 1e3]),  # two clusters
+        np.array([-0.0, 1.0, 2.5, 2.5000000000000004]),  # neighbours one ulp apart
+        np.array([3.0]),
+        np.zeros(0),
+    ],
+)
+def test_value_index_finds_exactly_the_distinct_values(values):
+    values = np.unique(values + 0.0)
+    rng = np.random.default_rng(1)
+    others = np.concatenate([rng.normal(size=200) * 10, [-1e300, 1e300, -np.inf, np.inf, -0.0]])
+    if values.size:
+        gaps = (values[:-1] + values[1:]) / 2  # between neighbours, never one of them
+        x = np.concatenate([rng.permutation(values), gaps, others, np.nextafter(values, np.inf)])
+    else:
+        x = others
+    pos, found = vt.ValueIndex(values).locate(x)
+    np.testing.assert_array_equal(found, np.isin(x, values))
+    np.testing.assert_array_equal(values[pos[found]], x[found])
+    assert found[: values.size].all()
+
+
+@pytest.mark.parametrize("sd_scale", [0.05, 1.0, 30.0])
+def test_weka_sums_in_windows_equal_sums_over_all_kernels(sd_scale):
+    # Wide kernels (sd_scale 30) run past the first windows, and past the widest.
+    rng = np.random.default_rng(2)
+    values = np.unique(np.round(rng.normal(size=2000) * 5, 2))
+    weights = rng.integers(1, 50, values.size).astype(float)
+    precision = vt.weka_precision(values)
+    centres, w, sd = vt.weka_kernels(values, weights, precision)
+    x = np.concatenate([values, values + precision / 3, [-1e3, 1e3, values[0], values[-1]]])
+    got = vt.weka_log_probability(x, centres, w, precision, sd * sd_scale)
+    sums = vt._weka_all(x, centres, w, precision, sd * sd_scale, float(w.sum()))
+    # The same terms added in the same order: equal, not merely close.
+    np.testing.assert_array_equal(got, np.log(np.maximum(sums / w.sum(), vt.WEKA_FLOOR)))
+
+
+@pytest.mark.parametrize("spread", ["grid", "far from even"])
+def test_value_counts_equal_unique_and_weighted_counts(spread):
+    rng = np.random.default_rng(3)
+    n = 5000
+    if spread == "grid":
+        col = np.round(rng.normal(size=n), 2)
+    else:
+        col = rng.choice(np.geomspace(1e-6, 1e6, 300), n)
+    col[::7] = np.nan
+    y = rng.integers(0, 3, n)
+    w = rng.uniform(0.5, 2.0, n)
+    points, counts, sizes = vt.count_values(col[:, None], y, w, 3)
+    seen = ~np.isnan(col)
+    values, where = np.unique(col[seen], return_inverse=True)
+    want = np.zeros((3, values.size))
+    np.add.at(want, (y[seen], where), w[seen])
+    np.testing.assert_array_equal(points, values)
+    np.testing.assert_array_equal(sizes, [values.size])
+    # Sums of the same weights in another order: within a few ulps of the total.
+    np.testing.assert_allclose(counts, want, rtol=0, atol=1e-12 * w.sum())

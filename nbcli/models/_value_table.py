@@ -72,6 +72,92 @@ def split(points: np.ndarray, counts: np.ndarray, sizes):
     return [(points[a:b], counts[:, a:b]) for a, b in zip(starts, ends)]
 
 
+class ValueIndex:
+    """Where values sit among sorted distinct values, found in a few passes.
+
+    ``np.searchsorted`` over the distinct values costs a branchy binary
+    search per row, slower than the rest of a fit or a prediction of such a
+    column. Here the span of the values is cut into cells of equal width;
+    each value's cell comes from arithmetic (subtract, scale, floor), the
+    first distinct value of every cell from a table, and a few comparisons
+    step through the cell's values (the most any cell holds). The cells of
+    the distinct values are computed with the same arithmetic, which is
+    monotone, so a value equal to a distinct value lands in that value's cell
+    and is found: the positions are exact, not approximate. Values far from
+    evenly spread (a cell holding more than :data:`_MAX_STEPS` distinct
+    values) fall back to the binary search.
+
+    Parameters
+    ----------
+    values : ndarray of shape (V,)
+        Sorted distinct values, no NaN.
+    """
+
+    #: Cells per distinct value (within :data:`_MIN_CELLS`, :data:`_MAX_CELLS`).
+    _CELLS_PER_VALUE = 4
+    _MIN_CELLS = 1024
+    _MAX_CELLS = 1 << 20
+    #: Most distinct values one cell may hold before the binary search is cheaper.
+    _MAX_STEPS = 4
+
+    def __init__(self, values: np.ndarray):
+        self.values = np.asarray(values, dtype=np.float64)
+        v = self.values.size
+        # A NaN after the last value compares unequal (and not less) to every value.
+        self._padded = np.append(self.values, np.nan)
+        self._first = None
+        if v < 2:
+            return
+        n_cells = int(min(self._MAX_CELLS, max(self._MIN_CELLS, self._CELLS_PER_VALUE * v)))
+        span = float(self.values[-1] - self.values[0])
+        scale = n_cells / span if span > 0 else 0.0
+        if not (np.isfinite(scale) and scale > 0):
+            return
+        self._origin, self._scale, self._top = float(self.values[0]), scale, float(n_cells - 1)
+        cells = self._cells(self.values)
+        # The first distinct value of each cell (the next cell's, if empty), one past the last.
+        first = np.searchsorted(cells, np.arange(n_cells + 1), side="left")
+        steps = int(np.diff(first).max())
+        if steps > self._MAX_STEPS:
+            return
+        self._first, self._steps = first.astype(np.intp), steps
+
+    @property
+    def by_cells(self) -> bool:
+        """Whether values are found by their cells (else by binary search)."""
+        return self._first is not None or self.values.size < 2
+
+    def _cells(self, x: np.ndarray) -> np.ndarray:
+        s = np.subtract(x, self._origin)
+        s *= self._scale
+        np.floor(s, out=s)
+        np.clip(s, 0.0, self._top, out=s)
+        return s.astype(np.intp)
+
+    def locate(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Positions of ``x`` (shape (n,), no NaN) among the values.
+
+        Returns
+        -------
+        position : ndarray of intp, shape (n,)
+            ``values[position] == x`` where ``found``; meaningless elsewhere
+            (within ``0..V``).
+        found : ndarray of bool, shape (n,)
+        """
+        v = self.values.size
+        if v == 0:
+            return np.zeros(x.shape[0], dtype=np.intp), np.zeros(x.shape[0], dtype=bool)
+        if v == 1:
+            return np.zeros(x.shape[0], dtype=np.intp), x == self.values[0]
+        if self._first is None:
+            pos = np.searchsorted(self.values, x, side="left")
+            return pos, self._padded[pos] == x
+        pos = self._first[self._cells(x)]
+        for _ in range(self._steps - 1):
+            pos += self._padded[pos] < x
+        return pos, self._padded[pos] == x
+
+
 def _check_size(j: int, n: int) -> None:
     if n > MAX_DISTINCT:
         raise TooManyValuesError(j, n)
@@ -102,11 +188,24 @@ def count_values(X: np.ndarray, y_idx, w, n_classes: int):
     points, counts, sizes = [np.zeros(0)], [np.zeros((n_classes, 0))], []
     for j in range(X.shape[1]):
         col = X[:, j]
-        seen = ~np.isnan(col)
-        values, where = np.unique(col[seen], return_inverse=True)
+        # Sorting alone is several times faster than sorting with the order
+        # (return_inverse); the rows find their value through ValueIndex.
+        values = np.unique(col)
+        classes, weights = y_idx, w
+        if values.size and np.isnan(values[-1]):  # NaN sorts last
+            seen = ~np.isnan(col)
+            col, classes = col[seen], y_idx[seen]
+            weights = None if w is None else w[seen]
+            values = values[~np.isnan(values)]
         _check_size(j, values.size)
-        weights = None if w is None else w[seen]
-        flat = y_idx[seen] * values.size + where.ravel()
+        index = ValueIndex(values)
+        if index.by_cells:
+            where, found = index.locate(col)
+            if not found.all():  # cannot happen: every row's value is among them
+                raise AssertionError("a value was not found among the column's distinct values")
+        else:  # sorting with the order beats a binary search per row
+            where = np.unique(col, return_inverse=True)[1].ravel()
+        flat = classes * values.size + where
         c = np.bincount(flat, weights=weights, minlength=n_classes * values.size)
         points.append(values + 0.0)  # -0.0 and 0.0 are one value
         counts.append(c.reshape(n_classes, values.size).astype(np.float64))
@@ -262,6 +361,12 @@ def nrd0_bandwidth(values, weights) -> float:
     return 0.9 * lo * n**-0.2
 
 
+#: Elements (rows x kernels) of the blocks in which kernel sums are taken.
+_CACHED_ELEMENTS = 1 << 16
+#: Exponent below which a kernel's share of a log-sum is taken as 0 (see kernel_log_density).
+_LOWEST_EXPONENT = -700.0
+
+
 def kernel_log_density(x: np.ndarray, values, log_weights, bandwidth: float) -> np.ndarray:
     """``log f(x)`` of the Gaussian kernel density with the given centres.
 
@@ -271,12 +376,18 @@ def kernel_log_density(x: np.ndarray, values, log_weights, bandwidth: float) -> 
     no NaN; shape (n,), returns shape (n,).
     """
     out = np.empty(x.shape[0])
-    step = max(1, (1 << 20) // max(1, values.size))
+    # Blocks of rows whose temporaries stay in cache: several times faster than larger ones.
+    step = max(1, _CACHED_ELEMENTS // max(1, values.size))
     for a in range(0, x.shape[0], step):
         z = (x[a : a + step, None] - values[None, :]) / bandwidth
         t = log_weights[None, :] - 0.5 * z * z
         top = t.max(axis=1)
-        out[a : a + step] = top + np.log(np.exp(t - top[:, None]).sum(axis=1))
+        t -= top[:, None]
+        # Terms below e^-700 are left at 0: they cannot change a sum whose
+        # largest term is 1, and exp of their arguments, whose results are
+        # subnormal or underflow, runs many times slower than elsewhere.
+        e = np.exp(t, where=t > _LOWEST_EXPONENT, out=np.zeros_like(t))
+        out[a : a + step] = top + np.log(e.sum(axis=1))
     return out - np.log(bandwidth) - _LOG_SQRT_2PI
 
 
@@ -333,40 +444,116 @@ def weka_log_probability(x: np.ndarray, centres, weights, precision: float, sd: 
     ``x`` (upward first, then downward, as Weka does) and stopped at the first
     kernel whose mass times the weight still to come is below 1% of the sum
     so far (``WEKA_MAX_ERROR``). ``x`` has no NaN; shape (n,).
+
+    The sums mostly stop a few kernels from ``x``, so each row first looks
+    at a window of kernels about its start, widened for the rows whose sums
+    run past it (and, past :data:`_WEKA_WIDEST`, all kernels): the sums add
+    the same terms in the same order as over all kernels, so the result does
+    not depend on the window.
     """
+    total = float(weights.sum())
+    out = np.zeros(x.shape[0])
+    # Rows so far beyond every centre that each kernel's mass is exactly 0 (Phi
+    # is 0 below -40 and 1 above 40): their sums are 0 however far they run.
+    above = (centres[-1] - x + precision / 2) / sd <= -_PHI_SATURATED
+    below = (centres[0] - x - precision / 2) / sd >= _PHI_SATURATED
+    todo = np.flatnonzero(~(above | below))
+    half = _WEKA_FIRST_HALF_WIDTH
+    while todo.size and 2 * half < centres.size and half <= _WEKA_WIDEST:
+        step = max(1, _CACHED_ELEMENTS // (2 * half))
+        left = []
+        for a in range(0, todo.size, step):
+            rows = todo[a : a + step]
+            value, done = _weka_window(x[rows], centres, weights, precision, sd, total, half)
+            out[rows[done]] = value[done]
+            left.append(rows[~done])
+        todo = np.concatenate(left)
+        half *= 4
+    step = max(1, _CACHED_ELEMENTS // max(1, centres.size))
+    for a in range(0, todo.size, step):
+        rows = todo[a : a + step]
+        out[rows] = _weka_all(x[rows], centres, weights, precision, sd, total)
+    return np.log(np.maximum(out / total, WEKA_FLOOR))
+
+
+#: Where the standard normal's ndtr is exactly 0 (below minus this) or 1 (above it).
+_PHI_SATURATED = 40.0
+#: Kernels either side of a row's start in the first window of weka_log_probability,
+#: and the widest window before all kernels are taken.
+_WEKA_FIRST_HALF_WIDTH = 16
+_WEKA_WIDEST = 4096
+
+
+def _weka_window(xb, centres, weights, precision, sd, total, half):
+    """Weka's sums for the rows ``xb`` over the ``2 half`` kernels about each
+    row's start; ``(sums, done)`` with ``done`` False where a sum runs past
+    the window (its value is then meaningless)."""
     from scipy.special import ndtr
 
-    total = float(weights.sum())
-    out = np.empty(x.shape[0])
     m = centres.size
-    step = max(1, (1 << 18) // max(1, m))
+    start = np.searchsorted(centres, xb, side="left")
+    cols = start[:, None] + np.arange(-half, half)[None, :]
+    inside = (cols >= 0) & (cols < m)
+    at = np.clip(cols, 0, m - 1)
+    delta = centres[at] - xb[:, None]
+    p = ndtr((delta + precision / 2) / sd) - ndtr((delta - precision / 2) / sd)
+    w = np.where(inside, weights[at], 0.0)
+    pw = p * w
+    rows = np.arange(xb.size)
+    # Upward from start: the window's right half, ended at the last centre.
+    up_in = inside[:, half:]
+    s_up = np.cumsum(np.where(up_in, pw[:, half:], 0.0), axis=1)
+    w_up = np.cumsum(w[:, half:], axis=1)
+    stop = up_in & (p[:, half:] * (total - w_up) < s_up * WEKA_MAX_ERROR)
+    stop |= cols[:, half:] == m - 1
+    any_up = stop.any(axis=1)
+    last = np.argmax(stop, axis=1)
+    s0 = np.where(any_up, s_up[rows, last], 0.0)
+    w0 = np.where(any_up, w_up[rows, last], 0.0)
+    done = any_up | (start >= m)
+    # Downward from start - 1: the left half reversed, the sums carried on.
+    dn_in = inside[:, half - 1 :: -1]
+    rpw = np.where(dn_in, pw[:, half - 1 :: -1], 0.0)
+    rw = w[:, half - 1 :: -1]
+    s_dn = np.cumsum(np.hstack([s0[:, None], rpw]), axis=1)[:, 1:]
+    w_dn = np.cumsum(np.hstack([w0[:, None], rw]), axis=1)[:, 1:]
+    stop_dn = dn_in & (p[:, half - 1 :: -1] * (total - w_dn) < s_dn * WEKA_MAX_ERROR)
+    any_dn = stop_dn.any(axis=1)
+    first = np.argmax(stop_dn, axis=1)
+    # No stop: the sum runs down to the lowest centre, inside the window or not.
+    end = np.where(any_dn, first, half - 1)
+    done &= any_dn | (start <= half)
+    return np.where(start > 0, s_dn[rows, end], s0), done
+
+
+def _weka_all(xb, centres, weights, precision, sd, total):
+    """Weka's sums (before the division by ``total``) for the rows ``xb`` over all kernels."""
+    from scipy.special import ndtr
+
+    m = centres.size
     cols = np.arange(m)
-    for a in range(0, x.shape[0], step):
-        xb = x[a : a + step]
-        delta = centres[None, :] - xb[:, None]
-        p = ndtr((delta + precision / 2) / sd) - ndtr((delta - precision / 2) / sd)
-        pw = p * weights[None, :]
-        start = np.searchsorted(centres, xb, side="left")[:, None]
-        up = cols[None, :] >= start
-        s_up = np.cumsum(np.where(up, pw, 0.0), axis=1)
-        w_up = np.cumsum(np.where(up, weights[None, :], 0.0), axis=1)
-        stop = up & (p * (total - w_up) < s_up * WEKA_MAX_ERROR)
-        stop[:, -1] = True  # the loop ends at the last centre
-        last = np.argmax(stop, axis=1)
-        rows = np.arange(xb.size)
-        stopped_up = stop[rows, last] & (last >= start[:, 0])
-        s0 = np.where(stopped_up, s_up[rows, last], 0.0)
-        w0 = np.where(stopped_up, w_up[rows, last], 0.0)
-        # Downward from start - 1, the sums carried on (reversed columns).
-        down = (cols[None, :] < start)[:, ::-1]
-        rp, rpw, rw = p[:, ::-1], pw[:, ::-1], np.broadcast_to(weights[::-1], p.shape)
-        s_dn = np.cumsum(np.hstack([s0[:, None], np.where(down, rpw, 0.0)]), axis=1)[:, 1:]
-        w_dn = np.cumsum(np.hstack([w0[:, None], np.where(down, rw, 0.0)]), axis=1)[:, 1:]
-        stop_dn = down & (rp * (total - w_dn) < s_dn * WEKA_MAX_ERROR)
-        any_dn = stop_dn.any(axis=1)
-        first = np.argmax(stop_dn, axis=1)
-        # No stop: the sum runs down to the lowest centre (the last column).
-        end = np.where(any_dn, first, m - 1)
-        final = np.where(start[:, 0] > 0, s_dn[rows, end], s0)
-        out[a : a + step] = np.log(np.maximum(final / total, WEKA_FLOOR))
-    return out
+    delta = centres[None, :] - xb[:, None]
+    p = ndtr((delta + precision / 2) / sd) - ndtr((delta - precision / 2) / sd)
+    pw = p * weights[None, :]
+    start = np.searchsorted(centres, xb, side="left")[:, None]
+    up = cols[None, :] >= start
+    s_up = np.cumsum(np.where(up, pw, 0.0), axis=1)
+    w_up = np.cumsum(np.where(up, weights[None, :], 0.0), axis=1)
+    stop = up & (p * (total - w_up) < s_up * WEKA_MAX_ERROR)
+    stop[:, -1] = True  # the loop ends at the last centre
+    last = np.argmax(stop, axis=1)
+    rows = np.arange(xb.size)
+    stopped_up = stop[rows, last] & (last >= start[:, 0])
+    s0 = np.where(stopped_up, s_up[rows, last], 0.0)
+    w0 = np.where(stopped_up, w_up[rows, last], 0.0)
+    # Downward from start - 1, the sums carried on (reversed columns).
+    down = (cols[None, :] < start)[:, ::-1]
+    rp, rpw, rw = p[:, ::-1], pw[:, ::-1], np.broadcast_to(weights[::-1], p.shape)
+    s_dn = np.cumsum(np.hstack([s0[:, None], np.where(down, rpw, 0.0)]), axis=1)[:, 1:]
+    w_dn = np.cumsum(np.hstack([w0[:, None], np.where(down, rw, 0.0)]), axis=1)[:, 1:]
+    stop_dn = down & (rp * (total - w_dn) < s_dn * WEKA_MAX_ERROR)
+    any_dn = stop_dn.any(axis=1)
+    first = np.argmax(stop_dn, axis=1)
+    # No stop: the sum runs down to the lowest centre (the last column).
+    end = np.where(any_dn, first, m - 1)
+    return np.where(start[:, 0] > 0, s_dn[rows, end], s0)

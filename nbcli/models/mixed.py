@@ -57,9 +57,10 @@ COLUMN_TYPES = (
 
 _LOG_2PI = np.log(2.0 * np.pi)
 
-# Kernel columns of at most this many distinct training values have their
-# terms at those values computed once, when the model is made (values x
-# values x classes kernel evaluations), so that scoring looks them up.
+# Kernel and discretized columns of at most this many distinct training
+# values have their terms at those values computed once, when the model is
+# made (for kernels, values x values x classes kernel evaluations), so that
+# scoring finds each row's value and looks its terms up.
 _TABLED_VALUES = 4096
 
 
@@ -801,14 +802,14 @@ class MixedNB(TextColumns, BayesClassifier):
             )
         self.bandwidth_ = bandwidth
         # Each column's terms at its training values (see _TABLED_VALUES).
-        self._kernel_tables: list[tuple[np.ndarray, np.ndarray] | None] = []
+        self._kernel_tables: list[tuple[_value_table.ValueIndex, np.ndarray] | None] = []
         for jj, j in enumerate(lay.kernel.tolist()):
             values = tables[j][0]
             if values.size > _TABLED_VALUES:
                 self._kernel_tables.append(None)
                 continue
-            terms = np.vstack([self._kernel_terms(jj, k, values) for k in range(live.size)])
-            self._kernel_tables.append((values, terms))
+            terms = self._kernel_column_terms(jj, values)
+            self._kernel_tables.append((_value_table.ValueIndex(values), terms))
         # Discretized columns: MDL cut points over all classes, then interval counts.
         cuts, blocks = [], []
         for j in lay.discretized.tolist():
@@ -824,6 +825,14 @@ class MixedNB(TextColumns, BayesClassifier):
         self.interval_log_prob_ = np.split(
             self._int_log_prob[:, :-1], np.cumsum(n_int)[:-1], axis=1
         )
+        self._interval_tables: list[tuple[_value_table.ValueIndex, np.ndarray] | None] = []
+        for jj, j in enumerate(lay.discretized.tolist()):
+            values = tables[j][0]
+            if values.size > _TABLED_VALUES:
+                self._interval_tables.append(None)
+                continue
+            terms = self._interval_terms(jj, values)
+            self._interval_tables.append((_value_table.ValueIndex(values), terms))
 
     def _kernel_terms(self, jj: int, k: int, x: np.ndarray) -> np.ndarray:
         """Class ``k``'s term of kernel column ``jj`` at the values ``x`` (no NaN)."""
@@ -834,27 +843,49 @@ class MixedNB(TextColumns, BayesClassifier):
             )
         return _value_table.kernel_log_density(x, centres, w, self.bandwidth_[k, jj])
 
-    def _kernel_scores(self, jj: int, x: np.ndarray) -> np.ndarray:
-        """The terms of kernel column ``jj`` at ``x`` (no NaN), shape (n_classes, x.size):
-        looked up where ``x`` is a training value, computed once per distinct value
-        elsewhere."""
-        n_classes = len(self._kernels[jj])
-        out = np.empty((n_classes, x.size))
-        todo = np.arange(x.size)
-        table = self._kernel_tables[jj]
+    def _kernel_column_terms(self, jj: int, x: np.ndarray) -> np.ndarray:
+        """Every class's term of kernel column ``jj`` at the values ``x`` (no NaN),
+        shape (n_classes, x.size)."""
+        return np.vstack([self._kernel_terms(jj, k, x) for k in range(len(self._kernels[jj]))])
+
+    def _interval_terms(self, jj: int, x: np.ndarray) -> np.ndarray:
+        """Every class's term of discretized column ``jj`` at the values ``x`` (no NaN),
+        shape (n_classes, x.size)."""
+        codes = np.searchsorted(self.cut_points_[jj], x, side="left")
+        return np.take(self.interval_log_prob_[jj], codes, axis=1)
+
+    @staticmethod
+    def _tabled_scores(table, terms_at, x: np.ndarray) -> np.ndarray:
+        """A column's terms at ``x`` (no NaN), shape (n_classes, x.size): looked up
+        in ``table`` (``(ValueIndex, terms)`` at the training values, or None)
+        where ``x`` is a training value, ``terms_at(values)`` once per distinct
+        value elsewhere."""
         if table is not None:
-            values, terms = table
-            pos = np.minimum(np.searchsorted(values, x), values.size - 1)
-            hit = values[pos] == x
+            index, terms = table
+            pos, hit = index.locate(x)
             if hit.all():
                 return np.take(terms, pos, axis=1)
+            out = np.empty((terms.shape[0], x.size))
             out[:, hit] = terms[:, pos[hit]]
             todo = np.flatnonzero(~hit)
-        if todo.size:
             values, where = np.unique(x[todo], return_inverse=True)
-            for k in range(n_classes):
-                out[k, todo] = self._kernel_terms(jj, k, values)[where.ravel()]
-        return out
+            out[:, todo] = terms_at(values)[:, where.ravel()]
+            return out
+        values, where = np.unique(x, return_inverse=True)
+        return terms_at(values)[:, where.ravel()]
+
+    def _kernel_scores(self, jj: int, x: np.ndarray) -> np.ndarray:
+        """The terms of kernel column ``jj`` at ``x`` (no NaN), shape (n_classes, x.size)."""
+        return self._tabled_scores(
+            self._kernel_tables[jj], lambda v: self._kernel_column_terms(jj, v), x
+        )
+
+    def _interval_scores(self, jj: int, x: np.ndarray) -> np.ndarray:
+        """The terms of discretized column ``jj`` at ``x`` (no NaN), shape (n_classes, x.size)."""
+        table = self._interval_tables[jj]
+        if table is None:  # the cut points' search costs no more than a unique
+            return self._interval_terms(jj, x)
+        return self._tabled_scores(table, lambda v: self._interval_terms(jj, v), x)
 
     def intervals(self, X) -> np.ndarray:
         """Interval codes of the discretized columns of ``X`` (n_samples,
@@ -989,10 +1020,17 @@ class MixedNB(TextColumns, BayesClassifier):
             out += self.multinomial_log_prob_ @ np.where(np.isnan(Xm), 0.0, Xm).T
         if lay.poisson.size:
             out += poisson_terms(X[:, lay.poisson], self.poisson_rate_, self._log_rate)
-        for jj, j in enumerate(self._layout.kernel.tolist()):
-            x = X[:, j]
-            seen = ~np.isnan(x)
-            out[:, seen] += self._kernel_scores(jj, x[seen])
-        if lay.discretized.size:
-            out += category_terms(self._int_log_prob, self.intervals(X), self._n_int)
+        for jj, j in enumerate(lay.kernel.tolist()):
+            self._add_column(out, X[:, j], lambda x, jj=jj: self._kernel_scores(jj, x))
+        for jj, j in enumerate(lay.discretized.tolist()):
+            self._add_column(out, X[:, j], lambda x, jj=jj: self._interval_scores(jj, x))
         return out
+
+    @staticmethod
+    def _add_column(out, x, scores) -> None:
+        """``out += scores(x)`` over the observed cells of column ``x`` (a missing one adds 0)."""
+        seen = ~np.isnan(x)
+        if seen.all():
+            out += scores(x)
+        else:
+            out[:, seen] += scores(x[seen])
