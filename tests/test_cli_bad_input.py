@@ -195,6 +195,11 @@ REFUSALS = {
         ["{d}/flat.csv", "'a', 'b'", "single value in all rows"],
         {"flat.csv": "a,b,label\n1,5,x\n1,5,x\n1,5,y\n1,5,y\n"},
     ),
+    "spread_underflows_gaussian": Refusal(
+        _fit("{d}/tiny.csv"),
+        ["{d}/tiny.csv", "'b'", "vary", "underflows", "rescale"],
+        {"tiny.csv": "a,b,label\n1,1e-200,x\n1,3e-200,x\n1,2e-200,y\n1,5e-200,y\n"},
+    ),
     "constant_in_class_without_smoothing": Refusal(
         _fit("{d}/cc.csv", "--var-smoothing", "0"),
         ["{d}/cc.csv", "column 'a'", "class 'x'", "--var-smoothing"],

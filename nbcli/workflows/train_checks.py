@@ -62,6 +62,23 @@ def check_gaussian_spread(path: str, estimator, feature_names, labels) -> None:
         return
     _, _, m2_all = st.pooled()
     if not np.any(m2_all > 0):
+        # Per class and feature where missing cells are left out.
+        present = np.broadcast_to(st.count.reshape(len(st.count), -1) > 0, st.shift.shape)
+        mean = np.where(present, st.shift + st.offset, np.nan)
+        # Values that differ, but whose squared spread underflows (spreads
+        # below about 1e-154), are not constant: rescaling them helps.
+        with np.errstate(invalid="ignore"):
+            apart = np.nanmax(mean, axis=0, initial=-np.inf) > np.nanmin(
+                mean, axis=0, initial=np.inf
+            )
+        varies = apart | np.any(present & (st.offset != 0), axis=0)
+        if varies.any():
+            names = [feature_names[j] for j in np.flatnonzero(varies)]
+            raise NbcliError(
+                f"{path}: the values of {quote_names(names, limit=5)} vary, but by so little "
+                "that their squared spread underflows float64 (spreads below about 1e-154 "
+                "do); rescale the columns (multiply them by a power of ten) and train again"
+            )
         raise NbcliError(
             f"{path}: every feature column holds a single value in all rows "
             f"({quote_names(feature_names, limit=5)}), so nothing tells the classes apart; "
