@@ -128,6 +128,19 @@ def test_sigmoid_transform_is_a_distribution_in_log_space():
     assert np.allclose(np.logaddexp(out2[:, 0], out2[:, 1]), 0.0, atol=1e-12)
 
 
+def test_sigmoid_fit_does_not_depend_on_its_start():
+    z, y = _scores(400, 4, 9)
+    cal = SigmoidCalibration().fit(z, y)
+    far = SigmoidCalibration.from_arrays({"a": np.full(4, 3.0), "b": np.full(4, -5.0)})
+    for init in (cal, far):
+        again = SigmoidCalibration().fit(z, y, init=init)
+        # Both searches end where the gradient is at rounding level; the
+        # Hessian's smallest eigenvalue here is above 1e-3, so the two
+        # minimisers agree to about 1e-12.
+        assert np.allclose(again.a_, cal.a_, rtol=1e-9, atol=1e-12)
+        assert np.allclose(again.b_, cal.b_, rtol=1e-9, atol=1e-12)
+
+
 def test_sigmoid_round_trip_and_refusals():
     z, y = _scores(100, 3, 8)
     cal = SigmoidCalibration().fit(z, y)

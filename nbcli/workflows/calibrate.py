@@ -360,7 +360,7 @@ def _judge(mf, scored: tuple, *, methods, explicit, folds, data, settings, repor
         if note is None:
             try:
                 calibrator = CALIBRATORS[method]().fit(z, y_idx)
-                cross_fitted = cross_fit(method, z, y_idx, plan)
+                cross_fitted = cross_fit(method, z, y_idx, plan, init=calibrator)
             except ValueError as exc:
                 note = f"cannot fit the {method} calibrator: {_data_rows(str(exc), rows)}"
         if note is not None:
