@@ -631,22 +631,35 @@ class IsotonicCalibration(Calibrator):
 def log_odds(log_proba: np.ndarray) -> np.ndarray:
     """One-vs-rest log-odds ``log p_k - log(1 - p_k)`` of each class, shape (n, K).
 
-    ``log(1 - p_k)`` is the log-sum-exp of the other classes' log
-    posteriors (exclusive prefix and suffix sums of ``logaddexp``), which
-    keeps its precision where ``p_k`` is near 1. Values are not clipped:
-    log posteriors far below -708 give log-odds far beyond +-708, and a
-    probability of exactly 1 or 0 gives ``+inf`` or ``-inf``.
+    Any row-wise shift of ``log_proba`` gives the same log-odds. With ``d``
+    a row's log posteriors less their largest, ``log(1 - p_k)`` is, up to
+    that shift, the log of the sum of the other classes' ``exp(d)``: for a
+    class other than the row's top one that sum holds the top's 1, so it is
+    the row's total less ``exp(d_k)`` without cancellation; for the top
+    class it is the log-sum-exp of the others, taken from their own largest,
+    which keeps its precision where ``p_k`` is near 1 and whatever
+    underflows. Values are not clipped: log posteriors far below -708 give
+    log-odds far beyond +-708, and a probability of exactly 1 or 0 gives
+    ``+inf`` or ``-inf``.
     """
     z = np.asarray(log_proba, dtype=np.float64)
-    n, k = z.shape
-    none = np.full((n, 1), -np.inf)
-    with np.errstate(invalid="ignore"):
-        before = np.hstack([none, np.logaddexp.accumulate(z, axis=1)[:, :-1]])
-        after = np.hstack([np.logaddexp.accumulate(z[:, ::-1], axis=1)[:, ::-1][:, 1:], none])
-        rest = np.logaddexp(before, after)
-        f = z - rest
-    # -inf - -inf cannot occur: a row has a finite entry, so either z_k or its
-    # rest is finite.
+    n = z.shape[0]
+    rows = np.arange(n)
+    top = np.argmax(z, axis=1)
+    d = z - z[rows, top][:, None]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        e = np.exp(d)
+        total = np.einsum("ij->i", e)
+        np.subtract(total[:, None], e, out=e)  # the other classes' sum (not for the top)
+        f = np.log(e, out=e)
+        np.subtract(d, f, out=f)
+        d[rows, top] = -np.inf
+        second = d.max(axis=1)
+        shift = np.where(np.isfinite(second), second, 0.0)
+        np.subtract(d, shift[:, None], out=d)
+        np.exp(d, out=d)
+        # A row whose other classes are all -inf (probability 1) gets +inf.
+        f[rows, top] = -(second + np.log(np.einsum("ij->i", d)))
     return f
 
 
@@ -846,7 +859,7 @@ class SigmoidCalibration(Calibrator):
         """
         z = _check_log_proba(log_proba, min_samples=2, min_classes=2)
         y = _check_targets(y_idx, z.shape[0], z.shape[1])
-        f = log_odds(log_normalise(z))
+        f = log_odds(z)  # shift-invariant: no need to normalise first
         self.n_classes_ = z.shape[1]
         columns = [1] if z.shape[1] == 2 else range(z.shape[1])
         starts = (
@@ -864,7 +877,7 @@ class SigmoidCalibration(Calibrator):
 
     def _map(self, z: np.ndarray) -> np.ndarray:
         """One sigmoid of each class's log-odds, renormalised."""
-        f = log_odds(log_normalise(z))
+        f = log_odds(z)
         if self.n_classes_ == 2:
             u = _affine(self.a_[0], f[:, 1], self.b_[0])
             return np.column_stack([-np.logaddexp(0.0, -u), -np.logaddexp(0.0, u)])

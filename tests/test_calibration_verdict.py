@@ -173,6 +173,24 @@ def test_log_odds_keep_their_precision_near_one():
     assert f[2, 0] == np.inf and f[2, 1] == -np.inf
 
 
+def test_log_odds_are_each_class_against_the_log_sum_of_the_others():
+    from scipy.special import logsumexp
+
+    rng = np.random.default_rng(11)
+    z = rng.normal(scale=30.0, size=(500, 5))
+    z[:50] *= 100.0  # gaps of thousands of nats: exp underflows
+    z[50:60, 2] = -np.inf
+    z[60:70, 1] = z[60:70, 3]  # tied top classes
+    f = log_odds(z + rng.normal(size=(500, 1)))  # a row shift changes nothing
+    for k in range(5):
+        others = np.delete(z, k, axis=1)
+        expected = z[:, k] - logsumexp(others, axis=1)
+        finite = np.isfinite(expected)
+        # Both are a few roundings of values up to thousands of nats.
+        assert np.allclose(f[finite, k], expected[finite], rtol=1e-12, atol=1e-10)
+        assert np.array_equal(f[~finite, k], expected[~finite])
+
+
 def _platt_nll(f, t, a, b):
     """Platt's summed cross-entropy at (a, b), stable for any finite f."""
     u = a * f + b
