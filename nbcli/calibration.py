@@ -213,6 +213,18 @@ class Calibrator:
         """The calibrated log posteriors of the checked log posteriors ``z``."""
         raise NotImplementedError
 
+    @classmethod
+    def out_of_fold(cls, z: np.ndarray, y: np.ndarray, fold: np.ndarray, init=None) -> np.ndarray:
+        """:func:`cross_fit` for this kind: each fold's rows calibrated by a
+        calibrator fitted on the other folds' rows (subclasses may share
+        work between the folds)."""
+        out = np.empty_like(z)
+        for f in np.unique(fold):
+            held = fold == f
+            calibrator = cls().fit(z[~held], y[~held], init=init)
+            out[held] = calibrator.transform(z[held])
+        return out
+
     def to_arrays(self) -> dict[str, np.ndarray]:
         """The fitted parameters as named float64 arrays (for a model file)."""
         raise NotImplementedError
@@ -443,10 +455,20 @@ def _isotonic_map(p: np.ndarray, hit: np.ndarray, floor: float) -> tuple[np.ndar
     ends of each constant stretch are kept: linear interpolation between the
     kept points reproduces the fit at every pooled point.
     """
+    order = np.argsort(p, kind="stable")
+    return _sorted_isotonic_map(p[order], hit[order], floor)
+
+
+def _sorted_isotonic_map(
+    p: np.ndarray, hit: np.ndarray, floor: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_isotonic_map` of rows already sorted by ``p``."""
     from scipy import optimize
 
-    x, inverse, counts = np.unique(p, return_inverse=True, return_counts=True)
-    mean_hit = np.bincount(inverse, weights=hit, minlength=x.size) / counts
+    starts = np.flatnonzero(np.concatenate([[True], p[1:] != p[:-1]]))
+    x = p[starts]
+    counts = np.diff(np.append(starts, p.size))
+    mean_hit = np.add.reduceat(hit, starts) / counts
     y = optimize.isotonic_regression(mean_hit, weights=counts.astype(np.float64)).x
     # Pooling adjacent violators averages, so rounding can leave a value a
     # hair outside [0, 1].
@@ -548,6 +570,33 @@ class IsotonicCalibration(Calibrator):
             _isotonic_map(p[:, k], (y == k).astype(np.float64), floor) for k in range(p.shape[1])
         ]
         return self
+
+    @classmethod
+    def out_of_fold(cls, z: np.ndarray, y: np.ndarray, fold: np.ndarray, init=None) -> np.ndarray:
+        """:func:`cross_fit` with each class's column sorted once for every fold."""
+        zc = _check_log_proba(z, min_samples=2, min_classes=2)
+        p = _check_proba(np.exp(zc), min_samples=2, min_classes=2)
+        yc = _check_targets(y, p.shape[0], p.shape[1])
+        folds = np.unique(fold)
+        fitted = {}
+        for f in folds:
+            n_train = int(np.count_nonzero(fold != f))
+            if n_train < 2:
+                raise ValueError(f"log_proba has {n_train} sample(s); at least 2 are required")
+            cal = fitted[f] = cls()
+            cal.n_classes_, cal.floor_, cal.breakpoints_ = p.shape[1], isotonic_floor(n_train), []
+        for k in range(p.shape[1]):
+            order = np.argsort(p[:, k], kind="stable")
+            pk, hit, where = p[order, k], (yc[order] == k).astype(np.float64), fold[order]
+            for f in folds:
+                train = where != f  # keeps the sorted order
+                floor = isotonic_floor(int(np.count_nonzero(train)))
+                fitted[f].breakpoints_.append(_sorted_isotonic_map(pk[train], hit[train], floor))
+        out = np.empty_like(zc)
+        for f in folds:
+            held = fold == f
+            out[held] = fitted[f].transform(zc[held])
+        return out
 
     def _map(self, z: np.ndarray) -> np.ndarray:
         """Each class's map of its posterior, renormalised: exponentials in (0, 1)
@@ -951,14 +1000,7 @@ def cross_fit(kind: str, log_proba, y_idx, folds, *, init=None) -> np.ndarray:
         As the calibrator's ``fit`` on a fold's training rows.
     """
     z = np.asarray(log_proba, dtype=np.float64)
-    y = np.asarray(y_idx)
-    fold = np.asarray(folds)
-    out = np.empty_like(z)
-    for f in np.unique(fold):
-        held = fold == f
-        calibrator = CALIBRATORS[kind]().fit(z[~held], y[~held], init=init)
-        out[held] = calibrator.transform(z[held])
-    return out
+    return CALIBRATORS[kind].out_of_fold(z, np.asarray(y_idx), np.asarray(folds), init=init)
 
 
 __all__ = [
