@@ -455,14 +455,18 @@ def _isotonic_map(p: np.ndarray, hit: np.ndarray, floor: float) -> tuple[np.ndar
     ends of each constant stretch are kept: linear interpolation between the
     kept points reproduces the fit at every pooled point.
     """
-    order = np.argsort(p, kind="stable")
+    order = np.argsort(p)
     return _sorted_isotonic_map(p[order], hit[order], floor)
 
 
 def _sorted_isotonic_map(
     p: np.ndarray, hit: np.ndarray, floor: float
 ) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`_isotonic_map` of rows already sorted by ``p``."""
+    """:func:`_isotonic_map` of rows already sorted by ``p``.
+
+    ``hit`` holds 0 and 1, so each pooled sum is a whole number, exact in
+    any order: rows sorted with their ties in any order give the same map.
+    """
     from scipy import optimize
 
     starts = np.flatnonzero(np.concatenate([[True], p[1:] != p[:-1]]))
@@ -586,7 +590,7 @@ class IsotonicCalibration(Calibrator):
             cal = fitted[f] = cls()
             cal.n_classes_, cal.floor_, cal.breakpoints_ = p.shape[1], isotonic_floor(n_train), []
         for k in range(p.shape[1]):
-            order = np.argsort(p[:, k], kind="stable")
+            order = np.argsort(p[:, k])
             pk, hit, where = p[order, k], (yc[order] == k).astype(np.float64), fold[order]
             for f in folds:
                 train = where != f  # keeps the sorted order
