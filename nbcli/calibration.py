@@ -747,25 +747,57 @@ def platt_targets(hit: np.ndarray) -> np.ndarray:
     return np.where(hit, (n_pos + 1.0) / (n_pos + 2.0), 1.0 / (n_neg + 2.0))
 
 
-def _platt_parts(ab, g: np.ndarray, target: np.ndarray):
-    """Mean loss, gradient and Hessian of Platt's cross-entropy at ``ab = (A, B)``."""
-    u = ab[0] * g + ab[1]
-    # One exponential serves the sigmoid and the softplus: with e = exp(-|u|),
-    # q = 1 / (1 + e^u) is e / (1 + e) for u > 0 and 1 / (1 + e) otherwise,
-    # and log(1 + e^u) = max(u, 0) + log1p(e), neither overflowing.
-    e = np.exp(-np.abs(u))
-    q = 1.0 / (1.0 + e)
-    np.multiply(q, e, out=q, where=u > 0)  # the sigmoid's probability of a hit
+def _platt_constants(g: np.ndarray, target: np.ndarray) -> tuple:
+    """What :func:`_platt_parts` needs of ``g`` and ``target`` at every
+    ``(A, B)``: ``g^2``, the sums of ``target`` and ``target g``, and those
+    of ``1 - target`` and ``(1 - target) g``."""
+    miss = 1.0 - target
+    return (
+        g * g,
+        float(target.sum()),
+        float(np.einsum("i,i->", target, g)),
+        float(miss.sum()),
+        float(np.einsum("i,i->", miss, g)),
+    )
+
+
+def _platt_parts(ab, g: np.ndarray, target: np.ndarray, constants: tuple | None = None, buf=None):
+    """Mean loss, gradient and Hessian of Platt's cross-entropy at ``ab = (A, B)``.
+
+    ``constants`` are :func:`_platt_constants` of ``g`` and ``target``;
+    ``buf``, three arrays shaped like ``g`` that are overwritten (a search
+    evaluates these at many points: new arrays of this size cost a page
+    fault per 4 kB each time).
+    """
+    g2, t_sum, tg_sum, miss_sum, miss_g_sum = constants or _platt_constants(g, target)
+    u, e, q = buf if buf is not None else (np.empty_like(g), np.empty_like(g), np.empty_like(g))
+    np.multiply(g, ab[0], out=u)
+    u += ab[1]
+    with np.errstate(over="ignore"):
+        # The sigmoid's probability of a hit, 1 / (1 + e^u): 0 where e^u overflows.
+        np.exp(u, out=q)
+        q += 1.0
+        np.divide(1.0, q, out=q)
+    # log(1 + e^u) = max(u, 0) + log1p(e^-|u|), which never overflows.
+    np.abs(u, out=e)
+    np.negative(e, out=e)
+    np.exp(e, out=e)
+    np.log1p(e, out=e)
+    np.maximum(u, 0.0, out=u)
     n = g.size
-    # Cross-entropy -[t log q + (1 - t) log(1 - q)] with log q = -log(1 + e^u).
-    loss = float(np.sum(np.maximum(u, 0.0) + np.log1p(e) - (1.0 - target) * u)) / n
-    r = target - q  # d loss / d u, per row
-    w = q * (1.0 - q)
+    # Cross-entropy -[t log q + (1 - t) log(1 - q)] with log q = -log(1 + e^u);
+    # the terms linear in u are sums known beforehand.
+    softplus = float(e.sum()) + float(u.sum())
+    loss = (softplus - ab[0] * miss_g_sum - ab[1] * miss_sum) / n
     # Sums by einsum, not BLAS, whose rounding depends on its threads: the
     # fitted parameters are the same on every machine that rounds alike.
+    qg, q_sum = float(np.einsum("i,i->", q, g)), float(q.sum())
+    # d loss / d u = target - q per row; its derivative w = q (1 - q).
+    np.subtract(1.0, q, out=e)
+    w = np.multiply(q, e, out=q)
     wg = np.einsum("i,i->", w, g)
-    grad = np.array([np.einsum("i,i->", r, g), r.sum()]) / n
-    hess = np.array([[np.einsum("i,i,i->", w, g, g), wg], [wg, w.sum()]]) / n
+    grad = np.array([tg_sum - qg, t_sum - q_sum]) / n
+    hess = np.array([[np.einsum("i,i->", w, g2), wg], [wg, w.sum()]]) / n
     return loss, grad, hess
 
 
@@ -807,7 +839,9 @@ def fit_sigmoid(
         x = np.array([0.0, float(np.log1p(-mean_t) - np.log(mean_t))])
     else:
         x = np.array([start[0] * scale, start[1]])
-    loss, grad, hess = _platt_parts(x, g, target)
+    constants = _platt_constants(g, target)
+    buf = (np.empty_like(g), np.empty_like(g), np.empty_like(g))
+    loss, grad, hess = _platt_parts(x, g, target, constants, buf)
     for _ in range(100):
         try:
             step = np.linalg.solve(hess, grad)
@@ -820,7 +854,7 @@ def fit_sigmoid(
         alpha, taken = 1.0, None
         while alpha > 1e-10:
             trial = x - alpha * step
-            parts = _platt_parts(trial, g, target)
+            parts = _platt_parts(trial, g, target, constants, buf)
             # Armijo's sufficient decrease; near the optimum, where the loss
             # no longer moves beyond its rounding, a full step is kept while
             # it shrinks the gradient (quadratic convergence).
