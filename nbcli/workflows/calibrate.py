@@ -217,7 +217,10 @@ def calibrate(
     if engine is None:
         inputs = later()
     else:
-        inputs = {**inputs_of(model=model, sha256=request.sha256), **request_inputs(request, engine)}
+        inputs = {
+            **inputs_of(model=model, sha256=request.sha256),
+            **request_inputs(request, engine),
+        }
 
     def measure(log_proba):
         try:
