@@ -946,9 +946,13 @@ class SigmoidCalibration(Calibrator):
         """
         z = _check_log_proba(log_proba, min_samples=2, min_classes=2)
         y = _check_targets(y_idx, z.shape[0], z.shape[1])
-        f = log_odds(z)  # shift-invariant: no need to normalise first
-        self.n_classes_ = z.shape[1]
-        columns = [1] if z.shape[1] == 2 else range(z.shape[1])
+        # Log-odds are shift-invariant: no need to normalise first.
+        return self._fit_scores(log_odds(z), y, init)
+
+    def _fit_scores(self, f: np.ndarray, y: np.ndarray, init) -> SigmoidCalibration:
+        """:meth:`fit` on the checked rows' log-odds ``f``."""
+        self.n_classes_ = f.shape[1]
+        columns = [1] if f.shape[1] == 2 else range(f.shape[1])
         starts = (
             list(zip(init.a_, init.b_))
             if init is not None and getattr(init, "n_classes_", None) == self.n_classes_
@@ -962,9 +966,28 @@ class SigmoidCalibration(Calibrator):
         self.b_ = np.array([b for _, b in fitted], dtype=np.float64)
         return self
 
+    @classmethod
+    def out_of_fold(cls, z: np.ndarray, y: np.ndarray, fold: np.ndarray, init=None) -> np.ndarray:
+        """:func:`cross_fit` with the log-odds of every row taken once (a
+        row's log-odds depend on that row alone)."""
+        zc = _check_log_proba(z, min_samples=2, min_classes=2)
+        yc = _check_targets(y, zc.shape[0], zc.shape[1])
+        f = log_odds(zc)
+        out = np.empty_like(zc)
+        for k in np.unique(fold):
+            held = fold == k
+            if np.count_nonzero(~held) < 2:
+                raise ValueError("log_proba has fewer than 2 samples; at least 2 are required")
+            calibrator = cls()._fit_scores(f[~held], yc[~held], init)
+            out[held] = calibrator._map_scores(f[held], zc[held])
+        return out
+
     def _map(self, z: np.ndarray) -> np.ndarray:
         """One sigmoid of each class's log-odds, renormalised."""
-        f = log_odds(z)
+        return self._map_scores(log_odds(z), z)
+
+    def _map_scores(self, f: np.ndarray, z: np.ndarray) -> np.ndarray:
+        """:meth:`_map` of the rows ``z`` whose log-odds are ``f``."""
         if self.n_classes_ == 2:
             u = _affine(self.a_[0], f[:, 1], self.b_[0])
             return np.column_stack([-np.logaddexp(0.0, -u), -np.logaddexp(0.0, u)])
