@@ -280,6 +280,31 @@ def _temperature_moments(z, zf, zy, s: float, buf: np.ndarray) -> tuple[float, f
     return slope / n, max(curvature / n, 0.0)
 
 
+def _temperature_inputs(z: np.ndarray, y: np.ndarray) -> tuple:
+    """What the temperature search needs of checked log posteriors ``z`` and
+    class indices ``y``: ``z`` less each row's largest (softmax is
+    shift-invariant), the same with ``-inf`` as 0, each row's shifted value
+    of its true class, and each row's lowest finite shifted value (the
+    spread of a set of rows is minus their least).
+
+    Raises
+    ------
+    ValueError
+        A true class with probability 0 (its NLL is infinite at every ``T``).
+    """
+    z = z - z.max(axis=1, keepdims=True)
+    zy = z[np.arange(z.shape[0]), y]
+    if not np.all(np.isfinite(zy)):
+        i = int(np.flatnonzero(~np.isfinite(zy))[0])
+        raise ValueError(
+            f"row {i + 1} gives its true class probability 0 (log_proba -inf); "
+            "temperature scaling cannot fit such predictions"
+        )
+    # Every row's largest is 0, so a 0 in place of -inf never lowers its least.
+    zf = np.where(np.isfinite(z), z, 0.0)
+    return z, zf, zy, zf.min(axis=1)
+
+
 def _temperature_search(zf, z, zy, spread: float, start: float) -> tuple[float, bool]:
     """The NLL-optimal temperature and whether it is an end of the searched range.
 
@@ -394,26 +419,37 @@ class TemperatureScaling(Calibrator):
         """
         z = _check_log_proba(log_proba, min_samples=2, min_classes=2)
         y = _check_targets(y_idx, z.shape[0], z.shape[1])
-        z = z - z.max(axis=1, keepdims=True)  # softmax is shift-invariant; now max 0
-        rows = np.arange(z.shape[0])
-        zy = z[rows, y]
-        if not np.all(np.isfinite(zy)):
-            i = int(np.flatnonzero(~np.isfinite(zy))[0])
-            raise ValueError(
-                f"row {i + 1} gives its true class probability 0 (log_proba -inf); "
-                "temperature scaling cannot fit such predictions"
-            )
-        finite = np.isfinite(z)
-        spread = float(-z[finite].min())
+        z, zf, zy, low = _temperature_inputs(z, y)
+        return self._search(z, zf, zy, float(-low.min()), init)
+
+    def _search(self, z, zf, zy, spread: float, init) -> TemperatureScaling:
+        """:meth:`fit` on the inputs :func:`_temperature_inputs` prepares."""
         if spread == 0.0:
             # Every row uniform over its classes: the NLL is the same for all T.
             self.temperature_, self.at_bound_ = 1.0, False
             return self
-        zf = np.where(finite, z, 0.0)
         start = 1.0 if init is None else float(init.temperature_)
         t, self.at_bound_ = _temperature_search(zf, z, zy, spread, start)
         self.temperature_ = t
         return self
+
+    @classmethod
+    def out_of_fold(cls, z: np.ndarray, y: np.ndarray, fold: np.ndarray, init=None) -> np.ndarray:
+        """:func:`cross_fit` with every row checked and shifted once for all
+        folds (each row's inputs to the search depend on that row alone)."""
+        zc = _check_log_proba(z, min_samples=2, min_classes=2)
+        yc = _check_targets(y, zc.shape[0], zc.shape[1])
+        shifted, zf, zy, low = _temperature_inputs(zc, yc)
+        out = np.empty_like(zc)
+        for k in np.unique(fold):
+            held = fold == k
+            train = ~held
+            if np.count_nonzero(train) < 2:
+                raise ValueError("log_proba has fewer than 2 samples; at least 2 are required")
+            spread = float(-low[train].min())
+            calibrator = cls()._search(shifted[train], zf[train], zy[train], spread, init)
+            out[held] = calibrator._map(zc[held])
+        return out
 
     def _map(self, z: np.ndarray) -> np.ndarray:
         """``z / T`` normalised by log-sum-exp."""
