@@ -167,8 +167,13 @@ class Calibrator:
     #: The attribute ``fit`` sets (a calibrator without it is not fitted).
     fitted_attribute: ClassVar[str]
 
-    def fit(self, log_proba, y_idx) -> Calibrator:
-        """Fit on held-out log posteriors and true class indices; returns self."""
+    def fit(self, log_proba, y_idx, *, init=None) -> Calibrator:
+        """Fit on held-out log posteriors and true class indices; returns self.
+
+        ``init``, a calibrator of the same kind fitted on similar rows (the
+        fit on every row, for a fold's fit), is where an iterative search
+        starts; the optimum does not depend on it.
+        """
         raise NotImplementedError
 
     def _check_fitted(self):
@@ -208,6 +213,18 @@ class Calibrator:
         """The calibrated log posteriors of the checked log posteriors ``z``."""
         raise NotImplementedError
 
+    @classmethod
+    def out_of_fold(cls, z: np.ndarray, y: np.ndarray, fold: np.ndarray, init=None) -> np.ndarray:
+        """:func:`cross_fit` for this kind: each fold's rows calibrated by a
+        calibrator fitted on the other folds' rows (subclasses may share
+        work between the folds)."""
+        out = np.empty_like(z)
+        for f in np.unique(fold):
+            held = fold == f
+            calibrator = cls().fit(z[~held], y[~held], init=init)
+            out[held] = calibrator.transform(z[held])
+        return out
+
     def to_arrays(self) -> dict[str, np.ndarray]:
         """The fitted parameters as named float64 arrays (for a model file)."""
         raise NotImplementedError
@@ -228,6 +245,117 @@ class Calibrator:
 
 
 # -- temperature scaling -----------------------------------------------------------
+# Rows per block of the temperature search: a block's exponentials stay in
+# cache for the three sums taken from them.
+_TEMPERATURE_BLOCK = 8192
+
+
+def _temperature_moments(z, zf, zy, s: float, buf: np.ndarray) -> tuple[float, float]:
+    """First and second derivatives of the mean NLL in ``s = 1 / T``.
+
+    ``d/ds = mean(E_p[z] - z_y)`` and ``d2/ds2 = mean(Var_p[z])`` with
+    ``p = softmax(s z)``, from one pass over the rows: each block's
+    exponentials give their three row sums while in cache. ``z`` has its row
+    maxima at 0 (the largest weight is at ``z = 0``, so the variance taken as
+    ``E[z^2] - E[z]^2`` loses no more than a few roundings), ``zf`` is ``z``
+    with ``-inf`` as 0.
+    """
+    n = z.shape[0]
+    slope = curvature = 0.0
+    for i in range(0, n, _TEMPERATURE_BLOCK):
+        zb, zfb = z[i : i + _TEMPERATURE_BLOCK], zf[i : i + _TEMPERATURE_BLOCK]
+        e = buf[: zb.shape[0]]
+        np.multiply(zb, s, out=e)
+        np.exp(e, out=e)
+        s0 = np.einsum("ij->i", e)
+        np.multiply(e, zfb, out=e)
+        mean = np.einsum("ij->i", e)
+        np.multiply(e, zfb, out=e)
+        second = np.einsum("ij->i", e)
+        mean /= s0
+        second /= s0
+        slope += float(np.sum(mean - zy[i : i + _TEMPERATURE_BLOCK]))
+        second -= mean * mean
+        curvature += float(np.sum(second))
+    return slope / n, max(curvature / n, 0.0)
+
+
+def _temperature_inputs(z: np.ndarray, y: np.ndarray) -> tuple:
+    """What the temperature search needs of checked log posteriors ``z`` and
+    class indices ``y``: ``z`` less each row's largest (softmax is
+    shift-invariant), the same with ``-inf`` as 0, each row's shifted value
+    of its true class, and each row's lowest finite shifted value (the
+    spread of a set of rows is minus their least).
+
+    Raises
+    ------
+    ValueError
+        A true class with probability 0 (its NLL is infinite at every ``T``).
+    """
+    z = z - z.max(axis=1, keepdims=True)
+    zy = z[np.arange(z.shape[0]), y]
+    if not np.all(np.isfinite(zy)):
+        i = int(np.flatnonzero(~np.isfinite(zy))[0])
+        raise ValueError(
+            f"row {i + 1} gives its true class probability 0 (log_proba -inf); "
+            "temperature scaling cannot fit such predictions"
+        )
+    # Every row's largest is 0, so a 0 in place of -inf never lowers its least.
+    zf = np.where(np.isfinite(z), z, 0.0)
+    return z, zf, zy, zf.min(axis=1)
+
+
+def _temperature_search(zf, z, zy, spread: float, start: float) -> tuple[float, bool]:
+    """The NLL-optimal temperature and whether it is an end of the searched range.
+
+    A safeguarded Newton iteration on ``s = 1 / T``, in which the mean NLL is
+    convex (its slope increases in ``s``): a Newton step is taken while it
+    stays inside the bracket known so far and at most halves the previous
+    one; otherwise the bracket is cut at its geometric mean, or, on a side
+    never evaluated, the end of the range is tried (where the slope's sign
+    says whether the optimum lies beyond it). Newton converges quadratically
+    near the optimum, so a search started close to it (a fold's fit started
+    from the fit on every row) takes two or three passes.
+    """
+    lo, hi = 1.0 / (spread * _TEMPERATURE_RANGE), _TEMPERATURE_RANGE / spread
+    lo_seen = hi_seen = False
+    s = min(max(1.0 / start, lo), hi)
+    buf = np.empty((min(_TEMPERATURE_BLOCK, z.shape[0]), z.shape[1]))
+    previous = np.inf
+    for _ in range(200):
+        g, h = _temperature_moments(z, zf, zy, s, buf)
+        if g == 0.0 and h > 0.0:
+            break
+        # A slope of 0 without curvature is the NLL flat to underflow (every
+        # row certain): it falls, if at all, towards T -> 0.
+        if g <= 0.0:
+            if s >= hi:  # falling all the way to T -> 0
+                return spread / _TEMPERATURE_RANGE, True
+            lo, lo_seen = s, True
+        else:
+            if s <= lo:  # falling all the way to T -> infinity
+                return spread * _TEMPERATURE_RANGE, True
+            hi, hi_seen = s, True
+        step = -g / h if h > 0.0 else (np.inf if g <= 0.0 else -np.inf)
+        if abs(step) <= 1e-13 * s:
+            break  # the next step would move T by less than its precision
+        target = s + step
+        if lo < target < hi and abs(step) <= 0.5 * previous:
+            previous = abs(step)
+            s = target
+            continue
+        previous = np.inf
+        if step > 0 and not hi_seen:
+            s = hi
+        elif step < 0 and not lo_seen:
+            s = lo
+        else:
+            s = float(np.sqrt(lo * hi)) if hi > 4.0 * lo else 0.5 * (lo + hi)
+            if hi - lo <= 1e-13 * hi:
+                break
+    return 1.0 / s, False
+
+
 class TemperatureScaling(Calibrator):
     """Temperature scaling: ``p'(k | x) = softmax_k(log p(k | x) / T)``.
 
@@ -238,9 +366,9 @@ class TemperatureScaling(Calibrator):
     order, so the predicted class never changes.
 
     The mean NLL is convex in ``1/T`` (a log-sum-exp of functions linear in
-    it), so its minimum is found as the root of the analytic derivative with
-    Brent's method on ``log T`` (``scipy.optimize.brentq``) to a relative
-    precision of about 1e-12 in ``T``. The search covers
+    it), so its minimum is found by a safeguarded Newton iteration on ``1/T``
+    with the analytic first and second derivatives, both from one pass over
+    the rows per step, to a relative precision of about 1e-13 in ``T``. The search covers
     ``[spread / 1e8, spread * 1e8]``, where ``spread`` is the largest gap
     between a row's top log posterior and another finite one. When the
     derivative has no root there - every calibration row already predicted
@@ -263,7 +391,7 @@ class TemperatureScaling(Calibrator):
         """``temperature`` (T) and ``at_bound`` (the search stopped at an end of its range)."""
         return {"temperature": self.temperature_, "at_bound": bool(self.at_bound_)}
 
-    def fit(self, log_proba, y_idx) -> TemperatureScaling:
+    def fit(self, log_proba, y_idx, *, init=None) -> TemperatureScaling:
         """Fit the temperature on held-out predictions.
 
         Parameters
@@ -274,6 +402,9 @@ class TemperatureScaling(Calibrator):
             for probability 0.
         y_idx : array-like of int, shape (n_samples,)
             Index of each row's true class in the model's class order.
+        init : TemperatureScaling, optional
+            A fitted temperature to start the search from (the optimum does
+            not depend on it); default ``T = 1``.
 
         Returns
         -------
@@ -288,48 +419,37 @@ class TemperatureScaling(Calibrator):
         """
         z = _check_log_proba(log_proba, min_samples=2, min_classes=2)
         y = _check_targets(y_idx, z.shape[0], z.shape[1])
-        z = z - z.max(axis=1, keepdims=True)  # softmax is shift-invariant; now max 0
-        rows = np.arange(z.shape[0])
-        zy = z[rows, y]
-        if not np.all(np.isfinite(zy)):
-            i = int(np.flatnonzero(~np.isfinite(zy))[0])
-            raise ValueError(
-                f"row {i + 1} gives its true class probability 0 (log_proba -inf); "
-                "temperature scaling cannot fit such predictions"
-            )
-        finite = np.isfinite(z)
-        spread = float(-z[finite].min())
+        z, zf, zy, low = _temperature_inputs(z, y)
+        return self._search(z, zf, zy, float(-low.min()), init)
+
+    def _search(self, z, zf, zy, spread: float, init) -> TemperatureScaling:
+        """:meth:`fit` on the inputs :func:`_temperature_inputs` prepares."""
         if spread == 0.0:
             # Every row uniform over its classes: the NLL is the same for all T.
             self.temperature_, self.at_bound_ = 1.0, False
             return self
-        zf = np.where(finite, z, 0.0)
-        e = np.empty_like(z)  # one buffer for every evaluation of the slope
-
-        def nll_slope(u: float) -> float:
-            # d(mean NLL)/d(1/T) at T = exp(u): E_p[z] - z_y averaged over rows,
-            # E_p[z] = sum_j e_j z_j / sum_j e_j with e_j = exp(z_j / T).
-            # It decreases in u (convexity in 1/T); its root is the optimum.
-            np.multiply(z, np.exp(-u), out=e)
-            np.exp(e, out=e)
-            expected = np.einsum("ij,ij->i", e, zf)
-            expected /= np.einsum("ij->i", e)
-            expected -= zy
-            return float(np.mean(expected))
-
-        lo = np.log(spread / _TEMPERATURE_RANGE)
-        hi = np.log(spread * _TEMPERATURE_RANGE)
-        if nll_slope(lo) <= 0.0:
-            u, self.at_bound_ = lo, True
-        elif nll_slope(hi) >= 0.0:
-            u, self.at_bound_ = hi, True
-        else:
-            from scipy import optimize
-
-            u = optimize.brentq(nll_slope, lo, hi, xtol=1e-13, rtol=4 * np.finfo(float).eps)
-            self.at_bound_ = False
-        self.temperature_ = float(np.exp(u))
+        start = 1.0 if init is None else float(init.temperature_)
+        t, self.at_bound_ = _temperature_search(zf, z, zy, spread, start)
+        self.temperature_ = t
         return self
+
+    @classmethod
+    def out_of_fold(cls, z: np.ndarray, y: np.ndarray, fold: np.ndarray, init=None) -> np.ndarray:
+        """:func:`cross_fit` with every row checked and shifted once for all
+        folds (each row's inputs to the search depend on that row alone)."""
+        zc = _check_log_proba(z, min_samples=2, min_classes=2)
+        yc = _check_targets(y, zc.shape[0], zc.shape[1])
+        shifted, zf, zy, low = _temperature_inputs(zc, yc)
+        out = np.empty_like(zc)
+        for k in np.unique(fold):
+            held = fold == k
+            train = ~held
+            if np.count_nonzero(train) < 2:
+                raise ValueError("log_proba has fewer than 2 samples; at least 2 are required")
+            spread = float(-low[train].min())
+            calibrator = cls()._search(shifted[train], zf[train], zy[train], spread, init)
+            out[held] = calibrator._map(zc[held])
+        return out
 
     def _map(self, z: np.ndarray) -> np.ndarray:
         """``z / T`` normalised by log-sum-exp."""
@@ -371,10 +491,24 @@ def _isotonic_map(p: np.ndarray, hit: np.ndarray, floor: float) -> tuple[np.ndar
     ends of each constant stretch are kept: linear interpolation between the
     kept points reproduces the fit at every pooled point.
     """
+    order = np.argsort(p)
+    return _sorted_isotonic_map(p[order], hit[order], floor)
+
+
+def _sorted_isotonic_map(
+    p: np.ndarray, hit: np.ndarray, floor: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_isotonic_map` of rows already sorted by ``p``.
+
+    ``hit`` holds 0 and 1, so each pooled sum is a whole number, exact in
+    any order: rows sorted with their ties in any order give the same map.
+    """
     from scipy import optimize
 
-    x, inverse, counts = np.unique(p, return_inverse=True, return_counts=True)
-    mean_hit = np.bincount(inverse, weights=hit, minlength=x.size) / counts
+    starts = np.flatnonzero(np.concatenate([[True], p[1:] != p[:-1]]))
+    x = p[starts]
+    counts = np.diff(np.append(starts, p.size))
+    mean_hit = np.add.reduceat(hit, starts) / counts
     y = optimize.isotonic_regression(mean_hit, weights=counts.astype(np.float64)).x
     # Pooling adjacent violators averages, so rounding can leave a value a
     # hair outside [0, 1].
@@ -443,7 +577,7 @@ class IsotonicCalibration(Calibrator):
             out["floor"] = self.floor_
         return out
 
-    def fit(self, log_proba, y_idx) -> IsotonicCalibration:
+    def fit(self, log_proba, y_idx, *, init=None) -> IsotonicCalibration:
         """Fit one isotonic map per class on held-out predictions.
 
         Parameters
@@ -454,6 +588,8 @@ class IsotonicCalibration(Calibrator):
         y_idx : array-like of int, shape (n_samples,)
             Index of each row's true class in the model's class order. A
             class with no row gets the floor everywhere.
+        init : IsotonicCalibration, optional
+            Not used: the maps are found directly, without a search.
 
         Returns
         -------
@@ -474,6 +610,33 @@ class IsotonicCalibration(Calibrator):
             _isotonic_map(p[:, k], (y == k).astype(np.float64), floor) for k in range(p.shape[1])
         ]
         return self
+
+    @classmethod
+    def out_of_fold(cls, z: np.ndarray, y: np.ndarray, fold: np.ndarray, init=None) -> np.ndarray:
+        """:func:`cross_fit` with each class's column sorted once for every fold."""
+        zc = _check_log_proba(z, min_samples=2, min_classes=2)
+        p = _check_proba(np.exp(zc), min_samples=2, min_classes=2)
+        yc = _check_targets(y, p.shape[0], p.shape[1])
+        folds = np.unique(fold)
+        fitted = {}
+        for f in folds:
+            n_train = int(np.count_nonzero(fold != f))
+            if n_train < 2:
+                raise ValueError(f"log_proba has {n_train} sample(s); at least 2 are required")
+            cal = fitted[f] = cls()
+            cal.n_classes_, cal.floor_, cal.breakpoints_ = p.shape[1], isotonic_floor(n_train), []
+        for k in range(p.shape[1]):
+            order = np.argsort(p[:, k])
+            pk, hit, where = p[order, k], (yc[order] == k).astype(np.float64), fold[order]
+            for f in folds:
+                train = where != f  # keeps the sorted order
+                floor = isotonic_floor(int(np.count_nonzero(train)))
+                fitted[f].breakpoints_.append(_sorted_isotonic_map(pk[train], hit[train], floor))
+        out = np.empty_like(zc)
+        for f in folds:
+            held = fold == f
+            out[held] = fitted[f].transform(zc[held])
+        return out
 
     def _map(self, z: np.ndarray) -> np.ndarray:
         """Each class's map of its posterior, renormalised: exponentials in (0, 1)
@@ -557,22 +720,35 @@ class IsotonicCalibration(Calibrator):
 def log_odds(log_proba: np.ndarray) -> np.ndarray:
     """One-vs-rest log-odds ``log p_k - log(1 - p_k)`` of each class, shape (n, K).
 
-    ``log(1 - p_k)`` is the log-sum-exp of the other classes' log
-    posteriors (exclusive prefix and suffix sums of ``logaddexp``), which
-    keeps its precision where ``p_k`` is near 1. Values are not clipped:
-    log posteriors far below -708 give log-odds far beyond +-708, and a
-    probability of exactly 1 or 0 gives ``+inf`` or ``-inf``.
+    Any row-wise shift of ``log_proba`` gives the same log-odds. With ``d``
+    a row's log posteriors less their largest, ``log(1 - p_k)`` is, up to
+    that shift, the log of the sum of the other classes' ``exp(d)``: for a
+    class other than the row's top one that sum holds the top's 1, so it is
+    the row's total less ``exp(d_k)`` without cancellation; for the top
+    class it is the log-sum-exp of the others, taken from their own largest,
+    which keeps its precision where ``p_k`` is near 1 and whatever
+    underflows. Values are not clipped: log posteriors far below -708 give
+    log-odds far beyond +-708, and a probability of exactly 1 or 0 gives
+    ``+inf`` or ``-inf``.
     """
     z = np.asarray(log_proba, dtype=np.float64)
-    n, k = z.shape
-    none = np.full((n, 1), -np.inf)
-    with np.errstate(invalid="ignore"):
-        before = np.hstack([none, np.logaddexp.accumulate(z, axis=1)[:, :-1]])
-        after = np.hstack([np.logaddexp.accumulate(z[:, ::-1], axis=1)[:, ::-1][:, 1:], none])
-        rest = np.logaddexp(before, after)
-        f = z - rest
-    # -inf - -inf cannot occur: a row has a finite entry, so either z_k or its
-    # rest is finite.
+    n = z.shape[0]
+    rows = np.arange(n)
+    top = np.argmax(z, axis=1)
+    d = z - z[rows, top][:, None]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        e = np.exp(d)
+        total = np.einsum("ij->i", e)
+        np.subtract(total[:, None], e, out=e)  # the other classes' sum (not for the top)
+        f = np.log(e, out=e)
+        np.subtract(d, f, out=f)
+        d[rows, top] = -np.inf
+        second = d.max(axis=1)
+        shift = np.where(np.isfinite(second), second, 0.0)
+        np.subtract(d, shift[:, None], out=d)
+        np.exp(d, out=d)
+        # A row whose other classes are all -inf (probability 1) gets +inf.
+        f[rows, top] = -(second + np.log(np.einsum("ij->i", d)))
     return f
 
 
@@ -607,88 +783,134 @@ def platt_targets(hit: np.ndarray) -> np.ndarray:
     return np.where(hit, (n_pos + 1.0) / (n_pos + 2.0), 1.0 / (n_neg + 2.0))
 
 
-def _platt_parts(ab, g: np.ndarray, target: np.ndarray):
-    """Mean loss, gradient and Hessian of Platt's cross-entropy at ``ab = (A, B)``."""
-    from scipy import special
+def _platt_constants(g: np.ndarray, target: np.ndarray) -> tuple:
+    """What :func:`_platt_parts` needs of ``g`` and ``target`` at every
+    ``(A, B)``: ``g^2``, the sums of ``target`` and ``target g``, and those
+    of ``1 - target`` and ``(1 - target) g``."""
+    miss = 1.0 - target
+    return (
+        g * g,
+        float(target.sum()),
+        float(np.einsum("i,i->", target, g)),
+        float(miss.sum()),
+        float(np.einsum("i,i->", miss, g)),
+    )
 
-    u = ab[0] * g + ab[1]
-    q = special.expit(-u)  # the sigmoid's probability of a hit
-    # Cross-entropy -[t log q + (1 - t) log(1 - q)] with log q = -log(1 + e^u).
+
+def _platt_parts(ab, g: np.ndarray, target: np.ndarray, constants: tuple | None = None, buf=None):
+    """Mean loss, gradient and Hessian of Platt's cross-entropy at ``ab = (A, B)``.
+
+    ``constants`` are :func:`_platt_constants` of ``g`` and ``target``;
+    ``buf``, three arrays shaped like ``g`` that are overwritten (a search
+    evaluates these at many points: new arrays of this size cost a page
+    fault per 4 kB each time).
+    """
+    g2, t_sum, tg_sum, miss_sum, miss_g_sum = constants or _platt_constants(g, target)
+    u, e, q = buf if buf is not None else (np.empty_like(g), np.empty_like(g), np.empty_like(g))
+    np.multiply(g, ab[0], out=u)
+    u += ab[1]
+    with np.errstate(over="ignore"):
+        # The sigmoid's probability of a hit, 1 / (1 + e^u): 0 where e^u overflows.
+        np.exp(u, out=q)
+        q += 1.0
+        np.divide(1.0, q, out=q)
+    # log(1 + e^u) = max(u, 0) + log1p(e^-|u|), which never overflows.
+    np.abs(u, out=e)
+    np.negative(e, out=e)
+    np.exp(e, out=e)
+    np.log1p(e, out=e)
+    np.maximum(u, 0.0, out=u)
     n = g.size
-    loss = float(np.sum(np.logaddexp(0.0, u) - (1.0 - target) * u)) / n
-    r = target - q  # d loss / d u, per row
-    w = q * (1.0 - q)
+    # Cross-entropy -[t log q + (1 - t) log(1 - q)] with log q = -log(1 + e^u);
+    # the terms linear in u are sums known beforehand.
+    softplus = float(e.sum()) + float(u.sum())
+    loss = (softplus - ab[0] * miss_g_sum - ab[1] * miss_sum) / n
     # Sums by einsum, not BLAS, whose rounding depends on its threads: the
     # fitted parameters are the same on every machine that rounds alike.
+    qg, q_sum = float(np.einsum("i,i->", q, g)), float(q.sum())
+    # d loss / d u = target - q per row; its derivative w = q (1 - q).
+    np.subtract(1.0, q, out=e)
+    w = np.multiply(q, e, out=q)
     wg = np.einsum("i,i->", w, g)
-    grad = np.array([np.einsum("i,i->", r, g), r.sum()]) / n
-    hess = np.array([[np.einsum("i,i,i->", w, g, g), wg], [wg, w.sum()]]) / n
+    grad = np.array([tg_sum - qg, t_sum - q_sum]) / n
+    hess = np.array([[np.einsum("i,i->", w, g2), wg], [wg, w.sum()]]) / n
     return loss, grad, hess
 
 
-def fit_sigmoid(f: np.ndarray, target: np.ndarray) -> tuple[float, float]:
+def fit_sigmoid(
+    f: np.ndarray, target: np.ndarray, start: tuple[float, float] | None = None
+) -> tuple[float, float]:
     """Platt's ``(A, B)`` minimising the cross-entropy of ``1 / (1 + exp(A f + B))`` to ``target``.
 
     The loss is convex in ``(A, B)`` (logistic regression with soft targets)
     and strictly so once ``f`` has any spread, so its minimum is found by
-    ``scipy.optimize.minimize(method="trust-exact")`` with the analytic
-    gradient and Hessian, on ``f`` divided by its largest magnitude (as
-    scikit-learn rescales; the minimiser is the same up to that factor), then
-    polished by Newton steps to a gradient of the mean loss at rounding
-    level (about 1e-15 here, against scikit-learn's L-BFGS-B ``gtol`` of
-    1e-6 on the summed loss). Scores without spread determine
-    no slope: ``A = 0`` and ``B`` the log-odds of the mean target.
+    Newton's method with the analytic gradient and Hessian and a
+    backtracking line search (Armijo's rule), on ``f`` divided by its
+    largest magnitude (as scikit-learn rescales; the minimiser is the same
+    up to that factor), until a full step no longer shrinks the gradient:
+    the gradient of the mean loss ends at rounding level (about 1e-15 here,
+    against scikit-learn's L-BFGS-B ``gtol`` of 1e-6 on the summed loss).
+    Scores without spread determine no slope: ``A = 0`` and ``B`` the
+    log-odds of the mean target.
 
     Parameters
     ----------
     f : ndarray of shape (n_samples,), finite
     target : ndarray of shape (n_samples,), in (0, 1)
+    start : (A, B), optional
+        Where the search starts (a fit on similar rows); default ``A = 0``
+        and ``B`` the log-odds of the mean target. The minimiser does not
+        depend on it.
 
     Returns
     -------
     (A, B) : tuple of float
     """
-    from scipy import optimize
-
     scale = float(np.max(np.abs(f)))
     mean_t = float(np.mean(target))
     if scale == 0.0 or float(np.ptp(f)) == 0.0:
         return 0.0, float(np.log1p(-mean_t) - np.log(mean_t))
     g = f / scale
-
-    last: list = [None, None]
-
-    def parts(ab):
-        # minimize asks for the loss, gradient and Hessian at one point in
-        # three calls: compute them once.
-        if last[0] is not None and np.array_equal(last[0], ab):
-            return last[1]
-        last[0], last[1] = np.array(ab, copy=True), _platt_parts(ab, g, target)
-        return last[1]
-
-    start = np.array([0.0, float(np.log1p(-mean_t) - np.log(mean_t))])
-    result = optimize.minimize(
-        lambda ab: parts(ab)[0],
-        start,
-        jac=lambda ab: parts(ab)[1],
-        hess=lambda ab: parts(ab)[2],
-        method="trust-exact",
-        options={"gtol": 1e-12, "maxiter": 200},
-    )
-    # trust-exact can stop on a shrunken trust radius short of gtol; full
-    # Newton steps, kept while they shrink the gradient, take it from there
-    # to rounding level (quadratic convergence near the optimum).
-    x = result.x
-    _, grad, hess = parts(x)
-    for _ in range(8):
+    if start is None or not np.all(np.isfinite(start)):
+        x = np.array([0.0, float(np.log1p(-mean_t) - np.log(mean_t))])
+    else:
+        x = np.array([start[0] * scale, start[1]])
+    constants = _platt_constants(g, target)
+    buf = (np.empty_like(g), np.empty_like(g), np.empty_like(g))
+    loss, grad, hess = _platt_parts(x, g, target, constants, buf)
+    for _ in range(100):
         try:
             step = np.linalg.solve(hess, grad)
         except np.linalg.LinAlgError:
             break
-        _, new_grad, new_hess = parts(x - step)
-        if not np.linalg.norm(new_grad) < np.linalg.norm(grad):
+        decrement = float(grad @ step)
+        if not decrement > 0.0:  # not a descent direction: at rounding level
             break
-        x, grad, hess = x - step, new_grad, new_hess
+        norm = np.linalg.norm(grad)
+        alpha, taken = 1.0, None
+        while alpha > 1e-10:
+            trial = x - alpha * step
+            parts = _platt_parts(trial, g, target, constants, buf)
+            # Armijo's sufficient decrease; near the optimum, where the loss
+            # no longer moves beyond its rounding, a full step is kept while
+            # it shrinks the gradient (quadratic convergence).
+            if parts[0] <= loss - 1e-4 * alpha * decrement or (
+                alpha == 1.0
+                and np.linalg.norm(parts[1]) < norm
+                and parts[0] <= loss + 1e-13 * abs(loss)
+            ):
+                taken = trial, parts
+                break
+            if decrement <= 1e-10 * abs(loss):
+                break  # the loss is within rounding of its minimum: no line search
+            alpha *= 0.5
+        if taken is None or np.array_equal(taken[0], x):
+            break
+        x, (loss, grad, hess) = taken
+        # Newton's convergence is quadratic: after a step this small, the
+        # gradient is at rounding level.
+        if decrement <= 1e-20 * abs(loss) or not np.linalg.norm(grad) > 0.0:
+            break
     a, b = x
     return float(a) / scale, float(b)
 
@@ -735,7 +957,7 @@ class SigmoidCalibration(Calibrator):
         """Platt's ``a`` and ``b`` of each sigmoid (one for two classes)."""
         return {"a": [float(v) for v in self.a_], "b": [float(v) for v in self.b_]}
 
-    def fit(self, log_proba, y_idx) -> SigmoidCalibration:
+    def fit(self, log_proba, y_idx, *, init=None) -> SigmoidCalibration:
         """Fit the sigmoids on held-out predictions.
 
         Parameters
@@ -744,6 +966,9 @@ class SigmoidCalibration(Calibrator):
             Log posteriors of a fitted model. ``-inf`` stands for probability 0.
         y_idx : array-like of int, shape (n_samples,)
             Index of each row's true class in the model's class order.
+        init : SigmoidCalibration, optional
+            Fitted sigmoids, of as many classes, to start each search from
+            (the optimum does not depend on it).
 
         Returns
         -------
@@ -757,17 +982,48 @@ class SigmoidCalibration(Calibrator):
         """
         z = _check_log_proba(log_proba, min_samples=2, min_classes=2)
         y = _check_targets(y_idx, z.shape[0], z.shape[1])
-        f = log_odds(log_normalise(z))
-        self.n_classes_ = z.shape[1]
-        columns = [1] if z.shape[1] == 2 else range(z.shape[1])
-        fitted = [fit_sigmoid(_finite_scores(f[:, k]), platt_targets(y == k)) for k in columns]
+        # Log-odds are shift-invariant: no need to normalise first.
+        return self._fit_scores(log_odds(z), y, init)
+
+    def _fit_scores(self, f: np.ndarray, y: np.ndarray, init) -> SigmoidCalibration:
+        """:meth:`fit` on the checked rows' log-odds ``f``."""
+        self.n_classes_ = f.shape[1]
+        columns = [1] if f.shape[1] == 2 else range(f.shape[1])
+        starts = (
+            list(zip(init.a_, init.b_))
+            if init is not None and getattr(init, "n_classes_", None) == self.n_classes_
+            else [None] * len(columns)
+        )
+        fitted = [
+            fit_sigmoid(_finite_scores(f[:, k]), platt_targets(y == k), start)
+            for k, start in zip(columns, starts)
+        ]
         self.a_ = np.array([a for a, _ in fitted], dtype=np.float64)
         self.b_ = np.array([b for _, b in fitted], dtype=np.float64)
         return self
 
+    @classmethod
+    def out_of_fold(cls, z: np.ndarray, y: np.ndarray, fold: np.ndarray, init=None) -> np.ndarray:
+        """:func:`cross_fit` with the log-odds of every row taken once (a
+        row's log-odds depend on that row alone)."""
+        zc = _check_log_proba(z, min_samples=2, min_classes=2)
+        yc = _check_targets(y, zc.shape[0], zc.shape[1])
+        f = log_odds(zc)
+        out = np.empty_like(zc)
+        for k in np.unique(fold):
+            held = fold == k
+            if np.count_nonzero(~held) < 2:
+                raise ValueError("log_proba has fewer than 2 samples; at least 2 are required")
+            calibrator = cls()._fit_scores(f[~held], yc[~held], init)
+            out[held] = calibrator._map_scores(f[held], zc[held])
+        return out
+
     def _map(self, z: np.ndarray) -> np.ndarray:
         """One sigmoid of each class's log-odds, renormalised."""
-        f = log_odds(log_normalise(z))
+        return self._map_scores(log_odds(z), z)
+
+    def _map_scores(self, f: np.ndarray, z: np.ndarray) -> np.ndarray:
+        """:meth:`_map` of the rows ``z`` whose log-odds are ``f``."""
         if self.n_classes_ == 2:
             u = _affine(self.a_[0], f[:, 1], self.b_[0])
             return np.column_stack([-np.logaddexp(0.0, -u), -np.logaddexp(0.0, u)])
@@ -815,7 +1071,7 @@ CALIBRATORS: dict[str, type[Calibrator]] = {
 }
 
 
-def cross_fit(kind: str, log_proba, y_idx, folds) -> np.ndarray:
+def cross_fit(kind: str, log_proba, y_idx, folds, *, init=None) -> np.ndarray:
     """Out-of-fold calibrated log posteriors: each fold's rows calibrated by a
     calibrator of ``kind`` fitted on the other folds' rows.
 
@@ -827,6 +1083,9 @@ def cross_fit(kind: str, log_proba, y_idx, folds) -> np.ndarray:
     y_idx : array-like of int, shape (n_samples,)
     folds : array-like of int, shape (n_samples,)
         The fold of each row (e.g. :func:`nbcli.resampling.stratified_folds`).
+    init : Calibrator, optional
+        A calibrator of ``kind`` fitted on every row: each fold's search
+        starts from it (the fits do not depend on it).
 
     Returns
     -------
@@ -838,14 +1097,7 @@ def cross_fit(kind: str, log_proba, y_idx, folds) -> np.ndarray:
         As the calibrator's ``fit`` on a fold's training rows.
     """
     z = np.asarray(log_proba, dtype=np.float64)
-    y = np.asarray(y_idx)
-    fold = np.asarray(folds)
-    out = np.empty_like(z)
-    for f in np.unique(fold):
-        held = fold == f
-        calibrator = CALIBRATORS[kind]().fit(z[~held], y[~held])
-        out[held] = calibrator.transform(z[held])
-    return out
+    return CALIBRATORS[kind].out_of_fold(z, np.asarray(y_idx), np.asarray(folds), init=init)
 
 
 __all__ = [

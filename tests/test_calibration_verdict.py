@@ -128,6 +128,19 @@ def test_sigmoid_transform_is_a_distribution_in_log_space():
     assert np.allclose(np.logaddexp(out2[:, 0], out2[:, 1]), 0.0, atol=1e-12)
 
 
+def test_sigmoid_fit_does_not_depend_on_its_start():
+    z, y = _scores(400, 4, 9)
+    cal = SigmoidCalibration().fit(z, y)
+    far = SigmoidCalibration.from_arrays({"a": np.full(4, 3.0), "b": np.full(4, -5.0)})
+    for init in (cal, far):
+        again = SigmoidCalibration().fit(z, y, init=init)
+        # Both searches end where the gradient is at rounding level; the
+        # Hessian's smallest eigenvalue here is above 1e-3, so the two
+        # minimisers agree to about 1e-12.
+        assert np.allclose(again.a_, cal.a_, rtol=1e-9, atol=1e-12)
+        assert np.allclose(again.b_, cal.b_, rtol=1e-9, atol=1e-12)
+
+
 def test_sigmoid_round_trip_and_refusals():
     z, y = _scores(100, 3, 8)
     cal = SigmoidCalibration().fit(z, y)
@@ -158,6 +171,24 @@ def test_log_odds_keep_their_precision_near_one():
     assert f[1] == pytest.approx([0.0, np.log(1 / 3), np.log(1 / 3)], abs=1e-15)
     # Probabilities 1 and 0: the limits, not clipped.
     assert f[2, 0] == np.inf and f[2, 1] == -np.inf
+
+
+def test_log_odds_are_each_class_against_the_log_sum_of_the_others():
+    from scipy.special import logsumexp
+
+    rng = np.random.default_rng(11)
+    z = rng.normal(scale=30.0, size=(500, 5))
+    z[:50] *= 100.0  # gaps of thousands of nats: exp underflows
+    z[50:60, 2] = -np.inf
+    z[60:70, 1] = z[60:70, 3]  # tied top classes
+    f = log_odds(z + rng.normal(size=(500, 1)))  # a row shift changes nothing
+    for k in range(5):
+        others = np.delete(z, k, axis=1)
+        expected = z[:, k] - logsumexp(others, axis=1)
+        finite = np.isfinite(expected)
+        # Both are a few roundings of values up to thousands of nats.
+        assert np.allclose(f[finite, k], expected[finite], rtol=1e-12, atol=1e-10)
+        assert np.array_equal(f[~finite, k], expected[~finite])
 
 
 def _platt_nll(f, t, a, b):

@@ -197,6 +197,42 @@ def test_temperature_sharpens_under_confident_predictions():
     assert temperature_nll(lp, y, ts.temperature_) < temperature_nll(lp, y, 1.0)
 
 
+@pytest.mark.parametrize("name", ["gaussian", "bernoulli"])
+def test_temperature_is_scipys_minimum_from_any_start(predictions, name):
+    from scipy import optimize
+
+    lp_cal, y_cal, _, _ = predictions[name]
+    # The NLL's minimum in log T by a derivative-free bounded search: its
+    # precision is about sqrt(eps) relative in T (the NLL is flat to second
+    # order there), so the two agree to well within 1e-6.
+    found = optimize.minimize_scalar(
+        lambda u: temperature_nll(lp_cal, y_cal, np.exp(u)),
+        bounds=(np.log(0.1), np.log(100.0)),
+        method="bounded",
+        options={"xatol": 1e-10},
+    )
+    ts = TemperatureScaling().fit(lp_cal, y_cal)
+    assert ts.temperature_ == pytest.approx(np.exp(found.x), rel=1e-6)
+    # The root of the analytic slope, as Brent's method finds it on log T:
+    # the Newton search stops within 1e-13 of it, far below rounding's
+    # effect on the slope's root (about 1e-12 relative here).
+    z = lp_cal - lp_cal.max(axis=1, keepdims=True)
+    zy = z[np.arange(len(y_cal)), y_cal]
+
+    def slope(u):
+        e = np.exp(z * np.exp(-u))
+        return float(np.mean((e * z).sum(axis=1) / e.sum(axis=1) - zy))
+
+    root = optimize.brentq(slope, np.log(0.1), np.log(100.0), xtol=1e-14)
+    assert ts.temperature_ == pytest.approx(np.exp(root), rel=1e-10)
+    # The optimum does not depend on where the search starts.
+    for start in (1e-6, 0.5, 3.0, 1e6):
+        init = TemperatureScaling.from_arrays({"temperature": np.array([start])})
+        again = TemperatureScaling().fit(lp_cal, y_cal, init=init)
+        assert again.temperature_ == pytest.approx(ts.temperature_, rel=1e-10)
+        assert not again.at_bound_
+
+
 def test_temperature_goes_to_the_bound_when_all_rows_are_right():
     lp = np.log(np.array([[0.6, 0.4], [0.3, 0.7], [0.9, 0.1]]))
     ts = TemperatureScaling().fit(lp, np.array([0, 1, 0]))

@@ -455,6 +455,34 @@ def test_polars_is_imported_on_the_main_thread_before_a_reader_thread_starts():
     assert done.returncode == 0, done.stderr
 
 
+def test_an_npz_read_never_imports_polars_and_a_csv_read_imports_it_first(tmp_path):
+    # An NPZ archive is read with NumPy alone: its read-ahead thread needs no
+    # polars, so the import (some 80 ms of a small command) is spared. A CSV
+    # read imports it on the main thread before its reader thread starts.
+    npz, csv = tmp_path / "d.npz", tmp_path / "d.csv"
+    np.savez(npz, X=np.arange(12.0).reshape(6, 2), y=np.array([0, 1] * 3))
+    csv.write_text(SMALL_CSV)
+    script = (
+        "import sys, threading\n"
+        "from nbcli.io.data import iter_dataset\n"
+        "from nbcli.io.request import DataRequest\n"
+        "def rows(path):\n"
+        "    return sum(len(d.y) for d in iter_dataset(path, DataRequest()))\n"
+        f"assert rows({str(npz)!r}) == 6\n"
+        "assert 'polars' not in sys.modules\n"
+        "started = []\n"
+        "real = threading.Thread.start\n"
+        "def start(self):\n"
+        "    started.append('polars' in sys.modules)\n"
+        "    real(self)\n"
+        "threading.Thread.start = start\n"
+        f"assert rows({str(csv)!r}) > 0\n"
+        "assert started and all(started), started\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+
+
 def test_a_signal_while_polars_first_reaches_numpy_stops_the_command_with_one_line(tmp_path):
     # polars' first conversion to NumPy runs Python (NumPy's version check)
     # from Rust and panics if that Python raises: a SIGTERM at that instant

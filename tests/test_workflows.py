@@ -127,6 +127,29 @@ def test_calibrate_fits_and_attaches_a_calibrator_without_writing(iris, tmp_path
     assert not measured.fitted and measured.model.calibrator is None
 
 
+def test_calibrate_hashes_its_inputs_only_when_asked(iris):
+    import hashlib
+
+    path, _ = iris
+    data = SAMPLE / "iris_calib.csv"
+    runs = {
+        sha256: calibrate(
+            str(path),
+            DataRequest.of(str(data), sha256=sha256),
+            ScoreSettings(bootstrap=0),
+            method="temperature",
+        )
+        for sha256 in (True, False)
+    }
+    hashed, plain = runs[True].report, runs[False].report
+    assert hashed.inputs["data"]["sha256"] == hashlib.sha256(data.read_bytes()).hexdigest()
+    assert hashed.inputs["model"]["sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()
+    assert runs[True].model.calibration_info["fitted_on"] == hashed.inputs["data"]
+    assert plain.inputs == {"model": {"path": str(path)}, "data": {"path": str(data)}}
+    # Hashing changes nothing else.
+    assert hashed.calibrator["temperature"] == plain.calibrator["temperature"]
+
+
 def test_predict_writes_the_file_and_counts_rows(iris, tmp_path):
     path, core = iris
     rows = predict(

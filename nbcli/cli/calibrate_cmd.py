@@ -189,7 +189,8 @@ def calibrate(
     from nbcli.cli.requests import data_request
     from nbcli.workflows.settings import CalibrationChecks, ScoreSettings
 
-    request = data_request(locals())
+    # The inputs' SHA-256 are read only by the JSON report and the model file.
+    request = data_request(locals()).reading(sha256=json_out is not None or output is not None)
     with common.engine_for(data_list, engine) as eng:
         result = run_calibration(
             model,

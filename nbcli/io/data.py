@@ -348,7 +348,10 @@ class DatasetStream:
 
     def __iter__(self) -> Iterator[Dataset]:
         reader = self._reader
-        chunks = read_ahead(iter(reader.chunks(self.chunk_size, resolve=not self._raw_labels)))
+        chunks = read_ahead(
+            iter(reader.chunks(self.chunk_size, resolve=not self._raw_labels)),
+            uses_polars=reader.uses_polars,
+        )
         rows = 0
         try:
             for chunk in chunks:

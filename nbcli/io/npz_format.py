@@ -31,6 +31,8 @@ class NpzReader(TableReader):
     """Reads an NPZ archive once; chunks are slices of its rows."""
 
     format = "npz"
+    #: The archive is read with NumPy alone; its chunks are slices.
+    uses_polars = False
 
     def __init__(self, source: Source, opts: DataRequest, delimiter: str | None = None):
         self.source = source

@@ -4,21 +4,66 @@ Each builder takes labels and posterior probabilities (no files) and returns
 a report whose ``to_dict()`` is its JSON form; :mod:`nbcli.render` draws the
 same reports as tables.
 
+The names below are imported from their modules on first use, so that a
+command importing one report (``evaluate``) does not import the others.
+
 NumPy and SciPy only: no file I/O, no printing.
 """
 
-from nbcli.reports.bootstrap import Interval
-from nbcli.reports.comparison import ComparisonReport, build_comparison
-from nbcli.reports.evaluation import EVALUATION_SCHEMA, EvaluationReport, build_evaluation
-from nbcli.reports.reliability import CalibrationReport, RecalibrationReport, build_calibration
-from nbcli.reports.thresholds import (
-    CALIBRATION_METRICS,
-    COMPARISON_METRICS,
-    EVALUATION_METRICS,
-    Threshold,
-    check_thresholds,
-    parse_threshold,
-)
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from nbcli.reports.bootstrap import Interval
+    from nbcli.reports.comparison import ComparisonReport, build_comparison
+    from nbcli.reports.evaluation import EVALUATION_SCHEMA, EvaluationReport, build_evaluation
+    from nbcli.reports.reliability import (
+        CalibrationReport,
+        RecalibrationReport,
+        build_calibration,
+    )
+    from nbcli.reports.thresholds import (
+        CALIBRATION_METRICS,
+        COMPARISON_METRICS,
+        EVALUATION_METRICS,
+        Threshold,
+        check_thresholds,
+        parse_threshold,
+    )
+
+_MODULES = {
+    "Interval": "bootstrap",
+    "ComparisonReport": "comparison",
+    "build_comparison": "comparison",
+    "EVALUATION_SCHEMA": "evaluation",
+    "EvaluationReport": "evaluation",
+    "build_evaluation": "evaluation",
+    "CalibrationReport": "reliability",
+    "RecalibrationReport": "reliability",
+    "build_calibration": "reliability",
+    "CALIBRATION_METRICS": "thresholds",
+    "COMPARISON_METRICS": "thresholds",
+    "EVALUATION_METRICS": "thresholds",
+    "Threshold": "thresholds",
+    "check_thresholds": "thresholds",
+    "parse_threshold": "thresholds",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _MODULES.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_MODULES})
+
 
 __all__ = [
     "CALIBRATION_METRICS",

@@ -93,7 +93,10 @@ def calibrate(
         and replaces it.
     request : DataRequest
         Held-out labelled data (not the training data, unless
-        ``allow_training_data``) and how to read it.
+        ``allow_training_data``) and how to read it. Its ``sha256``: give
+        the SHA-256 of ``model`` and the data in the report's ``inputs`` and
+        the calibrator's ``fitted_on``; False gives their paths alone
+        (hashing reads every input once more).
     scoring : ScoreSettings, optional
         ``bootstrap``, ``confidence`` and ``seed`` of the intervals;
         ``bins``: number of confidence bins (at most the rows with labels
@@ -153,7 +156,7 @@ def calibrate(
     """
     from nbcli.io.modelfile import load_model
     from nbcli.reports.reliability import RecalibrationReport, build_calibration
-    from nbcli.workflows.evaluate import left_out_warning, note_missing_spellings
+    from nbcli.workflows.evaluate import inputs_later, left_out_warning, note_missing_spellings
 
     figures = scoring or ScoreSettings()
     checks = checks or CalibrationChecks()
@@ -176,6 +179,8 @@ def calibrate(
     # "before" shows the model as it stands (old calibrator applied).
     mf.calibrator = None
     if engine is None:
+        # Hashed, when asked for, on a thread while the rows are scored.
+        later = inputs_later(model=model, data=data, sha256=request.sha256)
         scores = score(mf, data, read=read, reporter=reporter, missing_option=True)
     else:
         scores = score_parts(mf, read, engine, missing_option=True)
@@ -209,7 +214,13 @@ def calibrate(
         "strategy": strategy,
         "method": method,
     }
-    inputs = {**inputs_of(model=model), **request_inputs(request.reading(sha256=True), engine)}
+    if engine is None:
+        inputs = later()
+    else:
+        inputs = {
+            **inputs_of(model=model, sha256=request.sha256),
+            **request_inputs(request, engine),
+        }
 
     def measure(log_proba):
         try:
@@ -360,7 +371,7 @@ def _judge(mf, scored: tuple, *, methods, explicit, folds, data, settings, repor
         if note is None:
             try:
                 calibrator = CALIBRATORS[method]().fit(z, y_idx)
-                cross_fitted = cross_fit(method, z, y_idx, plan)
+                cross_fitted = cross_fit(method, z, y_idx, plan, init=calibrator)
             except ValueError as exc:
                 note = f"cannot fit the {method} calibrator: {_data_rows(str(exc), rows)}"
         if note is not None:

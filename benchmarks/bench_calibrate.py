@@ -1,0 +1,99 @@
+"""``nbcli calibrate`` against ``nbcli predict --proba`` of the same file and model (run by hand).
+
+Writes, in a temporary folder, a training CSV and a held-out calibration CSV
+of N rows x D features drawn from the same K Gaussian classes (overlapping:
+the model is over-confident), fits a Gaussian naive Bayes model on the
+first, then times, as whole processes and alternately, ``nbcli calibrate``
+with its default method (``auto``: temperature, sigmoid and isotonic, each
+fitted on every row and cross-fitted over 5 folds, 1,000 resamples) and
+``nbcli predict --proba -o`` of the calibration file, ``--repeat`` times
+each, and prints their medians and the median of the pairs' ratios (issue
+27's target: at most 1.5 on 1,000,000 rows). ``--method`` times another
+method. The folder is deleted at the end.
+
+Usage: python benchmarks/bench_calibrate.py [--rows 1000000] [--features 20]
+[--classes 10] [--repeat 5] [--method auto]
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+from _installed import as_installed
+
+
+def write_csv(path: Path, rows: int, d: int, k: int, seed: int) -> None:
+    """Rows of ``k`` Gaussian classes whose centres are fixed (seed 0), labels 0..k-1."""
+    import polars as pl
+
+    centres = np.random.default_rng(0).normal(scale=0.7, size=(k, d))
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, k, rows)
+    X = rng.normal(size=(rows, d)) + centres[y]
+    frame = pl.DataFrame({f"f{i}": np.round(X[:, i], 6) for i in range(d)})
+    frame.with_columns(pl.Series("label", y)).write_csv(path)
+
+
+def wall(cmd: list[str]) -> float:
+    start = time.perf_counter()
+    done = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    seconds = time.perf_counter() - start
+    if done.returncode not in (0, 3):  # 3: no calibrator accepted, reported
+        raise SystemExit(f"command failed: {' '.join(cmd)}\n{done.stderr}")
+    return seconds
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rows", type=int, default=1_000_000)
+    ap.add_argument("--features", type=int, default=20)
+    ap.add_argument("--classes", type=int, default=10)
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--method", default="auto")
+    args = ap.parse_args(argv)
+    as_installed()  # child processes read compiled bytecode, as after pip install
+    work = Path(tempfile.mkdtemp(prefix="nbcli-bench-calibrate-"))
+    try:
+        train, calib = work / "train.csv", work / "calib.csv"
+        model, out = work / "model.npz", work / "proba.csv"
+        write_csv(train, max(args.rows // 5, 1000), args.features, args.classes, seed=1)
+        write_csv(calib, args.rows, args.features, args.classes, seed=2)
+        nb = [sys.executable, "-m", "nbcli"]
+        wall([*nb, "fit", "--model", "gaussian", "--data", str(train), "-o", str(model), "-q"])
+        calibrate = [*nb, "calibrate", "--model", str(model), "--data", str(calib), "-q"]
+        calibrate += ["--method", args.method]
+        predict = [*nb, "predict", "--model", str(model), "--data", str(calib), "--proba"]
+        predict += ["-o", str(out), "-q"]
+        wall(predict)  # warm the page cache
+        wall(calibrate)
+        times: dict[str, list[float]] = {"calibrate": [], "predict": []}
+        ratios = []
+        for _ in range(args.repeat):
+            c, p = wall(calibrate), wall(predict)
+            times["calibrate"].append(c)
+            times["predict"].append(p)
+            ratios.append(c / p)
+        shape = f"{args.rows:,} x {args.features}, {args.classes} classes"
+        print(f"data: {shape}; --method {args.method}; {args.repeat} alternating runs each")
+        for name, values in times.items():
+            shown = ", ".join(f"{v:.2f}" for v in values)
+            print(f"nbcli {name:<10} median {statistics.median(values):.2f} s  ({shown})")
+        print(
+            f"calibrate / predict --proba: {statistics.median(ratios):.2f}x median of pairs "
+            f"(target <= 1.5x); min {min(ratios):.2f}x, max {max(ratios):.2f}x"
+        )
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
