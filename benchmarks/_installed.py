@@ -21,3 +21,32 @@ def as_installed() -> None:
     """Compile ``nbcli/`` to bytecode and let child processes read it."""
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     compileall.compile_dir(str(ROOT / "nbcli"), quiet=1)
+
+
+def wall(cmd: list[str], ok: tuple[int, ...] = (0,)) -> float:
+    """Wall seconds of one run of ``cmd``; exits with its stderr if its code is not in ``ok``."""
+    import subprocess
+    import time
+
+    start = time.perf_counter()
+    done = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    seconds = time.perf_counter() - start
+    if done.returncode not in ok:
+        raise SystemExit(f"command failed: {' '.join(cmd)}\n{done.stderr}")
+    return seconds
+
+
+def write_gaussian_csv(path: Path, rows: int, d: int, k: int, seed: int, centres_seed: int) -> None:
+    """``rows`` rows of ``k`` overlapping Gaussian classes (centres drawn with
+    ``centres_seed``, scale 0.7), ``d`` features ``f0..`` and labels 0..k-1."""
+    import numpy as np
+    import polars as pl
+
+    centres = np.random.default_rng(centres_seed).normal(scale=0.7, size=(k, d))
+    rng = np.random.default_rng(seed)
+    if centres_seed == seed:
+        rng.normal(scale=0.7, size=(k, d))  # the same stream as drawing both from one generator
+    y = rng.integers(0, k, rows)
+    X = rng.normal(size=(rows, d)) + centres[y]
+    frame = pl.DataFrame({f"f{i}": np.round(X[:, i], 6) for i in range(d)})
+    frame.with_columns(pl.Series("label", y)).write_csv(path)

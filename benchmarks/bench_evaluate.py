@@ -18,39 +18,15 @@ from __future__ import annotations
 import argparse
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-import numpy as np
-from _installed import as_installed
-
-
-def write_csv(path: Path, rows: int, d: int, k: int, seed: int = 0) -> None:
-    """Classes with overlapping Gaussian features (about 90% accuracy), labels 0..k-1."""
-    import polars as pl
-
-    rng = np.random.default_rng(seed)
-    centres = rng.normal(scale=0.7, size=(k, d))
-    y = rng.integers(0, k, rows)
-    X = rng.normal(size=(rows, d)) + centres[y]
-    frame = pl.DataFrame({f"f{i}": np.round(X[:, i], 6) for i in range(d)})
-    frame.with_columns(pl.Series("label", y)).write_csv(path)
+from _installed import as_installed, wall, write_gaussian_csv
 
 
 def nbcli_cmd() -> list[str]:
     return [sys.executable, "-m", "nbcli"]
-
-
-def wall(cmd: list[str]) -> float:
-    start = time.perf_counter()
-    done = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    seconds = time.perf_counter() - start
-    if done.returncode != 0:
-        raise SystemExit(f"command failed: {' '.join(cmd)}\n{done.stderr}")
-    return seconds
 
 
 def main(argv=None) -> int:
@@ -65,7 +41,7 @@ def main(argv=None) -> int:
     work = Path(tempfile.mkdtemp(prefix="nbcli-bench-evaluate-"))
     try:
         data, model, out = work / "data.csv", work / "model.npz", work / "labels.csv"
-        write_csv(data, args.rows, args.features, args.classes)
+        write_gaussian_csv(data, args.rows, args.features, args.classes, 0, 0)
         nb = nbcli_cmd()
         wall([*nb, "fit", "--model", "gaussian", "--data", str(data), "-o", str(model)])
         evaluate = [*nb, "evaluate", "--model", str(model), "--data", str(data)]
