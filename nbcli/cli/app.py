@@ -28,7 +28,7 @@ import typer  # noqa: E402
 
 import nbcli  # noqa: E402
 from nbcli import interrupts  # noqa: E402
-from nbcli.interrupts import Terminated  # noqa: E402, F401 (the exception of SIGTERM)
+from nbcli.interrupts import Terminated  # noqa: E402 (the exception of SIGTERM)
 from nbcli.model_names import declared_model_names  # noqa: E402
 
 app = typer.Typer(
@@ -438,6 +438,14 @@ def _interruption() -> int | None:
     return 143
 
 
+def _stopped(exc: BaseException) -> int:
+    if isinstance(exc, Terminated):
+        _error("terminated")
+        return 143
+    _error("interrupted")
+    return 130
+
+
 def _report(exc) -> int:
     _error(str(exc))
     return exc.exit_code
@@ -490,12 +498,10 @@ def _run(args: list[str]) -> int:
         if message.strip():
             _error(message + where)
         code = 2
-    except (typer.Abort, KeyboardInterrupt):
-        _error("interrupted")
-        code = 130
-    except Terminated:
-        _error("terminated")
-        code = 143
+    except (typer.Abort, KeyboardInterrupt, Terminated) as exc:
+        # The signal received names the stop: a stop raised for it elsewhere
+        # (a batch whose files stopped) may be of the other kind.
+        code = _interruption() or _stopped(exc)
     except (ReaderGone, BrokenPipeError):
         # The reader of our output went away (e.g. `| head`); stop quietly.
         _silence_stdout()

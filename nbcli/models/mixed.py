@@ -182,6 +182,20 @@ def resolve_column_types(
     )
 
 
+def _term_tables(tables, columns: np.ndarray, terms_at) -> list:
+    """Per column of ``columns`` (indices into ``tables``, the (values, weights)
+    of every column): its ``ValueIndex`` and ``terms_at(position, values)``
+    at its training values, or None beyond :data:`_TABLED_VALUES` values."""
+    out: list[tuple[_value_table.ValueIndex, np.ndarray] | None] = []
+    for jj, j in enumerate(columns.tolist()):
+        values = tables[j][0]
+        if values.size > _TABLED_VALUES:
+            out.append(None)
+            continue
+        out.append((_value_table.ValueIndex(values), terms_at(jj, values)))
+    return out
+
+
 class MixedNB(TextColumns, BayesClassifier):
     """Naive Bayes over mixed columns: a class-conditional distribution per column type.
 
@@ -802,14 +816,7 @@ class MixedNB(TextColumns, BayesClassifier):
             )
         self.bandwidth_ = bandwidth
         # Each column's terms at its training values (see _TABLED_VALUES).
-        self._kernel_tables: list[tuple[_value_table.ValueIndex, np.ndarray] | None] = []
-        for jj, j in enumerate(lay.kernel.tolist()):
-            values = tables[j][0]
-            if values.size > _TABLED_VALUES:
-                self._kernel_tables.append(None)
-                continue
-            terms = self._kernel_column_terms(jj, values)
-            self._kernel_tables.append((_value_table.ValueIndex(values), terms))
+        self._kernel_tables = _term_tables(tables, lay.kernel, self._kernel_column_terms)
         # Discretized columns: MDL cut points over all classes, then interval counts.
         cuts, blocks = [], []
         for j in lay.discretized.tolist():
@@ -825,14 +832,7 @@ class MixedNB(TextColumns, BayesClassifier):
         self.interval_log_prob_ = np.split(
             self._int_log_prob[:, :-1], np.cumsum(n_int)[:-1], axis=1
         )
-        self._interval_tables: list[tuple[_value_table.ValueIndex, np.ndarray] | None] = []
-        for jj, j in enumerate(lay.discretized.tolist()):
-            values = tables[j][0]
-            if values.size > _TABLED_VALUES:
-                self._interval_tables.append(None)
-                continue
-            terms = self._interval_terms(jj, values)
-            self._interval_tables.append((_value_table.ValueIndex(values), terms))
+        self._interval_tables = _term_tables(tables, lay.discretized, self._interval_terms)
 
     def _kernel_terms(self, jj: int, k: int, x: np.ndarray) -> np.ndarray:
         """Class ``k``'s term of kernel column ``jj`` at the values ``x`` (no NaN)."""

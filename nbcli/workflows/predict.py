@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import glob
 import os
+import signal
 import sys
 import threading
 from dataclasses import dataclass
@@ -491,7 +492,11 @@ def predict_batch(
             interrupts.checkpoint()
             if any(result is None for result in results):
                 # A file was stopped, so the command was interrupted.
-                raise KeyboardInterrupt
+                raise (
+                    interrupts.Terminated
+                    if interrupts.raised_signal() == signal.SIGTERM
+                    else KeyboardInterrupt
+                )
             # Every output replaces its earlier one at the end, together: an
             # interrupted batch leaves the folder as it was.
             commit_staged(batch.staged)
