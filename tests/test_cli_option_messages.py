@@ -154,3 +154,63 @@ def test_a_class_without_values_in_a_gaussian_column_is_told_the_remedy(tmp_path
     ):
         run = nbcli_in_process("fit", *remedy, "-d", data, "-o", out, "-q")
         assert run.returncode == 0, (remedy, run.stderr)
+
+
+def _value_options(command: str):
+    """Every option of ``command`` declared to take one value (not a flag, not a list)."""
+    from nbcli.cli import app
+
+    app.register_commands([command])
+    sub = app.command().commands[command]
+    return [
+        p
+        for p in sub.params
+        if getattr(p, "param_type_name", "") == "option"
+        and not p.is_flag
+        and not p.multiple
+        and p.name != "help"
+    ]
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "fit",
+        "predict",
+        "evaluate",
+        "compare",
+        "calibrate",
+        "cv",
+        "tune",
+        "split",
+        "inspect",
+        "export",
+    ],
+)
+def test_every_option_of_one_value_given_twice_is_refused_naming_both(tmp_path, command):
+    options = _value_options(command)
+    assert options, command
+    for param in options:
+        flag = max(param.opts, key=len)
+        run = nbcli_in_process(command, flag, "first-value", flag, "second-value")
+        line = assert_one_error_line(run, "given twice", "(first-value, second-value)")
+        assert flag in line, line
+
+
+def test_the_last_of_two_models_is_never_taken_silently(tmp_path, sample_dir):
+    data = sample_dir / "iris_calib.csv"
+    a, b = tmp_path / "a.npz", tmp_path / "b.npz"
+    for model, path in (("gaussian", a), ("lda", b)):
+        assert nbcli_in_process("fit", "-m", model, "-d", data, "-o", path, "-q").returncode == 0
+    run = nbcli_in_process("evaluate", "-m", a, "-m", b, "-d", data, "--bootstrap", "0")
+    assert_one_error_line(run, "-m/--model given twice", str(a), str(b), "nbcli compare")
+    run = nbcli_in_process("fit", "-m", "gaussian", "--model=lda", "-d", data, "-o", a)
+    assert_one_error_line(run, "-m/--model given twice (gaussian, lda)")
+    out1, out2 = tmp_path / "o1.npz", tmp_path / "o2.npz"
+    run = nbcli_in_process("fit", "-m", "gaussian", "-d", data, "-o", out1, "--output", out2)
+    assert_one_error_line(run, "-o/--output given twice")
+    assert not out1.exists() and not out2.exists()
+    # Flags say the same thing twice; lists take every value.
+    run = nbcli_in_process("fit", "-m", "gaussian", "-d", data, "-o", out1, "-q", "--quiet")
+    assert run.returncode == 0 and out1.exists()
+
