@@ -214,3 +214,42 @@ def test_the_last_of_two_models_is_never_taken_silently(tmp_path, sample_dir):
     run = nbcli_in_process("fit", "-m", "gaussian", "-d", data, "-o", out1, "-q", "--quiet")
     assert run.returncode == 0 and out1.exists()
 
+
+def _gaussian_column_models():
+    """Model types whose numeric column is Gaussian (so any real numbers are data)."""
+    return [cls for cls in model_classes().values() if cls.feature_kinds[0] == "gaussian"]
+
+
+@pytest.mark.parametrize("cls", _gaussian_column_models(), ids=lambda c: c.name)
+def test_a_refused_missing_cell_offers_only_the_policies_the_model_takes(tmp_path, cls):
+    from nbcli.workflows.tables import MISSING_POLICIES
+
+    spec = {s.name: s for s in cls.hyperparameters}["missing"]
+    takes = {p for p in MISSING_POLICIES if p != "error" and spec.is_valid(p)}
+    rows = [f"{i * 0.5:.1f},{(i * 7) % 5 + 0.25 * i:.2f},{'ab'[i % 2]}" for i in range(12)]
+    rows[3] = "," + rows[3].split(",", 1)[1]
+    data = tmp_path / "na.csv"
+    data.write_text("x,z,label\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    model = tmp_path / "m.npz"
+    fit = nbcli_in_process("fit", "-m", cls.name, "-d", data, "--missing", "error", "-o", model)
+    line = assert_one_error_line(fit, "column 'x' has a missing value at row 4")
+    offered = {p for p in MISSING_POLICIES if f"--missing {p} " in line}
+    assert offered == takes and takes, line
+    # Each policy offered is then taken.
+    for policy in sorted(offered):
+        assert (
+            nbcli_in_process(
+                "fit", "-m", cls.name, "-d", data, "--missing", policy, "-o", model, "-q", "--force"
+            ).returncode
+            == 0
+        )
+    run = nbcli_in_process("evaluate", "-m", model, "-d", data, "--missing", "error", "-q")
+    line = assert_one_error_line(run, "column 'x' has a missing value at row 4")
+    assert {p for p in MISSING_POLICIES if f"--missing {p} " in line} == takes
+
+
+def test_some_model_cannot_leave_a_missing_cell_out():
+    assert any(
+        not {s.name: s for s in c.hyperparameters}["missing"].is_valid("ignore")
+        for c in _gaussian_column_models()
+    )
