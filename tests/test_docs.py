@@ -281,3 +281,15 @@ def test_the_guide_lists_the_schema_version_every_report_carries():
     # Not every report is at version 1: the table is the code's, not a guess.
     assert written["nbcli.model"] > 1 and written["nbcli.recalibration"] > 1
     assert "`schema_version` (1)" not in text
+
+
+def test_every_way_to_exit_3_is_in_the_exit_code_table_and_in_help():
+    # 3 is raised for a missed threshold and for calibrate's refused calibrator.
+    text = (ROOT / "docs" / "guide" / "outputs.md").read_text(encoding="utf-8")
+    (row,) = [line for line in text.splitlines() if line.startswith("| 3 |")]
+    assert "--fail-under" in row and "calibrate" in row and "--allow-worse" in row
+    source = (ROOT / "nbcli" / "cli" / "calibrate_cmd.py").read_text(encoding="utf-8")
+    assert "THRESHOLD_MISSED" in source
+    from nbcli.cli.app import command_function
+
+    assert "exits 3" in " ".join(command_function("calibrate").__doc__.split())
