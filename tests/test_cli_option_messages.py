@@ -253,3 +253,27 @@ def test_some_model_cannot_leave_a_missing_cell_out():
         not {s.name: s for s in c.hyperparameters}["missing"].is_valid("ignore")
         for c in _gaussian_column_models()
     )
+
+
+def _binary_models():
+    return [c for c in model_classes().values() if c.feature_kinds == ("bernoulli",)]
+
+
+@pytest.mark.parametrize("cls", _binary_models(), ids=lambda c: c.name)
+def test_a_non_binary_value_at_fit_is_not_said_to_break_a_training_yet_to_come(tmp_path, cls):
+    binary = "a,b,label\n0,1,x\n1,0,x\n0,0,x\n1,1,y\n1,0,y\n0,1,y\n"
+    counts = binary.replace("1,1,y", "3,1,y")
+    (tmp_path / "counts.csv").write_text(counts, encoding="utf-8")
+    (tmp_path / "binary.csv").write_text(binary, encoding="utf-8")
+    model = tmp_path / "m.npz"
+    fit = nbcli_in_process("fit", "-m", cls.name, "-d", tmp_path / "counts.csv", "-o", model)
+    line = assert_one_error_line(fit, "value 3 is not 0 or 1", "takes binary features")
+    assert "trained" not in line and "--binarize THRESHOLD" in line
+    assert (
+        nbcli_in_process(
+            "fit", "-m", cls.name, "-d", tmp_path / "binary.csv", "-o", model, "-q"
+        ).returncode
+        == 0
+    )
+    run = nbcli_in_process("predict", "-m", model, "-d", tmp_path / "counts.csv")
+    assert_one_error_line(run, "was trained on binary features", "retrain with --binarize")
