@@ -30,24 +30,65 @@ from pathlib import Path
 DOCS = Path(__file__).resolve().parent
 
 #: Every JSON report schema: ``name -> (module, attribute of its JSON Schema or
-#: None, the command that writes it)``. A report whose schema name is not
-#: listed here fails ``tests/test_docs.py``.
-SCHEMAS: dict[str, tuple[str, str | None, str]] = {
-    "nbcli.training": ("nbcli.reports.runs", None, "fit --json"),
-    "nbcli.prediction": ("nbcli.workflows.summary", None, "predict --json"),
-    "nbcli.batch": ("nbcli.reports.runs", None, "predict --output-dir --json"),
-    "nbcli.evaluation": ("nbcli.reports.evaluation", "EVALUATION_SCHEMA", "evaluate --json"),
-    "nbcli.comparison": ("nbcli.reports.comparison", None, "compare --json"),
-    "nbcli.calibration": ("nbcli.reports.reliability", None, "calibrate --method none --json"),
-    "nbcli.recalibration": ("nbcli.reports.reliability", None, "calibrate --json"),
+#: None, the command that writes it, attribute of its version)``. A report
+#: whose schema name is not listed here fails ``tests/test_docs.py``.
+SCHEMAS: dict[str, tuple[str, str | None, str, str]] = {
+    "nbcli.training": (
+        "nbcli.reports.runs",
+        None,
+        "fit --json",
+        "TrainingReport.schema_version",
+    ),
+    "nbcli.prediction": (
+        "nbcli.workflows.summary",
+        None,
+        "predict --json",
+        "PredictionSummary.schema_version",
+    ),
+    "nbcli.batch": (
+        "nbcli.reports.runs",
+        None,
+        "predict --output-dir --json",
+        "BatchReport.schema_version",
+    ),
+    "nbcli.evaluation": (
+        "nbcli.reports.evaluation",
+        "EVALUATION_SCHEMA",
+        "evaluate --json",
+        "SCHEMA_VERSION",
+    ),
+    "nbcli.comparison": ("nbcli.reports.comparison", None, "compare --json", "SCHEMA_VERSION"),
+    "nbcli.calibration": (
+        "nbcli.reports.reliability",
+        None,
+        "calibrate --method none --json",
+        "SCHEMA_VERSION",
+    ),
+    "nbcli.recalibration": (
+        "nbcli.reports.reliability",
+        None,
+        "calibrate --json",
+        "RECALIBRATION_SCHEMA_VERSION",
+    ),
     "nbcli.cross_validation": (
         "nbcli.reports.cross_validation",
         "CROSS_VALIDATION_SCHEMA",
         "cv --json",
+        "SCHEMA_VERSION",
     ),
-    "nbcli.tuning": ("nbcli.reports.tuning", "TUNING_SCHEMA", "tune --json"),
-    "nbcli.model": ("nbcli.reports.model", "MODEL_SCHEMA", "inspect --json"),
+    "nbcli.tuning": ("nbcli.reports.tuning", "TUNING_SCHEMA", "tune --json", "SCHEMA_VERSION"),
+    "nbcli.model": ("nbcli.reports.model", "MODEL_SCHEMA", "inspect --json", "SCHEMA_VERSION"),
 }
+
+
+def schema_version(name: str) -> int:
+    """The ``schema_version`` the code writes in reports of schema ``name``."""
+    module, _, _, attribute = SCHEMAS[name]
+    value: object = importlib.import_module(module)
+    for part in attribute.split("."):
+        value = getattr(value, part)
+    return int(value)  # type: ignore[call-overload]
+
 
 #: The Python API page: the public estimators, workflows and readers.
 API_OBJECTS: dict[str, list[str]] = {
@@ -206,16 +247,18 @@ def schemas_page() -> str:
         "code defines one. The [guide](../guide/outputs.md#json-reports) describes",
         "the members of each.",
     ]
-    for name, (module, attribute, command) in SCHEMAS.items():
+    for name, (module, attribute, command, _) in SCHEMAS.items():
         lines += ["", f"## {name}", "", f"Written by `nbcli {command}`.", ""]
+        version = schema_version(name)
         if attribute is None:
             lines.append(
-                "No JSON Schema is defined in the code for this report yet; its members "
-                "are listed in the [guide](../guide/outputs.md#json-reports)."
+                f"Schema version {version}. No JSON Schema is defined in the code for this "
+                "report yet; its members are listed in the "
+                "[guide](../guide/outputs.md#json-reports)."
             )
             continue
         schema = getattr(importlib.import_module(module), attribute)
-        version = schema["properties"]["schema_version"]["const"]
+        assert schema["properties"]["schema_version"]["const"] == version, name
         lines += [
             f"Schema version {version}; `{module}.{attribute}`:",
             "",

@@ -154,3 +154,126 @@ def test_a_class_without_values_in_a_gaussian_column_is_told_the_remedy(tmp_path
     ):
         run = nbcli_in_process("fit", *remedy, "-d", data, "-o", out, "-q")
         assert run.returncode == 0, (remedy, run.stderr)
+
+
+def _value_options(command: str):
+    """Every option of ``command`` declared to take one value (not a flag, not a list)."""
+    from nbcli.cli import app
+
+    app.register_commands([command])
+    sub = app.command().commands[command]
+    return [
+        p
+        for p in sub.params
+        if getattr(p, "param_type_name", "") == "option"
+        and not p.is_flag
+        and not p.multiple
+        and p.name != "help"
+    ]
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "fit",
+        "predict",
+        "evaluate",
+        "compare",
+        "calibrate",
+        "cv",
+        "tune",
+        "split",
+        "inspect",
+        "export",
+    ],
+)
+def test_every_option_of_one_value_given_twice_is_refused_naming_both(tmp_path, command):
+    options = _value_options(command)
+    assert options, command
+    for param in options:
+        flag = max(param.opts, key=len)
+        run = nbcli_in_process(command, flag, "first-value", flag, "second-value")
+        line = assert_one_error_line(run, "given twice", "(first-value, second-value)")
+        assert flag in line, line
+
+
+def test_the_last_of_two_models_is_never_taken_silently(tmp_path, sample_dir):
+    data = sample_dir / "iris_calib.csv"
+    a, b = tmp_path / "a.npz", tmp_path / "b.npz"
+    for model, path in (("gaussian", a), ("lda", b)):
+        assert nbcli_in_process("fit", "-m", model, "-d", data, "-o", path, "-q").returncode == 0
+    run = nbcli_in_process("evaluate", "-m", a, "-m", b, "-d", data, "--bootstrap", "0")
+    assert_one_error_line(run, "-m/--model given twice", str(a), str(b), "nbcli compare")
+    run = nbcli_in_process("fit", "-m", "gaussian", "--model=lda", "-d", data, "-o", a)
+    assert_one_error_line(run, "-m/--model given twice (gaussian, lda)")
+    out1, out2 = tmp_path / "o1.npz", tmp_path / "o2.npz"
+    run = nbcli_in_process("fit", "-m", "gaussian", "-d", data, "-o", out1, "--output", out2)
+    assert_one_error_line(run, "-o/--output given twice")
+    assert not out1.exists() and not out2.exists()
+    # Flags say the same thing twice; lists take every value.
+    run = nbcli_in_process("fit", "-m", "gaussian", "-d", data, "-o", out1, "-q", "--quiet")
+    assert run.returncode == 0 and out1.exists()
+
+
+def _gaussian_column_models():
+    """Model types whose numeric column is Gaussian (so any real numbers are data)."""
+    return [cls for cls in model_classes().values() if cls.feature_kinds[0] == "gaussian"]
+
+
+@pytest.mark.parametrize("cls", _gaussian_column_models(), ids=lambda c: c.name)
+def test_a_refused_missing_cell_offers_only_the_policies_the_model_takes(tmp_path, cls):
+    from nbcli.workflows.tables import MISSING_POLICIES
+
+    spec = {s.name: s for s in cls.hyperparameters}["missing"]
+    takes = {p for p in MISSING_POLICIES if p != "error" and spec.is_valid(p)}
+    rows = [f"{i * 0.5:.1f},{(i * 7) % 5 + 0.25 * i:.2f},{'ab'[i % 2]}" for i in range(12)]
+    rows[3] = "," + rows[3].split(",", 1)[1]
+    data = tmp_path / "na.csv"
+    data.write_text("x,z,label\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    model = tmp_path / "m.npz"
+    fit = nbcli_in_process("fit", "-m", cls.name, "-d", data, "--missing", "error", "-o", model)
+    line = assert_one_error_line(fit, "column 'x' has a missing value at row 4")
+    offered = {p for p in MISSING_POLICIES if f"--missing {p} " in line}
+    assert offered == takes and takes, line
+    # Each policy offered is then taken.
+    for policy in sorted(offered):
+        assert (
+            nbcli_in_process(
+                "fit", "-m", cls.name, "-d", data, "--missing", policy, "-o", model, "-q", "--force"
+            ).returncode
+            == 0
+        )
+    run = nbcli_in_process("evaluate", "-m", model, "-d", data, "--missing", "error", "-q")
+    line = assert_one_error_line(run, "column 'x' has a missing value at row 4")
+    assert {p for p in MISSING_POLICIES if f"--missing {p} " in line} == takes
+
+
+def test_some_model_cannot_leave_a_missing_cell_out():
+    assert any(
+        not {s.name: s for s in c.hyperparameters}["missing"].is_valid("ignore")
+        for c in _gaussian_column_models()
+    )
+
+
+def _binary_models():
+    return [c for c in model_classes().values() if c.feature_kinds == ("bernoulli",)]
+
+
+@pytest.mark.parametrize("cls", _binary_models(), ids=lambda c: c.name)
+def test_a_non_binary_value_at_fit_is_not_said_to_break_a_training_yet_to_come(tmp_path, cls):
+    binary = "a,b,label\n0,1,x\n1,0,x\n0,0,x\n1,1,y\n1,0,y\n0,1,y\n"
+    counts = binary.replace("1,1,y", "3,1,y")
+    (tmp_path / "counts.csv").write_text(counts, encoding="utf-8")
+    (tmp_path / "binary.csv").write_text(binary, encoding="utf-8")
+    model = tmp_path / "m.npz"
+    fit = nbcli_in_process("fit", "-m", cls.name, "-d", tmp_path / "counts.csv", "-o", model)
+    line = assert_one_error_line(fit, "value 3 is not 0 or 1", "takes binary features")
+    assert "trained" not in line and "--binarize THRESHOLD" in line
+    assert (
+        nbcli_in_process(
+            "fit", "-m", cls.name, "-d", tmp_path / "binary.csv", "-o", model, "-q"
+        ).returncode
+        == 0
+    )
+    run = nbcli_in_process("predict", "-m", model, "-d", tmp_path / "counts.csv")
+    assert_one_error_line(run, "was trained on binary features", "retrain with --binarize")

@@ -230,3 +230,21 @@ def test_predictions_with_quoted_label_columns_replace_themselves(tmp_path):
         run = nbcli_in_process(*argv, "--output-dir", tmp_path / "batch")
         assert run.returncode == 0, run.stderr
     assert file_kind(tmp_path / "batch" / "q.pred.csv") == "predictions"
+
+
+def test_a_model_file_named_onnx_is_refused_pointing_to_export(tmp_path):
+    from tests.conftest import SAMPLE, assert_one_error_line, nbcli_in_process
+
+    train = SAMPLE / "iris_train.csv"
+    onnx = tmp_path / "model.onnx"
+    for command, extra in (("fit", ()), ("tune", ("--var-smoothing", "1e-9,1e-8,1e-7"))):
+        run = nbcli_in_process(command, "-m", "gaussian", "-d", train, *extra, "-o", onnx)
+        assert_one_error_line(run, "not an ONNX graph", "ending in .npz", "nbcli export")
+        assert not onnx.exists()
+    model = tmp_path / "m.npz"
+    assert nbcli_in_process("fit", "-m", "gaussian", "-d", train, "-o", model, "-q").returncode == 0
+    run = nbcli_in_process("calibrate", "-m", model, "-d", SAMPLE / "iris_calib.csv", "-o", onnx)
+    assert_one_error_line(run, "not an ONNX graph")
+    # --force keeps the name, as for a name like data.
+    forced = nbcli_in_process("fit", "-m", "gaussian", "-d", train, "-o", onnx, "-q", "--force")
+    assert forced.returncode == 0 and onnx.read_bytes()[:2] == b"PK"

@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.conftest import SMALL_CSV, fitted_model_file, nbcli_in_process
+from tests.conftest import ROOT, SMALL_CSV, fitted_model_file, nbcli_in_process
 
 INSTANTS = int(os.environ.get("NBCLI_SIGNAL_INSTANTS", "2"))
 SEED = int(os.environ.get("NBCLI_SIGNAL_SEED", "20231"))
@@ -525,3 +525,28 @@ def test_an_error_a_library_made_of_an_interruption_exits_as_the_interruption(mo
     assert app._interruption() == 130 and errors == ["interrupted"]
     monkeypatch.setattr(interrupts._state, "signum", None)
     assert app._interruption() is None and errors == ["interrupted"]
+
+
+def test_the_entry_point_takes_the_signals_before_importing_anything_of_weight():
+    # Whatever the entry point imports before its handlers are installed widens
+    # the window in which a Ctrl-C prints Python's traceback (the guide states
+    # it: the interpreter's start and the launcher's first import).
+    import json
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; before = set(sys.modules)\n"
+        "import nbcli.cli.entry as e, nbcli.interrupts as i\n"
+        "added = sorted(set(sys.modules) - before)\n"
+        "import json; print(json.dumps(added))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    added = set(json.loads(done.stdout))
+    nbcli_modules = {m for m in added if m.split(".")[0] == "nbcli"}
+    assert nbcli_modules == {"nbcli", "nbcli.cli", "nbcli.cli.entry", "nbcli.interrupts"}
+    # Beyond nbcli's own, only small standard modules (no Typer, NumPy, polars).
+    assert not {m.split(".")[0] for m in added} & {"typer", "numpy", "polars", "rich", "click"}
+    guide = (ROOT / "docs" / "guide" / "outputs.md").read_text(encoding="utf-8")
+    assert "the first import of the `nbcli` launcher" in guide
+    assert "program's first line on" not in guide

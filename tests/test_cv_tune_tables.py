@@ -272,6 +272,42 @@ def test_tune_warns_when_the_best_value_is_at_the_edge_of_the_grid():
     assert edge_warnings({"alpha": [0.5, 1.0]}, {"alpha": 1.0}) == []  # two values: no edge
 
 
+def test_tune_does_not_ask_to_search_beyond_a_declared_bound(tmp_path, sample_dir):
+    from nbcli.models.registry import model_classes
+    from nbcli.workflows.tune import edge_warnings
+
+    # A hyperparameter declared with a lower bound, searched from that bound.
+    cls, spec = next(
+        (c, s)
+        for c in model_classes().values()
+        for s in c.hyperparameters
+        if s.kind == "float" and s.low is not None and not s.low_open and s.flag
+    )
+    grid = {spec.name: [spec.low, spec.low + 0.25, spec.low + 0.5]}
+    assert edge_warnings(grid, {spec.name: spec.low}, cls.hyperparameters) == []
+    (warning,) = edge_warnings(grid, {spec.name: spec.low + 0.5}, cls.hyperparameters)
+    assert "largest value searched" in warning
+    # Through the command: QDA's reg_param is at least 0, so a best 0 is no edge.
+    run = nbcli_in_process(
+        "tune",
+        "-m",
+        "qda",
+        "-d",
+        sample_dir / "iris_train.csv",
+        "--reg-param",
+        "lin:0..0.5:3",
+        "--bootstrap",
+        "0",
+        "--json",
+        "-",
+        "-q",
+    )
+    assert run.returncode == 0, run.stderr
+    report = json.loads(run.stdout)
+    assert report["best"]["params"] == {"reg_param": 0.0}
+    assert not [w for w in report["warnings"] if "value searched" in w], report
+
+
 def test_fold_and_group_columns_that_are_not_there_are_named_by_their_option():
     run = nbcli_in_process(
         "cv", "-m", "gaussian", "-d", IRIS, "--group-column", "nosuch", "--bootstrap", "0"

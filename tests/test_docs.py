@@ -142,11 +142,11 @@ def test_every_json_schema_has_a_reference_entry(pages):
         f"list these in docs/reference_pages.py SCHEMAS: {names - set(listed)}"
     )
     for name, where in _json_schemas_defined().items():
-        module, attribute, _ = listed[name]
+        module, attribute, _, _ = listed[name]
         assert attribute is not None, f"{name} has a JSON Schema, {where}: name it in SCHEMAS"
     sections = _sections(pages["reference/schemas.md"])
     assert set(listed) <= set(sections)
-    for name, (_, attribute, _) in listed.items():
+    for name, (_, attribute, _, _) in listed.items():
         if attribute is not None:
             assert '"$schema"' in sections[name], name
 
@@ -268,3 +268,28 @@ def test_committed_reference_pages_are_what_the_code_gives(pages):
         or (ROOT / "docs" / name).read_text(encoding="utf-8") != text
     ]
     assert not stale, f"stale reference pages {stale}: run python docs/reference_pages.py"
+
+
+def test_the_guide_lists_the_schema_version_every_report_carries():
+    # The guide's table of `schema` -> `schema_version`, against what the code writes.
+    text = (ROOT / "docs" / "guide" / "outputs.md").read_text(encoding="utf-8")
+    table = dict(re.findall(r"^\| `(nbcli\.[a-z_]+)` \| (\d+) \|$", text, flags=re.M))
+    generator = reference_pages()
+    assert set(table) == set(generator.SCHEMAS), set(table) ^ set(generator.SCHEMAS)
+    written = {name: generator.schema_version(name) for name in generator.SCHEMAS}
+    assert {name: int(v) for name, v in table.items()} == written
+    # Not every report is at version 1: the table is the code's, not a guess.
+    assert written["nbcli.model"] > 1 and written["nbcli.recalibration"] > 1
+    assert "`schema_version` (1)" not in text
+
+
+def test_every_way_to_exit_3_is_in_the_exit_code_table_and_in_help():
+    # 3 is raised for a missed threshold and for calibrate's refused calibrator.
+    text = (ROOT / "docs" / "guide" / "outputs.md").read_text(encoding="utf-8")
+    (row,) = [line for line in text.splitlines() if line.startswith("| 3 |")]
+    assert "--fail-under" in row and "calibrate" in row and "--allow-worse" in row
+    source = (ROOT / "nbcli" / "cli" / "calibrate_cmd.py").read_text(encoding="utf-8")
+    assert "THRESHOLD_MISSED" in source
+    from nbcli.cli.app import command_function
+
+    assert "exits 3" in " ".join(command_function("calibrate").__doc__.split())

@@ -9,7 +9,7 @@ import polars as pl
 import pytest
 
 from nbcli.io.predictions import PredictionWriter, is_parquet_path
-from tests.conftest import fitted_model_file, nbcli_in_process
+from tests.conftest import assert_one_error_line, fitted_model_file, nbcli_in_process
 
 
 def _log_proba(n: int, k: int, seed: int = 0) -> np.ndarray:
@@ -187,10 +187,23 @@ def test_output_format_with_one_output_file_is_refused_unless_the_name_agrees(tm
     fitted_model_file(tmp_path / "m.npz")
     data = tmp_path / "new.csv"
     data.write_text("a,b\n1,2\n6,7\n", encoding="utf-8")
-    run = nbcli_in_process("predict", "-m", tmp_path / "m.npz", "-d", data,
-                           "-o", tmp_path / "z.csv", "--output-format", "parquet")  # fmt: skip
-    assert run.returncode == 2 and "--output-format is for --output-dir" in run.stderr
+    base = ("predict", "-m", tmp_path / "m.npz", "-d", data)
+    run = nbcli_in_process(*base, "-o", tmp_path / "z.csv", "--output-format", "parquet")
+    assert_one_error_line(run, "--output-format parquet contradicts --output", "z.csv")
     assert not (tmp_path / "z.csv").exists()
+    # Either way round: an explicit csv is not overruled by a Parquet name.
+    run = nbcli_in_process(*base, "-o", tmp_path / "z.parquet", "--output-format", "csv")
+    assert_one_error_line(run, "--output-format csv contradicts --output", "written as Parquet")
+    assert not (tmp_path / "z.parquet").exists()
+    run = nbcli_in_process(*base, "--output-format", "parquet")
+    assert_one_error_line(run, "--output-format parquet contradicts stdout")
+    # A format that agrees with the name is taken.
+    for name, fmt in (("y.parquet", "PARQUET"), ("y.csv", "csv")):
+        run = nbcli_in_process(*base, "-o", tmp_path / name, "--output-format", fmt, "-q")
+        assert run.returncode == 0, run.stderr
+    assert (tmp_path / "y.parquet").read_bytes()[:4] == b"PAR1"
+    assert (tmp_path / "y.csv").read_text().splitlines()[0] == "prediction"
+    assert nbcli_in_process(*base, "--output-format", "csv").stdout.startswith("prediction\n")
 
 
 def test_a_terminal_gets_labels_with_control_characters_escaped_a_pipe_the_bytes(tmp_path):

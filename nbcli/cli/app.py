@@ -234,6 +234,7 @@ def command():
 
     cmd = typer.main.get_command(app)
     for command_name, sub in getattr(cmd, "commands", {}).items():
+        _refuse_repeated_values(sub)
         for param in sub.params:
             if getattr(param, "is_flag", False) or not hasattr(param, "opts"):
                 continue
@@ -246,6 +247,47 @@ def command():
                 # Typer's help shows display_type, not metavar.
                 param.display_type_rich = lambda ctx=None, m=metavar: m
     return cmd
+
+
+def _refuse_repeated_values(sub) -> None:
+    """Make ``sub`` (a click command) refuse an option of one value given more
+    than once (``evaluate -m a.npz -m b.npz``), which click would reduce to
+    the last value without a word.
+
+    The rule follows the options' declarations: an option declared
+    ``multiple`` (a list) takes every value, a flag may be repeated (it says
+    the same thing twice), and every other option takes one value. The
+    check sits in the parser click makes for the command, so it sees the
+    command line exactly as click reads it (``--opt=value``, ``-ovalue``,
+    values that start with a dash) rather than a second reading of it.
+    """
+    make_parser = sub.make_parser
+
+    def refusing_parser(ctx):
+        parser = make_parser(ctx)
+        options = {*parser._long_opt.values(), *parser._short_opt.values()}
+        for option in options:
+            param = option.obj
+            if option.action == "store" and not getattr(param, "multiple", False):
+                option.process = _first_value_only(option, option.process, sub.name)
+        return parser
+
+    sub.make_parser = refusing_parser
+
+
+def _first_value_only(option, process, command_name):
+    """``option``'s ``process`` (of click's parser) refusing a second value."""
+    from nbcli.errors import NbcliError
+
+    def process_once(value, state):
+        if option.dest in state.opts:
+            names = "/".join(sorted(option.obj.opts, key=len))
+            from nbcli.cli.common import repeated_option
+
+            raise NbcliError(repeated_option(names, [state.opts[option.dest], value], command_name))
+        process(value, state)
+
+    return process_once
 
 
 def _error(message: str) -> None:

@@ -157,6 +157,9 @@ def calibrate(
     by a calibrator fitted on the other folds). With --output, writes a model
     file that carries the calibrator when it improves the cross-fitted
     log-loss beyond its margin; predict --proba, evaluate and calibrate apply it.
+    When no calibrator is accepted, nothing is written and the command exits 3,
+    as for a missed --fail-under (a quality gate not met; the --json report is
+    written); --allow-worse writes the best candidate anyway.
     Example: nbcli calibrate -m digits.npz -d sample_data/digits_calib.csv -o digits-cal.npz.
     Parts (a folder, a glob, --engine dask) are scored where they are read; the posteriors
     come back, and every method fits and is judged as on the parts joined into one file.

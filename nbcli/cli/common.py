@@ -135,6 +135,23 @@ def check_model_outputs(output, json_out, data: list[str], config, force: bool) 
     )
 
 
+def repeated_option(option: str, values: list, command: str) -> str:
+    """The message refusing ``option`` (``-m/--model``), which takes one value,
+    given twice (``values``, in order): both values named, rather than the
+    first silently dropped (:func:`one_data_file` refuses several ``--data``
+    files alike)."""
+    from nbcli.cli.console import one_line
+
+    shown = ", ".join(one_line(str(v)) for v in values)
+    name = option.split("/")[-1]
+    hint = (
+        "; to score two models on the same rows, use nbcli compare"
+        if command == "evaluate" and name == "--model"
+        else ""
+    )
+    return f"{option} given twice ({shown}); {command} takes one {name}: give it once{hint}"
+
+
 def one_data_file(values: list[str]) -> str:
     """The one data file of a command that reads one (``--data`` given once,
     or a glob that matches one file).

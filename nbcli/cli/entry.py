@@ -3,8 +3,10 @@
 Its first act is to take SIGINT and SIGTERM in hand (:mod:`nbcli.interrupts`),
 before the imports of the command line (Typer, Rich, NumPy: a few hundred
 milliseconds), so that a signal during them stops the program with 130 or
-143 and one line, never a traceback. Only the interpreter's own start comes
-before it.
+143 and one line, never a traceback. Only the interpreter's own start, and
+the console script's first import (pip's launcher imports ``re`` before this
+module), come before it: so this module imports nothing but ``sys`` before
+the handlers are in place.
 """
 
 from __future__ import annotations

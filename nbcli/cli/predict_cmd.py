@@ -34,13 +34,15 @@ def predict(
         ),
     ] = None,
     output_format: Annotated[
-        Literal["csv", "parquet"],
+        Literal["csv", "parquet"] | None,
         typer.Option(
             "--output-format",
-            help="Batch mode: write <name>.pred.csv or <name>.pred.parquet.",
+            help="Batch mode: write <name>.pred.csv (the default) or <name>.pred.parquet. "
+            "With --output the format follows its name; a format that contradicts it is refused.",
             case_sensitive=False,
+            show_default=False,
         ),
-    ] = "csv",
+    ] = None,
     proba: Annotated[
         bool, typer.Option("--proba", help="Add one probability column per class (proba_<label>).")
     ] = False,
@@ -118,10 +120,16 @@ def predict(
         engine.open()  # refuses Dask options
         from nbcli.io.predictions import is_parquet_path
 
-        if output_format.lower() == "parquet" and not is_parquet_path(output):
+        named = "parquet" if is_parquet_path(output) else "csv"
+        if output_format is not None and output_format.lower() != named:
+            # The name decides the format of --output; an explicit format that
+            # says otherwise is a contradiction, never silently overruled.
+            where = "stdout" if output in (None, "-") else f"--output {output}"
             raise NbcliError(
-                "--output-format is for --output-dir; the format of --output follows its "
-                "name: end it with .parquet for Parquet"
+                f"--output-format {output_format.lower()} contradicts {where}, which is "
+                f"written as {'Parquet' if named == 'parquet' else 'CSV'}: the format of "
+                "--output follows its name (.parquet or .pq for Parquet, else CSV); "
+                "drop --output-format or rename the output"
             )
         from nbcli.cli.console import info, warn
         from nbcli.io.atomic import check_outputs, writes_to_stdout
@@ -199,7 +207,7 @@ def predict(
         report = predict_batch(
             model,
             request.reading(data=inputs),
-            BatchOutput(output_dir, output_format.lower(), force),
+            BatchOutput(output_dir, (output_format or "csv").lower(), force),
             columns,
             jobs=jobs,
             reporter=ConsoleReporter(quiet),

@@ -315,6 +315,15 @@ def check_outputs(
                 f"{shown}: a model file is an .npz archive, not {_data_suffix(path)} data; "
                 "give a name ending in .npz (--force writes it under this name all the same)"
             )
+        if option in model_options and not force and os.fspath(path).lower().endswith(".onnx"):
+            # An ONNX runtime would refuse it as a broken graph, and export then
+            # would not replace a file of another kind under that name.
+            raise NbcliError(
+                f"{shown}: a model file is an .npz archive, not an ONNX graph; give a name "
+                "ending in .npz and write the graph with nbcli export MODEL.npz -o "
+                f"{os.path.basename(os.fspath(path))} (--force writes the .npz under this "
+                "name all the same)"
+            )
         written[identity] = (option, path)
 
 

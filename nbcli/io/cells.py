@@ -600,11 +600,13 @@ def check_cells(
     row_offset: int,
     unread: dict[int, tuple[int, str]] | None = None,
     missing: str = "error",
+    remedies: tuple[str, ...] = ("ignore", "drop"),
 ) -> None:
     """Raise NbcliError for the first row holding an infinity, an unreadable
     cell (``unread``: column -> (row, text)) or, with ``missing="error"``, a
     NaN (a missing cell), naming column and row (``row_offset`` rows of the
-    file come before this block).
+    file come before this block). The message for a NaN offers the
+    ``--missing`` policies ``remedies`` (those the model takes).
 
     This is the one place where missing feature cells are refused: readers
     hand them on as NaN, and under the other policies they stay NaN.
@@ -659,8 +661,8 @@ def check_cells(
             row,
             fail(
                 display,
-                f"column '{column}' has a missing value at row {row}; fill it in, or pass "
-                "--missing ignore (leave the cell out) or --missing drop (skip the row)",
+                f"column '{column}' has a missing value at row {row}; fill it in"
+                + _missing_remedies(remedies),
             ),
         )
     raise _at_row(
@@ -671,6 +673,16 @@ def check_cells(
             "double precision such as 1e400); replace it with a finite number",
         ),
     )
+
+
+#: What each ``--missing`` policy does with the cell, as the refusal offers it.
+_REMEDY_WORDS = {"ignore": "leave the cell out", "drop": "skip the row"}
+
+
+def _missing_remedies(remedies: tuple[str, ...]) -> str:
+    """The ``--missing`` policies ``remedies`` as the end of a refusal (``""`` for none)."""
+    offered = [f"--missing {r} ({_REMEDY_WORDS[r]})" for r in remedies if r in _REMEDY_WORDS]
+    return ", or pass " + " or ".join(offered) if offered else ""
 
 
 def _at_row(row: int, error: NbcliError) -> NbcliError:

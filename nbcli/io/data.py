@@ -131,7 +131,11 @@ def coded_labels(y, coding=None) -> tuple:
 
 
 def _dataset(
-    reader: TableReader, chunk: RawChunk, missing: str, unseen_text: dict | None = None
+    reader: TableReader,
+    chunk: RawChunk,
+    missing: str,
+    unseen_text: dict | None = None,
+    remedies: tuple[str, ...] = ("ignore", "drop"),
 ) -> Dataset:
     """A chunk as a Dataset, after the one check of its feature cells
     (missing cells refused under ``missing="error"``).
@@ -149,7 +153,9 @@ def _dataset(
             for name, n in chunk.unseen_text.items():
                 unseen_text[name] = unseen_text.get(name, 0) + n
     try:
-        check_cells(chunk.X, plan.matrix, reader.source.display, chunk.row_offset, unread, missing)
+        check_cells(
+            chunk.X, plan.matrix, reader.source.display, chunk.row_offset, unread, missing, remedies
+        )
     except NbcliError as cell_error:
         # The first bad row of the chunk is reported, whether its label or a
         # cell is at fault, so any chunking names the same row.
@@ -230,7 +236,7 @@ def read_dataset(path, request: DataRequest | None = None, **options) -> Dataset
     chunk = next(iter(reader.chunks(None, resolve=True)), None)
     if chunk is None:
         raise _no_rows(reader.source.display)
-    return _dataset(reader, chunk, opts.missing or "error")
+    return _dataset(reader, chunk, opts.missing or "error", remedies=opts.missing_remedies)
 
 
 # Values per chunk when the caller does not choose: 2 million float64 is
@@ -305,6 +311,7 @@ class DatasetStream:
         self._reader = open_reader(source, opts, opts.delimiter)
         self._reader.read_target = bool(labels)
         self._missing = opts.missing or "error"
+        self._remedies = opts.missing_remedies
         self._unseen_text: dict[str, int] = {}
         plan = self._reader.plan
         self.feature_names = list(plan.matrix)
@@ -357,7 +364,7 @@ class DatasetStream:
             for chunk in chunks:
                 # A worker thread's reading stops once the command is interrupted.
                 interrupts.checkpoint()
-                yield _dataset(reader, chunk, self._missing, self._unseen_text)
+                yield _dataset(reader, chunk, self._missing, self._unseen_text, self._remedies)
                 rows += chunk.n_rows
         finally:
             chunks.close()  # type: ignore[attr-defined]

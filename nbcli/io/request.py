@@ -162,6 +162,9 @@ class DataRequest:
     categories: Mapping[str, list[str]] = field(default_factory=dict)
     #: The model type, for messages.
     model: str | None = None
+    #: The missing-cell policies besides ``error`` the model takes, which the
+    #: message refusing a missing cell offers (LDA and QDA cannot ``ignore``).
+    missing_remedies: tuple[str, ...] = ("ignore", "drop")
 
     @classmethod
     def of(cls, data: str | list[str] | tuple[str, ...] = (), **options: Any) -> DataRequest:

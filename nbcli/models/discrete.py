@@ -151,13 +151,18 @@ def _negative(v, row, col) -> DataValueError:
 
 
 def _not_binary(v, row, col, fitted: bool) -> DataValueError:
-    fix = "retrain with --binarize THRESHOLD" if fitted else "set --binarize THRESHOLD"
+    # Before the fit nothing was trained yet: the model takes binary features.
+    why = (
+        "the bernoulli model was trained on binary features; retrain with --binarize THRESHOLD"
+        if fitted
+        else "the bernoulli model takes binary features; set --binarize THRESHOLD"
+    )
     return DataValueError(
         f"value {v:g} at row {row}, column {col} is not 0 or 1: Bernoulli "
         "naive Bayes needs binary features; set binarize to a threshold",
         int(row),
         int(col),
-        f"value {v:g} is not 0 or 1: the bernoulli model was trained on binary features; {fix}",
+        f"value {v:g} is not 0 or 1: {why}",
     )
 
 
@@ -493,19 +498,7 @@ class BernoulliNB(_DiscreteNB):
                 bad &= ~np.isnan(X)
             if bad.any():
                 i, j = np.argwhere(bad)[0]
-                fix = (
-                    "set --binarize THRESHOLD"
-                    if not hasattr(self, "stats_")
-                    else "retrain with --binarize THRESHOLD"
-                )
-                raise DataValueError(
-                    f"value {X[i, j]:g} at row {i + row_offset}, column {j} is not 0 or 1: Bernoulli "
-                    "naive Bayes needs binary features; set binarize to a threshold",
-                    int(i + row_offset),
-                    int(j),
-                    f"value {X[i, j]:g} is not 0 or 1: the bernoulli model was trained on "
-                    f"binary features; {fix}",
-                )
+                raise _not_binary(X[i, j], i + row_offset, j, hasattr(self, "stats_"))
 
     @property
     def _scan_for_nonfinite(self):

@@ -387,6 +387,7 @@ def collect_part_fold_statistics(
         apply_column_types,
         check_column_types,
         fold_missing,
+        missing_remedies,
     )
     from nbcli.workflows.train import TableFacts
 
@@ -411,7 +412,12 @@ def collect_part_fold_statistics(
     missing = fold_missing(estimator, request.missing)
     unseen = request.unseen or "error"
     check_column_types(estimator, dict(request.column_types))
-    read = request.reading(missing=missing, keep=folds.keep or None, keep_for=folds.keep_for)
+    read = request.reading(
+        missing=missing,
+        missing_remedies=missing_remedies(estimator),
+        keep=folds.keep or None,
+        keep_for=folds.keep_for,
+    )
     spec = PartTraining(type(estimator)(**estimator.get_params()), read)
     try:
         if "categorical" in type(estimator).feature_kinds and text is None:

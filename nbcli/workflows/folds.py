@@ -91,6 +91,7 @@ def collect_fold_statistics(
         apply_column_types,
         check_column_types,
         fold_missing,
+        missing_remedies,
     )
     from nbcli.workflows.train import TableFacts, data_error
 
@@ -112,7 +113,11 @@ def collect_fold_statistics(
     missing = fold_missing(estimator, request.missing)
     unseen = request.unseen or "error"
     check_column_types(estimator, column_types)
-    stream = fold_stream(estimator, request.reading(missing=missing), folds)
+    stream = fold_stream(
+        estimator,
+        request.reading(missing=missing, missing_remedies=missing_remedies(estimator)),
+        folds,
+    )
     check_text_columns(data, words_of, stream)
     apply_column_types(estimator, stream.plan, column_types, missing, unseen)
     row_counts = RowCounts()

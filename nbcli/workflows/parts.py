@@ -609,7 +609,7 @@ def train_parts(estimator, request, engine, *, priors_by_label=None):
     """
     from nbcli.io.fingerprint import ROWHASH_ALGORITHM
     from nbcli.workflows.blocks import check_blocks, model_from_blocks
-    from nbcli.workflows.tables import apply_column_types
+    from nbcli.workflows.tables import apply_column_types, missing_remedies
     from nbcli.workflows.train import RowsRead, TableFacts, finish_training
 
     data, text, parts = request.path, request.text, expand_parts(request.data)
@@ -623,7 +623,10 @@ def train_parts(estimator, request, engine, *, priors_by_label=None):
     check_parts(parts, engine)
     started = time.perf_counter()
     missing = getattr(estimator, "missing", "error")
-    spec = PartTraining(type(estimator)(**estimator.get_params()), request.reading(missing=missing))
+    spec = PartTraining(
+        type(estimator)(**estimator.get_params()),
+        request.reading(missing=missing, missing_remedies=missing_remedies(estimator)),
+    )
     parts = [at_client(p, engine) for p in parts]
     try:
         if "categorical" in type(estimator).feature_kinds and text is None:

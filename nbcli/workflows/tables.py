@@ -27,6 +27,7 @@ __all__ = [
     "RowCounts",
     "choose_missing",
     "missing_in_force",
+    "missing_remedies",
     "missing_wording",
     "can_ignore_missing",
     "check_column_types",
@@ -58,6 +59,13 @@ def _accepts(estimator, name: str, value) -> bool:
 def can_ignore_missing(estimator) -> bool:
     """Whether the model can leave a missing cell out (its ``missing`` takes ``"ignore"``)."""
     return _accepts(estimator, "missing", "ignore")
+
+
+def missing_remedies(estimator) -> tuple[str, ...]:
+    """The ``missing`` policies besides ``error`` the model declares it takes
+    (its hyperparameter spec): what a refused missing cell may be told to
+    try instead."""
+    return tuple(p for p in MISSING_POLICIES if p != "error" and _accepts(estimator, "missing", p))
 
 
 def choose_missing(estimator, missing: str | None) -> str:
@@ -559,6 +567,7 @@ def read_options_for(
         na_values = training.get("na_values")
     return {
         "missing": missing,
+        "missing_remedies": missing_remedies(mf.model),
         "unseen": unseen,
         "kinds": {name: CATEGORICAL for name in categories},
         "categories": categories,

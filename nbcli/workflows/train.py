@@ -310,6 +310,7 @@ def train(
         check_column_types,
         choose_missing,
         missing_in_force,
+        missing_remedies,
     )
 
     path, text = request.path, request.text
@@ -324,7 +325,11 @@ def train(
     from nbcli.workflows import text_features
 
     text_features.check_weighting(estimator, text, path)
-    stream = training_stream(path, estimator, request.reading(missing=missing))
+    stream = training_stream(
+        path,
+        estimator,
+        request.reading(missing=missing, missing_remedies=missing_remedies(estimator)),
+    )
     check_text_columns(path, request.text_columns, stream)
     warnings: list[str] = list(stream.plan.warnings)
     apply_column_types(estimator, stream.plan, column_types, missing, unseen)
@@ -465,11 +470,15 @@ class TableFacts:
 def _rows_again(path, estimator, request, missing):
     """The training rows ``(X, y, words)`` read a second time, as the first
     pass used them (rows without a label, or dropped for a missing cell, left out)."""
-    from nbcli.workflows.tables import RowCounts, missing_in_force
+    from nbcli.workflows.tables import RowCounts, missing_in_force, missing_remedies
 
     counts = RowCounts()
     in_force = missing_in_force(estimator, missing)
-    for ds in training_stream(path, estimator, request.reading(missing=missing)):
+    for ds in training_stream(
+        path,
+        estimator,
+        request.reading(missing=missing, missing_remedies=missing_remedies(estimator)),
+    ):
         ds = counts.filter(ds, in_force)
         if ds.X.shape[0]:
             yield ds.X, ds.y, ds.words

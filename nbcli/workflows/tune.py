@@ -431,7 +431,7 @@ def tune(
         warnings=warnings,
         ranking_class=None if positive is None or not ranking else fs.classes[positive],
     )
-    report.warnings.extend(edge_warnings(grid, best_params))
+    report.warnings.extend(edge_warnings(grid, best_params, type(estimator).hyperparameters))
     if fs.n_repeats > 1 and bootstrap > 0:
         from nbcli.reports.cross_validation import REPEATS_WARNING
 
@@ -488,20 +488,27 @@ def _scored(source, variant: dict, combos: list[dict], batch: int):
             yield shown, params, log_proba, failed.get(i)
 
 
-def edge_warnings(grid: dict, best: dict) -> list[str]:
+def edge_warnings(grid: dict, best: dict, specs=()) -> list[str]:
     """A warning for each numeric hyperparameter whose best value is the
-    smallest or largest of at least three searched: the best may lie beyond."""
+    smallest or largest of at least three searched: the best may lie beyond,
+    unless that value is the bound the hyperparameter's spec (among
+    ``specs``, the model's declarations) sets on it, beyond which there is
+    nothing to search (``reg_param`` 0)."""
+    bounds = {s.name: (s.low, s.high) for s in specs}
     out = []
     for name, values in grid.items():
         numbers = [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
         if len(numbers) < 3 or len(numbers) != len(values) or name not in best:
             continue
         chosen = best[name]
+        low, high = bounds.get(name, (None, None))
         if chosen == min(numbers):
-            side = "smallest"
+            side, bound = "smallest", low
         elif chosen == max(numbers):
-            side = "largest"
+            side, bound = "largest", high
         else:
+            continue
+        if bound is not None and chosen == bound:
             continue
         out.append(
             f"the best {name}, {_plain(chosen)!r}, is the {side} value searched; "
