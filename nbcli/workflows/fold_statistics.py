@@ -277,6 +277,12 @@ class FoldStatistics:
                         where = at[bounds[f] : bounds[f + 1]]
                         pieces[f].append((i, where, file_rows[where]))
             for f in range(self.n_folds):
+                if all(isinstance(p[1], slice) for p in pieces[f]):
+                    # Rows held in fold order: each chunk's run of the fold is
+                    # taken where it lies (a view), not copied into one block.
+                    for i, run, rows in pieces[f]:
+                        yield r, f, rows, chunks[i][run]
+                    continue
                 for group in _balanced(pieces[f], limit, chunks):
                     rows = np.concatenate([p[2] for p in group])
                     yield r, f, rows, _gathered(group, chunks, rows.size)
