@@ -409,3 +409,66 @@ def test_spellings_met_after_the_planning_sample_are_warned_about_after_the_read
     from nbcli.io.modelfile import load_model
 
     assert sorted(load_model(model).model.classes_.tolist()) == sorted([NFC, "tea"])
+
+
+def test_texts_fit_read_as_missing_are_read_so_when_the_model_scores(tmp_path):
+    import dataclasses
+
+    import pandas as pd
+
+    from nbcli.io.modelfile import load_model, save_model
+
+    stray, blank = _with_strays(tmp_path)
+    models = {}
+    for path in (stray, blank):
+        models[path] = tmp_path / f"{path.stem}.nbm"
+        run = nbcli_in_process("fit", "-m", "mixed", "-d", path, "-o", models[path], "-q")
+        assert run.returncode == 0, run.stderr
+    mf = load_model(models[stray])
+    assert mf.training["read_as_missing"] == {"x": ["unknown", "n.a."]}
+    assert "read_as_missing" not in load_model(models[blank]).training
+    # The training file scores as the same rows with those cells empty.
+    got, want = tmp_path / "got.csv", tmp_path / "want.csv"
+    for model, data, out in ((models[stray], stray, got), (models[blank], blank, want)):
+        run = nbcli_in_process("predict", "-m", model, "-d", data, "--proba", "-o", out, "-q")
+        assert run.returncode == 0, run.stderr
+    a, b = pd.read_csv(got), pd.read_csv(want)
+    assert (a["prediction"] == b["prediction"]).all()
+    np.testing.assert_allclose(a.filter(like="proba_"), b.filter(like="proba_"), atol=1e-12)
+    for command in (
+        ("evaluate", "--bootstrap", "0"),
+        ("calibrate", "--method", "none", "--allow-training-data"),
+    ):
+        run = nbcli_in_process(command[0], "-m", models[stray], "-d", stray, *command[1:], "-q")
+        assert run.returncode == 0, (command, run.stderr)
+    twin = tmp_path / "twin.nbm"
+    twin.write_bytes(models[stray].read_bytes())
+    run = nbcli_in_process("compare", "-m", models[stray], "-m", twin, "-d", stray, "-q")
+    assert run.returncode == 0, run.stderr
+    # Only in that column: the same text elsewhere is not a missing cell.
+    other = tmp_path / "other.csv"
+    other.write_text("x,c,label\n0.5,unknown,a\n")
+    run = nbcli_in_process("predict", "-m", models[stray], "-d", other)
+    assert run.returncode == 2 and "'unknown'" in run.stderr and "column 'c'" in run.stderr
+    # A model file without the record (written before it) reads as before.
+    training = {k: v for k, v in mf.training.items() if k != "read_as_missing"}
+    save_model(dataclasses.replace(mf, training=training), tmp_path / "old.nbm")
+    run = nbcli_in_process("predict", "-m", tmp_path / "old.nbm", "-d", blank, "-q")
+    assert run.returncode == 0, run.stderr
+    run = nbcli_in_process("predict", "-m", tmp_path / "old.nbm", "-d", stray, "-q")
+    assert run.returncode == 2 and "non-numeric value 'unknown' at row 8" in run.stderr
+
+
+def test_a_damaged_read_as_missing_record_is_refused_on_load(tmp_path):
+    import dataclasses
+
+    from nbcli.io.modelfile import load_model, save_model
+
+    stray, _ = _with_strays(tmp_path)
+    model = tmp_path / "m.nbm"
+    assert nbcli_in_process("fit", "-m", "mixed", "-d", stray, "-o", model, "-q").returncode == 0
+    mf = load_model(model)
+    bad = dataclasses.replace(mf, training={**mf.training, "read_as_missing": {"x": "unknown"}})
+    save_model(bad, tmp_path / "bad.nbm")
+    with pytest.raises(NbcliError, match="read_as_missing must map column names"):
+        load_model(tmp_path / "bad.nbm")

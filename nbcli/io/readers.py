@@ -178,6 +178,11 @@ def finish_plan(
         merged = _spelling_warnings(frame, plan, display)
         if merged:
             plan = replace(plan, warnings=[*plan.warnings, *merged])
+    elif opts.read_as_missing:
+        # The texts fit read as missing cells of a numeric column, as it read them.
+        numeric = set(plan.numeric)
+        stray = {c: tuple(texts) for c, texts in opts.read_as_missing.items() if c in numeric}
+        plan = replace(plan, stray=stray)
     encoders = {
         name: Categories(
             name, opts.categories.get(name), frozen=not opts.infer, unseen=opts.unseen or "error"
