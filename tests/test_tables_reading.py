@@ -472,3 +472,67 @@ def test_a_damaged_read_as_missing_record_is_refused_on_load(tmp_path):
     save_model(bad, tmp_path / "bad.nbm")
     with pytest.raises(NbcliError, match="read_as_missing must map column names"):
         load_model(tmp_path / "bad.nbm")
+
+
+def _short_rows_csv(tmp_path, quoted=False, n=60):
+    rng = np.random.default_rng(1)
+    lines = ["label,x1,x2,x3"]
+    for i in range(n):
+        lab = "a" if i % 2 else "b"
+        x = rng.normal(size=3) + (2 if lab == "a" else 0)
+        cells = [f"{v:.4f}" for v in x]
+        if i % 9 == 4:
+            cells[2] = ""  # an empty last cell: all four fields there
+        lab = f'"{lab}"' if quoted and i % 5 == 0 else lab
+        lines.append(",".join([lab, *cells]))
+    lines[11] = lines[11].rsplit(",", 2)[0]  # line 12: two of four fields
+    lines[30] = lines[30].rsplit(",", 1)[0]  # line 31: three of four fields
+    path = tmp_path / ("q.csv" if quoted else "s.csv")
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("quoted", [False, True])
+def test_rows_with_fewer_fields_than_the_header_are_warned_about_once(tmp_path, quoted):
+    path = _short_rows_csv(tmp_path, quoted)
+    want = (
+        f"warning: {path}: 2 rows have fewer fields than the header, the first at line 12 "
+        "(2 of 4); their missing fields are read as missing cells (check for lines cut short "
+        "or run together)"
+    )
+    model = tmp_path / "m.nbm"
+    runs = {"fit": nbcli_in_process("fit", "-m", "gaussian", "-d", path, "-o", model)}
+    runs["predict"] = nbcli_in_process("predict", "-m", model, "-d", path, "-o", tmp_path / "p.csv")
+    runs["evaluate"] = nbcli_in_process("evaluate", "-m", model, "-d", path, "--bootstrap", "0")
+    runs["calibrate"] = nbcli_in_process(
+        "calibrate", "-m", model, "-d", path, "--method", "none", "--allow-training-data"
+    )
+    runs["cv"] = nbcli_in_process("cv", "-m", "gaussian", "-d", path, "--folds", "3")
+    runs["tune"] = nbcli_in_process(
+        "tune", "-m", "gaussian", "-d", path, "--folds", "3", "--var-smoothing", "1e-9,1e-8"
+    )
+    for command, run in runs.items():
+        assert run.returncode == 0, (command, run.stderr)
+        assert run.stderr.count("fewer fields than the header") == 1, (command, run.stderr)
+        assert want in run.stderr_lines, (command, run.stderr)
+    # Chunks of a few rows count across chunks alike.
+    run = nbcli_in_process("predict", "-m", model, "-d", path, "--chunk-size", "7")
+    assert run.returncode == 0 and want in run.stderr_lines, run.stderr
+
+
+def test_empty_last_cells_and_a_cut_short_last_line_are_not_short_rows(tmp_path):
+    path = _short_rows_csv(tmp_path)
+    model = tmp_path / "m.nbm"
+    assert nbcli_in_process("fit", "-m", "gaussian", "-d", path, "-o", model).returncode == 0
+    lines = path.read_text().splitlines()
+    whole = [line for i, line in enumerate(lines) if i not in (11, 30)]
+    full = tmp_path / "full.csv"
+    full.write_text("\n".join(whole) + "\n")  # empty last cells only
+    run = nbcli_in_process("predict", "-m", model, "-d", full)
+    assert run.returncode == 0 and "fields" not in run.stderr, run.stderr
+    cut = tmp_path / "cut.csv"
+    cut.write_text("\n".join(whole) + "\n" + whole[1].rsplit(",", 2)[0])
+    run = nbcli_in_process("predict", "-m", model, "-d", cut)
+    assert run.returncode == 0, run.stderr
+    assert "as if the file was cut short" in run.stderr
+    assert "fewer fields than the header" not in run.stderr

@@ -233,6 +233,21 @@ def _cut_short(source: Source, header) -> str | None:
     )
 
 
+@dataclass
+class _ShortRows:
+    """The rows with fewer fields than the header met in one read: their
+    count, the first and last (parser rows, blank lines included) and the
+    first one's fields; ``rows``, the parser rows of a finished read;
+    ``whole``, the file's count by :meth:`CsvReader._short_rows_of_file`."""
+
+    count: int = 0
+    first: int | None = None
+    first_fields: int = 0
+    last: int | None = None
+    rows: int = 0
+    whole: tuple[int, int, int, bool] | None = None
+
+
 def _private_names(columns: list[str]) -> list[str]:
     """Column names for the parser: unnamed columns get private, unique names."""
     return [name if name else f"\x00unnamed{i}" for i, name in enumerate(columns)]
@@ -269,7 +284,10 @@ class CsvReader(TableReader):
         if not self.header.has_data:
             raise fail(display, "has a header but no data rows; add rows below the header")
         # One rule for quotes before any row is parsed (see nbcli.io.csv_quotes).
-        check_quotes(source.open_binary, display, self.header.delimiter, self.header.lone_cr)
+        self._quoted = check_quotes(
+            source.open_binary, display, self.header.delimiter, self.header.lone_cr
+        )
+        self._short = _ShortRows()
         try:
             self.plan: ColumnPlan = plan_columns(self.header.columns, opts, display)
         except NbcliError:
@@ -282,6 +300,7 @@ class CsvReader(TableReader):
         self.opts = opts
         self.plan, self.encoders = finish_plan(self.plan, opts, display, self._planning_sample)
         cut = _cut_short(source, self.header)
+        self._cut = cut is not None
         if cut is not None:
             self.plan = replace(self.plan, warnings=[*self.plan.warnings, cut])
 
@@ -442,9 +461,13 @@ class CsvReader(TableReader):
             for frame in self._batches(self._scan(typed=True), chunk_size):
                 height = frame.height
                 if sum(frame.null_count().row(0)):
+                    # A row with fewer fields than the header has empty
+                    # cells, so only the chunks read again can hold one.
                     frame = self._text_rows(done, height)
+                    self._note_short_rows(frame, done)
                 yield frame
                 done += height
+            self._short.rows = done
             return
         except NbcliError:
             raise
@@ -453,7 +476,11 @@ class CsvReader(TableReader):
             if interruption is not None:
                 raise interruption from None
         try:
-            yield from self._batches(self._scan(typed=False).slice(done), chunk_size)
+            for frame in self._batches(self._scan(typed=False).slice(done), chunk_size):
+                self._note_short_rows(frame, done)
+                yield frame
+                done += frame.height
+            self._short.rows = done
         except Exception as exc:
             raise self._error(exc) from exc
 
@@ -466,6 +493,8 @@ class CsvReader(TableReader):
             raise self._error(exc) from exc
 
     def chunks(self, chunk_size: int | None, resolve: bool) -> Iterator[RawChunk]:
+        # Every read counts afresh (a second pass over the file counts the same).
+        self._short = replace(_ShortRows(), whole=self._short.whole)
         offset = 0
         for frame in self._frames(chunk_size):
             frame = _without_blank_rows(frame)
@@ -475,6 +504,107 @@ class CsvReader(TableReader):
                 self._check_line_lengths(frame, offset)
             yield self._convert(frame, offset, resolve)
             offset += frame.height
+
+    def _note_short_rows(self, frame, start: int) -> None:
+        """Count the rows of ``frame`` (parser rows ``start`` on, every column
+        as text) with fewer fields than the header.
+
+        The parser fills the fields a row lacks with nulls, as it reads an
+        empty cell, so only a row whose last cell is null can be short; for
+        those alone the fields are counted, in the line itself (a file
+        without quotes: each line is a record, and a scan of the lines is
+        sliced as the rows are), or else by Python's csv module over the
+        whole file, once.
+        """
+        import polars as pl
+
+        if self._short.whole is not None:
+            return
+        last = frame.columns[-1]
+        if frame.get_column(last).null_count() == 0:
+            return
+        # Rows of nothing but empty cells are blank lines, skipped anyway.
+        blank = pl.all_horizontal([pl.col(c).is_null() for c in frame.columns])
+        candidates = frame.select((pl.col(last).is_null() & ~blank).arg_true()).to_series()
+        if candidates.len() == 0:
+            return
+        if self._quoted or self.header.lone_cr:
+            self._short.whole = self._short_rows_of_file()
+            return
+        lo, hi = int(candidates[0]), int(candidates[-1])
+        lines = (
+            pl.scan_csv(
+                self.source.file_or_buffer(),
+                has_header=False,
+                # The file holds no quote: a quote never splits a line.
+                separator='"',
+                quote_char=None,
+                skip_lines=self.header.blank_above + 1,
+                schema={"line": pl.String},
+                encoding="utf8",
+                raise_if_empty=False,
+            )
+            .slice(start + lo, hi - lo + 1)
+            .collect()
+            .get_column("line")
+        )
+        fields = lines.gather(candidates - lo).str.count_matches(
+            self.header.delimiter, literal=True
+        )
+        short = candidates.filter(fields + 1 < len(self.header.columns))
+        if short.len() == 0:
+            return
+        found = self._short
+        if found.first is None:
+            found.first = start + int(short[0])
+            found.first_fields = int(fields[int((candidates == short[0]).arg_max())]) + 1
+        found.count += short.len()
+        found.last = start + int(short[-1])
+
+    def _short_rows_of_file(self) -> tuple[int, int, int, bool]:
+        """The rows with fewer fields than the header by Python's csv module:
+        their count, the line the first starts on and its fields, and whether
+        the last record of the file is one."""
+        expected = len(self.header.columns)
+        count, first, first_fields, last_short = 0, 0, 0, False
+        with translated(self.source.display), self.source.open_binary() as raw:
+            text = io.TextIOWrapper(raw, encoding="utf-8-sig", newline="")
+            rows = csv.reader(text, delimiter=self.header.delimiter)
+            header_seen, line = False, 0
+            for row in rows:
+                start, line = line + 1, rows.line_num
+                if not row or not any(cell.strip() for cell in row):
+                    continue
+                if not header_seen:
+                    header_seen = True
+                    continue
+                last_short = len(row) < expected
+                if last_short:
+                    count += 1
+                    if count == 1:
+                        first, first_fields = start, len(row)
+        return count, first, first_fields, last_short
+
+    def read_warnings(self) -> list[str]:
+        found = self._short
+        if found.whole is not None:
+            count, line, fields, last_short = found.whole
+            if self._cut and last_short:
+                count -= 1  # the last line: warned about as cut short
+        else:
+            count, fields = found.count, found.first_fields
+            if self._cut and found.last is not None and found.last == found.rows - 1:
+                count -= 1
+            # Each line is a record: the header's line, then one per row.
+            line = self.header.blank_above + 2 + (found.first or 0)
+        if count <= 0:
+            return []
+        rows = "1 row has" if count == 1 else f"{count} rows have"
+        return [
+            f"{self.source.display}: {rows} fewer fields than the header, the first at line "
+            f"{line} ({fields} of {len(self.header.columns)}); their missing fields are read "
+            "as missing cells (check for lines cut short or run together)"
+        ]
 
     def _convert(self, frame, offset: int, resolve: bool) -> RawChunk:
         import polars as pl

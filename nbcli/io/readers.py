@@ -118,6 +118,11 @@ class TableReader(abc.ABC):
     @abc.abstractmethod
     def __init__(self, source: Source, opts: DataRequest, delimiter: str | None = None): ...
 
+    def read_warnings(self) -> list[str]:
+        """After a full read: what it met that the plan could not tell (a CSV
+        row with fewer fields than the header), once per file."""
+        return []
+
     @abc.abstractmethod
     def chunks(self, chunk_size: int | None, resolve: bool) -> Iterator[RawChunk]:
         """The rows in chunks of exactly ``chunk_size`` (the last may be

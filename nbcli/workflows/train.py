@@ -399,6 +399,7 @@ def train(
     first = state.whole()
     state.held = None
     warnings.extend(stream.spelling_warnings())
+    warnings.extend(stream.read_warnings())
     if first is not None:
         first = model_rows(first, text, vocabularies)
     return finish_training(
