@@ -536,3 +536,35 @@ def test_empty_last_cells_and_a_cut_short_last_line_are_not_short_rows(tmp_path)
     assert run.returncode == 0, run.stderr
     assert "as if the file was cut short" in run.stderr
     assert "fewer fields than the header" not in run.stderr
+
+
+def test_short_rows_are_found_in_a_gzip_file_and_on_stdin(tmp_path):
+    import gzip
+
+    path = _short_rows_csv(tmp_path)
+    model = tmp_path / "m.nbm"
+    assert nbcli_in_process("fit", "-m", "gaussian", "-d", path, "-o", model, "-q").returncode == 0
+    packed = tmp_path / "s.csv.gz"
+    packed.write_bytes(gzip.compress(path.read_bytes()))
+    run = nbcli_in_process("predict", "-m", model, "-d", packed, "--chunk-size", "5")
+    assert run.returncode == 0, run.stderr
+    assert "2 rows have fewer fields than the header, the first at line 12 (2 of 4)" in run.stderr
+    from tests.conftest import nbcli
+
+    run = nbcli("predict", "-m", model, "-d", "-", stdin=path.read_bytes())
+    assert run.returncode == 0, run.stderr
+    assert "2 rows have fewer fields than the header, the first at line 12 (2 of 4)" in run.stderr
+
+
+@pytest.mark.parametrize("chunk", ["100000", "333"])
+def test_short_rows_among_many_rows_are_counted_line_by_line(tmp_path, chunk):
+    # Few candidates among many rows: each line is found by counting line ends.
+    path = _short_rows_csv(tmp_path, n=3000)
+    lines = path.read_text().splitlines()
+    lines[2500] = lines[2500].split(",", 1)[0]  # line 2501: one field of four
+    path.write_text("\n".join(lines) + "\n")
+    model = tmp_path / "m.nbm"
+    assert nbcli_in_process("fit", "-m", "gaussian", "-d", path, "-o", model, "-q").returncode == 0
+    run = nbcli_in_process("predict", "-m", model, "-d", path, "--chunk-size", chunk)
+    assert run.returncode == 0, run.stderr
+    assert "3 rows have fewer fields than the header, the first at line 12 (2 of 4)" in run.stderr
