@@ -7,7 +7,7 @@ import pytest
 
 from nbcli.models.registry import model_classes
 from nbcli.workflows.tables import smoothing_warnings
-from tests.conftest import assert_one_error_line, nbcli_in_process
+from tests.conftest import SMALL_CSV, assert_one_error_line, fitted_model_file, nbcli_in_process
 from tests.declared import model_types_where
 
 
@@ -154,3 +154,20 @@ def test_a_class_without_values_in_a_gaussian_column_is_told_the_remedy(tmp_path
     ):
         run = nbcli_in_process("fit", *remedy, "-d", data, "-o", out, "-q")
         assert run.returncode == 0, (remedy, run.stderr)
+
+
+def test_an_option_of_one_value_given_twice_is_refused(tmp_path):
+    model = tmp_path / "m.npz"
+    fitted_model_file(model)
+    data = tmp_path / "d.csv"
+    data.write_text(SMALL_CSV)
+    run = nbcli_in_process("evaluate", "-m", model, "--model", model, "-d", data)
+    assert_one_error_line(run, "--model/-m given more than once")
+    run = nbcli_in_process(
+        "fit", "-m", "gaussian", "-d", data, "-o", tmp_path / "a.npz", "-o", tmp_path / "b.npz"
+    )
+    assert_one_error_line(run, "--output/-o given more than once")
+    assert not (tmp_path / "a.npz").exists() and not (tmp_path / "b.npz").exists()
+    # Options of several values, and flags, are as before.
+    run = nbcli_in_process("compare", "-m", model, "-m", model, "-d", data, "-q", "-q")
+    assert run.returncode == 0, run.stderr

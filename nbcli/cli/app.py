@@ -245,7 +245,42 @@ def command():
                 param.metavar = metavar
                 # Typer's help shows display_type, not metavar.
                 param.display_type_rich = lambda ctx=None, m=metavar: m
+        _refuse_repeats(sub)
     return cmd
+
+
+def _refuse_repeats(sub) -> None:
+    """Have command ``sub`` refuse an option of one value given more than once
+    (``evaluate -m a.npz -m b.npz``), which click would reduce to the last."""
+    import types
+
+    from nbcli.errors import NbcliError
+
+    parse = sub.parse_args
+
+    def parse_args(self, ctx, args):
+        # The command's own parser, run once more before the real parse:
+        # its order lists every occurrence of every option.
+        try:
+            _, _, order = self.make_parser(ctx).parse_args(args=list(args))
+        except Exception:  # a bad command line: the real parse says why
+            order = []
+        seen: set[str] = set()
+        for param in order:
+            if (
+                getattr(param, "param_type_name", "") != "option"
+                or param.multiple
+                or param.count
+                or param.is_flag
+            ):
+                continue
+            if param.name in seen:
+                names = "/".join(param.opts)
+                raise NbcliError(f"{names} given more than once; give one value")
+            seen.add(param.name)
+        return parse(ctx, args)
+
+    sub.parse_args = types.MethodType(parse_args, sub)
 
 
 def _error(message: str) -> None:
