@@ -90,13 +90,23 @@ def test_a_calibrator_that_makes_the_brier_score_worse_is_not_written(tmp_path, 
     assert run.returncode == 3, run.stderr
     errors = [line for line in run.stderr_lines if line.startswith("error:")]
     assert len(errors) == 1 and "Traceback" not in run.stderr
-    assert "the temperature calibrator does not improve the cross-fitted log-loss" in errors[0]
-    assert "Brier score worse" in errors[0] and "was not written" in errors[0]
+    # The log-loss did fall: the message names the criterion that failed.
+    assert "does not improve the cross-fitted log-loss" not in run.stderr
+    assert (
+        "the temperature calibrator is not accepted: its Brier score is worse beyond the margin "
+        "(temperature: cross-fitted log-loss 16.31 -> 2.19, difference -14.1"
+    ) in errors[0]
+    assert "Brier score difference +0.5" in errors[0] and "was not written" in errors[0]
     assert "--method auto" in errors[0] and "--allow-worse" in errors[0]
     assert not out.exists()
     run = nbcli_in_process(*args, "--method", "temperature", "--bootstrap", "0", "--allow-worse")
     assert run.returncode == 0, run.stderr
     assert out.exists() and f"wrote {out}" in run.stderr_lines
+    warned = [line for line in run.stderr_lines if "is not accepted" in line]
+    assert len(warned) == 1 and warned[0].startswith(
+        "warning: the temperature calibrator is not accepted: its Brier score is worse beyond "
+        "the margin (temperature log-loss 16.31 -> 2.19 (difference -14.1"
+    )
     # A calibrator that helps is written without the flag, and auto finds one.
     run = nbcli_in_process(*args, "--method", "isotonic", "--bootstrap", "0", "--force")
     assert run.returncode == 0, run.stderr
@@ -469,3 +479,28 @@ def test_scoring_data_without_the_fitted_target_names_it(tmp_path):
             "the columns are: 'a', 'b'",
             "--target COLUMN",
         )
+
+
+def test_a_refusal_names_the_criterion_each_candidate_missed():
+    from types import SimpleNamespace
+
+    from nbcli.reports.reliability import BRIER_WORSE, LOG_LOSS_NOT_LOWER
+    from nbcli.workflows.calibrate import shortfall
+
+    loss, brier = SimpleNamespace(note=LOG_LOSS_NOT_LOWER), SimpleNamespace(note=BRIER_WORSE)
+    assert shortfall("sigmoid", [loss]) == (
+        "the sigmoid calibrator does not improve the cross-fitted log-loss beyond its margin"
+    )
+    assert shortfall("sigmoid", [brier]) == (
+        "the sigmoid calibrator is not accepted: its Brier score is worse beyond the margin"
+    )
+    assert shortfall("auto", [loss, loss], writable=True) == (
+        "no calibrator that can be written improves the cross-fitted log-loss beyond its margin"
+    )
+    assert shortfall("auto", [brier, brier]) == (
+        "no calibrator is accepted: the Brier score of each is worse beyond the margin"
+    )
+    assert shortfall("auto", [loss, brier]) == (
+        "no calibrator is accepted: each has a cross-fitted log-loss not lower, or a Brier "
+        "score worse, beyond the margin"
+    )

@@ -7,7 +7,7 @@ import pytest
 
 from nbcli.models.registry import model_classes
 from nbcli.workflows.tables import smoothing_warnings
-from tests.conftest import assert_one_error_line, nbcli_in_process
+from tests.conftest import SMALL_CSV, assert_one_error_line, fitted_model_file, nbcli_in_process
 from tests.declared import model_types_where
 
 
@@ -55,7 +55,8 @@ def test_allow_worse_says_the_refused_calibrator_is_written_anyway(tmp_path, sam
     args += ["--method", "temperature", "--bootstrap", "0"]
     run = nbcli_in_process(*args, "--allow-worse")
     assert run.returncode == 0, run.stderr
-    warning = next(line for line in run.stderr_lines if "does not improve" in line)
+    warning = next(line for line in run.stderr_lines if "is not accepted" in line)
+    assert "its Brier score is worse beyond the margin" in warning
     assert warning.startswith("warning:")
     assert "written anyway, because of --allow-worse" in warning
     assert "would not be written" not in run.stderr

@@ -236,3 +236,37 @@ def test_an_interrupted_split_removes_the_folder_it_made_only(tmp_path, monkeypa
     run = nbcli_in_process("split", "-d", path, "--test", "0.2", "--output-dir", kept / "new")
     assert run.returncode == 0, run.stderr
     assert sorted(p.name for p in (kept / "new").iterdir()) == ["d.test.csv", "d.train.csv"]
+
+
+def test_a_calibration_part_of_an_earlier_split_is_removed_with_it(tmp_path):
+    path, _ = _csv(tmp_path)
+    out = tmp_path / "out"
+    first = nbcli_in_process(
+        "split", "-d", path, "--test", "20", "--calib", "10", "--output-dir", out
+    )
+    assert first.returncode == 0, first.stderr
+    run = nbcli_in_process("split", "-d", path, "--test", "15", "--output-dir", out, "--seed", "5")
+    assert run.returncode == 0, run.stderr
+    assert sorted(p.name for p in out.iterdir()) == ["d.test.csv", "d.train.csv"]
+    assert f"removed {out / 'd.calib.csv'} (a part of an earlier split)" in run.stderr
+    # The folder holds one split: its parts partition the input's rows.
+    header, *rows = _records(path)
+    written = _records(out / "d.train.csv")[1:] + _records(out / "d.test.csv")[1:]
+    assert Counter(written) == Counter(rows)
+
+
+def test_a_file_named_like_a_part_but_of_other_data_is_left_alone(tmp_path):
+    path, _ = _csv(tmp_path)
+    out = tmp_path / "out"
+    out.mkdir()
+    mine = out / "d.calib.csv"
+    mine.write_text("p,q\n1,2\n")
+    report = split(DataRequest.of(str(path)), test=15, output_dir=out)
+    assert report.removed == []
+    assert mine.read_text() == "p,q\n1,2\n"
+    # A failed split removes nothing: the earlier parts stay together.
+    split(DataRequest.of(str(path)), test=15, calib=5, output_dir=out, force=True)
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    with pytest.raises(NbcliError):
+        split(DataRequest.of(str(path)), test=200, output_dir=out)
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before

@@ -409,3 +409,162 @@ def test_spellings_met_after_the_planning_sample_are_warned_about_after_the_read
     from nbcli.io.modelfile import load_model
 
     assert sorted(load_model(model).model.classes_.tolist()) == sorted([NFC, "tea"])
+
+
+def test_texts_fit_read_as_missing_are_read_so_when_the_model_scores(tmp_path):
+    import dataclasses
+
+    import pandas as pd
+
+    from nbcli.io.modelfile import load_model, save_model
+
+    stray, blank = _with_strays(tmp_path)
+    models = {}
+    for path in (stray, blank):
+        models[path] = tmp_path / f"{path.stem}.nbm"
+        run = nbcli_in_process("fit", "-m", "mixed", "-d", path, "-o", models[path], "-q")
+        assert run.returncode == 0, run.stderr
+    mf = load_model(models[stray])
+    assert mf.training["read_as_missing"] == {"x": ["unknown", "n.a."]}
+    assert "read_as_missing" not in load_model(models[blank]).training
+    # The training file scores as the same rows with those cells empty.
+    got, want = tmp_path / "got.csv", tmp_path / "want.csv"
+    for model, data, out in ((models[stray], stray, got), (models[blank], blank, want)):
+        run = nbcli_in_process("predict", "-m", model, "-d", data, "--proba", "-o", out, "-q")
+        assert run.returncode == 0, run.stderr
+    a, b = pd.read_csv(got), pd.read_csv(want)
+    assert (a["prediction"] == b["prediction"]).all()
+    np.testing.assert_allclose(a.filter(like="proba_"), b.filter(like="proba_"), atol=1e-12)
+    for command in (
+        ("evaluate", "--bootstrap", "0"),
+        ("calibrate", "--method", "none", "--allow-training-data"),
+    ):
+        run = nbcli_in_process(command[0], "-m", models[stray], "-d", stray, *command[1:], "-q")
+        assert run.returncode == 0, (command, run.stderr)
+    twin = tmp_path / "twin.nbm"
+    twin.write_bytes(models[stray].read_bytes())
+    run = nbcli_in_process("compare", "-m", models[stray], "-m", twin, "-d", stray, "-q")
+    assert run.returncode == 0, run.stderr
+    # Only in that column: the same text elsewhere is not a missing cell.
+    other = tmp_path / "other.csv"
+    other.write_text("x,c,label\n0.5,unknown,a\n")
+    run = nbcli_in_process("predict", "-m", models[stray], "-d", other)
+    assert run.returncode == 2 and "'unknown'" in run.stderr and "column 'c'" in run.stderr
+    # A model file without the record (written before it) reads as before.
+    training = {k: v for k, v in mf.training.items() if k != "read_as_missing"}
+    save_model(dataclasses.replace(mf, training=training), tmp_path / "old.nbm")
+    run = nbcli_in_process("predict", "-m", tmp_path / "old.nbm", "-d", blank, "-q")
+    assert run.returncode == 0, run.stderr
+    run = nbcli_in_process("predict", "-m", tmp_path / "old.nbm", "-d", stray, "-q")
+    assert run.returncode == 2 and "non-numeric value 'unknown' at row 8" in run.stderr
+
+
+def test_a_damaged_read_as_missing_record_is_refused_on_load(tmp_path):
+    import dataclasses
+
+    from nbcli.io.modelfile import load_model, save_model
+
+    stray, _ = _with_strays(tmp_path)
+    model = tmp_path / "m.nbm"
+    assert nbcli_in_process("fit", "-m", "mixed", "-d", stray, "-o", model, "-q").returncode == 0
+    mf = load_model(model)
+    bad = dataclasses.replace(mf, training={**mf.training, "read_as_missing": {"x": "unknown"}})
+    save_model(bad, tmp_path / "bad.nbm")
+    with pytest.raises(NbcliError, match="read_as_missing must map column names"):
+        load_model(tmp_path / "bad.nbm")
+
+
+def _short_rows_csv(tmp_path, quoted=False, n=60):
+    rng = np.random.default_rng(1)
+    lines = ["label,x1,x2,x3"]
+    for i in range(n):
+        lab = "a" if i % 2 else "b"
+        x = rng.normal(size=3) + (2 if lab == "a" else 0)
+        cells = [f"{v:.4f}" for v in x]
+        if i % 9 == 4:
+            cells[2] = ""  # an empty last cell: all four fields there
+        lab = f'"{lab}"' if quoted and i % 5 == 0 else lab
+        lines.append(",".join([lab, *cells]))
+    lines[11] = lines[11].rsplit(",", 2)[0]  # line 12: two of four fields
+    lines[30] = lines[30].rsplit(",", 1)[0]  # line 31: three of four fields
+    path = tmp_path / ("q.csv" if quoted else "s.csv")
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("quoted", [False, True])
+def test_rows_with_fewer_fields_than_the_header_are_warned_about_once(tmp_path, quoted):
+    path = _short_rows_csv(tmp_path, quoted)
+    want = (
+        f"warning: {path}: 2 rows have fewer fields than the header, the first at line 12 "
+        "(2 of 4); their missing fields are read as missing cells (check for lines cut short "
+        "or run together)"
+    )
+    model = tmp_path / "m.nbm"
+    runs = {"fit": nbcli_in_process("fit", "-m", "gaussian", "-d", path, "-o", model)}
+    runs["predict"] = nbcli_in_process("predict", "-m", model, "-d", path, "-o", tmp_path / "p.csv")
+    runs["evaluate"] = nbcli_in_process("evaluate", "-m", model, "-d", path, "--bootstrap", "0")
+    runs["calibrate"] = nbcli_in_process(
+        "calibrate", "-m", model, "-d", path, "--method", "none", "--allow-training-data"
+    )
+    runs["cv"] = nbcli_in_process("cv", "-m", "gaussian", "-d", path, "--folds", "3")
+    runs["tune"] = nbcli_in_process(
+        "tune", "-m", "gaussian", "-d", path, "--folds", "3", "--var-smoothing", "1e-9,1e-8"
+    )
+    for command, run in runs.items():
+        assert run.returncode == 0, (command, run.stderr)
+        assert run.stderr.count("fewer fields than the header") == 1, (command, run.stderr)
+        assert want in run.stderr_lines, (command, run.stderr)
+    # Chunks of a few rows count across chunks alike.
+    run = nbcli_in_process("predict", "-m", model, "-d", path, "--chunk-size", "7")
+    assert run.returncode == 0 and want in run.stderr_lines, run.stderr
+
+
+def test_empty_last_cells_and_a_cut_short_last_line_are_not_short_rows(tmp_path):
+    path = _short_rows_csv(tmp_path)
+    model = tmp_path / "m.nbm"
+    assert nbcli_in_process("fit", "-m", "gaussian", "-d", path, "-o", model).returncode == 0
+    lines = path.read_text().splitlines()
+    whole = [line for i, line in enumerate(lines) if i not in (11, 30)]
+    full = tmp_path / "full.csv"
+    full.write_text("\n".join(whole) + "\n")  # empty last cells only
+    run = nbcli_in_process("predict", "-m", model, "-d", full)
+    assert run.returncode == 0 and "fields" not in run.stderr, run.stderr
+    cut = tmp_path / "cut.csv"
+    cut.write_text("\n".join(whole) + "\n" + whole[1].rsplit(",", 2)[0])
+    run = nbcli_in_process("predict", "-m", model, "-d", cut)
+    assert run.returncode == 0, run.stderr
+    assert "as if the file was cut short" in run.stderr
+    assert "fewer fields than the header" not in run.stderr
+
+
+def test_short_rows_are_found_in_a_gzip_file_and_on_stdin(tmp_path):
+    import gzip
+
+    path = _short_rows_csv(tmp_path)
+    model = tmp_path / "m.nbm"
+    assert nbcli_in_process("fit", "-m", "gaussian", "-d", path, "-o", model, "-q").returncode == 0
+    packed = tmp_path / "s.csv.gz"
+    packed.write_bytes(gzip.compress(path.read_bytes()))
+    run = nbcli_in_process("predict", "-m", model, "-d", packed, "--chunk-size", "5")
+    assert run.returncode == 0, run.stderr
+    assert "2 rows have fewer fields than the header, the first at line 12 (2 of 4)" in run.stderr
+    from tests.conftest import nbcli
+
+    run = nbcli("predict", "-m", model, "-d", "-", stdin=path.read_bytes())
+    assert run.returncode == 0, run.stderr
+    assert "2 rows have fewer fields than the header, the first at line 12 (2 of 4)" in run.stderr
+
+
+@pytest.mark.parametrize("chunk", ["100000", "333"])
+def test_short_rows_among_many_rows_are_counted_line_by_line(tmp_path, chunk):
+    # Few candidates among many rows: each line is found by counting line ends.
+    path = _short_rows_csv(tmp_path, n=3000)
+    lines = path.read_text().splitlines()
+    lines[2500] = lines[2500].split(",", 1)[0]  # line 2501: one field of four
+    path.write_text("\n".join(lines) + "\n")
+    model = tmp_path / "m.nbm"
+    assert nbcli_in_process("fit", "-m", "gaussian", "-d", path, "-o", model, "-q").returncode == 0
+    run = nbcli_in_process("predict", "-m", model, "-d", path, "--chunk-size", chunk)
+    assert run.returncode == 0, run.stderr
+    assert "3 rows have fewer fields than the header, the first at line 12 (2 of 4)" in run.stderr

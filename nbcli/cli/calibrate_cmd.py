@@ -268,19 +268,20 @@ def refusal(verdict, method: str, data: str, output: str | None) -> str:
     d = best.differences["log_loss"]
     # Candidates that improve but are never written (a temperature run to 0) say so first.
     unwritable = [c for c in verdict.candidates if c.differences and c.never_written]
-    which = (
-        f"the {method} calibrator does not improve"
-        if method != "auto"
-        else "no calibrator that can be written improves"
-        if unwritable
-        else "no calibrator improves"
-    )
+    from nbcli.reports.reliability import BRIER_WORSE
+    from nbcli.workflows.calibrate import shortfall
+
+    which = shortfall(method, [c for c in fitted if c not in unwritable], bool(unwritable))
+    brier = ""
+    if best.note == BRIER_WORSE:
+        b = best.differences["brier"]
+        brier = f", Brier score difference {b.value:+.3g} with lower bound {b.lower:+.3g}"
     why = "; ".join(
         [f"{c.method}: not taken, {c.note}" for c in unwritable if c is not best]
         + [
             f"{best.method}: cross-fitted log-loss {verdict.before['log_loss']:.4g} -> "
-            f"{best.log_loss:.4g}, difference {d.value:+.3g} with upper bound {d.upper:+.3g}: "
-            f"{best.note}"
+            f"{best.log_loss:.4g}, difference {d.value:+.3g} with upper bound {d.upper:+.3g}"
+            f"{brier}: {best.note}"
         ]
     )
     hint = (
@@ -289,6 +290,6 @@ def refusal(verdict, method: str, data: str, output: str | None) -> str:
         else "the model may already be as calibrated as these rows can tell"
     )
     return (
-        f"{data}: {which} the cross-fitted log-loss beyond its margin ({why}), so "
+        f"{data}: {which} ({why}), so "
         f"{output} was not written; {hint}; --allow-worse writes it anyway"
     )

@@ -79,7 +79,8 @@ def split(
     delimiter and gzip kept; Parquet and NPZ alike). The file is read twice:
     once for the target column, once to copy the rows. An existing output is
     replaced only when it is empty or holds data of the input's format and
-    columns (an earlier split); anything else needs --force.
+    columns (an earlier split); anything else needs --force. A calibration
+    part of an earlier split is removed when this one has none.
     Example: nbcli split -d penguins.csv --test 0.2 --calib 0.1 --output-dir splits
     """
     data = common.one_data_file(data_files)
@@ -104,4 +105,6 @@ def split(
     if not quiet:
         for part, path in report.outputs.items():
             sys.stderr.write(f"wrote {path} ({report.n_samples[part]} rows)\n")
+        for path in report.removed:
+            sys.stderr.write(f"removed {path} (a part of an earlier split)\n")
     return 0

@@ -12,6 +12,7 @@ through a translation to ``\\n``, in memory.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import os
@@ -233,6 +234,137 @@ def _cut_short(source: Source, header) -> str | None:
     )
 
 
+@dataclass
+class _ShortRows:
+    """The rows with fewer fields than the header met in one read: their
+    count, the first and last (parser rows, blank lines included) and the
+    first one's fields; ``rows``, the parser rows of a finished read;
+    ``whole``, the file's count by :meth:`CsvReader._short_rows_of_file`."""
+
+    count: int = 0
+    first: int | None = None
+    first_fields: int = 0
+    last: int | None = None
+    rows: int = 0
+    whole: tuple[int, int, int, bool] | None = None
+
+
+class _LineIndex:
+    """The lines of a file without quotes (each line one record), found
+    forward from a cursor, so that a whole read looks at each byte once.
+
+    Lines are counted from the first after ``skip`` lines (the header's).
+    """
+
+    #: Bytes searched for line ends at a time.
+    BLOCK = 1 << 22
+
+    def __init__(self, source: Source, skip: int, longest: int):
+        import mmap
+
+        self.longest = max(1, longest)
+        self._handle = None
+        if source._data is not None:
+            data: Any = source._data
+        else:
+            self._handle = open(source.path, "rb")
+            size = os.fstat(self._handle.fileno()).st_size
+            data = mmap.mmap(self._handle.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
+        self._data = data
+        self._bytes: Any = (
+            np.frombuffer(data, dtype=np.uint8) if len(data) else np.empty(0, np.uint8)
+        )
+        self.line, self.offset = 0, 0
+        self._skip(skip)
+        self.line = 0
+
+    def __del__(self):
+        # The array over the mapping goes first: a mapping with views cannot close.
+        self._bytes = None
+        with contextlib.suppress(Exception):
+            if self._handle is not None:
+                self._data.close()
+                self._handle.close()
+
+    def _skip(self, n: int) -> None:
+        """Move the cursor ``n`` lines on.
+
+        The bytes are counted, never compared one by one in Python: a block
+        that holds ``n`` lines at the longest line of the planning sample is
+        copied and its line ends counted, then halved towards the ``n``-th.
+        """
+        data, size = self._data, self._bytes.size
+        while 0 < n <= 64 and self.offset < size:
+            # A few lines: found one by one.
+            end = data.find(b"\n", self.offset)
+            self.offset = size if end < 0 else end + 1
+            self.line += 1
+            n -= 1
+        while n > 0 and self.offset < size:
+            end = min(size, self.offset + n * (self.longest + 2))
+            block = data[self.offset : end]
+            found = block.count(b"\n")
+            if found < n:
+                n -= found
+                self.line += found
+                self.offset = end
+                continue
+            lo, hi, before = 0, len(block), 0
+            while hi - lo > 1:
+                mid = (lo + hi) // 2
+                k = block.count(b"\n", lo, mid)
+                if before + k >= n:
+                    hi = mid
+                else:
+                    before, lo = before + k, mid
+            self.offset += hi
+            self.line += n
+            return
+
+    def delimiters(self, lines: np.ndarray, delimiter: str) -> np.ndarray:
+        """The count of ``delimiter`` bytes in each of ``lines`` (ascending,
+        at or after the cursor); the cursor moves past the last."""
+        out = np.zeros(lines.size, dtype=np.int64)
+        mark = delimiter.encode()
+        if lines.size * 8 < int(lines[-1]) - int(lines[0]) + 1:
+            # Few lines among many: each found by counting line ends, and searched.
+            size = self._bytes.size
+            for k, line in enumerate(lines.tolist()):
+                self._skip(line - self.line)
+                end = self._data.find(b"\n", self.offset)
+                end = size if end < 0 else end
+                out[k] = self._data[self.offset : end].count(mark)
+                self.offset, self.line = min(size, end + 1), self.line + 1
+            return out
+        self._skip(int(lines[0]) - self.line)
+        first = self.line
+        want = int(lines[-1]) - first + 1
+        # The ends of lines first..last, in a block that holds them all at
+        # the longest line of the planning sample (grown if it does not).
+        size, span = self._bytes.size, want * (self.longest + 2)
+        while True:
+            end = min(size, self.offset + span)
+            ends = np.flatnonzero(self._bytes[self.offset : end] == 10)
+            if ends.size >= want or end == size:
+                break
+            span *= 2
+        ends = ends[:want] + self.offset
+        if ends.size < want:  # the last line has no line end
+            ends = np.append(ends, size)
+        starts = np.concatenate(([self.offset], ends[:-1] + 1))
+        at = lines - first
+        if len(mark) != 1:
+            for k, i in enumerate(at):
+                out[k] = self._data[int(starts[i]) : int(ends[i])].count(mark)
+        else:
+            marks = np.flatnonzero(self._bytes[self.offset : int(ends[-1])] == mark[0])
+            marks += self.offset
+            out[:] = np.searchsorted(marks, ends[at]) - np.searchsorted(marks, starts[at])
+        self.offset = min(size, int(ends[-1]) + 1)
+        self.line = first + want
+        return out
+
+
 def _private_names(columns: list[str]) -> list[str]:
     """Column names for the parser: unnamed columns get private, unique names."""
     return [name if name else f"\x00unnamed{i}" for i, name in enumerate(columns)]
@@ -269,7 +401,11 @@ class CsvReader(TableReader):
         if not self.header.has_data:
             raise fail(display, "has a header but no data rows; add rows below the header")
         # One rule for quotes before any row is parsed (see nbcli.io.csv_quotes).
-        check_quotes(source.open_binary, display, self.header.delimiter, self.header.lone_cr)
+        self._quoted = check_quotes(
+            source.open_binary, display, self.header.delimiter, self.header.lone_cr
+        )
+        self._short = _ShortRows()
+        self._lines: _LineIndex | None = None
         try:
             self.plan: ColumnPlan = plan_columns(self.header.columns, opts, display)
         except NbcliError:
@@ -282,6 +418,7 @@ class CsvReader(TableReader):
         self.opts = opts
         self.plan, self.encoders = finish_plan(self.plan, opts, display, self._planning_sample)
         cut = _cut_short(source, self.header)
+        self._cut = cut is not None
         if cut is not None:
             self.plan = replace(self.plan, warnings=[*self.plan.warnings, cut])
 
@@ -442,9 +579,13 @@ class CsvReader(TableReader):
             for frame in self._batches(self._scan(typed=True), chunk_size):
                 height = frame.height
                 if sum(frame.null_count().row(0)):
+                    # A row with fewer fields than the header has empty
+                    # cells, so only the chunks read again can hold one.
                     frame = self._text_rows(done, height)
+                    self._note_short_rows(frame, done)
                 yield frame
                 done += height
+            self._short.rows = done
             return
         except NbcliError:
             raise
@@ -453,7 +594,11 @@ class CsvReader(TableReader):
             if interruption is not None:
                 raise interruption from None
         try:
-            yield from self._batches(self._scan(typed=False).slice(done), chunk_size)
+            for frame in self._batches(self._scan(typed=False).slice(done), chunk_size):
+                self._note_short_rows(frame, done)
+                yield frame
+                done += frame.height
+            self._short.rows = done
         except Exception as exc:
             raise self._error(exc) from exc
 
@@ -466,6 +611,9 @@ class CsvReader(TableReader):
             raise self._error(exc) from exc
 
     def chunks(self, chunk_size: int | None, resolve: bool) -> Iterator[RawChunk]:
+        # Every read counts afresh (a second pass over the file counts the same).
+        self._short = replace(_ShortRows(), whole=self._short.whole)
+        self._lines = None
         offset = 0
         for frame in self._frames(chunk_size):
             frame = _without_blank_rows(frame)
@@ -475,6 +623,94 @@ class CsvReader(TableReader):
                 self._check_line_lengths(frame, offset)
             yield self._convert(frame, offset, resolve)
             offset += frame.height
+
+    def _note_short_rows(self, frame, start: int) -> None:
+        """Count the rows of ``frame`` (parser rows ``start`` on, every column
+        as text) with fewer fields than the header.
+
+        The parser fills the fields a row lacks with nulls, as it reads an
+        empty cell, so only a row whose last cell is null can be short; for
+        those alone the fields are counted, in the line itself (a plain file
+        without quotes: each line is a record, found by :class:`_LineIndex`
+        moving forward through the file once per read), or else (quotes, a
+        gzip file, lone carriage returns) by Python's csv module over the
+        whole file, once.
+        """
+        import polars as pl
+
+        if self._short.whole is not None:
+            return
+        last = frame.columns[-1]
+        if frame.get_column(last).null_count() == 0:
+            return
+        # Rows of nothing but empty cells are blank lines, skipped anyway.
+        blank = pl.all_horizontal([pl.col(c).is_null() for c in frame.columns])
+        candidates = frame.select((pl.col(last).is_null() & ~blank).arg_true()).to_series()
+        if candidates.len() == 0:
+            return
+        if self._quoted or self.header.lone_cr or self.source.gzipped:
+            self._short.whole = self._short_rows_of_file()
+            return
+        if self._lines is None:
+            self._lines = _LineIndex(
+                self.source, self.header.blank_above + 1, self.header.sample_bytes
+            )
+        rows = candidates.to_numpy().astype(np.int64)
+        fields = self._lines.delimiters(start + rows, self.header.delimiter) + 1
+        short = rows[fields < len(self.header.columns)]
+        if short.size == 0:
+            return
+        found = self._short
+        if found.first is None:
+            found.first = start + int(short[0])
+            found.first_fields = int(fields[fields < len(self.header.columns)][0])
+        found.count += int(short.size)
+        found.last = start + int(short[-1])
+
+    def _short_rows_of_file(self) -> tuple[int, int, int, bool]:
+        """The rows with fewer fields than the header by Python's csv module:
+        their count, the line the first starts on and its fields, and whether
+        the last record of the file is one."""
+        expected = len(self.header.columns)
+        count, first, first_fields, last_short = 0, 0, 0, False
+        with translated(self.source.display), self.source.open_binary() as raw:
+            text = io.TextIOWrapper(raw, encoding="utf-8-sig", newline="")
+            rows = csv.reader(text, delimiter=self.header.delimiter)
+            header_seen, line = False, 0
+            for row in rows:
+                start, line = line + 1, rows.line_num
+                if not row or not any(cell.strip() for cell in row):
+                    continue
+                if not header_seen:
+                    header_seen = True
+                    continue
+                last_short = len(row) < expected
+                if last_short:
+                    count += 1
+                    if count == 1:
+                        first, first_fields = start, len(row)
+        return count, first, first_fields, last_short
+
+    def read_warnings(self) -> list[str]:
+        found = self._short
+        if found.whole is not None:
+            count, line, fields, last_short = found.whole
+            if self._cut and last_short:
+                count -= 1  # the last line: warned about as cut short
+        else:
+            count, fields = found.count, found.first_fields
+            if self._cut and found.last is not None and found.last == found.rows - 1:
+                count -= 1
+            # Each line is a record: the header's line, then one per row.
+            line = self.header.blank_above + 2 + (found.first or 0)
+        if count <= 0:
+            return []
+        rows = "1 row has" if count == 1 else f"{count} rows have"
+        return [
+            f"{self.source.display}: {rows} fewer fields than the header, the first at line "
+            f"{line} ({fields} of {len(self.header.columns)}); their missing fields are read "
+            "as missing cells (check for lines cut short or run together)"
+        ]
 
     def _convert(self, frame, offset: int, resolve: bool) -> RawChunk:
         import polars as pl

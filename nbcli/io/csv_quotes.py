@@ -39,7 +39,7 @@ _AROUND = (ord("\n"), ord("\r"), ord(" "), ord("\t"), _QUOTE)
 
 def check_quotes(
     open_binary: Callable[[], BinaryIO], display: str, delimiter: str, lone_cr: bool = False
-) -> None:
+) -> bool:
     """Refuse the first double quote that RFC 4180 does not allow where it stands.
 
     Parameters
@@ -53,6 +53,12 @@ def check_quotes(
     lone_cr : bool
         Lines end with a carriage return alone (for the line numbers).
 
+    Returns
+    -------
+    bool
+        Whether the file may hold a double quote (False: it holds none, so
+        each of its lines is one record).
+
     Raises
     ------
     NbcliError
@@ -61,7 +67,7 @@ def check_quotes(
         file (1-based, the header included) and the field.
     """
     if _no_quote(open_binary):
-        return
+        return False
     newline = ord("\r") if lone_cr else ord("\n")
     around = np.zeros(256, dtype=bool)
     around[list(_AROUND)] = True
@@ -137,6 +143,7 @@ def check_quotes(
             f"line {line} opens a quoted field that is never closed ({shown}...); close "
             "the quote, or check that the file was not cut short",
         )
+    return True
 
 
 def _no_quote(open_binary: Callable[[], BinaryIO]) -> bool:

@@ -345,6 +345,11 @@ class DatasetStream:
 
         return read_spelling_warnings(self._reader)
 
+    def read_warnings(self) -> list[str]:
+        """After a full read: rows with fewer fields than the header (see
+        :meth:`nbcli.io.readers.TableReader.read_warnings`)."""
+        return self._reader.read_warnings()
+
     @property
     def unseen(self) -> dict[str, int]:
         """Cells per categorical feature given the unseen code so far, and per

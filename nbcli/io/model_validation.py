@@ -196,7 +196,8 @@ def check_version_2(path, meta) -> None:
     ``texts`` (names of text arrays), ``columns`` (feature columns with their
     type and, for categorical ones, the text array of their categories),
     ``vocabularies`` (``{column: text array}``), ``training.fingerprint``
-    (``{"algorithm", "value"}``) and ``search`` (an object).
+    (``{"algorithm", "value"}``), ``training.read_as_missing``
+    (``{column: list of str}``) and ``search`` (an object).
     """
     texts = meta.get("texts", [])
     if not _names(texts):
@@ -234,6 +235,18 @@ def check_version_2(path, meta) -> None:
         refuse(
             path,
             "training.fingerprint must hold an algorithm name and a value; the file is corrupt",
+        )
+    stray = meta["training"].get("read_as_missing")
+    if stray is not None and not (
+        isinstance(stray, dict)
+        and all(
+            isinstance(c, str) and isinstance(t, list) and all(isinstance(v, str) for v in t)
+            for c, t in stray.items()
+        )
+    ):
+        refuse(
+            path,
+            "training.read_as_missing must map column names to lists of texts; the file is corrupt",
         )
     search = meta.get("search")
     if search is not None and not isinstance(search, dict):

@@ -123,6 +123,11 @@ class TableReader(abc.ABC):
     @abc.abstractmethod
     def __init__(self, source: Source, opts: DataRequest, delimiter: str | None = None): ...
 
+    def read_warnings(self) -> list[str]:
+        """After a full read: what it met that the plan could not tell (a CSV
+        row with fewer fields than the header), once per file."""
+        return []
+
     @abc.abstractmethod
     def chunks(self, chunk_size: int | None, resolve: bool) -> Iterator[RawChunk]:
         """The rows in chunks of exactly ``chunk_size`` (the last may be
@@ -183,6 +188,11 @@ def finish_plan(
         merged = _spelling_warnings(frame, plan, display)
         if merged:
             plan = replace(plan, warnings=[*plan.warnings, *merged])
+    elif opts.read_as_missing:
+        # The texts fit read as missing cells of a numeric column, as it read them.
+        numeric = set(plan.numeric)
+        stray = {c: tuple(texts) for c, texts in opts.read_as_missing.items() if c in numeric}
+        plan = replace(plan, stray=stray)
     encoders = {
         name: Categories(
             name, opts.categories.get(name), frozen=not opts.infer, unseen=opts.unseen or "error"

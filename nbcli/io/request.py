@@ -160,6 +160,9 @@ class DataRequest:
     all_categorical: bool = False
     #: Known categories per column (predict time, from the model file).
     categories: Mapping[str, list[str]] = field(default_factory=dict)
+    #: Texts that fit read as missing in a numeric column (predict time, from
+    #: the model file's ``training.read_as_missing``): read so again.
+    read_as_missing: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     #: The model type, for messages.
     model: str | None = None
     #: The missing-cell policies besides ``error`` the model takes, which the
@@ -191,6 +194,11 @@ class DataRequest:
         for name in ("kinds", "column_types", "categories"):
             if name in options:
                 options[name] = dict(options[name] or {})
+        if "read_as_missing" in options:
+            options["read_as_missing"] = {
+                str(c): tuple(str(t) for t in texts)
+                for c, texts in (options["read_as_missing"] or {}).items()
+            }
         if "data" in options:
             options["data"] = tuple(options["data"])
         return replace(self, **options)

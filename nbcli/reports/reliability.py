@@ -616,13 +616,18 @@ def accepts(differences: Mapping[str, Interval]) -> bool:
     return rejection(differences) is None
 
 
+#: The notes of :func:`rejection`: which criterion of the rule failed.
+LOG_LOSS_NOT_LOWER = "log-loss not lower beyond the margin"
+BRIER_WORSE = "Brier score worse beyond the margin"
+
+
 def rejection(differences: Mapping[str, Interval]) -> str | None:
     """Why the rule (:func:`accepts`) refuses these differences, or None."""
     log_loss, brier = differences["log_loss"], differences["brier"]
     if not log_loss.upper < 0:
-        return "log-loss not lower beyond the margin"
+        return LOG_LOSS_NOT_LOWER
     if brier.lower > 0:
-        return "Brier score worse beyond the margin"
+        return BRIER_WORSE
     return None
 
 

@@ -433,17 +433,46 @@ def _cannot_fit(method: str, mf, y_idx, data: str) -> str | None:
     )
 
 
+def shortfall(method: str, candidates, writable: bool = False) -> str:
+    """The lead of a refusal: which criterion of the verdict's rule the fitted
+    ``candidates`` miss (:func:`nbcli.reports.reliability.rejection`), for
+    ``method`` (one, or ``"auto"``); ``writable``: among the calibrators that
+    can be written."""
+    from nbcli.reports.reliability import BRIER_WORSE
+
+    notes = {c.note for c in candidates}
+    none = "no calibrator that can be written" if writable else "no calibrator"
+    if notes and notes <= {BRIER_WORSE}:
+        # The log-loss did improve: the Brier score is what the rule refused.
+        if method != "auto":
+            return f"the {method} calibrator is not accepted: its Brier score is worse beyond the margin"
+        return f"{none} is accepted: the Brier score of each is worse beyond the margin"
+    if BRIER_WORSE in notes:
+        return (
+            f"{none} is accepted: each has a cross-fitted log-loss not lower, or a Brier "
+            "score worse, beyond the margin"
+        )
+    lead = f"the {method} calibrator does not improve" if method != "auto" else f"{none} improves"
+    return lead + " the cross-fitted log-loss beyond its margin"
+
+
 def _refusal(verdict, method: str, allow_worse: bool = False) -> str:
     """The warning of a verdict that accepts no calibrator, saying why each
     fitted candidate is not taken; with ``allow_worse`` it says that the
     calibrated model is written anyway."""
+    from nbcli.reports.reliability import BRIER_WORSE
+
     shown = []
     for c in verdict.candidates:
         if c.differences:
             d = c.differences["log_loss"]
+            brier = ""
+            if c.note == BRIER_WORSE:
+                b = c.differences["brier"]
+                brier = f", Brier score difference {b.value:+.3g}, interval from {b.lower:+.3g}"
             shown.append(
-                f"{c.method} {verdict.before['log_loss']:.4g} -> {c.log_loss:.4g} "
-                f"(difference {d.value:+.3g}, interval up to {d.upper:+.3g}): {c.note}"
+                f"{c.method} log-loss {verdict.before['log_loss']:.4g} -> {c.log_loss:.4g} "
+                f"(difference {d.value:+.3g}, interval up to {d.upper:+.3g}{brier}): {c.note}"
             )
     if any(c.differences and c.never_written for c in verdict.candidates):
         which = (
@@ -452,11 +481,7 @@ def _refusal(verdict, method: str, allow_worse: bool = False) -> str:
             else f"the {method} calibrator is not taken"
         )
     else:
-        which = (
-            "no calibrator improves"
-            if method == "auto"
-            else f"the {method} calibrator does not improve"
-        ) + " the cross-fitted log-loss beyond its margin"
+        which = shortfall(method, [c for c in verdict.candidates if c.differences])
     return (
         which
         + (f" ({'; '.join(shown)})" if shown else "")

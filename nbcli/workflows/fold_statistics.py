@@ -494,7 +494,7 @@ class FoldStatistics:
             As :meth:`model`.
         """
         from nbcli.io.modelfile import ModelFile
-        from nbcli.workflows.tables import column_records
+        from nbcli.workflows.tables import column_records, reading_record
 
         model = self.model(params)
         training = dict(self.training)
@@ -502,9 +502,7 @@ class FoldStatistics:
         facts = self.tables
         if facts is not None:
             # As fit stores them: predict applies the policies and the columns' kinds.
-            training["missing"], training["unseen"] = facts.missing, facts.unseen
-            if facts.na_values is not None:
-                training["na_values"] = [str(v) for v in facts.na_values]
+            training.update(reading_record(facts))
             columns = column_records(model, facts.plan, facts.categories)
         return ModelFile(
             model=model,

@@ -221,6 +221,7 @@ def collect_fold_statistics(
         fs.accumulate_folds()
     check_folds(fs, estimator.min_samples_per_class)
     fs.warnings.extend(stream.spelling_warnings())
+    fs.warnings.extend(stream.read_warnings())
     fs.checked(stream.categories)
     return fs
 

@@ -192,6 +192,9 @@ def iter_scores(
             unseen_words=unseen_words,
         )
         rows += ds.X.shape[0]
+    # Found only by reading every row: said once the file is read.
+    for message in stream.read_warnings():
+        reporter.warn(message)
 
 
 def _count_unseen_codes(counts: dict, mf, X, labelled: set) -> None:

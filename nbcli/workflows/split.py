@@ -61,6 +61,10 @@ class SplitReport:
         Rows in each part.
     class_counts : dict of str to dict of str to int
         Rows of each class (label text) in each part.
+    removed : list of str
+        Parts of an earlier split of the same input that this split does
+        not write (a calibration file, when ``calib`` is now 0), removed so
+        that the folder holds one split's parts only.
     """
 
     data: str
@@ -72,6 +76,7 @@ class SplitReport:
     outputs: dict[str, str] = field(default_factory=dict)
     n_samples: dict[str, int] = field(default_factory=dict)
     class_counts: dict[str, dict[str, int]] = field(default_factory=dict)
+    removed: list[str] = field(default_factory=list)
 
 
 def output_paths(data: str, output_dir, with_calib: bool) -> dict[str, str]:
@@ -143,7 +148,12 @@ def split(
         output is replaced only when it is empty or is data of the input's
         format with the input's columns (CSV header, Parquet schema names,
         NPZ array keys), as an earlier split of it is; anything else (a
-        model file, other data) is refused unless ``force``.
+        model file, other data) is refused unless ``force``. A part this
+        split does not write (``<stem>.calib.<ext>`` without ``calib``) that
+        an earlier split of data like the input left in a local
+        ``output_dir`` is removed once the new parts are in place, so that a
+        later command never takes a part of one split beside another's; a
+        file of that name that is not such data is left as it was.
 
     Examples
     --------
@@ -207,9 +217,22 @@ def split(
         parts = stratified_split(codes, test, calib, stratify=stratify, seed=seed)
     except ValueError as exc:
         raise NbcliError(f"{source.display}: {exc}") from None
+    stale = [] if is_url(os.fspath(output_dir)) else _stale_parts(fmt, data, output_dir, outputs)
     # All parts replace their files together: never a new test split beside an old train split.
     with _made_for_writing(output_dir, made), atomic_group(list(outputs.values())) as handles:
         fmt.write(parts, handles)
+    # The renames have put the new parts in place, and from them on a signal
+    # is held back: the stale part goes with the split it belonged to.
+    for path in stale:
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
+        except OSError as exc:
+            raise NbcliError(
+                f"{path}: is a part of an earlier split, beside the new parts, and could "
+                f"not be removed ({exc.strerror or exc}); remove it"
+            ) from None
     report = SplitReport(
         data=source.display,
         target=target_name,
@@ -219,6 +242,7 @@ def split(
         warnings=warnings,
     )
     report.outputs = dict(outputs)
+    report.removed = stale
     for i, part in enumerate(outputs):
         report.n_samples[part] = int(np.sum(parts == (TRAIN, TEST, CALIB)[i]))
     by_part = np.zeros((classes.size, 3), dtype=np.int64)
@@ -241,6 +265,28 @@ def split(
             f"{'it' if len(untrained) == 1 else 'them'}"
         )
     return report
+
+
+def _stale_parts(fmt: _Format, data: str, output_dir, outputs: dict[str, str]) -> list[str]:
+    """The files of the part names of ``data`` that this split does not
+    write (see :func:`output_paths`) and that hold data like the input: the
+    leftovers of an earlier split with other options."""
+    stale = []
+    for part, path in output_paths(data, output_dir, True).items():
+        if part in outputs:
+            continue
+        try:
+            st = os.stat(path)
+        except OSError:
+            continue
+        # Only a regular, non-empty file of the input's format and columns
+        # is an earlier split's part: anything else is the user's file.
+        if stat.S_ISREG(st.st_mode) and st.st_size > 0 and fmt.same_columns(path):
+            with contextlib.suppress(OSError):
+                if data != "-" and os.path.samefile(path, data):
+                    continue  # the input itself, reached by another name
+            stale.append(path)
+    return stale
 
 
 def _folders_to_make(output_dir) -> list[str]:

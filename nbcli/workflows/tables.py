@@ -38,6 +38,7 @@ __all__ = [
     "large_epsilon_warnings",
     "zero_variance_warnings",
     "read_options_for",
+    "reading_record",
     "parse_column_types",
 ]
 
@@ -574,4 +575,26 @@ def read_options_for(
         "na_values": None if na_values is None else tuple(str(v) for v in na_values),
         # Label texts read as a missing label at fit (--na-labels), read so here too.
         "na_labels": tuple(str(v) for v in training.get("na_labels") or ()),
+        # Texts fit read as missing in a numeric column (a stray 'unknown'),
+        # read so here too: the training file scores as it trained.
+        "read_as_missing": dict(training.get("read_as_missing") or {}),
     }
+
+
+def reading_record(facts) -> dict:
+    """The reading policies of a fit for its model file's ``training`` record:
+    ``missing``, ``unseen`` and, where they apply, ``na_values``,
+    ``na_labels`` and ``read_as_missing`` (``{column: texts}``, the stray
+    texts of numeric columns that the reader read as missing cells).
+
+    ``facts`` is a :class:`nbcli.workflows.train.TableFacts`.
+    """
+    record: dict = {"missing": facts.missing, "unseen": facts.unseen}
+    if facts.na_values is not None:
+        record["na_values"] = [str(v) for v in facts.na_values]
+    if facts.na_labels:
+        record["na_labels"] = [str(v) for v in facts.na_labels]
+    stray = getattr(facts.plan, "stray", None) or {}
+    if stray:
+        record["read_as_missing"] = {str(c): [str(t) for t in texts] for c, texts in stray.items()}
+    return record

@@ -404,6 +404,7 @@ def train(
     first = state.whole()
     state.held = None
     warnings.extend(stream.spelling_warnings())
+    warnings.extend(stream.read_warnings())
     if first is not None:
         first = model_rows(first, text, vocabularies)
     return finish_training(
@@ -671,12 +672,9 @@ def finish_training(
         "data": path,
     }
     if tables is not None:
-        training["missing"] = tables.missing
-        training["unseen"] = tables.unseen
-        if tables.na_values is not None:
-            training["na_values"] = [str(v) for v in tables.na_values]
-        if tables.na_labels:
-            training["na_labels"] = [str(v) for v in tables.na_labels]
+        from nbcli.workflows.tables import reading_record
+
+        training.update(reading_record(tables))
     mf = ModelFile(
         model=estimator,
         feature_names=list(feature_names),
