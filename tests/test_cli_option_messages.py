@@ -7,7 +7,7 @@ import pytest
 
 from nbcli.models.registry import model_classes
 from nbcli.workflows.tables import smoothing_warnings
-from tests.conftest import SMALL_CSV, assert_one_error_line, fitted_model_file, nbcli_in_process
+from tests.conftest import assert_one_error_line, nbcli_in_process
 from tests.declared import model_types_where
 
 
