@@ -50,3 +50,16 @@ def write_gaussian_csv(path: Path, rows: int, d: int, k: int, seed: int, centres
     X = rng.normal(size=(rows, d)) + centres[y]
     frame = pl.DataFrame({f"f{i}": np.round(X[:, i], 6) for i in range(d)})
     frame.with_columns(pl.Series("label", y)).write_csv(path)
+
+
+def print_pairs(times: dict[str, list[float]], ratios: list[float], what: str, target: float):
+    """Each command's median and runs, then the median ratio of the pairs ``what``."""
+    import statistics
+
+    for name, values in times.items():
+        shown = ", ".join(f"{v:.2f}" for v in values)
+        print(f"nbcli {name:<10} median {statistics.median(values):.2f} s  ({shown})")
+    print(
+        f"{what}: {statistics.median(ratios):.2f}x median of pairs "
+        f"(target <= {target}x); min {min(ratios):.2f}x, max {max(ratios):.2f}x"
+    )

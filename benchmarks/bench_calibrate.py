@@ -19,12 +19,11 @@ from __future__ import annotations
 
 import argparse
 import shutil
-import statistics
 import sys
 import tempfile
 from pathlib import Path
 
-from _installed import as_installed, wall, write_gaussian_csv
+from _installed import as_installed, print_pairs, wall, write_gaussian_csv
 
 #: Exit codes of a calibrate that ran: 3 is no calibrator accepted, reported.
 ACCEPTED = (0, 3)
@@ -62,13 +61,7 @@ def main(argv=None) -> int:
             ratios.append(c / p)
         shape = f"{args.rows:,} x {args.features}, {args.classes} classes"
         print(f"data: {shape}; --method {args.method}; {args.repeat} alternating runs each")
-        for name, values in times.items():
-            shown = ", ".join(f"{v:.2f}" for v in values)
-            print(f"nbcli {name:<10} median {statistics.median(values):.2f} s  ({shown})")
-        print(
-            f"calibrate / predict --proba: {statistics.median(ratios):.2f}x median of pairs "
-            f"(target <= 1.5x); min {min(ratios):.2f}x, max {max(ratios):.2f}x"
-        )
+        print_pairs(times, ratios, "calibrate / predict --proba", 1.5)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return 0

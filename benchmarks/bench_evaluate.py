@@ -17,12 +17,11 @@ from __future__ import annotations
 
 import argparse
 import shutil
-import statistics
 import sys
 import tempfile
 from pathlib import Path
 
-from _installed import as_installed, wall, write_gaussian_csv
+from _installed import as_installed, print_pairs, wall, write_gaussian_csv
 
 
 def nbcli_cmd() -> list[str]:
@@ -57,12 +56,7 @@ def main(argv=None) -> int:
             ratios.append(e / p)
         shape = f"{args.rows:,} x {args.features}, {args.classes} classes"
         print(f"data: {shape}; {args.bootstrap} resamples; {args.repeat} alternating runs each")
-        for name, values in times.items():
-            print(f"nbcli {name:<9} median {statistics.median(values):.2f} s  ({values})")
-        print(
-            f"evaluate / predict: {statistics.median(ratios):.2f}x median of pairs "
-            f"(target <= 1.5x); min {min(ratios):.2f}x"
-        )
+        print_pairs(times, ratios, "evaluate / predict", 1.5)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return 0
