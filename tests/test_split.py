@@ -245,7 +245,18 @@ def test_a_calibration_part_of_an_earlier_split_is_removed_with_it(tmp_path):
         "split", "-d", path, "--test", "20", "--calib", "10", "--output-dir", out
     )
     assert first.returncode == 0, first.stderr
-    run = nbcli_in_process("split", "-d", path, "--test", "15", "--output-dir", out, "--seed", "5")
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    # Refused unasked, nothing written: the file may be the user's own.
+    refused = nbcli_in_process(
+        "split", "-d", path, "--test", "15", "--output-dir", out, "--seed", "5"
+    )
+    assert refused.returncode == 2
+    assert f"{out / 'd.calib.csv'}: a part of an earlier split" in refused.stderr
+    assert "--force" in refused.stderr and len(refused.stderr.strip().splitlines()) == 1
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    run = nbcli_in_process(
+        "split", "-d", path, "--test", "15", "--output-dir", out, "--seed", "5", "--force"
+    )
     assert run.returncode == 0, run.stderr
     assert sorted(p.name for p in out.iterdir()) == ["d.test.csv", "d.train.csv"]
     assert f"removed {out / 'd.calib.csv'} (a part of an earlier split)" in run.stderr

@@ -68,7 +68,8 @@ def split(
         typer.Option(
             "--force",
             help="Replace existing outputs even when they are not earlier splits of data "
-            "with the input's format and columns.",
+            "with the input's format and columns, and remove a part of an earlier split "
+            "that this split does not write.",
         ),
     ] = False,
 ):
@@ -80,7 +81,8 @@ def split(
     once for the target column, once to copy the rows. An existing output is
     replaced only when it is empty or holds data of the input's format and
     columns (an earlier split); anything else needs --force. A calibration
-    part of an earlier split is removed when this one has none.
+    part of an earlier split that this one does not write is refused, or with
+    --force removed.
     Example: nbcli split -d penguins.csv --test 0.2 --calib 0.1 --output-dir splits
     """
     data = common.one_data_file(data_files)

@@ -156,12 +156,14 @@ def tune(
             reporter=ConsoleReporter(quiet),
             engine=eng,
         )
-    from nbcli.io.atomic import outputs_together
+    from nbcli.io.atomic import outputs_together, signals_deferred
     from nbcli.io.modelfile import save_model
 
     common.show_warnings(report.warnings)
-    # The model file and the JSON report replace their files together.
-    with outputs_together():
+    # The model file and the JSON report replace their files together; from
+    # here the command finishes, as fit does, so that a "wrote" line said
+    # before the files are in place is never taken back by a signal.
+    with signals_deferred(), outputs_together():
         if output is not None:
             save_model(model_file, output)
             report.output = output

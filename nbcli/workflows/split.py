@@ -151,9 +151,10 @@ def split(
         model file, other data) is refused unless ``force``. A part this
         split does not write (``<stem>.calib.<ext>`` without ``calib``) that
         an earlier split of data like the input left in a local
-        ``output_dir`` is removed once the new parts are in place, so that a
-        later command never takes a part of one split beside another's; a
-        file of that name that is not such data is left as it was.
+        ``output_dir`` is refused (nothing written), so that a later command
+        never takes a part of one split beside another's; with ``force`` it
+        is removed once the new parts are in place. A file of that name that
+        is not such data is left as it was.
 
     Examples
     --------
@@ -218,6 +219,16 @@ def split(
     except ValueError as exc:
         raise NbcliError(f"{source.display}: {exc}") from None
     stale = [] if is_url(os.fspath(output_dir)) else _stale_parts(fmt, data, output_dir, outputs)
+    if stale and not force:
+        # Left, it would pair an old calibration part with the new training
+        # part; removed unasked, a file of the user's that merely shares the
+        # input's columns would be lost. The user says which.
+        raise NbcliError(
+            f"{stale[0]}: a part of an earlier split of the same file, which this split "
+            "does not write, is in --output-dir: left beside the new parts it would hold "
+            "rows of the new training part; remove it, or pass --force to have split "
+            "remove it with the earlier split"
+        )
     # All parts replace their files together: never a new test split beside an old train split.
     with _made_for_writing(output_dir, made), atomic_group(list(outputs.values())) as handles:
         fmt.write(parts, handles)
