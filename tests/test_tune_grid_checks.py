@@ -37,6 +37,21 @@ def test_points_that_round_together_are_kept_once_and_said():
     assert note is not None and "6 points round to 4 whole numbers (1, 2, 3, 4)" in note
 
 
+def test_a_range_of_components_across_1_is_refused():
+    # Its points below 1 would be shares of the variance, the others counts.
+    from nbcli.errors import NbcliError
+
+    pca = _spec("gaussian", "pca")
+    with pytest.raises(NbcliError, match="runs across 1"):
+        grid_values("lin:0.5..3:4", "--pca", pca)
+    # A range of counts from 1, a range of fractions, and a list that mixes
+    # them on purpose, are taken; so is a range across 1 of another setting.
+    assert grid_values("lin:1..3:3", "--pca", pca)[0] == [1, 2, 3]
+    assert grid_values("0.5,2", "--pca", pca)[0] == [0.5, 2]
+    alpha = _spec("multinomial", "alpha")
+    assert grid_values("lin:0.5..1.5:3", "--alpha", alpha)[0] == pytest.approx([0.5, 1.0, 1.5])
+
+
 def test_fractions_of_the_variance_and_other_numbers_stay_as_they_are():
     pca = _spec("gaussian", "pca")
     assert grid_values("lin:0.5..0.9:5", "--pca", pca)[0] == pytest.approx(

@@ -110,6 +110,15 @@ def grid_values(text: str, where: str, spec=None) -> tuple[list, str | None]:
     refuse_repeated_values(values, where)
     if spec is None or not is_range(text):
         return values, None
+    numbers = [v for v in values if isinstance(v, (int, float))]
+    if getattr(spec, "count_or_fraction", False) and min(numbers) < 1 <= max(numbers):
+        # Below 1 a value is a share of the variance, from 1 on a count: one
+        # evenly spaced range cannot mean both.
+        raise NbcliError(
+            f"{where} {text.strip()!r}: the range runs across 1, where {spec.name} turns "
+            "from a fraction of the variance into a number of components; give a range of "
+            "counts (lin:1..8:8) or of fractions (lin:0.5..0.95:10), or list the values"
+        )
     points = list(dict.fromkeys(spec.grid_point(v) for v in values))
     if len(points) == len(values):
         return points, None
