@@ -508,6 +508,10 @@ def test_rows_with_fewer_fields_than_the_header_are_warned_about_once(tmp_path, 
         "calibrate", "-m", model, "-d", path, "--method", "none", "--allow-training-data"
     )
     runs["cv"] = nbcli_in_process("cv", "-m", "gaussian", "-d", path, "--folds", "3")
+    # compare reads the file once per model: said once all the same.
+    runs["compare"] = nbcli_in_process(
+        "compare", "-m", model, "-m", model, "-d", path, "--bootstrap", "0"
+    )
     runs["tune"] = nbcli_in_process(
         "tune", "-m", "gaussian", "-d", path, "--folds", "3", "--var-smoothing", "1e-9,1e-8"
     )

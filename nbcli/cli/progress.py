@@ -49,6 +49,10 @@ class ConsoleReporter(Reporter):
     def warn(self, message: str) -> None:
         from nbcli.cli.console import warn
 
+        # Said once: a command that reads its data twice (compare: once per
+        # model) meets the same finding twice.
+        if message in self.warnings:
+            return
         self.warnings.append(message)
         warn(message)
 
