@@ -216,6 +216,23 @@ def test_the_last_of_two_models_is_never_taken_silently(tmp_path, sample_dir):
     assert run.returncode == 0 and out1.exists()
 
 
+@pytest.mark.parametrize("command", ["fit", "cv", "tune", "evaluate", "predict"])
+def test_every_on_off_pair_given_both_ways_is_refused(command):
+    from nbcli.cli import app
+
+    app.register_commands([command])
+    sub = app.command().commands[command]
+    pairs = [p for p in sub.params if getattr(p, "secondary_opts", None)]
+    for param in pairs:
+        on, off = max(param.opts, key=len), max(param.secondary_opts, key=len)
+        for first, second in ((on, off), (off, on)):
+            run = nbcli_in_process(command, first, second)
+            line = assert_one_error_line(run, "both given", "contradict")
+            assert on in line and off in line, line
+    if command == "fit":
+        assert pairs, "fit has on/off pairs (--standardize/--no-standardize)"
+
+
 def _gaussian_column_models():
     """Model types whose numeric column is Gaussian (so any real numbers are data)."""
     return [cls for cls in model_classes().values() if cls.feature_kinds[0] == "gaussian"]

@@ -256,7 +256,8 @@ def _refuse_repeated_values(sub) -> None:
 
     The rule follows the options' declarations: an option declared
     ``multiple`` (a list) takes every value, a flag may be repeated (it says
-    the same thing twice), and every other option takes one value. The
+    the same thing twice) but not given with its opposite (``--standardize
+    --no-standardize``), and every other option takes one value. The
     check sits in the parser click makes for the command, so it sees the
     command line exactly as click reads it (``--opt=value``, ``-ovalue``,
     values that start with a dash) rather than a second reading of it.
@@ -270,9 +271,28 @@ def _refuse_repeated_values(sub) -> None:
             param = option.obj
             if option.action == "store" and not getattr(param, "multiple", False):
                 option.process = _first_value_only(option, option.process, sub.name)
+            elif option.action == "store_const" and getattr(param, "secondary_opts", None):
+                option.process = _one_side_only(option, option.process)
         return parser
 
     sub.make_parser = refusing_parser
+
+
+def _one_side_only(option, process):
+    """``option``'s ``process`` refusing the other side of its on/off pair
+    (``--standardize --no-standardize``): the same flag twice says one thing."""
+    from nbcli.errors import NbcliError
+
+    def process_one_side(value, state):
+        if option.dest in state.opts and state.opts[option.dest] != option.const:
+            param = option.obj
+            raise NbcliError(
+                f"{'/'.join(param.opts)} and {'/'.join(param.secondary_opts)} both given; "
+                "they contradict each other: give one"
+            )
+        process(value, state)
+
+    return process_one_side
 
 
 def _first_value_only(option, process, command_name):
