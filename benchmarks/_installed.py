@@ -63,3 +63,20 @@ def print_pairs(times: dict[str, list[float]], ratios: list[float], what: str, t
         f"{what}: {statistics.median(ratios):.2f}x median of pairs "
         f"(target <= {target}x); min {min(ratios):.2f}x, max {max(ratios):.2f}x"
     )
+
+
+def alternate(
+    commands: dict[str, list[str]], repeat: int, ok: tuple[int, ...] = (0,)
+) -> tuple[dict[str, list[float]], list[float]]:
+    """Each of two ``commands`` run in turn ``repeat`` times: their wall times,
+    and the ratio of the first to the second within each pair, so that a
+    machine whose speed drifts moves both alike."""
+    (first, a), (second, b) = commands.items()
+    times: dict[str, list[float]] = {first: [], second: []}
+    ratios = []
+    for _ in range(repeat):
+        x, y = wall(a, ok), wall(b, ok)
+        times[first].append(x)
+        times[second].append(y)
+        ratios.append(x / y)
+    return times, ratios

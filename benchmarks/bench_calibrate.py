@@ -23,7 +23,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from _installed import as_installed, print_pairs, wall, write_gaussian_csv
+from _installed import alternate, as_installed, print_pairs, wall, write_gaussian_csv
 
 #: Exit codes of a calibrate that ran: 3 is no calibrator accepted, reported.
 ACCEPTED = (0, 3)
@@ -52,13 +52,8 @@ def main(argv=None) -> int:
         predict += ["-o", str(out), "-q"]
         wall(predict)  # warm the page cache
         wall(calibrate, ACCEPTED)
-        times: dict[str, list[float]] = {"calibrate": [], "predict": []}
-        ratios = []
-        for _ in range(args.repeat):
-            c, p = wall(calibrate, ACCEPTED), wall(predict)
-            times["calibrate"].append(c)
-            times["predict"].append(p)
-            ratios.append(c / p)
+        runs = {"calibrate": calibrate, "predict": predict}
+        times, ratios = alternate(runs, args.repeat, ACCEPTED)
         shape = f"{args.rows:,} x {args.features}, {args.classes} classes"
         print(f"data: {shape}; --method {args.method}; {args.repeat} alternating runs each")
         print_pairs(times, ratios, "calibrate / predict --proba", 1.5)

@@ -21,7 +21,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from _installed import as_installed, print_pairs, wall, write_gaussian_csv
+from _installed import alternate, as_installed, print_pairs, wall, write_gaussian_csv
 
 
 def nbcli_cmd() -> list[str]:
@@ -47,13 +47,7 @@ def main(argv=None) -> int:
         evaluate += ["--bootstrap", str(args.bootstrap)]
         predict = [*nb, "predict", "--model", str(model), "--data", str(data), "-o", str(out)]
         wall(predict)  # warm the page cache
-        times: dict[str, list[float]] = {"evaluate": [], "predict": []}
-        ratios = []
-        for _ in range(args.repeat):
-            e, p = wall(evaluate), wall(predict)
-            times["evaluate"].append(e)
-            times["predict"].append(p)
-            ratios.append(e / p)
+        times, ratios = alternate({"evaluate": evaluate, "predict": predict}, args.repeat)
         shape = f"{args.rows:,} x {args.features}, {args.classes} classes"
         print(f"data: {shape}; {args.bootstrap} resamples; {args.repeat} alternating runs each")
         print_pairs(times, ratios, "evaluate / predict", 1.5)
