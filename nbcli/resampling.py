@@ -99,9 +99,27 @@ def _check_folds(n_folds, n_rows: int, what: str = "rows") -> int:
 # k-fold
 
 
+def _shuffled_by_class(codes: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """The rows grouped by class, in a random order within each class: what
+    ``np.lexsort((rng.permutation(n), codes))`` gives, to the last index.
+
+    Rows ordered by their random key are the inverse of the permutation, and
+    a stable sort of their classes keeps that order within each class; on
+    codes narrowed to 8 or 16 bits NumPy's stable sort is a radix sort, three
+    to four times faster than the two-key merge sort of ``lexsort``.
+    """
+    n = codes.size
+    key = rng.permutation(n)
+    by_key = np.empty(n, dtype=np.intp)
+    by_key[key] = np.arange(n)
+    top = int(codes.max()) if n else 0
+    narrow = codes.astype(np.uint8 if top < 1 << 8 else np.uint16 if top < 1 << 16 else np.intp)
+    return by_key[np.argsort(narrow[by_key], kind="stable")]
+
+
 def _stratified(codes: np.ndarray, n_folds: int, rng: np.random.Generator) -> np.ndarray:
     n = codes.size
-    order = np.lexsort((rng.permutation(n), codes))
+    order = _shuffled_by_class(codes, rng)
     relabel = rng.permutation(n_folds)
     folds = np.empty(n, dtype=np.intp)
     folds[order] = relabel[np.arange(n) % n_folds]
@@ -410,7 +428,7 @@ def stratified_split(true_codes, test, calib=0, *, stratify: bool = True, seed=N
     counts = split_counts(codes, test, calib, stratify=stratify)
     strata = codes if stratify else np.zeros(codes.size, dtype=np.intp)
     rng = np.random.default_rng(seed)
-    order = np.lexsort((rng.permutation(codes.size), strata))
+    order = _shuffled_by_class(strata, rng)
     # Position of each row within its stratum after the shuffle.
     starts = np.r_[0, np.cumsum(counts.sum(axis=1))[:-1]]
     rank = np.arange(codes.size) - starts[strata[order]]

@@ -234,3 +234,33 @@ def test_rows_with_a_missing_cell_are_found_by_their_sums_and_only_they(cells, o
     np.testing.assert_array_equal(incomplete_rows(X), np.isnan(X).any(axis=1))
     if all_finite(X):
         assert np.isfinite(X).all()
+
+
+def test_finite_answer_kept_only_within_one_validation(monkeypatch):
+    """A training chunk is summed for finiteness once, however many checks
+    ask; an array changed after the validation is looked at again."""
+    from nbcli.models import _missing
+
+    sums = []
+    real = np.add.reduce
+
+    class CountingAdd:
+        def reduce(self, a, axis=None, **kw):
+            if axis is None:
+                sums.append(a.shape)
+            return real(a, axis=axis, **kw)
+
+    monkeypatch.setattr(_missing.np, "add", CountingAdd(), raising=True)
+    X = np.arange(12.0).reshape(6, 2)
+    with _missing.checks_of_one_array():
+        _missing.check_no_infinity(X)
+        assert not _missing.incomplete_rows(X).any()
+    assert len(sums) == 1
+    X[2, 1] = np.nan
+    assert _missing.incomplete_rows(X).tolist() == [False, False, True, False, False, False]
+    with _missing.checks_of_one_array():
+        assert not _missing.all_finite(X)
+        other = X.copy()
+        other[2, 1] = 0.0
+        assert _missing.all_finite(other)
+    assert len(sums) == 4

@@ -41,6 +41,17 @@ def test_stratified_folds_partition_and_balance(codes, n_folds, seed):
     np.testing.assert_array_equal(folds, resampling.stratified_folds(codes, n_folds, seed=seed))
 
 
+@settings(max_examples=200, deadline=None)
+@given(labels(min_size=0), st.integers(0, 2**32 - 1), st.sampled_from([1, 300, 70_000]))
+def test_shuffle_by_class_is_lexsort_of_a_random_key(codes, seed, scale):
+    """The folds and splits keep the assignment of the two-key lexsort they
+    replaced: the same seed gives the same folds (codes up to 8, 16 and more bits)."""
+    codes = codes.astype(np.intp) * scale
+    got = resampling._shuffled_by_class(codes, np.random.default_rng(seed))
+    want = np.lexsort((np.random.default_rng(seed).permutation(codes.size), codes))
+    np.testing.assert_array_equal(got, want)
+
+
 def test_stratified_folds_depend_on_the_seed_and_shuffle():
     codes = np.repeat([0, 1, 2], 40)
     a = resampling.stratified_folds(codes, 5, seed=1)

@@ -31,6 +31,7 @@ from nbcli.models._blocks import BlockScoring
 from nbcli.models._logspace import _log_normalise_columns, _softmax_columns
 from nbcli.models._missing import (
     check_no_infinity,
+    checks_of_one_array,
     drop_incomplete,
     labels_of,
 )
@@ -284,10 +285,11 @@ class BayesClassifier(BlockScoring, FromStatistics, Parameters):
                 f"{type(self).__name__} requires y to be passed, but the target y is None"
             )
         names = getattr(X, "columns", None)
-        X = self._prepare_X(X)
-        y = check_labels(y, X.shape[0])
-        w = check_sample_weight(sample_weight, X.shape[0])
-        X, y, w, n_dropped = drop_incomplete(X, y, w, self.missing_policy)
+        with checks_of_one_array():
+            X = self._prepare_X(X)
+            y = check_labels(y, X.shape[0])
+            w = check_sample_weight(sample_weight, X.shape[0])
+            X, y, w, n_dropped = drop_incomplete(X, y, w, self.missing_policy)
         return X, y, w, names, n_dropped
 
     def _set_feature_names(self, names, reset: bool):

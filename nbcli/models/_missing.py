@@ -25,9 +25,34 @@ in ``accumulate`` and ``joint_log_likelihood_block``.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+
 import numpy as np
 
 from nbcli.models._validation import DataValueError
+
+
+#: Arrays told finite within :func:`checks_of_one_array`: ``[array, answer]``.
+_TOLD: contextvars.ContextVar[list | None] = contextvars.ContextVar("_TOLD", default=None)
+
+
+@contextlib.contextmanager
+def checks_of_one_array():
+    """A block in which :func:`all_finite` answers once per array.
+
+    Validating a training chunk asks it up to three times of the same array
+    (infinity refused, rows with a missing cell dropped, NaN counted): each
+    asking is a pass over the chunk. Inside the block the answer for the
+    array last asked about (the same object, unchanged: the callers only
+    read it) is kept; outside it nothing is kept, so an array changed
+    between two calls is always looked at again.
+    """
+    token = _TOLD.set([None, False])
+    try:
+        yield
+    finally:
+        _TOLD.reset(token)
 
 
 def all_finite(X: np.ndarray) -> bool:
@@ -37,8 +62,14 @@ def all_finite(X: np.ndarray) -> bool:
     huge finite values, so False means only "look closer". One pass, without
     the boolean array of ``np.isfinite(X)``.
     """
+    told = _TOLD.get()
+    if told is not None and told[0] is X:
+        return told[1]
     with np.errstate(over="ignore", invalid="ignore"):
-        return bool(np.isfinite(np.add.reduce(X, axis=None)))
+        answer = bool(np.isfinite(np.add.reduce(X, axis=None)))
+    if told is not None:
+        told[0], told[1] = X, answer
+    return answer
 
 
 def incomplete_rows(X: np.ndarray) -> np.ndarray:
