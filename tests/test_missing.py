@@ -264,3 +264,9 @@ def test_finite_answer_kept_only_within_one_validation(monkeypatch):
         other[2, 1] = 0.0
         assert _missing.all_finite(other)
     assert len(sums) == 4
+    # A model's validation inside a workflow's block shares the workflow's answer.
+    with _missing.checks_of_one_array():
+        _missing.all_finite(other)
+        with _missing.checks_of_one_array():
+            _missing.check_no_infinity(other)
+    assert len(sums) == 5

@@ -32,7 +32,6 @@ import numpy as np
 
 from nbcli.models._validation import DataValueError
 
-
 #: Arrays told finite within :func:`checks_of_one_array`: ``[array, answer]``.
 _TOLD: contextvars.ContextVar[list | None] = contextvars.ContextVar("_TOLD", default=None)
 
@@ -46,8 +45,13 @@ def checks_of_one_array():
     asking is a pass over the chunk. Inside the block the answer for the
     array last asked about (the same object, unchanged: the callers only
     read it) is kept; outside it nothing is kept, so an array changed
-    between two calls is always looked at again.
+    between two calls is always looked at again. A block within a block
+    shares the outer one's answer (a workflow's row filter, then the
+    model's validation of the same chunk).
     """
+    if _TOLD.get() is not None:
+        yield
+        return
     token = _TOLD.set([None, False])
     try:
         yield

@@ -85,6 +85,7 @@ def collect_fold_statistics(
     from functools import partial
 
     from nbcli.io.fingerprint import TrainingFingerprint
+    from nbcli.models._missing import checks_of_one_array
     from nbcli.workflows.blocks import check_text_columns, fingerprint_columns
     from nbcli.workflows.tables import (
         RowCounts,
@@ -136,54 +137,56 @@ def collect_fold_statistics(
     # With a fold column the folds are known row by row: their statistics are
     # gathered in this first pass (classes and folds numbered as they come).
     early = _EarlyFolds(estimator, fold_column) if fold_column is not None and not terms else None
-    for ds in reporter.progress(stream, f"reading {data}"):
-        if fold_column is not None:
-            refuse_empty_folds(ds.kept[fold_column], fold_column, data, row_counts.read)
-        before = row_counts.read
-        ds = row_counts.filter(ds, missing)
-        n = ds.X.shape[0]
-        if n == 0:
-            continue
-        # Rows the filter dropped (no label) leave their documents too.
-        at = row_counts.kept_rows - before
-        words = {c: w if len(w) == n else np.asarray(w)[at] for c, w in ds.words.items()}
-        # The labels are coded once (by the reader, or here), as fit codes
-        # them: the fingerprint and the folds' classes take the same codes.
-        coding = ds.y_coding
-        if coding is None or not coding.describes(ds.y):
-            uniques, codes = label_codes(np.asarray(ds.y))
-            coding = LabelCoding(np.asarray(ds.y), uniques, codes)
-        if fp is not None:
-            fp.update(fingerprint_columns(ds.X, words, words_of), ds.y, coding)
-        ys.append(coding)
-        kept.append({c: np.asarray(ds.kept[c]) for c in keep})
-        # Fold statistics grow with the classes and categories met: refused
-        # before they are gathered past the limit.
-        classes_seen.update(coding.uniques.tolist())
-        check_statistics_size(
-            data,
-            estimator,
-            len(names),
-            max(2, len(classes_seen)),
-            copies=copies,
-            dims={"S": sum(len(v) for v in stream.categories.values())},
-        )
-        if names and (chunks is not None or early is not None):
-            try:
-                X = estimator.validated_rows(ds.X)
-                if early is not None:
-                    with np.errstate(over="ignore", invalid="ignore"):
-                        early.add(X, ds.y, kept[-1][early.column])
-            except ValueError as exc:
-                raise data_error(data, exc, names, 0, rows=row_counts.kept_rows) from None
-            if chunks is not None:
-                held += X.nbytes
-                if memory_budget is None or held <= memory_budget:
-                    chunks.append(X)
-                else:
-                    chunks = None  # read the file again for each later pass
-        for c, rows in terms.items():
-            rows.add(words[c])
+    # The row filter and the validation of a chunk sum it for finiteness once.
+    with checks_of_one_array():
+        for ds in reporter.progress(stream, f"reading {data}"):
+            if fold_column is not None:
+                refuse_empty_folds(ds.kept[fold_column], fold_column, data, row_counts.read)
+            before = row_counts.read
+            ds = row_counts.filter(ds, missing)
+            n = ds.X.shape[0]
+            if n == 0:
+                continue
+            # Rows the filter dropped (no label) leave their documents too.
+            at = row_counts.kept_rows - before
+            words = {c: w if len(w) == n else np.asarray(w)[at] for c, w in ds.words.items()}
+            # The labels are coded once (by the reader, or here), as fit codes
+            # them: the fingerprint and the folds' classes take the same codes.
+            coding = ds.y_coding
+            if coding is None or not coding.describes(ds.y):
+                uniques, codes = label_codes(np.asarray(ds.y))
+                coding = LabelCoding(np.asarray(ds.y), uniques, codes)
+            if fp is not None:
+                fp.update(fingerprint_columns(ds.X, words, words_of), ds.y, coding)
+            ys.append(coding)
+            kept.append({c: np.asarray(ds.kept[c]) for c in keep})
+            # Fold statistics grow with the classes and categories met: refused
+            # before they are gathered past the limit.
+            classes_seen.update(coding.uniques.tolist())
+            check_statistics_size(
+                data,
+                estimator,
+                len(names),
+                max(2, len(classes_seen)),
+                copies=copies,
+                dims={"S": sum(len(v) for v in stream.categories.values())},
+            )
+            if names and (chunks is not None or early is not None):
+                try:
+                    X = estimator.validated_rows(ds.X)
+                    if early is not None:
+                        with np.errstate(over="ignore", invalid="ignore"):
+                            early.add(X, ds.y, kept[-1][early.column])
+                except ValueError as exc:
+                    raise data_error(data, exc, names, 0, rows=row_counts.kept_rows) from None
+                if chunks is not None:
+                    held += X.nbytes
+                    if memory_budget is None or held <= memory_budget:
+                        chunks.append(X)
+                    else:
+                        chunks = None  # read the file again for each later pass
+            for c, rows in terms.items():
+                rows.add(words[c])
     common, raw_classes, position = fold_layout(
         estimator,
         stream,

@@ -296,6 +296,7 @@ def train(
     from nbcli.io.cells import label_codes
     from nbcli.io.fingerprint import TrainingFingerprint
     from nbcli.io.limits import check_statistics_size
+    from nbcli.models._missing import checks_of_one_array
     from nbcli.workflows.blocks import (
         check_blocks,
         check_text_columns,
@@ -385,7 +386,9 @@ def train(
         # Overflow (squares of values beyond ~1e154) is caught below, by
         # column, rather than printed as NumPy warnings.
         frequencies: dict = {}
-        with np.errstate(over="ignore", invalid="ignore"):
+        # checks_of_one_array: the row filter and the model's validation of a
+        # chunk sum it for finiteness once between them.
+        with np.errstate(over="ignore", invalid="ignore"), checks_of_one_array():
             vocabularies, feature_names = fit_blocks(
                 estimator, text, chunks(), stream.feature_names, path, frequencies
             )
