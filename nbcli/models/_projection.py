@@ -390,8 +390,10 @@ def shared_log_proba(models: list, X: np.ndarray) -> list[np.ndarray]:
     sorted by variance, so a projection to ``q`` components is the first
     ``q`` columns of one to more) score the rows projected once with the
     widest, each taking its leading columns: one product of the rows with
-    the widest axes instead of one per model. Other models score ``X`` as
-    usual.
+    the widest axes instead of one per model. Models without a projection
+    are scored together where their class has a ``log_proba_together``
+    (see :meth:`nbcli.models.GaussianNB.log_proba_together`), else one by
+    one as usual.
 
     Parameters
     ----------
@@ -414,10 +416,11 @@ def shared_log_proba(models: list, X: np.ndarray) -> list[np.ndarray]:
 
     out: list = [None] * len(models)
     groups: list[list] = []  # [widest projection, member indices]
+    plain: dict[type, list[int]] = {}  # models without a projection, by class
     for i, model in enumerate(models):
         projection = model.__dict__.get("projection_")
         if projection is None or projection.components is None:
-            out[i] = model.predict_log_proba(X)
+            plain.setdefault(type(model), []).append(i)
             continue
         for group in groups:
             if _leading(group[0], projection):
@@ -429,6 +432,13 @@ def shared_log_proba(models: list, X: np.ndarray) -> list[np.ndarray]:
                 break
         else:
             groups.append([projection, [i]])
+    for kind, members in plain.items():
+        # A class that can score several models' rows at once says so
+        # (GaussianNB.log_proba_together); None means one by one.
+        together = getattr(kind, "log_proba_together", None)
+        scored = together([models[i] for i in members], X) if together else None
+        for n, i in enumerate(members):
+            out[i] = scored[n] if scored is not None else models[i].predict_log_proba(X)
     for widest, members in groups:
         if len(members) == 1:
             out[members[0]] = models[members[0]].predict_log_proba(X)
