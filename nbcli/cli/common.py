@@ -570,7 +570,7 @@ def uses_parts(engine: str, data: list[str]) -> bool:
 
 def names_parts_of(data: list[str]) -> bool:
     """Whether ``data`` names a folder or glob of parts."""
-    from nbcli.workflows.parts import names_parts
+    from nbcli.io.part_paths import names_parts
 
     return names_parts(data)
 

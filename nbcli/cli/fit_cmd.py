@@ -81,7 +81,7 @@ def fit(
 
     prior = params.get(estimator.prior_param)
     priors_by_label = prior if isinstance(prior, dict) else None
-    from nbcli.workflows.parts import expand_parts
+    from nbcli.io.part_paths import expand_parts
 
     if engine.uses_parts(data_list):
         from nbcli.workflows.parts import train_parts

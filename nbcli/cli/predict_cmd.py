@@ -99,7 +99,7 @@ def predict(
     """
 
     from nbcli.cli.progress import ConsoleReporter
-    from nbcli.workflows.parts import expand_parts
+    from nbcli.io.part_paths import expand_parts
 
     common.check_model_file(model)
     inputs = expand_parts(data)

@@ -175,8 +175,8 @@ class _FoldSums:
 def _fold_chunks(index: int, part: str, shared: _FoldPass):
     """Yield ``(ds, X, codes, folds)`` per chunk of ``part``: its rows, validated
     table columns, class codes and the plan's slice ``(n_repeats, n_rows)``."""
+    from nbcli.workflows.data_errors import data_error
     from nbcli.workflows.tables import RowCounts
-    from nbcli.workflows.train import data_error
 
     spec = shared.spec
     stream, est = _open(part, spec)
@@ -212,7 +212,7 @@ def fold_stats_part(index: int, part: str, shared: _FoldPass) -> _FoldSums:
     """Pass 2 of one part: every fold's statistics of its rows (see the module notes)."""
     from nbcli.io.fingerprint import RowHashFingerprint
     from nbcli.workflows.blocks import fingerprint_columns
-    from nbcli.workflows.train import data_error
+    from nbcli.workflows.data_errors import data_error
 
     spec, k = shared.spec, shared.n_classes
     text = spec.text

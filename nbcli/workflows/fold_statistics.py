@@ -301,7 +301,7 @@ class FoldStatistics:
         on one BLAS thread, as ``fit``'s do.
         """
         from nbcli.models._parallel import one_blas_thread
-        from nbcli.workflows.train import data_error
+        from nbcli.workflows.data_errors import data_error
 
         est, k = self.estimator, self.classes.size
         limit = max(1, _FOLD_BUFFER_VALUES // max(1, self.n_repeats * self.n_folds))
@@ -386,7 +386,7 @@ class FoldStatistics:
         (``K (K - 2)`` in all). Only merges, never a difference of sums, so
         each is as exact as a fit's merge of chunks.
         """
-        from nbcli.workflows.train import data_error
+        from nbcli.workflows.data_errors import data_error
 
         def merge(a, b):
             if a is None or b is None:
@@ -426,7 +426,7 @@ class FoldStatistics:
                 widths = np.maximum(widths, np.broadcast_to(np.asarray(own), widths.shape))
             given["min_categories"] = widths
         where = "all rows" if leave_out is None else f"fold {self._name(leave_out)}"
-        from nbcli.workflows.train import model_message, remedy
+        from nbcli.workflows.data_errors import model_message, remedy
 
         try:
             # What a model says when built (LDA's collinear directions) is
@@ -832,7 +832,7 @@ class TextFoldStatistics(FoldStatistics):
 
     def accumulate_folds(self) -> None:
         """Each fold's statistics of the numeric columns (none without any), in ``stats``."""
-        from nbcli.workflows.train import data_error
+        from nbcli.workflows.data_errors import data_error
 
         if not self.feature_names or self.numeric.shape[1] == 0:
             return

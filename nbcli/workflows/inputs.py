@@ -56,6 +56,6 @@ def request_inputs(request, engine=None) -> dict:
     (they may be readable only by the workers), as ``fit`` names them."""
     if engine is None:
         return inputs_of(data=request.path, sha256=request.sha256)
-    from nbcli.workflows.parts import expand_parts
+    from nbcli.io.part_paths import expand_parts
 
     return {"data": {"path": request.path, "parts": expand_parts(request.data)}}

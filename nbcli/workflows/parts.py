@@ -11,7 +11,6 @@ and its row) are those of a local run on that file.
 
 from __future__ import annotations
 
-import glob
 import os
 import time
 from collections.abc import Sequence
@@ -21,58 +20,12 @@ from typing import Any
 import numpy as np
 
 from nbcli.errors import NbcliError
-
-PART_SUFFIXES = (".csv", ".csv.gz", ".parquet", ".feather", ".arrow", ".arff", ".arff.gz")
-"""The files of a folder that are taken as its parts (case-insensitive)."""
-
-
-def is_part_file(name: str) -> bool:
-    """Whether a file of a ``--data`` folder is one of its parts (hidden files are not)."""
-    low = name.lower()
-    return not name.startswith((".", "_")) and low.endswith(PART_SUFFIXES)
-
-
-def expand_parts(patterns: Sequence[str]) -> list[str]:
-    """Part files from ``--data`` values: files as given, folders and globs expanded.
-
-    A folder gives its part files (:data:`PART_SUFFIXES`, not hidden, not in
-    subfolders), sorted by name; a glob gives its matches, sorted, with a
-    folder among them expanded the same way. Duplicates are dropped, first
-    place kept.
-
-    Raises
-    ------
-    NbcliError
-        For a glob that matches nothing or a folder without part files.
-    """
-    from nbcli.io.remote import expand_url, is_url, names_url_parts
-
-    out: list[str] = []
-    for p in patterns:
-        if is_url(p):
-            out.extend(expand_url(p, is_part_file) if names_url_parts(p) else [p])
-            continue
-        if p != "-" and not os.path.exists(p) and glob.has_magic(p):
-            matches = sorted(glob.glob(p))
-            if not matches:
-                raise NbcliError(f"{p}: no files match this pattern")
-        else:
-            matches = [p]
-        for m in matches:
-            if os.path.isdir(m):
-                files = sorted(
-                    os.path.join(m, f)
-                    for f in os.listdir(m)
-                    if is_part_file(f) and os.path.isfile(os.path.join(m, f))
-                )
-                if not files:
-                    raise NbcliError(
-                        f"{m}: the folder holds no part files ({', '.join(PART_SUFFIXES)})"
-                    )
-                out.extend(files)
-            else:
-                out.append(m)
-    return list(dict.fromkeys(out))
+from nbcli.io.part_paths import (  # noqa: F401
+    PART_SUFFIXES,
+    expand_parts,
+    is_part_file,
+    names_parts,
+)
 
 
 def at_client(part: Any, engine) -> Any:
@@ -100,18 +53,6 @@ def check_parts(parts: Sequence[str], engine) -> None:
         raise NbcliError(
             f"stdin (-) cannot be read by the workers of --engine {engine.name}; give files"
         )
-
-
-def names_parts(patterns: Sequence[str]) -> bool:
-    """Whether ``--data`` names more than a single file (a folder or a glob)."""
-    from nbcli.io.remote import is_url, names_url_parts
-
-    return any(
-        names_url_parts(p)
-        if is_url(p)
-        else os.path.isdir(p) or (p != "-" and not os.path.exists(p) and glob.has_magic(p))
-        for p in patterns
-    )
 
 
 @dataclass(frozen=True)
@@ -466,8 +407,8 @@ def _read_part(part: str, spec: PartTraining, *, fit: bool):
     from nbcli.engines._reduce import FitStatistics
     from nbcli.io.fingerprint import RowHashFingerprint
     from nbcli.workflows.blocks import check_text_columns, fingerprint_columns, tally_blocks
+    from nbcli.workflows.data_errors import data_error
     from nbcli.workflows.tables import RowCounts, apply_column_types
-    from nbcli.workflows.train import data_error
 
     text, words_of = spec.text, spec.request.text_columns
     stream = spec.stream(part)

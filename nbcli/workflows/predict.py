@@ -401,8 +401,8 @@ def predict_batch(
     """
     from nbcli.io.atomic import check_outputs
     from nbcli.io.modelfile import load_model
+    from nbcli.io.part_paths import expand_parts
     from nbcli.reports.runs import BatchReport
-    from nbcli.workflows.parts import expand_parts
 
     reporter = reporter or Reporter()
     engine = engine or LocalEngine()

@@ -120,8 +120,8 @@ def iter_scores(
     """
     from nbcli.io.data import iter_dataset
     from nbcli.workflows.blocks import fingerprint_columns, model_blocks
+    from nbcli.workflows.data_errors import data_error
     from nbcli.workflows.tables import read_options_for
-    from nbcli.workflows.train import data_error
 
     reporter = reporter or Reporter()
     read = read or DataRequest()
