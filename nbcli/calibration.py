@@ -31,7 +31,7 @@ NumPy and SciPy only: no file I/O, no printing.
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -1273,7 +1273,7 @@ def binned_cross_fit(
     # One calibrator per fold, and last the one on every row's bins.
     fitted: list = []
     for n_train in [*(zc.shape[0] - sizes), zc.shape[0]]:
-        cal: SigmoidCalibration | IsotonicCalibration
+        cal: Any
         if kind == "sigmoid":
             cal = SigmoidCalibration()
         else:
