@@ -101,7 +101,15 @@ def _check_folds(n_folds, n_rows: int, what: str = "rows") -> int:
 
 def _stratified(codes: np.ndarray, n_folds: int, rng: np.random.Generator) -> np.ndarray:
     n = codes.size
-    order = np.lexsort((rng.permutation(n), codes))
+    # The rows by class, ties in a random order: np.lexsort((permutation,
+    # codes)) as one stable sort of the codes taken in the permutation's
+    # order (a radix sort for small codes: a fifth of lexsort's time).
+    rank = np.empty(n, dtype=np.intp)
+    rank[rng.permutation(n)] = np.arange(n)
+    keys = codes[rank]
+    if n and 0 <= keys.min() and keys.max() < np.iinfo(np.int16).max:
+        keys = keys.astype(np.int16)
+    order = rank[np.argsort(keys, kind="stable")]
     relabel = rng.permutation(n_folds)
     folds = np.empty(n, dtype=np.intp)
     folds[order] = relabel[np.arange(n) % n_folds]
