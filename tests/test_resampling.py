@@ -249,3 +249,18 @@ def test_parse_size_refuses(text):
 def test_split_refuses(test, calib, match):
     with pytest.raises(ValueError, match=match):
         resampling.stratified_split(np.arange(10) % 2, test, calib)
+
+
+@pytest.mark.parametrize("k", [3, 40_000])
+def test_stratified_folds_are_the_lexsort_of_the_codes_by_a_seeded_permutation(k):
+    # The definition the folds keep (any seed gives the same folds as
+    # before): rows by class, ties in the order of a permutation drawn first,
+    # dealt to a permuted list of folds in turn.
+    codes = np.random.default_rng(4).integers(0, k, 5000)
+    for seed in (0, 7):
+        rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(1)[0])
+        order = np.lexsort((rng.permutation(codes.size), codes))
+        relabel = rng.permutation(5)
+        want = np.empty(codes.size, dtype=np.intp)
+        want[order] = relabel[np.arange(codes.size) % 5]
+        np.testing.assert_array_equal(resampling.stratified_folds(codes, 5, seed=seed), want)

@@ -31,6 +31,13 @@ FOLDS = CalibrationChecks().folds
 # get a constant map, the floor, whatever the model says.
 _ONE_VS_REST = ("sigmoid", "isotonic")
 
+#: From this many calibration rows on, the verdict's fold sigmoids and
+#: isotonic maps are fitted on binned scores
+#: (:func:`nbcli.calibration.binned_cross_fit`), and those methods' fit on
+#: every row is made only for the calibrator reported and written; below
+#: it, every fit is on the rows.
+BINNED_FROM = 100_000
+
 
 @dataclass
 class CalibrationResult:
@@ -335,7 +342,17 @@ def _judge(mf, scored: tuple, *, methods, explicit, folds, data, settings, repor
     cross-fitted log-loss (the chosen one when any is accepted); ``scored`` is
     ``(raw_logp, before_logp, rows, y_idx)`` of the rows with known labels."""
     raw_logp, before_logp, rows, y_idx = scored
-    from nbcli.calibration import CALIBRATORS, TemperatureScaling, cross_fit
+    from nbcli.calibration import (
+        BINNED,
+        CALIBRATORS,
+        SCORE_BINS,
+        SigmoidCalibration,
+        TemperatureScaling,
+        _check_log_proba,
+        binned_cross_fit,
+        cross_fit,
+        log_odds,
+    )
     from nbcli.reports.metrics import brier_per_row, log_loss_per_row
     from nbcli.reports.reliability import (
         CERTAIN_TEMPERATURE,
@@ -350,6 +367,10 @@ def _judge(mf, scored: tuple, *, methods, explicit, folds, data, settings, repor
 
     z = raw_logp[rows]
     plan = stratified_folds(y_idx, folds, seed=settings["seed"])
+    binned = rows.size >= BINNED_FROM
+    scores, starts = None, {}
+    if binned and any(m in BINNED for m in methods):
+        settings["fold_score_bins"] = SCORE_BINS
 
     def losses(log_proba):
         p = np.exp(log_proba)
@@ -370,8 +391,18 @@ def _judge(mf, scored: tuple, *, methods, explicit, folds, data, settings, repor
         note = _cannot_fit(method, mf, y_idx, data)
         if note is None:
             try:
-                calibrator = CALIBRATORS[method]().fit(z, y_idx)
-                cross_fitted = cross_fit(method, z, y_idx, plan, init=calibrator)
+                if binned and method in BINNED:
+                    # Fitted on every row only if it is the one reported.
+                    calibrator = None
+                    if scores is None:
+                        scores = log_odds(_check_log_proba(z, min_samples=2, min_classes=2))
+                    cross_fitted, binned_fits = binned_cross_fit(
+                        method, z, y_idx, plan, scores=scores, full=True
+                    )
+                    starts[method] = binned_fits[-1]
+                else:
+                    calibrator = CALIBRATORS[method]().fit(z, y_idx)
+                    cross_fitted = cross_fit(method, z, y_idx, plan, init=calibrator)
             except ValueError as exc:
                 note = f"cannot fit the {method} calibrator: {_data_rows(str(exc), rows)}"
         if note is not None:
@@ -413,7 +444,21 @@ def _judge(mf, scored: tuple, *, methods, explicit, folds, data, settings, repor
         candidates=candidates,
         chosen=best.method if accepted and best is not None else None,
     )
-    return verdict, (fits[best.method] if best is not None else None)
+    chosen = fits[best.method] if best is not None else None
+    if chosen is not None and chosen.calibrator is None:
+        try:
+            if chosen.method == "sigmoid" and scores is not None:
+                # The rows passed the checks of the binned fits; the search
+                # starts at the sigmoids on every row's bins.
+                chosen.calibrator = SigmoidCalibration()._fit_scores(
+                    scores, y_idx, starts["sigmoid"]
+                )
+            else:
+                chosen.calibrator = CALIBRATORS[chosen.method]().fit(z, y_idx)
+        except ValueError as exc:
+            note = f"cannot fit the {chosen.method} calibrator: {_data_rows(str(exc), rows)}"
+            raise NbcliError(f"{data}: {note}") from None
+    return verdict, chosen
 
 
 def _cannot_fit(method: str, mf, y_idx, data: str) -> str | None:
