@@ -338,7 +338,7 @@ class GaussianNB(Projected, NaiveBayesAPI, BayesClassifier):
         self.columns_ = inner
         self.class_count_ = inner.class_count_.copy()
         self.class_prior_ = np.exp(inner.class_log_prior_)
-        for attr in ("theta_", "var_", "epsilon_", "_terms", "_centre"):
+        for attr in ("theta_", "var_", "epsilon_", "_terms", "_centre", "_terms_about"):
             self.__dict__.pop(attr, None)
         # What the fit workflow's warnings read: no variances, nothing to warn of.
         self.zero_variance_ = np.zeros((0, 2), dtype=np.intp)
@@ -471,6 +471,7 @@ class GaussianNB(Projected, NaiveBayesAPI, BayesClassifier):
         self._terms, reference, centre_ref = self._standardised_terms(var_all)
         # What log_proba_together needs to score models of these statistics about one centre.
         self._centre = (reference, centre_ref, var_all)
+        self.__dict__.pop("_terms_about", None)
 
     def _standardised_terms(self, var_all, centre_ref=None):
         """``(terms, reference, centre_ref)``: the scoring constants in
@@ -563,7 +564,14 @@ class GaussianNB(Projected, NaiveBayesAPI, BayesClassifier):
             ref, _, var = m._centre
             if not (np.array_equal(ref, reference) and np.array_equal(var, var_all)):
                 return None
-            terms.append(m._standardised_terms(var_all, centre_ref)[0])
+            # A fold's models score its held rows piece by piece: the terms
+            # about the first model's centre are made once (that centre's
+            # array is held by the first model, so its identity names it).
+            about = m.__dict__.get("_terms_about")
+            if about is None or about[0] is not centre_ref:
+                about = (centre_ref, m._standardised_terms(var_all, centre_ref)[0])
+                m._terms_about = about
+            terms.append(about[1])
         if any(t.stiff.size for t in terms):
             return None
         rows = first._check_predict_input(X)
