@@ -797,6 +797,24 @@ def _platt_constants(g: np.ndarray, target: np.ndarray) -> tuple:
     )
 
 
+def _sigmoid_terms(g, ab, u, e, q) -> None:
+    """Platt's sigmoid at scores ``g`` with ``ab = (A, B)``, into the buffers:
+    ``u = A g + B``, then ``q`` the probability of a hit ``1 / (1 + e^u)``
+    (0 where ``e^u`` overflows), ``e = log1p(e^-|u|)`` and ``u = max(u, 0)``,
+    so that ``u + e = log(1 + e^u)`` without overflow."""
+    np.multiply(g, ab[0], out=u)
+    u += ab[1]
+    with np.errstate(over="ignore"):
+        np.exp(u, out=q)
+        q += 1.0
+        np.divide(1.0, q, out=q)
+    np.abs(u, out=e)
+    np.negative(e, out=e)
+    np.exp(e, out=e)
+    np.log1p(e, out=e)
+    np.maximum(u, 0.0, out=u)
+
+
 def _platt_parts(ab, g: np.ndarray, target: np.ndarray, constants: tuple | None = None, buf=None):
     """Mean loss, gradient and Hessian of Platt's cross-entropy at ``ab = (A, B)``.
 
@@ -807,19 +825,7 @@ def _platt_parts(ab, g: np.ndarray, target: np.ndarray, constants: tuple | None 
     """
     g2, t_sum, tg_sum, miss_sum, miss_g_sum = constants or _platt_constants(g, target)
     u, e, q = buf if buf is not None else (np.empty_like(g), np.empty_like(g), np.empty_like(g))
-    np.multiply(g, ab[0], out=u)
-    u += ab[1]
-    with np.errstate(over="ignore"):
-        # The sigmoid's probability of a hit, 1 / (1 + e^u): 0 where e^u overflows.
-        np.exp(u, out=q)
-        q += 1.0
-        np.divide(1.0, q, out=q)
-    # log(1 + e^u) = max(u, 0) + log1p(e^-|u|), which never overflows.
-    np.abs(u, out=e)
-    np.negative(e, out=e)
-    np.exp(e, out=e)
-    np.log1p(e, out=e)
-    np.maximum(u, 0.0, out=u)
+    _sigmoid_terms(g, ab, u, e, q)
     n = g.size
     # Cross-entropy -[t log q + (1 - t) log(1 - q)] with log q = -log(1 + e^u);
     # the terms linear in u are sums known beforehand.
@@ -1087,17 +1093,7 @@ def _platt_parts_binned(ab, g, count, g2, sums, n: float, buf):
     enter the softplus at their mean score (the linear terms stay exact)."""
     t_sum, tg_sum, miss_sum, miss_g_sum = sums
     u, e, q = buf
-    np.multiply(g, ab[0], out=u)
-    u += ab[1]
-    with np.errstate(over="ignore"):
-        np.exp(u, out=q)
-        q += 1.0
-        np.divide(1.0, q, out=q)
-    np.abs(u, out=e)
-    np.negative(e, out=e)
-    np.exp(e, out=e)
-    np.log1p(e, out=e)
-    np.maximum(u, 0.0, out=u)
+    _sigmoid_terms(g, ab, u, e, q)
     e += u
     softplus = float(np.einsum("i,i->", count, e))
     loss = (softplus - ab[0] * miss_g_sum - ab[1] * miss_sum) / n

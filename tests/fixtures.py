@@ -256,3 +256,14 @@ class Weka:
         path = self.folder / name
         path.write_text(arff.dumps({"relation": "data", "attributes": attributes, "data": data}))
         return path
+
+
+def overconfident_scores(n, k, seed, sharpness=3.0):
+    """Log posteriors (n, k) of an over-confident model, and labels drawn from a softer one."""
+    from nbcli.models import log_normalise
+
+    rng = np.random.default_rng(seed)
+    z = log_normalise(rng.normal(size=(n, k)) * sharpness)
+    soft = np.exp(log_normalise(z / 2.5))
+    y = (soft.cumsum(axis=1) < rng.random((n, 1))).sum(axis=1)
+    return z, np.minimum(y, k - 1)

@@ -18,21 +18,12 @@ from nbcli.calibration import (
     platt_targets,
 )
 from nbcli.io.request import DataRequest
-from nbcli.models import log_normalise
 from nbcli.reports.metrics import log_loss_per_row
 from nbcli.resampling import stratified_folds
 from nbcli.workflows.calibrate import calibrate, known_rows
 from nbcli.workflows.settings import ScoreSettings
 from tests.conftest import SAMPLE, nbcli_in_process
-
-
-def _scores(n, k, seed, sharpness=3.0):
-    """Log posteriors of an over-confident model and labels drawn from a softer one."""
-    rng = np.random.default_rng(seed)
-    z = log_normalise(rng.normal(size=(n, k)) * sharpness)
-    soft = np.exp(log_normalise(z / 2.5))
-    y = (soft.cumsum(axis=1) < rng.random((n, 1))).sum(axis=1)
-    return z, np.minimum(y, k - 1)
+from tests.fixtures import overconfident_scores as _scores
 
 
 def _platt_hessian(f, t, a, b):

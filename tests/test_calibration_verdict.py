@@ -27,15 +27,7 @@ from nbcli.reports.metrics import brier_per_row, log_loss_per_row
 from nbcli.reports.reliability import accepts, normal_interval, paired_differences
 from nbcli.resampling import stratified_folds
 from tests.conftest import SAMPLE, nbcli_in_process
-
-
-def _scores(n, k, seed, sharpness=3.0):
-    """Log posteriors of an over-confident model and labels drawn from a softer one."""
-    rng = np.random.default_rng(seed)
-    z = log_normalise(rng.normal(size=(n, k)) * sharpness)
-    soft = np.exp(log_normalise(z / 2.5))
-    y = (soft.cumsum(axis=1) < rng.random((n, 1))).sum(axis=1)
-    return z, np.minimum(y, k - 1)
+from tests.fixtures import overconfident_scores as _scores
 
 
 def _platt_loss_parts(f, t, a, b):
