@@ -46,7 +46,7 @@ def column_ranges(n_columns: int, n_ranges: int) -> list[tuple[int, int]]:
     """``n_columns`` cut into at most ``n_ranges`` consecutive ``(lo, hi)``, as even as can be.
 
     >>> column_ranges(5, 2)
-    [(0, 3), (3, 5)]
+    [(0, 2), (2, 5)]
     >>> column_ranges(2, 4)
     [(0, 1), (1, 2)]
     """
