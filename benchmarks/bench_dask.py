@@ -312,6 +312,20 @@ def evaluate_benchmark(args) -> None:
                     model, DataRequest.of(str(folder), target="label"), dask, scoring
                 ),
             }
+            if args.levels_at_client:
+                # The previous path: every part's levels gathered and merged at the client.
+                def at_client(parts, fn, shared, n, column_fn, column_shared=None):
+                    return column_fn(0, n, dask.gather_parts(parts, fn, shared), column_shared)
+
+                class AtClient:
+                    name = "dask"
+
+                    def __getattr__(self, attr):
+                        return at_client if attr == "gather_columns" else getattr(dask, attr)
+
+                runs["parts, dask, levels at client"] = lambda: evaluate_parts(
+                    model, DataRequest.of(str(folder), target="label"), AtClient(), scoring
+                )
             times: dict[str, list[float]] = {name: [] for name in runs}
             reports = {}
             for _ in range(args.repeat):  # alternating, so that drifting load hits both alike
@@ -321,16 +335,18 @@ def evaluate_benchmark(args) -> None:
                     times[name].append(time.perf_counter() - t)
     reference = med(times["one file, local"])
     for name, ts in times.items():
-        print(f"{name:<18}{med(ts):>8.2f} s{med(ts) / reference:>8.2f}x one file")
-    local, parts = (reports[name].to_dict() for name in runs)
+        print(f"{name:<30}{med(ts):>8.2f} s{med(ts) / reference:>8.2f}x one file")
+    local = reports["one file, local"].to_dict()
     worst = 0.0
-    for key, iv in local["metrics"].items():
-        got = parts["metrics"][key]
-        assert got["method"] == iv["method"], (key, got, iv)
-        for end in ("value", "lower", "upper"):
-            if iv[end] is not None:
-                worst = max(worst, abs(got[end] - iv[end]))
-    assert parts["confusion_matrix"] == local["confusion_matrix"]
+    for name in list(runs)[1:]:
+        parts = reports[name].to_dict()
+        for key, iv in local["metrics"].items():
+            got = parts["metrics"][key]
+            assert got["method"] == iv["method"], (key, got, iv)
+            for end in ("value", "lower", "upper"):
+                if iv[end] is not None:
+                    worst = max(worst, abs(got[end] - iv[end]))
+        assert parts["confusion_matrix"] == local["confusion_matrix"]
     assert worst <= 1e-12, worst
     methods = sorted({iv["method"] for iv in local["metrics"].values()})
     print(f"largest difference of a figure or interval end: {worst:.1e} ({', '.join(methods)})")
@@ -349,6 +365,11 @@ def main(argv=None) -> None:
     ap.add_argument("--text-docs", type=int, default=None, help="time a --text fit instead")
     ap.add_argument("--evaluate", action="store_true", help="time evaluate over parts instead")
     ap.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples of --evaluate")
+    ap.add_argument(
+        "--levels-at-client",
+        action="store_true",
+        help="with --evaluate, also time the previous path (levels merged at the client)",
+    )
     args = ap.parse_args(argv)
     if args.evaluate:
         evaluate_benchmark(args)

@@ -20,9 +20,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from nbcli.engines._reduce import column_ranges
 from nbcli.engines.ranking_sums import (
     BucketCounts,
     LevelCounts,
+    class_figures,
     column_figures,
     contributions,
     runs,
@@ -184,3 +186,63 @@ def test_evaluate_on_dask_gives_the_one_file_ranking_figures(tmp_path, sums_from
             *args, "-d", folder, "--engine", "dask", "--scheduler", cluster.scheduler_address
         )
     _check(_json(*args, "-d", one), dask, codes, proba)
+
+
+def test_class_ranges_give_the_figures_of_all_classes_at_once():
+    # Four classes in ranges of one, two and three classes; the third class has
+    # no positive in the first part and ties run across the parts' borders.
+    rng = np.random.default_rng(5)
+    n, k = 400, 4
+    proba = rng.dirichlet(np.ones(k), n).round(2)
+    proba /= proba.sum(axis=1, keepdims=True)
+    codes = rng.integers(0, k, n)
+    codes[:150][codes[:150] == 2] = 0
+    buckets, levels, pieces = _in_parts(codes, proba, [150, 151, 300])
+    shared = buckets.positive > 0
+    per_part = [LevelCounts.of(c, p, shared) for c, p in pieces]
+    assert buckets.positive[2].sum() > 0
+    assert BucketCounts.of(*pieces[0]).positive[2].sum() == 0
+    want = [column_figures(*runs(buckets, levels, c)) for c in range(k)]
+    for n_ranges in (1, 2, 3, 4):
+        got = []
+        for lo, hi in column_ranges(k, n_ranges):
+            got += class_figures(lo, hi, [x.columns(lo, hi) for x in per_part], buckets)
+        for a, b in zip(got, want):
+            for field in ("auc", "average_precision", "variance"):
+                assert getattr(a, field) == pytest.approx(getattr(b, field), rel=0, abs=TOL)
+            assert (a.n_positive, a.n_negative) == (b.n_positive, b.n_negative)
+
+
+@pytest.mark.dask
+@pytest.mark.parametrize(
+    ("which", "bootstrap"), [("breast_cancer", "100"), ("wine", "0")], ids=["2-classes", "3-no-cis"]
+)
+def test_evaluate_on_dask_merges_the_levels_by_range_of_classes(
+    tmp_path, sums_from_parts, which, bootstrap
+):
+    # Two classes with DeLong's interval, or three without intervals: the levels
+    # are merged on the workers, one range of classes each, and only figures travel.
+    pytest.importorskip("distributed")
+    from distributed import LocalCluster
+
+    frame = pd.read_csv(f"sample_data/{which}_test.csv")
+    one, folder, model, codes, proba = _case(tmp_path, frame, "gaussian", frame.columns[-1])
+    args = ("evaluate", "-m", model, "--json", "-", "-q", "--bootstrap", bootstrap)
+    with LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0", silence_logs=50
+    ) as cluster:
+        dask = _json(
+            *args, "-d", folder, "--engine", "dask", "--scheduler", cluster.scheduler_address
+        )
+    whole = _json(*args, "-d", one)
+    # With resamples, a one-file evaluation of so few rows bootstraps its intervals:
+    # the part-wise DeLong intervals are checked against DeLong's on the rows.
+    if bootstrap != "0":
+        _check(whole, dask, codes, proba)
+    for name in ("roc_auc", "roc_auc_weighted", "average_precision"):
+        got, want = dask["metrics"][name], whole["metrics"][name]
+        assert got["value"] == pytest.approx(want["value"], rel=0, abs=TOL), name
+        if bootstrap == "0":
+            assert got["lower"] is None and want["lower"] is None, name
+    for a, b in zip(dask["per_class"], whole["per_class"]):
+        assert a["roc_auc"] == pytest.approx(b["roc_auc"], rel=0, abs=TOL)

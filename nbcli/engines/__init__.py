@@ -77,6 +77,16 @@ class Engine(Protocol):
         self, parts: Sequence[Any], fn: Callable[..., Any], shared: Any = None
     ) -> list: ...
 
+    def gather_columns(
+        self,
+        parts: Sequence[Any],
+        fn: Callable[..., Any],
+        shared: Any,
+        n_columns: int,
+        column_fn: Callable[..., list],
+        column_shared: Any = None,
+    ) -> list: ...
+
     def keep_parts(
         self, parts: Sequence[Any], fn: Callable[..., Any], shared: Any = None
     ) -> list | None: ...

@@ -42,6 +42,19 @@ def tree_pairs(n: int) -> list[list[tuple[int, int]]]:
     return levels
 
 
+def column_ranges(n_columns: int, n_ranges: int) -> list[tuple[int, int]]:
+    """``n_columns`` cut into at most ``n_ranges`` consecutive ``(lo, hi)``, as even as can be.
+
+    >>> column_ranges(5, 2)
+    [(0, 2), (2, 5)]
+    >>> column_ranges(2, 4)
+    [(0, 1), (1, 2)]
+    """
+    n = max(1, min(n_columns, n_ranges))
+    edges = [n_columns * j // n for j in range(n + 1)]
+    return [(lo, hi) for lo, hi in zip(edges[:-1], edges[1:]) if hi > lo]
+
+
 def tree_reduce(values: Sequence[T], combine: Callable[[T, T], T]) -> T:
     """Combine ``values`` (in part-index order) along :func:`tree_pairs`.
 

@@ -37,6 +37,7 @@ from nbcli.engines._reduce import (
     PartOutcome,
     PartReader,
     add,
+    column_ranges,
     guarded,
     merge_optional,
     part_statistics,
@@ -62,6 +63,18 @@ def _catching(fn: Callable[..., Any], index: int, *args):
         return fn(index, *args)
     except NbcliError as exc:
         return _Failed(index, exc)
+
+
+def _columns_of(value: Any, lo: int, hi: int):
+    """A part's share of columns ``lo:hi`` (a failed part passes on as it is)."""
+    return value if isinstance(value, _Failed) else value.columns(lo, hi)
+
+
+def _range_value(column_fn: Callable[..., list], lo: int, hi: int, shared: Any, *pieces):
+    for piece in pieces:
+        if isinstance(piece, _Failed):
+            return piece  # the lowest-indexed failed part
+    return column_fn(lo, hi, list(pieces), shared)
 
 
 def _is_local_path(value: Any) -> bool:
@@ -664,6 +677,83 @@ class DaskEngine:
                 missing = _missing_here(parts[result.index])
                 raise missing or result.error
         return results
+
+    def gather_columns(
+        self,
+        parts: Sequence[Any],
+        fn: Callable[..., Any],
+        shared: Any,
+        n_columns: int,
+        column_fn: Callable[..., list],
+        column_shared: Any = None,
+    ) -> list:
+        """``column_fn(lo, hi, pieces, column_shared)`` over consecutive ranges of ``n_columns``
+        columns, one range a worker, from ``fn(index, part, shared)`` of each part.
+
+        Each part's value (with ``.columns(lo, hi)``, its share of columns
+        ``lo:hi``) stays on its worker; each range's task fetches only its
+        share of every part from the other workers, so values that do not
+        shrink as they merge never travel to the client: only what
+        ``column_fn`` returns, a list of ``hi - lo`` values. ``shared`` and
+        ``column_shared`` are broadcast once, as in :meth:`map_write`.
+
+        Returns
+        -------
+        list
+            The ``n_columns`` values, in column order.
+
+        Raises
+        ------
+        NbcliError
+            The one raised by ``fn`` for the lowest-indexed bad part.
+        """
+        if not parts or n_columns < 1:
+            return []
+        client = self.client
+        futures = self._submit_parts(fn, parts, self._broadcast(shared))
+        workers = sorted(client.scheduler_info().get("workers", {})) or [None]
+        bounds = column_ranges(n_columns, len(workers))
+        common = self._broadcast(column_shared)
+        run = uuid.uuid4().hex[:12]
+        ranges = []
+        for j, (lo, hi) in enumerate(bounds):
+            # Each range on its own worker, so that the ranges' merges run in parallel.
+            where = None if workers[j % len(workers)] is None else [workers[j % len(workers)]]
+            pieces = [
+                client.submit(
+                    _columns_of,
+                    f,
+                    lo,
+                    hi,
+                    key=f"nbcli-columns-{run}-{j}-{i}",
+                    retries=self.retries,
+                    pure=False,
+                )
+                for i, f in enumerate(futures)
+            ]
+            ranges.append(
+                client.submit(
+                    _range_value,
+                    column_fn,
+                    lo,
+                    hi,
+                    common,
+                    *pieces,
+                    key=f"nbcli-range-{run}-{j}",
+                    retries=self.retries,
+                    pure=False,
+                    workers=where,
+                    allow_other_workers=True,
+                )
+            )
+        results = self._gathered(ranges)
+        out: list = []
+        for result in results:
+            if isinstance(result, _Failed):
+                missing = _missing_here(parts[result.index])
+                raise missing or result.error
+            out.extend(result)
+        return out
 
     def keep_parts(self, parts: Sequence[Any], fn: Callable[..., Any], shared: Any = None) -> list:
         """``fn(index, part, shared)`` of each part, kept on the worker that computed it.

@@ -106,6 +106,20 @@ class LocalEngine:
         :meth:`DaskEngine.gather_parts`."""
         return self._map(fn, parts, shared)
 
+    def gather_columns(
+        self,
+        parts: Sequence[Any],
+        fn: Callable[..., Any],
+        shared: Any,
+        n_columns: int,
+        column_fn: Callable[..., list],
+        column_shared: Any = None,
+    ) -> list:
+        """All ``n_columns`` as one range; see :meth:`DaskEngine.gather_columns`."""
+        if not parts or n_columns < 1:
+            return []
+        return column_fn(0, n_columns, self._map(fn, parts, shared), column_shared)
+
     def keep_parts(self, parts: Sequence[Any], fn: Callable[..., Any], shared: Any = None) -> None:
         """None: this engine keeps nothing between passes over the parts (memory
         stays at a part's), so a workflow reads them again; see

@@ -67,6 +67,10 @@ class BucketCounts:
     def merge(self, other: BucketCounts) -> BucketCounts:
         return BucketCounts(self.positive + other.positive, self.negative + other.negative)
 
+    def columns(self, lo: int, hi: int) -> BucketCounts:
+        """The counts of classes ``lo:hi``."""
+        return BucketCounts(self.positive[lo:hi], self.negative[lo:hi])
+
 
 @dataclass
 class LevelCounts:
@@ -93,6 +97,10 @@ class LevelCounts:
             positive.append(p.astype(np.int64))
             negative.append((np.bincount(inverse, minlength=v.size) - p).astype(np.int64))
         return cls(values, positive, negative)
+
+    def columns(self, lo: int, hi: int) -> LevelCounts:
+        """The levels of classes ``lo:hi``."""
+        return LevelCounts(self.values[lo:hi], self.positive[lo:hi], self.negative[lo:hi])
 
     @classmethod
     def joined(cls, counts: list[LevelCounts]) -> LevelCounts:
@@ -226,6 +234,15 @@ class Contributions:
             D[in_level, c] = np.where(hit, self.positive[c][j], self.negative[c][j])
             D[~in_level, c] = self.bucket_negative[c][b[~in_level]]
         return D.T @ D
+
+
+def class_figures(lo: int, hi: int, levels: list[LevelCounts], buckets: BucketCounts) -> list:
+    """:class:`ColumnFigures` of classes ``lo:hi`` from every part's levels of those
+    classes and the merged ``buckets`` of all classes (the ranges' merge of
+    :meth:`nbcli.engines.dask_engine.DaskEngine.gather_columns`)."""
+    merged = LevelCounts.joined(levels)
+    own = buckets.columns(lo, hi)
+    return [column_figures(*runs(own, merged, c)) for c in range(hi - lo)]
 
 
 def contributions(buckets: BucketCounts, levels: LevelCounts) -> Contributions:

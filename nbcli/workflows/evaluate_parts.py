@@ -322,13 +322,20 @@ def _ranking(parts, engine, spec: PartScoring, buckets, confidence: float, n_res
     from nbcli.reports.ranking_summary import MAX_CURVE_CLASSES, RANKING_KEYS
 
     k = buckets.positive.shape[0]
-    from nbcli.engines.ranking_sums import LevelCounts
+    from nbcli.engines.ranking_sums import LevelCounts, class_figures
 
-    # Levels barely shrink as they merge: each part's are gathered and merged once.
-    levels = LevelCounts.joined(
-        engine.gather_parts(list(parts), level_part, _LevelPass(spec, buckets.positive > 0))
-    )
-    figures = [column_figures(*runs(buckets, levels, c)) for c in range(k)]
+    level_pass = _LevelPass(spec, buckets.positive > 0)
+    # DeLong's covariance of three or more class AUCs needs every level's contribution.
+    cross = bool(n_resamples) and 2 < k <= MAX_CURVE_CLASSES
+    if cross:
+        # Levels barely shrink as they merge: each part's are gathered and merged once.
+        levels = LevelCounts.joined(engine.gather_parts(list(parts), level_part, level_pass))
+        figures = [column_figures(*runs(buckets, levels, c)) for c in range(k)]
+    else:
+        # Each range of classes merges its levels where they are: only figures travel.
+        figures = engine.gather_columns(
+            list(parts), level_part, level_pass, k, class_figures, buckets
+        )
     areas = np.array([f.auc for f in figures])
     precisions = np.array([f.average_precision for f in figures])
     sizes = buckets.positive.sum(axis=1).astype(np.float64)
