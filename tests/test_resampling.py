@@ -238,3 +238,16 @@ def test_parse_size_refuses(text):
 def test_split_refuses(test, calib, match):
     with pytest.raises(ValueError, match=match):
         resampling.stratified_split(np.arange(10) % 2, test, calib)
+
+
+@pytest.mark.parametrize("n_classes", [1, 2, 7, 300])
+def test_stratified_folds_are_the_lexsort_definition(n_classes):
+    # The planner sorts through the permutation's inverse for speed; the
+    # folds must be those of sorting by (class, random rank) directly, so
+    # that a seed keeps giving the same folds.
+    codes = np.random.default_rng(3).integers(0, n_classes, 5_000)
+    rng = np.random.default_rng(np.random.SeedSequence(11).spawn(1)[0])
+    order = np.lexsort((rng.permutation(codes.size), codes))
+    expected = np.empty(codes.size, dtype=np.intp)
+    expected[order] = rng.permutation(10)[np.arange(codes.size) % 10]
+    np.testing.assert_array_equal(resampling.stratified_folds(codes, 10, seed=11), expected)
