@@ -531,11 +531,10 @@ class _EarlyFolds:
 def check_folds(fs: FoldStatistics, min_per_class: int) -> None:
     """Refuse a fold whose model would lack a class (or a spread for it)."""
     for r in range(fs.n_repeats):
-        per_fold = np.stack(
-            [
-                np.bincount(fs.codes[fs.folds[r] == f], minlength=fs.classes.size)
-                for f in range(fs.n_folds)
-            ]
+        # One count of (fold, class) pairs, not a masked pass per fold.
+        k = fs.classes.size
+        per_fold = np.bincount(fs.folds[r] * k + fs.codes, minlength=fs.n_folds * k).reshape(
+            fs.n_folds, k
         )
         outside = per_fold.sum(axis=0) - per_fold
         need = max(1, min_per_class)
