@@ -201,11 +201,20 @@ def build_cross_validation(
     values = np.arange(n_folds) if fold_values is None else np.asarray(fold_values)
     entries = []
     for r in range(n_repeats):
-        rows = slice(r * n, (r + 1) * n)
-        y_r, p_r = y_true[rows], proba[rows]
+        # One stable sort (a radix sort of small fold numbers) puts each
+        # fold's rows together, in file order, the order a mask would give:
+        # one gather of the rows (np.take, several times faster than fancy
+        # indexing of a row-major matrix) instead of a mask and a gather per fold.
+        fold_r = folds[r]
+        if fold_r.size and fold_r.min() >= 0:
+            fold_r = fold_r.astype(np.min_scalar_type(max(0, n_folds - 1)))
+        order = np.argsort(fold_r, kind="stable")
+        bounds = np.searchsorted(fold_r[order], np.arange(n_folds + 1))
+        at = r * n + order
+        y_r, p_r = np.take(y_true, at, axis=0), np.take(proba, at, axis=0)
         for f in range(n_folds):
-            mask = folds[r] == f
-            size = int(mask.sum())
+            lo, hi = int(bounds[f]), int(bounds[f + 1])
+            size = hi - lo
             if size == 0:
                 continue
             trained = n - size if n_train is None else int(n_train[r][f])
@@ -215,7 +224,7 @@ def build_cross_validation(
                     repeat=r,
                     n_samples=size,
                     n_train=trained,
-                    metrics=fold_metrics(classes, y_r[mask], p_r[mask], pos_label),
+                    metrics=fold_metrics(classes, y_r[lo:hi], p_r[lo:hi], pos_label),
                 )
             )
     pooled = build_evaluation(

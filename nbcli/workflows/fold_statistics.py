@@ -646,23 +646,35 @@ class FoldStatistics:
         n, k = self.codes.size, self.classes.size
         models = self.fold_models(param_sets, failed)
         live = [j for j in range(len(param_sets)) if models[j] is not None]
-        # Every row is in one fold of every repeat, so a live set's rows are all written.
-        out = [
-            np.empty((self.n_repeats * n, k))
-            if m is not None
-            else np.full((self.n_repeats * n, k), np.nan)
-            for m in models
-        ]
+        total = self.n_repeats * n
         if not live:
-            return out
+            return [np.full((total, k), np.nan) for _ in models]
         from nbcli.models._projection import shared_log_proba
 
+        # The blocks' scores are written one after another (contiguous
+        # slices), then each set's are put in file order by one gather with
+        # np.take: scattering a fold's rows into a row-major array by fancy
+        # indexing costs several times more. A row no block holds reads the
+        # NaN row past the end.
+        blocked = {j: np.empty((total + 1, k)) for j in live}
+        position = np.full(total, total, dtype=np.intp)
+        written = 0
         blocks = self.fold_blocks()
         for r, f, rows, X in blocks if blocks is not None else self.fold_pieces():
-            at = r * n + rows
             scored = shared_log_proba([models[j][r][f] for j in live], X)
+            m = len(rows)
+            position[r * n + np.asarray(rows)] = np.arange(written, written + m)
             for j, log_proba in zip(live, scored):
-                out[j][at] = log_proba
+                blocked[j][written : written + m] = log_proba
+            written += m
+        out = []
+        for j in range(len(models)):
+            if j not in blocked:
+                out.append(np.full((total, k), np.nan))
+                continue
+            scores = blocked.pop(j)
+            scores[written:] = np.nan
+            out.append(np.take(scores, position, axis=0))
         return out
 
 
