@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from nbcli.workflows.engine import Engine, Reporter
-from nbcli.workflows.fold_parts import collect_part_fold_statistics
 from nbcli.workflows.folds import FoldStatistics, collect_fold_statistics
 from nbcli.workflows.inputs import request_inputs
 from nbcli.workflows.settings import MEMORY_BUDGET, FoldSettings, ScoreSettings
@@ -106,6 +105,9 @@ def cross_validate(
             fingerprint=False,
         )
     else:
+        # Parts (and their engine) only when the data come in parts.
+        from nbcli.workflows.fold_parts import collect_part_fold_statistics
+
         fs = collect_part_fold_statistics(estimator, request, folds, engine, priors_by_label)
     from nbcli.workflows.evaluate import check_pos_label
 

@@ -19,7 +19,6 @@ import numpy as np
 from nbcli.errors import NbcliError
 from nbcli.io.limits import MAX_GRID
 from nbcli.workflows.engine import Engine, Reporter
-from nbcli.workflows.fold_parts import collect_part_fold_statistics
 from nbcli.workflows.folds import collect_fold_statistics
 from nbcli.workflows.inputs import request_inputs
 from nbcli.workflows.settings import FoldSettings, ScoreSettings, Search
@@ -360,6 +359,9 @@ def tune(
             estimator, request, folds, priors_by_label=priors_by_label, reporter=reporter
         )
     else:
+        # Parts (and their engine) only when the data come in parts.
+        from nbcli.workflows.fold_parts import collect_part_fold_statistics
+
         fs = collect_part_fold_statistics(estimator, request, folds, engine, priors_by_label)
     _check_widths(estimator, grid, len(fs.feature_names), data)
     sources = [fs] if not search.text_grid else [_with_text(fs, v) for v in variants]
