@@ -129,13 +129,18 @@ def selection_scores(
         confusion, MARGIN_METRICS, n_resamples=n_resamples, confidence=confidence, rng=rng
     )
     known = coding.known
+    # Without unseen labels (the rule in cv and tune) no row is left out:
+    # nothing is copied.
+    every_row = bool(known.all())
     # As build_evaluation takes them: per-row values on every row (an unseen
     # label pointed at class 0), then the known rows.
-    codes = np.where(known, coding.codes, 0)
+    codes = coding.codes if every_row else np.where(known, coding.codes, 0)
     losses = {
-        "log_loss": log_loss_per_row(proba, codes)[known],
-        "brier": brier_per_row(proba, codes)[known],
+        "log_loss": log_loss_per_row(proba, codes),
+        "brier": brier_per_row(proba, codes),
     }
+    if not every_row:
+        losses = {key: values[known] for key, values in losses.items()}
     means = bootstrap_means(losses, n_resamples=0, confidence=confidence, rng=rng)
     for key, estimate in means.items():
         if n_resamples > 0:
@@ -145,7 +150,11 @@ def selection_scores(
         else:
             metrics[key] = estimate
     if ranking:
-        ranked_codes, ranked_proba = codes[known], proba[known]
+        ranked_codes, ranked_proba = codes, proba
+        if not every_row:
+            # np.compress: a boolean index of a row-major matrix of a few
+            # columns copies several times slower.
+            ranked_codes, ranked_proba = codes[known], np.compress(known, proba, axis=0)
         if positive == 0:
             # As build_evaluation ranks them: the second column is the positive one.
             ranked_codes, ranked_proba = 1 - ranked_codes, ranked_proba[:, ::-1]
