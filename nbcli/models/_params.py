@@ -15,13 +15,25 @@ class Parameters:
     """
 
     sklearn_tags: ClassVar[dict[str, bool]] = {}
+    _param_names: ClassVar[tuple[str, ...]]
 
     @classmethod
     def _get_param_names(cls):
-        sig = inspect.signature(cls.__init__)
-        return sorted(
-            p.name for p in sig.parameters.values() if p.name != "self" and p.kind != p.VAR_KEYWORD
-        )
+        # Read from the signature once per class (its own entry, not a base
+        # class's): model selection builds hundreds of models, and
+        # ``inspect.signature`` costs more than building a small one.
+        names = cls.__dict__.get("_param_names")
+        if names is None:
+            sig = inspect.signature(cls.__init__)
+            names = tuple(
+                sorted(
+                    p.name
+                    for p in sig.parameters.values()
+                    if p.name != "self" and p.kind != p.VAR_KEYWORD
+                )
+            )
+            cls._param_names = names
+        return list(names)
 
     def get_params(self, deep: bool = True) -> dict:
         """Hyperparameters as a dict ``{name: value}``."""
