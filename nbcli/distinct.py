@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["LabelCoding", "unique_inverse"]
+__all__ = ["LabelCoding", "grouped_order", "unique_inverse"]
 
 
 @dataclass(frozen=True)
@@ -44,6 +44,33 @@ class LabelCoding:
             return LabelCoding(kept, self.uniques, codes)
         new = np.cumsum(present) - 1
         return LabelCoding(kept, self.uniques[present], new[codes].astype(np.intp, copy=False))
+
+
+def grouped_order(codes: np.ndarray, n_groups: int) -> tuple[np.ndarray, np.ndarray]:
+    """The rows grouped by their code, each group in its rows' order.
+
+    Parameters
+    ----------
+    codes : ndarray of non-negative int, shape (n_samples,)
+        The group of every row (a class, a fold), below ``n_groups``.
+    n_groups : int
+
+    Returns
+    -------
+    order : ndarray of intp, shape (n_samples,)
+        Row indices, group 0's first; increasing within each group.
+    bounds : ndarray of intp, shape (n_groups + 1,)
+        Group ``g``'s rows are ``order[bounds[g]:bounds[g + 1]]``.
+
+    Notes
+    -----
+    On codes narrowed to 8 or 16 bits NumPy's stable sort is a radix sort:
+    O(n), not O(n log n).
+    """
+    small = np.min_scalar_type(max(0, n_groups - 1))
+    narrow = codes.astype(small, copy=False) if small.itemsize < codes.itemsize else codes
+    order = np.argsort(narrow, kind="stable")
+    return order, np.searchsorted(narrow[order], np.arange(n_groups + 1))
 
 
 def unique_inverse(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -36,14 +36,12 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from nbcli.distinct import grouped_order
+
 
 def _class_blocks(y_idx: np.ndarray, n_classes: int):
     """Yield ``(k, rows)``: for each class present, the indices of its rows."""
-    # Small unsigned codes let NumPy's stable sort use radix sort: O(n), not O(n log n).
-    small = np.min_scalar_type(max(0, n_classes - 1))
-    codes = y_idx.astype(small, copy=False) if small.itemsize < y_idx.itemsize else y_idx
-    order = np.argsort(codes, kind="stable")
-    bounds = np.searchsorted(y_idx[order], np.arange(n_classes + 1))
+    order, bounds = grouped_order(y_idx, n_classes)
     for k in range(n_classes):
         lo, hi = bounds[k], bounds[k + 1]
         if hi > lo:
@@ -101,10 +99,7 @@ class _Grouped:
 
     def __init__(self, X, y_idx, w, n_classes: int):
         n, d = X.shape
-        small = np.min_scalar_type(max(0, n_classes - 1))
-        codes = y_idx.astype(small, copy=False) if small.itemsize < y_idx.itemsize else y_idx
-        order = np.argsort(codes, kind="stable")  # radix sort on small codes
-        bounds = np.searchsorted(y_idx[order], np.arange(n_classes + 1))
+        order, bounds = grouped_order(y_idx, n_classes)
         if X.flags.f_contiguous:
             B = np.empty((n, d), dtype=X.dtype, order="F")
             for j in range(d):

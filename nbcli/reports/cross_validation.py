@@ -17,6 +17,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from nbcli.distinct import grouped_order
 from nbcli.reports.evaluation import (
     EVALUATION_SCHEMA,
     METRIC_KEYS,
@@ -201,15 +202,11 @@ def build_cross_validation(
     values = np.arange(n_folds) if fold_values is None else np.asarray(fold_values)
     entries = []
     for r in range(n_repeats):
-        # One stable sort (a radix sort of small fold numbers) puts each
-        # fold's rows together, in file order, the order a mask would give:
-        # one gather of the rows (np.take, several times faster than fancy
-        # indexing of a row-major matrix) instead of a mask and a gather per fold.
-        fold_r = folds[r]
-        if fold_r.size and fold_r.min() >= 0:
-            fold_r = fold_r.astype(np.min_scalar_type(max(0, n_folds - 1)))
-        order = np.argsort(fold_r, kind="stable")
-        bounds = np.searchsorted(fold_r[order], np.arange(n_folds + 1))
+        # Each fold's rows together, in file order (the order a mask would
+        # give): one gather of the rows (np.take, several times faster than
+        # fancy indexing of a row-major matrix) instead of a mask and a
+        # gather per fold.
+        order, bounds = grouped_order(folds[r], n_folds)
         at = r * n + order
         y_r, p_r = np.take(y_true, at, axis=0), np.take(proba, at, axis=0)
         for f in range(n_folds):

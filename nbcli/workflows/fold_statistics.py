@@ -47,6 +47,7 @@ from typing import Any
 
 import numpy as np
 
+from nbcli.distinct import grouped_order
 from nbcli.errors import NbcliError
 
 #: Feature values of fold pieces held at once while gathering fold statistics
@@ -174,8 +175,6 @@ class FoldStatistics:
         """
         if self._chunks is None or self._layouts is not None:
             return
-        # Small unsigned fold numbers let the stable sort be a radix sort.
-        small = np.min_scalar_type(max(0, self.n_folds - 1))
         layouts: list = []
         start = 0
         for i, X in enumerate(self._chunks):
@@ -185,8 +184,7 @@ class FoldStatistics:
             if not isinstance(X, np.ndarray) or X.ndim != 2 or X.flags.c_contiguous:
                 layouts.append(None)  # sparse and row-major rows stay as they are
                 continue
-            order = np.argsort(folds.astype(small), kind="stable")
-            bounds = np.searchsorted(folds[order], np.arange(self.n_folds + 1))
+            order, bounds = grouped_order(folds, self.n_folds)
             if X.flags.f_contiguous and X.flags.writeable:
                 column = np.empty(X.shape[0], dtype=X.dtype)
                 for j in range(X.shape[1]):
@@ -251,7 +249,6 @@ class FoldStatistics:
         chunks = self._chunks or []
         layouts = self._layouts or [None] * len(chunks)
         starts = np.cumsum([0] + [X.shape[0] for X in chunks])
-        small = np.min_scalar_type(max(0, self.n_folds - 1))
         for r in range(self.n_repeats):
             # Per fold: (chunk, positions in the chunk, file rows), chunk by chunk.
             pieces: list[list] = [[] for _ in range(self.n_folds)]
@@ -269,9 +266,8 @@ class FoldStatistics:
                     continue
                 # Positions by fold, in file order within each (stable sorts).
                 at = np.arange(X.shape[0]) if layout is None else np.argsort(order)
-                at = at[np.argsort(self.folds[r, file_rows[at]].astype(small), kind="stable")]
-                folds = self.folds[r, file_rows[at]]
-                bounds = np.searchsorted(folds, np.arange(self.n_folds + 1))
+                by_fold, bounds = grouped_order(self.folds[r, file_rows[at]], self.n_folds)
+                at = at[by_fold]
                 for f in range(self.n_folds):
                     if bounds[f + 1] > bounds[f]:
                         where = at[bounds[f] : bounds[f + 1]]
@@ -667,15 +663,15 @@ class FoldStatistics:
             for j, log_proba in zip(live, scored):
                 blocked[j][written : written + m] = log_proba
             written += m
-        out = []
-        for j in range(len(models)):
-            if j not in blocked:
-                out.append(np.full((total, k), np.nan))
-                continue
-            scores = blocked.pop(j)
+        for scores in blocked.values():
             scores[written:] = np.nan
-            out.append(np.take(scores, position, axis=0))
-        return out
+        # Popped as taken: one set's scores are held twice at a time, not all.
+        return [
+            np.take(blocked.pop(j), position, axis=0)
+            if j in blocked
+            else np.full((total, k), np.nan)
+            for j in range(len(models))
+        ]
 
 
 @contextlib.contextmanager
