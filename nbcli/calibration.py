@@ -250,15 +250,13 @@ class Calibrator:
 _TEMPERATURE_BLOCK = 8192
 
 
-def _temperature_moments(z, zf, zy, s: float, buf: np.ndarray) -> tuple[float, float]:
-    """First and second derivatives of the mean NLL in ``s = 1 / T``.
+def _temperature_sums(z, zf, zy, s: float, buf: np.ndarray) -> tuple[float, float]:
+    """Sums over the rows of ``E_p[z] - z_y`` and of ``Var_p[z]``, ``p = softmax(s z)``.
 
-    ``d/ds = mean(E_p[z] - z_y)`` and ``d2/ds2 = mean(Var_p[z])`` with
-    ``p = softmax(s z)``, from one pass over the rows: each block's
-    exponentials give their three row sums while in cache. ``z`` has its row
-    maxima at 0 (the largest weight is at ``z = 0``, so the variance taken as
-    ``E[z^2] - E[z]^2`` loses no more than a few roundings), ``zf`` is ``z``
-    with ``-inf`` as 0.
+    One pass over the rows: each block's exponentials give their three row
+    sums while in cache. ``z`` has its row maxima at 0 (the largest weight
+    is at ``z = 0``, so the variance taken as ``E[z^2] - E[z]^2`` loses no
+    more than a few roundings), ``zf`` is ``z`` with ``-inf`` as 0.
     """
     n = z.shape[0]
     slope = curvature = 0.0
@@ -277,6 +275,23 @@ def _temperature_moments(z, zf, zy, s: float, buf: np.ndarray) -> tuple[float, f
         slope += float(np.sum(mean - zy[i : i + _TEMPERATURE_BLOCK]))
         second -= mean * mean
         curvature += float(np.sum(second))
+    return slope, curvature
+
+
+def _temperature_moments(parts, s: float, buf: np.ndarray) -> tuple[float, float]:
+    """First and second derivatives of the mean NLL in ``s = 1 / T``.
+
+    ``d/ds = mean(E_p[z] - z_y)`` and ``d2/ds2 = mean(Var_p[z])`` with
+    ``p = softmax(s z)``, over the rows of every ``(z, zf, zy)`` of
+    ``parts`` (:func:`_temperature_sums`): a fold's training rows are the
+    rows before it and after it, taken where they lie.
+    """
+    n = sum(part[0].shape[0] for part in parts)
+    slope = curvature = 0.0
+    for z, zf, zy in parts:
+        a, b = _temperature_sums(z, zf, zy, s, buf)
+        slope += a
+        curvature += b
     return slope / n, max(curvature / n, 0.0)
 
 
@@ -305,7 +320,9 @@ def _temperature_inputs(z: np.ndarray, y: np.ndarray) -> tuple:
     return z, zf, zy, zf.min(axis=1)
 
 
-def _temperature_search(zf, z, zy, spread: float, start: float) -> tuple[float, bool]:
+def _temperature_search(
+    parts, spread: float, start: float, first: tuple[float, float] | None = None
+) -> tuple[float, bool]:
     """The NLL-optimal temperature and whether it is an end of the searched range.
 
     A safeguarded Newton iteration on ``s = 1 / T``, in which the mean NLL is
@@ -316,14 +333,21 @@ def _temperature_search(zf, z, zy, spread: float, start: float) -> tuple[float, 
     says whether the optimum lies beyond it). Newton converges quadratically
     near the optimum, so a search started close to it (a fold's fit started
     from the fit on every row) takes two or three passes.
+
+    ``parts``: the rows, as ``(z, zf, zy)`` pieces (:func:`_temperature_moments`);
+    ``first``: the derivatives at ``1 / start`` when already known, used when
+    the range leaves that start as it is.
     """
     lo, hi = 1.0 / (spread * _TEMPERATURE_RANGE), _TEMPERATURE_RANGE / spread
     lo_seen = hi_seen = False
     s = min(max(1.0 / start, lo), hi)
-    buf = np.empty((min(_TEMPERATURE_BLOCK, z.shape[0]), z.shape[1]))
+    known = first if s == 1.0 / start else None
+    rows = max(part[0].shape[0] for part in parts)
+    buf = np.empty((min(_TEMPERATURE_BLOCK, rows), parts[0][0].shape[1]))
     previous = np.inf
     for _ in range(200):
-        g, h = _temperature_moments(z, zf, zy, s, buf)
+        g, h = _temperature_moments(parts, s, buf) if known is None else known
+        known = None
         if g == 0.0 and h > 0.0:
             break
         # A slope of 0 without curvature is the NLL flat to underflow (every
@@ -429,27 +453,59 @@ class TemperatureScaling(Calibrator):
             self.temperature_, self.at_bound_ = 1.0, False
             return self
         start = 1.0 if init is None else float(init.temperature_)
-        t, self.at_bound_ = _temperature_search(zf, z, zy, spread, start)
+        t, self.at_bound_ = _temperature_search([(z, zf, zy)], spread, start)
         self.temperature_ = t
         return self
 
     @classmethod
     def out_of_fold(cls, z: np.ndarray, y: np.ndarray, fold: np.ndarray, init=None) -> np.ndarray:
         """:func:`cross_fit` with every row checked and shifted once for all
-        folds (each row's inputs to the search depend on that row alone)."""
+        folds (each row's inputs to the search depend on that row alone).
+
+        The rows are put in fold order once, so that a fold's training rows
+        are the rows before it and after it, searched where they lie rather
+        than gathered into copies for each fold; every search's first step,
+        at the common start, takes its derivatives from one pass over all
+        the rows, summed fold by fold; and every row is mapped by its fold's
+        temperature in one pass, in file order. The fitted temperatures
+        equal those of a fit on each fold's training rows to the rounding of
+        sums taken in another order.
+        """
+        from nbcli.distinct import grouped_order, unique_inverse
+
         zc = _check_log_proba(z, min_samples=2, min_classes=2)
         yc = _check_targets(y, zc.shape[0], zc.shape[1])
-        shifted, zf, zy, low = _temperature_inputs(zc, yc)
-        out = np.empty_like(zc)
-        for k in np.unique(fold):
-            held = fold == k
-            train = ~held
-            if np.count_nonzero(train) < 2:
+        n = zc.shape[0]
+        fold = np.asarray(fold)
+        shifted, _, zy, low = _temperature_inputs(zc, yc)
+        names, codes = unique_inverse(fold)
+        order, bounds = grouped_order(codes, len(names))
+        # One gather (np.take: fancy indexing of a row-major matrix is
+        # several times slower); the -inf-free copy is made from it in order.
+        shifted = np.take(shifted, order, axis=0)
+        zf = np.where(np.isfinite(shifted), shifted, 0.0)
+        zy, low = zy[order], low[order]
+        start = 1.0 if init is None else float(init.temperature_)
+        buf = np.empty((min(_TEMPERATURE_BLOCK, n), zc.shape[1]))
+        pieces = [slice(int(bounds[g]), int(bounds[g + 1])) for g in range(len(names))]
+        sums = np.array(
+            [_temperature_sums(shifted[p], zf[p], zy[p], 1.0 / start, buf) for p in pieces]
+        ).reshape(-1, 2)
+        temperatures = np.ones(len(names))
+        for g, held in enumerate(pieces):
+            n_train = n - (held.stop - held.start)
+            if n_train < 2:
                 raise ValueError("log_proba has fewer than 2 samples; at least 2 are required")
-            spread = float(-low[train].min())
-            calibrator = cls()._search(shifted[train], zf[train], zy[train], spread, init)
-            out[held] = calibrator._map(zc[held])
-        return out
+            train = [t for t in (slice(0, held.start), slice(held.stop, n)) if t.stop > t.start]
+            spread = float(-min(low[t].min() for t in train))
+            if spread == 0.0:
+                continue  # every training row uniform: T = 1, as _search gives
+            slope, curvature = sums.sum(axis=0) - sums[g]
+            first = (float(slope) / n_train, max(float(curvature) / n_train, 0.0))
+            parts = [(shifted[t], zf[t], zy[t]) for t in train]
+            temperatures[g], _ = _temperature_search(parts, spread, start, first)
+        # Row by row as _map divides and normalises, each by its fold's T.
+        return log_normalise(zc / temperatures[codes][:, None])
 
     def _map(self, z: np.ndarray) -> np.ndarray:
         """``z / T`` normalised by log-sum-exp."""
@@ -1312,15 +1368,32 @@ def binned_cross_fit(
         for cal, fits in zip(fitted, pairs):
             cal.a_ = np.array([a for a, _ in fits], dtype=np.float64)
             cal.b_ = np.array([b for _, b in fits], dtype=np.float64)
-    out = np.empty_like(zc)
+    # Each fold's rows are taken with np.compress and mapped into one block
+    # after another, then put in row order by one np.take: a boolean index
+    # of a row-major matrix, to gather or to scatter, is several times slower.
+    position, bounds = _fold_positions(code, n_folds)
+    mapped = np.empty_like(zc)
     for i in range(n_folds):
-        held = code == i
+        held, block = code == i, slice(int(bounds[i]), int(bounds[i + 1]))
         cal = fitted[i]
         if kind == "sigmoid":
-            out[held] = cal._map_scores(f[held], zc[held])
+            scored = np.compress(held, f, axis=0)
+            mapped[block] = cal._map_scores(scored, np.compress(held, zc, axis=0))
         else:
-            out[held] = cal._map(zc[held])
+            mapped[block] = cal._map(np.compress(held, zc, axis=0))
+    out = np.take(mapped, position, axis=0)
     return (out, fitted) if full else out
+
+
+def _fold_positions(code: np.ndarray, n_folds: int) -> tuple[np.ndarray, np.ndarray]:
+    """Where each row lies when the rows are grouped by fold code (each fold's
+    in row order), and the folds' bounds there: shapes (n_samples,), (n_folds + 1,)."""
+    from nbcli.distinct import grouped_order
+
+    order, bounds = grouped_order(code, n_folds)
+    position = np.empty(code.size, dtype=np.intp)
+    position[order] = np.arange(code.size)
+    return position, bounds
 
 
 CALIBRATORS: dict[str, type[Calibrator]] = {
@@ -1353,10 +1426,14 @@ def cross_fit(kind: str, log_proba, y_idx, folds, *, init=None) -> np.ndarray:
     Raises
     ------
     ValueError
-        As the calibrator's ``fit`` on a fold's training rows.
+        As the calibrator's ``fit`` on a fold's training rows; ``folds`` not
+        of shape (n_samples,).
     """
     z = np.asarray(log_proba, dtype=np.float64)
-    return CALIBRATORS[kind].out_of_fold(z, np.asarray(y_idx), np.asarray(folds), init=init)
+    folds = np.asarray(folds)
+    if z.ndim and folds.shape != z.shape[:1]:
+        raise ValueError(f"folds must have shape ({z.shape[0]},), got {folds.shape}")
+    return CALIBRATORS[kind].out_of_fold(z, np.asarray(y_idx), folds, init=init)
 
 
 __all__ = [
