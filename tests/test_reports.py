@@ -490,6 +490,23 @@ def test_ece_jackknife_and_bootstrap_match_scipy_on_the_same_resamples():
     )
 
 
+def test_calibration_report_from_the_callers_per_row_figures_is_the_same(int_model):
+    classes, y, p = int_model  # 8 of 400 labels unseen by the model
+    from nbcli.reports.metrics import encode_labels
+
+    coding = encode_labels(classes, y)
+    rows = np.flatnonzero(coding.known)
+    per_row = rel.row_reliability(p[rows], coding.codes[rows])
+    kwargs = dict(bins=10, n_resamples=200, seed=2)
+    taken = build_calibration(classes, y, p, **kwargs).to_dict()
+    assert build_calibration(classes, y, p, per_row=per_row, **kwargs).to_dict() == taken
+    # The figures given are the ones reported.
+    sharper = p**3 / (p**3).sum(axis=1, keepdims=True)
+    other = rel.row_reliability(sharper[rows], coding.codes[rows])
+    shown = build_calibration(classes, y, p, per_row=other, **kwargs).to_dict()
+    assert shown == build_calibration(classes, y, sharper, **kwargs).to_dict() != taken
+
+
 def test_calibration_report_and_too_few_samples(int_model):
     classes, y, p = int_model
     r = build_calibration(

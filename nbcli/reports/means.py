@@ -492,11 +492,20 @@ def loss_means(proba, codes, rows, *, n_resamples: int, confidence: float, seed)
     """
     from nbcli.reports.metrics import brier_per_row, log_loss_per_row
 
+    return loss_intervals(
+        log_loss_per_row(proba, codes)[rows],
+        brier_per_row(proba, codes)[rows],
+        n_resamples=n_resamples,
+        confidence=confidence,
+        seed=seed,
+    )
+
+
+def loss_intervals(log_loss, brier, *, n_resamples: int, confidence: float, seed) -> dict:
+    """:func:`loss_means` from the per-row losses of the rows with known
+    labels, each of shape (n_known,), when the caller has them."""
     return bootstrap_means(
-        {
-            "log_loss": log_loss_per_row(proba, codes)[rows],
-            "brier": brier_per_row(proba, codes)[rows],
-        },
+        {"log_loss": log_loss, "brier": brier},
         n_resamples=n_resamples,
         confidence=confidence,
         rng=means_generator(seed),

@@ -49,6 +49,7 @@ from nbcli.reports.means import (
     EXACT_VALUES,
     bootstrap_means,
     grouped_resampled_bin_sums,
+    loss_intervals,
     loss_means,
     means_generator,
 )
@@ -400,6 +401,31 @@ def unseen_warning(
     )
 
 
+@dataclass
+class RowReliability:
+    """Per-row figures of a set of posteriors, each of shape (n_samples,): the
+    top-class ``confidence``, whether the top class is ``correct``, and the
+    ``log_loss`` and ``brier`` score of the true class
+    (:func:`~nbcli.reports.metrics.log_loss_per_row`,
+    :func:`~nbcli.reports.metrics.brier_per_row`)."""
+
+    confidence: np.ndarray
+    correct: np.ndarray
+    log_loss: np.ndarray
+    brier: np.ndarray
+
+
+def row_reliability(proba, codes) -> RowReliability:
+    """:class:`RowReliability` of posteriors ``proba`` (n_samples, n_classes)
+    and each row's true class index ``codes`` (n_samples,)."""
+    from nbcli.reports.metrics import brier_per_row, log_loss_per_row
+
+    conf, correct = top_class_confidence(proba, codes)
+    return RowReliability(
+        conf, correct, log_loss_per_row(proba, codes), brier_per_row(proba, codes)
+    )
+
+
 def build_calibration(
     classes,
     y_true,
@@ -412,6 +438,7 @@ def build_calibration(
     seed: int = 0,
     inputs: dict | None = None,
     settings: dict | None = None,
+    per_row: RowReliability | None = None,
 ) -> CalibrationReport:
     """Reliability bins, ECE (with interval), MCE, Brier score and log-loss of a model's posteriors.
 
@@ -432,6 +459,10 @@ def build_calibration(
     inputs, settings
         Passed through into the JSON form (e.g. file paths and SHA-256);
         the computed settings are added to ``settings``.
+    per_row : RowReliability, optional
+        :func:`row_reliability` of ``proba``'s rows with known labels, when
+        the caller has it (``calibrate`` judges calibrators on the same
+        values): the same report, without taking them again.
 
     Raises
     ------
@@ -449,7 +480,10 @@ def build_calibration(
     # Per-row values are taken on all rows (unseen labels pointed at class 0)
     # and then restricted to the known ones, rather than copying proba[known].
     codes = np.where(known, coding.codes, 0)
-    conf, correct = (v[known] for v in top_class_confidence(proba, codes))
+    if per_row is None:
+        conf, correct = (v[known] for v in top_class_confidence(proba, codes))
+    else:
+        conf, correct = per_row.confidence, per_row.correct
     n_bins = int(bins) if isinstance(bins, (int, np.integer)) else len(validate_edges(bins)) - 1
     check_sample_size(conf.size, n_bins)
     diagram = reliability_diagram(conf, correct, bins, strategy)
@@ -460,9 +494,19 @@ def build_calibration(
             conf, correct, diagram.edges, n_resamples=n_resamples, confidence=confidence, rng=rng
         )
     }
-    metrics.update(
-        loss_means(proba, codes, known, n_resamples=n_resamples, confidence=confidence, seed=seed)
-    )
+    if per_row is None:
+        losses = loss_means(
+            proba, codes, known, n_resamples=n_resamples, confidence=confidence, seed=seed
+        )
+    else:
+        losses = loss_intervals(
+            per_row.log_loss,
+            per_row.brier,
+            n_resamples=n_resamples,
+            confidence=confidence,
+            seed=seed,
+        )
+    metrics.update(losses)
     warnings = []
     if coding.n_unseen:
         warnings.append(unseen_warning(coding.unseen_labels, coding.n_unseen))

@@ -162,7 +162,7 @@ def calibrate(
     'nbcli.recalibration'
     """
     from nbcli.io.modelfile import load_model
-    from nbcli.reports.reliability import RecalibrationReport, build_calibration
+    from nbcli.reports.reliability import RecalibrationReport, build_calibration, row_reliability
     from nbcli.workflows.evaluate import inputs_later, left_out_warning, note_missing_spellings
 
     figures = scoring or ScoreSettings()
@@ -229,7 +229,7 @@ def calibrate(
             **request_inputs(request, engine),
         }
 
-    def measure(log_proba):
+    def measure(log_proba, per_row=None):
         try:
             report = build_calibration(
                 mf.classes,
@@ -242,6 +242,7 @@ def calibrate(
                 seed=seed,
                 inputs=inputs,
                 settings=settings,
+                per_row=per_row,
             )
         except ValueError as exc:
             raise NbcliError(f"{data}: {exc}") from None
@@ -251,7 +252,9 @@ def calibrate(
         return report
 
     before_logp = raw_logp if current is None else current.transform(raw_logp)
-    before = measure(before_logp)
+    # The rows with known labels' figures, taken once for the report and the verdict.
+    before_rows = row_reliability(np.exp(before_logp[rows]), y_idx)
+    before = measure(before_logp, before_rows)
     if method == "none":
         return CalibrationResult(report=before, model=mf, fitted=False, certain=False)
 
@@ -272,7 +275,7 @@ def calibrate(
     before.settings["folds"] = folds
     verdict, best = _judge(
         mf,
-        (raw_logp, before_logp, rows, y_idx),
+        (raw_logp, before_rows, rows, y_idx),
         methods=FITTED if method == "auto" else (method,),
         explicit=method != "auto",
         folds=folds,
@@ -290,7 +293,7 @@ def calibrate(
         certain = _warn_about_temperature(calibrator, raw_logp[rows], reporter) or certain
     after_logp = before_logp.copy()
     after_logp[rows] = best.cross_fitted
-    after = measure(after_logp)
+    after = measure(after_logp, best.per_row)
     info: dict[str, Any] = {
         "method": chosen,
         "fitted_on": inputs["data"],
@@ -335,13 +338,16 @@ class _Fit:
     calibrator: Any
     cross_fitted: np.ndarray
     certain: bool
+    #: The figures of each row of ``cross_fitted`` (``row_reliability``).
+    per_row: Any = None
 
 
 def _judge(mf, scored: tuple, *, methods, explicit, folds, data, settings, reporter):
     """The verdict on each method of ``methods``, and the fit with the lowest
     cross-fitted log-loss (the chosen one when any is accepted); ``scored`` is
-    ``(raw_logp, before_logp, rows, y_idx)`` of the rows with known labels."""
-    raw_logp, before_logp, rows, y_idx = scored
+    ``(raw_logp, before, rows, y_idx)``: the scores, the ``row_reliability`` of
+    the rows with known labels as they stand, those rows and their labels."""
+    raw_logp, before, rows, y_idx = scored
     from nbcli.calibration import (
         BINNED,
         CALIBRATORS,
@@ -353,7 +359,6 @@ def _judge(mf, scored: tuple, *, methods, explicit, folds, data, settings, repor
         cross_fit,
         log_odds,
     )
-    from nbcli.reports.metrics import brier_per_row, log_loss_per_row
     from nbcli.reports.reliability import (
         CERTAIN_TEMPERATURE,
         CalibrationVerdict,
@@ -361,7 +366,7 @@ def _judge(mf, scored: tuple, *, methods, explicit, folds, data, settings, repor
         paired_differences,
         rejection,
         reliability_diagram,
-        top_class_confidence,
+        row_reliability,
     )
     from nbcli.resampling import stratified_folds
 
@@ -372,11 +377,11 @@ def _judge(mf, scored: tuple, *, methods, explicit, folds, data, settings, repor
     if binned and any(m in BINNED for m in methods):
         settings["fold_score_bins"] = SCORE_BINS
 
-    def losses(log_proba):
-        p = np.exp(log_proba)
-        conf, correct = top_class_confidence(p, y_idx)
-        diagram = reliability_diagram(conf, correct, settings["bins"], settings["strategy"])
-        per_row = {"log_loss": log_loss_per_row(p, y_idx), "brier": brier_per_row(p, y_idx)}
+    def losses(values):
+        diagram = reliability_diagram(
+            values.confidence, values.correct, settings["bins"], settings["strategy"]
+        )
+        per_row = {"log_loss": values.log_loss, "brier": values.brier}
         return per_row, {
             "log_loss": float(per_row["log_loss"].mean()),
             "brier": float(per_row["brier"].mean()),
@@ -384,7 +389,7 @@ def _judge(mf, scored: tuple, *, methods, explicit, folds, data, settings, repor
             "mce": diagram.mce,
         }
 
-    before_rows, before_values = losses(before_logp[rows])
+    before_rows, before_values = losses(before)
     candidates, fits = [], {}
     nan = float("nan")
     for method in methods:
@@ -415,7 +420,8 @@ def _judge(mf, scored: tuple, *, methods, explicit, folds, data, settings, repor
             isinstance(calibrator, TemperatureScaling)
             and _temperature_bound(calibrator, z) == "lower"
         )
-        per_row, values = losses(cross_fitted)
+        figures = row_reliability(np.exp(cross_fitted), y_idx)
+        per_row, values = losses(figures)
         differences = paired_differences(
             before_rows,
             per_row,
@@ -428,7 +434,7 @@ def _judge(mf, scored: tuple, *, methods, explicit, folds, data, settings, repor
         ok = note is None
         candidates.append(CalibratorCandidate(method, **values, differences=differences,
                                               accepted=ok, note=note))  # fmt: skip
-        fits[method] = _Fit(method, calibrator, cross_fitted, certain)
+        fits[method] = _Fit(method, calibrator, cross_fitted, certain, figures)
     # Under auto, a certain temperature is never the one to write.
     fitted = [
         c for c in candidates if c.method in fits and (explicit or not fits[c.method].certain)
