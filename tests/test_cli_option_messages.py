@@ -65,6 +65,48 @@ def test_allow_worse_says_the_refused_calibrator_is_written_anyway(tmp_path, sam
     assert refused.returncode == 3 and "was not written" in refused.stderr
 
 
+def test_allow_worse_does_not_promise_a_temperature_run_to_zero(tmp_path):
+    # Two classes 20 spreads apart: every calibration row is predicted right,
+    # so temperature scaling runs to T -> 0, which not even --allow-worse writes.
+    rng = np.random.default_rng(3)
+    for name in ("train", "calib"):
+        y = np.repeat([0, 1], 15)
+        x = rng.normal(size=y.size) + 20.0 * y
+        rows = [f"{v!r},{c}" for v, c in zip(x.tolist(), y.tolist())]
+        (tmp_path / f"{name}.csv").write_text("x,label\n" + "\n".join(rows) + "\n")
+    model, out = tmp_path / "far.npz", tmp_path / "far-cal.npz"
+    fit = nbcli_in_process("fit", "-m", "gaussian", "-d", tmp_path / "train.csv", "-o", model)
+    assert fit.returncode == 0, fit.stderr
+    args = ["calibrate", "-m", model, "-d", tmp_path / "calib.csv", "-o", out]
+    run = nbcli_in_process(*args, "--method", "temperature", "--bootstrap", "0", "--allow-worse")
+    assert run.returncode == 2 and not out.exists()
+    warning = next(line for line in run.stderr_lines if "is not taken" in line)
+    assert "no calibrated model is written, even with --allow-worse" in warning
+    assert "written anyway" not in run.stderr
+    assert "nothing was written" in run.stderr_lines[-1]
+
+
+def test_calibration_says_unseen_labels_are_left_out_not_counted(tmp_path, sample_dir):
+    model = tmp_path / "iris.npz"
+    assert (
+        nbcli_in_process(
+            "fit", "-m", "gaussian", "-d", sample_dir / "iris_train.csv", "-o", model
+        ).returncode
+        == 0
+    )
+    lines = (sample_dir / "iris_calib.csv").read_text(encoding="utf-8").splitlines()
+    header = lines[0].split(",")
+    extra = ",".join([*["1.0"] * (len(header) - 1), "novel"])  # the label last
+    data = tmp_path / "calib.csv"
+    data.write_text("\n".join([*lines, extra, extra]) + "\n", encoding="utf-8")
+    run = nbcli_in_process("calibrate", "-m", model, "-d", data, "--method", "none")
+    assert run.returncode == 0, run.stderr
+    assert (
+        "warning: 2 calibration rows have labels the model never saw ('novel'); "
+        "they are left out of every figure of this report"
+    ) in run.stderr_lines
+
+
 def _two_classes(column: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """A varying column and ``column`` (class 0's values), 6 rows a class."""
     rng = np.random.default_rng(0)

@@ -932,7 +932,7 @@ def test_replacing_a_calibrator_says_what_before_and_after_mean(d):
     )
     warning = next(l for l in run.stderr_lines if "already carries" in l)
     assert (
-        "temperature calibrator" in warning
+        "already carries a temperature calibrator" in warning
         and "'before' shows the model with its old calibrator" in warning
     )
     # Measuring only (--method none) replaces nothing.

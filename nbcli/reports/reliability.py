@@ -385,19 +385,30 @@ class CalibrationReport:
 
 
 def unseen_warning(
-    unseen_labels, n_unseen: int, who: str = "the model", probabilities: bool = True
+    unseen_labels,
+    n_unseen: int,
+    who: str = "the model",
+    probabilities: bool = True,
+    *,
+    counted: bool = True,
+    rows: str = "test",
 ) -> str:
     """Rows whose labels the model never saw: counted as errors, and (where the
-    report has them, ``probabilities``) left out of the probability metrics."""
+    report has them, ``probabilities``) left out of the probability metrics;
+    with ``counted`` False left out of every figure (a calibration report,
+    whose accuracy is over the rows it measures). ``rows`` names them."""
     shown = ", ".join(repr(json_label(x)) for x in unseen_labels[:10])
     more = f" and {len(unseen_labels) - 10} more" if len(unseen_labels) > 10 else ""
     one = n_unseen == 1
-    counted = "it counts as an error" if one else "they count as errors"
-    if probabilities:
-        counted += f" and {'is' if one else 'are'} left out of the probability metrics"
+    if not counted:
+        fate = f"{'it is' if one else 'they are'} left out of every figure of this report"
+    else:
+        fate = "it counts as an error" if one else "they count as errors"
+        if probabilities:
+            fate += f" and {'is' if one else 'are'} left out of the probability metrics"
     return (
-        f"{n_unseen} test {'row has a label' if one else 'rows have labels'} "
-        f"{who} never saw ({shown}{more}); {counted}"
+        f"{n_unseen} {rows} {'row has a label' if one else 'rows have labels'} "
+        f"{who} never saw ({shown}{more}); {fate}"
     )
 
 
@@ -509,7 +520,9 @@ def build_calibration(
     metrics.update(losses)
     warnings = []
     if coding.n_unseen:
-        warnings.append(unseen_warning(coding.unseen_labels, coding.n_unseen))
+        warnings.append(
+            unseen_warning(coding.unseen_labels, coding.n_unseen, counted=False, rows="calibration")
+        )
     computed = {
         "bootstrap_resamples": int(n_resamples),
         "confidence": float(confidence),

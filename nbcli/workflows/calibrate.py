@@ -177,7 +177,8 @@ def calibrate(
     current = cast("Calibrator | None", mf.calibrator)
     if current is not None and method != "none":
         reporter.warn(
-            f"{model} already carries a {current.kind} calibrator, which the new one replaces; "
+            f"{model} already carries {_article(current.kind)} {current.kind} calibrator, "
+            "which the new one replaces; "
             "'before' shows the model with its old calibrator, 'after' applies the new "
             "calibrator to the model's own posteriors"
         )
@@ -533,15 +534,18 @@ def _refusal(verdict, method: str, allow_worse: bool = False) -> str:
         )
     else:
         which = shortfall(method, [c for c in verdict.candidates if c.differences])
-    return (
-        which
-        + (f" ({'; '.join(shown)})" if shown else "")
-        + (
-            "; the calibrated model is written anyway, because of --allow-worse"
-            if allow_worse
-            else "; a calibrated model would not be written"
-        )
-    )
+    if not allow_worse:
+        written = "; a calibrated model would not be written"
+    elif any(not c.never_written for c in verdict.candidates):
+        written = "; the calibrated model is written anyway, because of --allow-worse"
+    else:
+        # Only a temperature run to 0 was fitted: not even --allow-worse writes it.
+        written = "; no calibrated model is written, even with --allow-worse"
+    return which + (f" ({'; '.join(shown)})" if shown else "") + written
+
+
+def _article(word: str) -> str:
+    return "an" if word[:1] in "aeiou" else "a"
 
 
 def _data_rows(message: str, rows) -> str:
