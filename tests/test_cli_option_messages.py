@@ -88,12 +88,10 @@ def test_allow_worse_does_not_promise_a_temperature_run_to_zero(tmp_path):
 
 def test_calibration_says_unseen_labels_are_left_out_not_counted(tmp_path, sample_dir):
     model = tmp_path / "iris.npz"
-    assert (
-        nbcli_in_process(
-            "fit", "-m", "gaussian", "-d", sample_dir / "iris_train.csv", "-o", model
-        ).returncode
-        == 0
+    fit = nbcli_in_process(
+        "fit", "-m", "gaussian", "-d", sample_dir / "iris_train.csv", "-o", model
     )
+    assert fit.returncode == 0, fit.stderr
     lines = (sample_dir / "iris_calib.csv").read_text(encoding="utf-8").splitlines()
     header = lines[0].split(",")
     extra = ",".join([*["1.0"] * (len(header) - 1), "novel"])  # the label last

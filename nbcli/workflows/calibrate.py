@@ -12,6 +12,7 @@ from nbcli.errors import NbcliError
 if TYPE_CHECKING:
     from nbcli.calibration import Calibrator
     from nbcli.io.request import DataRequest
+    from nbcli.reports.reliability import RowReliability
 from nbcli.workflows.engine import Engine, Reporter
 from nbcli.workflows.inputs import inputs_of, request_inputs
 from nbcli.workflows.scoring import score, score_parts
@@ -230,12 +231,12 @@ def calibrate(
             **request_inputs(request, engine),
         }
 
-    def measure(log_proba, per_row=None):
+    def measure(proba, per_row=None):
         try:
             report = build_calibration(
                 mf.classes,
                 y_true,
-                np.exp(log_proba),
+                proba,
                 bins=bins,
                 strategy=strategy,
                 n_resamples=bootstrap,
@@ -253,9 +254,10 @@ def calibrate(
         return report
 
     before_logp = raw_logp if current is None else current.transform(raw_logp)
+    proba = np.exp(before_logp)
     # The rows with known labels' figures, taken once for the report and the verdict.
-    before_rows = row_reliability(np.exp(before_logp[rows]), y_idx)
-    before = measure(before_logp, before_rows)
+    before_rows = row_reliability(proba[rows], y_idx)
+    before = measure(proba, before_rows)
     if method == "none":
         return CalibrationResult(report=before, model=mf, fitted=False, certain=False)
 
@@ -292,9 +294,9 @@ def calibrate(
     certain = best.certain
     if chosen == "temperature":
         certain = _warn_about_temperature(calibrator, raw_logp[rows], reporter) or certain
-    after_logp = before_logp.copy()
-    after_logp[rows] = best.cross_fitted
-    after = measure(after_logp, best.per_row)
+    # The report "before" keeps no posteriors: they become "after"'s in place.
+    proba[rows] = np.exp(best.cross_fitted)
+    after = measure(proba, best.per_row)
     info: dict[str, Any] = {
         "method": chosen,
         "fitted_on": inputs["data"],
@@ -339,8 +341,8 @@ class _Fit:
     calibrator: Any
     cross_fitted: np.ndarray
     certain: bool
-    #: The figures of each row of ``cross_fitted`` (``row_reliability``).
-    per_row: Any = None
+    #: The figures of each row of ``cross_fitted``.
+    per_row: RowReliability | None = None
 
 
 def _judge(mf, scored: tuple, *, methods, explicit, folds, data, settings, reporter):
