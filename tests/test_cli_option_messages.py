@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -61,8 +63,14 @@ def test_allow_worse_says_the_refused_calibrator_is_written_anyway(tmp_path, sam
     assert "written anyway, because of --allow-worse" in warning
     assert "would not be written" not in run.stderr
     assert f"wrote {out}" in run.stderr_lines
-    refused = nbcli_in_process(*args, "--force")
-    assert refused.returncode == 3 and "was not written" in refused.stderr
+    refused = nbcli_in_process(*args, "--force", "--json", tmp_path / "r.json")
+    assert refused.returncode == 3 and "was not written" in refused.stderr_lines[-1]
+    # The error line gives the verdict's figures; its warning is not printed
+    # before it as well, and stays in the JSON report.
+    said = [line for line in refused.stderr_lines if "is not accepted" in line]
+    assert said == [refused.stderr_lines[-1]] and said[0].startswith("error:")
+    doc = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
+    assert any("is not accepted" in w for w in doc["after"]["warnings"])
 
 
 def test_allow_worse_does_not_promise_a_temperature_run_to_zero(tmp_path):

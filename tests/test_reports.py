@@ -439,6 +439,30 @@ def test_quantile_bins_hold_about_equal_counts():
     assert d.edges[0] == 0.0 and d.edges[-1] == 1.0
 
 
+def test_equal_count_bins_merged_by_ties_are_reported_with_the_tie():
+    # 600 of 1,000 rows claim certainty: the deciles 0.5 to 0.9 fall on 1.0,
+    # the top edge, so 10 bins become 5 (edges 0, the deciles 0.1 to 0.4, 1).
+    rng = np.random.default_rng(3)
+    top = np.concatenate([np.ones(600), rng.uniform(0.5, 0.99, 400)])
+    proba = np.column_stack([top, 1.0 - top])
+    y = (rng.uniform(size=1000) > top).astype(int)
+    report = build_calibration(
+        np.array([0, 1]), y, proba, bins=10, strategy="quantile", n_resamples=0
+    )
+    assert len(report.diagram.bins) == 5
+    assert [b.count for b in report.diagram.bins][-1] == 600
+    assert any(
+        "5 made of the 10 asked for" in w and "600 of the 1,000 rows" in w and "confidence 1 " in w
+        for w in report.warnings
+    )
+    # Without ties every bin asked for is made, and nothing is said.
+    spread = np.column_stack([np.linspace(0.5, 1.0, 1000), np.linspace(0.5, 0.0, 1000)])
+    plain = build_calibration(
+        np.array([0, 1]), y, spread, bins=10, strategy="quantile", n_resamples=0
+    )
+    assert len(plain.diagram.bins) == 10 and not plain.warnings
+
+
 def test_explicit_edges_are_validated():
     d = rel.reliability_diagram(
         [0.95, 0.995, 0.9995, 0.5], [1, 1, 0, 0], bins=[0, 0.9, 0.99, 0.999, 1]

@@ -206,7 +206,11 @@ def calibrate(
             engine=eng,
         )
     report = result.report
-    common.show_warnings(report.warnings)
+    refused = result.fitted and output is not None and not result.accepted
+    # A refusal's error line gives the verdict's figures again: the warning is
+    # left to the report (and its JSON) rather than printed twice.
+    fails = refused and not allow_worse and not result.certain
+    common.show_warnings([w for w in report.warnings if not (fails and w == result.refusal)])
     if result.certain and output is not None:
         # Show what was measured, write nothing, and say why.
         common.record_thresholds(report, thresholds)
@@ -225,7 +229,6 @@ def calibrate(
         before = report.before if result.fitted else report
         bins_after = report.after.diagram.to_dict()["bins"] if result.fitted else None
         diagram = reliability_image(before.diagram.to_dict()["bins"], bins_after, Path(plot).suffix)
-    refused = result.fitted and output is not None and not result.accepted
     # Once the model file may be replaced, the command finishes, whatever arrives.
     # The model file, the JSON report and the plot replace their files together:
     # a report that cannot be written leaves the old model file as it was.

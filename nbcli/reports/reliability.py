@@ -384,6 +384,21 @@ class CalibrationReport:
         }
 
 
+def merged_bins_warning(confidence: np.ndarray, asked: int, made: int) -> str:
+    """Why equal-count bins came out fewer than asked for: quantiles that
+    fall on the same value make one edge (:func:`bin_edges`), and rows of
+    one confidence cannot be split between bins. Names the most common
+    confidence, which is what such ties usually are (posteriors rounded to 1)."""
+    values, counts = np.unique(confidence, return_counts=True)
+    top = int(np.argmax(counts))
+    return (
+        f"equal-count bins: {made} made of the {asked} asked for, because "
+        f"{int(counts[top]):,} of the {confidence.size:,} rows share the top-class confidence "
+        f"{float(values[top]):.17g} and the rows of one value stay in one bin; "
+        "explicit edges can cut the other rows more finely"
+    )
+
+
 def unseen_warning(
     unseen_labels,
     n_unseen: int,
@@ -523,6 +538,8 @@ def build_calibration(
         warnings.append(
             unseen_warning(coding.unseen_labels, coding.n_unseen, counted=False, rows="calibration")
         )
+    if isinstance(bins, (int, np.integer)) and len(diagram.bins) < n_bins:
+        warnings.append(merged_bins_warning(conf, n_bins, len(diagram.bins)))
     computed = {
         "bootstrap_resamples": int(n_resamples),
         "confidence": float(confidence),

@@ -61,6 +61,9 @@ class CalibrationResult:
         True when the calibrator the model carries passed the verdict's rule
         (:func:`nbcli.reports.reliability.accepts`); otherwise it is the
         candidate with the lowest cross-fitted log-loss, for ``--allow-worse``.
+    refusal : str or None
+        The report's warning of a verdict that accepts no calibrator (None
+        when one is accepted), for a caller that says the same in its error.
     """
 
     report: Any
@@ -68,6 +71,7 @@ class CalibrationResult:
     fitted: bool
     certain: bool
     accepted: bool = False
+    refusal: str | None = None
 
 
 def known_rows(classes, y_true) -> tuple[np.ndarray, np.ndarray]:
@@ -316,8 +320,9 @@ def calibrate(
         settings=settings,
         verdict=verdict,
     )
-    if verdict.chosen is None:
-        report.after.warnings.append(_refusal(verdict, method, allow_worse))
+    refused = None if verdict.chosen is not None else _refusal(verdict, method, allow_worse)
+    if refused is not None:
+        report.after.warnings.append(refused)
     reporter.advise(
         f"'after' is cross-fitted: each row calibrated by a calibrator fitted on the other "
         f"{folds - 1} of {folds} folds of these rows; check the calibrated model on a third, "
@@ -330,6 +335,7 @@ def calibrate(
         fitted=True,
         certain=certain,
         accepted=verdict.chosen is not None,
+        refusal=refused,
     )
 
 
