@@ -55,6 +55,17 @@ def test_bins_at_most_1000_and_at_most_the_rows(d):
     assert_one_error_line(run, "--bins", "1 to 1,000")
 
 
+@pytest.mark.parametrize(
+    ("edges", "says"),
+    [("0,0.5,0.4,1", "strictly increasing"), ("0,0.5,1.5", "within [0, 1]")],
+)
+def test_calibrate_refuses_bad_bin_edges_before_reading_the_data(d, edges, says):
+    # The data file does not exist: the edges are checked first.
+    run = nbcli_in_process("calibrate", "-m", d / "m.npz", "-d", d / "missing.csv", "--bins", edges)
+    line = assert_one_error_line(run, f"--bins {edges}", says)
+    assert "missing.csv" not in line
+
+
 @pytest.mark.parametrize("command", ["evaluate", "compare", "calibrate"])
 def test_help_shows_only_threshold_examples_the_command_accepts(command):
     known = {

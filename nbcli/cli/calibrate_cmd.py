@@ -47,7 +47,16 @@ def parse_bins(text: str):
     count = n if len(parts) == 1 else len(parts) - 1
     if count > MAX_BINS:
         raise NbcliError(f"--bins takes 1 to {MAX_BINS:,} bins; got {count:,}")
-    return n if len(parts) == 1 else edges
+    if len(parts) == 1:
+        return n
+    # Checked before any data is read: a typo in the edges costs no scoring pass.
+    from nbcli.reports.reliability import validate_edges
+
+    try:
+        validate_edges(edges)
+    except ValueError as exc:
+        raise NbcliError(f"--bins {text}: {exc}") from None
+    return edges
 
 
 @common.with_engine_options

@@ -168,7 +168,12 @@ def calibrate(
     """
     from nbcli.io.modelfile import load_model
     from nbcli.reports.reliability import RecalibrationReport, build_calibration, row_reliability
-    from nbcli.workflows.evaluate import inputs_later, left_out_warning, note_missing_spellings
+    from nbcli.workflows.evaluate import (
+        check_labels_known,
+        inputs_later,
+        left_out_warning,
+        note_missing_spellings,
+    )
 
     figures = scoring or ScoreSettings()
     checks = checks or CalibrationChecks()
@@ -207,11 +212,9 @@ def calibrate(
         )
     rows, y_idx = known_rows(mf.classes, y_true)
     if rows.size == 0:
-        raise NbcliError(
-            f"none of the {len(y_true)} labels in {data} are classes of the model "
-            f"({', '.join(str(c) for c in mf.classes.tolist()[:10])}"
-            f"{', ...' if len(mf.classes) > 10 else ''}); check --target"
-        )
+        # As evaluate says it: the labels found, the classes known, and the usual causes.
+        check_labels_known(mf.classes, y_true, model, data)
+        raise NbcliError(f"{data}: no labelled rows to calibrate on")
     if bins is None:
         bins = max(1, min(10, int(rows.size)))
     elif isinstance(bins, (int, np.integer)) and bins > rows.size:
