@@ -80,8 +80,26 @@ def _first_bad(mask: np.ndarray) -> str:
     return f"row {i + 1}, class index {j}"
 
 
-def _check_log_proba(log_proba, *, min_samples: int = 1, min_classes: int = 1) -> np.ndarray:
-    """Log posteriors: NaN and +inf are refused; -inf (probability 0) is allowed."""
+def check_log_proba(log_proba, *, min_samples: int = 1, min_classes: int = 1) -> np.ndarray:
+    """Log posteriors as every calibrator takes them.
+
+    Parameters
+    ----------
+    log_proba : array-like of shape (n_samples, n_classes)
+        Natural-log posteriors; -inf (probability 0) is allowed.
+    min_samples, min_classes : int
+        The fewest rows and columns accepted.
+
+    Returns
+    -------
+    ndarray of float64, shape (n_samples, n_classes)
+
+    Raises
+    ------
+    ValueError
+        For NaN or +inf (naming the first such cell), a row that is -inf in
+        every class, or fewer rows or columns than asked for.
+    """
     z = _as_matrix(log_proba, "log_proba", min_samples=min_samples, min_classes=min_classes)
     bad = np.isnan(z) | (z == np.inf)
     if bad.any():
@@ -200,7 +218,7 @@ class Calibrator:
             +inf, or a row that is -inf everywhere.
         """
         self._check_fitted()
-        z = _check_log_proba(log_proba)
+        z = check_log_proba(log_proba)
         fitted = getattr(self, "n_classes_", z.shape[1])
         if z.shape[1] != fitted:
             raise ValueError(
@@ -441,7 +459,7 @@ class TemperatureScaling(Calibrator):
             or +inf in ``log_proba``, a class index out of range, or a true
             class with probability 0 (its NLL is infinite at every ``T``).
         """
-        z = _check_log_proba(log_proba, min_samples=2, min_classes=2)
+        z = check_log_proba(log_proba, min_samples=2, min_classes=2)
         y = _check_targets(y_idx, z.shape[0], z.shape[1])
         z, zf, zy, low = _temperature_inputs(z, y)
         return self._search(z, zf, zy, float(-low.min()), init)
@@ -473,7 +491,7 @@ class TemperatureScaling(Calibrator):
         """
         from nbcli.distinct import grouped_order, unique_inverse
 
-        zc = _check_log_proba(z, min_samples=2, min_classes=2)
+        zc = check_log_proba(z, min_samples=2, min_classes=2)
         yc = _check_targets(y, zc.shape[0], zc.shape[1])
         n = zc.shape[0]
         fold = np.asarray(fold)
@@ -657,7 +675,7 @@ class IsotonicCalibration(Calibrator):
             Fewer than 2 samples or 2 classes, shapes that do not match, NaN
             or +inf, probabilities above 1, a class index out of range.
         """
-        z = _check_log_proba(log_proba, min_samples=2, min_classes=2)
+        z = check_log_proba(log_proba, min_samples=2, min_classes=2)
         p = _check_proba(np.exp(z), min_samples=2, min_classes=2)
         y = _check_targets(y_idx, p.shape[0], p.shape[1])
         self.n_classes_ = p.shape[1]
@@ -670,7 +688,7 @@ class IsotonicCalibration(Calibrator):
     @classmethod
     def out_of_fold(cls, z: np.ndarray, y: np.ndarray, fold: np.ndarray, init=None) -> np.ndarray:
         """:func:`cross_fit` with each class's column sorted once for every fold."""
-        zc = _check_log_proba(z, min_samples=2, min_classes=2)
+        zc = check_log_proba(z, min_samples=2, min_classes=2)
         p = _check_proba(np.exp(zc), min_samples=2, min_classes=2)
         yc = _check_targets(y, p.shape[0], p.shape[1])
         folds = np.unique(fold)
@@ -1049,7 +1067,7 @@ class SigmoidCalibration(Calibrator):
             Fewer than 2 samples or 2 classes, shapes that do not match, NaN
             or +inf, a class index out of range.
         """
-        z = _check_log_proba(log_proba, min_samples=2, min_classes=2)
+        z = check_log_proba(log_proba, min_samples=2, min_classes=2)
         y = _check_targets(y_idx, z.shape[0], z.shape[1])
         # Log-odds are shift-invariant: no need to normalise first.
         return self._fit_scores(log_odds(z), y, init)
@@ -1075,7 +1093,7 @@ class SigmoidCalibration(Calibrator):
     def out_of_fold(cls, z: np.ndarray, y: np.ndarray, fold: np.ndarray, init=None) -> np.ndarray:
         """:func:`cross_fit` with the log-odds of every row taken once (a
         row's log-odds depend on that row alone)."""
-        zc = _check_log_proba(z, min_samples=2, min_classes=2)
+        zc = check_log_proba(z, min_samples=2, min_classes=2)
         yc = _check_targets(y, zc.shape[0], zc.shape[1])
         f = log_odds(zc)
         out = np.empty_like(zc)
@@ -1302,7 +1320,7 @@ def binned_cross_fit(
     """
     if kind not in BINNED:
         raise ValueError(f"binned cross-fitting supports {BINNED}, not {kind!r}")
-    zc = _check_log_proba(np.asarray(log_proba, dtype=np.float64), min_samples=2, min_classes=2)
+    zc = check_log_proba(np.asarray(log_proba, dtype=np.float64), min_samples=2, min_classes=2)
     p = _check_proba(np.exp(zc), min_samples=2, min_classes=2) if kind == "isotonic" else None
     yc = _check_targets(np.asarray(y_idx), zc.shape[0], zc.shape[1])
     labels, code = np.unique(np.asarray(folds), return_inverse=True)

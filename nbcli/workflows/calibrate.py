@@ -366,8 +366,8 @@ def _judge(mf, scored: tuple, *, methods, explicit, folds, data, settings, repor
         SCORE_BINS,
         SigmoidCalibration,
         TemperatureScaling,
-        _check_log_proba,
         binned_cross_fit,
+        check_log_proba,
         cross_fit,
         log_odds,
     )
@@ -412,7 +412,7 @@ def _judge(mf, scored: tuple, *, methods, explicit, folds, data, settings, repor
                     # Fitted on every row only if it is the one reported.
                     calibrator = None
                     if scores is None:
-                        scores = log_odds(_check_log_proba(z, min_samples=2, min_classes=2))
+                        scores = log_odds(check_log_proba(z, min_samples=2, min_classes=2))
                     cross_fitted, binned_fits = binned_cross_fit(
                         method, z, y_idx, plan, scores=scores, full=True
                     )
