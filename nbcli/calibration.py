@@ -1428,11 +1428,11 @@ class _FoldBins:
         total = np.zeros(self.bins)
         own = []
         for i, (block, used) in enumerate(self.blocks):
-            if weights is None:
-                part = self.counts[i]
-            else:
-                part = np.bincount(self.key[block], weights=weights[block], minlength=self.bins)
-                part = part[used]
+            part = (
+                self.counts[i]
+                if weights is None
+                else np.bincount(self.key[block], weights=weights[block], minlength=self.bins)[used]
+            )
             total[used] += part
             own.append(part)
         return total, own
