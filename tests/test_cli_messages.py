@@ -10,6 +10,7 @@ import pytest
 from nbcli.io.modelfile import load_model
 from nbcli.terminal import escape_controls
 from tests.conftest import assert_one_error_line, fitted_model_file, nbcli, nbcli_in_process
+from tests.declared import grid_number, is_numeric_only, model_types_where
 
 EVIL = "b\x1b]0;pwned\x07\u202e"
 
@@ -503,4 +504,31 @@ def test_a_refusal_names_the_criterion_each_candidate_missed():
     assert shortfall("auto", [loss, brier]) == (
         "no calibrator is accepted: each has a cross-fitted log-loss not lower, or a Brier "
         "score worse, beyond the margin"
+    )
+
+
+@pytest.mark.parametrize("command", ["fit", "cv", "tune"])
+def test_no_row_left_to_learn_from_says_why(tmp_path, command):
+    # No row labelled, or every row dropped for a missing cell: one line that
+    # says which (not "no data rows" of a file that has rows, nor a crash).
+    model = model_types_where(is_numeric_only)[0]
+    rows = [f"{i % 3},{i % 5}" for i in range(12)]
+    unlabelled = tmp_path / "unlabelled.csv"
+    unlabelled.write_text("a,b,label\n" + "".join(f"{r},\n" for r in rows))
+    holes = tmp_path / "holes.csv"
+    holes.write_text(
+        "a,b,empty,label\n" + "".join(f"{r},,{'xy'[i % 2]}\n" for i, r in enumerate(rows))
+    )
+    out = ["-o", tmp_path / "m.npz"] if command == "fit" else []
+    grid = ["--folds", "3"] if command != "fit" else []
+    if command == "tune":
+        from nbcli.models.registry import model_classes
+
+        spec = grid_number(model_classes()[model])
+        grid += [f"--{spec.name.replace('_', '-')}", f"{spec.default},{spec.default * 2 or 1}"]
+    run = nbcli_in_process(command, "-m", model, "-d", unlabelled, "-t", "label", *out, *grid)
+    assert_one_error_line(run, "none of its 12 rows has a label", "check --target")
+    run = nbcli_in_process(command, "-m", model, "-d", holes, "--missing", "drop", *out, *grid)
+    assert_one_error_line(
+        run, "every one of its 12 rows is left out", "12 have a missing cell", "--drop"
     )

@@ -187,6 +187,8 @@ def collect_fold_statistics(
                         chunks = None  # read the file again for each later pass
             for c, rows in terms.items():
                 rows.add(words[c])
+    if not ys:
+        raise NbcliError(row_counts.none_used(data))
     common, raw_classes, position = fold_layout(
         estimator,
         stream,

@@ -483,6 +483,25 @@ class RowCounts:
             y_missing=None,
         )
 
+    def none_used(self, path: str) -> str:
+        """Why no row of ``path`` is left to learn from: none read, none
+        labelled, or the rest dropped for a missing cell (``--missing drop``)."""
+        if self.read == 0:
+            return f"{path}: no data rows"
+        rows = f"{self.read:,} row{'s' if self.read != 1 else ''}"
+        if self.no_label == self.read:
+            return (
+                f"{path}: none of its {rows} has a label (the target column is empty "
+                "in every row); check --target"
+            )
+        labelled = f" ({self.no_label:,} without a label)" if self.no_label else ""
+        return (
+            f"{path}: every one of its {rows} is left out{labelled}: "
+            f"{self.dropped:,} {'has' if self.dropped == 1 else 'have'} a missing cell, "
+            "which the missing-value policy drop leaves out; fill the cells, --drop the "
+            "columns that hold them, or use --missing ignore where the model takes it"
+        )
+
     def warnings(self, path: str, missing: str) -> list[str]:
         out = []
         if self.no_label:

@@ -348,7 +348,7 @@ def train(
         if state.reading:
             raise
         if state.rows == 0:
-            raise NbcliError(f"{path}: no data rows") from None
+            raise NbcliError(counts_of_rows.none_used(path)) from None
         raise data_error(path, exc, stream.feature_names, 0, rows=state.kept) from None
     first = state.whole()
     state.held = None
