@@ -954,7 +954,9 @@ def test_replacing_a_calibrator_says_what_before_and_after_mean(d):
 
 def test_no_known_labels_points_at_the_target(d):
     run = _calibrate(d, "a,b,label\n1,2,p\n6,6,q\n5,5,q\n")
-    line = assert_one_error_line(run, "none of its labels ('p', 'q') is a class of", "check --target")
+    line = assert_one_error_line(
+        run, "none of its labels ('p', 'q') is a class of", "check --target"
+    )
     # As evaluate words it: the classes the model knows, and the other usual cause.
     assert "which knows 'x', 'y'" in line and "written as in the training data" in line
 
