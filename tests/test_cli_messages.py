@@ -532,3 +532,31 @@ def test_no_row_left_to_learn_from_says_why(tmp_path, command):
     assert_one_error_line(
         run, "every one of its 12 rows is left out", "12 have a missing cell", "--drop"
     )
+
+
+@pytest.mark.parametrize("command", ["fit", "cv"])
+def test_a_class_whose_rows_are_all_dropped_is_named(tmp_path, command):
+    # Class c's rows all miss column b: under drop the model never learns c,
+    # and says so rather than reporting two classes as if there were no third.
+    model = model_types_where(is_numeric_only)[0]
+    lines = ["a,b,label"]
+    for i in range(30):
+        label = "abc"[i % 3]
+        b = "" if label == "c" else f"{(i * 7) % 5 + 0.5 * (label == 'b')}"
+        lines.append(f"{i % 4 + (label == 'b')},{b},{label}")
+    data = tmp_path / "d.csv"
+    data.write_text("\n".join(lines) + "\n")
+    out = ["-o", tmp_path / "m.npz"] if command == "fit" else ["--folds", "3", "--bootstrap", "0"]
+    run = nbcli_in_process(command, "-m", model, "-d", data, "--missing", "drop", *out)
+    assert run.returncode == 0, run.stderr
+    said = [line for line in run.stderr_lines if "class 'c' is left out of the model" in line]
+    assert len(said) == 1 and "all 10 of its rows have a missing cell" in said[0], run.stderr
+    assert said[0].startswith("warning:")
+    # Rows of a class dropped in part leave the class in the model: nothing said.
+    lines[1] = "0,,a"
+    data.write_text("\n".join(lines) + "\n")
+    again = ["--force"] if command == "fit" else []
+    run = nbcli_in_process(command, "-m", model, "-d", data, "--missing", "drop", *out, *again)
+    assert run.returncode == 0, run.stderr
+    assert "class 'a' is left out" not in run.stderr
+    assert "class 'c' is left out" in run.stderr

@@ -225,6 +225,7 @@ def collect_fold_statistics(
     else:
         fs.accumulate_folds()
     check_folds(fs, estimator.min_samples_per_class)
+    fs.warnings.extend(row_counts.lost_classes(data, raw_classes))
     fs.warnings.extend(stream.spelling_warnings())
     fs.warnings.extend(stream.read_warnings())
     fs.checked(stream.categories)

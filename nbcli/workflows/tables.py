@@ -445,6 +445,7 @@ class RowCounts:
     with_missing: int = 0
     first_no_label: int | None = None
     kept_rows: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    dropped_labels: dict = field(default_factory=dict)
 
     def filter(self, ds, missing: str):
         """``ds`` without the rows the policy skips, counted."""
@@ -459,6 +460,11 @@ class RowCounts:
         if missing == "drop":
             keep &= ~holes
             self.dropped += int(holes.sum())
+            if ds.y is not None and holes.any():
+                # The labels of the dropped rows, to name a class that loses every row.
+                labels, counts = np.unique(np.asarray(ds.y)[holes], return_counts=True)
+                for label, count in zip(labels.tolist(), counts.tolist()):
+                    self.dropped_labels[label] = self.dropped_labels.get(label, 0) + count
         else:
             self.with_missing += int(holes.sum())
         self.kept_rows = self.read + np.flatnonzero(keep)
@@ -501,6 +507,22 @@ class RowCounts:
             "which the missing-value policy drop leaves out; fill the cells, --drop the "
             "columns that hold them, or use --missing ignore where the model takes it"
         )
+
+    def lost_classes(self, path: str, classes) -> list[str]:
+        """A warning for each label of dropped rows that is not among
+        ``classes`` (the labels of the rows used, as read): a class every row
+        of which had a missing cell, which the model will never predict."""
+        known = set(np.asarray(classes).tolist())
+        out = []
+        for label, count in self.dropped_labels.items():
+            if label not in known:
+                out.append(
+                    f"{path}: class {label!r} is left out of the model: all {count:,} of its "
+                    f"row{'s' if count != 1 else ''} have a missing cell, which the "
+                    "missing-value policy drop leaves out; the model will never predict it "
+                    "(fill the cells, or --drop the columns that hold them)"
+                )
+        return out
 
     def warnings(self, path: str, missing: str) -> list[str]:
         out = []

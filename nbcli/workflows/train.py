@@ -592,6 +592,7 @@ def finish_training(
     warnings.extend(smoothing_warnings(path, estimator, seen))
     if tables is not None and tables.row_counts is not None:
         warnings.extend(tables.row_counts.warnings(path, tables.missing))
+        warnings.extend(tables.row_counts.lost_classes(path, classes))
         n_rows = tables.row_counts.used
     seconds = time.perf_counter() - started
 
