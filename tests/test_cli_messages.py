@@ -142,6 +142,11 @@ def test_a_model_type_where_a_file_is_read_and_the_reverse_get_a_hint(ints):
     assert_one_error_line(run, "is a model type")
     run = nbcli_in_process("fit", "-m", ints / "i.npz", "-d", ints / "ints.csv")
     assert_one_error_line(run, "fit takes a model type and writes a model file")
+    for command in ("cv", "tune"):
+        # They write no model file: the hint says what they do take.
+        run = nbcli_in_process(command, "-m", ints / "i.npz", "-d", ints / "ints.csv")
+        line = assert_one_error_line(run, f"{command} takes a model type, as fit does")
+        assert "writes a model file" not in line
     run = nbcli_in_process("fit", "-m", "nonsense", "-d", ints / "ints.csv")
     assert_one_error_line(run, "'nonsense'")
     assert "model file" not in run.stderr

@@ -124,6 +124,16 @@ def test_folds_with_a_fold_column_is_refused_naming_both(with_folds, command, gr
     assert_one_error_line(run, "--folds", "--fold-column", code=2)
 
 
+@pytest.mark.parametrize("option", ["--fold-column", "--group-column"])
+@pytest.mark.parametrize("command", ["cv", "tune"])
+def test_folds_from_the_target_column_are_refused(with_folds, command, option):
+    # Each fold would hold out classes no fold model has seen.
+    grid = ["--var-smoothing", "1e-9,1e-3"] if command == "tune" else []
+    run = nbcli_in_process(command, "-m", "gaussian", "-d", with_folds, "-t", "label", option,
+                           "label", "--bootstrap", "0", *grid)  # fmt: skip
+    assert_one_error_line(run, f"{option} label is the target column", code=2)
+
+
 @pytest.mark.parametrize("command", ["cv", "tune"])
 def test_a_fold_column_alone_makes_the_folds(tmp_path, with_folds, command):
     report = tmp_path / "r.json"

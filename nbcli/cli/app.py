@@ -371,10 +371,9 @@ def _model_hint(exc, args: list[str]) -> str:
     given += [a.split("=", 1)[1] for a in args if a.startswith("--model=")]
     if not any(g.lower().endswith(".npz") or os.path.isfile(g) for g in given):
         return ""
-    return (
-        f"; {command_name} takes a model type and writes a model file, which predict, "
-        "evaluate and calibrate read"
-    )
+    if command_name == "fit":
+        return "; fit takes a model type and writes a model file, which predict, evaluate and calibrate read"
+    return f"; {command_name} takes a model type, as fit does, and fits one model per fold (not a model file)"
 
 
 def _debug_first(args: list[str]) -> list[str]:

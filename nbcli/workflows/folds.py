@@ -120,6 +120,13 @@ def collect_fold_statistics(
         folds,
     )
     check_text_columns(data, words_of, stream)
+    for column, option in ((fold_column, "--fold-column"), (folds.group_column, "--group-column")):
+        if column is not None and column == stream.target:
+            # Every fold would hold out whole classes that no fold model has seen.
+            raise NbcliError(
+                f"{data}: {option} {column} is the target column; the folds must come from "
+                "another column (or leave the option out for stratified folds)"
+            )
     apply_column_types(estimator, stream.plan, column_types, missing, unseen)
     row_counts = RowCounts()
     names = list(stream.feature_names)
