@@ -10,7 +10,7 @@ import pytest
 from nbcli.io.modelfile import load_model
 from nbcli.terminal import escape_controls
 from tests.conftest import assert_one_error_line, fitted_model_file, nbcli, nbcli_in_process
-from tests.declared import grid_number, is_numeric_only, model_types_where
+from tests.declared import grid_number, is_numeric_only, model_types_where, takes_counts
 
 EVIL = "b\x1b]0;pwned\x07\u202e"
 
@@ -565,3 +565,21 @@ def test_a_class_whose_rows_are_all_dropped_is_named(tmp_path, command):
     assert run.returncode == 0, run.stderr
     assert "class 'a' is left out" not in run.stderr
     assert "class 'c' is left out" in run.stderr
+
+
+def test_scikit_learn_wording_is_left_to_the_python_api(tmp_path):
+    from nbcli.workflows.data_errors import model_message
+
+    # The models end some messages with scikit-learn's words, for code that
+    # matches them; a command's line says it once, in its own words.
+    said = "the covariance of class 'a' is singular; set reg_param > 0 (The covariance matrix of class 'a' is not full rank.)"
+    assert (
+        model_message(ValueError(said), None)
+        == "the covariance of class 'a' is singular; set reg_param > 0"
+    )
+    data = tmp_path / "neg.csv"
+    data.write_text("a,b,label\n" + "".join(f"{-i - 0.5},{i},{i % 2}\n" for i in range(6)))
+    for model in model_types_where(takes_counts):
+        run = nbcli_in_process("fit", "-m", model, "-d", data, "-o", tmp_path / "m.npz")
+        line = assert_one_error_line(run, "column 'a', row 1")
+        assert "passed to" not in line and "(input X)" not in line, line

@@ -6,8 +6,18 @@ commands that only score (``predict``, ``evaluate``) do not load training.
 
 from __future__ import annotations
 
+import re
+
 from nbcli.errors import NbcliError
 from nbcli.models import ColumnsMessage, DataValueError
+
+# scikit-learn's wording, which the models' messages end with in parentheses
+# so that code written against scikit-learn's estimators matches them; the
+# line before it says the same in this project's words.
+_SKLEARN_WORDING = re.compile(
+    r" \((?:Negative values in data passed to [^()]*(?:\([^()]*\))?"
+    r"|The covariance matrix of class .* is not full rank\.)\)"
+)
 
 
 def data_error(path: str, exc: ValueError, feature_names, row_offset: int, rows=None) -> NbcliError:
@@ -25,7 +35,8 @@ def data_error(path: str, exc: ValueError, feature_names, row_offset: int, rows=
         if exc.remedy is not None:
             name, value, effect = exc.remedy
             remedy = f"; pass --{name.replace('_', '-')} {value} {effect}"
-        return NbcliError(f"{path}: column {col!r}, row {row + 1}: {exc.reason}{remedy}")
+        reason = _SKLEARN_WORDING.sub("", exc.reason)
+        return NbcliError(f"{path}: column {col!r}, row {row + 1}: {reason}{remedy}")
     return NbcliError(f"{path}: {model_message(exc, feature_names)}")
 
 
@@ -33,8 +44,8 @@ def model_message(said, feature_names) -> str:
     """What a model's error or warning ``said``, its columns called by
     ``feature_names`` (the names of the model's input) where it names them."""
     if isinstance(said, ColumnsMessage) and feature_names is not None:
-        return said.named(feature_names)
-    return str(said)
+        return _SKLEARN_WORDING.sub("", said.named(feature_names))
+    return _SKLEARN_WORDING.sub("", str(said))
 
 
 def remedy(exc: BaseException, estimator, feature_names) -> str:
