@@ -583,3 +583,16 @@ def test_scikit_learn_wording_is_left_to_the_python_api(tmp_path):
         run = nbcli_in_process("fit", "-m", model, "-d", data, "-o", tmp_path / "m.npz")
         line = assert_one_error_line(run, "column 'a', row 1")
         assert "passed to" not in line and "(input X)" not in line, line
+
+
+@pytest.mark.parametrize("command", ["predict", "evaluate", "calibrate"])
+def test_a_target_that_is_a_feature_column_is_refused(ints, command):
+    # predict would not ignore it (its output was the same as without it);
+    # evaluate and calibrate would read the feature as labels.
+    run = nbcli_in_process(command, "-m", ints / "i.npz", "-d", ints / "ints.csv", "-t", "a")
+    assert_one_error_line(run, "--target a is a feature column of the model", "'label'")
+    fine = nbcli_in_process(
+        command, "-m", ints / "i.npz", "-d", ints / "ints.csv", "-t", "label", "-q",
+        *(["--bootstrap", "0", "--folds", "2"] if command == "calibrate" else []),
+    )  # fmt: skip
+    assert "feature column" not in fine.stderr

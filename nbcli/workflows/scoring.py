@@ -127,6 +127,14 @@ def iter_scores(
     read = read or DataRequest()
     table = read_options_for(mf, missing=read.missing, unseen=read.unseen, na_values=read.na_values)
     blocks = model_blocks(mf)
+    if read.target is not None and read.target in blocks.input_columns:
+        # The column would be read twice, as a feature and as labels (or, by
+        # predict, not ignored at all).
+        trained = f" (it was trained on {mf.target!r})" if mf.target else ""
+        raise NbcliError(
+            f"{path}: --target {read.target} is a feature column of the model{trained}; "
+            "name the label column, or leave --target out"
+        )
     stream = iter_dataset(
         path,
         read,
