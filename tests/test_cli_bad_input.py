@@ -667,3 +667,23 @@ def test_an_unclosed_quote_mid_file_gives_one_error_line_and_no_library_warning(
     run = nbcli("evaluate", "-m", model, "-d", bad)
     assert "UserWarning" not in run.stderr and "CSV malformed" not in run.stderr
     assert_one_error_line(run, "line 3 opens a quoted field that is never closed")
+
+
+def test_a_json_report_given_as_data_is_named_as_json(tmp_path):
+    # Read as CSV it failed on "text after the closing quote" of line 2.
+    report = tmp_path / "cv.json"
+    report.write_text(json.dumps({"schema": "nbcli.cross_validation", "folds": [1, 2]}, indent=2))
+    renamed = tmp_path / "report.txt"
+    renamed.write_text(report.read_text())
+    for data in (report, renamed):
+        run = nbcli_in_process("fit", "-m", "gaussian", "-d", data, "-o", tmp_path / "m.npz")
+        assert_one_error_line(run, f"{data}: is JSON", "not a table of rows")
+    run = nbcli(
+        "fit", "-m", "gaussian", "-d", "-", "-o", tmp_path / "m.npz", stdin=report.read_bytes()
+    )
+    assert_one_error_line(run, "<stdin>: is JSON")
+    # A CSV whose first column name has braces is still a CSV.
+    braces = tmp_path / "braces.csv"
+    braces.write_text("{a},b,label\n1,2,x\n2,3,y\n1,3,x\n2,2,y\n")
+    ok = nbcli_in_process("fit", "-m", "gaussian", "-d", braces, "-o", tmp_path / "b.npz", "-q")
+    assert ok.returncode == 0, ok.stderr

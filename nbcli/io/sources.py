@@ -167,6 +167,23 @@ def _unreadable_compression(display: str, name: str) -> NbcliError:
     )
 
 
+def _is_json(name: str, start: bytes) -> bool:
+    """Whether a text source is JSON (an nbcli report given as data, say): its
+    name says so, or it opens an object with a quoted key, which no CSV header
+    of plain column names does."""
+    head = start.lstrip(b"\xef\xbb\xbf \t\r\n")
+    named = name.endswith((".json", ".json.gz", ".jsonl", ".ndjson"))
+    return named or re.match(rb'\{\s*"', head) is not None
+
+
+def _json_refusal(display: str) -> NbcliError:
+    return fail(
+        display,
+        "is JSON (such as an nbcli --json report), not a table of rows; give the data as "
+        "CSV, TSV, Parquet, Feather, NPZ, ARFF or svmlight",
+    )
+
+
 def _holds_arrays(path: str) -> bool:
     """Whether the ZIP archive at ``path`` holds NumPy arrays (an NPZ archive by
     another name), rather than, say, a zipped CSV."""
@@ -237,6 +254,8 @@ class Source:
             other = _compression(magic)
             if other is not None:
                 raise _unreadable_compression(self.display, other)
+            if _is_json(name, magic):
+                raise _json_refusal(self.display)
 
     def _from_bytes(self, data: bytes) -> None:
         """Take the content from memory; its format is told by its first bytes."""
@@ -256,6 +275,8 @@ class Source:
             other = _compression(data[:_MAGIC_BYTES])
             if other is not None:
                 raise _unreadable_compression(self.display, other)
+            if _is_json("", data[:_MAGIC_BYTES]):
+                raise _json_refusal(self.display)
             self.format = "csv"
 
     def open_binary(self):
