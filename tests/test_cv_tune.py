@@ -28,7 +28,7 @@ from nbcli.workflows.evaluate import evaluate
 from nbcli.workflows.settings import FoldSettings, ScoreSettings, Search
 from nbcli.workflows.train import train
 from nbcli.workflows.tune import combinations, parse_values, tune
-from tests.conftest import nbcli_in_process
+from tests.conftest import assert_one_error_line, nbcli_in_process
 from tests.declared import sklearn_twin, spec_names
 from tests.test_reports import validate
 
@@ -141,7 +141,12 @@ def test_cv_streamed_equals_cv_in_memory_and_writes_out_of_fold_predictions(tmp_
     import polars as pl
 
     frame = pl.read_csv(oof)
-    assert frame.columns == ["fold", "prediction", "proba_c0", "proba_c1", "proba_c2"]
+    assert frame.columns == [
+        "row", "label", "fold", "prediction", "proba_c0", "proba_c1", "proba_c2"
+    ]  # fmt: skip
+    # Every data row in file order, with its true label: it joins back to the input.
+    assert frame["row"].to_list() == list(range(1, 151))
+    assert frame["label"].to_list() == [f"c{v}" for v in y]
     proba = frame.select(["proba_c0", "proba_c1", "proba_c2"]).to_numpy()
     np.testing.assert_allclose(proba.sum(axis=1), 1.0, atol=1e-12)
     correct = np.mean(frame["prediction"].to_numpy() == np.array([f"c{v}" for v in y]))
@@ -512,3 +517,40 @@ def test_tune_refuses_a_config_grid_value_listed_twice(tmp_path):
     assert run.returncode == 2
     assert "grid.toml: [grid] reg_param: the value 0.1 is listed twice" in run.stderr
     assert len(run.stderr.strip().splitlines()) == 1
+
+
+def test_out_of_fold_rows_join_back_to_the_input_when_rows_are_left_out(tmp_path):
+    # Row 3 has no label and row 6 a missing cell (dropped): the predictions
+    # skip both, and their row numbers and the kept ID say which lines are whose.
+    X, y = _counts(n=60)
+    path = _write_csv(tmp_path / "d.csv", X, y)
+    lines = path.read_text().splitlines()
+    lines[0] = "id," + lines[0]
+    lines[1:] = [f"r{i + 1}," + line for i, line in enumerate(lines[1:])]
+    lines[3] = lines[3].rsplit(",", 1)[0] + ","
+    cells = lines[6].split(",")
+    cells[1] = ""
+    lines[6] = ",".join(cells)
+    path.write_text("\n".join(lines) + "\n")
+    oof = tmp_path / "oof.csv"
+    run = nbcli_in_process(
+        "cv", "-m", "gaussian", "-d", path, "-t", "label", "--drop", "id", "--missing", "drop",
+        "--folds", "3", "--bootstrap", "0", "--oof-output", oof, "--keep", "id", "-q",
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    import polars as pl
+
+    frame = pl.read_csv(oof)
+    assert frame.columns[:4] == ["row", "id", "label", "fold"]
+    kept = [i for i in range(1, 61) if i not in (3, 6)]
+    assert frame["row"].to_list() == kept
+    assert frame["id"].to_list() == [f"r{i}" for i in kept]
+    assert frame["label"].to_list() == [f"c{y[i - 1]}" for i in kept]
+    # A kept column may not take a name of the file's own.
+    clash = nbcli_in_process(
+        "cv", "-m", "gaussian", "-d", path, "-t", "label", "--drop", "id", "--missing", "drop",
+        "--folds", "3", "--oof-output", tmp_path / "o2.csv", "--keep", "label",
+    )  # fmt: skip
+    assert_one_error_line(clash, "--keep label", "a column 'label' of their own")
+    alone = nbcli_in_process("cv", "-m", "gaussian", "-d", path, "--keep", "id")
+    assert_one_error_line(alone, "--keep", "give --oof-output")

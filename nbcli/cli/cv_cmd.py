@@ -146,7 +146,17 @@ def cv(
         str | None,
         typer.Option(
             "--oof-output",
-            help="Write the out-of-fold predictions here (as predict --proba, with a fold column).",
+            help=(
+                "Write the out-of-fold predictions here: the data row (from 1), --keep columns, "
+                "the true label, the fold, then as predict --proba."
+            ),
+        ),
+    ] = None,
+    keep: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--keep",
+            help="Input column(s) to copy next to the out-of-fold predictions, e.g. an ID.",
         ),
     ] = None,
     json_out: Annotated[str | None, common.JSON] = None,
@@ -172,8 +182,10 @@ def cv(
     """
     data_list = list(data_files)
     data = common.data_name(data_list)
+    from dataclasses import replace
+
     from nbcli.cli.fit_cmd import _estimator
-    from nbcli.cli.options import read_config
+    from nbcli.cli.options import read_config, split_list
     from nbcli.cli.progress import ConsoleReporter
     from nbcli.cli.requests import data_request
     from nbcli.errors import NbcliError
@@ -183,6 +195,11 @@ def cv(
     from nbcli.workflows.settings import ScoreSettings
 
     thresholds = common.parse_thresholds(fail_under, fail_over, EVALUATION_METRICS)
+    carry = tuple(split_list(keep) or ())
+    if carry and oof_output is None:
+        raise NbcliError(
+            "--keep copies columns into the out-of-fold predictions; give --oof-output"
+        )
     if writes_to_stdout(json_out) and writes_to_stdout(oof_output):
         raise NbcliError("--json and --oof-output cannot both go to stdout; send one to a file")
     check_outputs(
@@ -199,7 +216,7 @@ def cv(
         report = cross_validate(
             estimator,
             request if eng is not None else request.reading(data=(data,)),
-            folds.settings(),
+            replace(folds.settings(), carry=carry),
             ScoreSettings(bootstrap, confidence, folds.seed, bins, pos_label=pos_label),
             priors_by_label=prior if isinstance(prior, dict) else None,
             oof_output=oof_output,

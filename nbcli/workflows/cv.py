@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from nbcli.errors import NbcliError
 from nbcli.workflows.engine import Engine, Reporter
 from nbcli.workflows.folds import FoldStatistics, collect_fold_statistics
 from nbcli.workflows.inputs import request_inputs
@@ -112,6 +113,8 @@ def cross_validate(
     from nbcli.workflows.evaluate import check_pos_label
 
     check_pos_label(fs.classes, scores.pos_label, data)
+    if oof_output is not None:
+        _out_of_fold_columns(fs)  # refused before the folds are scored
     (log_proba,) = fs.out_of_fold([{}])
     if oof_output is not None:
         write_out_of_fold(fs, log_proba, oof_output)
@@ -141,21 +144,54 @@ def cross_validate(
     )
 
 
+def _out_of_fold_columns(fs: FoldStatistics) -> str:
+    """The name of the true label's column of the out-of-fold predictions,
+    once no carried column takes one of their own names."""
+    label = fs.target if fs.target is not None else "label"
+    own = ["row", label, "repeat", "fold", "prediction", *(f"proba_{c}" for c in fs.classes)]
+    taken = [c for c in fs.carried if c in own]
+    if taken:
+        raise NbcliError(
+            f"--keep {taken[0]}: the out-of-fold predictions have a column {taken[0]!r} of "
+            "their own; keep another column"
+        )
+    return label
+
+
 def write_out_of_fold(fs: FoldStatistics, log_proba: np.ndarray, path: str, *, digits=None):
     """Write out-of-fold predictions to ``path`` (CSV, or Parquet for ``.parquet``;
-    ``-`` for stdout), one row per data row and repeat."""
+    ``-`` for stdout), one row per data row used and repeat.
+
+    Columns: ``row`` (the data row of the file, counted from 1 as messages
+    count them; not for parts), the carried columns (``FoldSettings.carry``),
+    the true label (named as the target column), ``repeat`` (with repeats),
+    ``fold``, then ``prediction`` and the posteriors as ``predict --proba``
+    writes them. Rows left out of the folds (no label, or dropped for a
+    missing cell) have no line: ``row`` or a carried ID joins the lines to
+    the input.
+
+    Raises
+    ------
+    NbcliError
+        When a carried column's name is one the file gives another meaning.
+    """
     import sys
 
     from nbcli.io.predictions import PredictionWriter
 
     n = fs.codes.size
     writer = PredictionWriter.for_path(path, fs.classes, proba=True, digits=digits)
+    label = _out_of_fold_columns(fs)
+    lead: dict = {} if fs.file_rows is None else {"row": fs.file_rows + 1}
+    lead.update(fs.carried)
+    lead[label] = fs.labels
 
     def write(f):
         for r in range(fs.n_repeats):
-            kept = {"fold": fs.fold_values[fs.folds[r]]}
+            kept = dict(lead)
             if fs.n_repeats > 1:
-                kept = {"repeat": np.full(n, r), **kept}
+                kept["repeat"] = np.full(n, r)
+            kept["fold"] = fs.fold_values[fs.folds[r]]
             writer.write(f, kept, log_proba[r * n : (r + 1) * n])
         writer.close(f)
 

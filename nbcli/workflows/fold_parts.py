@@ -481,5 +481,7 @@ def collect_part_fold_statistics(
         if request.na_labels:
             fs.training["na_labels"] = [str(v) for v in request.na_labels]
     check_folds(fs, estimator.min_samples_per_class)
+    # No file row: the rows are the parts' (in the order of the parts).
+    fs.carried = {c: np.concatenate([k[c] for k in rows.kept]) for c in folds.carry}
     fs.checked(total.categories)
     return fs

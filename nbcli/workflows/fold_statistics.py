@@ -119,6 +119,11 @@ class FoldStatistics:
     training: dict
     path: str = ""
     warnings: list = field(default_factory=list)
+    #: The 0-based row of the file of every row (None when read as parts),
+    #: and the carried columns' values (``FoldSettings.carry``), for the
+    #: out-of-fold predictions.
+    file_rows: np.ndarray | None = None
+    carried: dict = field(default_factory=dict)
     #: What reading decided (column plan, categories, missing-cell policy),
     #: for the model file of all rows, as ``nbcli fit`` writes it.
     tables: Any = None

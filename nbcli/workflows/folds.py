@@ -138,7 +138,7 @@ def collect_fold_statistics(
     classes_seen: set = set()
     fp = TrainingFingerprint(legacy=False) if fingerprint else None
     terms = {} if text is None else {c: TermRows(text.options()) for c in words_of}
-    ys, kept = [], []
+    ys, kept, file_rows = [], [], []
     chunks: list | None = []
     held = 0
     # With a fold column the folds are known row by row: their statistics are
@@ -167,6 +167,7 @@ def collect_fold_statistics(
                 fp.update(fingerprint_columns(ds.X, words, words_of), ds.y, coding)
             ys.append(coding)
             kept.append({c: np.asarray(ds.kept[c]) for c in keep})
+            file_rows.append(row_counts.kept_rows)
             # Fold statistics grow with the classes and categories met: refused
             # before they are gathered past the limit.
             classes_seen.update(coding.uniques.tolist())
@@ -232,6 +233,8 @@ def collect_fold_statistics(
     else:
         fs.accumulate_folds()
     check_folds(fs, estimator.min_samples_per_class)
+    fs.file_rows = np.concatenate(file_rows)
+    fs.carried = {c: np.concatenate([k[c] for k in kept]) for c in folds.carry}
     fs.warnings.extend(row_counts.lost_classes(data, raw_classes))
     fs.warnings.extend(stream.spelling_warnings())
     fs.warnings.extend(stream.read_warnings())

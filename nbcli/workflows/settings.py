@@ -46,6 +46,9 @@ class FoldSettings:
         Seed of the fold plan (and, in ``cv``, of the bootstrap).
     memory_budget : int
         Bytes of validated rows kept in memory between passes.
+    carry : tuple of str
+        Input columns read beside the rows and copied next to the
+        out-of-fold predictions (an ID), as ``predict --keep`` copies them.
     """
 
     n_folds: int = 10
@@ -54,6 +57,7 @@ class FoldSettings:
     n_repeats: int = 1
     seed: int | None = 0
     memory_budget: int = MEMORY_BUDGET
+    carry: tuple[str, ...] = ()
 
     def check(self) -> None:
         """Refuse contradictory settings.
@@ -70,13 +74,23 @@ class FoldSettings:
 
     @property
     def keep(self) -> list[str]:
-        """The columns read beside the features: the fold or group column."""
-        return [c for c in (self.fold_column, self.group_column) if c is not None]
+        """The columns read beside the features: the fold or group column, and those carried."""
+        planned = [c for c in (self.fold_column, self.group_column) if c is not None]
+        return list(dict.fromkeys([*planned, *self.carry]))
 
     @property
     def keep_for(self) -> str:
-        """What the kept column is for, in the message for one that is not there."""
-        return f"for {'--fold-column' if self.fold_column is not None else '--group-column'}"
+        """What the kept columns are for, in the message for one that is not there."""
+        options = [
+            option
+            for option, given in (
+                ("--fold-column", self.fold_column),
+                ("--group-column", self.group_column),
+                ("--keep", self.carry),
+            )
+            if given
+        ]
+        return f"for {' or '.join(options)}"
 
     def planning(self) -> dict:
         """The keywords of :func:`nbcli.workflows.fold_plan.plan_folds`."""
