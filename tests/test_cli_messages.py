@@ -10,7 +10,13 @@ import pytest
 from nbcli.io.modelfile import load_model
 from nbcli.terminal import escape_controls
 from tests.conftest import assert_one_error_line, fitted_model_file, nbcli, nbcli_in_process
-from tests.declared import grid_number, is_numeric_only, model_types_where, takes_counts
+from tests.declared import (
+    grid_number,
+    is_numeric_only,
+    model_types_where,
+    takes_column_types,
+    takes_counts,
+)
 
 EVIL = "b\x1b]0;pwned\x07\u202e"
 
@@ -596,3 +602,22 @@ def test_a_target_that_is_a_feature_column_is_refused(ints, command):
         *(["--bootstrap", "0", "--folds", "2"] if command == "calibrate" else []),
     )  # fmt: skip
     assert "feature column" not in fine.stderr
+
+
+def test_a_column_without_any_value_is_told_to_be_left_out(tmp_path):
+    # Under ignore a column empty in every row determines nothing, in any
+    # class: the one way on is --drop (categories would not help either).
+    from nbcli.models.registry import model_classes
+
+    model = next(
+        name
+        for name, cls in model_classes().items()
+        if "gaussian" in cls.feature_kinds and takes_column_types(cls)
+    )
+    data = tmp_path / "d.csv"
+    data.write_text(
+        "a,empty,label\n" + "".join(f"{i % 4 + 0.5 * (i % 2)},,{'xy'[i % 2]}\n" for i in range(12))
+    )
+    run = nbcli_in_process("fit", "-m", model, "-d", data, "-t", "label", "-o", tmp_path / "m.npz")
+    line = assert_one_error_line(run, "'empty' has no observed value in training")
+    assert line.endswith(": leave the column out with --drop empty"), line

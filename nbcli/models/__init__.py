@@ -11,6 +11,7 @@ NumPy and SciPy only: no file I/O, no printing.
 from nbcli.models._base import (
     BayesClassifier,
     ColumnUndeterminedError,
+    EmptyColumnError,
     NoObservedValueError,
     NotFittedError,
     UndeterminedError,
@@ -60,6 +61,7 @@ __all__ = [
     "PooledScatter",
     "QuadraticDiscriminantAnalysis",
     "UndeterminedError",
+    "EmptyColumnError",
     "NoObservedValueError",
     "log_normalise",
 ]

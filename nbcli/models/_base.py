@@ -736,6 +736,12 @@ class NoObservedValueError(ColumnUndeterminedError):
         return next(p for p in self.pieces if isinstance(p, int))
 
 
+class EmptyColumnError(NoObservedValueError):
+    """A column has no observed value in any training row: no class has one,
+    so nothing but leaving the column out helps (``feature`` as for
+    :class:`NoObservedValueError`)."""
+
+
 def _present(uniques: np.ndarray, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(labels, codes)`` of the rows coded ``codes`` into ``uniques``, with
     only the labels some row has (as :func:`~nbcli.distinct.unique_inverse`

@@ -9,7 +9,7 @@ import numpy as np
 from nbcli.models import _text_term, _value_table
 from nbcli.models._base import (
     BayesClassifier,
-    ColumnUndeterminedError,
+    EmptyColumnError,
     NoObservedValueError,
     UndeterminedError,
 )
@@ -905,7 +905,7 @@ class MixedNB(TextColumns, BayesClassifier):
         n_all, _, m2_all = pooled_moments(count, shift, offset, m2)
         if np.any(n_all <= 0):
             j = int(lay.gaussian[np.argmax(n_all <= 0)])
-            raise ColumnUndeterminedError(
+            raise EmptyColumnError(
                 "Gaussian ",
                 j,
                 " has no observed value in training",

@@ -50,16 +50,19 @@ def model_message(said, feature_names) -> str:
 
 def remedy(exc: BaseException, estimator, feature_names) -> str:
     """What to do about a model error that names a column, as the end of its
-    line (``""`` when there is nothing to add): a column in which a class has
-    no observed value is left out with ``--drop``, or read as categorical
-    (by this model where it takes a distribution per column, else by one that does)."""
-    from nbcli.models import NoObservedValueError
+    line (``""`` when there is nothing to add): a column without any value
+    is left out with ``--drop``; one in which a class has no observed value
+    is left out, or read as categorical (by this model where it takes a
+    distribution per column, else by one that does)."""
+    from nbcli.models import EmptyColumnError, NoObservedValueError
 
     names = list(feature_names)
     if not isinstance(exc, NoObservedValueError) or not 0 <= exc.feature < len(names):
         return ""
     name = names[exc.feature]
     drop = f": leave the column out with --drop {name}"
+    if isinstance(exc, EmptyColumnError):
+        return drop  # no class has a value: categories would not help either
     kinds = getattr(type(estimator), "feature_kinds", ())
     if len(kinds) > 1 and "categorical" in kinds:
         return f"{drop}, or read it as categorical with --column {name}=categorical"
