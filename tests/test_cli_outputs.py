@@ -248,3 +248,34 @@ def test_a_model_file_named_onnx_is_refused_pointing_to_export(tmp_path):
     # --force keeps the name, as for a name like data.
     forced = nbcli_in_process("fit", "-m", "gaussian", "-d", train, "-o", onnx, "-q", "--force")
     assert forced.returncode == 0 and onnx.read_bytes()[:2] == b"PK"
+
+
+def test_a_batch_run_again_into_its_own_folder_leaves_its_outputs_out(tmp_path):
+    # A glob over the folder meets the first run's a.pred.csv and b.pred.csv:
+    # the second run scores a.csv and b.csv again instead of refusing.
+    model = tmp_path / "m.npz"
+    fitted_model_file(model)
+    parts = tmp_path / "parts"
+    parts.mkdir()
+    for name in ("a", "b"):
+        (parts / f"{name}.csv").write_text(SMALL_CSV)
+    argv = ("predict", "-m", model, "-d", f"{parts}/*.csv", "--output-dir", parts)
+    first = nbcli_in_process(*argv)
+    assert first.returncode == 0, first.stderr
+    written = (parts / "a.pred.csv").read_text()
+    again = nbcli_in_process(*argv)
+    assert again.returncode == 0, again.stderr
+    said = [line for line in again.stderr_lines if "left out of the inputs" in line]
+    assert said == [
+        f"warning: {parts}/a.pred.csv: left out of the inputs: it is the output of {parts}/a.csv in this run",
+        f"warning: {parts}/b.pred.csv: left out of the inputs: it is the output of {parts}/b.csv in this run",
+    ]
+    assert sorted(p.name for p in parts.iterdir()) == ["a.csv", "a.pred.csv", "b.csv", "b.pred.csv"]
+    assert (parts / "a.pred.csv").read_text() == written
+    # A data file that only shares the name is not replaced.
+    (parts / "b.pred.csv").write_text(SMALL_CSV)
+    refused = nbcli_in_process(*argv)
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr
+    last = refused.stderr_lines[-1]
+    assert last.startswith("error:") and "b.pred.csv" in last and "not an nbcli predictions" in last
+    assert (parts / "b.pred.csv").read_text() == SMALL_CSV

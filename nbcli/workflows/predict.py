@@ -434,14 +434,28 @@ def predict_batch(
             raise NbcliError(
                 f"{output_dir}: cannot create the output folder ({exc.strerror or exc})"
             ) from None
-    targets: dict[str, str] = {}
-    for p in inputs:
+
+    def target_of(p: str) -> str:
         name = output_name(p, output_format)
-        out = (
+        return (
             join(os.fspath(output_dir), name)
             if is_url(os.fspath(output_dir))
             else str(out_dir / name)
         )
+
+    # A glob over the output folder also meets an earlier run's outputs: an
+    # input that is another input's output this run is left out (and, if it
+    # is not an nbcli predictions file, refused below as any output would be).
+    outputs_of = {target_of(p): p for p in inputs}
+    earlier = [p for p in inputs if p in outputs_of and outputs_of[p] != p]
+    for p in earlier:
+        reporter.warn(
+            f"{p}: left out of the inputs: it is the output of {outputs_of[p]} in this run"
+        )
+    inputs = [p for p in inputs if p not in earlier]
+    targets: dict[str, str] = {}
+    for p in inputs:
+        out = target_of(p)
         if out in targets.values():
             raise NbcliError(
                 f"{p}: its output {out} would overwrite another input's; rename one of them"
