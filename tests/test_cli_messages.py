@@ -621,3 +621,13 @@ def test_a_column_without_any_value_is_told_to_be_left_out(tmp_path):
     run = nbcli_in_process("fit", "-m", model, "-d", data, "-t", "label", "-o", tmp_path / "m.npz")
     line = assert_one_error_line(run, "'empty' has no observed value in training")
     assert line.endswith(": leave the column out with --drop empty"), line
+
+
+@pytest.mark.parametrize("command", ["fit", "predict", "evaluate", "cv"])
+def test_a_data_file_given_twice_is_refused(ints, command):
+    # Read once (its rows not counted twice, as the command line seems to ask).
+    model = ["-m", "gaussian"] if command in ("fit", "cv") else ["-m", ints / "i.npz"]
+    out = ["-o", ints / "again.npz"] if command == "fit" else []
+    data = ints / "ints.csv"
+    run = nbcli_in_process(command, *model, "-d", data, "-d", data, *out)
+    assert_one_error_line(run, f"--data {data} is given 2 times", "give it once")

@@ -117,7 +117,23 @@ def ctrl_c_for_this_process_only():
 def data_name(values: list[str]) -> str:
     """The data of a command that reads parts as its messages name it: the one
     file (:func:`one_data_file`), or several ``--data`` values joined by ``", "``
-    (one data set, read in order, part by part)."""
+    (one data set, read in order, part by part).
+
+    Raises
+    ------
+    NbcliError
+        For a value given more than once: read once, its rows would not be
+        counted twice, as the command line seems to ask.
+    """
+    twice = next((v for i, v in enumerate(values) if v in values[:i]), None)
+    if twice is not None:
+        from nbcli.errors import NbcliError
+
+        times = values.count(twice)
+        raise NbcliError(
+            f"--data {twice} is given {times} times; each file of a data set is read once: "
+            "give it once"
+        )
     return one_data_file(values) if len(values) == 1 else ", ".join(values)
 
 

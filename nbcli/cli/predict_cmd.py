@@ -102,6 +102,7 @@ def predict(
     from nbcli.io.part_paths import expand_parts
 
     common.check_model_file(model)
+    common.data_name(list(data))  # refuses a --data value given twice
     inputs = expand_parts(data)
     dask = engine.name == "dask"
     if dask and output_dir is None:
