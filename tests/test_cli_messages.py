@@ -631,3 +631,16 @@ def test_a_data_file_given_twice_is_refused(ints, command):
     data = ints / "ints.csv"
     run = nbcli_in_process(command, *model, "-d", data, "-d", data, *out)
     assert_one_error_line(run, f"--data {data} is given 2 times", "give it once")
+
+
+def test_an_empty_output_folder_is_refused(ints, monkeypatch):
+    # An unset shell variable ($OUT) wrote into the current folder unasked.
+    monkeypatch.chdir(ints)
+    before = sorted(p.name for p in ints.iterdir())
+    data = ints / "ints.csv"
+    for args in (
+        ("split", "-d", data, "--test", "0.5", "--output-dir", ""),
+        ("predict", "-m", ints / "i.npz", "-d", data, "--output-dir", ""),
+    ):
+        assert_one_error_line(nbcli_in_process(*args), "--output-dir is empty")
+    assert sorted(p.name for p in ints.iterdir()) == before

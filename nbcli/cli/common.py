@@ -137,6 +137,15 @@ def data_name(values: list[str]) -> str:
     return one_data_file(values) if len(values) == 1 else ", ".join(values)
 
 
+def check_output_dir(value: str | None) -> None:
+    """Refuse an empty ``--output-dir``: a shell variable that was not set
+    would otherwise write into the current folder without a word."""
+    if value is not None and not value.strip():
+        from nbcli.errors import NbcliError
+
+        raise NbcliError("--output-dir is empty; give a folder (. for the current one)")
+
+
 def check_model_outputs(output, json_out, data: list[str], config, force: bool) -> None:
     """Before any work, a fitting command's ``--output`` (a model file) and
     ``--json``, against its ``--data`` values and ``--config``

@@ -86,6 +86,7 @@ def split(
     Example: nbcli split -d penguins.csv --test 0.2 --calib 0.1 --output-dir splits
     """
     data = common.one_data_file(data_files)
+    common.check_output_dir(output_dir)
     from nbcli.cli.requests import data_request
     from nbcli.workflows.split import split as run_split
 
