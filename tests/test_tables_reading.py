@@ -329,7 +329,7 @@ def test_na_labels_say_which_label_texts_mean_a_missing_label(tmp_path):
         "split", "-d", path, "--test", "4", "--output-dir", out, "--na-labels", "NA"
     )
     assert split.returncode == 0, split.stderr
-    assert "2 rows have no label (first at row 2)" in split.stderr
+    assert f"warning: {path}: 2 rows have no label (first at row 2)" in split.stderr
 
 
 def test_na_labels_apply_to_parquet_text_labels(tmp_path):

@@ -96,6 +96,8 @@ def predict(
 
     Columns are matched to the model's features by name, in any order; extra
     columns are ignored. Example: nbcli predict -m iris.npz -d sample_data/iris_test.csv --proba
+    Exit codes: 0 ok, 2 bad command or input, 4 a batch (--output-dir) in which some
+    inputs failed (the others are written; the summary table names the failures).
     """
 
     from nbcli.cli.progress import ConsoleReporter

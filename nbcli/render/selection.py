@@ -52,7 +52,8 @@ def render_tuning(report) -> list:
     combination (the chosen one marked) with the search metric and its interval."""
     names = list(report.results[0].params) if report.results else []
     metric = report.best["metric"]
-    t = _table(f"Search over {len(report.results)} combinations ({metric})")
+    n = len(report.results)
+    t = _table(f"Search over {n} combination{'' if n == 1 else 's'} ({metric})")
     t.add_column("")
     for name in names:
         t.add_column(name, justify="right")

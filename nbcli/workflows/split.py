@@ -209,7 +209,7 @@ def split(
         # Rows without a label are shared among the parts like one more class.
         n = int(no_label.sum())
         warnings.append(
-            f"{n} {'row has' if n == 1 else 'rows have'} no label (first at row "
+            f"{source.display}: {n} {'row has' if n == 1 else 'rows have'} no label (first at row "
             f"{int(np.argmax(no_label)) + 1}); {'it is' if n == 1 else 'they are'} shared "
             "among the parts like a class of its own (fit skips such rows)"
         )
