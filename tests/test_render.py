@@ -101,6 +101,18 @@ def test_percentile_intervals_are_marked():
     assert "[1.0000, 1.0000]*" in text
     assert "* percentile interval" in text
 
+    # Only some intervals marked (average precision has no jackknife): the
+    # brackets of every interval still line up, the mark hanging past them.
+    rng = np.random.default_rng(1)
+    y = rng.integers(0, 2, 200)
+    q = np.clip(0.5 + 0.3 * (2 * y - 1) + rng.normal(0, 0.25, 200), 0.01, 0.99)
+    r = build_evaluation([0, 1], y, np.column_stack([1 - q, q]), n_resamples=200)
+    table = _text(render(r), 120).split("Metric", 1)[1].split("\n\n", 1)[0]
+    lines = [line.rstrip() for line in table.splitlines() if "[" in line]
+    marks = [line.endswith("]*") for line in lines]
+    assert any(marks) and not all(marks), lines
+    assert len({line.index("[") for line in lines}) == 1, lines
+
 
 def test_no_resamples_say_so(model_output):
     classes, y, p = model_output

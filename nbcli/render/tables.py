@@ -175,10 +175,14 @@ def _label(label) -> Text:
     return Text(escape_controls(str(label)), overflow="fold")
 
 
+#: The mark after an interval of another method than the table's own.
+_INTERVAL_MARKS = {"percentile": "*", "DeLong": "†"}
+
+
 def _interval_text(iv) -> str:
     if iv.method == "none" or not (math.isfinite(iv.lower) and math.isfinite(iv.upper)):
         return _DASH
-    mark = {"percentile": "*", "DeLong": "†"}.get(iv.method, "")
+    mark = _INTERVAL_MARKS.get(iv.method, "")
     return f"[{_num(iv.lower)}, {_num(iv.upper)}]{mark}"
 
 
@@ -237,9 +241,15 @@ def _metric_table(title: str, metrics: dict, level: float) -> Table:
     t = _table(title)
     t.add_column("Metric")
     t.add_column("Value", justify="right")
-    t.add_column(f"{percent(level)} interval", justify="right", no_wrap=True)
-    for key, iv in metrics.items():
-        t.add_row(_METRIC_NAMES.get(key, key), _num(iv.value), _interval_text(iv))
+    texts = [_interval_text(iv) for iv in metrics.values()]
+    # With a mark after some interval (another method), the intervals are
+    # left-justified: the brackets stay aligned and the mark hangs past them.
+    marked = any(text.endswith(tuple(_INTERVAL_MARKS.values())) for text in texts)
+    t.add_column(
+        f"{percent(level)} interval", justify="left" if marked else "right", no_wrap=True
+    )
+    for (key, iv), text in zip(metrics.items(), texts):
+        t.add_row(_METRIC_NAMES.get(key, key), _num(iv.value), text)
     return t
 
 
