@@ -245,9 +245,7 @@ def _metric_table(title: str, metrics: dict, level: float) -> Table:
     # With a mark after some interval (another method), the intervals are
     # left-justified: the brackets stay aligned and the mark hangs past them.
     marked = any(text.endswith(tuple(_INTERVAL_MARKS.values())) for text in texts)
-    t.add_column(
-        f"{percent(level)} interval", justify="left" if marked else "right", no_wrap=True
-    )
+    t.add_column(f"{percent(level)} interval", justify="left" if marked else "right", no_wrap=True)
     for (key, iv), text in zip(metrics.items(), texts):
         t.add_row(_METRIC_NAMES.get(key, key), _num(iv.value), text)
     return t
