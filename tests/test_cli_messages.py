@@ -644,3 +644,21 @@ def test_an_empty_output_folder_is_refused(ints, monkeypatch):
     ):
         assert_one_error_line(nbcli_in_process(*args), "--output-dir is empty")
     assert sorted(p.name for p in ints.iterdir()) == before
+
+
+def test_text_in_a_column_typed_numeric_names_the_column_option(tmp_path):
+    # --column region=KIND made a text column numeric: "fix the value" was no way on.
+    from nbcli.models.registry import model_classes
+
+    model, cls = next((n, c) for n, c in model_classes().items() if takes_column_types(c))
+    numeric = cls.feature_kinds[0]
+    data = tmp_path / "d.csv"
+    data.write_text(
+        "a,region,label\n" + "".join(f"{i % 5},{'NS'[i % 2]},{'xy'[i % 2]}\n" for i in range(10))
+    )
+    run = nbcli_in_process(
+        "fit", "-m", model, "-d", data, "--column", f"region={numeric}", "-o", tmp_path / "m.npz"
+    )
+    line = assert_one_error_line(run, "column 'region' has the non-numeric value 'N' at row 1")
+    assert f"--column region={numeric} reads it as numbers" in line
+    assert "fix the value" not in line

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import shlex
 import sys
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -601,12 +602,14 @@ def check_cells(
     unread: dict[int, tuple[int, str]] | None = None,
     missing: str = "error",
     remedies: tuple[str, ...] = ("ignore", "drop"),
+    typed: Mapping[str, str] | None = None,
 ) -> None:
     """Raise NbcliError for the first row holding an infinity, an unreadable
     cell (``unread``: column -> (row, text)) or, with ``missing="error"``, a
     NaN (a missing cell), naming column and row (``row_offset`` rows of the
     file come before this block). The message for a NaN offers the
-    ``--missing`` policies ``remedies`` (those the model takes).
+    ``--missing`` policies ``remedies`` (those the model takes); that for
+    text in a column ``typed`` gave a numeric kind (``--column``) names it.
 
     This is the one place where missing feature cells are refused: readers
     hand them on as NaN, and under the other policies they stay NaN.
@@ -641,7 +644,15 @@ def check_cells(
                 f" (the column was planned as numeric from the first {_sample_rows()} rows,"
                 " which hold numbers only)"
             )
-        way = "fix the value"
+        way, lead = "fix the value", "features must be numbers: "
+        kind = (typed or {}).get(column)
+        if kind is not None:
+            lead = ""
+            # The user's --column made it numeric; the reader would have read text.
+            way = (
+                f"--column {column}={kind} reads it as numbers: give it a kind for text "
+                f"(--column {column}=categorical) or leave it out of --column"
+            )
         mark = missing_mark(text)
         if mark is not None:
             import shlex
@@ -653,7 +664,7 @@ def check_cells(
             fail(
                 display,
                 f"column '{column}' has the non-numeric value {text!r} at row {row}"
-                f"{hint}; features must be numbers: {way}",
+                f"{hint}; {lead}{way}",
             ),
         )
     if np.isnan(X[i, j]):

@@ -153,8 +153,16 @@ def _dataset(
             for name, n in chunk.unseen_text.items():
                 unseen_text[name] = unseen_text.get(name, 0) + n
     try:
+        typed = getattr(getattr(reader, "opts", None), "column_types", None)
         check_cells(
-            chunk.X, plan.matrix, reader.source.display, chunk.row_offset, unread, missing, remedies
+            chunk.X,
+            plan.matrix,
+            reader.source.display,
+            chunk.row_offset,
+            unread,
+            missing,
+            remedies,
+            typed=typed,
         )
     except NbcliError as cell_error:
         # The first bad row of the chunk is reported, whether its label or a
