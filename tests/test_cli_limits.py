@@ -66,12 +66,15 @@ def test_calibrate_refuses_bad_bin_edges_before_reading_the_data(d, edges, says)
     assert "missing.csv" not in line
 
 
-@pytest.mark.parametrize("command", ["evaluate", "compare", "calibrate"])
+@pytest.mark.parametrize("command", ["evaluate", "compare", "calibrate", "tune"])
 def test_help_shows_only_threshold_examples_the_command_accepts(command):
+    from nbcli.cli.tune_cmd import _tuned_metrics
+
     known = {
         "evaluate": thresholds.EVALUATION_METRICS,
         "compare": thresholds.COMPARISON_METRICS,
         "calibrate": thresholds.CALIBRATION_METRICS,
+        "tune": _tuned_metrics("log_loss"),
     }[command]
     run = nbcli_in_process(command, "--help")
     text = " ".join(run.stdout.split())

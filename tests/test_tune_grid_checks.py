@@ -10,8 +10,10 @@ import numpy as np
 import pytest
 
 from nbcli.models import registry
+from nbcli.reports.tuning import TUNING_SCHEMA
 from nbcli.workflows.tune import grid_values
 from tests.conftest import assert_one_error_line, nbcli_in_process
+from tests.test_reports import validate
 
 DIGITS = "sample_data/digits_train.csv"  # 64 pixel columns
 IRIS = "sample_data/iris_train.csv"  # 4 columns
@@ -156,3 +158,37 @@ def test_tune_takes_as_many_components_as_features(tmp_path):
     report, _ = _tune(tmp_path, "-m", "qda", "-d", IRIS, "--pca", "2,4")
     assert [r["params"]["pca"] for r in report["results"]] == [2, 4]
     assert all(np.isfinite(r["metrics"]["log_loss"]["value"]) for r in report["results"])
+
+
+def test_tune_fails_a_ci_job_on_the_best_combinations_metrics(tmp_path, with_folds):
+    # Exit 3 once the model file and the report are written, as cv and evaluate do.
+    args = ["-m", "gaussian", "-d", with_folds, "--fold-column", "fold", "--bootstrap", "0",
+            "--var-smoothing", "1e-9,1e-2", "-o", tmp_path / "best.npz"]  # fmt: skip
+    report = tmp_path / "r.json"
+    ok = nbcli_in_process("tune", *args, "--json", report, "-q")
+    assert ok.returncode == 0, ok.stderr
+    doc = json.loads(report.read_text())
+    best = doc["results"][doc["best"]["index"]]["metrics"]
+    accuracy, loss = best["accuracy"]["value"], best["log_loss"]["value"]
+    assert "thresholds" not in doc
+    run = nbcli_in_process(
+        "tune", *args, "--json", report, "--force",
+        "--fail-under", f"accuracy={accuracy + 0.001}", "--fail-over", f"log_loss={loss * 2}",
+    )  # fmt: skip
+    assert run.returncode == 3, run.stderr
+    assert run.stderr_lines[-1] == (
+        f"error: accuracy {accuracy:.4f} is below the threshold {accuracy + 0.001:g}"
+    )
+    doc = json.loads(report.read_text())
+    assert validate(doc, TUNING_SCHEMA) == []
+    assert [(t["metric"], t["passed"]) for t in doc["thresholds"]] == [
+        ("accuracy", False), ("log_loss", True)
+    ]  # fmt: skip
+    assert (tmp_path / "best.npz").exists()
+    passed = nbcli_in_process(
+        "tune", *args, "--force", "-q", "--fail-under", f"accuracy={accuracy}"
+    )
+    assert passed.returncode == 0, passed.stderr
+    # Only the metrics every combination has; refused before any work.
+    unknown = nbcli_in_process("tune", *args, "--force", "--fail-under", "ece=0.1")
+    assert_one_error_line(unknown, "unknown metric 'ece'")

@@ -14,6 +14,13 @@ from nbcli.cli.evaluate_cmd import BOOTSTRAP, CONFIDENCE
 from nbcli.cli.fit_cmd import _MODEL_TYPES
 from nbcli.models import registry
 
+TUNE_FAIL_UNDER = common.fail_option(
+    "under", "accuracy=0.9 or accuracy.lower=0.85", " for the best combination"
+)
+TUNE_FAIL_OVER = common.fail_option(
+    "over", "log_loss=0.5 or brier.upper=0.3", " for the best combination's losses"
+)
+
 POS_LABEL = common.pos_label_option(
     "every combination's average precision "
     "is of it (ROC AUC is the same either way). Default: the second in sorted order."
@@ -62,6 +69,8 @@ def tune(
     force: Annotated[bool, common.FORCE] = False,
     pos_label: Annotated[str | None, POS_LABEL] = None,
     read: common.ReadOptions = common.READING,
+    fail_under: Annotated[list[str] | None, TUNE_FAIL_UNDER] = None,
+    fail_over: Annotated[list[str] | None, TUNE_FAIL_OVER] = None,
     quiet: Annotated[bool, common.QUIET] = False,
     engine: common.EngineOptions = common.LOCAL,
     text: text_opts.TextOptions = text_opts.NO_TEXT,
@@ -92,6 +101,7 @@ def tune(
     from nbcli.workflows.tune import refuse_repeated_values, tune
 
     common.check_model_outputs(output, json_out, data_list, config, force)
+    thresholds = common.parse_thresholds(fail_under, fail_over, _tuned_metrics(metric))
     cfg = read_config(config, tables=("grid",))
     fixed = {f.dest: grid_values.pop(f.dest, None) for f in fixed_flags()}
     estimator, params = _estimator(model, cfg, config, fixed)
@@ -167,10 +177,21 @@ def tune(
         if output is not None:
             save_model(model_file, output)
             report.output = output
+        common.record_thresholds(report, thresholds)
         common.emit_report(report, json_out, quiet=quiet)
     if output is not None:
         info(f"wrote {output}", quiet or json_out == "-")
+    common.enforce_thresholds(report.threshold_values(), thresholds)
     return 0
+
+
+def _tuned_metrics(metric: str) -> dict:
+    """The metrics every combination's row holds (and the one searched on),
+    as ``--fail-under``/``--fail-over`` know them."""
+    from nbcli.reports.thresholds import EVALUATION_METRICS
+    from nbcli.reports.tuning import RESULT_KEYS
+
+    return {k: v for k, v in EVALUATION_METRICS.items() if k in RESULT_KEYS or k == metric}
 
 
 def _grid_parameter(flag: registry.Flag) -> inspect.Parameter:

@@ -27,7 +27,12 @@ from nbcli.reports.evaluation import INTERVAL_SCHEMA, METRIC_KEYS
 from nbcli.reports.metrics import json_label, json_number, report_header, report_schema
 from nbcli.reports.ranking_summary import RANKING_KEYS
 from nbcli.reports.selection_scores import CHEAP_KEYS, NORMAL
-from nbcli.reports.thresholds import EVALUATION_METRICS, LOWER_IS_BETTER
+from nbcli.reports.thresholds import (
+    EVALUATION_METRICS,
+    LOWER_IS_BETTER,
+    THRESHOLDS_SCHEMA,
+    thresholds_member,
+)
 
 SCHEMA_NAME = "nbcli.tuning"
 SCHEMA_VERSION = 1
@@ -105,6 +110,9 @@ class TuningReport:
     ranking_class : optional
         With two classes and average precision computed, the class it is of
         (``--pos-label``, else the second); else None.
+    thresholds : list of dict
+        The ``--fail-under``/``--fail-over`` outcomes on the best
+        combination's metrics, in their JSON form.
     """
 
     schema: ClassVar[str] = SCHEMA_NAME
@@ -121,6 +129,13 @@ class TuningReport:
     inputs: dict = field(default_factory=dict)
     settings: dict = field(default_factory=dict)
     ranking_class: object = None
+    thresholds: list = field(default_factory=list)
+
+    def threshold_values(self) -> dict:
+        """Values ``--fail-under``/``--fail-over`` check: the best combination's
+        pooled out-of-fold metrics, as ``cv`` gives them for one combination."""
+        best = self.results[int(self.best["index"])]
+        return {k: v.to_dict() for k, v in best.metrics.items()}
 
     def search_summary(self) -> dict:
         """The ``search`` member of the model file: grid, folds, metric, every value, the best."""
@@ -151,6 +166,7 @@ class TuningReport:
             "best": dict(self.best),
             "output": self.output,
             "ranking_class": None if self.ranking_class is None else json_label(self.ranking_class),
+            **thresholds_member(self.thresholds),
             "warnings": list(self.warnings),
         }
 
@@ -209,6 +225,7 @@ TUNING_SCHEMA = report_schema(
         },
         "output": {"type": ["string", "null"]},
         "ranking_class": {"type": ["string", "integer", "number", "boolean", "null"]},
+        "thresholds": THRESHOLDS_SCHEMA,
     },
 )
 """JSON Schema (draft 2020-12) of :meth:`TuningReport.to_dict`."""
