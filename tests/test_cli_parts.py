@@ -217,3 +217,49 @@ def test_commands_that_read_one_file_say_so_for_a_folder_of_parts(tmp_path, comm
         nbcli_in_process(*args), f"{parts}: is a directory", "this command reads one file"
     )
     assert not (tmp_path / "c.npz").exists()
+
+
+@pytest.mark.parametrize("labels", ["int", "bool"])
+def test_parquet_and_csv_parts_with_typed_labels_make_one_set_of_classes(tmp_path, labels):
+    # A Parquet part keeps its labels' type (1, True), a CSV part reads "1",
+    # "True": joined, they are one class each, as in one CSV of both parts.
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    rng = np.random.default_rng(4)
+    n = 60
+    y = np.arange(n) % (3 if labels == "int" else 2)
+    frame = pd.DataFrame({"a": rng.normal(size=n) + y, "b": rng.normal(size=n) - y})
+    frame["label"] = y if labels == "int" else y.astype(bool)
+    frame.iloc[:25].to_parquet(tmp_path / "p1.parquet")
+    frame.iloc[25:].to_csv(tmp_path / "p2.csv", index=False)
+    frame.to_csv(tmp_path / "all.csv", index=False)
+    parts = ["-d", tmp_path / "p1.parquet", "-d", tmp_path / "p2.csv"]
+    fit = nbcli_in_process("fit", "-m", "gaussian", *parts, "-o", tmp_path / "parts.npz", "-q")
+    assert fit.returncode == 0, fit.stderr
+    one = nbcli_in_process(
+        "fit", "-m", "gaussian", "-d", tmp_path / "all.csv", "-o", tmp_path / "one.npz", "-q"
+    )
+    assert one.returncode == 0, one.stderr
+    a, b = load_model(tmp_path / "parts.npz"), load_model(tmp_path / "one.npz")
+    assert a.classes.tolist() == b.classes.tolist()
+    X = frame[["a", "b"]].to_numpy()
+    np.testing.assert_allclose(
+        a.model.predict_log_proba(X), b.model.predict_log_proba(X), rtol=0, atol=1e-12
+    )
+    for command, extra in (("cv", []), ("tune", ["--var-smoothing", "1e-9,1e-3"])):
+        run = nbcli_in_process(
+            command,
+            "-m",
+            "gaussian",
+            *parts,
+            "--folds",
+            "3",
+            "--bootstrap",
+            "0",
+            *extra,
+            "--json",
+            "-",
+            "-q",
+        )
+        assert run.returncode == 0, run.stderr
+        assert json.loads(run.stdout)["plan"]["n_folds"] == 3

@@ -109,9 +109,12 @@ class FitStatistics:
             and not np.array_equal(self.feature_names, other.feature_names)
         ):
             raise ValueError("parts differ in their feature names")
-        classes = np.union1d(self.classes, other.classes)
-        ours = self.stats.reindex(np.searchsorted(classes, self.classes), len(classes))
-        theirs = other.stats.reindex(np.searchsorted(classes, other.classes), len(classes))
+        from nbcli.io.cells import aligned_labels
+
+        mine, others = aligned_labels([self.classes, other.classes])
+        classes = np.union1d(mine, others)
+        ours = self.stats.reindex(np.searchsorted(classes, mine), len(classes))
+        theirs = other.stats.reindex(np.searchsorted(classes, others), len(classes))
         return FitStatistics(
             classes, ours.merge(theirs), self.n_features, self.n_rows + other.n_rows, names
         )

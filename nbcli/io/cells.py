@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import shlex
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -230,6 +230,33 @@ def as_text(values) -> np.ndarray:
         return spelled[recode[codes]]
     uniques, codes = label_codes(arr)
     return text_array([str(u) for u in uniques.tolist()])[codes]
+
+
+def aligned_labels(arrays: Sequence) -> list:
+    """The labels of several parts, every one spelled as text when their kinds
+    differ (a Parquet part's integers beside a CSV part's text), so that ``1``
+    and ``"1"`` are one class, as a CSV of both parts would read them.
+
+    Parameters
+    ----------
+    arrays : sequence of array-like
+        One array of labels (or of distinct labels) per part.
+
+    Returns
+    -------
+    list of ndarray
+        ``arrays`` as given when they share a kind (text, numbers or
+        booleans), else each as :func:`as_text` spells it, in the same order.
+    """
+
+    def kind(values) -> str:
+        k = np.asarray(values).dtype.kind
+        return "text" if k in "USO" else ("bool" if k == "b" else "number")
+
+    arrays = [np.asarray(a) for a in arrays]
+    if len({kind(a) for a in arrays if a.size}) <= 1:
+        return arrays
+    return [as_text(a) if a.size else a.astype(object) for a in arrays]
 
 
 def same_spelling(a: np.ndarray, b: np.ndarray) -> np.ndarray:

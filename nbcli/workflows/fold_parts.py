@@ -192,9 +192,12 @@ def _fold_chunks(index: int, part: str, shared: _FoldPass):
             index + 1 < len(shared.offsets) and stop > shared.offsets[index + 1]
         ):
             raise NbcliError(f"{part}: the part changed while it was read; run again")
-        codes = np.fromiter(
-            (shared.code_of[v] for v in np.asarray(ds.y).tolist()), dtype=np.intp, count=n
-        )
+        code_of = shared.code_of
+        labels = np.asarray(ds.y).tolist()
+        if labels and not isinstance(labels[0], str) and isinstance(next(iter(code_of)), str):
+            # Parts of different formats joined their labels as text (aligned_labels).
+            labels = [str(v) for v in labels]
+        codes = np.fromiter((code_of[v] for v in labels), dtype=np.intp, count=n)
         X = ds.X
         if names and X.shape[1]:
             try:

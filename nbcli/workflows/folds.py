@@ -16,7 +16,7 @@ import numpy as np
 
 from nbcli.distinct import LabelCoding
 from nbcli.errors import NbcliError
-from nbcli.io.cells import as_text, label_codes, text_array
+from nbcli.io.cells import aligned_labels, as_text, label_codes, text_array
 from nbcli.io.limits import check_statistics_size
 from nbcli.workflows.engine import Reporter
 from nbcli.workflows.fold_statistics import FoldStatistics, TermRows, TextFoldStatistics
@@ -426,8 +426,9 @@ def _joined_codes(ys: list) -> tuple[np.ndarray, np.ndarray]:
     the chunks' codings where every chunk has one: only the distinct labels
     of each chunk are coded again, never a row's."""
     if not ys or not all(isinstance(y, LabelCoding) for y in ys):
-        return label_codes(np.concatenate([getattr(y, "labels", y) for y in ys]))
-    raw_classes, where = label_codes(np.concatenate([y.uniques for y in ys]))
+        return label_codes(np.concatenate(aligned_labels([getattr(y, "labels", y) for y in ys])))
+    # Parts of different formats may give one label as 1 and as "1".
+    raw_classes, where = label_codes(np.concatenate(aligned_labels([y.uniques for y in ys])))
     starts = np.cumsum([0] + [y.uniques.size for y in ys[:-1]])
     return raw_classes, np.concatenate([where[s + y.codes] for s, y in zip(starts, ys)])
 
