@@ -343,3 +343,30 @@ def test_a_non_binary_value_at_fit_is_not_said_to_break_a_training_yet_to_come(t
     )
     run = nbcli_in_process("predict", "-m", model, "-d", tmp_path / "counts.csv")
     assert_one_error_line(run, "was trained on binary features", "retrain with --binarize")
+
+
+def test_auto_on_rows_of_one_class_does_not_point_to_temperature(tmp_path, sample_dir):
+    # Sigmoid and isotonic cannot be fitted on rows of one class; --method
+    # auto fits temperature itself, so its notes may not offer it as the way on.
+    model = tmp_path / "iris.npz"
+    fit = nbcli_in_process(
+        "fit", "-m", "gaussian", "-d", sample_dir / "iris_train.csv", "-o", model
+    )
+    assert fit.returncode == 0, fit.stderr
+    lines = (sample_dir / "iris_calib.csv").read_text(encoding="utf-8").splitlines()
+    first = lines[1].rsplit(",", 1)[1]
+    one = tmp_path / "one.csv"
+    one.write_text("\n".join([lines[0], *(l for l in lines[1:] if l.endswith("," + first))]) + "\n")
+    run = nbcli_in_process(
+        "calibrate", "-m", model, "-d", one, "--bootstrap", "0", "-o", tmp_path / "c.npz"
+    )
+    assert run.returncode in (2, 3) and "Traceback" not in run.stderr, run.stderr
+    left_out = [line for line in run.stderr_lines if "--method auto leaves out" in line]
+    assert len(left_out) == 2 and all("Calibrate on rows of every class" in l for l in left_out)
+    assert "--method temperature" not in run.stderr, run.stderr
+
+
+@pytest.mark.parametrize("command", ["evaluate", "calibrate", "compare"])
+def test_scoring_commands_say_their_target_default_is_the_models(command):
+    text = " ".join(nbcli_in_process(command, "--help").stdout.split())
+    assert "Default: the model's own target column" in text, text

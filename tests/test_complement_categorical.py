@@ -410,3 +410,17 @@ def test_alpha_per_feature_must_give_one_non_negative_value_per_feature():
             cls(alpha=[1.0, 2.0, 3.0]).fit(X, [0, 1])
         with pytest.raises(ValueError, match="All values in alpha must be greater than 0"):
             cls(alpha=[1.0, -0.1]).fit(X, [0, 1])
+
+
+def test_complement_counts_beyond_float64_name_the_column_not_alpha():
+    # 1e308 + 1 - 1e308 is 0 in float64: a complement of 0, whatever alpha.
+    from nbcli.models import ColumnUndeterminedError
+
+    X = np.array([[1e308, 2.0, 1.0], [3.0, 1.0, 2.0], [1.0, 4.0, 1.0], [2.0, 1.0, 5.0]])
+    y = np.array([0, 0, 1, 1])
+    for alpha in (1e-10, 1.0):
+        model = ComplementNB(alpha=alpha)
+        with pytest.raises(ColumnUndeterminedError, match="up to 1e\\+308") as caught:
+            model.fit(X, y)
+        assert "smaller alpha" not in str(caught.value)
+        assert caught.value.named(["big", "b", "c"]).startswith("the counts of column 'big'")

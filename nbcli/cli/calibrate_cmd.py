@@ -70,7 +70,7 @@ def calibrate(
             "several --data files of CSV/Parquet parts are one data set."
         ),
     ],
-    target: Annotated[str | None, common.TARGET] = None,
+    target: Annotated[str | None, common.SCORING_TARGET] = None,
     method: Annotated[
         Method,
         typer.Option(

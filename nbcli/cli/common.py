@@ -16,6 +16,13 @@ TARGET = typer.Option(
     "-t",
     help="Target (label) column. Default: a column named label, target, class or y, else the last column.",
 )
+SCORING_TARGET = typer.Option(
+    "--target",
+    "-t",
+    help="Target (label) column. Default: the model's own target column (the name it had "
+    "at training time), if the file has it; else a column named label, target, class or y, "
+    "else the last column that is not a feature.",
+)
 FEATURES = typer.Option(
     "--features",
     help="Feature columns to use (comma-separated or repeated). Default: all but the target.",

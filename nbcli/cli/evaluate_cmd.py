@@ -77,7 +77,7 @@ def evaluate(
             "of CSV/Parquet parts is one data set."
         ),
     ],
-    target: Annotated[str | None, common.TARGET] = None,
+    target: Annotated[str | None, common.SCORING_TARGET] = None,
     bootstrap: Annotated[int, BOOTSTRAP] = 1000,
     confidence: Annotated[float, CONFIDENCE] = 0.95,
     seed: Annotated[int, SEED] = 0,
@@ -220,7 +220,7 @@ def compare(
     data_files: Annotated[
         list[str], typer.Option("--data", "-d", help="Labelled test data scored by both models.")
     ],
-    target: Annotated[str | None, common.TARGET] = None,
+    target: Annotated[str | None, common.SCORING_TARGET] = None,
     bootstrap: Annotated[int, BOOTSTRAP] = 1000,
     confidence: Annotated[float, CONFIDENCE] = 0.95,
     seed: Annotated[int, SEED] = 0,

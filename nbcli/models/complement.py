@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from nbcli.models import _sparse
-from nbcli.models._base import BayesClassifier
+from nbcli.models._base import BayesClassifier, ColumnUndeterminedError
 from nbcli.models._missing import first_negative, zero_missing
 from nbcli.models._sklearn_api import NaiveBayesAPI
 from nbcli.models._stats import ClassCounts
@@ -223,6 +223,22 @@ class ComplementNB(AlphaSmoothing, NaiveBayesAPI, BayesClassifier):
                     "alpha=0 leaves a feature with no count in the complement of a class, "
                     "whose weight is then log 0; use alpha > 0 (or force_alpha=False, which "
                     "raises it to 1e-10)"
+                )
+            # Counts so large that alpha and the other classes' counts are lost
+            # in rounding (a complement of 0), or that sum past float64: the
+            # counts are at fault, not alpha. The largest column is named.
+            lost = ~np.isfinite(comp) | (comp <= 0)
+            if np.any(lost) or not np.all(np.isfinite(self.feature_all_)):
+                sizes = np.where(np.isfinite(self.feature_all_), self.feature_all_, np.inf)
+                j = int(np.argmax(sizes))
+                raise ColumnUndeterminedError(
+                    "the counts of ",
+                    j,
+                    f" (up to {float(np.max(st.feature_count[:, j])):.3g}) are so large that "
+                    "alpha and the other counts vanish beside them in float64, so the "
+                    "complement weights are not finite; rescale that column's counts or "
+                    "leave the column out",
+                    names=getattr(self, "feature_names_in_", None),
                 )
             raise ValueError(
                 f"alpha={alpha_text(alpha)} is too large or the counts too large: the complement "

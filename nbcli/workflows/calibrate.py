@@ -425,6 +425,8 @@ def _judge(mf, scored: tuple, *, methods, explicit, folds, data, settings, repor
         if note is not None:
             if explicit:
                 raise NbcliError(f"{data}: {note}")
+            # auto fits temperature itself: its notes do not point to it.
+            note = note.replace(_TEMPERATURE_WAY, "")
             reporter.warn(f"--method auto leaves out {method}: {note}")
             candidates.append(CalibratorCandidate(method, nan, nan, nan, nan, {}, False, note))
             continue
@@ -492,8 +494,12 @@ def _cannot_fit(method: str, mf, y_idx, data: str) -> str | None:
     return (
         f"no calibration row has the class{'' if one else 'es'} {names}{more}; {method} "
         f"calibration would give {'it' if one else 'them'} one fixed small probability on "
-        "every row. Calibrate on rows of every class, or use --method temperature"
+        f"every row. Calibrate on rows of every class{_TEMPERATURE_WAY}"
     )
+
+
+#: The way on that :func:`_cannot_fit` offers, left out where temperature fails too.
+_TEMPERATURE_WAY = ", or use --method temperature"
 
 
 def shortfall(method: str, candidates, writable: bool = False) -> str:
