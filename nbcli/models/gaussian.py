@@ -7,6 +7,7 @@ import numpy as np
 from nbcli.models._base import (
     BayesClassifier,
     ColumnUndeterminedError,
+    EmptyColumnError,
     NoObservedValueError,
     UndeterminedError,
 )
@@ -433,10 +434,14 @@ class GaussianNB(Projected, NaiveBayesAPI, BayesClassifier):
         unobserved = present[:, None] & (cell_count <= 0)
         if unobserved.any():
             k, j = np.argwhere(unobserved)[0]
-            raise NoObservedValueError(
+            # No value in any class: only leaving the column out helps.
+            error = EmptyColumnError if not np.any(cell_count[:, j] > 0) else NoObservedValueError
+            where = (
+                "training" if error is EmptyColumnError else f"class {label_text(self.classes_[k])}"
+            )
+            raise error(
                 int(j),
-                f" has no observed value in class {label_text(self.classes_[k])}; "
-                "a mean and variance need at least one",
+                f" has no observed value in {where}; a mean and variance need at least one",
                 names=getattr(self, "feature_names_in_", None),
             )
         with np.errstate(divide="ignore", invalid="ignore"):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from nbcli.models._base import BayesClassifier, NoObservedValueError
+from nbcli.models._base import BayesClassifier, EmptyColumnError, NoObservedValueError
 from nbcli.models._sklearn_api import NaiveBayesAPI
 from nbcli.models._table_stats import ObservedCounts
 from nbcli.models._validation import label_text
@@ -163,10 +163,13 @@ class PoissonNB(NaiveBayesAPI, BayesClassifier):
         empty = live[:, None] & (st.observed_count <= 0)
         if empty.any():
             k, j = np.argwhere(empty)[0]
-            raise NoObservedValueError(
+            # No value in any class: only leaving the column out helps.
+            none = not np.any(st.observed_count[:, j] > 0)
+            error = EmptyColumnError if none else NoObservedValueError
+            where = "training" if none else f"class {label_text(self.classes_[k])}"
+            raise error(
                 int(j),
-                f" has no observed value in class {label_text(self.classes_[k])}; "
-                "a rate needs at least one",
+                f" has no observed value in {where}; a rate needs at least one",
                 names=getattr(self, "feature_names_in_", None),
             )
         self.rate_ = poisson_rates(st.feature_count, st.observed_count, a)
