@@ -4,6 +4,7 @@ unseen categories, index columns and target checks (penguins as shipped)."""
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 
 import numpy as np
@@ -798,4 +799,23 @@ def test_an_unseen_category_that_looks_like_a_missing_mark_points_to_na_values(t
     line = assert_one_error_line(
         nbcli_in_process("predict", "-m", model, "-d", word), "category 'green'"
     )
+    assert "--na-values" not in line
+
+
+def test_a_word_for_a_missing_value_in_a_numeric_column_points_to_na_values(tmp_path):
+    # "unknown" or "Missing" among numbers is most often a missing-value marker.
+    train = tmp_path / "t.csv"
+    train.write_text("a,b,label\n" + "".join(f"{i},{i % 3},{'xy'[i % 2]}\n" for i in range(10)))
+    model = tmp_path / "m.npz"
+    assert nbcli_in_process("fit", "-m", "gaussian", "-d", train, "-o", model, "-q").returncode == 0
+    for word in ("unknown", "Missing"):
+        new = tmp_path / "n.csv"
+        new.write_text(f"a,b\n1,2\n2,{word}\n")
+        line = assert_one_error_line(
+            nbcli_in_process("predict", "-m", model, "-d", new), f"non-numeric value {word!r}"
+        )
+        assert f"--na-values {shlex.quote(word)} if it marks a missing value" in line, line
+    # A word that is no such marker gets no such hint.
+    new.write_text("a,b\n1,2\n2,green\n")
+    line = assert_one_error_line(nbcli_in_process("predict", "-m", model, "-d", new), "'green'")
     assert "--na-values" not in line

@@ -28,11 +28,20 @@ __all__ = [
 _DELIMITER_NAMES = {",": "','", ";": "';'", "\t": "tab", "|": "'|'"}
 
 
+#: Words tables write for a missing value, compared in lower case.
+_MISSING_WORDS = frozenset(
+    {"unknown", "missing", "n/a", "na", "nan", "null", "none", "nil", "undefined", "#n/a"}
+)
+
+
 def missing_mark(text) -> str | None:
     """``text`` stripped when it looks like a missing-value marker (one to three
-    characters, none a letter or digit: ``?``, ``.``, ``-``, ``--``), else None;
-    such a cell among numbers or categories earns the ``--na-values`` hint."""
+    characters, none a letter or digit: ``?``, ``.``, ``-``, ``--``; or a word
+    such as ``unknown`` or ``N/A``), else None; such a cell among numbers or
+    categories earns the ``--na-values`` hint."""
     mark = str(text).strip()
+    if mark.lower() in _MISSING_WORDS:
+        return mark
     return mark if 0 < len(mark) <= 3 and not any(ch.isalnum() for ch in mark) else None
 
 
