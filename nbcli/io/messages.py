@@ -175,8 +175,9 @@ def error_from_exception(exc: BaseException, display: str) -> NbcliError:
     if isinstance(exc, IsADirectoryError):
         return fail(
             display,
-            "is a directory, not a data file; give the path of a file (fit, predict and "
-            "evaluate also read a folder of CSV or Parquet parts; this command reads one file)",
+            "is a directory, not a data file; give the path of a file (fit, cv, tune, predict, "
+            "evaluate and calibrate also read a folder of CSV or Parquet parts; this command "
+            "reads one file)",
         )
     if isinstance(exc, PermissionError):
         return fail(display, "permission denied; check that the file is readable")
