@@ -35,6 +35,8 @@ def test_every_version_1_file_is_described(path):
     mf = load_model(V1 / path)
     assert [c["label"] for c in doc["classes"]] == mf.classes.tolist()
     assert sum(c["count"] for c in doc["classes"]) == mf.training["n_samples"]
+    # Whole counts are integers in JSON, as fit's report gives them.
+    assert all(type(c["count"]) is int for c in doc["classes"])
     assert (doc["calibration"] is None) == (mf.calibrator is None)
     kind = doc["model"]
     assert (doc["indicative_features"] is not None) == (

@@ -501,8 +501,10 @@ def build_model_report(
         names = [f"pc{i + 1}" for i in range(projection.n_components)]
     priors = class_priors(model)
     count = np.asarray(class_counts(model), dtype=float)
+    # Whole counts as integers, as fit's report gives them (weighted rows may not be whole).
+    counted = [int(n) if float(n).is_integer() else json_number(n) for n in count]
     classes = [
-        {"label": json_label(c), "count": json_number(count[k]), "prior": json_number(priors[k])}
+        {"label": json_label(c), "count": counted[k], "prior": json_number(priors[k])}
         for k, c in enumerate(model.classes_)
     ]
     if text is not None:
