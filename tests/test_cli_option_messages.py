@@ -94,12 +94,18 @@ def test_allow_worse_does_not_promise_a_temperature_run_to_zero(tmp_path):
     assert "nothing was written" in run.stderr_lines[-1]
 
 
-def test_calibration_says_unseen_labels_are_left_out_not_counted(tmp_path, sample_dir):
+def _iris_model(tmp_path, sample_dir):
+    """A Gaussian NB model file of the iris training split."""
     model = tmp_path / "iris.npz"
     fit = nbcli_in_process(
         "fit", "-m", "gaussian", "-d", sample_dir / "iris_train.csv", "-o", model
     )
     assert fit.returncode == 0, fit.stderr
+    return model
+
+
+def test_calibration_says_unseen_labels_are_left_out_not_counted(tmp_path, sample_dir):
+    model = _iris_model(tmp_path, sample_dir)
     lines = (sample_dir / "iris_calib.csv").read_text(encoding="utf-8").splitlines()
     header = lines[0].split(",")
     extra = ",".join([*["1.0"] * (len(header) - 1), "novel"])  # the label last
@@ -348,11 +354,7 @@ def test_a_non_binary_value_at_fit_is_not_said_to_break_a_training_yet_to_come(t
 def test_auto_on_rows_of_one_class_does_not_point_to_temperature(tmp_path, sample_dir):
     # Sigmoid and isotonic cannot be fitted on rows of one class; --method
     # auto fits temperature itself, so its notes may not offer it as the way on.
-    model = tmp_path / "iris.npz"
-    fit = nbcli_in_process(
-        "fit", "-m", "gaussian", "-d", sample_dir / "iris_train.csv", "-o", model
-    )
-    assert fit.returncode == 0, fit.stderr
+    model = _iris_model(tmp_path, sample_dir)
     lines = (sample_dir / "iris_calib.csv").read_text(encoding="utf-8").splitlines()
     first = lines[1].rsplit(",", 1)[1]
     one = tmp_path / "one.csv"

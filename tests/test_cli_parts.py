@@ -247,19 +247,7 @@ def test_parquet_and_csv_parts_with_typed_labels_make_one_set_of_classes(tmp_pat
         a.model.predict_log_proba(X), b.model.predict_log_proba(X), rtol=0, atol=1e-12
     )
     for command, extra in (("cv", []), ("tune", ["--var-smoothing", "1e-9,1e-3"])):
-        run = nbcli_in_process(
-            command,
-            "-m",
-            "gaussian",
-            *parts,
-            "--folds",
-            "3",
-            "--bootstrap",
-            "0",
-            *extra,
-            "--json",
-            "-",
-            "-q",
-        )
+        run = nbcli_in_process(command, "-m", "gaussian", *parts, "--folds", "3",
+                               "--bootstrap", "0", *extra, "--json", "-", "-q")  # fmt: skip
         assert run.returncode == 0, run.stderr
         assert json.loads(run.stdout)["plan"]["n_folds"] == 3
