@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import io
 import json
+import shutil
 import zipfile
 from pathlib import Path
 
@@ -221,8 +222,10 @@ def test_what_the_mixed_text_model_refuses(tmp_path, austen):
         nbcli(*fit, "--text", "text", "--drop", "opening", "--column", "text=categorical"),
         "--column text=categorical: the column is a text column (--text)",
     )
+    second = tmp_path / "second.csv"
+    shutil.copyfile(train, second)
     refused(
-        nbcli(*fit, "--data", train, "--text", "text", "--drop", "opening"),
+        nbcli(*fit, "--data", second, "--text", "text", "--drop", "opening"),
         "--text under the mixed model is not supported on parts",
     )
     refused(

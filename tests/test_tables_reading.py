@@ -277,13 +277,22 @@ def test_a_few_stray_text_cells_leave_a_mixed_column_numeric_read_as_missing(tmp
 
 
 def test_more_than_a_few_text_cells_are_not_taken_for_slips(tmp_path):
-    # Five text cells in 200 (more than one in 50): the column is text, and
-    # 195 distinct numbers are no categories, so it is refused as before.
+    # Five text cells in 200 (more than one in 50): the column is not read as
+    # numeric with slips; it is refused, and since 'unknown' is a word tables
+    # write for a missing value, the refusal names it and the remedy.
     strays = tuple((i * 40, "unknown") for i in range(5))
     stray, _ = _with_strays(tmp_path, strays=strays)
     run = nbcli_in_process("fit", "-m", "mixed", "-d", stray, "-o", tmp_path / "m.nbm")
     assert run.returncode == 2 and "text cells" not in run.stderr
-    assert "column 'x' has 189 distinct values in 200 rows" in run.stderr  # rounded numbers repeat
+    assert "column 'x' holds numbers and the mark 'unknown'" in run.stderr
+    assert "pass --na-values unknown;" in run.stderr
+    # Another word is no missing-value mark: 189 distinct values (rounded
+    # numbers repeat) are no categories either, so it is refused as such.
+    strays = tuple((i * 40, "quartz") for i in range(5))
+    stray, _ = _with_strays(tmp_path, strays=strays)
+    run = nbcli_in_process("fit", "-m", "mixed", "-d", stray, "-o", tmp_path / "m.nbm")
+    assert run.returncode == 2 and "text cells" not in run.stderr
+    assert "column 'x' has 189 distinct values in 200 rows" in run.stderr
 
 
 def _r_labels(tmp_path):
