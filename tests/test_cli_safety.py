@@ -703,6 +703,33 @@ def test_a_reader_that_leaves_part_way_through_a_large_write_ends_with_141(d):
     assert "scored" not in err  # no summary of a run that did not finish
 
 
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["fit", "-m", "gaussian", "-d", "{d}/small.csv"],
+        ["tune", "-m", "gaussian", "-d", "{d}/small.csv", "--var-smoothing", "1e-9,1e-3",
+         "--folds", "3", "--bootstrap", "0"],
+        ["calibrate", "-m", "{d}/s.npz", "-d", "{d}/mixed.csv", *CAL_FLAGS, "--allow-worse"],
+    ],
+    ids=["fit", "tune", "calibrate"],
+)  # fmt: skip
+def test_a_reader_of_the_summary_that_went_away_leaves_the_files_written(d, monkeypatch, command):
+    # `nbcli fit ... | head -1`: the summary on stdout has no reader, but the
+    # model file and the JSON report it names are in place all the same.
+    from nbcli.cli.app import main
+    from nbcli.io.modelfile import load_model
+
+    monkeypatch.setattr(sys, "stdout", _FailingStdout(BrokenPipeError(errno.EPIPE, "Broken pipe")))
+    args = [a.format(d=d) for a in command]
+    err = io.StringIO()
+    with redirect_stderr(err), pytest.raises(SystemExit) as exit_info:
+        main([*args, "-o", str(d / "new.npz"), "--json", str(d / "report.json")])
+    assert exit_info.value.code == 141
+    assert load_model(d / "new.npz").model.classes_.tolist() == ["x", "y"]
+    assert json.loads((d / "report.json").read_text())["schema"].startswith("nbcli.")
+    assert _tmp_leftovers(d) == []
+
+
 # ---------------------------------------------------------------------------
 # 11, 14. Option values that contradict each other
 

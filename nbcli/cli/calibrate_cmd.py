@@ -250,12 +250,15 @@ def calibrate(
 
             save_model(result.model, output)
         common.record_thresholds(report, thresholds)
-        common.emit_report(report, json_out, quiet=quiet)
+        common.write_report_file(report, json_out, quiet=quiet)
         if diagram is not None:
             from nbcli.io.atomic import atomic_write
 
             with atomic_write(plot, "wb") as f:
                 f.write(diagram)
+    # Shown once the files are in place (a reader of stdout that goes away
+    # cannot keep them from being written).
+    common.show_report(report, json_out, quiet=quiet)
     if diagram is not None:
         info(f"wrote {plot}", quiet or json_out == "-")
     # Raised once the block has ended, so that the report of a refusal is written.

@@ -120,6 +120,7 @@ def fit(
 
     # The model file and the JSON report replace their files together: a
     # report that cannot be written leaves the old model file as it was.
+    report = None
     with signals_deferred(), outputs_together():
         save_model(result.model_file, output)
         if json_out is not None or not quiet:
@@ -154,7 +155,11 @@ def fit(
                     report.settings["engine"] = engine.name
                 if request.text is not None:
                     report.settings["text"] = request.text.to_metadata()
-            common.emit_report(report, json_out, quiet=quiet)
+            common.write_report_file(report, json_out, quiet=quiet)
+    # Shown once the files are in place: a reader of stdout that goes away
+    # (`| head`) cannot keep them from being written.
+    if report is not None:
+        common.show_report(report, json_out, quiet=quiet)
     info(f"wrote {output}", quiet or json_out == "-")
 
 
