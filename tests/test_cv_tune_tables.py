@@ -261,6 +261,23 @@ def test_a_category_only_one_fold_holds_is_named_in_a_warning(tmp_path):
     assert "fit on the other folds then predict would refuse them" in found[0]
 
 
+def test_a_code_no_row_holds_is_no_category_of_one_fold(tmp_path):
+    # Codes as given: 1, 2, 3 and one 9 make 0 and 4..8 categories too, with
+    # no row in any fold; only 9, held by one fold's row alone, is named.
+    rows = ["c,label", *(f"{i % 3 + 1},{i % 2}" for i in range(30)), "9,1"]
+    (tmp_path / "t.csv").write_text("\n".join(rows) + "\n")
+    args = ("-d", tmp_path / "t.csv", "--folds", "3", "--bootstrap", "0", "--json", "-")
+    run = nbcli_in_process("cv", "-m", "categorical", *args)
+    assert run.returncode == 0, run.stderr
+    found = [w for w in json.loads(run.stdout)["warnings"] if "no other fold has" in w]
+    assert len(found) == 1 and "(c 9)" in found[0], found
+    # Without the 9 no fold holds a category alone: no warning at all.
+    (tmp_path / "t.csv").write_text("\n".join(rows[:-1]) + "\n")
+    run = nbcli_in_process("cv", "-m", "categorical", *args)
+    assert run.returncode == 0, run.stderr
+    assert not [w for w in json.loads(run.stdout)["warnings"] if "no other fold has" in w]
+
+
 def test_tune_warns_when_the_best_value_is_at_the_edge_of_the_grid():
     from nbcli.workflows.tune import edge_warnings
 

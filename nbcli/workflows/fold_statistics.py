@@ -557,16 +557,23 @@ class FoldStatistics:
             return []
         columns = [j for j in range(len(widths)) if widths[j] > 0]
         starts = np.concatenate(([0], np.cumsum(widths[columns])))
+
+        def seen_in(stats) -> np.ndarray:
+            counts = grow_categories(stats.category_count, stats.n_categories, widths[columns])
+            return counts.sum(axis=0) > 0
+
+        # A code below the largest that no row holds (codes as given: 1, 2, 3
+        # make 0 a category too) is in no fold: no fold holds it alone.
+        held = seen_in(self.merged(0))
         out = []
         for f in range(self.n_folds):
             train = self.merged(0, f)
             if train is None:
                 continue
-            counts = grow_categories(train.category_count, train.n_categories, widths[columns])
-            seen = counts.sum(axis=0) > 0
+            seen = seen_in(train)
             named = []
             for q, j in enumerate(columns):
-                missing = np.flatnonzero(~seen[starts[q] : starts[q + 1]])
+                missing = np.flatnonzero((held & ~seen)[starts[q] : starts[q + 1]])
                 if missing.size == 0:
                     continue
                 name = self.feature_names[j]
