@@ -304,6 +304,25 @@ def _r_labels(tmp_path):
     return path
 
 
+def test_a_label_spelled_as_missing_is_named_where_it_makes_a_fit_fail(tmp_path):
+    # Rows labelled NA have no value in x: the mixed model refuses the column
+    # for that class, and the line says the likelier cause, the label.
+    rows = [f"{i % 7 + i / 10},{'uv'[i % 2]},{'ab'[i % 2]}" for i in range(12)]
+    path = tmp_path / "na.csv"
+    path.write_text("x,c,label\n" + "\n".join([*rows, ",u,NA", ",v,NA"]) + "\n")
+    run = nbcli_in_process("fit", "-m", "mixed", "-d", path, "-o", tmp_path / "m.nbm")
+    assert run.returncode == 2 and run.stderr.count("\n") == 1, run.stderr
+    assert "column 'x' has no observed value in class 'NA'" in run.stderr
+    assert run.stderr.rstrip().endswith("or pass --na-labels NA (fit, cv, tune, split)")
+    # A label that is a mark (here also the command's --na-values) is said to be a class.
+    marked = tmp_path / "marked.csv"
+    marked.write_text("x,c,label\n" + "\n".join([*rows, "1,u,?", "2,v,?"]) + "\n")
+    for flags in ((), ("--na-values", "?")):
+        run = nbcli_in_process("fit", "-m", "mixed", "-d", marked, "-o", tmp_path / "m.nbm", *flags)
+        assert run.returncode == 0, run.stderr
+        assert "the label '?' is read as a class" in run.stderr and "--na-labels '?'" in run.stderr
+
+
 def test_na_labels_say_which_label_texts_mean_a_missing_label(tmp_path):
     import json
 

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from nbcli.errors import NbcliError
-from nbcli.io.messages import fail, missing_label, missing_mark
+from nbcli.io.messages import fail, missing_label, missing_mark, punctuation_mark
 
 __all__ = [
     "NA_STRINGS",
@@ -80,10 +80,17 @@ def na_texts(na_values: tuple[str, ...] | None) -> tuple[str, ...]:
     return tuple(dict.fromkeys(("", *na_values)))
 
 
-def missing_spelling_note(labels) -> str | None:
+def missing_spelling_note(labels, na_values=None) -> str | None:
     """A note for labels written as a missing value in feature cells (``NA``,
-    ``None``, ``NaN``...), which nbcli keeps as classes; None when there are none."""
-    spelled = [str(v) for v in labels if str(v) in NA_STRINGS and str(v) != ""]
+    ``None``, ``NaN``..., a mark such as ``?``, or one of ``na_values``, the
+    command's ``--na-values``), which nbcli keeps as classes; None when there
+    are none."""
+    marks = set(na_values or ())
+    spelled = [
+        text
+        for text in map(str, labels)
+        if text != "" and (text in NA_STRINGS or text in marks or punctuation_mark(text.strip()))
+    ]
     if not spelled:
         return None
     shown = ", ".join(repr(s) for s in spelled[:5])

@@ -42,7 +42,14 @@ def missing_mark(text) -> str | None:
     mark = str(text).strip()
     if mark.lower() in _MISSING_WORDS:
         return mark
-    return mark if 0 < len(mark) <= 3 and not any(ch.isalnum() for ch in mark) else None
+    return mark if punctuation_mark(mark) else None
+
+
+def punctuation_mark(text: str) -> bool:
+    """Whether ``text`` is one to three characters, none a letter or digit
+    (``?``, ``.``, ``-``, ``--``): a mark for a missing value rather than a
+    word that may be a real category or class."""
+    return 0 < len(text) <= 3 and not any(ch.isalnum() for ch in text)
 
 
 def fail(display: str, message: str) -> NbcliError:

@@ -532,7 +532,9 @@ def finish_training(
         )
     from nbcli.io.cells import missing_spelling_note
 
-    spelled_missing = missing_spelling_note(typed.tolist())
+    spelled_missing = missing_spelling_note(
+        typed.tolist(), None if tables is None else tables.na_values
+    )
     if spelled_missing:
         warnings.append(f"{path}: {spelled_missing}")
     singles = [str(c) for c, n in zip(typed, counts) if n < 2]
@@ -552,7 +554,7 @@ def finish_training(
                     f"most of the {len(classes)} classes have one row: is {target!r} a "
                     "measurement rather than class labels? choose the label column with --target"
                 )
-            note = missing_spelling_note(singles)
+            note = missing_spelling_note(singles, None if tables is None else tables.na_values)
             raise NbcliError(
                 f"{path}: {msg}; the {model_type} model needs at least two per class to estimate "
                 f"a spread ({way})" + (f"; {note}" if note else "")
@@ -584,7 +586,11 @@ def finish_training(
             estimator.finalize()
     except ValueError as exc:
         named = model_message(exc, feature_names) + remedy(exc, estimator, feature_names)
-        raise NbcliError(f"{path}: {named}") from None
+        # A class spelled as a missing value is the likelier cause (a column
+        # with no value in class 'NA'), and its warning would not be shown.
+        raise NbcliError(
+            f"{path}: {named}" + (f"; {spelled_missing}" if spelled_missing else "")
+        ) from None
     # Under a projection the model's messages are about its components.
     seen = model_feature_names(estimator, feature_names)
     warnings.extend(_model_warnings(path, caught, seen))
