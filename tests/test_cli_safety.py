@@ -394,6 +394,35 @@ def test_a_failed_batch_input_keeps_its_earlier_output_and_says_so(d):
     assert (d / "out" / "bad.pred.csv").read_text(encoding="utf-8") == "prediction\nstale\n"
 
 
+def test_a_batch_json_report_names_each_file_s_output_or_error(d):
+    # A CI job reads which file failed from the report, exit 4 all the same.
+    (d / "in").mkdir()
+    (d / "in" / "good.csv").write_text("a,b\n1,2\n6,7\n", encoding="utf-8")
+    (d / "in" / "bad.csv").write_text("a,b\n1,zz\n", encoding="utf-8")
+    model, report = d / "s.npz", d / "batch.json"
+    run = nbcli_in_process(
+        "predict", "-m", model, "-d", f"{d}/in/*.csv", "--output-dir", d / "out",
+        "--json", report, "-q", "--jobs", "1",
+    )  # fmt: skip
+    assert run.returncode == 4, run.stderr
+    doc = json.loads(report.read_text())
+    assert (doc["schema"], doc["n_files"], doc["n_failed"]) == ("nbcli.batch", 2, 1)
+    files = {Path(f["input"]).name: f for f in doc["files"]}
+    assert files["good.csv"]["output"] == str(d / "out" / "good.pred.csv")
+    assert files["good.csv"]["rows"] == 2 and files["good.csv"]["error"] is None
+    assert files["bad.csv"]["output"] is None and files["bad.csv"]["rows"] is None
+    assert "'zz'" in files["bad.csv"]["error"]
+    assert doc["inputs"]["model"]["sha256"] == hashlib.sha256(model.read_bytes()).hexdigest()
+    assert sorted(Path(p).name for p in doc["inputs"]["data"]["parts"]) == ["bad.csv", "good.csv"]
+    # The report may not replace one of the inputs.
+    run = nbcli_in_process(
+        "predict", "-m", model, "-d", f"{d}/in/*.csv", "--output-dir", d / "out",
+        "--json", d / "in" / "good.csv", "--jobs", "1",
+    )  # fmt: skip
+    assert_one_error_line(run, "--json", "is also an input")
+    assert (d / "in" / "good.csv").read_text(encoding="utf-8") == "a,b\n1,2\n6,7\n"
+
+
 def test_when_every_batch_input_fails_it_does_not_claim_the_others_were_scored(d):
     (d / "in").mkdir()
     for name in ("p.csv", "q.csv"):

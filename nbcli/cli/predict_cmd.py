@@ -84,7 +84,8 @@ def predict(
         typer.Option(
             "--json",
             help="Write the run's summary (rows scored, left empty, unseen categories; "
-            "schema nbcli.prediction) as JSON to PATH (one input).",
+            "schema nbcli.prediction) as JSON to PATH; with several inputs, each file's "
+            "output, rows and error (schema nbcli.batch).",
         ),
     ] = None,
     read: common.ReadOptions = common.READING,
@@ -188,8 +189,6 @@ def predict(
         if output not in (None, "-"):
             info(f"wrote {output}", quiet)
         return 0
-    if json_out is not None:
-        raise NbcliError("--json is for one input; batch mode reports each file on stderr")
     if output_dir is None:
         raise NbcliError(
             f"{len(inputs)} input files need --output-dir to write one predictions file each"
@@ -198,6 +197,14 @@ def predict(
         raise NbcliError(
             "--output is for one input; with --output-dir each input gets <name>.pred.csv"
             " (or .pred.parquet)"
+        )
+    if json_out is not None:
+        from nbcli.io.atomic import check_outputs
+
+        check_outputs(
+            [("--json", json_out)],
+            [("--model", model), *(("--data", path) for path in inputs)],
+            force=force,
         )
     from nbcli.cli.console import error_line
     from nbcli.workflows.predict import BatchOutput, predict_batch
@@ -221,7 +228,18 @@ def predict(
         if error is not None:
             stale = f"; {out_path} is left from an earlier run" if in_path in report.stale else ""
             error_line(f"{error} (file skipped{stale})")
-    common.emit_report(report, None, quiet=quiet)
+    if json_out is not None:
+        # Data files are named, not hashed: parts may be readable only by the workers.
+        report.inputs = {**common.inputs_of(model=model), "data": {"parts": list(inputs)}}
+        report.settings = {
+            "output_dir": output_dir,
+            "output_format": (output_format or "csv").lower(),
+            "proba": proba,
+            "digits": digits,
+            "keep": list(keep_cols or []),
+        }
+    # The JSON report is written whatever failed: a CI job reads which file did.
+    common.emit_report(report, json_out, quiet=quiet)
     failed = report.n_failed
     if failed == len(inputs):
         which = {1: "the input file", 2: "both input files"}.get(

@@ -65,6 +65,8 @@ class BatchReport:
     rows: list = field(default_factory=list)  # (input, output, n_rows, error or None)
     # Failed inputs whose output from an earlier run is still there (not in the JSON form).
     stale: list = field(default_factory=list)
+    inputs: dict | None = None  # the model file (hashed) and the inputs' paths
+    settings: dict | None = None
 
     schema = "nbcli.batch"
     schema_version = 1
@@ -80,8 +82,14 @@ class BatchReport:
             "schema": self.schema,
             "schema_version": self.schema_version,
             "nbcli_version": __version__,
+            "inputs": self.inputs
+            if self.inputs is not None
+            else {"data": {"parts": [r[0] for r in self.rows]}},
+            "settings": self.settings,
+            "n_files": len(self.rows),
+            "n_failed": self.n_failed,
             "files": [
-                {"input": i, "output": None if e else o, "rows": n, "error": e}
+                {"input": i, "output": None if e else o, "rows": None if e else n, "error": e}
                 for i, o, n, e in self.rows
             ],
         }
