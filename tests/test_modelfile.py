@@ -354,6 +354,29 @@ def test_statistics_no_data_could_give_are_refused(tmp_path, name, member, value
     _refusal(path, fragment, "the file is corrupt")
 
 
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_class_counts_that_disagree_with_the_metadata_are_refused(tmp_path, name):
+    # Plausible statistics, edited: one more row in the first class than
+    # training.class_counts records (or the record edited instead).
+    path = tmp_path / "m.npz"
+    save_model(_model_file(name), path)
+    meta = _metadata(path)
+    recorded = meta["training"]["class_counts"]
+    assert recorded == load_model(path).model.stats_.class_counts.tolist()
+    meta["training"]["class_counts"] = [recorded[0] + 1, *recorded[1:]]
+    _rewrite(path, metadata=meta)
+    _refusal(path, "class counts that disagree", "training.class_counts")
+
+
+def test_an_edited_class_count_member_is_refused(tmp_path):
+    path = tmp_path / "m.npz"
+    save_model(_model_file("gaussian"), path)
+    count = load_model(path).model.stats_.count.copy()
+    count[0] += 1
+    _rewrite(path, stats__count=count)
+    _refusal(path, "class counts that disagree", "edited or is corrupt")
+
+
 def test_a_model_that_cannot_score_its_own_class_means_is_refused(
     tmp_path, sample_dir, monkeypatch
 ):

@@ -250,7 +250,7 @@ def calibrate(
 
             save_model(result.model, output)
         common.record_thresholds(report, thresholds)
-        common.write_report_file(report, json_out, quiet=quiet)
+        common.write_report_json(report, json_out, quiet=quiet)
         if diagram is not None:
             from nbcli.io.atomic import atomic_write
 

@@ -240,49 +240,36 @@ def emit_report(
     ``report`` has ``to_dict()`` and is rendered by :func:`nbcli.render.render`.
     With ``--json -`` the JSON owns stdout and tables go to stderr.
     """
-    write_report_file(report, json_out, quiet=quiet)
+    write_report_json(report, json_out, quiet=quiet)
     show_report(report, json_out, quiet=quiet, stdout_has_data=stdout_has_data)
 
 
-def _written_in_place(json_out: str | None) -> bool:
-    """Whether ``--json`` goes to stdout, a device or a pipe (written as it
-    comes, never staged) rather than to a regular file."""
-    from nbcli.io.atomic import resolve_output
-
-    if json_out is None:
-        return False
-    return json_out == "-" or resolve_output(json_out)[1]
-
-
-def write_report_file(report, json_out: str | None, *, quiet: bool = False) -> None:
-    """The part of :func:`emit_report` that writes a regular file: the JSON
-    report when ``--json`` names one (staged within
-    :func:`nbcli.io.atomic.outputs_together`); nothing otherwise.
+def write_report_json(report, json_out: str | None, *, quiet: bool = False) -> None:
+    """The JSON half of :func:`emit_report`: the report written to ``--json``
+    (a regular file staged within :func:`nbcli.io.atomic.outputs_together`;
+    ``-``, a device or a pipe written as it comes); nothing without it.
 
     Commands that replace a model file call this inside the block that
-    replaces it and :func:`show_report` after it, so that a reader of stdout
-    that goes away (``| head``) cannot stop the files from being written.
+    replaces it, so that a report that cannot be written leaves the old
+    model file as it was, and :func:`show_report` after it, so that a reader
+    of the tables that goes away (``| head``) cannot keep the files from
+    being written.
     """
     from nbcli.cli.console import info
 
-    if json_out is not None and not _written_in_place(json_out):
+    if json_out is not None:
         write_json(report.to_dict(), json_out)
-        info(f"wrote {json_out}", quiet)
+        info(f"wrote {json_out}", quiet or json_out == "-")
 
 
 def show_report(
     report, json_out: str | None, *, quiet: bool = False, stdout_has_data: bool = False
 ) -> None:
-    """The part of :func:`emit_report` that goes to streams: the JSON report
-    when ``--json`` is ``-``, a device or a pipe, then the tables (to stderr
-    when the JSON owns stdout), unless ``quiet``."""
-    from nbcli.cli.console import console, info, table_stream
+    """The tables half of :func:`emit_report`: ``report`` rendered (to stderr
+    when the JSON report owns stdout), unless ``quiet``."""
+    from nbcli.cli.console import console, table_stream
     from nbcli.io.atomic import writes_to_stdout
 
-    if _written_in_place(json_out):
-        assert json_out is not None
-        write_json(report.to_dict(), json_out)
-        info(f"wrote {json_out}", quiet or json_out == "-")
     if quiet:
         return
     from nbcli.render import render  # Rich's tables: only when something is shown

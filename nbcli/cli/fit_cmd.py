@@ -155,7 +155,7 @@ def fit(
                     report.settings["engine"] = engine.name
                 if request.text is not None:
                     report.settings["text"] = request.text.to_metadata()
-            common.write_report_file(report, json_out, quiet=quiet)
+            common.write_report_json(report, json_out, quiet=quiet)
     # Shown once the files are in place: a reader of stdout that goes away
     # (`| head`) cannot keep them from being written.
     if report is not None:

@@ -178,7 +178,7 @@ def tune(
             save_model(model_file, output)
             report.output = output
         common.record_thresholds(report, thresholds)
-        common.write_report_file(report, json_out, quiet=quiet)
+        common.write_report_json(report, json_out, quiet=quiet)
     common.show_report(report, json_out, quiet=quiet)
     if output is not None:
         info(f"wrote {output}", quiet or json_out == "-")

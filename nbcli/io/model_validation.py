@@ -408,6 +408,28 @@ def check_stats(path, stats) -> None:
         refuse(path, f"holds {why}; the file is corrupt")
 
 
+def check_counts(path, stats, training: dict) -> None:
+    """Refuse statistics whose class counts are not the ones the metadata
+    records (``training.class_counts``, written from the same statistics):
+    one of the two was edited. The counts round-trip through JSON exactly;
+    the tolerance only keeps a count written by another platform's ``repr``
+    from failing."""
+    recorded = training.get("class_counts")
+    if not isinstance(recorded, list) or not all(
+        isinstance(c, int | float) and not isinstance(c, bool) for c in recorded
+    ):
+        return
+    counts = np.asarray(stats.class_counts, dtype=np.float64)
+    if len(recorded) != counts.size or not np.allclose(
+        counts, np.asarray(recorded, dtype=np.float64), rtol=1e-12, atol=0.0
+    ):
+        refuse(
+            path,
+            "holds class counts that disagree with the ones its metadata records "
+            "(training.class_counts); the file was edited or is corrupt",
+        )
+
+
 def check_rebuilt(path, model) -> None:
     """Refuse a model that cannot score: a scoring parameter that is not a
     number (NaN) or infinitely favourable (+inf; -inf is legitimate, the log

@@ -322,6 +322,7 @@ def _load_members(path, archive: NpzArchive) -> ModelFile:
     stats_cls = {s.__name__: s for s in cls.statistics}[meta["stats"]["type"]]
     stats = stats_cls(**{n: arrays[f"stats.{n}"] for n in meta["stats"]["arrays"]})
     check.check_stats(path, stats)
+    check.check_counts(path, stats, meta["training"])
     if meta["classes"] and all(isinstance(c, str) for c in meta["classes"]):
         # One reference per class (not the longest label's width for each):
         # predictions index this array row by row.
