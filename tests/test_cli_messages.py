@@ -678,3 +678,31 @@ def test_text_in_a_column_typed_numeric_names_the_column_option(tmp_path):
     line = assert_one_error_line(run, "column 'region' has the non-numeric value 'N' at row 1")
     assert f"--column region={numeric} reads it as numbers" in line
     assert "fix the value" not in line
+
+
+def test_the_binary_average_row_names_its_class(ints):
+    # With two classes the per-class table ends with the positive class's
+    # scores: a row labelled as a class would read as that class repeated.
+    run = nbcli_in_process(
+        "evaluate", "-m", ints / "i.npz", "-d", ints / "ints.csv", "--bootstrap", "0"
+    )
+    assert run.returncode == 0, run.stderr
+    table = run.stdout.split("Per class")[1].split("Confusion matrix")[0]
+    heads = [line.split()[0] for line in table.splitlines() if line.strip()]
+    assert heads.count("2") == 1 and "binary (2)" in table, table
+
+
+def test_a_config_for_another_model_is_named_with_its_model(ints):
+    config = ints / "lda.toml"
+    config.write_text('model = "lda"\n[hyperparameters]\nshrinkage = 0.5\nsolver = "lsqr"\n')
+    run = nbcli_in_process("fit", "-m", "gaussian", "--config", config, "-d", ints / "ints.csv")
+    assert_one_error_line(run, "shrinkage, solver do not apply to the gaussian model")
+    assert "the config is for model 'lda', --model says gaussian: drop one of them" in run.stderr
+
+
+def test_priors_of_the_wrong_length_leave_the_python_wording_out(ints):
+    run = nbcli_in_process(
+        "fit", "-m", "gaussian", "--priors", "0.2,0.3,0.5", "-d", ints / "ints.csv"
+    )
+    assert_one_error_line(run, "has 3 values but there are 2 classes")
+    assert "Number of priors" not in run.stderr

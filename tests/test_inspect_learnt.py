@@ -75,7 +75,7 @@ def test_wide_tables_are_bounded_and_say_what_was_left_out(tmp_path):
     assert len(island["categories"]) == 2 and island["n_left_out"] == 1
     assert all(len(p) == 2 for p in island["classes"].values())
     text = " ".join(run.stdout.split())
-    assert "P(island | class)" in text and "1 more categories left out" in text
+    assert "P(island | class)" in text and "1 more category left out" in text
     assert "5 more columns left out (--top shows more)" in text
     assert "Gaussian columns: mean and standard deviation per class" in text
 

@@ -119,6 +119,9 @@ def test_evaluate_and_compare_take_missing_drop_and_count_the_rows_left_out(tmp_
     # By default a row LDA would drop is refused, naming the options evaluate has.
     line = assert_one_error_line(default, "row 3 has a missing value", "--missing drop")
     assert "--missing ignore" not in line  # LDA cannot leave a cell out
+    # The model's policy and the command's option are told apart.
+    assert "(its missing-value policy, drop, leaves such a row without a score)" in line
+    assert "unless told to leave such rows out" in line
     # Under drop the rows are left out, counted, and the figures are the kept rows'.
     report = _report(dropped)
     assert report["n_samples"] == 58

@@ -201,3 +201,15 @@ def test_cv_gives_fits_warning_of_a_variance_that_is_epsilon_alone(tmp_path):
     run = nbcli_in_process("cv", "-m", "gaussian", "-d", data, "--folds", "3", "--bootstrap", "0")
     assert run.returncode == 0, run.stderr
     assert _smoothing_lines(run.stderr) == want, run.stderr
+
+
+def test_a_variance_of_smoothing_alone_is_said_to_decide_for_or_against_its_class(tmp_path):
+    # 'b' is 5 in every row of class y: its variance is epsilon alone, so a
+    # row with b = 5 is drawn into y whatever 'a' says, and one off 5 ruled out.
+    rows = "".join(f"{i},{i % 3},x\n" for i in range(6)) + "".join(f"{i},5,y\n" for i in range(6))
+    (tmp_path / "c.csv").write_text("a,b,label\n" + rows)
+    fit = nbcli_in_process("fit", "-m", "gaussian", "-d", tmp_path / "c.csv", "-o", tmp_path / "m")
+    assert fit.returncode == 0, fit.stderr
+    (line,) = _smoothing_lines(fit.stderr)
+    assert "the feature is constant within the class: 'b' in class 'y'" in line
+    assert "can decide a row's class by itself (a row at the class's value is drawn" in line

@@ -186,9 +186,15 @@ def _estimator(model: str | None, cfg: dict, config: str | None, flags: dict):
     origins = {name: f"{config}: [hyperparameters] {name}" for name in params}
     unknown = sorted(set(params) - set(specs))
     if unknown:
+        said = cfg.get("model")
+        other = (
+            f"; the config is for model {said!r}, --model says {model_name}: drop one of them"
+            if isinstance(said, str) and said.lower() != model_name
+            else ""
+        )
         raise NbcliError(
             f"{config}: hyperparameters {', '.join(unknown)} do not apply to the {model_name} model "
-            f"(it takes {', '.join(sorted(specs))})"
+            f"(it takes {', '.join(sorted(specs))}){other}"
         )
     try:
         for name, value in params.items():

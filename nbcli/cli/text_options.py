@@ -32,7 +32,8 @@ from nbcli.errors import NbcliError
 TEXT = typer.Option(
     "--text",
     help="Column of text whose word counts are features (comma-separated or repeated); "
-    "models multinomial, complement, bernoulli (with --binarize 0).",
+    "models multinomial, complement, bernoulli (with --binarize 0), and mixed (beside "
+    "its table's columns).",
 )
 NGRAM = typer.Option("--ngram", metavar="MIN,MAX", help="Word n-gram lengths (default 1,1).")
 MIN_DF = typer.Option(

@@ -216,7 +216,11 @@ def _parameter_tables(parameters: dict) -> list:
         more = c["n_left_out"]
         table = Table(
             title=Text(_short(f"P({c['feature']} | class)")),
-            caption=(f"{more:,} more categories left out (--top shows more)" if more else None),
+            caption=(
+                f"{more:,} more categor{'y' if more == 1 else 'ies'} left out (--top shows more)"
+                if more
+                else None
+            ),
         )
         table.add_column("class", overflow="fold")
         for value in c["categories"]:

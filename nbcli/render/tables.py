@@ -269,9 +269,10 @@ def _per_class_table(rows, averages, keys=None) -> Table:
         cells = [_num(r.precision), _num(r.recall), _num(r.f1), str(r.support)]
         t.add_row(head, *cells, *([_num(r.roc_auc)] if auc else []))
     t.add_section()
-    for avg in averages.values():
+    for key, avg in averages.items():
         t.add_row(
-            _label(avg.label),
+            # With two classes: the positive class's own scores, said to be.
+            _label(f"binary ({avg.label})" if key == "binary" else avg.label),
             _num(avg.precision),
             _num(avg.recall),
             _num(avg.f1),

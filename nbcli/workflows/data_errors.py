@@ -16,7 +16,8 @@ from nbcli.models import ColumnsMessage, DataValueError
 # line before it says the same in this project's words.
 _SKLEARN_WORDING = re.compile(
     r" \((?:Negative values in data passed to [^()]*(?:\([^()]*\))?"
-    r"|The covariance matrix of class .* is not full rank\.)\)"
+    r"|The covariance matrix of class .* is not full rank\."
+    r"|Number of priors must match number of classes)\)"
 )
 
 

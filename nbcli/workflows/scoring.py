@@ -347,8 +347,9 @@ def scored_chunks(mf, path: str, *, read=None, reporter=None, missing_option=Fal
             i = int(np.argmin(chunk.scored))
             raise NbcliError(
                 f"{path}: row {chunk.row_offset + i + 1} has a missing value, which the "
-                f"model cannot score ({_policy_named(mf, read)}), and every row is "
-                f"measured unless you say otherwise: {_missing_hint(mf, missing_option)}"
+                f"model cannot score ({_policy_named(mf, read)}), and a score of the "
+                "model measures every row unless told to leave such rows out: "
+                f"{_missing_hint(mf, missing_option)}"
             )
         yield (
             chunk.log_proba[chunk.scored],
@@ -393,7 +394,7 @@ def _policy_named(mf, read) -> str:
 
     given = (read.missing if read is not None else None) or mf.training.get("missing") or "drop"
     if missing_in_force(mf.model, given) == given:
-        return f"under its missing-value policy, {given}, such a row gets no score"
+        return f"its missing-value policy, {given}, leaves such a row without a score"
     # A projection mixes every column: a cell cannot be left out on its own.
     return (
         f"its missing-value policy, {given}, acts as drop under --pca and --standardize: "
@@ -409,7 +410,7 @@ def _missing_hint(mf, missing_option: bool) -> str:
         return "fill the value in or remove the row"
     hint = (
         "fill the value in, remove the row, or pass --missing drop to leave such rows out "
-        "of the figures (the report counts them)"
+        "of the figures (a warning of the report counts them)"
     )
     if can_ignore_missing(mf.model) and missing_in_force(mf.model, "ignore") == "ignore":
         hint += " (or --missing ignore to score them without the missing cells)"

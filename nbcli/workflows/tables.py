@@ -397,7 +397,8 @@ def zero_variance_warnings(path: str, estimator, feature_names) -> list[str]:
         )
     return [
         f"{path}: a variance set by smoothing alone ({'; and where '.join(parts)}); such a "
-        f"feature can rule its class out by itself: consider {'; or '.join(remedies)}"
+        f"feature can decide a row's class by itself (a row at the class's value is drawn "
+        f"into it, one off it ruled out): consider {'; or '.join(remedies)}"
     ]
 
 
