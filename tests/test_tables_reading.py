@@ -600,3 +600,28 @@ def test_short_rows_among_many_rows_are_counted_line_by_line(tmp_path, chunk):
     run = nbcli_in_process("predict", "-m", model, "-d", path, "--chunk-size", chunk)
     assert run.returncode == 0, run.stderr
     assert "3 rows have fewer fields than the header, the first at line 12 (2 of 4)" in run.stderr
+
+
+def test_a_category_column_holding_none_is_told_it_is_read_as_missing(tmp_path):
+    # A survey's answer "None" is in pandas' list of missing-value words: the
+    # column loses those cells unless --na-values says which marks the file uses.
+    from nbcli.io.modelfile import load_model
+
+    answers = ["Freq", "Some", "None", "Some", "NA", "Freq"] * 5
+    rows = [f"{a},{i % 7 + i / 10},{'ab'[i % 2]}" for i, a in enumerate(answers)]
+    path = tmp_path / "survey.csv"
+    path.write_text("exer,x,label\n" + "\n".join(rows) + "\n")
+    run = nbcli_in_process("fit", "-m", "mixed", "-d", path, "-o", tmp_path / "m.nbm")
+    assert run.returncode == 0, run.stderr
+    (line,) = [w for w in run.stderr.splitlines() if "'None'" in w]
+    assert (
+        f"column 'exer' has 5 cells 'None' in the first {len(rows)} rows, read as missing" in line
+    )
+    assert "(such as --na-values NA; empty cells are always missing)" in line
+    assert load_model(tmp_path / "m.nbm").model.stats_.n_categories.tolist()[0] == 2
+    # Said so, "None" is a category and the warning is gone.
+    run = nbcli_in_process(
+        "fit", "-m", "mixed", "-d", path, "-o", tmp_path / "m.nbm", "--na-values", "NA"
+    )
+    assert run.returncode == 0 and "'None'" not in run.stderr, run.stderr
+    assert load_model(tmp_path / "m.nbm").model.stats_.n_categories.tolist()[0] == 3

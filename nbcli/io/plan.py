@@ -359,6 +359,8 @@ def decide_kinds(plan: ColumnPlan, profiles: dict, opts: DataRequest, display: s
             not_categories.append(p)
         else:
             kinds[c] = CATEGORICAL
+        if kinds.get(c) == CATEGORICAL and p is not None and opts.na_values is None:
+            warnings.extend(_category_like_missing_warning(p, display))
     if refused:
         raise fail(display, _text_columns_message(refused, opts))
     if marked:
@@ -388,6 +390,22 @@ def _stray_text(p) -> bool:
         and n_text * STRAY_CELLS_PER_TEXT <= p.n_present
         and n_text <= len(p.texts)
     )
+
+
+def _category_like_missing_warning(p, display: str) -> list[str]:
+    """A category column some of whose cells are a word of the default
+    missing-value list that is also written as a category (``None``)."""
+    if not p.category_like_missing:
+        return []
+    cells = ", ".join(f"{n} cell{'' if n == 1 else 's'} {w!r}" for w, n in p.category_like_missing)
+    word = p.category_like_missing[0][0]
+    return [
+        f"{display}: column '{p.name}' has {cells} in the first {p.n_rows} rows, read as "
+        f"missing (a word of the default missing-value list); if {word!r} is one of its "
+        "categories, pass --na-values with the marks the file uses for a missing value "
+        f"(such as --na-values NA; empty cells are always missing), and {word!r} is read "
+        "as a category"
+    ]
 
 
 def _stray_text_warning(p, display: str) -> str:

@@ -31,6 +31,10 @@ __all__ = [
 SAMPLE_ROWS = 10_000
 #: Cells that are not numbers a profile keeps, with their rows, for messages.
 SHOWN_TEXTS = 5
+#: Words of the default missing-value list that tables also write as a
+#: category (a survey's answer "None", a house's "None" of a feature): a text
+#: column holding one is told that it is read as missing.
+CATEGORY_LIKE_MISSING = ("None",)
 #: Rows a column must have to be taken for a row number because it counts them.
 COUNTING_ROWS = 10
 
@@ -88,6 +92,9 @@ class ColumnProfile:
     texts : tuple of (int, str)
         Of a text column: its first :data:`SHOWN_TEXTS` present cells that
         are not numbers, as (data row from 1, text stripped of spaces).
+    category_like_missing : tuple of (str, int)
+        Of a text column: the words of :data:`CATEGORY_LIKE_MISSING` among
+        its cells read as missing, with their counts.
     """
 
     name: str
@@ -103,6 +110,7 @@ class ColumnProfile:
     n_numbers: int = 0
     n_marks: int = 0
     texts: tuple[tuple[int, str], ...] = ()
+    category_like_missing: tuple[tuple[str, int], ...] = ()
 
     @property
     def is_number(self) -> bool:
@@ -240,6 +248,10 @@ def _profile(name: str, column, na_values) -> ColumnProfile:
         return ColumnProfile(name, DATETIME, n, present.len(), distinct, example, example_row=row)
     words = present.filter(numbers.is_null())
     at = wordy.arg_true().head(SHOWN_TEXTS)
+    read_missing = [w for w in CATEGORY_LIKE_MISSING if w in na_values]
+    counted = (
+        text.filter(text.is_in(read_missing)).value_counts(sort=True).rows() if read_missing else []
+    )
     texts = tuple(zip((at + 1).to_list(), text.gather(at).to_list()))
     return ColumnProfile(
         name,
@@ -252,6 +264,7 @@ def _profile(name: str, column, na_values) -> ColumnProfile:
         n_numbers=present.len() - words.len(),
         n_marks=words.n_unique(),
         texts=texts,
+        category_like_missing=tuple((str(w), int(n)) for w, n in counted),
     )
 
 
