@@ -706,3 +706,12 @@ def test_priors_of_the_wrong_length_leave_the_python_wording_out(ints):
     )
     assert_one_error_line(run, "has 3 values but there are 2 classes")
     assert "Number of priors" not in run.stderr
+
+
+@pytest.mark.parametrize("command", ["predict", "evaluate", "inspect"])
+def test_a_model_from_stdin_is_refused_as_such(ints, command):
+    args = (
+        ("inspect", "-") if command == "inspect" else (command, "-m", "-", "-d", ints / "ints.csv")
+    )
+    run = nbcli_in_process(*args)
+    assert_one_error_line(run, "a model is read from its file, not from stdin (-)")

@@ -255,6 +255,9 @@ def test_parse_values_lists_and_ranges():
     assert parse_values("lin:0..1:3", "x") == [0.0, 0.5, 1.0]
     with pytest.raises(NbcliError, match="expected log:A..B:N"):
         parse_values("log:1e-9..:3", "--var-smoothing")
+    # A lin: range is shown a lin: example, and N = 0 is said to be too few.
+    with pytest.raises(NbcliError, match=r"at least 1\), e\.g\. lin:0\.\.0\.5:20$"):
+        parse_values("lin:0..1:0", "--var-smoothing")
     with pytest.raises(NbcliError, match="positive bounds"):
         parse_values("log:0..1:3", "--var-smoothing")
     assert combinations({"a": [1, 2], "b": [3, 4]}) == [

@@ -113,9 +113,14 @@ def test_bad_sizes_and_outputs_are_refused_before_any_work(tmp_path):
     (tmp_path / "a_file").write_text("x")
     with pytest.raises(NbcliError, match="is a file, not a folder"):
         split(DataRequest.of(str(path)), test=0.2, output_dir=tmp_path / "a_file")
-    res = nbcli_in_process("split", "-d", path, "--test", "1.5", "--output-dir", tmp_path)
-    assert res.returncode == 2 and "fraction in (0, 1)" in res.stderr
-    assert res.stderr.startswith("error: ") and res.stderr.count("\n") == 1
+    # Every size that is not one is refused in one wording: 0, 1.0, 1.5, text.
+    for bad in ("0", "1.0", "1.5", "half"):
+        res = nbcli_in_process("split", "-d", path, "--test", bad, "--output-dir", tmp_path)
+        assert res.stderr == (
+            "error: --test must be a fraction in (0, 1) of the rows (rounded up) or a row "
+            f"count; got '{bad}'\n"
+        )
+        assert res.returncode == 2
     assert not list(tmp_path.glob("d.t*"))
     res = nbcli_in_process("split", "-d", path, "--test", "0.1", "--output-dir", tmp_path)
     assert res.returncode == 0, res.stderr

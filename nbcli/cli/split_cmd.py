@@ -20,8 +20,8 @@ def _size(text: str | None, option: str):
         return 0
     try:
         size = parse_size(text)
-    except ValueError as exc:
-        raise NbcliError(f"{option}: {exc}") from None
+    except ValueError:
+        size = 0  # one wording for every size that is not one
     if isinstance(size, int) and size < 1:
         raise NbcliError(f"{option} must be {SIZE_HELP}; got {text!r}")
     return size

@@ -49,6 +49,7 @@ from typing import Any
 import numpy as np
 
 from nbcli import __version__
+from nbcli.errors import NbcliError
 from nbcli.io import model_validation as check
 from nbcli.io.atomic import atomic_write
 from nbcli.io.cells import text_array
@@ -275,6 +276,11 @@ def load_model(path) -> ModelFile:
     >>> model_file.model.predict([[5.0, 3.4, 1.5, 0.2]]).tolist()
     ['setosa']
     """
+    if str(path) == "-":
+        # "-" is stdin for data; a model file is a seekable archive, read from a path.
+        raise NbcliError(
+            "a model is read from its file, not from stdin (-): give the model file's path"
+        )
     with open_npz(path, what="an nbcli model file", noun="model file") as archive:
         return _load_members(path, archive)
 

@@ -61,8 +61,10 @@ def parse_values(text: str, where: str, parse=None) -> list:
             if not dots or n < 1 or not (math.isfinite(lo) and math.isfinite(hi)):
                 raise ValueError
         except ValueError:
+            example = "log:1e-9..1:20" if scale == "log" else "lin:0..0.5:20"
             raise NbcliError(
-                f"{where} {text!r}: expected {scale}:A..B:N, e.g. log:1e-9..1:20"
+                f"{where} {text!r}: expected {scale}:A..B:N (finite bounds A and B, N values, "
+                f"at least 1), e.g. {example}"
             ) from None
         if scale == "log":
             if lo <= 0 or hi <= 0:
