@@ -335,3 +335,20 @@ def test_fold_and_group_columns_that_are_not_there_are_named_by_their_option():
         "cv", "-m", "gaussian", "-d", IRIS, "--fold-column", "nosuch", "--bootstrap", "0"
     )
     assert "has no column 'nosuch' for --fold-column" in run.stderr
+
+
+def test_a_class_with_fewer_rows_than_folds_is_warned_of(tmp_path):
+    rows = ["x,label", *(f"{i % 9 + i / 10},{'a' if i < 24 else 'b'}" for i in range(30))]
+    (tmp_path / "t.csv").write_text("\n".join(rows) + "\n")
+    for folds, warned in ((10, True), (6, False)):
+        args = ("-d", tmp_path / "t.csv", "--folds", str(folds), "--bootstrap", "0", "--json", "-")
+        run = nbcli_in_process("cv", "-m", "gaussian", *args)
+        assert run.returncode == 0, run.stderr
+        found = [w for w in json.loads(run.stdout)["warnings"] if "fewer rows than" in w]
+        if warned:
+            assert (
+                len(found) == 1
+                and "class 'b' (6 rows) has fewer rows than the 10 folds" in found[0]
+            )
+        else:
+            assert found == []

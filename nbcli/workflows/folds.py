@@ -387,9 +387,33 @@ def fold_layout(
         "plan": plan,
         "training": training,
         "path": data,
-        "warnings": list(stream.plan.warnings) + list(rows.warnings),
+        "warnings": list(stream.plan.warnings)
+        + list(rows.warnings)
+        + _thin_classes(data, classes, counts, plan),
     }
     return fields, raw_classes, position
+
+
+def _thin_classes(data: str, classes, counts, plan: dict) -> list[str]:
+    """A warning for classes with fewer rows than stratified folds: some folds
+    hold none of their rows, so their per-fold figures leave the class out
+    (scikit-learn's ``StratifiedKFold`` warns of it too)."""
+    if plan["method"] != "stratified":
+        return []
+    k = plan["n_folds"]
+    thin = [(c, int(n)) for c, n in zip(classes.tolist(), counts) if 0 < n < k]
+    if not thin:
+        return []
+    shown = ", ".join(f"{c!r} ({n} row{'' if n == 1 else 's'})" for c, n in thin[:5])
+    more = f" and {len(thin) - 5} more" if len(thin) > 5 else ""
+    one = len(thin) == 1
+    return [
+        f"{data}: {'class' if one else 'classes'} {shown}{more} {'has' if one else 'have'} "
+        f"fewer rows than the {k} folds: some folds hold no row of "
+        f"{'it' if one else 'them'}, and their per-fold figures leave "
+        f"{'it' if one else 'them'} out; the pooled figures hold every row (fewer --folds "
+        "gives every fold each class)"
+    ]
 
 
 def typed_labels(data: str, target, ys: list):
