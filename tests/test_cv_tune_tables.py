@@ -12,7 +12,7 @@ from nbcli.io.request import DataRequest
 from nbcli.models import MODELS
 from nbcli.workflows.settings import FoldSettings
 from nbcli.workflows.tune import parse_values
-from tests.conftest import nbcli_in_process
+from tests.conftest import assert_one_error_line, nbcli_in_process
 from tests.declared import grid_number
 
 DIGITS = "sample_data/digits_train.csv"
@@ -352,3 +352,15 @@ def test_a_class_with_fewer_rows_than_folds_is_warned_of(tmp_path):
             )
         else:
             assert found == []
+
+
+@pytest.mark.parametrize("option", ["--fold-column", "--group-column"])
+def test_a_fold_column_named_like_the_target_is_not_replaced_by_a_guessed_target(tmp_path, option):
+    # Without --target the column named 'target' would be the target; given
+    # as the fold column, another (a measurement) would silently be guessed.
+    rows = ["x,z,target", *(f"{i / 7:.3f},{i % 5 + i / 10},{i % 2}" for i in range(40))]
+    (tmp_path / "t.csv").write_text("\n".join(rows) + "\n")
+    run = nbcli_in_process("cv", "-m", "gaussian", "-d", tmp_path / "t.csv", option, "target")
+    assert_one_error_line(
+        run, f"column 'target', named like a target, is given for {option}", "give --target"
+    )

@@ -240,6 +240,13 @@ def _choose_target(named: list[str], opts: DataRequest, display: str, unknown):
             f"--features {used[0]} uses the column named like a target as a feature, and "
             "another column would silently become the target; give --target COLUMN to choose it",
         )
+    kept = [c for c in opts.keep or [] if c.strip().lower() in _TARGET_NAMES and c in named]
+    if kept and not any(c.strip().lower() in _TARGET_NAMES for c in candidates):
+        raise fail(
+            display,
+            f"column '{kept[0]}', named like a target, is given {opts.keep_for}, and another "
+            "column would silently become the target; give --target COLUMN to choose it",
+        )
     like_target = [c for c in candidates if c.strip().lower() in _TARGET_NAMES]
     if len(like_target) > 1:
         raise fail(
