@@ -819,3 +819,17 @@ def test_a_word_for_a_missing_value_in_a_numeric_column_points_to_na_values(tmp_
     new.write_text("a,b\n1,2\n2,green\n")
     line = assert_one_error_line(nbcli_in_process("predict", "-m", model, "-d", new), "'green'")
     assert "--na-values" not in line
+
+
+def test_the_fit_summary_counts_the_categories_of_integer_codes(tmp_path):
+    # Codes as given: 1, 2, 3 make 0 a category too, and the summary says so.
+    rows = [f"{i % 3 + 1},{i % 2},{'ab'[i % 2]}" for i in range(12)]
+    (tmp_path / "c.csv").write_text("race,smoke,label\n" + "\n".join(rows) + "\n")
+    run = nbcli_in_process(
+        "fit", "-m", "categorical", "-d", tmp_path / "c.csv", "-o", tmp_path / "m"
+    )
+    assert run.returncode == 0, run.stderr
+    assert (
+        "column types: race=categorical (4 categories: codes 0 to 3), "
+        "smoke=categorical (2 categories: codes 0 to 1)"
+    ) in run.stderr

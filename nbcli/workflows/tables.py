@@ -535,17 +535,27 @@ class RowCounts:
         return out
 
     def notes(
-        self, path: str, missing: str, columns: list[dict], in_force: str | None = None
+        self,
+        path: str,
+        missing: str,
+        columns: list[dict],
+        in_force: str | None = None,
+        code_widths: dict[str, int] | None = None,
     ) -> list[str]:
         """The fit summary's lines about the columns and the missing cells
         (``missing`` the policy given, ``in_force`` the one the model follows
-        when it differs: see :func:`missing_in_force`)."""
+        when it differs: see :func:`missing_in_force`; ``code_widths`` the
+        categories of columns of integer codes, by name)."""
         described = []
         for c in columns:
             text = f"{c['name']}={c['type']}"
             if "categories" in c:
                 k = len(c["categories"])
                 text += f" ({k} categor{'y' if k == 1 else 'ies'})"
+            elif c["name"] in (code_widths or {}):
+                # Codes as given: 1, 2, 3 make 0 a category too, which the summary shows.
+                k = (code_widths or {})[c["name"]]
+                text += f" ({k} categor{'y' if k == 1 else 'ies'}: codes 0 to {k - 1})"
             described.append(text)
         out = [f"column types: {', '.join(described)}"]
         in_force = in_force or missing

@@ -661,8 +661,23 @@ def finish_training(
         from nbcli.workflows.tables import missing_in_force
 
         in_force = missing_in_force(estimator, tables.missing)
-        notes.extend(tables.row_counts.notes(path, tables.missing, mf.columns or [], in_force))
+        notes.extend(
+            tables.row_counts.notes(
+                path, tables.missing, mf.columns or [], in_force, _code_widths(estimator, mf)
+            )
+        )
     return TrainResult(model_file=mf, facts=facts, warnings=warnings, notes=notes)
+
+
+def _code_widths(estimator, mf) -> dict[str, int]:
+    """Categories of each categorical column, by name (``n_categories_`` holds
+    one per categorical column, in order); the fit summary gives those of
+    integer codes, which have no list of texts to count."""
+    widths = getattr(estimator, "n_categories_", None)
+    categorical = [c["name"] for c in mf.columns or [] if c["type"] == "categorical"]
+    if widths is None or len(widths) != len(categorical):
+        return {}
+    return {name: int(k) for name, k in zip(categorical, widths)}
 
 
 def _jsonable(v):
