@@ -177,6 +177,9 @@ def test_unseen_text_in_a_numeric_column_is_a_missing_cell_under_unseen_ignore(t
     refused = nbcli_in_process("predict", "-m", model, "-d", new)
     assert refused.returncode == 2
     assert "column 'Cylinders' has the non-numeric value 'rotary' at row 2" in refused.stderr
+    assert refused.stderr.rstrip().endswith(
+        ", or pass --unseen ignore to score such a cell as missing"
+    )
     out, ref = tmp_path / "p.csv", tmp_path / "ref.csv"
     run = nbcli_in_process(
         "predict", "-m", model, "-d", new, "--unseen", "ignore", "--proba", "-o", out,

@@ -637,13 +637,16 @@ def check_cells(
     missing: str = "error",
     remedies: tuple[str, ...] = ("ignore", "drop"),
     typed: Mapping[str, str] | None = None,
+    unseen_way: bool = False,
 ) -> None:
     """Raise NbcliError for the first row holding an infinity, an unreadable
     cell (``unread``: column -> (row, text)) or, with ``missing="error"``, a
     NaN (a missing cell), naming column and row (``row_offset`` rows of the
     file come before this block). The message for a NaN offers the
     ``--missing`` policies ``remedies`` (those the model takes); that for
-    text in a column ``typed`` gave a numeric kind (``--column``) names it.
+    text in a column ``typed`` gave a numeric kind (``--column``) names it;
+    with ``unseen_way`` (scoring, where missing cells are scored) that for
+    text offers ``--unseen ignore``, which reads it as a missing cell.
 
     This is the one place where missing feature cells are refused: readers
     hand them on as NaN, and under the other policies they stay NaN.
@@ -693,6 +696,8 @@ def check_cells(
 
             # One short mark such as ? or -: most often a missing-value marker.
             way += f", or pass --na-values {shlex.quote(mark)} if it marks a missing value"
+        if unseen_way and kind is None:
+            way += ", or pass --unseen ignore to score such a cell as missing"
         raise _at_row(
             row,
             fail(

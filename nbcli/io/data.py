@@ -153,7 +153,10 @@ def _dataset(
             for name, n in chunk.unseen_text.items():
                 unseen_text[name] = unseen_text.get(name, 0) + n
     try:
-        typed = getattr(getattr(reader, "opts", None), "column_types", None)
+        opts = getattr(reader, "opts", None)
+        typed = getattr(opts, "column_types", None)
+        # At scoring time --unseen ignore reads such text as a missing cell.
+        scoring = opts is not None and not opts.infer and opts.unseen != "ignore"
         check_cells(
             chunk.X,
             plan.matrix,
@@ -163,6 +166,7 @@ def _dataset(
             missing,
             remedies,
             typed=typed,
+            unseen_way=scoring and missing != "error",
         )
     except NbcliError as cell_error:
         # The first bad row of the chunk is reported, whether its label or a
