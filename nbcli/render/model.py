@@ -176,7 +176,11 @@ def _parameter_tables(parameters: dict) -> list:
     categories, as R's e1071 prints them); captions say what was left out."""
     columns = parameters["columns"]
     left = parameters["n_left_out"]
-    note = f"{left:,} more columns left out (--top shows more)" if left else None
+    note = (
+        f"{left:,} more column{'' if left == 1 else 's'} left out (--top shows more)"
+        if left
+        else None
+    )
     out: list = []
     gaussian = [c for c in columns if c["type"] == "gaussian"]
     if gaussian:
