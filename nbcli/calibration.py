@@ -37,11 +37,13 @@ import numpy as np
 
 from nbcli.models import log_normalise
 
-# Temperatures are searched within this factor either side of the spread of
-# the log posteriors. Above it every row is uniform to within 1e-8; below it
-# every gap wider than 1e-5 of the spread makes exp() underflow to a
-# certainty. Outside, the NLL is flat to rounding and a root search would
-# wander.
+# Temperatures are searched from the narrowest gap between a row's top log
+# posterior and another, divided by this factor, to the widest gap times it.
+# Above, every row is uniform to within 1e-8; below, every gap makes exp()
+# underflow to a certainty. Outside, the NLL is flat to rounding (or linear
+# in 1/T) and a root search would wander. The narrowest gap, not the widest,
+# bounds the low end: one row's gap of 1e10 (a variance of smoothing alone)
+# must not hide an optimum at T = 25 set by the others.
 _TEMPERATURE_RANGE = 1e8
 
 # Probabilities computed as exp(log posterior) may exceed 1 by a rounding.
@@ -317,8 +319,9 @@ def _temperature_inputs(z: np.ndarray, y: np.ndarray) -> tuple:
     """What the temperature search needs of checked log posteriors ``z`` and
     class indices ``y``: ``z`` less each row's largest (softmax is
     shift-invariant), the same with ``-inf`` as 0, each row's shifted value
-    of its true class, and each row's lowest finite shifted value (the
-    spread of a set of rows is minus their least).
+    of its true class, each row's lowest finite shifted value (the spread of
+    a set of rows is minus their least), and each row's narrowest positive
+    gap below its largest (``inf`` for a row without one).
 
     Raises
     ------
@@ -335,11 +338,16 @@ def _temperature_inputs(z: np.ndarray, y: np.ndarray) -> tuple:
         )
     # Every row's largest is 0, so a 0 in place of -inf never lowers its least.
     zf = np.where(np.isfinite(z), z, 0.0)
-    return z, zf, zy, zf.min(axis=1)
+    near = -np.where(zf < 0.0, zf, -np.inf).max(axis=1)
+    return z, zf, zy, zf.min(axis=1), near
 
 
 def _temperature_search(
-    parts, spread: float, start: float, first: tuple[float, float] | None = None
+    parts,
+    spread: float,
+    narrowest: float,
+    start: float,
+    first: tuple[float, float] | None = None,
 ) -> tuple[float, bool]:
     """The NLL-optimal temperature and whether it is an end of the searched range.
 
@@ -353,10 +361,15 @@ def _temperature_search(
     from the fit on every row) takes two or three passes.
 
     ``parts``: the rows, as ``(z, zf, zy)`` pieces (:func:`_temperature_moments`);
+    ``spread`` and ``narrowest``: their widest and narrowest positive gaps
+    below a row's top (the range searched, see :data:`_TEMPERATURE_RANGE`);
     ``first``: the derivatives at ``1 / start`` when already known, used when
     the range leaves that start as it is.
     """
-    lo, hi = 1.0 / (spread * _TEMPERATURE_RANGE), _TEMPERATURE_RANGE / spread
+    # A gap near the smallest float would put 1/T beyond float range.
+    hi = min(_TEMPERATURE_RANGE / narrowest, np.finfo(np.float64).max / 4)
+    lo = 1.0 / (spread * _TEMPERATURE_RANGE)
+    t_low = 1.0 / hi
     lo_seen = hi_seen = False
     s = min(max(1.0 / start, lo), hi)
     known = first if s == 1.0 / start else None
@@ -372,7 +385,7 @@ def _temperature_search(
         # row certain): it falls, if at all, towards T -> 0.
         if g <= 0.0:
             if s >= hi:  # falling all the way to T -> 0
-                return spread / _TEMPERATURE_RANGE, True
+                return t_low, True
             lo, lo_seen = s, True
         else:
             if s <= lo:  # falling all the way to T -> infinity
@@ -411,8 +424,9 @@ class TemperatureScaling(Calibrator):
     it), so its minimum is found by a safeguarded Newton iteration on ``1/T``
     with the analytic first and second derivatives, both from one pass over
     the rows per step, to a relative precision of about 1e-13 in ``T``. The search covers
-    ``[spread / 1e8, spread * 1e8]``, where ``spread`` is the largest gap
-    between a row's top log posterior and another finite one. When the
+    ``[narrowest / 1e8, spread * 1e8]``, where ``narrowest`` and ``spread``
+    are the smallest and the largest positive gap between a row's top log
+    posterior and another finite one. When the
     derivative has no root there - every calibration row already predicted
     correctly (the NLL keeps falling as ``T`` goes to 0) or the model no
     better than uniform (it falls as ``T`` grows) - ``temperature_`` is the
@@ -461,17 +475,17 @@ class TemperatureScaling(Calibrator):
         """
         z = check_log_proba(log_proba, min_samples=2, min_classes=2)
         y = _check_targets(y_idx, z.shape[0], z.shape[1])
-        z, zf, zy, low = _temperature_inputs(z, y)
-        return self._search(z, zf, zy, float(-low.min()), init)
+        z, zf, zy, low, near = _temperature_inputs(z, y)
+        return self._search(z, zf, zy, float(-low.min()), float(near.min()), init)
 
-    def _search(self, z, zf, zy, spread: float, init) -> TemperatureScaling:
+    def _search(self, z, zf, zy, spread: float, narrowest: float, init) -> TemperatureScaling:
         """:meth:`fit` on the inputs :func:`_temperature_inputs` prepares."""
         if spread == 0.0:
             # Every row uniform over its classes: the NLL is the same for all T.
             self.temperature_, self.at_bound_ = 1.0, False
             return self
         start = 1.0 if init is None else float(init.temperature_)
-        t, self.at_bound_ = _temperature_search([(z, zf, zy)], spread, start)
+        t, self.at_bound_ = _temperature_search([(z, zf, zy)], spread, narrowest, start)
         self.temperature_ = t
         return self
 
@@ -495,14 +509,14 @@ class TemperatureScaling(Calibrator):
         yc = _check_targets(y, zc.shape[0], zc.shape[1])
         n = zc.shape[0]
         fold = np.asarray(fold)
-        shifted, _, zy, low = _temperature_inputs(zc, yc)
+        shifted, _, zy, low, near = _temperature_inputs(zc, yc)
         names, codes = unique_inverse(fold)
         order, bounds = grouped_order(codes, len(names))
         # One gather (np.take: fancy indexing of a row-major matrix is
         # several times slower); the -inf-free copy is made from it in order.
         shifted = np.take(shifted, order, axis=0)
         zf = np.where(np.isfinite(shifted), shifted, 0.0)
-        zy, low = zy[order], low[order]
+        zy, low, near = zy[order], low[order], near[order]
         start = 1.0 if init is None else float(init.temperature_)
         buf = np.empty((min(_TEMPERATURE_BLOCK, n), zc.shape[1]))
         pieces = [slice(int(bounds[g]), int(bounds[g + 1])) for g in range(len(names))]
@@ -518,10 +532,11 @@ class TemperatureScaling(Calibrator):
             spread = float(-min(low[t].min() for t in train))
             if spread == 0.0:
                 continue  # every training row uniform: T = 1, as _search gives
+            narrowest = float(min(near[t].min() for t in train))
             slope, curvature = sums.sum(axis=0) - sums[g]
             first = (float(slope) / n_train, max(float(curvature) / n_train, 0.0))
             parts = [(shifted[t], zf[t], zy[t]) for t in train]
-            temperatures[g], _ = _temperature_search(parts, spread, start, first)
+            temperatures[g], _ = _temperature_search(parts, spread, narrowest, start, first)
         # Row by row as _map divides and normalises, each by its fold's T.
         return log_normalise(zc / temperatures[codes][:, None])
 

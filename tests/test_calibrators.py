@@ -237,8 +237,35 @@ def test_temperature_goes_to_the_bound_when_all_rows_are_right():
     lp = np.log(np.array([[0.6, 0.4], [0.3, 0.7], [0.9, 0.1]]))
     ts = TemperatureScaling().fit(lp, np.array([0, 1, 0]))
     assert ts.at_bound_
-    spread = -(lp - lp.max(axis=1, keepdims=True)).min()
-    assert ts.temperature_ == pytest.approx(spread / 1e8, rel=1e-12)
+    # The low end of the range: the narrowest gap below a row's top, / 1e8.
+    narrowest = np.log(0.6 / 0.4)
+    assert ts.temperature_ == pytest.approx(narrowest / 1e8, rel=1e-12)
+
+
+def test_one_row_of_a_huge_gap_does_not_hide_the_optimum():
+    # A variance of smoothing alone gives one row a gap of 1e10; the others,
+    # a few of them wrong, put the optimum near T = 1. A range below the
+    # widest gap / 1e8 (T >= 100) would stop at its bound, as if every row
+    # were right.
+    from scipy import optimize
+
+    rng = np.random.default_rng(3)
+    n = 400
+    y = rng.integers(0, 3, n)
+    lp = rng.normal(size=(n, 3)) * 2.0
+    lp[np.arange(n), y] += 2.0
+    lp[0] = [0.0, -1e10, -5e9]
+    y[0] = 0
+    ts = TemperatureScaling().fit(lp, y)
+    assert not ts.at_bound_
+    found = optimize.minimize_scalar(
+        lambda u: temperature_nll(lp, y, np.exp(u)),
+        bounds=(np.log(0.01), np.log(100.0)),
+        method="bounded",
+        options={"xatol": 1e-10},
+    )
+    assert 0.1 < np.exp(found.x) < 10
+    assert ts.temperature_ == pytest.approx(np.exp(found.x), rel=1e-6)
 
 
 def test_temperature_handles_zero_probabilities():
