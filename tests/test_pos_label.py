@@ -55,6 +55,12 @@ def test_pos_label_chooses_the_class_of_average_precision_and_the_binary_f1(tmp_
     )
     run = nbcli_in_process("evaluate", "-m", model, "-d", test, "--pos-label", "cyst")
     assert_one_error_line(run, "--pos-label cyst", "'benign', 'malignant'")
+    # Given as labels are read: surrounding spaces stripped.
+    out = tmp_path / "spaced.json"
+    args = ["evaluate", "-m", model, "-d", test, "--json", out, "--bootstrap", "0", "-q"]
+    run = nbcli_in_process(*args, "--pos-label", " benign ")
+    assert run.returncode == 0, run.stderr
+    assert json.loads(out.read_text())["metrics"] == reports["benign"]["metrics"]
 
 
 def test_pos_label_needs_two_classes(tmp_path):

@@ -23,7 +23,7 @@ TUNE_FAIL_OVER = common.fail_option(
 
 POS_LABEL = common.pos_label_option(
     "every combination's average precision "
-    "is of it (ROC AUC is the same either way). Default: the second in sorted order."
+    "is of it (ROC AUC is ranked by its posterior too; either class gives the same AUC unless posteriors rounded to 1 tie). Default: the second in sorted order."
 )
 
 

@@ -227,7 +227,9 @@ def build_evaluation(
         With two classes, the class whose posterior average precision ranks
         and whose precision, recall and F1 are the ``binary`` average (its
         string form is matched, as labels are); None: the second class, as
-        scikit-learn's binary scores take it. ROC AUC is the same either way.
+        scikit-learn's binary scores take it. ROC AUC is ranked by its
+        posterior too: either class gives the same AUC, unless posteriors
+        that round to 1 tie rows whose other class's posteriors differ.
 
     Raises
     ------
@@ -334,12 +336,16 @@ def positive_column(classes, pos_label) -> int | None:
         return 1 if len(classes) == 2 else None
     if len(classes) != 2:
         raise ValueError(f"a positive class is for two classes; the model has {len(classes)}")
+    import unicodedata
+
     names = [str(c) for c in classes]
-    if str(pos_label) not in names:
+    # As labels are read: surrounding spaces stripped, in Unicode normal form C.
+    wanted = unicodedata.normalize("NFC", str(pos_label).strip())
+    if wanted not in names:
         raise ValueError(
-            f"{pos_label!r} is not a class of the model (classes: {', '.join(map(repr, names))})"
+            f"{wanted!r} is not a class of the model (classes: {', '.join(map(repr, names))})"
         )
-    return names.index(str(pos_label))
+    return names.index(wanted)
 
 
 def _other_figures(coding, proba, kept, n_resamples, confidence, seed, bins, predicted):
