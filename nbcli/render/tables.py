@@ -221,7 +221,7 @@ def _interval_note(settings: dict, intervals) -> Text:
             " or, for average precision, has no jackknife."
         )
     if any(iv.method == "DeLong" for iv in intervals):
-        note += " † DeLong's interval: too many rows to bootstrap the ranking metrics."
+        note += " † DeLong's interval: too many rows x resamples to bootstrap the ranking metrics."
     without = [
         key
         for key in ranking_keys
