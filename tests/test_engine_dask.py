@@ -294,3 +294,46 @@ def test_local_cluster_sizes_are_checked():
         check_local_cluster(0, "auto")
     with pytest.raises(NbcliError, match="^--worker-memory 'lots' is not a size; give one"):
         DaskEngine(n_workers=1, memory_limit="lots").start()
+
+
+def test_a_batch_on_dask_replaces_no_output_until_every_file_is_done(engine, tmp_path, monkeypatch):
+    # The workers stage their outputs and the client puts them in place
+    # together: interrupted before that, the folder is as it was.
+    from nbcli.io.request import DataRequest
+    from nbcli.workflows import predict as predict_module
+    from nbcli.workflows.predict import BatchOutput, predict_batch
+    from tests.conftest import fitted_model_file
+
+    model = tmp_path / "m.npz"
+    fitted_model_file(model)
+    (tmp_path / "in").mkdir()
+    (tmp_path / "out").mkdir()
+    inputs = []
+    for i in range(4):
+        path = tmp_path / "in" / f"p{i}.csv"
+        path.write_text("a,b\n" + "".join(f"{i + j},{j}\n" for j in range(5)))
+        inputs.append(str(path))
+        (tmp_path / "out" / f"p{i}.pred.csv").write_text("prediction\nearlier\n")
+    before = {p.name: p.read_text() for p in (tmp_path / "out").iterdir()}
+
+    def interrupted(staged):
+        assert len(staged) == 4  # every worker's output, staged, none in place
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(predict_module, "commit_staged", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        predict_batch(
+            str(model), DataRequest.of(inputs), BatchOutput(tmp_path / "out", force=True),
+            engine=engine,
+        )  # fmt: skip
+    assert {p.name: p.read_text() for p in (tmp_path / "out").iterdir()} == before
+    monkeypatch.undo()
+    report = predict_batch(
+        str(model), DataRequest.of(inputs), BatchOutput(tmp_path / "out", force=True),
+        engine=engine,
+    )  # fmt: skip
+    assert report.n_failed == 0
+    for i in range(4):
+        written = (tmp_path / "out" / f"p{i}.pred.csv").read_text().splitlines()
+        assert written[0] == "prediction" and len(written) == 6 and "earlier" not in written
+    assert not [p.name for p in (tmp_path / "out").iterdir() if p.name.endswith(".tmp")]

@@ -242,9 +242,20 @@ def _predict_one(model, in_path: str, out_path: str, options: tuple):
 
 
 def _predict_part(index: int, part: tuple[str, str], shared: tuple) -> tuple:
-    """:func:`_predict_one` as a per-part task of an engine; ``shared`` is ``(model file, options)``."""
+    """:func:`_predict_one` as a per-part task of an engine; ``shared`` is
+    ``(model file, options)``. A local output is staged, not put in place:
+    the result ends with the ``(temporary file, target)`` pairs, which the
+    client replaces together once every part is done (an output to a URL is
+    uploaded by the worker, and the pairs are empty)."""
+    from nbcli.io.remote import is_url
+
     mf, options = shared
-    return _predict_one(mf, part[0], part[1], options)
+    if is_url(part[1]):
+        return (*_predict_one(mf, part[0], part[1], options), [])
+    staged: list = []
+    with staging(staged):
+        result = _predict_one(mf, part[0], part[1], options)
+    return (*result, staged)
 
 
 class _Batch:
@@ -359,14 +370,16 @@ def predict_batch(
     On the local engine the files are scored in joblib threads
     (``jobs``); on the Dask engine (``engine.name == "dask"``) the model
     file is sent to every worker once and each input is scored and written
-    by a worker, so the workers must see ``output_dir`` at the same path.
+    by a worker, so the workers must see ``output_dir`` at the same path
+    (the client puts their outputs in place).
 
     The model file is checked once up front (a bad model fails the whole
     run with exit code 2). A bad input file is recorded in the report and
-    skipped (an output of it from an earlier run is left as it was). On the
-    local engine every output is written to a temporary file, and they
-    replace their targets together once every input is done: an
-    interrupted batch (Ctrl-C, SIGTERM) leaves the folder as it was.
+    skipped (an output of it from an earlier run is left as it was). Every
+    output is written to a temporary file, and they replace their targets
+    together once every input is done: an interrupted batch (Ctrl-C,
+    SIGTERM) leaves the folder as it was (outputs to URLs, uploaded by the
+    Dask workers, excepted).
 
     Parameters
     ----------
@@ -474,14 +487,19 @@ def predict_batch(
             outcomes = engine.map_write(
                 [at_client((p, targets[p]), engine) for p in inputs], _predict_part, (mf, options)
             )
+            interrupts.checkpoint()
+            # The workers staged their outputs; they replace the earlier ones
+            # here, together, so that an interrupted batch leaves the folder
+            # as it was (and once the first is replaced, the command finishes).
+            commit_staged([pair for o in outcomes if o.ok for pair in o.value[-1]])
         except BaseException:
             # Interrupted (Ctrl-C, SIGTERM): the workers are not waited for,
-            # so their unfinished temporary files are removed here.
+            # so their temporary files, finished or not, are removed here.
             _remove_temporaries(targets.values())
             raise
         # The engine sent absolute paths; the report names the inputs as given.
         results = [
-            (inputs[o.index], *o.value[1:]) if o.ok else (inputs[o.index], 0, o.error, False)
+            (inputs[o.index], *o.value[1:-1]) if o.ok else (inputs[o.index], 0, o.error, False)
             for o in outcomes
         ]
     else:
