@@ -1024,3 +1024,14 @@ def test_a_calibrated_model_names_a_row_it_cannot_score_like_an_uncalibrated_one
     calibrated = nbcli_in_process("predict", "-m", d / "cal.npz", "-d", d / "far.csv")
     line = assert_one_error_line(calibrated, "row 2 cannot be scored", "column 'a' = 1e+200")
     assert line == assert_one_error_line(plain)
+
+
+def test_an_output_folder_that_is_the_data_folder_is_refused(d):
+    # Predictions written into a folder read whole would be read as parts of
+    # the data by the next command that reads it.
+    (d / "in").mkdir()
+    (d / "in" / "p.csv").write_text("a,b\n1,2\n", encoding="utf-8")
+    for given, out in ((d / "in", d / "in"), (f"{d}/in/", f"{d}/./in")):
+        run = nbcli_in_process("predict", "-m", d / "s.npz", "-d", given, "--output-dir", out)
+        assert_one_error_line(run, f"--output-dir {out} is the folder --data {given} reads")
+    assert sorted(p.name for p in (d / "in").iterdir()) == ["p.csv"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 from dataclasses import dataclass
 from typing import ClassVar, Literal
@@ -144,13 +145,23 @@ def data_name(values: list[str]) -> str:
     return one_data_file(values) if len(values) == 1 else ", ".join(values)
 
 
-def check_output_dir(value: str | None) -> None:
-    """Refuse an empty ``--output-dir``: a shell variable that was not set
-    would otherwise write into the current folder without a word."""
-    if value is not None and not value.strip():
-        from nbcli.errors import NbcliError
+def check_output_dir(value: str | None, data: list[str] | None = None) -> None:
+    """Refuse an empty ``--output-dir`` (a shell variable that was not set
+    would otherwise write into the current folder without a word), and one
+    that is a folder ``data`` reads whole: its outputs would be read as parts
+    of the data by the next command that reads it."""
+    from nbcli.errors import NbcliError
 
+    if value is not None and not value.strip():
         raise NbcliError("--output-dir is empty; give a folder (. for the current one)")
+    if value is None or not os.path.isdir(value):
+        return
+    for given in data or []:
+        if os.path.isdir(given) and os.path.samefile(given, value):
+            raise NbcliError(
+                f"--output-dir {value} is the folder --data {given} reads: the outputs would be "
+                "read as parts of the data by the next command that reads it; give another folder"
+            )
 
 
 def check_model_outputs(output, json_out, data: list[str], config, force: bool) -> None:

@@ -106,7 +106,7 @@ def predict(
 
     common.check_model_file(model)
     common.data_name(list(data))  # refuses a --data value given twice
-    common.check_output_dir(output_dir)
+    common.check_output_dir(output_dir, list(data))
     inputs = expand_parts(data)
     dask = engine.name == "dask"
     if dask and output_dir is None:
