@@ -337,3 +337,28 @@ def test_a_batch_on_dask_replaces_no_output_until_every_file_is_done(engine, tmp
         written = (tmp_path / "out" / f"p{i}.pred.csv").read_text().splitlines()
         assert written[0] == "prediction" and len(written) == 6 and "earlier" not in written
     assert not [p.name for p in (tmp_path / "out").iterdir() if p.name.endswith(".tmp")]
+
+
+def _killed(index, part, shared):
+    from types import SimpleNamespace
+
+    from distributed import KilledWorker
+
+    raise KilledWorker("nbcli-part-x", SimpleNamespace(address="tcp://127.0.0.1:1"), 3)
+
+
+def test_a_worker_lost_by_the_cluster_is_one_line_naming_its_memory(engine, tmp_path):
+    # A worker killed over its memory limit surfaces as KilledWorker (or as
+    # its tasks cancelled): a one-line error, not nbcli's internal error.
+    from nbcli.engines.dask_engine import _raise_cluster_failure
+    from nbcli.errors import NbcliError
+
+    with pytest.raises(NbcliError, match=r"^the Dask cluster lost the work \(KilledWorker: "):
+        engine.gather_parts(["a", "b"], _killed, None)
+    from distributed.client import FutureCancelledError
+
+    with pytest.raises(NbcliError, match="--worker-memory"):
+        _raise_cluster_failure(FutureCancelledError("k", reason="already forgotten"))
+    # Anything else is the caller's to raise as it is.
+    assert _raise_cluster_failure(KeyboardInterrupt()) is None
+    assert _raise_cluster_failure(ValueError("a part's own error")) is None

@@ -365,6 +365,25 @@ def probe_scheduler(address: str, timeout: str | float, security: Any = None) ->
         )
 
 
+def _raise_cluster_failure(exc: BaseException) -> None:
+    """Raise the cluster's own failures (a worker killed, for instance over its
+    memory limit, tasks cancelled or forgotten with it, a connection closed)
+    as one line naming the likely cause; return for anything else (an
+    interrupt, a part's error), for the caller to raise as it is."""
+    from distributed import KilledWorker
+    from distributed.client import FutureCancelledError
+    from distributed.comm.core import CommClosedError
+
+    if not isinstance(exc, (KilledWorker, FutureCancelledError, CommClosedError)):
+        return
+    said = " ".join(str(exc).split())[:200]
+    raise NbcliError(
+        f"the Dask cluster lost the work ({type(exc).__name__}: {said}): a worker died or "
+        "was stopped, most often over its memory limit; give the workers more memory "
+        "(--worker-memory, or the cluster's own limit) or cut the data into smaller parts"
+    ) from None
+
+
 class DaskEngine:
     """Per-part work on a Dask cluster; use as a context manager.
 
@@ -532,7 +551,11 @@ class DaskEngine:
     # -- work ----------------------------------------------------------------
     def _broadcast(self, shared: Any) -> Any:
         """One future of ``shared`` on every worker, so tasks do not each carry a copy."""
-        (future,) = self.client.scatter([shared], broadcast=True, hash=False)
+        try:
+            (future,) = self.client.scatter([shared], broadcast=True, hash=False)
+        except Exception as exc:
+            _raise_cluster_failure(exc)
+            raise
         return future
 
     def _gathered(self, futures: list) -> list:
@@ -540,8 +563,9 @@ class DaskEngine:
         rest are cancelled, so no task keeps a worker busy after the command ends."""
         try:
             return self.client.gather(futures)
-        except BaseException:
+        except BaseException as exc:
             self.client.cancel(futures)
+            _raise_cluster_failure(exc)
             raise
 
     def _submit_parts(self, fn: Callable[..., Any], parts: Sequence[Any], *args) -> list:
@@ -582,8 +606,9 @@ class DaskEngine:
                     for a, b in level
                 ]
             result = current[0].result()
-        except BaseException:
+        except BaseException as exc:
             client.cancel(futures + current)
+            _raise_cluster_failure(exc)
             raise
         if isinstance(result, _Failed):
             missing = _missing_here(parts[result.index]) if result.index >= 0 else None
