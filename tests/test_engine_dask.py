@@ -362,3 +362,20 @@ def test_a_worker_lost_by_the_cluster_is_one_line_naming_its_memory(engine, tmp_
     # Anything else is the caller's to raise as it is.
     assert _raise_cluster_failure(KeyboardInterrupt()) is None
     assert _raise_cluster_failure(ValueError("a part's own error")) is None
+
+
+def test_an_interrupted_engine_silences_dasks_child_loggers_too():
+    # distributed.client's records reach the "distributed" logger's handlers
+    # whether or not that parent is disabled: each logger under it must be.
+    import logging
+
+    client_log = logging.getLogger("distributed.client")
+    comm_log = logging.getLogger("distributed.comm.tcp")
+    before = (client_log.disabled, comm_log.disabled)
+    try:
+        DaskEngine("tcp://127.0.0.1:9")._quiet()
+        assert client_log.disabled and comm_log.disabled
+        assert logging.getLogger("distributed").disabled
+    finally:
+        client_log.disabled, comm_log.disabled = before
+        logging.getLogger("distributed").disabled = False

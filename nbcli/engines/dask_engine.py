@@ -446,7 +446,15 @@ class DaskEngine:
 
     # -- lifetime ------------------------------------------------------------
     def __enter__(self) -> DaskEngine:
-        self.start()
+        try:
+            self.start()
+        except BaseException as exc:
+            # Cut short while connecting or starting (Ctrl-C, SIGTERM): no
+            # __exit__ follows, so the client is closed here, quietly, rather
+            # than at exit with Dask's tracebacks of what it cancels.
+            if not isinstance(exc, Exception):
+                self.close(interrupted=True)
+            raise
         return self
 
     def __exit__(self, kind, value, traceback) -> None:
@@ -532,8 +540,12 @@ class DaskEngine:
 
     def _quiet(self) -> None:
         """Silence what Dask and asyncio print while tasks are cut short."""
-        for name in _NOISY_LOGGERS:
-            logging.getLogger(name).disabled = True
+        # Every logger under them: a parent's `disabled` does not stop its
+        # children's records, which reach the parent's handlers all the same.
+        names = [*logging.root.manager.loggerDict]
+        for prefix in _NOISY_LOGGERS:
+            for name in [prefix, *(n for n in names if n.startswith(prefix + "."))]:
+                logging.getLogger(name).disabled = True
         self._quiet_loops()
 
     def _quiet_loops(self) -> None:
@@ -564,6 +576,9 @@ class DaskEngine:
         try:
             return self.client.gather(futures)
         except BaseException as exc:
+            if not isinstance(exc, Exception):
+                # Interrupted: what the client logs of the tasks it cancels is not shown.
+                self._quiet()
             self.client.cancel(futures)
             _raise_cluster_failure(exc)
             raise
@@ -607,6 +622,8 @@ class DaskEngine:
                 ]
             result = current[0].result()
         except BaseException as exc:
+            if not isinstance(exc, Exception):
+                self._quiet()  # interrupted, as in _gathered
             client.cancel(futures + current)
             _raise_cluster_failure(exc)
             raise
