@@ -296,9 +296,11 @@ def _columns_differ(first: PartFit, other: PartFit) -> str:
     extra = [c for c in theirs if c not in mine]
     lacking = [c for c in mine if c not in theirs]
     if not extra and not lacking:
+        # Parts merge along a tree: either of the two may be the odd one out.
         return (
-            f"its feature columns are those of {first.part} in another order; the parts of "
-            "a data set must have their columns in one order"
+            f"its feature columns are those of {first.part} in another order (one of the two "
+            "differs from the other parts); the parts of a data set must have their columns "
+            "in one order"
         )
     said = []
     if extra:
