@@ -269,3 +269,9 @@ def test_an_unknown_host_fails_at_once(tmp_path, monkeypatch):
     run, seconds = _fit_against(tmp_path, "tcp://scheduler.example:8786")
     assert_one_error_line(run, "unknown host 'scheduler.example'")
     assert seconds < 10
+
+
+def test_an_empty_scheduler_address_is_refused(tmp_path):
+    # An unset shell variable: a local cluster started in its place would hide it.
+    run, _ = _fit_against(tmp_path, "")
+    assert_one_error_line(run, "--scheduler is empty")

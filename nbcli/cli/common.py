@@ -461,6 +461,11 @@ def open_engine(
     """
     from nbcli.engines import open_engine as open_named
 
+    if scheduler is not None and not scheduler.strip():
+        from nbcli.errors import NbcliError
+
+        # An unset shell variable: a local cluster started in its place would hide it.
+        raise NbcliError("--scheduler is empty; give the scheduler's address (tcp://HOST:8786)")
     return open_named(
         engine.lower(),
         scheduler=scheduler,

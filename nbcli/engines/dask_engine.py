@@ -284,9 +284,9 @@ def probe_scheduler(address: str, timeout: str | float, security: Any = None) ->
     """Check, within ``timeout``, that a Dask scheduler answers at ``address``.
 
     A host that does not resolve and a refused connection fail at once; a
-    port that accepts and never answers fails after ``timeout``; something
-    that answers, but not as a Dask scheduler (a web server, a Dask worker),
-    is named as such. Addresses of other protocols than ``tcp``/``tls`` are
+    port that accepts and never answers Dask's handshake (a web server waits
+    for a request of its own) fails after ``timeout``; another Dask process
+    that answers (a worker) is named as such. Addresses of other protocols than ``tcp``/``tls`` are
     left to Dask.
 
     Raises
