@@ -715,3 +715,12 @@ def test_a_model_from_stdin_is_refused_as_such(ints, command):
     )
     run = nbcli_in_process(*args)
     assert_one_error_line(run, "a model is read from its file, not from stdin (-)")
+
+
+def test_files_left_over_by_an_unquoted_glob_earn_a_hint(ints):
+    # `-d parts/*.csv` unquoted: the shell gives the files after the first as arguments.
+    run = nbcli_in_process("fit", "-m", "gaussian", "-d", ints / "ints.csv", ints / "some.csv")
+    assert_one_error_line(run, "unexpected extra argument", "a glob the shell expanded? quote it")
+    run = nbcli_in_process("fit", "-m", "gaussian", "-d", ints / "ints.csv", "nosuchfile")
+    assert_one_error_line(run, "unexpected extra argument")
+    assert "glob" not in run.stderr

@@ -376,6 +376,22 @@ def _model_hint(exc, args: list[str]) -> str:
     return f"; {command_name} takes a model type, as fit does, and fits one model per fold (not a model file)"
 
 
+def _glob_hint(exc) -> str:
+    """A hint when extra arguments are files: a glob the shell expanded
+    (``-d parts/*.csv`` unquoted gives the files after the first as arguments)."""
+    usage_error = _click_exceptions().UsageError
+    if not isinstance(exc, usage_error) or "unexpected extra argument" not in str(exc):
+        return ""
+    said = exc.format_message()
+    extra = said[said.rfind("(") + 1 :].rstrip(")").split()
+    if not extra or not all(os.path.exists(a) for a in extra):
+        return ""
+    return (
+        "; they are files: a glob the shell expanded? quote it (-d 'parts/*.csv') or give "
+        "--data once per file"
+    )
+
+
 def _debug_first(args: list[str]) -> list[str]:
     """``nbcli fit --debug ...`` as ``nbcli --debug fit ...``: the option
     belongs to the program, wherever it is given (up to a ``--``)."""
@@ -553,7 +569,7 @@ def _run(args: list[str]) -> int:
         ctx = getattr(exc, "ctx", None)
         where = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
         message = exc.format_message()
-        hint = _model_hint(exc, args)
+        hint = _model_hint(exc, args) or _glob_hint(exc)
         if hint:
             message = message.rstrip(". ") + hint
         if message.strip():
