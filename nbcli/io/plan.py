@@ -226,27 +226,25 @@ def _choose_target(named: list[str], opts: DataRequest, display: str, unknown):
             "has no column left to use as the target; the columns are: "
             f"{quote_names(named)}; name the target column explicitly",
         )
-    dropped = [c for c in opts.drop or [] if c.strip().lower() in _TARGET_NAMES and c in named]
-    if dropped:
-        raise fail(
-            display,
-            f"--drop {dropped[0]} leaves out the column named like a target, and another "
-            "column would silently become the target; give --target COLUMN to choose it",
-        )
-    used = [c for c in opts.features or [] if c.strip().lower() in _TARGET_NAMES and c in named]
-    if used and not any(c.strip().lower() in _TARGET_NAMES for c in candidates):
-        raise fail(
-            display,
-            f"--features {used[0]} uses the column named like a target as a feature, and "
-            "another column would silently become the target; give --target COLUMN to choose it",
-        )
-    kept = [c for c in opts.keep or [] if c.strip().lower() in _TARGET_NAMES and c in named]
-    if kept and not any(c.strip().lower() in _TARGET_NAMES for c in candidates):
-        raise fail(
-            display,
-            f"column '{kept[0]}', named like a target, is given {opts.keep_for}, and another "
-            "column would silently become the target; give --target COLUMN to choose it",
-        )
+
+    def like_a_target(columns) -> list[str]:
+        return [c for c in columns or [] if c.strip().lower() in _TARGET_NAMES and c in named]
+
+    # A column named like a target that an option takes for itself: another
+    # column would silently become the target (for --drop even when one is left).
+    left = bool(like_a_target(candidates))
+    for taken, why, always in (
+        (opts.drop, "--drop {c} leaves out the column named like a target", True),
+        (opts.features, "--features {c} uses the column named like a target as a feature", False),
+        (opts.keep, f"column '{{c}}', named like a target, is given {opts.keep_for}", False),
+    ):
+        given = like_a_target(taken)
+        if given and (always or not left):
+            raise fail(
+                display,
+                why.format(c=given[0]) + ", and another column would silently become the "
+                "target; give --target COLUMN to choose it",
+            )
     like_target = [c for c in candidates if c.strip().lower() in _TARGET_NAMES]
     if len(like_target) > 1:
         raise fail(
