@@ -233,12 +233,12 @@ def _choose_target(named: list[str], opts: DataRequest, display: str, unknown):
     # A column named like a target that an option takes for itself: another
     # column would silently become the target (for --drop even when one is left).
     left = bool(like_a_target(candidates))
-    for taken, why, always in (
+    for claimed, why, always in (
         (opts.drop, "--drop {c} leaves out the column named like a target", True),
         (opts.features, "--features {c} uses the column named like a target as a feature", False),
         (opts.keep, f"column '{{c}}', named like a target, is given {opts.keep_for}", False),
     ):
-        given = like_a_target(taken)
+        given = like_a_target(claimed)
         if given and (always or not left):
             raise fail(
                 display,
