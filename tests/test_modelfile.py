@@ -456,3 +456,33 @@ def test_a_file_from_before_force_alpha_keeps_the_alpha_floor(tmp_path):
     assert loaded.force_alpha is False
     np.testing.assert_array_equal(loaded.feature_log_prob_, floored.feature_log_prob_)
     assert np.all(np.isfinite(loaded.feature_log_prob_))
+
+
+def test_save_model_refuses_what_load_model_could_not_read(tmp_path):
+    mf = _model_file("gaussian")
+    for names in ([], ["f1", "f2"], ["f1", "f1", "f2", "f3"]):
+        with pytest.raises(ValueError, match="give one distinct name per feature"):
+            save_model(ModelFile(mf.model, feature_names=names), tmp_path / "m.npz")
+    with pytest.raises(ValueError, match="is not fitted"):
+        save_model(ModelFile(MODELS["gaussian"](), feature_names=["f1"]), tmp_path / "m.npz")
+    assert not (tmp_path / "m.npz").exists()
+
+
+@pytest.mark.parametrize(
+    "edit, fragment",
+    [
+        (lambda m: m.update(classes=m["classes"][::-1]), "classes are not in sorted order"),
+        (lambda m: m["training"].update(missing="bogus"), "training.missing is 'bogus'"),
+        (lambda m: m["training"].update(unseen="maybe"), "training.unseen is 'maybe'"),
+        (lambda m: m["training"].update(na_values=5), "training.na_values must be a list"),
+    ],
+)
+def test_metadata_no_fit_writes_is_refused(tmp_path, edit, fragment):
+    # Reversed classes would name every class's scores wrongly; policies
+    # outside their choices would reach predict as if they were options.
+    path = tmp_path / "m.npz"
+    save_model(_model_file("gaussian"), path)
+    meta = _metadata(path)
+    edit(meta)
+    _rewrite(path, metadata=meta)
+    _refusal(path, fragment, "the file is corrupt")

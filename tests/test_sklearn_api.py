@@ -24,7 +24,7 @@ from nbcli.models import (  # noqa: E402
     QuadraticDiscriminantAnalysis,
     UndeterminedError,
 )
-from tests.declared import spec_names, takes_counts  # noqa: E402
+from tests.declared import fittable, spec_names, takes_counts  # noqa: E402
 
 # Run again under other BLAS kernels by .ci/run.
 pytestmark = pytest.mark.numerical
@@ -333,3 +333,41 @@ def test_online_learning_in_chunks_of_a_few_rows_equals_one_fit(name, sizes, see
         model.partial_fit(X[rows], y[rows], classes=[0, 1, 2])
     batch = MODELS[name]().fit(X, y)
     np.testing.assert_allclose(model.predict_proba(X), batch.predict_proba(X), atol=1e-12)
+
+
+def test_merge_refuses_models_of_other_columns_or_label_types(iris):
+    # Statistics merge column by column in position: DataFrames with other
+    # column names (or their own in another order) would mix the columns.
+    import pandas as pd
+
+    X, y = iris
+    a = GaussianNB().fit(pd.DataFrame(X, columns=list("abcd")), y)
+    b = GaussianNB().fit(pd.DataFrame(X[:, ::-1], columns=list("dcba")), y)
+    with pytest.raises(ValueError, match="cannot merge models fitted on other columns"):
+        a.merge(b)
+    same = GaussianNB().fit(pd.DataFrame(X, columns=list("abcd")), y)
+    np.testing.assert_allclose(
+        a.merge(same).predict_proba(X), GaussianNB().fit(np.r_[X, X], np.r_[y, y]).predict_proba(X),
+        rtol=0, atol=1e-12,
+    )  # fmt: skip
+    # Numbers beside text would become text, and 1 and '1' two classes.
+    numbers = GaussianNB().fit(X, y)
+    text = GaussianNB().fit(X, np.array(["a", "b", "c"])[y])
+    with pytest.raises(ValueError, match=r"labels of another type \(text\) than the classes"):
+        numbers.merge(text)
+    assert numbers.classes_.tolist() == [0, 1, 2]
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_priors_by_label_are_refused_by_an_estimator_with_the_way_on(name, iris):
+    # The command line and config files take {label: prior}; an estimator a
+    # list in class order, and a table is refused in those words, not in
+    # NumPy's (float() of a dict).
+    cls = MODELS[name]
+    prior = cls.prior_param
+    if prior is None:
+        pytest.skip(f"{name} takes no priors")
+    X, y = iris
+    Xm, params = fittable(cls, X, **{prior: {0: 0.2, 1: 0.3, 2: 0.5}})
+    with pytest.raises(ValueError, match=rf"^{prior} is a table by class label"):
+        cls(**params).fit(Xm, y)

@@ -57,6 +57,10 @@ def _check_label_list(path, classes) -> None:
         refuse(path, "classes hold a value that is not finite; the file is corrupt")
     if len({str(c) for c in classes}) != len(classes):
         refuse(path, "classes are not distinct; the file is corrupt")
+    if classes != sorted(classes):
+        # A fit sorts its classes; statistics are stored in that order, so
+        # labels in another order would name every class's scores wrongly.
+        refuse(path, "classes are not in sorted order; the file is corrupt")
 
 
 def _long_text(value, where: str = "") -> tuple[str, int] | None:
@@ -236,6 +240,17 @@ def check_version_2(path, meta) -> None:
             path,
             "training.fingerprint must hold an algorithm name and a value; the file is corrupt",
         )
+    training = meta["training"]
+    for key, allowed in (("missing", ("error", "ignore", "drop")), ("unseen", ("error", "ignore"))):
+        if training.get(key) is not None and training[key] not in allowed:
+            refuse(
+                path,
+                f"training.{key} is {str(training[key])[:40]!r}, not one of "
+                f"{', '.join(allowed)}; the file is corrupt",
+            )
+    na = training.get("na_values")
+    if na is not None and not (isinstance(na, list) and all(isinstance(v, str) for v in na)):
+        refuse(path, "training.na_values must be a list of texts; the file is corrupt")
     stray = meta["training"].get("read_as_missing")
     if stray is not None and not (
         isinstance(stray, dict)

@@ -228,9 +228,22 @@ def save_model(mf: ModelFile, path) -> None:
 
     Raises
     ------
+    ValueError
+        For a model that is not fitted, or ``feature_names`` that are not one
+        distinct name per feature of the model (the file could not be read).
     NbcliError
         When the path cannot be written; an existing file there is left intact.
     """
+    if not hasattr(mf.model, "stats_"):
+        raise ValueError(f"the {type(mf.model).__name__} is not fitted; fit it before saving it")
+    n = int(getattr(mf.model, "n_features_in_", len(mf.feature_names)))
+    names = list(mf.feature_names)
+    if len(names) != n or len(set(map(str, names))) != n:
+        raise ValueError(
+            f"feature_names has {len(names)} names ({len(set(map(str, names)))} distinct) for a "
+            f"model of {n} features: give one distinct name per feature, in the order of X's "
+            "columns"
+        )
     meta = build_metadata(mf)
     arrays = {"metadata": np.frombuffer(json.dumps(meta, sort_keys=True).encode(), dtype=np.uint8)}
     for name, arr in mf.model.stats_.arrays().items():

@@ -532,7 +532,16 @@ class BayesClassifier(BlockScoring, FromStatistics, Parameters):
         return self
 
     def _absorb_labels(self, labels):
-        """Add labels not seen before (keeping classes sorted), or refuse them."""
+        """Add labels not seen before (keeping classes sorted), or refuse them
+        (of another type than the classes so far: numbers beside text would be
+        turned into text, and classes 1 and '1' would be two)."""
+        theirs, ours = _label_kind(np.asarray(labels)), _label_kind(self.classes_)
+        if theirs != ours:
+            raise ValueError(
+                f"labels of another type ({theirs}) than the classes so far ({ours}): "
+                f"{np.asarray(labels)[:3].tolist()} against {self.classes_[:3].tolist()}; "
+                "use one type"
+            )
         new = np.setdiff1d(labels, self.classes_)
         if new.size == 0:
             return
@@ -564,6 +573,14 @@ class BayesClassifier(BlockScoring, FromStatistics, Parameters):
         if other.n_features_in_ != self.n_features_in_:
             raise ValueError(
                 f"cannot merge models with {self.n_features_in_} and {other.n_features_in_} features"
+            )
+        mine, theirs = (getattr(m, "feature_names_in_", None) for m in (self, other))
+        if mine is not None and theirs is not None and list(mine) != list(theirs):
+            # Statistics are merged column by column in position: names that
+            # differ (or the same in another order) would mix the columns.
+            raise ValueError(
+                "cannot merge models fitted on other columns: "
+                f"{list(mine)[:5]} against {list(theirs)[:5]}; fit both on the columns in one order"
             )
         self._absorb_labels(other.classes_)
         theirs = other.stats_.reindex(
@@ -751,3 +768,17 @@ def _present(uniques: np.ndarray, codes: np.ndarray) -> tuple[np.ndarray, np.nda
         return uniques, codes
     new = np.cumsum(present) - 1
     return uniques[present], new[codes].astype(np.intp, copy=False)
+
+
+def _label_kind(labels: np.ndarray) -> str:
+    """``number`` or ``text``: what kind of class labels ``labels`` are."""
+    if labels.dtype.kind in "biuf":
+        return "number"
+    if labels.dtype.kind in "US":
+        return "text"
+    values = labels.tolist()
+    if all(isinstance(v, str) for v in values):
+        return "text"
+    if all(isinstance(v, (int, float, np.number)) and not isinstance(v, bool) for v in values):
+        return "number"
+    return "mixed"

@@ -318,8 +318,20 @@ def label_text(label) -> str:
     return repr(label)
 
 
+def refuse_priors_by_label(priors, name: str = "priors") -> None:
+    """Refuse priors given as ``{label: prior}``: the command line and config
+    files take such a table (and put it in class order once the classes are
+    known); an estimator takes a list in the order of ``classes_``."""
+    if isinstance(priors, dict):
+        raise ValueError(
+            f"{name} is a table by class label, which the command line and config files "
+            "take; an estimator takes a list in the order of classes_ (the sorted labels)"
+        )
+
+
 def check_priors(priors, n_classes: int, name: str = "priors") -> np.ndarray:
     """Validate user-given class priors: length ``n_classes``, non-negative, sum 1."""
+    refuse_priors_by_label(priors, name)
     p = np.array(priors, dtype=np.float64).ravel()  # a copy: never the caller's array
     if p.shape[0] != n_classes:
         raise ValueError(

@@ -18,7 +18,12 @@ from nbcli.models._sklearn_api import (
     DiscriminantAPI,
 )
 from nbcli.models._stats import ClassScatter, PooledScatter, means_about
-from nbcli.models._validation import ColumnsMessage, check_finite, check_priors
+from nbcli.models._validation import (
+    ColumnsMessage,
+    check_finite,
+    check_priors,
+    refuse_priors_by_label,
+)
 from nbcli.models.hyperparameters import (
     MISSING_ROWS_ONLY,
     Hyperparameter,
@@ -69,6 +74,7 @@ class _DiscriminantBase(DiscriminantAPI, BayesClassifier):
         if self.priors is None:
             count = self.stats_.count
             return count / count.sum()
+        refuse_priors_by_label(self.priors)
         # A copy: the caller's array may change after fit, priors_ must not.
         p = np.array(self.priors, dtype=np.float64).ravel()
         if p.shape[0] == len(self.classes_) and p.sum() > 0 and abs(p.sum() - 1.0) > 1e-5:

@@ -181,8 +181,8 @@ class Hyperparameter:
         if self.kind == "priors":
             total = "sum to 1" if self.sums_to_one else "have a positive sum"
             return (
-                f"non-negative numbers that {total}, as a list in class order or a table "
-                "by class label"
+                f"non-negative numbers that {total}, as a list in class order (or, on the "
+                "command line and in config files, a table by class label)"
             )
         if self.kind == "choice":
             return "one of " + ", ".join(repr(o) for o in self.options)
