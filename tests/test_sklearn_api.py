@@ -371,3 +371,27 @@ def test_priors_by_label_are_refused_by_an_estimator_with_the_way_on(name, iris)
     Xm, params = fittable(cls, X, **{prior: {0: 0.2, 1: 0.3, 2: 0.5}})
     with pytest.raises(ValueError, match=rf"^{prior} is a table by class label"):
         cls(**params).fit(Xm, y)
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_predict_refuses_a_row_whose_posterior_is_undefined(name, iris):
+    # Values beyond what float64 holds give no class a finite joint
+    # log-likelihood: predict_proba says NaN, and predict has no label to give
+    # (argmax would name the first class, and score count it right).
+    cls = MODELS[name]
+    X, y = iris
+    Xm, params = fittable(cls, X)
+    model = cls(**params).fit(Xm, y)
+    huge = Xm[:4].copy()
+    huge[3] *= 1e200
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            proba = model.predict_proba(huge)
+        except ValueError:
+            pytest.skip(f"{name} refuses such values at its input check")
+    if np.isfinite(proba[3]).all():
+        pytest.skip(f"{name} scores such a row (its joint log-likelihood stays finite)")
+    with pytest.raises(ValueError, match=r"^row 3 of X has no class with a finite joint"):
+        model.predict(huge)
+    assert model.predict(huge[:3]).tolist() == model.predict(Xm[:3]).tolist()

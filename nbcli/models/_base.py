@@ -679,15 +679,37 @@ class BayesClassifier(BlockScoring, FromStatistics, Parameters):
         Labels are taken from ``classes_``, so they keep the type given at fit;
         under ``missing="drop"`` a row with a missing cell has no label
         (``None``, in an array of dtype object).
+
+        Raises
+        ------
+        ValueError
+            For input the model refuses, and for a row no class of which has
+            a finite joint log-likelihood (values too large for float64 here;
+            ``predict_proba`` gives NaN for it), naming the first such row.
         """
         X = self._check_predict_input(X)
         idx = np.empty(X.shape[0], dtype=np.intp)
+        undefined: list[int] = []
 
         def consume(rows, jll):
-            idx[rows] = np.argmax(jll, axis=0)
-            idx[rows][np.isnan(jll[0])] = -1  # a row dropped for a missing cell
+            found = np.argmax(jll, axis=0)
+            dropped = np.isnan(jll[0])  # a row dropped for a missing cell
+            found[dropped] = -1
+            idx[rows] = found
+            # No class with a finite joint log-likelihood (values beyond what
+            # float64 holds here): the posterior is undefined (predict_proba
+            # gives NaN), and argmax would name the first class.
+            bad = ~dropped & ~np.isfinite(jll.max(axis=0))
+            if bad.any():
+                undefined.append(np.arange(X.shape[0])[rows][int(np.argmax(bad))])
 
         self._each_block(X, consume)
+        if undefined:
+            raise ValueError(
+                f"row {min(undefined)} of X has no class with a finite joint log-likelihood "
+                "(its values are too large for this model in float64), so it has no most "
+                "probable class; rescale the features"
+            )
         return labels_of(self.classes_, idx)
 
     def score(self, X, y, sample_weight=None) -> float:
