@@ -395,3 +395,22 @@ def test_predict_refuses_a_row_whose_posterior_is_undefined(name, iris):
     with pytest.raises(ValueError, match=r"^row 3 of X has no class with a finite joint"):
         model.predict(huge)
     assert model.predict(huge[:3]).tolist() == model.predict(Xm[:3]).tolist()
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_a_dropped_row_is_not_checked_for_unseen_categories(name):
+    # Under missing="drop" a row with a missing cell gets no score whatever
+    # its other cells hold: a category unseen in training there is no error.
+    cls = MODELS[name]
+    if "drop" not in next((s.options for s in cls.hyperparameters if s.name == "missing"), ()):
+        pytest.skip(f"{name} has no missing='drop'")
+    codes = np.array([[0, 0], [1, 0], [0, 1], [1, 1], [0, 0], [1, 1]], dtype=float)
+    y = np.array([0, 0, 1, 1, 0, 1])
+    Xm, params = fittable(cls, codes, missing="drop", reg_param=0.5)
+    model = cls(**params).fit(Xm, y)
+    rows = np.vstack([Xm[:2], Xm[2] * 0 + 2])  # every cell 2: unseen where categorical
+    rows[2, 1] = np.nan
+    with np.errstate(all="ignore"):
+        proba = model.predict_proba(rows)
+    assert np.isnan(proba[2]).all() and np.isfinite(proba[:2]).all()
+    np.testing.assert_allclose(proba[:2], model.predict_proba(Xm[:2]), rtol=0, atol=1e-15)

@@ -154,9 +154,17 @@ def score_with_missing(model, block: np.ndarray, lo: int) -> np.ndarray:
     """
     if model._scan_for_nonfinite:  # a model whose scores need not show infinity
         check_no_infinity(block, row_offset=lo)
+    checked = block
+    if model.missing_policy == "drop":
+        # A row with a missing cell is dropped whatever its other cells hold:
+        # its cells are not checked (an unseen category in it is no error).
+        incomplete = np.isnan(block).any(axis=1)
+        if incomplete.any():
+            checked = block.copy()
+            checked[incomplete] = np.nan
     try:
-        model._check_values(block, lo)
-        model._check_unseen(block, lo)
+        model._check_values(checked, lo)
+        model._check_unseen(checked, lo)
     except ValueError:
         check_no_infinity(block, row_offset=lo)  # infinity gets its own message
         raise
