@@ -160,3 +160,26 @@ def test_a_text_grid_needs_text_columns():
         "tune", "-m", "multinomial", "-d", "sample_data/iris_train.csv", "--min-df", "1,2"
     )
     assert_one_error_line(run, "--min-df")
+
+
+def test_text_options_that_would_mislead_are_refused_or_read_as_said(tmp_path):
+    from nbcli.cli.text_options import parse_ngram, text_grid
+    from nbcli.errors import NbcliError
+
+    # 1 (one document) and 1.0 (every document) are two settings, not one twice.
+    assert text_grid(None, None, "1,1.0") == {"max_df": [1, 1.0]}
+    with pytest.raises(NbcliError, match="--min-df: a value is listed twice"):
+        text_grid(None, "2,2", None)
+    # N alone is N,N (n-grams of that one length), and an unbounded range is refused.
+    assert parse_ngram("2") == (2, 2) and parse_ngram("1,10") == (1, 10)
+    with pytest.raises(NbcliError, match=r"MAX <= 10 .* got '1,1000'"):
+        parse_ngram("1,1000")
+    # A config's tfidf must be a boolean: "false" turned TF-IDF on.
+    data = tmp_path / "d.csv"
+    data.write_text(
+        "text,label\n" + "".join(f"w{i % 3} x{i % 2},{'ab'[i % 2]}\n" for i in range(20))
+    )
+    config = tmp_path / "c.toml"
+    config.write_text('model = "multinomial"\n[text]\ncolumns = ["text"]\ntfidf = "false"\n')
+    run = nbcli_in_process("fit", "-c", config, "-d", data, "-o", tmp_path / "m.npz")
+    assert_one_error_line(run, "[text] tfidf must be true or false, got 'false'")

@@ -35,7 +35,11 @@ TEXT = typer.Option(
     "models multinomial, complement, bernoulli (with --binarize 0), and mixed (beside "
     "its table's columns).",
 )
-NGRAM = typer.Option("--ngram", metavar="MIN,MAX", help="Word n-gram lengths (default 1,1).")
+NGRAM = typer.Option(
+    "--ngram",
+    metavar="MIN,MAX",
+    help="Word n-gram lengths (default 1,1; N alone is N,N; MAX at most 10).",
+)
 MIN_DF = typer.Option(
     "--min-df", help="Keep words in at least this many documents (or this fraction, 0-1)."
 )
@@ -127,8 +131,14 @@ def parse_df(value, flag: str) -> int | float:
         ) from None
 
 
+#: The longest word n-gram: each row's count of n-grams of every length up to
+#: it is built at once, so a range such as 1,1000 would take all memory.
+MAX_NGRAM = 10
+
+
 def parse_ngram(value, flag: str = "--ngram") -> tuple[int, int]:
-    """``"1,2"`` or ``[1, 2]`` -> (1, 2); one number ``"2"`` -> (2, 2)."""
+    """``"1,2"`` or ``[1, 2]`` -> (1, 2); one number ``"2"`` -> (2, 2), as
+    scikit-learn's ``ngram_range=(2, 2)``: n-grams of that one length."""
     parts = value if isinstance(value, list) else str(value).split(",")
     try:
         numbers = [int(str(p).strip()) for p in parts]
@@ -136,8 +146,11 @@ def parse_ngram(value, flag: str = "--ngram") -> tuple[int, int]:
         numbers = []
     if len(numbers) == 1:
         numbers *= 2
-    if len(numbers) != 2 or not 1 <= numbers[0] <= numbers[1]:
-        raise NbcliError(f"{flag} must be MIN,MAX with 1 <= MIN <= MAX (e.g. 1,2), got {value!r}")
+    if len(numbers) != 2 or not 1 <= numbers[0] <= numbers[1] <= MAX_NGRAM:
+        raise NbcliError(
+            f"{flag} must be MIN,MAX with 1 <= MIN <= MAX <= {MAX_NGRAM} (e.g. 1,2; one number N "
+            f"is N,N), got {value!r}"
+        )
     return numbers[0], numbers[1]
 
 
@@ -258,7 +271,11 @@ def _weighting(table: dict, options: Mapping[str, Any], where: str):
         given("sublinear_tf", "sublinear_tf"),
         given("smooth_idf", "smooth_idf"),
     )
-    if not given("tfidf", "tfidf")[0]:
+    tfidf, tfidf_from = given("tfidf", "tfidf")
+    if tfidf is not None and not isinstance(tfidf, bool):
+        # "false" or 1 would switch TF-IDF on (any value but false did).
+        raise NbcliError(f"{tfidf_from} must be true or false, got {tfidf!r}")
+    if not tfidf:
         named = [n for n, v in (("--sublinear-tf", sublinear), ("--tfidf-norm", norm)) if v]
         if named or smooth is not None:
             raise NbcliError(f"{named[0] if named else '--smooth-idf'} applies with --tfidf")
@@ -290,6 +307,7 @@ def text_grid(ngram, min_df, max_df) -> dict[str, list]:
             grid[name] = [parse_df(p, flag) for p in str(value).split(",")]
     flags = {"ngram_range": "--ngram", "min_df": "--min-df", "max_df": "--max-df"}
     for name, values in grid.items():
-        if len(set(values)) != len(values):
+        # 1 (one document) and 1.0 (every document) are two settings.
+        if len({(type(v), v) for v in values}) != len(values):
             raise NbcliError(f"{flags[name]}: a value is listed twice")
     return grid
