@@ -1035,3 +1035,22 @@ def test_an_output_folder_that_is_the_data_folder_is_refused(d):
         run = nbcli_in_process("predict", "-m", d / "s.npz", "-d", given, "--output-dir", out)
         assert_one_error_line(run, f"--output-dir {out} is the folder --data {given} reads")
     assert sorted(p.name for p in (d / "in").iterdir()) == ["p.csv"]
+
+
+def test_a_reader_of_stderr_that_went_away_stops_no_command(d):
+    # `nbcli fit ... 2>&1 | true`: the first warning has no reader. The
+    # command goes on and writes its model file; stdout gone too, it ends 141
+    # (Typer's EPIPE handling made it exit 1 before anything was written).
+    import shlex
+    import subprocess
+
+    fit = shlex.join([sys.executable, "-m", "nbcli", "fit", "-m", "gaussian",
+                      "-d", str(d / "small.csv"), "-o", str(d / "new.npz")])  # fmt: skip
+    done = subprocess.run(
+        ["bash", "-c", f"{fit} 2>&1 | true; echo ${{PIPESTATUS[0]}}"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.stdout.strip() == "141", done.stderr
+    from nbcli.io.modelfile import load_model
+
+    assert load_model(d / "new.npz").model.classes_.tolist() == ["x", "y"]

@@ -403,13 +403,14 @@ def _debug_first(args: list[str]) -> list[str]:
 
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point: run the app and map every outcome to an exit code."""
-    from nbcli.cli.console import GuardedStdout
+    from nbcli.cli.console import GuardedStdout, SparedStderr
 
     args = sys.argv[1:] if argv is None else argv
-    original_stdout = sys.stdout
+    original_stdout, original_stderr = sys.stdout, sys.stderr
     if sys.stderr is None:  # started with stderr closed (2>&-)
         sys.stderr = open(os.devnull, "w")
     sys.stdout = GuardedStdout(original_stdout)
+    sys.stderr = SparedStderr(sys.stderr)
     # Outside the main thread signals are left alone (None).
     previous_handlers = interrupts.install()
     import warnings
@@ -424,6 +425,8 @@ def main(argv: list[str] | None = None) -> None:
         interrupts.restore(previous_handlers)
         if isinstance(sys.stdout, GuardedStdout):
             sys.stdout = original_stdout
+        if isinstance(sys.stderr, SparedStderr):
+            sys.stderr = original_stderr
     sys.exit(code)
 
 

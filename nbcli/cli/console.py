@@ -98,6 +98,38 @@ class GuardedStdout:
         return getattr(self.wrapped, name)
 
 
+class SparedStderr:
+    """stderr for the command's diagnostics: when its reader goes away
+    (``2>&1 | true``), what is left to say is dropped and the command goes on
+    to write its files, rather than stopping on the first warning. (Its
+    outcome still reaches the caller as the exit code.)"""
+
+    def __init__(self, wrapped):
+        self.wrapped = wrapped
+        self.gone = False
+
+    def write(self, text):
+        if not self.gone:
+            try:
+                return self.wrapped.write(text)
+            except (BrokenPipeError, ValueError):  # ValueError: the stream was closed
+                self.gone = True
+        return len(text)
+
+    def flush(self):
+        if not self.gone:
+            try:
+                self.wrapped.flush()
+            except (BrokenPipeError, ValueError):
+                self.gone = True
+
+    def isatty(self) -> bool:
+        return not self.gone and is_terminal(self.wrapped)
+
+    def __getattr__(self, name):
+        return getattr(self.wrapped, name)
+
+
 def stdout_closed() -> bool:
     """Whether stdout is closed (``>&-``)."""
     stream = getattr(sys.stdout, "wrapped", sys.stdout)
