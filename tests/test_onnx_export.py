@@ -437,3 +437,15 @@ def test_a_graph_that_differs_from_the_model_is_refused(name, tmp_path, monkeypa
     run = nbcli_in_process("export", model, "-o", tmp_path / "m.onnx")
     assert_one_error_line(run, "does not reproduce its posteriors")
     assert not (tmp_path / "m.onnx").exists()
+
+
+def test_a_graph_is_not_written_under_a_model_file_name(tmp_path):
+    # The mirror of fit's refusal of -o model.onnx.
+    from tests.conftest import fitted_model_file
+
+    fitted_model_file(tmp_path / "m.npz")
+    run = nbcli_in_process("export", tmp_path / "m.npz", "-o", tmp_path / "graph.npz")
+    assert_one_error_line(run, "an ONNX graph is not a model file (.npz)")
+    assert not (tmp_path / "graph.npz").exists()
+    forced = nbcli_in_process("export", tmp_path / "m.npz", "-o", tmp_path / "graph.npz", "--force")
+    assert forced.returncode == 0 and (tmp_path / "graph.npz").exists(), forced.stderr

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 from nbcli.errors import NbcliError
@@ -51,6 +52,13 @@ def export_model(
 
     if fmt not in EXPORT_FORMATS:
         raise NbcliError(f"--format {fmt!r}: choose one of {', '.join(EXPORT_FORMATS)}")
+    if not force and os.fspath(output).lower().endswith(".npz"):
+        # The mirror of fit's refusal of -o model.onnx: the next command that
+        # reads it as a model file would refuse it as no nbcli model.
+        raise NbcliError(
+            f"--output {output}: an ONNX graph is not a model file (.npz); give a name ending "
+            "in .onnx (--force writes the graph under this name all the same)"
+        )
     check_outputs(
         [("--output", output)], [("MODEL", model_path)], kinds={"--output": "onnx"}, force=force
     )
