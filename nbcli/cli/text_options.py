@@ -33,7 +33,7 @@ TEXT = typer.Option(
     "--text",
     help="Column of text whose word counts are features (comma-separated or repeated); "
     "models multinomial, complement, bernoulli (with --binarize 0), and mixed (beside "
-    "its table's columns).",
+    "its table's columns; fit only, not cv or tune yet).",
 )
 NGRAM = typer.Option(
     "--ngram",
