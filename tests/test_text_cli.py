@@ -469,3 +469,13 @@ def test_an_empty_text_column_says_so(tmp_path):
     assert run.returncode == 2
     assert "text column 'text' has no word in any row" in run.stderr
     assert "leave it out of --text" in run.stderr
+
+
+def test_text_columns_from_an_npz_archive_are_refused_as_such(tmp_path):
+    np.savez(tmp_path / "d.npz", X=np.arange(30.0).reshape(10, 3), y=np.arange(10) % 2)
+    from tests.conftest import assert_one_error_line
+
+    run = nbcli(
+        "fit", "-m", "multinomial", "-d", tmp_path / "d.npz", "--text", "doc", "-o", tmp_path / "m"
+    )
+    assert_one_error_line(run, "--text doc: an NPZ archive holds numeric arrays")

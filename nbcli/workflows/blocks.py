@@ -197,6 +197,11 @@ def check_text_columns(data: str, columns, stream) -> None:
         For the first column that is the target or left out of the features.
     """
     outside = [c for c in columns if c not in stream.word_columns]
+    if outside and str(data).lower().endswith(".npz"):
+        raise NbcliError(
+            f"{data}: --text {outside[0]}: an NPZ archive holds numeric arrays, not columns "
+            "of text; give the documents in a CSV or Parquet file"
+        )
     if outside:
         raise NbcliError(
             f"{data}: --text {outside[0]}: the column is the target or left out of the "
