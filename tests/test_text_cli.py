@@ -479,3 +479,12 @@ def test_text_columns_from_an_npz_archive_are_refused_as_such(tmp_path):
         "fit", "-m", "multinomial", "-d", tmp_path / "d.npz", "--text", "doc", "-o", tmp_path / "m"
     )
     assert_one_error_line(run, "--text doc: an NPZ archive holds numeric arrays")
+
+
+def test_an_empty_text_option_is_refused(tmp_path):
+    # An unset shell variable (--text "$COL"): the column would be read as a
+    # table column and refused later as holding text.
+    from tests.conftest import assert_one_error_line
+
+    run = nbcli("fit", "-m", "multinomial", "-d", TRAIN, "--text", "", "-o", tmp_path / "m")
+    assert_one_error_line(run, "--text is empty")

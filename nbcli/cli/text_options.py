@@ -214,6 +214,9 @@ def text_settings(cfg: dict, config: str | None, options: Mapping[str, Any]):
     where = f"{config}: [text]"
     if not isinstance(table, dict) or set(table) - _KEYS - _WEIGHTING_KEYS:
         raise NbcliError(f"{where} may hold {', '.join(sorted(_KEYS | _WEIGHTING_KEYS))} only")
+    if text is not None and not split_list(text):
+        # An unset shell variable: the column would be read as a table column.
+        raise NbcliError("--text is empty; name the column of text (--text COL)")
     columns = split_list(text) or (
         column_names(table["columns"], f"{where} columns") if "columns" in table else None
     )
