@@ -40,9 +40,14 @@ CHUNK_SIZE = typer.Option(
 
 
 def pos_label_option(says: str):
-    """``--pos-label LABEL``, with what the positive class decides in this command."""
+    """``--pos-label LABEL``, with what the positive class decides in this
+    command (``says``), and what it does to ROC AUC, the same in every command."""
     return typer.Option(
-        "--pos-label", metavar="LABEL", help=f"With two classes, the positive one: {says}"
+        "--pos-label",
+        metavar="LABEL",
+        help=f"With two classes, the positive one: {says} (ROC AUC is ranked by its posterior "
+        "too; either class gives the same AUC unless posteriors rounded to 1 tie). Default: "
+        "the second in sorted order.",
     )
 
 

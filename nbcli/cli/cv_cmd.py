@@ -52,10 +52,8 @@ CONFIG = typer.Option(
 
 
 POS_LABEL = common.pos_label_option(
-    "every fold's and the pooled average "
-    "precision, and the pooled binary precision, recall and F1, are of it (ROC AUC is "
-    "ranked by its posterior too; either class gives the same AUC unless posteriors "
-    "rounded to 1 tie). Default: the second in sorted order."
+    "every fold's and the pooled average precision, and the pooled binary precision, "
+    "recall and F1, are of it"
 )
 
 

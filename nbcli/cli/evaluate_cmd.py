@@ -21,9 +21,7 @@ CONFIDENCE_RANGE = (0.5, 0.9999)
 
 
 POS_LABEL = common.pos_label_option(
-    "average precision and the binary "
-    "precision, recall and F1 are of it (ROC AUC is ranked by its posterior too; either class gives the same AUC unless posteriors rounded to 1 tie). "
-    "Default: the second in sorted order."
+    "average precision and the binary precision, recall and F1 are of it"
 )
 
 

@@ -21,10 +21,7 @@ TUNE_FAIL_OVER = common.fail_option(
     "over", "log_loss=0.5 or brier.upper=0.3", " for the best combination's losses"
 )
 
-POS_LABEL = common.pos_label_option(
-    "every combination's average precision "
-    "is of it (ROC AUC is ranked by its posterior too; either class gives the same AUC unless posteriors rounded to 1 tie). Default: the second in sorted order."
-)
+POS_LABEL = common.pos_label_option("every combination's average precision is of it")
 
 
 def grid_flags() -> list[registry.Flag]:

@@ -576,12 +576,18 @@ class DaskEngine:
         try:
             return self.client.gather(futures)
         except BaseException as exc:
-            if not isinstance(exc, Exception):
-                # Interrupted: what the client logs of the tasks it cancels is not shown.
-                self._quiet()
-            self.client.cancel(futures)
-            _raise_cluster_failure(exc)
+            self._cut_short(exc, futures)
             raise
+
+    def _cut_short(self, exc: BaseException, futures: list) -> None:
+        """After ``exc`` while waiting for ``futures``: cancel them, quietly when
+        interrupted (what the client logs of the tasks it cancels is not shown),
+        and raise the cluster's own failures as one line (see
+        :func:`_raise_cluster_failure`); the caller raises anything else."""
+        if not isinstance(exc, Exception):
+            self._quiet()
+        self.client.cancel(futures)
+        _raise_cluster_failure(exc)
 
     def _submit_parts(self, fn: Callable[..., Any], parts: Sequence[Any], *args) -> list:
         return self._task_per_part("part", _catching, fn, parts, *args)
@@ -622,10 +628,7 @@ class DaskEngine:
                 ]
             result = current[0].result()
         except BaseException as exc:
-            if not isinstance(exc, Exception):
-                self._quiet()  # interrupted, as in _gathered
-            client.cancel(futures + current)
-            _raise_cluster_failure(exc)
+            self._cut_short(exc, futures + current)
             raise
         if isinstance(result, _Failed):
             missing = _missing_here(parts[result.index]) if result.index >= 0 else None

@@ -250,10 +250,8 @@ def _predict_part(index: int, part: tuple[str, str], shared: tuple) -> tuple:
     from nbcli.io.remote import is_url
 
     mf, options = shared
-    if is_url(part[1]):
-        return (*_predict_one(mf, part[0], part[1], options), [])
     staged: list = []
-    with staging(staged):
+    with contextlib.nullcontext() if is_url(part[1]) else staging(staged):
         result = _predict_one(mf, part[0], part[1], options)
     return (*result, staged)
 

@@ -532,9 +532,8 @@ def finish_training(
         )
     from nbcli.io.cells import missing_spelling_note
 
-    spelled_missing = missing_spelling_note(
-        typed.tolist(), None if tables is None else tables.na_values
-    )
+    na_values = None if tables is None else tables.na_values
+    spelled_missing = missing_spelling_note(typed.tolist(), na_values)
     if spelled_missing:
         warnings.append(f"{path}: {spelled_missing}")
     singles = [str(c) for c, n in zip(typed, counts) if n < 2]
@@ -554,7 +553,7 @@ def finish_training(
                     f"most of the {len(classes)} classes have one row: is {target!r} a "
                     "measurement rather than class labels? choose the label column with --target"
                 )
-            note = missing_spelling_note(singles, None if tables is None else tables.na_values)
+            note = missing_spelling_note(singles, na_values)
             raise NbcliError(
                 f"{path}: {msg}; the {model_type} model needs at least two per class to estimate "
                 f"a spread ({way})" + (f"; {note}" if note else "")
