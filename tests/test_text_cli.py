@@ -488,3 +488,30 @@ def test_an_empty_text_option_is_refused(tmp_path):
 
     run = nbcli("fit", "-m", "multinomial", "-d", TRAIN, "--text", "", "-o", tmp_path / "m")
     assert_one_error_line(run, "--text is empty")
+
+
+@pytest.mark.parametrize("form", ["file", "list"])
+def test_a_config_names_stop_words_beside_it_or_lists_them(tmp_path, austen, form):
+    # A config is read wherever the command runs: its file is found next to
+    # it, not in the working folder (the suite runs from the repository root).
+    folder = tmp_path / "project"
+    folder.mkdir()
+    (folder / "stop.txt").write_text("the\nand\n# a comment\nof\n")
+    value = '"stop.txt"' if form == "file" else '["the", "and", "of"]'
+    config = folder / "fit.toml"
+    config.write_text(f'model = "multinomial"\n[text]\ncolumns = ["text"]\nstop_words = {value}\n')
+    model = tmp_path / "m.npz"
+    ok(nbcli("fit", "--data", TRAIN, "--config", config, "-o", model, "-q"))
+    train, _ = austen
+    vectorizer = CountVectorizer(stop_words=["the", "and", "of"]).fit(train.text)
+    assert load_model(model).vocabularies["text"] == vectorizer.get_feature_names_out().tolist()
+    assert {"the", "and", "of"} <= set(CountVectorizer().fit(train.text).vocabulary_)
+
+
+def test_a_config_stop_words_of_another_kind_is_one_line(tmp_path):
+    from tests.conftest import assert_one_error_line
+
+    config = tmp_path / "fit.toml"
+    config.write_text('model = "multinomial"\n[text]\ncolumns = ["text"]\nstop_words = 3\n')
+    run = nbcli("fit", "--data", TRAIN, "--config", config, "-o", tmp_path / "m.npz")
+    assert_one_error_line(run, "stop_words takes a file of words, one per line, or a list")

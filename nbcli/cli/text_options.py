@@ -8,7 +8,7 @@ Flags override the ``[text]`` table of a config file::
     min_df = 2                  # documents (an integer) or a fraction (a float)
     max_df = 0.9
     max_features = 50000
-    stop_words = "stop.txt"     # one word per line
+    stop_words = "stop.txt"     # one word per line, next to this file; or ["the", "a"]
     lowercase = true
     tfidf = true                # TF-IDF weighting (fit), with:
     sublinear_tf = false
@@ -154,6 +154,28 @@ def parse_ngram(value, flag: str = "--ngram") -> tuple[int, int]:
     return numbers[0], numbers[1]
 
 
+def _config_stop_words(value, config: str | None, where: str):
+    """``(path, None)`` for a file a config's ``stop_words`` names, relative
+    to the config file's folder (as a project's config is read wherever the
+    command runs), or ``(None, words)`` for a list of the words themselves.
+
+    Raises
+    ------
+    NbcliError
+        For a value that is neither a string nor a list of strings.
+    """
+    if isinstance(value, list) and all(isinstance(w, str) for w in value):
+        return None, tuple(sorted({w.strip() for w in value if w.strip()}))
+    if not isinstance(value, str) or not value:
+        raise NbcliError(
+            f"{where} takes a file of words, one per line, or a list of words "
+            f'(stop_words = "stop.txt" or stop_words = ["the", "a"]); got {value!r}'
+        )
+    if config is None or os.path.isabs(value):
+        return value, None
+    return os.path.join(os.path.dirname(config), value), None
+
+
 def read_stop_words(path: str, flag: str = "--stop-words") -> tuple[str, ...]:
     """The words of a stop-word file: one per line, blank lines and ``#`` comments skipped.
 
@@ -240,7 +262,10 @@ def text_settings(cfg: dict, config: str | None, options: Mapping[str, Any]):
     min_df = min_df if min_df is not None else table.get("min_df")
     max_df = max_df if max_df is not None else table.get("max_df")
     max_features = max_features if max_features is not None else table.get("max_features")
-    stop_words = stop_words if stop_words is not None else table.get("stop_words")
+    stop_flag, stop_list = "--stop-words", None
+    if stop_words is None and table.get("stop_words") is not None:
+        stop_flag = f"{where} stop_words"
+        stop_words, stop_list = _config_stop_words(table["stop_words"], config, stop_flag)
     lowercase = lowercase if lowercase is not None else table.get("lowercase", True)
     try:
         return TextSettings(
@@ -250,7 +275,9 @@ def text_settings(cfg: dict, config: str | None, options: Mapping[str, Any]):
             min_df=1 if min_df is None else parse_df(min_df, "--min-df"),
             max_df=1.0 if max_df is None else parse_df(max_df, "--max-df"),
             max_features=max_features,
-            stop_words=None if stop_words is None else read_stop_words(stop_words),
+            stop_words=stop_list
+            if stop_list is not None or stop_words is None
+            else read_stop_words(stop_words, stop_flag),
             weighting=_weighting(table, options, where),
         )
     except ValueError as exc:
