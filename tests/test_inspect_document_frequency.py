@@ -100,6 +100,25 @@ def test_min_count_is_the_same_option_as_min_df(austen):
     assert run.returncode == 2 and run.stderr.startswith("error: --min-df must be"), run.stderr
 
 
+@pytest.mark.parametrize("spelled, floor_of", [("1.0", lambda n: n), ("1", lambda n: 1)])
+def test_min_df_1_point_0_is_every_row_as_fit_reads_it(austen, spelled, floor_of):
+    # fit --min-df 1.0 keeps the words of every document (CountVectorizer's
+    # float), 1 the words of one: inspect reads the two spellings alike.
+    _, model, df, _, n_rows = austen
+    run = _ok(nbcli_in_process("inspect", model, "--min-df", spelled, "--json", "-", "-q"))
+    found = json.loads(run.stdout)["indicative_features"]
+    floor = floor_of(n_rows)
+    assert found["min_df"] == floor
+    words = load_model(model).vocabularies["text"]
+    assert found["n_below_min_df"] == sum(df[w] < floor for w in words)
+    vec = CountVectorizer(min_df=float(spelled) if "." in spelled else int(spelled))
+    try:
+        kept = set(vec.fit(pd.read_csv(AUSTEN)["text"].fillna("")).get_feature_names_out())
+    except ValueError:  # "no terms remain": no word is in every document
+        kept = set()
+    assert len(words) - found["n_below_min_df"] == len(kept)
+
+
 def test_chunked_tuned_and_mixed_fits_store_the_same_document_frequencies(austen):
     root, model, _, _, _ = austen
     want = load_model(model).text.document_frequencies

@@ -137,6 +137,7 @@ def test_indicative_words_need_the_count_floor_and_show_their_counts(tmp_path):
 def test_count_floor_reads_counts_and_fractions():
     assert count_floor(0, 4000) == 0 and count_floor(25, 4000) == 25
     assert count_floor(0.01, 4000) == 40 and count_floor(0.01, 841) == 9
+    assert count_floor(1.0, 841) == 841 and count_floor(1, 841) == 1  # as CountVectorizer
     with pytest.raises(ValueError, match="fraction in"):
         count_floor(1.5, 10)
 
@@ -148,7 +149,7 @@ def test_min_count_is_checked_in_one_line(tmp_path):
     run = nbcli_in_process("inspect", path, "--min-count", "-3")
     assert run.returncode == 2
     assert run.stderr.strip().splitlines() == [
-        "error: --min-df must be a whole number >= 0 or a fraction in (0, 1); got '-3'"
+        "error: --min-df must be a whole number >= 0 or a fraction in (0, 1]; got '-3'"
     ]
 
 

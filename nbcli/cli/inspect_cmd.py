@@ -32,7 +32,8 @@ def inspect(
             help="Models with counts (multinomial, Bernoulli; text): list as indicative only "
             "features found in at least N training documents (document frequency, over all "
             "classes; occurrences for a model file that stores no document frequencies), or, "
-            "N a fraction in (0, 1), that share of the training rows. 0 lists every feature. "
+            "N a fraction in (0, 1] (with a point: 1.0 is every row, 1 one row), that share of the "
+            "training rows. 0 lists every feature. "
             "--min-count is the same option.",
         ),
         # nbcli.reports.model.MIN_DF, not imported here: --help stays free of NumPy.
@@ -70,13 +71,16 @@ def inspect(
 
 
 def _min_df(text: str) -> float:
-    """``--min-df`` (``--min-count``): a whole number >= 0, or a fraction in (0, 1)."""
+    """``--min-df`` (``--min-count``): a whole number >= 0, or a fraction in
+    (0, 1]; as ``fit --min-df`` reads it, ``1.0`` is every row, ``1`` one."""
     try:
         value = float(text)
     except ValueError:
         value = -1.0
     if not (value >= 0 and (value.is_integer() or value < 1)):
         raise NbcliError(
-            f"--min-df must be a whole number >= 0 or a fraction in (0, 1); got {text!r}"
+            f"--min-df must be a whole number >= 0 or a fraction in (0, 1]; got {text!r}"
         )
+    if value == 1 and any(c in text for c in ".eE"):
+        return 1.0
     return int(value) if value.is_integer() else value

@@ -53,18 +53,23 @@ MIN_DF = MIN_COUNT
 
 def count_floor(min_count: float, n_rows: float) -> int:
     """The least count ``min_count`` stands for: itself when whole (>= 0),
-    else (a fraction in (0, 1)) that share of ``n_rows``, rounded up.
+    else (a fraction in (0, 1], a float) that share of ``n_rows``, rounded up.
+
+    As ``CountVectorizer``'s ``min_df`` reads it, the float ``1.0`` is every
+    row and the integer ``1`` one row.
 
     Raises
     ------
     ValueError
-        For a negative value, or a fraction outside (0, 1).
+        For a negative value, or a fraction outside (0, 1].
     """
+    if isinstance(min_count, (float, np.floating)) and min_count == 1:
+        return int(np.ceil(n_rows - 1e-9))
     if float(min_count).is_integer() and min_count >= 0:
         return int(min_count)
     if not 0 < min_count < 1:
         raise ValueError(
-            f"min_count must be a whole number >= 0 or a fraction in (0, 1); got {min_count!r}"
+            f"min_count must be a whole number >= 0 or a fraction in (0, 1]; got {min_count!r}"
         )
     return int(np.ceil(min_count * n_rows - 1e-9))
 
