@@ -15,7 +15,7 @@ from nbcli.models import (
     QuadraticDiscriminantAnalysis,
 )
 from nbcli.models._validation import DataValueError
-from tests.declared import declared_params, takes_counts
+from tests.declared import declared_params, fittable, takes_counts
 
 # Run again under other BLAS kernels by .ci/run.
 pytestmark = pytest.mark.numerical
@@ -270,3 +270,26 @@ def test_finite_answer_kept_only_within_one_validation(monkeypatch):
         with _missing.checks_of_one_array():
             _missing.check_no_infinity(other)
     assert len(sums) == 5
+
+
+def test_pandas_missing_values_are_missing_cells_in_every_model():
+    # A nullable column (Float64, as pandas reads a column with gaps into it
+    # under dtype_backend) holds pd.NA, not NaN: it is read as a missing cell.
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(3)
+    y = np.repeat(np.array(["a", "b", "c"]), 20)
+    base = rng.normal(size=(60, 3)) + np.repeat(np.arange(3), 20)[:, None]
+    for name, cls in MODELS.items():
+        X, params = fittable(cls, base)
+        X[[5, 30], [1, 2]] = NAN
+        plain = pd.DataFrame(X, columns=["p", "q", "r"])
+        nullable = plain.astype("Float64")
+        assert nullable.iloc[5, 1] is pd.NA, name
+        a = cls(missing="drop", **params).fit(nullable, y)
+        b = cls(missing="drop", **params).fit(plain, y)
+        assert a.n_dropped_ == b.n_dropped_ == 2, name
+        pa, pb = a.predict_proba(nullable), b.predict_proba(plain)
+        assert np.isnan(pa[[5, 30]]).all(), name
+        np.testing.assert_allclose(pa, pb, rtol=0, atol=1e-15, err_msg=name)
+        with pytest.raises(DataValueError, match="NaN at row 5, column 1"):
+            cls(**params).fit(nullable, y)

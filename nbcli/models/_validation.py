@@ -134,6 +134,24 @@ class ColumnValueError(ColumnsMessage, ValueError):
     """A ``ValueError`` about columns of the model's input (see :class:`ColumnsMessage`)."""
 
 
+def _frame_to_numpy(X) -> np.ndarray:
+    """A data frame's values; pandas' nullable numbers (``Float64``,
+    ``Int64``, ``boolean``) with ``pd.NA`` as NaN, the missing value every
+    model reads (their own ``to_numpy`` makes an object array of ``pd.NA``)."""
+    dtypes = getattr(X, "dtypes", None)
+    kinds = list(dtypes) if dtypes is not None and hasattr(dtypes, "__iter__") else []
+    if not kinds and getattr(X, "dtype", None) is not None:
+        kinds = [X.dtype]
+    if any(not isinstance(dt, np.dtype) and hasattr(dt, "na_value") for dt in kinds):
+        for dtype in (np.float64, None):
+            try:
+                # Beside a column of text (None): the check of text words it.
+                return X.to_numpy(dtype=dtype, na_value=np.nan)
+            except (TypeError, ValueError):
+                continue
+    return X.to_numpy()
+
+
 def check_array(X, *, name: str = "X", finite: bool = True) -> np.ndarray:
     """Return ``X`` as a 2-D float64 array with finite entries.
 
@@ -166,7 +184,7 @@ def check_array(X, *, name: str = "X", finite: bool = True) -> np.ndarray:
     if hasattr(X, "tocsr") or hasattr(X, "toarray"):
         raise TypeError("sparse input is not supported; convert it with X.toarray() first")
     if hasattr(X, "to_numpy") and not isinstance(X, np.ndarray):
-        X = X.to_numpy()
+        X = _frame_to_numpy(X)
     arr = np.asarray(X)
     if arr.dtype.kind == "c":
         raise ValueError(f"Complex data not supported: {name} holds complex values")
