@@ -108,6 +108,21 @@ def test_predict_of_a_folder_writes_one_file_per_part(tmp_path):
     assert sorted(os.listdir(tmp_path / "out")) == [f"p{i}.pred.csv" for i in range(4)]
 
 
+@pytest.mark.parametrize("odd", [0, 2])
+def test_a_part_without_the_target_column_is_named_for_it(tmp_path, odd):
+    # Without --target each part's last column is its target: a part that
+    # lacks the target must not be said to lack its own last feature.
+    parts = _write(tmp_path)
+    # Whole numbers in its last column, which could be labels.
+    header, *rows = (parts / f"p{odd}.csv").read_text().splitlines()
+    body = [f"{round(float(r.split(',')[0]))},{round(float(r.split(',')[1]))}" for r in rows]
+    (parts / f"p{odd}.csv").write_text("\n".join(["a,b", *body]) + "\n")
+    run = nbcli_in_process("fit", "-m", "gaussian", "-d", parts, "-o", tmp_path / "m.npz")
+    line = assert_one_error_line(run, f"p{odd}.csv: lacks 'label', the target column of")
+    assert "same columns" in line and "'b'" not in line, line
+    assert not (tmp_path / "m.npz").exists()
+
+
 def test_parts_with_different_columns_are_refused(tmp_path):
     parts = _write(tmp_path)
     text = (parts / "p2.csv").read_text().replace("a,b,label", "a,c,label", 1)

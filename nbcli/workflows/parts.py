@@ -157,6 +157,15 @@ class PartFit:
     def merge(self, other: PartFit) -> PartFit:
         from nbcli.engines._reduce import merge_optional
 
+        if other.target != self.target:
+            # A part's default target is chosen among its own columns: the
+            # columns it lacks are not those a comparison of features names.
+            for a, b in ((other, self), (self, other)):
+                if b.target is not None and b.target not in {*a.feature_names, a.target}:
+                    raise NbcliError(
+                        f"{a.part}: lacks {b.target!r}, the target column of {b.part}; the "
+                        "parts of a data set must have the same columns"
+                    )
         if other.feature_names != self.feature_names:
             raise NbcliError(f"{other.part}: {_columns_differ(self, other)}")
         if other.target != self.target:
