@@ -281,6 +281,23 @@ def test_the_report_says_why_a_ranking_metric_has_no_interval():
     assert "Average precision has no interval here" not in text
 
 
+def test_one_row_has_no_interval_for_any_metric_and_the_note_says_why():
+    # A bootstrap of one row repeats it: the confusion metrics, as the mean
+    # losses and the ranking metrics, have no interval, and the note does not
+    # blame the number of classes.
+    from nbcli.render import render_evaluation
+
+    report = build_evaluation(np.arange(3), np.array([1]), np.array([[0.2, 0.7, 0.1]]))
+    methods = {k: iv.method for k, iv in report.metrics.items()}
+    assert set(methods.values()) == {"none"}, methods
+    assert report.metrics["accuracy"].value == 1.0
+    text = " ".join(_text(render_evaluation(report), 200).split())
+    assert "No intervals: a bootstrap needs at least 2 rows to resample." in text
+    assert "beyond 50 classes" not in text
+    two = build_evaluation(np.arange(3), np.array([1, 0]), np.array([[0.2, 0.7, 0.1]] * 2))
+    assert two.metrics["accuracy"].method != "none"
+
+
 def test_the_calibration_line_says_which_rows_it_leaves_out(model_output):
     from nbcli.render import render_evaluation
 

@@ -213,6 +213,8 @@ def _interval_note(settings: dict, intervals) -> Text:
     level = settings.get("confidence", 0.95)
     if not n:
         return Text("No intervals: bootstrap resampling was turned off (0 resamples).")
+    if intervals and all(iv.method == "none" for iv in intervals):
+        return Text("No intervals: a bootstrap needs at least 2 rows to resample.")
     seed = settings.get("seed")
     note = f"{percent(level)} BCa bootstrap intervals from {n} resamples (seed {seed})."
     if any(iv.method == "percentile" for iv in intervals):

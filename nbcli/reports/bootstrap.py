@@ -530,8 +530,8 @@ def bootstrap_confusion_metrics(
     Through :func:`resampled_margin_statistics` and
     :func:`jackknife_margin_statistics`, which draw the resamples
     :func:`bootstrap_count_statistics` draws from ``rng`` and give its
-    intervals up to rounding. ``n_resamples=0`` or an empty matrix gives
-    estimates without intervals (method "none").
+    intervals up to rounding. ``n_resamples=0`` or a matrix of fewer than
+    2 rows gives estimates without intervals (method "none").
 
     Raises ValueError for a confidence outside (0, 1) or a matrix that is
     not square.
@@ -543,7 +543,8 @@ def bootstrap_confusion_metrics(
     margins = confusion_margins(c)
     with np.errstate(divide="ignore", invalid="ignore"):
         estimates = {name: float(metric.from_margins(*margins)) for name, metric in metrics.items()}
-        if n_resamples <= 0 or c.sum() == 0:
+        if n_resamples <= 0 or c.sum() < 2:
+            # One row resampled is that row again: as the mean losses, no interval.
             return {name: no_interval(v) for name, v in estimates.items()}
         replicates = resampled_margin_statistics(c, metrics, n_resamples, rng)
     jackknife, weights = jackknife_margin_statistics(c, metrics)
