@@ -297,7 +297,8 @@ def test_evaluation_rejects_mismatched_shapes(int_model):
 
 def test_threshold_values_of_evaluation_pass_and_fail_as_expected(int_model):
     classes, y, p = int_model
-    r = build_evaluation(classes, y, p, n_resamples=100)
+    known = np.arange(8, len(y))  # the first 8 rows have labels the model never saw
+    r = build_evaluation(classes, y[known], p[known], n_resamples=100)
     values = r.threshold_values()
     acc = r.metrics["accuracy"]
     passing = [
@@ -314,6 +315,30 @@ def test_threshold_values_of_evaluation_pass_and_fail_as_expected(int_model):
     assert messages[1].startswith("log_loss ") and messages[1].endswith(
         "is above the threshold 0.01"
     )
+
+
+def test_a_gate_on_a_figure_that_leaves_out_unseen_labels_fails(int_model):
+    # 8 rows have labels the model has no column for: the losses, ranking and
+    # calibration figures are over the other 392, so a gate on them cannot
+    # pass however good they are; the confusion metrics count the 8 rows.
+    classes, y, p = int_model
+    r = build_evaluation(classes, y, p, n_resamples=0)
+    assert r.n_unseen == 8
+    values = r.threshold_values()
+    lenient = {
+        "log_loss": ("over", 1e9), "brier": ("over", 2.0), "ece": ("over", 1.0),
+        "mce": ("over", 1.0), "mean_confidence": ("over", 1.0), "roc_auc": ("under", 0.0),
+        "roc_auc_weighted": ("under", 0.0), "average_precision": ("under", 0.0),
+    }  # fmt: skip
+    for name, (direction, bound) in lenient.items():
+        [message] = check_thresholds(values, [parse_threshold(f"{name}={bound}", direction)])
+        assert message.startswith(f"{name} ") and "leaves out the 8 rows whose labels" in message
+    confusion = ("accuracy", "balanced_accuracy", "macro_f1")
+    assert check_thresholds(values, [parse_threshold(f"{k}=0", "under") for k in confusion]) == []
+    # Without those rows every one of the lenient gates passes.
+    rest = build_evaluation(classes, y[8:], p[8:], n_resamples=0).threshold_values()
+    gates = [parse_threshold(f"{k}={b}", d) for k, (d, b) in lenient.items()]
+    assert check_thresholds(rest, gates) == []
 
 
 # --------------------------------------------------------------------------

@@ -48,7 +48,7 @@ from nbcli.reports.reliability import (
     top_class_confidence,
     unseen_warning,
 )
-from nbcli.reports.thresholds import THRESHOLDS_SCHEMA, thresholds_member
+from nbcli.reports.thresholds import LEFT_OUT, THRESHOLDS_SCHEMA, thresholds_member
 
 SCHEMA_NAME = "nbcli.evaluation"
 SCHEMA_VERSION = 1
@@ -65,6 +65,19 @@ METRIC_KEYS = (
     "average_precision",
 )
 """Headline metrics, in report order."""
+
+WITHOUT_UNSEEN = (
+    "log_loss",
+    "brier",
+    "roc_auc",
+    "roc_auc_weighted",
+    "average_precision",
+    "ece",
+    "mce",
+    "mean_confidence",
+)
+"""The figures taken over the rows whose labels the model knows: the losses,
+the ranking and the calibration (a class the model never saw has no column)."""
 
 
 TRAINING_DATA_WARNING = "scored on the data the model was trained on; these numbers overstate how well it does on new data"
@@ -140,6 +153,15 @@ class EvaluationReport:
             mce=json_number(self.calibration.mce),
             mean_confidence=json_number(self.calibration.mean_confidence),
         )
+        if self.n_unseen:
+            # Rows with labels the model never saw count in the confusion
+            # metrics only; a gate on any other figure fails.
+            for key in WITHOUT_UNSEEN:
+                v = values.get(key)
+                if v is not None and not isinstance(v, dict):
+                    v = {"value": v, "lower": None, "upper": None, "method": "none"}
+                if v is not None:
+                    values[key] = {**v, LEFT_OUT: int(self.n_unseen)}
         return values
 
     def ranking_class(self):

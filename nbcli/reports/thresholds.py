@@ -182,6 +182,11 @@ def _format_pair(value: float, threshold: float) -> str:
     return repr(value)
 
 
+#: The key of a value's mapping (in ``threshold_values()``) counting the rows
+#: its figure leaves out; a threshold on such a figure fails.
+LEFT_OUT = "rows_left_out"
+
+
 @dataclass(frozen=True)
 class ThresholdOutcome:
     """One threshold as checked: the value it was compared with and, when
@@ -219,7 +224,9 @@ def threshold_outcomes(values: Mapping[str, object], thresholds) -> list[Thresho
     thresholds : iterable of Threshold
 
     An undefined value (null, or an interval end when no resampling was done)
-    fails its threshold: a gate that cannot be checked does not pass.
+    fails its threshold: a gate that cannot be checked does not pass. So does
+    a value whose mapping holds a positive :data:`LEFT_OUT`: a figure
+    computed without some of the rows (those with labels the model never saw).
 
     Raises KeyError naming the metric when ``values`` lacks it.
     """
@@ -240,7 +247,17 @@ def threshold_outcomes(values: Mapping[str, object], thresholds) -> list[Thresho
             continue
         value = float(value)
         failure = None
-        if t.direction == UNDER and value < t.value:
+        left_out = entry.get(LEFT_OUT) if isinstance(entry, Mapping) else None
+        if left_out:
+            # A figure over some of the rows cannot vouch for all of them: a
+            # model that never saw a class would pass on the rows it knows.
+            rows = f"{left_out:,} row{'s' if left_out != 1 else ''}"
+            failure = (
+                f"{t.name} {format(value, '.4g')} leaves out the {rows} whose labels the model "
+                f"never saw, so the threshold {shown_threshold} is not met; remove such rows "
+                "from the data to gate on the others"
+            )
+        elif t.direction == UNDER and value < t.value:
             failure = (
                 f"{t.name} {_format_pair(value, t.value)} is below the threshold {shown_threshold}"
             )
