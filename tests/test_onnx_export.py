@@ -449,3 +449,41 @@ def test_a_graph_is_not_written_under_a_model_file_name(tmp_path):
     assert not (tmp_path / "graph.npz").exists()
     forced = nbcli_in_process("export", tmp_path / "m.npz", "-o", tmp_path / "graph.npz", "--force")
     assert forced.returncode == 0 and (tmp_path / "graph.npz").exists(), forced.stderr
+
+
+def test_a_graph_is_not_written_to_a_file_named_dash(tmp_path, monkeypatch):
+    # "-" is stdout for every other output: a graph there would be a stray
+    # file named "-" while the command said "wrote -".
+    from tests.conftest import fitted_model_file
+
+    fitted_model_file(tmp_path / "m.npz")
+    monkeypatch.chdir(tmp_path)
+    run = nbcli_in_process("export", tmp_path / "m.npz", "-o", "-")
+    assert_one_error_line(run, "--output -: an ONNX graph is binary and is not written to stdout")
+    assert not (tmp_path / "-").exists()
+
+
+CODED = [n for n in EXPORTED if MODELS[n].feature_kinds[0] == "categorical"]
+
+
+@pytest.mark.parametrize("name", CODED)
+def test_a_code_with_a_fraction_is_left_out_as_an_unknown_code(name, tmp_path):
+    # nbcli refuses 2.5 as no category code; the graph cannot refuse, and
+    # must not score it as code 2 (the cast to an index truncates).
+    cls = MODELS[name]
+    wine_table(cls, tmp_path, "int")
+    model, graph = tmp_path / "m.npz", tmp_path / "m.onnx"
+    ok("fit", "-m", name, "-d", tmp_path / "train.csv", "--target", "label", "-o", model)
+    ok("export", model, "-o", graph)
+    session = ort.InferenceSession(str(graph), providers=["CPUExecutionProvider"])
+    [feed] = session.get_inputs()
+    X = pl.read_csv(tmp_path / "test.csv").drop("label").to_numpy().astype(np.float64)[:5]
+    column = int(np.flatnonzero(X[0] >= 1)[0])
+
+    def proba(value):
+        rows = X.copy()
+        rows[0, column] = value
+        return session.run(["probabilities"], {feed.name: rows})[0][0]
+
+    np.testing.assert_array_equal(proba(X[0, column] + 0.5), proba(-1.0))
+    assert np.abs(proba(X[0, column] + 0.5) - proba(X[0, column])).max() > 1e-6

@@ -148,15 +148,15 @@ def _categories(g: _Graph, form, x: str, missing: str) -> str:
     # A zero row at the end takes every missing or unknown code.
     table = np.vstack([_f64(form.log_prob).T, np.zeros((1, form.log_prob.shape[0]))])
     last = _f64(table.shape[0] - 1)
-    known = g.op(
+    in_range = g.op(
         "And",
-        g.op("Not", missing),
-        g.op(
-            "And",
-            g.op("GreaterOrEqual", x, g.const(_f64(0.0))),
-            g.op("Less", x, g.const(n_cat.astype(np.float64))),
-        ),
+        g.op("GreaterOrEqual", x, g.const(_f64(0.0))),
+        g.op("Less", x, g.const(n_cat.astype(np.float64))),
     )
+    # A code with a fraction is no category: left out, as an unknown code,
+    # not truncated to the category below it by the cast.
+    whole = g.op("Equal", g.op("Floor", x), x)
+    known = g.op("And", g.op("Not", missing), g.op("And", in_range, whole))
     index = g.op("Where", known, g.op("Add", x, g.const(offsets)), g.const(last))
     terms = g.op("Gather", g.const(table, "log_prob"), g.op("Cast", index, to=7))  # (N, c, K)
     return g.op("ReduceSum", terms, g.const(np.array([1], dtype=np.int64)), keepdims=0)

@@ -52,6 +52,12 @@ def export_model(
 
     if fmt not in EXPORT_FORMATS:
         raise NbcliError(f"--format {fmt!r}: choose one of {', '.join(EXPORT_FORMATS)}")
+    if output == "-":
+        # check_outputs lets "-" through as stdout: a graph would go there as
+        # a file named "-".
+        raise NbcliError(
+            "--output -: an ONNX graph is binary and is not written to stdout; give a file path"
+        )
     if not force and os.fspath(output).lower().endswith(".npz"):
         # The mirror of fit's refusal of -o model.onnx: the next command that
         # reads it as a model file would refuse it as no nbcli model.
