@@ -639,11 +639,18 @@ def test_a_column_without_any_value_is_told_to_be_left_out(tmp_path, model):
     assert line.endswith(": leave the column out with --drop empty"), line
 
 
-@pytest.mark.parametrize("command", ["fit", "predict", "evaluate", "cv"])
+@pytest.mark.parametrize("command", ["fit", "predict", "evaluate", "cv", "compare", "split"])
 def test_a_data_file_given_twice_is_refused(ints, command):
     # Read once (its rows not counted twice, as the command line seems to ask).
-    model = ["-m", "gaussian"] if command in ("fit", "cv") else ["-m", ints / "i.npz"]
-    out = ["-o", ints / "again.npz"] if command == "fit" else []
+    model = {
+        "fit": ["-m", "gaussian"], "cv": ["-m", "gaussian"], "split": [],
+        "compare": ["-m", ints / "i.npz", "-m", ints / "i.npz"],
+    }.get(command, ["-m", ints / "i.npz"])  # fmt: skip
+    out = {
+        "fit": ["-o", ints / "again.npz"],
+        "split": ["--test", "0.2", "--output-dir", ints / "o"],
+    }
+    out = out.get(command, [])
     data = ints / "ints.csv"
     run = nbcli_in_process(command, *model, "-d", data, "-d", data, *out)
     assert_one_error_line(run, f"--data {data} is given 2 times", "give it once")
@@ -724,3 +731,21 @@ def test_files_left_over_by_an_unquoted_glob_earn_a_hint(ints):
     run = nbcli_in_process("fit", "-m", "gaussian", "-d", ints / "ints.csv", "nosuchfile")
     assert_one_error_line(run, "unexpected extra argument")
     assert "glob" not in run.stderr
+
+
+@pytest.mark.parametrize("command", ["inspect", "export"])
+def test_commands_of_one_model_argument_say_so(ints, command):
+    # They have no --data: the glob hint would point at an option they lack.
+    model = ints / "i.npz"
+    run = nbcli_in_process(command, model, model)
+    line = assert_one_error_line(
+        run, "unexpected extra argument", f"{command} takes one model file"
+    )
+    assert "--data" not in line, line
+    for flag in ("--model", "-m"):
+        run = nbcli_in_process(command, flag, model)
+        assert_one_error_line(
+            run,
+            f"No such option: {flag}",
+            f"takes the model file as its argument: nbcli {command} MODEL",
+        )

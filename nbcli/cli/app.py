@@ -386,10 +386,31 @@ def _glob_hint(exc) -> str:
     extra = said[said.rfind("(") + 1 :].rstrip(")").split()
     if not extra or not all(os.path.exists(a) for a in extra):
         return ""
+    command = getattr(exc, "ctx", None)
+    params = getattr(getattr(command, "command", None), "params", [])
+    if not any("--data" in getattr(p, "opts", ()) for p in params):
+        # inspect and export: one model file, their one argument.
+        return f"; {command.info_name} takes one model file: run it once per file"
     return (
         "; they are files: a glob the shell expanded? quote it (-d 'parts/*.csv') or give "
         "--data once per file"
     )
+
+
+def _model_argument_hint(exc) -> str:
+    """A hint for ``inspect --model FILE``: the commands that take a model file
+    as their argument, where the others take ``-m``."""
+    if getattr(exc, "option_name", None) not in ("-m", "--model"):
+        return ""
+    command = getattr(exc, "ctx", None)
+    params = getattr(getattr(command, "command", None), "params", [])
+    if not any(
+        getattr(p, "name", None) == "model" and not getattr(p, "opts", ["-"])[0].startswith("-")
+        for p in params
+    ):
+        return ""
+    name = command.info_name
+    return f"; {name} takes the model file as its argument: nbcli {name} MODEL"
 
 
 def _debug_first(args: list[str]) -> list[str]:
@@ -572,7 +593,7 @@ def _run(args: list[str]) -> int:
         ctx = getattr(exc, "ctx", None)
         where = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
         message = exc.format_message()
-        hint = _model_hint(exc, args) or _glob_hint(exc)
+        hint = _model_hint(exc, args) or _glob_hint(exc) or _model_argument_hint(exc)
         if hint:
             message = message.rstrip(". ") + hint
         if message.strip():

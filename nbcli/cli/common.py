@@ -138,6 +138,11 @@ def data_name(values: list[str]) -> str:
         For a value given more than once: read once, its rows would not be
         counted twice, as the command line seems to ask.
     """
+    _refuse_repeated_data(values)
+    return one_data_file(values) if len(values) == 1 else ", ".join(values)
+
+
+def _refuse_repeated_data(values: list[str]) -> None:
     twice = next((v for i, v in enumerate(values) if v in values[:i]), None)
     if twice is not None:
         from nbcli.errors import NbcliError
@@ -147,7 +152,6 @@ def data_name(values: list[str]) -> str:
             f"--data {twice} is given {times} times; each file of a data set is read once: "
             "give it once"
         )
-    return one_data_file(values) if len(values) == 1 else ", ".join(values)
 
 
 def check_output_dir(value: str | None, data: list[str] | None = None) -> None:
@@ -207,12 +211,13 @@ def one_data_file(values: list[str]) -> str:
     Raises
     ------
     NbcliError
-        When several files are given: they are refused rather than all but
-        the last silently ignored.
+        When several files are given, or one file twice: they are refused
+        rather than all but the last silently ignored.
     """
     from nbcli.errors import NbcliError
     from nbcli.workflows.inputs import expand_inputs
 
+    _refuse_repeated_data(values)
     if len(values) == 1 and names_parts_of(values):
         return values[0]  # a folder or glob of parts: the part-wise path reads it
     paths = expand_inputs(values)
