@@ -388,7 +388,7 @@ def _glob_hint(exc) -> str:
         return ""
     command = getattr(exc, "ctx", None)
     params = getattr(getattr(command, "command", None), "params", [])
-    if not any("--data" in getattr(p, "opts", ()) for p in params):
+    if command is not None and not any("--data" in getattr(p, "opts", ()) for p in params):
         # inspect and export: one model file, their one argument.
         return f"; {command.info_name} takes one model file: run it once per file"
     return (
@@ -404,7 +404,7 @@ def _model_argument_hint(exc) -> str:
         return ""
     command = getattr(exc, "ctx", None)
     params = getattr(getattr(command, "command", None), "params", [])
-    if not any(
+    if command is None or not any(
         getattr(p, "name", None) == "model" and not getattr(p, "opts", ["-"])[0].startswith("-")
         for p in params
     ):
