@@ -131,6 +131,12 @@ def test_bad_sizes_and_outputs_are_refused_before_any_work(tmp_path):
     )
     assert res.returncode == 0, res.stderr
     assert len(_records(tmp_path / "d.test.test.csv")) == 3
+    res = nbcli_in_process(
+        "split", "-d", tmp_path / "d.test.csv", "--test", "1", "--output-dir", tmp_path
+    )
+    assert res.returncode == 0, res.stderr
+    assert f"wrote {tmp_path / 'd.test.test.csv'} (1 row)\n" in res.stderr
+    assert f"wrote {tmp_path / 'd.test.train.csv'} (10 rows)\n" in res.stderr
 
 
 # Quotes, delimiters and line breaks inside fields (a lone carriage return

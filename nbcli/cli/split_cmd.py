@@ -107,7 +107,8 @@ def split(
         warn(message)
     if not quiet:
         for part, path in report.outputs.items():
-            sys.stderr.write(f"wrote {path} ({report.n_samples[part]} rows)\n")
+            n = report.n_samples[part]
+            sys.stderr.write(f"wrote {path} ({n:,} row{'' if n == 1 else 's'})\n")
         for path in report.removed:
             sys.stderr.write(f"removed {path} (a part of an earlier split)\n")
     return 0
