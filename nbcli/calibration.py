@@ -571,11 +571,50 @@ class TemperatureScaling(Calibrator):
 
 
 # -- isotonic regression -----------------------------------------------------------
+#: Probabilities closer than this to the first of a pool are tied with it
+#: (``np.finfo(np.float64).resolution``, scikit-learn's ``_make_unique``):
+#: posteriors of 1e-300 and 1e-250 are one score, not two steps of a map.
+TIE_RESOLUTION = float(np.finfo(np.float64).resolution)
+
+
+def _tie_starts(p: np.ndarray) -> np.ndarray:
+    """The first row of each pool of sorted ``p``: a row starts one when it is
+    at least :data:`TIE_RESOLUTION` above the pool's first value.
+
+    A gap of that size from the row before always starts a pool; only runs
+    of smaller gaps (ties, values near 0 or 1) are walked pool by pool.
+    """
+    n = p.size
+    if n == 0:
+        return np.zeros(0, dtype=np.intp)
+    wide = np.flatnonzero(np.diff(p) >= TIE_RESOLUTION) + 1
+    if wide.size == n - 1:  # every row a pool of its own
+        return np.concatenate([[0], wide]).astype(np.intp)
+    bounds = np.concatenate([[0], wide, [n]])
+    starts = []
+    for lo, hi in zip(bounds[:-1], bounds[1:]):
+        while lo < hi:
+            starts.append(lo)
+            first = p[lo]
+            # p is sorted, and so is p - first: bisect, then settle on the
+            # exact test against rounding of first + resolution.
+            k = int(np.searchsorted(p, first + TIE_RESOLUTION, side="left"))
+            k = min(max(k, lo + 1), hi)
+            while k > lo + 1 and p[k - 1] - first >= TIE_RESOLUTION:
+                k -= 1
+            while k < hi and p[k] - first < TIE_RESOLUTION:
+                k += 1
+            lo = k
+    return np.asarray(starts, dtype=np.intp)
+
+
 def _isotonic_map(p: np.ndarray, hit: np.ndarray, floor: float) -> tuple[np.ndarray, np.ndarray]:
     """Breakpoints of the non-decreasing least-squares fit of ``hit`` on ``p``.
 
     Rows with equal ``p`` are pooled first (mean of ``hit``, weighted by
-    their number), so that each ``p`` gets one value. Values are then raised
+    their number), so that each ``p`` gets one value; as in scikit-learn's
+    ``IsotonicRegression``, values less than :data:`TIE_RESOLUTION` above the
+    first of a pool are equal to it (:func:`_tie_starts`). Values are then raised
     to at least ``floor`` (which keeps them non-decreasing). Only the two
     ends of each constant stretch are kept: linear interpolation between the
     kept points reproduces the fit at every pooled point.
@@ -594,7 +633,7 @@ def _sorted_isotonic_map(
     """
     from scipy import optimize
 
-    starts = np.flatnonzero(np.concatenate([[True], p[1:] != p[:-1]]))
+    starts = _tie_starts(p)
     x = p[starts]
     counts = np.diff(np.append(starts, p.size))
     mean_hit = np.add.reduceat(hit, starts) / counts

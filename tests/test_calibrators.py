@@ -382,6 +382,36 @@ def test_isotonic_on_digits(predictions, name):
     assert np.array_equal(iso.transform_log(lp_test), iso.transform(lp_test))
 
 
+def test_isotonic_ties_probabilities_below_the_resolution_as_scikit_learn(predictions):
+    # Gaussian NB on digits gives many posteriors below 1e-16. Rows of
+    # class k scored that low (surprises, made here by relabelling rows)
+    # pool with the rest of that low end in scikit-learn's isotonic
+    # regression, which takes values closer than the float resolution as one;
+    # distinct floats there would make steps of their own.
+    from sklearn.isotonic import IsotonicRegression
+
+    lp_cal, y_cal, lp_test, _ = predictions["gaussian"]
+    p_cal, p_test = np.exp(lp_cal), np.exp(lp_test)
+    y = y_cal.copy()
+    for k in range(3):
+        low = np.flatnonzero((p_cal[:, k] > 0) & (p_cal[:, k] < 1e-16))
+        assert low.size > 20
+        y[low[len(low) // 2]] = k  # neither the least nor the largest of them
+    iso = IsotonicCalibration().fit(lp_cal, y)
+    floor = 1 / (len(y) + 2)
+    g = np.column_stack([
+        IsotonicRegression(y_min=floor, y_max=1.0, out_of_bounds="clip")
+        .fit(p_cal[:, k], (y == k).astype(float))
+        .predict(p_test[:, k])
+        for k in range(10)
+    ])  # fmt: skip
+    q = np.exp(iso.transform(lp_test))
+    np.testing.assert_allclose(q, g / g.sum(axis=1, keepdims=True), rtol=0, atol=1e-12)
+    for k in range(3):  # the low end is one pool, from its least value on
+        x, _ = iso.breakpoints_[k]
+        assert x[0] == p_cal[:, k].min() and np.sum(x < 1e-15) == 1, x
+
+
 @pytest.mark.parametrize("name", ["gaussian", "bernoulli"])
 def test_round_trip_through_arrays_is_bit_identical(predictions, name):
     lp_cal, y_cal, lp_test, _ = predictions[name]
