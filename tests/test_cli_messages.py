@@ -280,7 +280,7 @@ def test_lda_warns_naming_collinear_features_and_refuses_when_nothing_is_left(tm
     assert run.returncode == 0, run.stderr
     assert run.stderr_lines == [
         f"warning: {tmp_path / 'col.csv'}: variables are collinear: 2 of 4 directions of the "
-        "within-class covariance dropped (features 'a', 'b', 'c', 'k')"
+        "within-class covariance dropped (along features 'a', 'b', 'c', 'k')"
     ]
     (tmp_path / "const.csv").write_text("a,label\n1,x\n1,x\n1,y\n1,y\n", encoding="utf-8")
     run = nbcli_in_process(

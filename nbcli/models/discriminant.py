@@ -384,7 +384,7 @@ class LinearDiscriminantAnalysis(Projected, ClassNamePrefixFeaturesOut, _Discrim
             warnings.warn(
                 CollinearWarning(
                     f"variables are collinear: {d - self.rank_} of {d} directions of the "
-                    "within-class covariance dropped (features ",
+                    "within-class covariance dropped (along features ",
                     tuple(involved),
                     ")",
                     n_dropped=d - self.rank_,
