@@ -218,6 +218,21 @@ def test_settings_without_a_projection_are_refused_in_one_line():
         cls(pca=4).fit(X, y)
 
 
+@pytest.mark.parametrize("name", PROJECTED)
+def test_the_ledoit_wolf_refusal_offers_only_what_the_model_takes(name):
+    # LDA has no reg_param: naming it sent the user to a refused option.
+    cls = registry.get(name)
+    declared = {s.name for s in cls.hyperparameters}
+    if "shrinkage" not in declared:
+        pytest.skip(f"{name} declares no shrinkage")
+    X = np.random.default_rng(0).normal(size=(20, 3))
+    with pytest.raises(ValueError, match="Ledoit-Wolf") as refused:
+        cls(pca=2, shrinkage="auto").fit(X, np.repeat([0, 1], 10))
+    said = str(refused.value)
+    assert said.endswith("or reg_param") == ("reg_param" in declared), said
+    assert "fixed shrinkage such as 0.1" in said
+
+
 def test_a_missing_cell_drops_its_row_under_a_projection():
     X = np.random.default_rng(1).normal(size=(40, 3))
     y = np.repeat(["a", "b"], 20)

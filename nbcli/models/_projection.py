@@ -142,7 +142,7 @@ class Projection:
         )
 
 
-def check_pca(pca, covariance_kind) -> None:
+def check_pca(pca, covariance_kind, other_way: str = "") -> None:
     """Refuse settings no projection follows from (the model's own check calls it).
 
     Raises
@@ -151,12 +151,14 @@ def check_pca(pca, covariance_kind) -> None:
         For ``pca`` with Ledoit-Wolf shrinkage (its intensity needs fourth
         moments of the projected rows, which input-space statistics do not
         hold). The value of ``pca`` itself is checked by its spec.
+    ``other_way``: another hyperparameter of the model that regularises
+    (QDA's ``reg_param``), named in the message beside a fixed shrinkage.
     """
     if pca is not None and covariance_kind in ("auto", "ledoit-wolf"):
         raise ValueError(
             "pca cannot be combined with Ledoit-Wolf shrinkage (shrinkage='auto'): its "
             "intensity needs fourth moments of the projected rows; use a fixed shrinkage "
-            "such as 0.1, or reg_param"
+            f"such as 0.1{f', or {other_way}' if other_way else ''}"
         )
 
 
@@ -600,7 +602,8 @@ class Projected:
 
     def _check_projection(self) -> None:
         covariance_kind = getattr(self, "_covariance_kind", lambda: None)()
-        check_pca(self.pca, covariance_kind)
+        declared = {spec.name for spec in getattr(type(self), "hyperparameters", ())}
+        check_pca(self.pca, covariance_kind, "reg_param" if "reg_param" in declared else "")
 
     @property
     def missing_policy(self) -> str:
