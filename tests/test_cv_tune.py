@@ -557,3 +557,25 @@ def test_out_of_fold_rows_join_back_to_the_input_when_rows_are_left_out(tmp_path
     assert_one_error_line(clash, "--keep label", "a column 'label' of their own")
     alone = nbcli_in_process("cv", "-m", "gaussian", "-d", path, "--keep", "id")
     assert_one_error_line(alone, "--keep", "give --oof-output")
+
+
+def test_nothing_to_search_names_what_a_grid_can_list_and_a_bad_word_is_named():
+    # The list named what cannot be searched too (solver, priors,
+    # store_covariance, missing); a word among numbers was said to need
+    # other statistics, as 'auto' does, when it is no value at all.
+    from nbcli.errors import NbcliError
+    from nbcli.models import MODELS
+    from nbcli.workflows.tune import check_grid
+
+    for name, cls in MODELS.items():
+        with pytest.raises(NbcliError, match="nothing to search") as refused:
+            check_grid(cls(), {})
+        listed = str(refused.value).rsplit("(", 1)[1].rstrip(")").split(", ")
+        searched = [s for s in cls.hyperparameters if s.searched]
+        assert listed == [s.name for s in searched], name
+        assert all(s.kind == "float" or s.searchable for s in searched), name
+        numbers = [s for s in searched if s.kind == "float" and s.high is not None]
+        for spec in numbers[:1]:
+            with pytest.raises(NbcliError, match=f"{spec.name} must be") as bad:
+                check_grid(cls(), {spec.name: [spec.high, "x"]})
+            assert "different statistics" not in str(bad.value)

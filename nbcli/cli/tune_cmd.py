@@ -27,12 +27,7 @@ POS_LABEL = common.pos_label_option("every combination's average precision is of
 def grid_flags() -> list[registry.Flag]:
     """The hyperparameter flags a grid can list: numbers, and the choices that
     are applied when statistics become a model (``searchable``)."""
-    return [
-        f
-        for f in registry.flags().values()
-        if (f.spec.kind == "float" or (f.spec.kind == "choice" and f.spec.searchable))
-        and not f.spec.shapes_statistics
-    ]
+    return [f for f in registry.flags().values() if f.spec.searched]
 
 
 def fixed_flags() -> list[registry.Flag]:

@@ -154,6 +154,13 @@ class Hyperparameter:
     searchable: bool = False
     count_or_fraction: bool = False
 
+    @property
+    def searched(self) -> bool:
+        """Whether ``nbcli tune`` lists values of it in a grid: a number, or a
+        ``searchable`` choice, applied when statistics become a model."""
+        searchable = self.kind == "float" or (self.kind == "choice" and self.searchable)
+        return searchable and not self.shapes_statistics
+
     def __post_init__(self):
         if self.kind not in KINDS:
             raise ValueError(f"unknown hyperparameter kind {self.kind!r}")

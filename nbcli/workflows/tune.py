@@ -188,7 +188,7 @@ def check_grid(estimator: BayesClassifier, grid: dict[str, list]) -> None:
     if not grid:
         raise NbcliError(
             f"nothing to search: give values of a hyperparameter of the {estimator.name} model "
-            f"({', '.join(s.name for s in specs.values() if not s.shapes_statistics)})"
+            f"({', '.join(s.name for s in specs.values() if s.searched)})"
         )
     for name, values in grid.items():
         if name not in specs:
@@ -203,6 +203,12 @@ def check_grid(estimator: BayesClassifier, grid: dict[str, list]) -> None:
             )
         if not values:
             raise NbcliError(f"no values to search for {name}")
+        for v in values:
+            # First: a word the hyperparameter does not take is refused as such.
+            try:
+                specs[name].check(v, name)
+            except ValueError as exc:
+                raise NbcliError(str(exc)) from None
         words = [v for v in values if isinstance(v, str)]
         if words and len(words) < len(values):
             # shrinkage='auto' (Ledoit-Wolf) is computed from statistics of its
@@ -211,11 +217,6 @@ def check_grid(estimator: BayesClassifier, grid: dict[str, list]) -> None:
                 f"{name}: {words[0]!r} and numbers need different statistics, so they cannot "
                 f"share one grid; search {words[0]!r} and the numbers in two runs"
             )
-        for v in values:
-            try:
-                specs[name].check(v, name)
-            except ValueError as exc:
-                raise NbcliError(str(exc)) from None
         _check_one_kind_of_statistics(estimator, name, values)
 
 
