@@ -34,9 +34,15 @@ def test_bootstrap_0_with_an_interval_threshold_is_refused_before_any_work(d):
         ("evaluate", "accuracy.lower=0.5"),
         ("compare", "difference.lower=0"),
         ("calibrate", "ece.upper=0.5"),
+        ("cv", "accuracy.lower=0.5"),
+        ("tune", "log_loss.upper=0.5"),
     ):
-        models = ["-m", d / "m.npz"] * (2 if command == "compare" else 1)
-        option = "--fail-over" if command == "calibrate" else "--fail-under"
+        models = {"compare": ["-m", d / "m.npz"] * 2, "cv": ["-m", "gaussian"]}.get(
+            command, ["-m", d / "m.npz"]
+        )
+        if command == "tune":
+            models = ["-m", "gaussian", "--var-smoothing", "1e-9,1e-8"]
+        option = "--fail-over" if command in ("calibrate", "tune") else "--fail-under"
         run = nbcli_in_process(
             command, *models, "-d", d / "missing.csv", "--bootstrap", "0", option, metric
         )

@@ -193,7 +193,7 @@ def cv(
     from nbcli.workflows.cv import cross_validate
     from nbcli.workflows.settings import ScoreSettings
 
-    thresholds = common.parse_thresholds(fail_under, fail_over, EVALUATION_METRICS)
+    thresholds = common.parse_thresholds(fail_under, fail_over, EVALUATION_METRICS, bootstrap)
     carry = tuple(split_list(keep) or ())
     if carry and oof_output is None:
         raise NbcliError(

@@ -93,7 +93,7 @@ def tune(
     from nbcli.workflows.tune import refuse_repeated_values, tune
 
     common.check_model_outputs(output, json_out, data_list, config, force)
-    thresholds = common.parse_thresholds(fail_under, fail_over, _tuned_metrics(metric))
+    thresholds = common.parse_thresholds(fail_under, fail_over, _tuned_metrics(metric), bootstrap)
     cfg = read_config(config, tables=("grid",))
     fixed = {f.dest: grid_values.pop(f.dest, None) for f in fixed_flags()}
     estimator, params = _estimator(model, cfg, config, fixed)

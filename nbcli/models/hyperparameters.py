@@ -317,12 +317,14 @@ class Hyperparameter:
             return all(isinstance(v, str) and v in self.options for v in value)
         return False
 
-    def check(self, value, where: str | None = None):
+    def check(self, value, where: str | None = None, *, library_reason: bool = True):
         """Return ``value`` if valid, else raise ``ValueError``.
 
         The message reads ``{where} must be {description}; got {value!r}``,
         ``where`` defaulting to the name: ``--alpha``, ``FILE: [hyperparameters]
-        alpha`` or ``alpha``.
+        alpha`` or ``alpha``; with ``library_reason`` (the Python API), followed
+        by scikit-learn's wording of the reason in parentheses, which the
+        command line leaves out (its own words say the same).
         """
         if not self.is_valid(value):
             # NumPy values print as plain ones (``0.5``, not ``np.float64(0.5)``).
@@ -332,7 +334,7 @@ class Hyperparameter:
                 self._priors_reason(plain) if self.kind == "priors" else self._shape_reason(plain)
             )
             # scikit-learn's wording of the reason, which its users match on.
-            tail = f" ({reason})" if reason else ""
+            tail = f" ({reason})" if reason and library_reason else ""
             raise ValueError(f"{where or self.name} must be {self.describe()}; got {shown}{tail}")
         return value
 
@@ -359,7 +361,7 @@ class Hyperparameter:
                 f"{where} must be one number here; one {self.name} per feature is taken by "
                 f"the Python API (e.g. MultinomialNB({self.name}=[...])), not by the command line"
             )
-        return self.check(value, where)
+        return self.check(value, where, library_reason=False)
 
     @staticmethod
     def _priors_reason(value) -> str | None:
@@ -385,7 +387,7 @@ class Hyperparameter:
                 raise ValueError(f"{where} must be {self.describe()}; got {text!r}") from None
         else:
             value = float(text)
-        return self.check(value, where)
+        return self.check(value, where, library_reason=False)
 
 
 # -- parsers of flag text ----------------------------------------------------------------
