@@ -715,7 +715,7 @@ def test_priors_of_the_wrong_length_leave_the_python_wording_out(ints):
     assert "Number of priors" not in run.stderr
     # Nor for a value of no class count: the line says it in its own words.
     config = ints / "p.toml"
-    config.write_text('[hyperparameters]\npriors = [0.3, 0.3]\n')
+    config.write_text("[hyperparameters]\npriors = [0.3, 0.3]\n")
     for args in (["--priors", "nan,0.5"], ["--priors", "0.3,0.3"], ["-c", config]):
         run = nbcli_in_process("fit", "-m", "gaussian", *args, "-d", ints / "ints.csv")
         line = assert_one_error_line(run, "priors must be non-negative numbers that sum to 1")
