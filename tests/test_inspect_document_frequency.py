@@ -11,10 +11,12 @@ import pandas as pd
 import pytest
 
 from nbcli.io.modelfile import ModelFile, load_model, save_model
+from nbcli.models import MODELS as MODELS_BY_NAME
 from nbcli.models import MultinomialNB
 from nbcli.reports.model import MODEL_SCHEMA
 from nbcli.workflows.inspect import inspect_model
 from tests.conftest import nbcli_in_process
+from tests.declared import is_numeric_only
 
 sklearn = pytest.importorskip("sklearn")
 from sklearn.feature_extraction.text import CountVectorizer  # noqa: E402
@@ -203,3 +205,25 @@ def test_a_tune_over_parts_stores_the_document_frequencies_of_a_fit_over_them(tm
     want = load_model(fitted).text.document_frequencies
     assert want is not None and min(want[0]) >= 2
     assert load_model(tuned).text.document_frequencies == want
+
+
+@pytest.mark.parametrize(
+    "name", sorted(n for n, cls in MODELS_BY_NAME.items() if is_numeric_only(cls))
+)
+def test_min_df_on_a_model_without_counts_says_it_changes_nothing(tmp_path, name):
+    # A model of real-valued columns only has no counts for the floor.
+    from tests.conftest import fitted_model_file
+
+    model = tmp_path / "g.npz"
+    fitted_model_file(model, name)
+    run = _ok(nbcli_in_process("inspect", model, "--min-df", "0.5"))
+    assert "--min-df applies to models with counts" in run.stderr
+    assert "changes nothing" in run.stderr
+    quiet = _ok(nbcli_in_process("inspect", model))
+    assert "--min-df" not in quiet.stderr  # the default is not a choice the user made
+
+
+def test_min_df_on_a_text_model_says_nothing_of_the_kind(austen):
+    _, model, _, _, _ = austen
+    run = _ok(nbcli_in_process("inspect", model, "--min-df", "5"))
+    assert "changes nothing" not in run.stderr

@@ -24,7 +24,7 @@ def inspect(
         ),
     ] = 10,
     min_df: Annotated[
-        str,
+        str | None,
         typer.Option(
             "--min-df",
             "--min-count",
@@ -33,11 +33,11 @@ def inspect(
             "features found in at least N training documents (document frequency, over all "
             "classes; occurrences for a model file that stores no document frequencies), or, "
             "N a fraction in (0, 1] (with a point: 1.0 is every row, 1 one row), that share of the "
-            "training rows. 0 lists every feature. "
+            "training rows (default 0.01). 0 lists every feature. "
             "--min-count is the same option.",
         ),
         # nbcli.reports.model.MIN_DF, not imported here: --help stays free of NumPy.
-    ] = "0.01",
+    ] = None,
     json_out: Annotated[str | None, common.JSON] = None,
     quiet: Annotated[bool, common.QUIET] = False,
     force: Annotated[bool, common.FORCE] = False,
@@ -58,7 +58,7 @@ def inspect(
 
     if top < 1:
         raise NbcliError(f"--top must be at least 1; got {top}")
-    floor = _min_df(min_df)
+    floor = _min_df("0.01" if min_df is None else min_df)
     check_outputs([("--json", json_out)], [("MODEL", model)], force=force)
     report = inspect_model(model, top=top, min_df=floor)
     common.emit_report(report, json_out, quiet=quiet)
@@ -67,6 +67,12 @@ def inspect(
 
         for message in report.warnings:
             warn(message)
+        if min_df is not None and report.below_min_count is None:
+            # No count the floor applies to: say so rather than seem to apply it.
+            warn(
+                f"--min-df applies to models with counts (multinomial, Bernoulli, text "
+                f"columns); the {report.model} model in {model} has none, so it changes nothing"
+            )
     return 0
 
 
