@@ -53,6 +53,8 @@ _HANDLED = {
     "maximum",
     "exclusiveMinimum",
     "exclusiveMaximum",
+    "minItems",
+    "anyOf",
 }
 
 
@@ -60,7 +62,13 @@ def validate(instance, schema, path="$"):
     """Return a list of violations of ``schema`` by ``instance``."""
     unknown = set(schema) - _HANDLED
     assert not unknown, f"validator does not handle {unknown} at {path}"
+    if "anyOf" in schema:
+        tried = [validate(instance, option, path) for option in schema["anyOf"]]
+        if all(tried):
+            return [f"{path}: matches none of anyOf ({'; '.join(t[0] for t in tried)})"]
     errors = []
+    if isinstance(instance, list) and len(instance) < schema.get("minItems", 0):
+        errors.append(f"{path}: fewer than {schema['minItems']} items")
     if "type" in schema:
         types = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
         if not any(_TYPES[t](instance) for t in types):

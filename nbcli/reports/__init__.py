@@ -17,9 +17,11 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from nbcli.reports.bootstrap import Interval
-    from nbcli.reports.comparison import ComparisonReport, build_comparison
+    from nbcli.reports.comparison import COMPARISON_SCHEMA, ComparisonReport, build_comparison
     from nbcli.reports.evaluation import EVALUATION_SCHEMA, EvaluationReport, build_evaluation
     from nbcli.reports.reliability import (
+        CALIBRATION_SCHEMA,
+        RECALIBRATION_SCHEMA,
         CalibrationReport,
         RecalibrationReport,
         build_calibration,
@@ -35,11 +37,14 @@ if TYPE_CHECKING:
 
 _MODULES = {
     "Interval": "bootstrap",
+    "COMPARISON_SCHEMA": "comparison",
     "ComparisonReport": "comparison",
     "build_comparison": "comparison",
     "EVALUATION_SCHEMA": "evaluation",
     "EvaluationReport": "evaluation",
     "build_evaluation": "evaluation",
+    "CALIBRATION_SCHEMA": "reliability",
+    "RECALIBRATION_SCHEMA": "reliability",
     "CalibrationReport": "reliability",
     "RecalibrationReport": "reliability",
     "build_calibration": "reliability",
@@ -67,13 +72,16 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "CALIBRATION_METRICS",
+    "CALIBRATION_SCHEMA",
     "COMPARISON_METRICS",
+    "COMPARISON_SCHEMA",
     "EVALUATION_METRICS",
     "EVALUATION_SCHEMA",
     "CalibrationReport",
     "ComparisonReport",
     "EvaluationReport",
     "Interval",
+    "RECALIBRATION_SCHEMA",
     "RecalibrationReport",
     "Threshold",
     "build_calibration",

@@ -94,6 +94,20 @@ PERCENTILE = "percentile"
 NONE = "none"
 
 
+INTERVAL_SCHEMA: dict = {
+    "type": "object",
+    "required": ["value", "lower", "upper", "method"],
+    "additionalProperties": False,
+    "properties": {
+        "value": {"type": ["number", "null"]},
+        "lower": {"type": ["number", "null"]},
+        "upper": {"type": ["number", "null"]},
+        "method": {"enum": ["BCa", "percentile", "DeLong", "none"]},
+    },
+}
+"""JSON Schema of :meth:`Interval.to_dict` (null: undefined)."""
+
+
 @dataclass(frozen=True)
 class Interval:
     """A point estimate with a two-sided confidence interval.

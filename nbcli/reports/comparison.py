@@ -232,3 +232,51 @@ def build_comparison(
         inputs=dict(inputs or {}),
         settings={**(settings or {}), **computed},
     )
+
+
+def _comparison_schema() -> dict:
+    from nbcli.reports.bootstrap import INTERVAL_SCHEMA
+    from nbcli.reports.metrics import report_schema
+    from nbcli.reports.thresholds import THRESHOLDS_SCHEMA
+
+    count = {"type": "integer", "minimum": 0}
+    cells = ("both_correct", "only_a_correct", "only_b_correct", "both_wrong")
+    return report_schema(
+        SCHEMA_NAME,
+        SCHEMA_VERSION,
+        "nbcli comparison report",
+        required=["n_samples", "metrics", "agreement", "mcnemar"],
+        properties={
+            "n_samples": {"type": "integer", "minimum": 1},
+            "metrics": {
+                "type": "object",
+                "required": ["accuracy_a", "accuracy_b", "difference"],
+                "additionalProperties": False,
+                "properties": {
+                    k: INTERVAL_SCHEMA for k in ("accuracy_a", "accuracy_b", "difference")
+                },
+            },
+            "agreement": {
+                "type": "object",
+                "required": list(cells),
+                "additionalProperties": False,
+                "properties": {k: count for k in cells},
+            },
+            "mcnemar": {
+                "type": "object",
+                "required": ["test", "discordant_a", "discordant_b", "p_value"],
+                "additionalProperties": False,
+                "properties": {
+                    "test": {"type": "string"},
+                    "discordant_a": count,
+                    "discordant_b": count,
+                    "p_value": {"type": ["number", "null"], "minimum": 0, "maximum": 1},
+                },
+            },
+            "thresholds": THRESHOLDS_SCHEMA,
+        },
+    )
+
+
+COMPARISON_SCHEMA: dict = _comparison_schema()
+"""JSON Schema (draft 2020-12) of :meth:`ComparisonReport.to_dict`."""

@@ -20,6 +20,7 @@ from typing import ClassVar
 import numpy as np
 
 from nbcli.reports.bootstrap import (
+    INTERVAL_SCHEMA,
     Interval,
     bootstrap_confusion_metrics,
     method_summary,
@@ -43,6 +44,7 @@ from nbcli.reports.metrics import (
 )
 from nbcli.reports.ranking_summary import ranking_metrics, start_ranking
 from nbcli.reports.reliability import (
+    RELIABILITY_BIN_SCHEMA,
     ReliabilityDiagram,
     reliability_diagram,
     top_class_confidence,
@@ -404,18 +406,6 @@ _NUMBER_OR_NULL = {"type": ["number", "null"]}
 _LABEL = {"type": ["string", "integer", "number", "boolean"]}
 _COUNT = {"type": "integer", "minimum": 0}
 
-INTERVAL_SCHEMA = {
-    "type": "object",
-    "required": ["value", "lower", "upper", "method"],
-    "additionalProperties": False,
-    "properties": {
-        "value": _NUMBER_OR_NULL,
-        "lower": _NUMBER_OR_NULL,
-        "upper": _NUMBER_OR_NULL,
-        "method": {"enum": ["BCa", "percentile", "DeLong", "none"]},
-    },
-}
-
 _CLASS_SCORES = {
     "type": "object",
     "required": ["label", "precision", "recall", "f1", "support"],
@@ -427,20 +417,6 @@ _CLASS_SCORES = {
         "f1": {"type": "number", "minimum": 0, "maximum": 1},
         "support": _COUNT,
         "roc_auc": _NUMBER_OR_NULL,
-    },
-}
-
-RELIABILITY_BIN_SCHEMA = {
-    "type": "object",
-    "required": ["lower", "upper", "count", "mean_confidence", "accuracy", "gap"],
-    "additionalProperties": False,
-    "properties": {
-        "lower": {"type": "number", "minimum": 0, "maximum": 1},
-        "upper": {"type": "number", "minimum": 0, "maximum": 1},
-        "count": _COUNT,
-        "mean_confidence": _NUMBER_OR_NULL,
-        "accuracy": _NUMBER_OR_NULL,
-        "gap": _NUMBER_OR_NULL,
     },
 }
 

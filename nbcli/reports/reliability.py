@@ -790,3 +790,186 @@ class RecalibrationReport:
             "after": self.after.to_dict(),
             **thresholds_member(self.thresholds),
         }
+
+
+# --------------------------------------------------------------------------
+# JSON Schemas of CalibrationReport.to_dict() and RecalibrationReport.to_dict()
+
+_NUMBER_OR_NULL = {"type": ["number", "null"]}
+_COUNT = {"type": "integer", "minimum": 0}
+
+RELIABILITY_BIN_SCHEMA: dict = {
+    "type": "object",
+    "required": ["lower", "upper", "count", "mean_confidence", "accuracy", "gap"],
+    "additionalProperties": False,
+    "properties": {
+        "lower": {"type": "number", "minimum": 0, "maximum": 1},
+        "upper": {"type": "number", "minimum": 0, "maximum": 1},
+        "count": _COUNT,
+        "mean_confidence": _NUMBER_OR_NULL,
+        "accuracy": _NUMBER_OR_NULL,
+        "gap": _NUMBER_OR_NULL,
+    },
+}
+"""JSON Schema of :meth:`ReliabilityBin.to_dict` (null: a bin without rows)."""
+
+
+def _calibration_schema() -> dict:
+    from nbcli.reports.bootstrap import INTERVAL_SCHEMA
+    from nbcli.reports.metrics import report_schema
+    from nbcli.reports.thresholds import THRESHOLDS_SCHEMA
+
+    label = {"type": ["string", "integer", "number", "boolean"]}
+    return report_schema(
+        CALIBRATION_SCHEMA_NAME,
+        SCHEMA_VERSION,
+        "nbcli calibration report",
+        required=[
+            "n_samples",
+            "n_unseen",
+            "unseen_labels",
+            "metrics",
+            "mce",
+            "mean_confidence",
+            "accuracy",
+            "reliability",
+        ],  # fmt: skip
+        properties={
+            "n_samples": _COUNT,
+            "n_unseen": _COUNT,
+            "unseen_labels": {"type": "array", "items": label},
+            "metrics": {
+                "type": "object",
+                "required": ["ece", "log_loss", "brier"],
+                "additionalProperties": False,
+                "properties": {k: INTERVAL_SCHEMA for k in ("ece", "log_loss", "brier")},
+            },
+            "mce": _NUMBER_OR_NULL,
+            "mean_confidence": _NUMBER_OR_NULL,
+            "accuracy": _NUMBER_OR_NULL,
+            "reliability": {
+                "type": "object",
+                "required": ["strategy", "edges", "ece", "mce", "bins"],
+                "additionalProperties": False,
+                "properties": {
+                    "strategy": {"enum": [UNIFORM, QUANTILE, EXPLICIT]},
+                    "edges": {"type": "array", "items": {"type": "number"}, "minItems": 2},
+                    "ece": _NUMBER_OR_NULL,
+                    "mce": _NUMBER_OR_NULL,
+                    "bins": {"type": "array", "items": RELIABILITY_BIN_SCHEMA},
+                },
+            },
+            "thresholds": THRESHOLDS_SCHEMA,
+        },
+    )
+
+
+CALIBRATION_SCHEMA: dict = _calibration_schema()
+"""JSON Schema (draft 2020-12) of :meth:`CalibrationReport.to_dict`: ``nbcli
+calibrate --method none``, and the ``before`` and ``after`` of a
+recalibration report."""
+
+
+def _recalibration_schema() -> dict:
+    from nbcli.reports.bootstrap import INTERVAL_SCHEMA
+    from nbcli.reports.thresholds import THRESHOLDS_SCHEMA
+
+    methods = ["temperature", "sigmoid", "isotonic"]
+    figures = {k: _NUMBER_OR_NULL for k in ("log_loss", "brier", "ece", "mce")}
+    candidate = {
+        "type": "object",
+        "required": [*figures, "method", "differences", "accepted", "note"],
+        "additionalProperties": False,
+        "properties": {
+            "method": {"enum": methods},
+            **figures,
+            "differences": {
+                "type": "object",
+                "additionalProperties": False,
+                "properties": {"log_loss": INTERVAL_SCHEMA, "brier": INTERVAL_SCHEMA},
+            },
+            "accepted": {"type": "boolean"},
+            "note": {"type": ["string", "null"]},
+        },
+    }
+    numbers = {"type": "array", "items": {"type": "number"}}
+    calibrator = {
+        "type": "object",
+        "required": ["method", "fitted_on", "n_samples", "folds", "cross_fitted_log_loss"],
+        "additionalProperties": False,
+        "properties": {
+            "method": {"enum": methods},
+            "fitted_on": {"type": "object"},
+            "n_samples": {"type": "integer", "minimum": 1},
+            "folds": {"type": "integer", "minimum": 1},
+            "cross_fitted_log_loss": {
+                "type": "object",
+                "required": ["before", "after"],
+                "additionalProperties": False,
+                "properties": {"before": _NUMBER_OR_NULL, "after": _NUMBER_OR_NULL},
+            },
+            # The fitted parameters (Calibrator.describe) of its method.
+            "temperature": {"type": "number", "exclusiveMinimum": 0},
+            "at_bound": {"type": "boolean"},
+            "a": numbers,
+            "b": numbers,
+            "breakpoints": {"type": "array", "items": {"type": "integer", "minimum": 1}},
+            "floor": {"type": "number", "exclusiveMinimum": 0, "maximum": 1},
+        },
+    }
+    verdict = {
+        "type": "object",
+        "required": [
+            "rule",
+            "folds",
+            "confidence",
+            "interval_method",
+            "before",
+            "candidates",
+            "chosen",
+        ],  # fmt: skip
+        "additionalProperties": False,
+        "properties": {
+            "rule": {"type": "string"},
+            "folds": {"type": "integer", "minimum": 1},
+            "confidence": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1},
+            "interval_method": {"enum": ["bootstrap", "normal"]},
+            "before": {"type": "object", "properties": figures, "additionalProperties": False},
+            "candidates": {"type": "array", "items": candidate},
+            "chosen": {"enum": [*methods, None]},
+        },
+    }
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "nbcli recalibration report",
+        "type": "object",
+        "required": [
+            "schema",
+            "schema_version",
+            "nbcli_version",
+            "inputs",
+            "settings",
+            "calibrator",
+            "verdict",
+            "before",
+            "after",
+        ],  # fmt: skip
+        "additionalProperties": False,
+        "properties": {
+            "schema": {"const": RECALIBRATION_SCHEMA_NAME},
+            "schema_version": {"const": RECALIBRATION_SCHEMA_VERSION},
+            "nbcli_version": {"type": "string"},
+            "inputs": {"type": "object"},
+            "settings": {"type": "object"},
+            "calibrator": calibrator,
+            "verdict": {"anyOf": [verdict, {"type": "null"}]},
+            "before": CALIBRATION_SCHEMA,
+            "after": CALIBRATION_SCHEMA,
+            "thresholds": THRESHOLDS_SCHEMA,
+        },
+    }
+
+
+RECALIBRATION_SCHEMA: dict = _recalibration_schema()
+"""JSON Schema (draft 2020-12) of :meth:`RecalibrationReport.to_dict`:
+``nbcli calibrate`` with a method (``schema_version`` 2)."""

@@ -175,11 +175,11 @@ _VALUE = {"type": ["number", "string", "boolean", "null", "array"]}
 
 # A combination's losses take the normal approximation (method "normal"), see
 # nbcli.reports.selection_scores.
-_METHODS: list = INTERVAL_SCHEMA["properties"]["method"]["enum"]  # type: ignore[index]
+_METHODS: list = INTERVAL_SCHEMA["properties"]["method"]["enum"]
 _INTERVAL = {
     **INTERVAL_SCHEMA,
     "properties": {
-        **INTERVAL_SCHEMA["properties"],  # type: ignore[dict-item]
+        **INTERVAL_SCHEMA["properties"],
         "method": {"enum": [*_METHODS, NORMAL]},
     },
 }
