@@ -417,5 +417,5 @@ def test_rows_whose_classes_cannot_be_told_apart_get_nan_not_a_tie(name):
 def test_lda_collinearity_warning_lists_ten_features_and_counts_the_rest():
     rng = np.random.default_rng(0)
     X, y = rng.normal(size=(30, 50)), rng.integers(0, 2, 30)
-    with pytest.warns(UserWarning, match=r"\(features x0, x1, .*, x9 and 40 more\)"):
+    with pytest.warns(UserWarning, match=r"\(along features x0, x1, .*, x9 and 40 more\)"):
         LinearDiscriminantAnalysis().fit(X, y)
