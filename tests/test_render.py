@@ -316,3 +316,17 @@ def test_bin_edges_show_the_digits_that_tell_them_apart():
     assert _edge_texts([0.0, 0.9996, 0.9999993, 1.0]) == ["0", "0.9996", "0.999999", "1"]
     assert _edge_texts([0.0, 0.1, 0.2, 1.0]) == ["0", "0.1", "0.2", "1"]
     assert _p_text(0.0) == "p < 1e-300" and _p_text(7.2557e-14) == "p = 7.256e-14"
+
+
+def test_the_titles_of_key_value_summaries_start_at_the_left(tmp_path):
+    # Centred over a row as long as the hyperparameters, the title stood far
+    # to the right of the short rows under it.
+    from tests.conftest import nbcli_in_process
+
+    model = tmp_path / "m.npz"
+    run = nbcli_in_process("fit", "-m", "gaussian", "-d", "sample_data/iris_train.csv",
+                           "-o", model)  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    assert "Model" in (run.stdout + run.stderr).splitlines()
+    shown = nbcli_in_process("inspect", model)
+    assert "Model file" in shown.stdout.splitlines()

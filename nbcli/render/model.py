@@ -26,7 +26,9 @@ def _g(x) -> str:
 def render_model(report) -> list:
     """Summary, classes, and the model's own analysis (indicative features,
     discriminant directions or class covariances)."""
-    head = Table(title="Model file", show_header=False, box=None, pad_edge=False)
+    head = Table(
+        title="Model file", show_header=False, box=None, pad_edge=False, title_justify="left"
+    )
     head.add_column(style="bold", no_wrap=True)
     head.add_column(overflow="fold")
     head.add_row("file", Text(_short(report.path)))

@@ -14,7 +14,7 @@ def _fmt_param(value) -> str:
 
 def render_training(report) -> list:
     """Summary of a fit: model, data, classes with counts and priors, time, training accuracy."""
-    head = Table(title="Model", show_header=False, box=None, pad_edge=False)
+    head = Table(title="Model", show_header=False, box=None, pad_edge=False, title_justify="left")
     head.add_column(style="bold", no_wrap=True)
     head.add_column(overflow="fold")
     head.add_row("model", report.model_type)
