@@ -236,11 +236,12 @@ def build_comparison(
 
 def _comparison_schema() -> dict:
     from nbcli.reports.bootstrap import INTERVAL_SCHEMA
-    from nbcli.reports.metrics import report_schema
+    from nbcli.reports.metrics import closed_object, report_schema
     from nbcli.reports.thresholds import THRESHOLDS_SCHEMA
 
     count = {"type": "integer", "minimum": 0}
     cells = ("both_correct", "only_a_correct", "only_b_correct", "both_wrong")
+    intervals = ("accuracy_a", "accuracy_b", "difference")
     return report_schema(
         SCHEMA_NAME,
         SCHEMA_VERSION,
@@ -248,31 +249,16 @@ def _comparison_schema() -> dict:
         required=["n_samples", "metrics", "agreement", "mcnemar"],
         properties={
             "n_samples": {"type": "integer", "minimum": 1},
-            "metrics": {
-                "type": "object",
-                "required": ["accuracy_a", "accuracy_b", "difference"],
-                "additionalProperties": False,
-                "properties": {
-                    k: INTERVAL_SCHEMA for k in ("accuracy_a", "accuracy_b", "difference")
-                },
-            },
-            "agreement": {
-                "type": "object",
-                "required": list(cells),
-                "additionalProperties": False,
-                "properties": {k: count for k in cells},
-            },
-            "mcnemar": {
-                "type": "object",
-                "required": ["test", "discordant_a", "discordant_b", "p_value"],
-                "additionalProperties": False,
-                "properties": {
+            "metrics": closed_object({k: INTERVAL_SCHEMA for k in intervals}),
+            "agreement": closed_object({k: count for k in cells}),
+            "mcnemar": closed_object(
+                {
                     "test": {"type": "string"},
                     "discordant_a": count,
                     "discordant_b": count,
                     "p_value": {"type": ["number", "null"], "minimum": 0, "maximum": 1},
-                },
-            },
+                }
+            ),
             "thresholds": THRESHOLDS_SCHEMA,
         },
     )

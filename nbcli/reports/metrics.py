@@ -566,6 +566,17 @@ def report_header(schema: str, inputs, settings, version: int = 1) -> dict:
 _HEADER_KEYS = ("schema", "schema_version", "nbcli_version", "inputs", "settings")
 
 
+def closed_object(properties: dict, required=None) -> dict:
+    """The JSON Schema of an object of exactly ``properties`` (each a schema),
+    those of ``required`` (default: all of them) present."""
+    return {
+        "type": "object",
+        "required": list(properties if required is None else required),
+        "additionalProperties": False,
+        "properties": properties,
+    }
+
+
 def report_schema(
     name: str,
     version: int,

@@ -816,7 +816,7 @@ RELIABILITY_BIN_SCHEMA: dict = {
 
 def _calibration_schema() -> dict:
     from nbcli.reports.bootstrap import INTERVAL_SCHEMA
-    from nbcli.reports.metrics import report_schema
+    from nbcli.reports.metrics import closed_object, report_schema
     from nbcli.reports.thresholds import THRESHOLDS_SCHEMA
 
     label = {"type": ["string", "integer", "number", "boolean"]}
@@ -838,27 +838,19 @@ def _calibration_schema() -> dict:
             "n_samples": _COUNT,
             "n_unseen": _COUNT,
             "unseen_labels": {"type": "array", "items": label},
-            "metrics": {
-                "type": "object",
-                "required": ["ece", "log_loss", "brier"],
-                "additionalProperties": False,
-                "properties": {k: INTERVAL_SCHEMA for k in ("ece", "log_loss", "brier")},
-            },
+            "metrics": closed_object({k: INTERVAL_SCHEMA for k in ("ece", "log_loss", "brier")}),
             "mce": _NUMBER_OR_NULL,
             "mean_confidence": _NUMBER_OR_NULL,
             "accuracy": _NUMBER_OR_NULL,
-            "reliability": {
-                "type": "object",
-                "required": ["strategy", "edges", "ece", "mce", "bins"],
-                "additionalProperties": False,
-                "properties": {
+            "reliability": closed_object(
+                {
                     "strategy": {"enum": [UNIFORM, QUANTILE, EXPLICIT]},
                     "edges": {"type": "array", "items": {"type": "number"}, "minItems": 2},
                     "ece": _NUMBER_OR_NULL,
                     "mce": _NUMBER_OR_NULL,
                     "bins": {"type": "array", "items": RELIABILITY_BIN_SCHEMA},
-                },
-            },
+                }
+            ),
             "thresholds": THRESHOLDS_SCHEMA,
         },
     )
@@ -872,26 +864,22 @@ recalibration report."""
 
 def _recalibration_schema() -> dict:
     from nbcli.reports.bootstrap import INTERVAL_SCHEMA
+    from nbcli.reports.metrics import closed_object
     from nbcli.reports.thresholds import THRESHOLDS_SCHEMA
 
     methods = ["temperature", "sigmoid", "isotonic"]
     figures = {k: _NUMBER_OR_NULL for k in ("log_loss", "brier", "ece", "mce")}
-    candidate = {
-        "type": "object",
-        "required": [*figures, "method", "differences", "accepted", "note"],
-        "additionalProperties": False,
-        "properties": {
+    candidate = closed_object(
+        {
             "method": {"enum": methods},
             **figures,
-            "differences": {
-                "type": "object",
-                "additionalProperties": False,
-                "properties": {"log_loss": INTERVAL_SCHEMA, "brier": INTERVAL_SCHEMA},
-            },
+            "differences": closed_object(
+                {"log_loss": INTERVAL_SCHEMA, "brier": INTERVAL_SCHEMA}, required=()
+            ),
             "accepted": {"type": "boolean"},
             "note": {"type": ["string", "null"]},
-        },
-    }
+        }
+    )
     numbers = {"type": "array", "items": {"type": "number"}}
     calibrator = {
         "type": "object",
@@ -902,12 +890,9 @@ def _recalibration_schema() -> dict:
             "fitted_on": {"type": "object"},
             "n_samples": {"type": "integer", "minimum": 1},
             "folds": {"type": "integer", "minimum": 1},
-            "cross_fitted_log_loss": {
-                "type": "object",
-                "required": ["before", "after"],
-                "additionalProperties": False,
-                "properties": {"before": _NUMBER_OR_NULL, "after": _NUMBER_OR_NULL},
-            },
+            "cross_fitted_log_loss": closed_object(
+                {"before": _NUMBER_OR_NULL, "after": _NUMBER_OR_NULL}
+            ),
             # The fitted parameters (Calibrator.describe) of its method.
             "temperature": {"type": "number", "exclusiveMinimum": 0},
             "at_bound": {"type": "boolean"},
