@@ -497,3 +497,62 @@ def test_a_sigmoid_calibrated_model_file_is_read_back_and_shown(tmp_path):
     # predict applies it: its probabilities are the calibrator's transform.
     p, _ = _probabilities(tmp_path, out, SAMPLE / "breast_cancer_test.csv", "label")
     assert np.allclose(p.sum(axis=1), 1.0, atol=1e-12) and p.min() > 0
+
+
+@pytest.fixture(scope="module")
+def wine_gaussian(tmp_path_factory):
+    """Gaussian NB on half of wine (nearly always right on the other half, so
+    that no calibrator improves it), and the other half, with a copy whose
+    first rows carry a label the model never saw."""
+    from sklearn.datasets import load_wine
+
+    root = tmp_path_factory.mktemp("wine")
+    X, y = load_wine(return_X_y=True)
+    order = np.random.default_rng(3).permutation(len(y))
+    header = ",".join(f"f{j}" for j in range(X.shape[1])) + ",label\n"
+
+    def write(path, idx, labels):
+        rows = (",".join(f"{v:.17g}" for v in X[i]) + f",{c}\n" for i, c in zip(idx, labels))
+        path.write_text(header + "".join(rows))
+
+    train, calib = order[:89], order[89:]
+    write(root / "train.csv", train, y[train])
+    write(root / "calib.csv", calib, y[calib])
+    write(root / "unseen.csv", calib, [9] * 4 + list(y[calib][4:]))
+    model = root / "m.npz"
+    run = nbcli_in_process("fit", "-m", "gaussian", "-d", root / "train.csv", "-o", model, "-q")
+    assert run.returncode == 0, run.stderr
+    return root, model
+
+
+def test_a_gate_judges_the_model_as_it_stands_when_no_calibrator_is_taken(wine_gaussian):
+    # The refused candidate's figures are no model anyone will use: a gate on
+    # them failed a good model because of a calibrator nbcli refused.
+    root, model = wine_gaussian
+    data = root / "calib.csv"
+    plain = nbcli_in_process("calibrate", "-m", model, "-d", data, "--json", "-", "-q")
+    doc = json.loads(plain.stdout)
+    assert doc["verdict"]["chosen"] is None
+    before, after = doc["before"]["metrics"]["log_loss"], doc["after"]["metrics"]["log_loss"]
+    assert before["value"] < after["value"]
+    gate = f"log_loss={(before['value'] + after['value']) / 2!r}"
+    run = nbcli_in_process("calibrate", "-m", model, "-d", data, "--fail-over", gate,
+                           "--json", "-", "-q")  # fmt: skip
+    [checked] = json.loads(run.stdout)["thresholds"]
+    assert checked["value"] == before["value"] and checked["passed"] is True
+    assert run.returncode == 0, run.stderr
+    # Written anyway (--allow-worse), the calibrator is what the gate judges.
+    forced = nbcli_in_process("calibrate", "-m", model, "-d", data, "--allow-worse",
+                              "--fail-over", gate, "--json", "-", "-q")  # fmt: skip
+    assert json.loads(forced.stdout)["thresholds"][0]["value"] == after["value"]
+    assert forced.returncode == 3
+
+
+def test_a_calibration_gate_fails_while_rows_of_unseen_labels_are_left_out(wine_gaussian):
+    root, model = wine_gaussian
+    run = nbcli_in_process("calibrate", "-m", model, "-d", root / "unseen.csv",
+                           "--method", "none", "--fail-under", "accuracy=0.1",
+                           "--fail-over", "log_loss=100")  # fmt: skip
+    assert run.returncode == 3, run.stderr
+    errors = [ln for ln in run.stderr.splitlines() if ln.startswith("error:")]
+    assert len(errors) == 2 and all("leaves out the 4 rows" in e for e in errors), errors

@@ -72,6 +72,20 @@ def test_calibrate_refuses_bad_bin_edges_before_reading_the_data(d, edges, says)
     assert "missing.csv" not in line
 
 
+@pytest.mark.parametrize("method", ["auto", "temperature", "isotonic"])
+def test_calibrate_refuses_edges_that_leave_out_confidences_before_reading(d, method):
+    # A top-class confidence of K classes is at least 1/K; calibrated rows
+    # may fall anywhere above it. Edges from 0.6 used to pass the model's own
+    # confidences and fail, after every fit, as an internal error.
+    run = nbcli_in_process("calibrate", "-m", d / "m.npz", "-d", d / "missing.csv",
+                           "--bins", "0.6,0.9,1", "--method", method)  # fmt: skip
+    line = assert_one_error_line(run, "--bins 0.6,0.9,1", "at most 1/2 (0.5)")
+    assert "missing.csv" not in line
+    ok = nbcli_in_process("calibrate", "-m", d / "m.npz", "-d", d / "test.csv",
+                          "--bins", "0.5,0.9,1", "--method", method, "-q")  # fmt: skip
+    assert ok.returncode in (0, 3) and "internal error" not in ok.stderr, ok.stderr
+
+
 @pytest.mark.parametrize("command", ["evaluate", "compare", "calibrate", "tune"])
 def test_help_shows_only_threshold_examples_the_command_accepts(command):
     from nbcli.cli.tune_cmd import _tuned_metrics

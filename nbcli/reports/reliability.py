@@ -366,6 +366,15 @@ class CalibrationReport:
             mean_confidence=json_number(self.mean_confidence),
             accuracy=json_number(self.accuracy),
         )
+        if self.n_unseen:
+            from nbcli.reports.thresholds import LEFT_OUT
+
+            # Every figure here leaves out the rows of labels the model never
+            # saw: as evaluate's losses, a gate on any of them fails.
+            for key, v in list(values.items()):
+                if not isinstance(v, dict):
+                    v = {"value": v, "lower": None, "upper": None, "method": "none"}
+                values[key] = {**v, LEFT_OUT: int(self.n_unseen)}
         return values
 
     def to_dict(self) -> dict:
@@ -767,10 +776,15 @@ class RecalibrationReport:
     verdict: CalibrationVerdict | None = None
     #: The ``--fail-under``/``--fail-over`` thresholds as checked (on ``after``).
     thresholds: list = field(default_factory=list)
+    #: Whether the calibrator is the one to use (accepted, or written with
+    #: ``--allow-worse``); False when the verdict refused it.
+    applied: bool = True
 
     def threshold_values(self) -> dict:
-        """Thresholds apply to the calibrated ("after") report."""
-        return self.after.threshold_values()
+        """Thresholds apply to the calibrated ("after") report, or, when the
+        verdict refused every calibrator, to the model as it stands ("before"):
+        a gate does not judge a calibrator that will not be used."""
+        return (self.after if self.applied else self.before).threshold_values()
 
     @property
     def warnings(self) -> list[str]:

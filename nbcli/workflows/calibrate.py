@@ -184,6 +184,7 @@ def calibrate(
         raise NbcliError(f"unknown calibration method {method!r}; choose one of {METHODS}")
     reporter = reporter or Reporter()
     mf = load_model(model)
+    _check_edges_cover(bins, len(mf.classes))
     current = cast("Calibrator | None", mf.calibrator)
     if current is not None and method != "none":
         reporter.warn(
@@ -324,6 +325,7 @@ def calibrate(
         verdict=verdict,
     )
     refused = None if verdict.chosen is not None else _refusal(verdict, method, allow_worse)
+    report.applied = verdict.chosen is not None or allow_worse
     if refused is not None:
         report.after.warnings.append(refused)
     reporter.advise(
@@ -479,6 +481,24 @@ def _judge(mf, scored: tuple, *, methods, explicit, folds, data, settings, repor
             note = f"cannot fit the {chosen.method} calibrator: {_data_rows(str(exc), rows)}"
             raise NbcliError(f"{data}: {note}") from None
     return verdict, chosen
+
+
+def _check_edges_cover(bins, n_classes: int) -> None:
+    """Refuse ``--bins`` edges that leave out confidences a calibrated model
+    can give: a row's top-class confidence is at least ``1 / n_classes``, and
+    the calibrated posteriors are known only once fitted, so the edges must
+    run from at most that to 1 (``evaluate`` checks its edges on the rows)."""
+    if bins is None or isinstance(bins, (int, np.integer)):
+        return
+    edges = [float(e) for e in bins]
+    least = 1.0 / max(n_classes, 1)
+    if edges and (edges[0] > least or edges[-1] < 1.0):
+        shown = ",".join(format(e, "g") for e in edges)
+        raise NbcliError(
+            f"--bins {shown}: calibrate's edges must run from at most 1/{n_classes} "
+            f"({least:.4g}), the least top-class confidence of {n_classes} classes, to 1, "
+            "so that every calibrated row falls in a bin (e.g. 0,0.5,0.9,1)"
+        )
 
 
 def _cannot_fit(method: str, mf, y_idx, data: str) -> str | None:
