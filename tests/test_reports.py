@@ -634,7 +634,9 @@ def test_parse_threshold_forms():
         ("accuracy=nan", "under", "finite"),
         ("accuracy", "under", "expected METRIC=VALUE"),
         ("accuracy.middle=0.9", "under", "unknown part"),
-        ("ece.lower=0.1", "over", "has no interval"),
+        ("ece.lower=0.1", "over", "has no interval; use --fail-over ece=0.1"),
+        # The way on is the option ece takes, not the one it was given with.
+        ("ece.lower=0", "under", "has no interval; use --fail-over ece=0"),
         ("log_loss=0.3", "under", "lower is better for log_loss; use --fail-over"),
         ("accuracy=0.9", "over", "higher is better for accuracy; use --fail-under"),
     ],

@@ -154,7 +154,12 @@ def parse_threshold(
             f"{option} {text!r}: unknown part {part!r}; use {metric}, {metric}.lower or {metric}.upper"
         )
     if part != "value" and not info.has_interval:
-        raise ValueError(f"{option} {text!r}: {metric} has no interval; use {metric}={number}")
+        # The way on names the option the metric takes, which the check of
+        # direction below would otherwise refuse next.
+        way = option if direction in info.directions else _OPTION[next(iter(info.directions))]
+        raise ValueError(
+            f"{option} {text!r}: {metric} has no interval; use {way} {metric}={number}"
+        )
     if direction not in info.directions:
         other = _OPTION[OVER if direction == UNDER else UNDER]
         better = "lower" if direction == UNDER else "higher"
