@@ -487,3 +487,22 @@ def test_a_code_with_a_fraction_is_left_out_as_an_unknown_code(name, tmp_path):
 
     np.testing.assert_array_equal(proba(X[0, column] + 0.5), proba(-1.0))
     assert np.abs(proba(X[0, column] + 0.5) - proba(X[0, column])).max() > 1e-6
+
+
+def test_the_reference_evaluator_keeps_numpy_warnings_to_itself(tmp_path, monkeypatch):
+    # Without onnxruntime the graph is checked by onnx's reference evaluator,
+    # whose NumPy warnings on extreme rows were printed as raw lines.
+    import sys
+    import warnings
+
+    raw, model = tmp_path / "raw.npz", tmp_path / "m.npz"
+    ok("fit", "-m", "gaussian", "-d", "sample_data/breast_cancer_train.csv", "-o", raw)
+    ok("calibrate", "-m", raw, "-d", "sample_data/breast_cancer_calib.csv", "--method",
+       "sigmoid", "--allow-worse", "-o", model)  # fmt: skip
+    monkeypatch.setitem(sys.modules, "onnxruntime", None)  # as if not installed
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        run = nbcli_in_process("export", model, "-o", tmp_path / "m.onnx")
+    assert not [w for w in caught if issubclass(w.category, RuntimeWarning)], caught
+    assert "RuntimeWarning" not in run.stderr
+    assert all(ln.startswith(("error:", "warning:", "wrote")) for ln in run.stderr_lines)
