@@ -515,3 +515,21 @@ def test_a_config_stop_words_of_another_kind_is_one_line(tmp_path):
     config.write_text('model = "multinomial"\n[text]\ncolumns = ["text"]\nstop_words = 3\n')
     run = nbcli("fit", "--data", TRAIN, "--config", config, "-o", tmp_path / "m.npz")
     assert_one_error_line(run, "stop_words takes a file of words, one per line, or a list")
+
+
+@pytest.mark.parametrize(
+    "key, value, said",
+    [
+        ("ngram", "[2, 1]", "[text] ngram must be MIN,MAX"),
+        ("min_df", '"x"', "[text] min_df must be"),
+    ],
+)
+def test_a_bad_text_value_of_a_config_is_named_by_its_key(tmp_path, key, value, said):
+    # It was named as the flag (--ngram), which the command line never had.
+    from tests.conftest import assert_one_error_line
+
+    config = tmp_path / "fit.toml"
+    config.write_text(f'model = "multinomial"\n[text]\ncolumns = ["text"]\n{key} = {value}\n')
+    run = nbcli("fit", "--data", TRAIN, "--config", config, "-o", tmp_path / "m.npz")
+    line = assert_one_error_line(run, f"{config}: {said}")
+    assert f"--{key.replace('_', '-')}" not in line, line
