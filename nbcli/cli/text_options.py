@@ -259,7 +259,7 @@ def text_settings(cfg: dict, config: str | None, options: Mapping[str, Any]):
     from nbcli.text.settings import TextSettings
 
     # A value from the table is named by its key of the config file.
-    named = {
+    shown_as = {
         key: flag if given[flag] is not None or key not in table else f"{where} {key}"
         for key, flag in (("ngram", "--ngram"), ("min_df", "--min-df"), ("max_df", "--max-df"))
     }
@@ -276,9 +276,9 @@ def text_settings(cfg: dict, config: str | None, options: Mapping[str, Any]):
         return TextSettings(
             columns=tuple(columns),
             lowercase=lowercase,
-            ngram_range=(1, 1) if ngram is None else parse_ngram(ngram, named["ngram"]),
-            min_df=1 if min_df is None else parse_df(min_df, named["min_df"]),
-            max_df=1.0 if max_df is None else parse_df(max_df, named["max_df"]),
+            ngram_range=(1, 1) if ngram is None else parse_ngram(ngram, shown_as["ngram"]),
+            min_df=1 if min_df is None else parse_df(min_df, shown_as["min_df"]),
+            max_df=1.0 if max_df is None else parse_df(max_df, shown_as["max_df"]),
             max_features=max_features,
             stop_words=stop_list
             if stop_list is not None or stop_words is None
