@@ -386,8 +386,7 @@ def _glob_hint(exc) -> str:
     extra = said[said.rfind("(") + 1 :].rstrip(")").split()
     if not extra or not all(os.path.exists(a) for a in extra):
         return ""
-    command = getattr(exc, "ctx", None)
-    params = getattr(getattr(command, "command", None), "params", [])
+    command, params = _command_of(exc)
     if command is not None and not any("--data" in getattr(p, "opts", ()) for p in params):
         # inspect and export: one model file, their one argument.
         return f"; {command.info_name} takes one model file: run it once per file"
@@ -397,13 +396,18 @@ def _glob_hint(exc) -> str:
     )
 
 
+def _command_of(exc):
+    """The context of the command a usage error is about (None outside one), and its parameters."""
+    command = getattr(exc, "ctx", None)
+    return command, getattr(getattr(command, "command", None), "params", [])
+
+
 def _model_argument_hint(exc) -> str:
     """A hint for ``inspect --model FILE``: the commands that take a model file
     as their argument, where the others take ``-m``."""
     if getattr(exc, "option_name", None) not in ("-m", "--model"):
         return ""
-    command = getattr(exc, "ctx", None)
-    params = getattr(getattr(command, "command", None), "params", [])
+    command, params = _command_of(exc)
     if command is None or not any(
         getattr(p, "name", None) == "model" and not getattr(p, "opts", ["-"])[0].startswith("-")
         for p in params

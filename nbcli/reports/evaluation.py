@@ -50,7 +50,7 @@ from nbcli.reports.reliability import (
     top_class_confidence,
     unseen_warning,
 )
-from nbcli.reports.thresholds import LEFT_OUT, THRESHOLDS_SCHEMA, thresholds_member
+from nbcli.reports.thresholds import THRESHOLDS_SCHEMA, mark_left_out, thresholds_member
 
 SCHEMA_NAME = "nbcli.evaluation"
 SCHEMA_VERSION = 1
@@ -158,12 +158,7 @@ class EvaluationReport:
         if self.n_unseen:
             # Rows with labels the model never saw count in the confusion
             # metrics only; a gate on any other figure fails.
-            for key in WITHOUT_UNSEEN:
-                v = values.get(key)
-                if v is not None and not isinstance(v, dict):
-                    v = {"value": v, "lower": None, "upper": None, "method": "none"}
-                if v is not None:
-                    values[key] = {**v, LEFT_OUT: int(self.n_unseen)}
+            mark_left_out(values, WITHOUT_UNSEEN, self.n_unseen)
         return values
 
     def ranking_class(self):

@@ -61,7 +61,7 @@ from nbcli.reports.metrics import (
     report_header,
     true_class_values,
 )
-from nbcli.reports.thresholds import thresholds_member
+from nbcli.reports.thresholds import mark_left_out, thresholds_member
 
 UNIFORM = "uniform"
 QUANTILE = "quantile"
@@ -367,14 +367,9 @@ class CalibrationReport:
             accuracy=json_number(self.accuracy),
         )
         if self.n_unseen:
-            from nbcli.reports.thresholds import LEFT_OUT
-
             # Every figure here leaves out the rows of labels the model never
             # saw: as evaluate's losses, a gate on any of them fails.
-            for key, v in list(values.items()):
-                if not isinstance(v, dict):
-                    v = {"value": v, "lower": None, "upper": None, "method": "none"}
-                values[key] = {**v, LEFT_OUT: int(self.n_unseen)}
+            mark_left_out(values, list(values), self.n_unseen)
         return values
 
     def to_dict(self) -> dict:
@@ -847,7 +842,7 @@ def _calibration_schema() -> dict:
             "mean_confidence",
             "accuracy",
             "reliability",
-        ],  # fmt: skip
+        ],
         properties={
             "n_samples": _COUNT,
             "n_unseen": _COUNT,

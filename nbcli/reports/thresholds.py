@@ -192,6 +192,20 @@ def _format_pair(value: float, threshold: float) -> str:
 LEFT_OUT = "rows_left_out"
 
 
+def mark_left_out(values: dict, keys, n_rows: int) -> None:
+    """Mark the ``values`` of ``keys`` (as ``threshold_values()`` holds them:
+    interval dicts or plain numbers) as figures that leave out ``n_rows``
+    rows, in place, so that a threshold on any of them fails; a plain number
+    becomes an interval dict without ends."""
+    for key in keys:
+        v = values.get(key)
+        if v is None:
+            continue
+        if not isinstance(v, dict):
+            v = {"value": v, "lower": None, "upper": None, "method": "none"}
+        values[key] = {**v, LEFT_OUT: int(n_rows)}
+
+
 @dataclass(frozen=True)
 class ThresholdOutcome:
     """One threshold as checked: the value it was compared with and, when
